@@ -1,0 +1,151 @@
+#define _POSIX_C_SOURCE 200809L
+#include "common/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err) {
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct sbuf_like { char *s; size_t n, cap; } b = {0};
+    int rc = 0;
+    char chunk[1 << 16];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (b.n + got > max_bytes) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: larger than the %zu-byte limit for this kind of file", path, max_bytes);
+            break;
+        }
+        if (b.n + got + 1 > b.cap) {
+            size_t ncap = b.cap ? b.cap * 2 : sizeof chunk * 2;
+            while (ncap < b.n + got + 1) ncap *= 2;
+            char *s = realloc(b.s, ncap);
+            if (!s) { rc = xsa_fail(err, XSA_ERUNTIME, "%s: out of memory reading file", path); break; }
+            b.s = s;
+            b.cap = ncap;
+        }
+        memcpy(b.s + b.n, chunk, got);
+        b.n += got;
+    }
+    if (!rc && ferror(f)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: read error: %s", path, strerror(errno));
+    fclose(f);
+    if (rc) { free(b.s); return rc; }
+    if (!b.s) { b.s = malloc(1); if (!b.s) return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    b.s[b.n] = '\0';
+    *out = b.s;
+    if (out_len) *out_len = b.n;
+    return 0;
+}
+
+int file_map(const char *path, struct mapped_file *mf, xsa_error *err) {
+    mf->data = NULL;
+    mf->size = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file", path);
+    }
+    mf->size = (size_t)st.st_size;
+    if (mf->size == 0) { close(fd); return 0; }
+    void *p = mmap(NULL, mf->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return xsa_fail(err, XSA_ERUNTIME, "%s: mmap failed: %s", path, strerror(errno));
+    mf->data = p;
+    return 0;
+}
+
+void file_unmap(struct mapped_file *mf) {
+    if (mf->data) munmap((void *)mf->data, mf->size);
+    mf->data = NULL;
+    mf->size = 0;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err) {
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        int rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    const char *p = data;
+    size_t left = len;
+    int rc = 0;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", tmp, strerror(errno));
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (!rc && fsync(fd) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !rc) rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", path, strerror(errno));
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+static void hex_digest(const unsigned char *md, char out[65]) {
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = hx[md[i] >> 4];
+        out[2 * i + 1] = hx[md[i] & 15];
+    }
+    out[64] = '\0';
+}
+
+int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+        return xsa_fail(err, XSA_ERUNTIME, "SHA-256 failed (OpenSSL EVP_Digest)");
+    hex_digest(md, out);
+    return 0;
+}
+
+int sha256_file_hex(const char *path, char out[65], xsa_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int rc = 0;
+    if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
+    unsigned char buf[1 << 16];
+    size_t got;
+    while (!rc && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        if (!EVP_DigestUpdate(ctx, buf, got)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 update failed");
+    if (!rc && ferror(f)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: read error", path);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!rc && (!EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 32)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 final failed");
+    if (!rc) hex_digest(md, out);
+    EVP_MD_CTX_free(ctx);
+    fclose(f);
+    return rc;
+}
+
+int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int dir_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}

@@ -1,0 +1,31 @@
+// fileio.h: reading files whole or mapped, and writing them atomically.
+#ifndef XSA_COMMON_FILEIO_H
+#define XSA_COMMON_FILEIO_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+struct mapped_file {  // read-only mmap of a whole file
+    const unsigned char *data;
+    size_t size;
+};
+
+// Reads `path` into a NUL-terminated malloc'd buffer; refuses files over `max_bytes`.
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err);
+
+int file_map(const char *path, struct mapped_file *mf, xsa_error *err);
+void file_unmap(struct mapped_file *mf);
+
+// Writes `len` bytes to `path` via a temp file in the same folder, fsync, rename:
+// readers see the old file or the new one, never a partial one.
+int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err);
+
+// SHA-256 of a buffer / of a file, as 64 lowercase hex digits plus NUL (OpenSSL EVP).
+int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err);
+int sha256_file_hex(const char *path, char out[65], xsa_error *err);
+
+int file_exists(const char *path);
+int dir_exists(const char *path);
+
+#endif

@@ -1,0 +1,77 @@
+#include "common/vec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ivec_reserve(struct ivec *a, size_t cap) {
+    if (cap <= a->cap) return 0;
+    size_t ncap = a->cap ? a->cap : 16;
+    while (ncap < cap) ncap *= 2;
+    int32_t *v = realloc(a->v, ncap * sizeof *v);
+    if (!v) return -1;
+    a->v = v;
+    a->cap = ncap;
+    return 0;
+}
+
+int ivec_push(struct ivec *a, int32_t x) {
+    if (ivec_reserve(a, a->n + 1)) return -1;
+    a->v[a->n++] = x;
+    return 0;
+}
+
+int ivec_append(struct ivec *a, const int32_t *xs, size_t n) {
+    if (n == 0) return 0;
+    if (ivec_reserve(a, a->n + n)) return -1;
+    memcpy(a->v + a->n, xs, n * sizeof *xs);
+    a->n += n;
+    return 0;
+}
+
+void ivec_free(struct ivec *a) {
+    free(a->v);
+    a->v = NULL;
+    a->n = a->cap = 0;
+}
+
+static int sbuf_reserve(struct sbuf *b, size_t cap) {
+    if (cap + 1 <= b->cap) return 0;
+    size_t ncap = b->cap ? b->cap : 64;
+    while (ncap < cap + 1) ncap *= 2;
+    char *s = realloc(b->s, ncap);
+    if (!s) return -1;
+    b->s = s;
+    b->cap = ncap;
+    return 0;
+}
+
+int sbuf_append(struct sbuf *b, const char *s, size_t n) {
+    if (sbuf_reserve(b, b->n + n)) return -1;
+    if (n) memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+    return 0;
+}
+
+int sbuf_puts(struct sbuf *b, const char *s) { return sbuf_append(b, s, strlen(s)); }
+
+int sbuf_printf(struct sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || sbuf_reserve(b, b->n + (size_t)n)) return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+    return 0;
+}
+
+void sbuf_free(struct sbuf *b) {
+    free(b->s);
+    b->s = NULL;
+    b->n = b->cap = 0;
+}

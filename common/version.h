@@ -1,0 +1,4 @@
+#ifndef XSA_COMMON_VERSION_H
+#define XSA_COMMON_VERSION_H
+#define XSA_EVAL_VERSION "0.1.0"
+#endif

@@ -1,0 +1,49 @@
+// main.c: dispatches `xsa-eval <subcommand> ...`; a bare `xsa-eval --model ...` means `run`.
+#include <stdio.h>
+#include <string.h>
+
+#include "common/version.h"
+#include "eval/commands.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"run", cmd_run, "score one model, or two to compare (default when the first flag is --model)"},
+    {"download", cmd_download, "fetch, verify and cache benchmark data"},
+    {"tasks", cmd_tasks, "list tasks, groups, sizes, sources and what is cached"},
+    {"info", cmd_info, "describe a checkpoint: architecture, parameters, dtype, XSA layers, tokenizer"},
+    {"tokenize", cmd_tokenize, "stdin lines -> token ids"},
+    {"logprobs", cmd_logprobs, "per-token log-probabilities of a token sequence or text"},
+    {"compare", cmd_compare, "compare two results files (SA vs XSA): deltas, intervals, p-values"},
+    {"report", cmd_report, "markdown report of any number of results files"},
+    {"check", cmd_check, "CI gate: fail when results regress against a baseline"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "xsa-eval %s: is my XSA checkpoint better than my SA checkpoint downstream?\n\n", XSA_EVAL_VERSION);
+    fprintf(f, "usage: xsa-eval <command> [flags]   (xsa-eval <command> --help for its flags)\n\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("xsa-eval %s\n", XSA_EVAL_VERSION);
+        return 0;
+    }
+    if (argv[1][0] == '-') return cmd_run(argc, argv);  // bare `xsa-eval --model ... --tasks ...`
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "xsa-eval: unknown command '%s' (run 'xsa-eval --help' for the list)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,65 @@
+// backend.h: the only interface the rest of xsa-eval sees of a compute backend.
+//
+// A batch is T packed tokens (no padding) in rows. A row is a shared prefix followed by zero
+// or more branches: [p0 .. pn-1][b0 tokens][b1 tokens].... A prefix token attends causally
+// within the prefix; a branch token attends to the whole prefix and causally within its own
+// branch, never to another branch or another row. Branch positions continue from the prefix
+// length (each branch restarts at position n). A plain request is a row with no branches.
+//
+// Each token t carries two key ranges of packed indices, half-open:
+//   span0 = [span0_lo[t], span0_hi[t])   the row prefix it sees (for a prefix token: the row
+//                                         start up to and including t)
+//   span1 = [span1_lo[t], span1_hi[t])   its own branch up to and including t; empty
+//                                         (lo == hi) for prefix tokens
+// Keys are visited span0 then span1, in increasing index: scores never depend on what else
+// shares the batch.
+//
+// Scoring entries are (token index, target id) pairs; several may share an index. For each
+// the backend returns log P(target) under log-softmax over the full vocabulary width
+// (cfg.vocab_size) of the output at that index, and whether target is the argmax (ties go to
+// the lowest id, as torch.argmax).
+#ifndef XSA_KERNELS_BACKEND_H
+#define XSA_KERNELS_BACKEND_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+struct score_batch {
+    int n_tokens;                 // T
+    const int32_t *token;         // (T) input token ids
+    const int32_t *pos;           // (T) position ids
+    const int32_t *span0_lo, *span0_hi;  // (T)
+    const int32_t *span1_lo, *span1_hi;  // (T)
+    int n_entries;                // S
+    const int32_t *entry_index;   // (S) packed token index whose output is read
+    const int32_t *entry_target;  // (S) target token id, 0 <= id < vocab_size
+};
+
+struct backend_options {
+    int n_threads;                // CPU threads; 0 = all cores
+    int max_batch_tokens;         // largest T the caller will send (sizes scratch buffers)
+};
+
+struct backend {
+    const char *name;             // "cpu" | "cuda"
+    char device_desc[256];        // human-readable device, for reports
+    void *impl;
+    // Fills logprob[S] and greedy[S]. Returns 0 or an error code with err set.
+    int (*score)(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy,
+                 xsa_error *err);
+    void (*destroy)(struct backend *be);
+};
+
+// Opens a backend for `m` (which must outlive it). device: "auto", "cpu", "cuda" or "cuda:N".
+// "auto" picks the GPU when one is usable and says so on stderr when it falls back to the CPU.
+int backend_open(struct backend *be, const char *device, const struct model *m,
+                 const struct backend_options *opt, xsa_error *err);
+void backend_close(struct backend *be);
+
+// CPU backend constructor (kernels/cpu).
+int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,
+                     xsa_error *err);
+
+#endif

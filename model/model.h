@@ -1,0 +1,89 @@
+// model.h: one in-memory description of a causal LM, whatever file it came from.
+// Readers (safetensors + config.json, llama2.c .bin) fill it; backends only read it.
+// All weights are float32 (bf16/fp16 converted at load) in nn.Linear layout:
+// a weight of a layer mapping IN -> OUT features is stored (OUT, IN) row-major.
+#ifndef XSA_MODEL_MODEL_H
+#define XSA_MODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define MODEL_MAX_LAYERS 512
+
+enum model_arch {
+    MODEL_ARCH_GPT2 = 1,   // learned positions, LayerNorm (with bias), GELU-tanh MLP, biases
+    MODEL_ARCH_LLAMA = 2,  // RoPE, RMSNorm, SwiGLU MLP, GQA, optional biases
+};
+
+enum rope_style {
+    ROPE_NONE = 0,      // gpt2
+    ROPE_HALF = 1,      // Hugging Face rotate_half: pairs (i, i + hd/2)
+    ROPE_ADJACENT = 2,  // llama2.c / Meta: pairs (2i, 2i + 1)
+};
+
+struct model_config {
+    enum model_arch arch;
+    enum rope_style rope;
+    int n_layer;
+    int n_head;       // query heads H
+    int n_kv_head;    // key/value heads Hkv; H % Hkv == 0; query head h reads kv head h / (H / Hkv)
+    int head_dim;     // hd (llama may set it explicitly; else d_model / n_head)
+    int d_model;      // C
+    int d_ff;         // F, MLP hidden width
+    int vocab_size;   // V, the logits width (log-softmax runs over all of it)
+    int max_seq_len;  // context length used for lm-eval's left truncation
+    float norm_eps;
+    float rope_theta;
+    int tied_head;    // 1 when lm_head shares tok_emb
+    int bos_id, eos_id;              // from config.json / header; -1 when absent
+    unsigned char xsa[MODEL_MAX_LAYERS];  // xsa[l] = 1: Exclusive Self Attention in layer l
+};
+
+struct layer_weights {
+    float *attn_norm_w, *attn_norm_b;  // (C), (C) ; bias NULL for llama
+    float *wq, *bq;                    // (H*hd, C), (H*hd) or NULL
+    float *wk, *bk;                    // (Hkv*hd, C), (Hkv*hd) or NULL
+    float *wv, *bv;                    // (Hkv*hd, C), (Hkv*hd) or NULL
+    float *wo, *bo;                    // (C, H*hd), (C) or NULL
+    float *mlp_norm_w, *mlp_norm_b;    // (C), (C) ; bias NULL for llama
+    float *w_gate, *b_gate;            // (F, C) llama SwiGLU gate ; NULL for gpt2
+    float *w_up, *b_up;                // (F, C) ; gpt2 c_fc
+    float *w_down, *b_down;            // (C, F) ; gpt2 mlp.c_proj
+};
+
+struct model {
+    struct model_config cfg;
+    float *tok_emb;                    // (V, C)
+    float *pos_emb;                    // (max_seq_len, C) gpt2 only, else NULL
+    struct layer_weights *layers;      // (n_layer)
+    float *final_norm_w, *final_norm_b;  // (C), (C) ; bias NULL for llama
+    float *lm_head;                    // (V, C) ; == tok_emb when tied_head
+
+    // Provenance, for `info` and the results JSON.
+    char path[4096];                   // what --model named
+    char format[16];                   // "safetensors" | "llama2c"
+    char dtype[8];                     // dtype of the stored weights: "F32" | "F16" | "BF16"
+    char weights_sha256[65];           // SHA-256 over the weight file(s), in file order
+    char xsa_source[16];               // "config" | "--xsa" | "none"
+    long long n_params;                // distinct parameters (tied head counted once)
+
+    void *arena;                       // owns every float array above
+    size_t arena_bytes;
+};
+
+// Loads a checkpoint directory (config.json + model.safetensors or a sharded index) or a
+// llama2.c .bin file. On failure `m` holds nothing to free and err names the file and problem.
+int model_load(struct model *m, const char *path, xsa_error *err);
+
+// Applies an --xsa spec: "all", "none", "last:N" or "i,j,..." (0-based layer indices).
+int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err);
+
+// Number of layers with XSA, and a printable list such as "all", "none" or "3,4,5".
+int model_xsa_count(const struct model_config *cfg);
+void model_xsa_describe(const struct model_config *cfg, char *out, size_t n);
+
+void model_free(struct model *m);
+
+#endif

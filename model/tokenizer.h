@@ -1,0 +1,44 @@
+// tokenizer.h: text <-> token ids, equal to the reference libraries id for id.
+// Kinds: Hugging Face tokenizer.json (BPE), SentencePiece .model (BPE), llama2.c tokenizer.bin.
+#ifndef XSA_MODEL_TOKENIZER_H
+#define XSA_MODEL_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/vec.h"
+
+struct tokenizer;  // opaque
+
+enum tokenizer_kind { TOKENIZER_HF_JSON = 1, TOKENIZER_SENTENCEPIECE = 2, TOKENIZER_LLAMA2C = 3 };
+
+// Loads a tokenizer file, the kind found from its content.
+int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err);
+
+// Finds the tokenizer of a checkpoint: for a directory, tokenizer.json then tokenizer.model;
+// for a llama2.c .bin file, tokenizer.bin beside it. Returns 0 and fills `out`, or an error.
+int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err);
+
+// Appends the ids of `text[0..len)` to `out`. add_special = 1 behaves as the reference
+// library's encode with add_special_tokens=True (e.g. BOS from a TemplateProcessing
+// post-processor, SentencePiece/llama2.c BOS when the tokenizer adds one by default);
+// 0 as add_special_tokens=False. Invalid UTF-8 is handled as the reference library does.
+int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_special,
+                     struct ivec *out, xsa_error *err);
+
+// Appends the decoded text of ids to `out` (as the reference decode with special tokens kept).
+int tokenizer_decode(const struct tokenizer *t, const int32_t *ids, size_t n, struct sbuf *out,
+                     xsa_error *err);
+
+enum tokenizer_kind tokenizer_kind(const struct tokenizer *t);
+int tokenizer_vocab_size(const struct tokenizer *t);
+int tokenizer_bos_id(const struct tokenizer *t);   // -1 when none
+int tokenizer_eos_id(const struct tokenizer *t);   // -1 when none
+// 1 when encode(text, add_special=1) prepends BOS (lm-eval >= 0.4.9.2 default behaviour).
+int tokenizer_adds_bos(const struct tokenizer *t);
+const char *tokenizer_path(const struct tokenizer *t);
+
+void tokenizer_free(struct tokenizer *t);
+
+#endif

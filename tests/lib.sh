@@ -1,0 +1,27 @@
+# lib.sh: helpers for shell tests of the command line. Source it, call expect_* and finish.
+# Each expect_* is one test case; finish prints "N passed, N failed, N skipped".
+XSA_BIN=${XSA_BIN:-./xsa-eval}
+_p=0 _f=0 _s=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# expect_exit NAME CODE PATTERN -- CMD...: runs CMD, requires exit CODE and stderr+stdout
+# matching the extended regex PATTERN (empty pattern: anything).
+expect_exit() {
+    local name=$1 code=$2 pat=$3; shift 4
+    local out rc
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" -ne "$code" ]; then
+        echo "FAIL $name: exit $rc, wanted $code"; echo "$out" | head -5 | sed 's/^/    /'; _f=$((_f + 1)); return
+    fi
+    if [ -n "$pat" ] && ! echo "$out" | grep -qE -- "$pat"; then
+        echo "FAIL $name: output does not match /$pat/"; echo "$out" | head -5 | sed 's/^/    /'; _f=$((_f + 1)); return
+    fi
+    echo "ok   $name"; _p=$((_p + 1))
+}
+
+skip() { echo "skip $1: $2"; _s=$((_s + 1)); }
+pass() { echo "ok   $1"; _p=$((_p + 1)); }
+fail() { echo "FAIL $1: $2"; _f=$((_f + 1)); }
+
+finish() { echo "$_p passed, $_f failed, $_s skipped"; [ "$_f" -eq 0 ]; }

@@ -1,0 +1,64 @@
+// Tests of common/: vectors, atomic writes, SHA-256.
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/vec.h"
+#include "tests/check.h"
+
+TEST(test_ivec_grows) {
+    struct ivec a = {0};
+    for (int i = 0; i < 1000; i++) CHECK(ivec_push(&a, i) == 0);
+    CHECK_EQ_INT(a.n, 1000);
+    CHECK_EQ_INT(a.v[999], 999);
+    ivec_free(&a);
+}
+
+TEST(test_sbuf_printf) {
+    struct sbuf b = {0};
+    sbuf_puts(&b, "x=");
+    sbuf_printf(&b, "%d/%s", 42, "y");
+    CHECK_STR(b.s, "x=42/y");
+    CHECK_EQ_INT(b.n, 6);
+    sbuf_free(&b);
+}
+
+TEST(test_sha256_known_vector) {
+    char hex[65];
+    xsa_error err = {0};
+    CHECK(sha256_hex("abc", 3, hex, &err) == 0);
+    CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(test_atomic_write_roundtrip) {
+    char dir[] = "/tmp/xsa_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    xsa_error err = {0};
+    CHECK(file_write_atomic(path, "hello", 5, &err) == 0);
+    char *data = NULL;
+    size_t n = 0;
+    CHECK(file_read_all(path, 100, &data, &n, &err) == 0);
+    CHECK_EQ_INT(n, 5);
+    CHECK_STR(data, "hello");
+    free(data);
+    char hex[65];
+    CHECK(sha256_file_hex(path, hex, &err) == 0);
+    CHECK_STR(hex, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    // Too-large files are refused with a message naming the file.
+    xsa_error e2 = {0};
+    CHECK(file_read_all(path, 2, &data, &n, &e2) == XSA_EBADINPUT);
+    CHECK(strstr(e2.msg, path) != NULL);
+    unlink(path);
+    rmdir(dir);
+}
+
+TEST(test_missing_file_error) {
+    xsa_error err = {0};
+    char *data;
+    CHECK(file_read_all("/nonexistent/x", 10, &data, NULL, &err) == XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "/nonexistent/x") != NULL);
+}
+
+RUN_TESTS(T(test_ivec_grows), T(test_sbuf_printf), T(test_sha256_known_vector), T(test_atomic_write_roundtrip),
+          T(test_missing_file_error))
