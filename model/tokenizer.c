@@ -1,0 +1,90 @@
+// tokenizer.c: finds and loads a tokenizer file and dispatches to its kind.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "model/tokenizer_impl.h"
+
+#define TOKENIZER_MAX_BYTES ((size_t)512 << 20)
+
+int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) {
+    if (dir_exists(model_path)) {
+        static const char *names[] = {"tokenizer.json", "tokenizer.model"};
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(out, n, "%s/%s", model_path, names[i]);
+            if (file_exists(out)) return 0;
+        }
+        return xsa_fail(err, XSA_EBADINPUT,
+                        "%s: no tokenizer.json or tokenizer.model in the checkpoint directory; pass --tokenizer FILE",
+                        model_path);
+    }
+    // A llama2.c .bin: tokenizer.bin beside it.
+    const char *slash = strrchr(model_path, '/');
+    int dirlen = slash ? (int)(slash - model_path) : 1;
+    snprintf(out, n, "%.*s/tokenizer.bin", dirlen, slash ? model_path : ".");
+    if (file_exists(out)) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.bin beside the checkpoint; pass --tokenizer FILE", model_path);
+}
+
+int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
+    *out = NULL;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = file_read_all(path, TOKENIZER_MAX_BYTES, &data, &len, err);
+    if (rc) return rc;
+    struct tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        free(data);
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->bos_id = t->eos_id = -1;
+    size_t i = 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) i++;
+    const char *dot = strrchr(path, '.');
+    if (i < len && data[i] == '{')
+        rc = tokenizer_hf_load(t, path, data, len, err);
+    else if (dot && !strcmp(dot, ".model"))
+        rc = tokenizer_sp_load(t, path, data, len, err);
+    else if (dot && !strcmp(dot, ".bin"))
+        rc = tokenizer_llama2c_load(t, path, data, len, err);
+    else
+        rc = xsa_fail(err, XSA_EBADINPUT,
+                      "%s: unknown tokenizer format (expected tokenizer.json, a SentencePiece .model or a llama2.c .bin)",
+                      path);
+    free(data);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_special,
+                     struct ivec *out, xsa_error *err) {
+    return t->ops->encode(t->impl, text, len, add_special, out, err);
+}
+
+int tokenizer_decode(const struct tokenizer *t, const int32_t *ids, size_t n, struct sbuf *out,
+                     xsa_error *err) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= t->vocab_size)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: token id %d out of range (vocabulary size %d)", t->path,
+                            (int)ids[i], t->vocab_size);
+    return t->ops->decode(t->impl, ids, n, out, err);
+}
+
+enum tokenizer_kind tokenizer_kind(const struct tokenizer *t) { return t->kind; }
+int tokenizer_vocab_size(const struct tokenizer *t) { return t->vocab_size; }
+int tokenizer_bos_id(const struct tokenizer *t) { return t->bos_id; }
+int tokenizer_eos_id(const struct tokenizer *t) { return t->eos_id; }
+int tokenizer_adds_bos(const struct tokenizer *t) { return t->adds_bos; }
+const char *tokenizer_path(const struct tokenizer *t) { return t->path; }
+
+void tokenizer_free(struct tokenizer *t) {
+    if (!t) return;
+    if (t->ops && t->ops->destroy) t->ops->destroy(t->impl);
+    free(t);
+}
