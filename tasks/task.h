@@ -1,0 +1,57 @@
+// task.h: the nine benchmarks as lm-evaluation-harness v0.4 defines them.
+// A task turns a canonical row (the Hugging Face dataset schema lm-eval reads, one JSON object
+// per line) into a doc: its (context, continuation) requests, gold index and choice lengths.
+#ifndef XSA_TASKS_TASK_H
+#define XSA_TASKS_TASK_H
+
+#include <cJSON.h>
+
+#include "common/error.h"
+
+enum task_output {
+    TASK_MULTIPLE_CHOICE = 1,  // one request per choice: (context, " " + choice)
+    TASK_LOGLIKELIHOOD = 2,    // one request: (context, target) (LAMBADA)
+    TASK_MULTIPLE_INPUT = 3,   // one request per context, same continuation (WinoGrande)
+};
+
+struct task_request {
+    char *context;       // UTF-8, owned by the doc
+    char *continuation;  // UTF-8, owned by the doc (delimiter included)
+};
+
+struct task_doc {
+    int doc_id;                 // position in the evaluated split (0-based)
+    int n_requests;             // MC: choices; MI: contexts; LL: 1
+    struct task_request *req;   // (n_requests)
+    int gold;                   // index of the right request; -100 when the label is invalid
+    double *choice_len;         // (n_requests) Unicode code points of each choice, for acc_norm
+};
+
+struct task_def {
+    const char *name;            // lm-eval task name, e.g. "arc_easy"
+    const char *groups;          // comma list of groups it belongs to: "all,paper"
+    enum task_output output;
+    const char *hf_dataset;      // e.g. "allenai/ai2_arc"
+    const char *hf_config;       // e.g. "ARC-Easy" ("default" when none)
+    const char *split;           // the evaluated split, e.g. "test"
+    const char *fewshot_split;   // split few-shot examples are drawn from
+    int n_docs;                  // expected rows of the evaluated split
+    const char *metrics;         // comma list in lm-eval order, e.g. "acc,acc_norm"
+    const char *preferred_metric;// acc_norm where lm-eval defines it, else acc
+    double version;              // lm-eval task version
+    const char *canonical_sha256;// digest of the canonical JSONL when pinned, else NULL
+    // Builds the doc of one canonical row. `where` names the row for errors ("file:line").
+    int (*doc_from_row)(const cJSON *row, int doc_id, struct task_doc *out, const char *where,
+                        xsa_error *err);
+};
+
+// The registry (tasks/registry.c).
+const struct task_def *task_registry(int *n);
+const struct task_def *task_find(const char *name);
+// Expands "all", "paper" and comma-separated names into a list without duplicates, in
+// registry order. Unknown names are an error listing the valid ones.
+int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err);
+
+void task_doc_free(struct task_doc *d);
+
+#endif
