@@ -1,11 +1,160 @@
-// cmd_info.c: `xsa-eval info` (placeholder until its issue lands).
+// cmd_info.c: `xsa-eval info --model PATH [--xsa SPEC] [--json]`: what a checkpoint is.
+#include <cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "eval/commands.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+static void info_usage(FILE *f) {
+    fprintf(f,
+            "usage: xsa-eval info --model PATH [--xsa SPEC] [--json]\n"
+            "  --model PATH   checkpoint directory (config.json + safetensors) or llama2.c .bin file\n"
+            "  --xsa SPEC     all | none | last:N | i,j,...  (overrides config.json's xsa_layers)\n"
+            "  --json         print one JSON object instead of text\n");
+}
+
+static const char *arch_name(enum model_arch a) { return a == MODEL_ARCH_GPT2 ? "gpt2" : "llama"; }
+
+static const char *rope_name(enum rope_style r) {
+    return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : "none";
+}
+
+static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
+    const struct model_config *c = &m->cfg;
+    printf("model          %s\n", m->path);
+    printf("format         %s\n", m->format);
+    printf("architecture   %s\n", arch_name(c->arch));
+    printf("layers         %d\n", c->n_layer);
+    printf("d_model        %d\n", c->d_model);
+    printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
+    printf("head_dim       %d\n", c->head_dim);
+    printf("d_ff           %d\n", c->d_ff);
+    printf("vocab          %d\n", c->vocab_size);
+    printf("context        %d\n", c->max_seq_len);
+    printf("parameters     %lld (%.2fM)\n", m->n_params, (double)m->n_params / 1e6);
+    printf("dtype          %s\n", m->dtype);
+    printf("rope           %s", rope_name(c->rope));
+    if (c->rope != ROPE_NONE) printf(", theta %g", (double)c->rope_theta);
+    printf("\nnorm eps       %g\n", (double)c->norm_eps);
+    printf("tied head      %s\n", c->tied_head ? "yes" : "no");
+    printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);
+    printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
+    printf("weights sha256 %s\n", m->weights_sha256);
+    if (tok) printf("tokenizer      %s\n", tok);
+    else printf("tokenizer      not found (%s)\n", tok_err);
+}
+
+static int print_json(const struct model *m, const char *xsa, const char *tok) {
+    const struct model_config *c = &m->cfg;
+    cJSON *o = cJSON_CreateObject();
+    cJSON *layers = cJSON_CreateArray();
+    if (!o || !layers) { cJSON_Delete(o); cJSON_Delete(layers); return -1; }
+    for (int l = 0; l < c->n_layer; l++)
+        if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
+    cJSON_AddStringToObject(o, "model", m->path);
+    cJSON_AddStringToObject(o, "format", m->format);
+    cJSON_AddStringToObject(o, "architecture", arch_name(c->arch));
+    cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
+    cJSON_AddNumberToObject(o, "d_model", c->d_model);
+    cJSON_AddNumberToObject(o, "n_head", c->n_head);
+    cJSON_AddNumberToObject(o, "n_kv_head", c->n_kv_head);
+    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+    cJSON_AddNumberToObject(o, "d_ff", c->d_ff);
+    cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
+    cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
+    cJSON_AddNumberToObject(o, "n_params", (double)m->n_params);
+    cJSON_AddStringToObject(o, "dtype", m->dtype);
+    cJSON_AddStringToObject(o, "rope", c->rope == ROPE_HALF ? "half" : c->rope == ROPE_ADJACENT ? "adjacent" : "none");
+    char num[32];  // floats printed at their own precision, not as widened doubles
+    snprintf(num, sizeof num, "%.9g", (double)c->rope_theta);
+    cJSON_AddRawToObject(o, "rope_theta", num);
+    snprintf(num, sizeof num, "%.7g", (double)c->norm_eps);
+    cJSON_AddRawToObject(o, "norm_eps", num);
+    cJSON_AddBoolToObject(o, "tied_head", c->tied_head);
+    cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
+    cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
+    cJSON_AddStringToObject(o, "xsa", xsa);
+    cJSON_AddItemToObject(o, "xsa_layers", layers);
+    cJSON_AddStringToObject(o, "xsa_source", m->xsa_source);
+    cJSON_AddStringToObject(o, "weights_sha256", m->weights_sha256);
+    if (tok) cJSON_AddStringToObject(o, "tokenizer", tok);
+    else cJSON_AddNullToObject(o, "tokenizer");
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!s) return -1;
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
 
 int cmd_info(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "xsa-eval info: not implemented yet in this build\n");
-    return 2;
+    static const struct option opts[] = {
+        {"model", required_argument, NULL, 'm'},
+        {"xsa", required_argument, NULL, 'x'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *model_path = NULL, *xsa_spec = NULL;
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model_path = optarg; break;
+        case 'x': xsa_spec = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': info_usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "xsa-eval info: %s needs a value\n", argv[optind - 1]);
+            info_usage(stderr);
+            return 2;
+        default:
+            fprintf(stderr, "xsa-eval info: unknown flag '%s'\n", argv[optind - 1]);
+            info_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "xsa-eval info: unexpected argument '%s'\n", argv[optind]);
+        info_usage(stderr);
+        return 2;
+    }
+    if (!model_path) {
+        fprintf(stderr, "xsa-eval info: --model is required\n");
+        info_usage(stderr);
+        return 2;
+    }
+    xsa_error err = {0};
+    struct model m;
+    int rc = model_load(&m, model_path, &err);
+    if (rc) {
+        fprintf(stderr, "xsa-eval info: %s\n", err.msg);
+        return rc;
+    }
+    if (xsa_spec) {
+        rc = model_apply_xsa_spec(&m.cfg, xsa_spec, &err);
+        if (rc) {
+            fprintf(stderr, "xsa-eval info: %s: %s\n", model_path, err.msg);
+            model_free(&m);
+            return rc;
+        }
+        snprintf(m.xsa_source, sizeof m.xsa_source, "--xsa");
+    }
+    char xsa[512], tok[4096];
+    model_xsa_describe(&m.cfg, xsa, sizeof xsa);
+    xsa_error terr = {0};
+    int have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
+    if (json) {
+        if (print_json(&m, xsa, have_tok ? tok : NULL)) rc = 3;
+    } else {
+        print_text(&m, xsa, have_tok ? tok : NULL, terr.msg);
+    }
+    model_free(&m);
+    if (rc) fprintf(stderr, "xsa-eval info: out of memory\n");
+    return rc;
 }

@@ -1,11 +1,178 @@
-// cmd_logprobs.c: `xsa-eval logprobs` (placeholder until its issue lands).
+// cmd_logprobs.c: `xsa-eval logprobs`: per-token log-probabilities of one token sequence,
+// as TSV `pos token logprob greedy` for pos >= 1 (log P(token[pos] | token[<pos])).
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/vec.h"
 #include "eval/commands.h"
+#include "kernels/backend.h"
+#include "kernels/batch.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+#define LOGPROBS_MAX_TOKENS (1 << 20)
+
+struct logprobs_args {
+    const char *model, *tokens, *text, *xsa, *device, *tokenizer;
+    int threads;
+};
+
+static void logprobs_usage(FILE *f) {
+    fprintf(f,
+            "usage: xsa-eval logprobs --model PATH (--tokens 1,2,3 | --text STR) [--xsa SPEC]\n"
+            "                         [--device auto|cpu|cuda[:N]] [--threads N] [--tokenizer FILE]\n"
+            "Prints TSV `pos token logprob greedy`: log P(token[pos] | tokens[<pos]) for pos >= 1,\n"
+            "and whether token[pos] is the argmax. --text is encoded with the checkpoint's tokenizer\n"
+            "(special tokens such as BOS added as the reference library does), or with --tokenizer FILE.\n");
+}
+
+static int fail_usage(const char *msg, const char *arg) {
+    fprintf(stderr, "xsa-eval logprobs: %s%s%s (see xsa-eval logprobs --help)\n", msg, arg ? ": " : "",
+            arg ? arg : "");
+    return XSA_EBADINPUT;
+}
+
+// Returns 0, 1 for --help, or XSA_EBADINPUT after printing the error.
+static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
+    memset(a, 0, sizeof *a);
+    a->device = "auto";
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 1;
+        const char **dst = !strcmp(f, "--model") ? &a->model : !strcmp(f, "--tokens") ? &a->tokens
+                         : !strcmp(f, "--text") ? &a->text : !strcmp(f, "--xsa") ? &a->xsa
+                         : !strcmp(f, "--device") ? &a->device
+                         : !strcmp(f, "--tokenizer") ? &a->tokenizer : NULL;
+        const char *threads = NULL;
+        if (!dst && strcmp(f, "--threads")) return fail_usage("unknown flag", f);
+        if (i + 1 >= argc) return fail_usage("flag needs a value", f);
+        if (dst) {
+            *dst = argv[++i];
+            continue;
+        }
+        threads = argv[++i];
+        char *end;
+        errno = 0;
+        long v = strtol(threads, &end, 10);
+        if (!*threads || *end || errno || v < 0 || v > 4096)
+            return fail_usage("--threads takes a whole number in [0, 4096] (0 = all cores), got", threads);
+        a->threads = (int)v;
+    }
+    if (!a->model) return fail_usage("--model PATH is required", NULL);
+    if (!a->tokens == !a->text) return fail_usage("give exactly one of --tokens 1,2,3 or --text STR", NULL);
+    if (a->tokenizer && !a->text) return fail_usage("--tokenizer only applies with --text", NULL);
+    return 0;
+}
+
+// Parses "1,2,3" into ids (each a non-negative decimal integer below 2^31).
+static int parse_token_list(const char *s, struct ivec *out) {
+    const char *p = s;
+    if (!*p) return fail_usage("--tokens is empty", NULL);
+    for (;;) {
+        if (*p < '0' || *p > '9') return fail_usage("--tokens must be comma-separated non-negative integers, got", s);
+        long long v = 0;
+        while (*p >= '0' && *p <= '9') {
+            v = v * 10 + (*p++ - '0');
+            if (v > INT32_MAX) return fail_usage("--tokens has an id too large", s);
+        }
+        if (out->n >= LOGPROBS_MAX_TOKENS) return fail_usage("--tokens has too many ids", NULL);
+        if (ivec_push(out, (int32_t)v)) {
+            fprintf(stderr, "xsa-eval logprobs: out of memory\n");
+            return XSA_ERUNTIME;
+        }
+        if (*p == '\0') return 0;
+        if (*p++ != ',') return fail_usage("--tokens must be comma-separated non-negative integers, got", s);
+    }
+}
+
+static int encode_text(const struct logprobs_args *a, struct ivec *ids, xsa_error *err) {
+    char tok_path[4096];
+    struct tokenizer *tk = NULL;
+    int rc = 0;
+    if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
+    else rc = tokenizer_find(a->model, tok_path, sizeof tok_path, err);
+    if (!rc) rc = tokenizer_load(&tk, tok_path, err);
+    if (!rc) rc = tokenizer_encode(tk, a->text, strlen(a->text), 1, ids, err);
+    if (tk) tokenizer_free(tk);
+    return rc;
+}
+
+// Scores ids as one row and prints the TSV.
+static int logprobs_score(const struct logprobs_args *a, const struct model *m, const struct ivec *ids,
+                          xsa_error *err) {
+    int n = (int)ids->n;
+    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = n};
+    struct backend be;
+    int rc = backend_open(&be, a->device, m, &o, err);
+    if (rc) return rc;
+    struct batch_builder bb;
+    batch_init(&bb);
+    float *lp = malloc(sizeof(float) * (size_t)n);
+    uint8_t *gr = malloc((size_t)n);
+    int first = 0;
+    if (!lp || !gr) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = batch_add_row(&bb, ids->v, n, &first, err);
+    if (!rc) rc = batch_add_entries_seq(&bb, first, ids->v, n, err);
+    if (!rc) {
+        struct score_batch b = batch_view(&bb);
+        rc = be.score(&be, &b, lp, gr, err);
+    }
+    if (!rc) {
+        printf("pos\ttoken\tlogprob\tgreedy\n");
+        for (int p = 1; p < n; p++) printf("%d\t%d\t%.7f\t%d\n", p, ids->v[p], lp[p - 1], gr[p - 1]);
+        if (fflush(stdout) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "cannot write to stdout");
+    }
+    free(lp);
+    free(gr);
+    batch_free(&bb);
+    backend_close(&be);
+    return rc;
+}
 
 int cmd_logprobs(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "xsa-eval logprobs: not implemented yet in this build\n");
-    return 2;
+    struct logprobs_args a;
+    int rc = logprobs_parse(argc, argv, &a);
+    if (rc == 1) {
+        logprobs_usage(stdout);
+        return 0;
+    }
+    if (rc) return rc;
+    struct ivec ids = {0};
+    if (a.tokens && (rc = parse_token_list(a.tokens, &ids))) {
+        ivec_free(&ids);
+        return rc;
+    }
+    if (a.tokens && ids.n < 2) {
+        ivec_free(&ids);
+        return fail_usage("--tokens needs at least 2 ids (position 0 has no prediction)", NULL);
+    }
+    xsa_error err = {0};
+    struct model m;
+    rc = model_load(&m, a.model, &err);
+    if (rc) {
+        fprintf(stderr, "xsa-eval logprobs: %s\n", err.msg);
+        ivec_free(&ids);
+        return rc;
+    }
+    if (a.xsa) rc = model_apply_xsa_spec(&m.cfg, a.xsa, &err);
+    if (!rc && a.text) {
+        rc = encode_text(&a, &ids, &err);
+        if (!rc && ids.n < 2)
+            rc = xsa_fail(&err, XSA_EBADINPUT, "--text encodes to %zu token(s); at least 2 are needed", ids.n);
+    }
+    for (size_t i = 0; !rc && i < ids.n; i++)
+        if (ids.v[i] >= m.cfg.vocab_size)
+            rc = xsa_fail(&err, XSA_EBADINPUT, "%s: token id %d (position %zu) is outside the vocabulary [0, %d)",
+                          a.model, ids.v[i], i, m.cfg.vocab_size);
+    if (!rc && m.cfg.max_seq_len > 0 && ids.n > (size_t)m.cfg.max_seq_len)
+        rc = xsa_fail(&err, XSA_EBADINPUT, "%s: %zu tokens exceed the model's context length %d", a.model, ids.n,
+                      m.cfg.max_seq_len);
+    if (!rc) rc = logprobs_score(&a, &m, &ids, &err);
+    if (rc) fprintf(stderr, "xsa-eval logprobs: %s\n", err.msg);
+    model_free(&m);
+    ivec_free(&ids);
+    return rc;
 }

@@ -1,11 +1,66 @@
-// cmd_report.c: `xsa-eval report` (placeholder until its issue lands).
+// cmd_report.c: `xsa-eval report RESULTS.json... [-o report.md]`: a model-by-task table of any
+// number of results files (preferred metric +- stderr), with a bar chart beside the report.
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "common/fileio.h"
 #include "eval/commands.h"
+#include "reports/report.h"
+
+static void report_usage(FILE *f) {
+    fprintf(f, "usage: xsa-eval report RESULTS.json... [-o report.md]\n"
+               "  Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
+               "  +- stderr for every results file, group averages, model headers and provenance.\n"
+               "  -o FILE  write the report there with FILE_acc.svg beside it (default: stdout, no chart)\n");
+}
 
 int cmd_report(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "xsa-eval report: not implemented yet in this build\n");
-    return 2;
+    const char *out = NULL;
+    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+    if (!paths) { fprintf(stderr, "xsa-eval report: out of memory\n"); return 3; }
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { report_usage(stdout); free(paths); return 0; }
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) out = argv[++i];
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "xsa-eval report: unknown flag or missing value: %s (see xsa-eval report --help)\n", a);
+            free(paths);
+            return 2;
+        } else paths[n++] = a;
+    }
+    if (n == 0) {
+        fprintf(stderr, "xsa-eval report: expected one or more results files\n");
+        report_usage(stderr);
+        free(paths);
+        return 2;
+    }
+    struct results *rs = calloc((size_t)n, sizeof *rs);
+    const struct results **rp = calloc((size_t)n, sizeof *rp);
+    xsa_error err = {0};
+    int rc = (!rs || !rp) ? xsa_fail(&err, XSA_ERUNTIME, "out of memory") : 0;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = results_read_json(&rs[i], paths[i], &err);
+        rp[i] = &rs[i];
+    }
+    struct sbuf md = {0}, cmd = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0};
+    if (!rc && (report_command_line(argc, argv, &cmd) || (out && report_chart_paths(out, &full, &rel))))
+        rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = report_markdown(rp, paths, n, cmd.s, out ? rel.s : NULL, &md, &err);
+    if (!rc && !out) fwrite(md.s, 1, md.n, stdout);
+    if (!rc && out) {
+        rc = report_chart(rp, n, &svg, &err);
+        if (!rc && sbuf_printf(&svg_path, "%s_acc.svg", full.s)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
+        if (!rc) rc = file_write_atomic(svg_path.s, svg.s, svg.n, &err);
+        if (!rc) rc = file_write_atomic(out, md.s, md.n, &err);
+        if (!rc) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
+    }
+    if (rc) fprintf(stderr, "xsa-eval report: %s\n", err.msg);
+    for (int i = 0; rs && i < n; i++) results_free(&rs[i]);
+    free(rs);
+    free(rp);
+    free(paths);
+    sbuf_free(&md); sbuf_free(&cmd); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&svg_path);
+    return rc;
 }

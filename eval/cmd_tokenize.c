@@ -1,11 +1,161 @@
-// cmd_tokenize.c: `xsa-eval tokenize` (placeholder until its issue lands).
+// cmd_tokenize.c: `xsa-eval tokenize --tokenizer FILE [--jsonl] [--add-special]`.
+// Reads stdin line by line and writes the token ids of each line. Plain mode: the text is the
+// line without its trailing "\n" (a "\r" before it is kept: it is part of the text); the output
+// line is the ids separated by spaces (empty for an empty text). --jsonl: each input line is a
+// JSON string (escapes decoded; a lone surrogate becomes U+FFFD) and each output line a JSON
+// array of ids. --add-special encodes as add_special_tokens=True (e.g. a BOS from the
+// tokenizer's post-processor). Bytes that are not UTF-8 are handled as tokenizer.h says.
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "eval/commands.h"
+#include "model/tokenizer.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: xsa-eval tokenize --tokenizer FILE [--jsonl] [--add-special]\n"
+            "  stdin lines -> token ids, one output line per input line.\n"
+            "  --tokenizer FILE  tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin\n"
+            "  --jsonl           each input line is a JSON string; each output line a JSON array\n"
+            "  --add-special     add the tokenizer's special tokens (e.g. BOS), as add_special_tokens=True\n");
+}
+
+static int hex4(const char *s, uint32_t *v) {
+    *v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = s[k];
+        int x = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+        if (x < 0) return -1;
+        *v = *v * 16 + (uint32_t)x;
+    }
+    return 0;
+}
+
+static int put_utf8(struct sbuf *b, uint32_t cp) {
+    char t[4];
+    size_t n;
+    if (cp < 0x80) t[0] = (char)cp, n = 1;
+    else if (cp < 0x800) t[0] = (char)(0xC0 | (cp >> 6)), t[1] = (char)(0x80 | (cp & 0x3F)), n = 2;
+    else if (cp < 0x10000)
+        t[0] = (char)(0xE0 | (cp >> 12)), t[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), t[2] = (char)(0x80 | (cp & 0x3F)), n = 3;
+    else
+        t[0] = (char)(0xF0 | (cp >> 18)), t[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
+        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), t[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
+    return sbuf_append(b, t, n);
+}
+
+// Decodes one JSON string literal (surrounded by optional whitespace) into *out. 0 or -1.
+static int json_string(const char *s, size_t len, struct sbuf *out) {
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
+    if (i >= len || s[i++] != '"') return -1;
+    if (sbuf_append(out, "", 0)) return -1;
+    for (;;) {
+        if (i >= len) return -1;
+        unsigned char c = (unsigned char)s[i++];
+        if (c == '"') break;
+        if (c < 0x20) return -1;
+        if (c != '\\') {
+            if (sbuf_append(out, (const char *)&c, 1)) return -1;
+            continue;
+        }
+        if (i >= len) return -1;
+        char e = s[i++];
+        static const char esc[] = "\"\\/bfnrt", map[] = "\"\\/\b\f\n\r\t";
+        const char *hit = e ? strchr(esc, e) : NULL;
+        if (hit) {
+            if (sbuf_append(out, &map[hit - esc], 1)) return -1;
+            continue;
+        }
+        uint32_t cp, lo;
+        if (e != 'u' || i + 4 > len || hex4(s + i, &cp)) return -1;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= len && s[i] == '\\' && s[i + 1] == 'u' && !hex4(s + i + 2, &lo) &&
+            lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+        } else if (cp >= 0xD800 && cp < 0xE000) {
+            cp = 0xFFFD;  // a lone surrogate has no UTF-8 form
+        }
+        if (put_utf8(out, cp)) return -1;
+    }
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
+    return i == len ? 0 : -1;
+}
 
 int cmd_tokenize(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "xsa-eval tokenize: not implemented yet in this build\n");
-    return 2;
+    const char *path = NULL;
+    int jsonl = 0, add_special = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) path = argv[++i];
+        else if (!strcmp(argv[i], "--jsonl")) jsonl = 1;
+        else if (!strcmp(argv[i], "--add-special")) add_special = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "xsa-eval tokenize: unknown or incomplete flag '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "xsa-eval tokenize: --tokenizer FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    int rc = tokenizer_load(&t, path, &err);
+    if (rc) {
+        fprintf(stderr, "xsa-eval tokenize: %s\n", err.msg);
+        return rc;
+    }
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    struct ivec ids = {0};
+    struct sbuf text = {0}, outl = {0};
+    while (!rc && (n = getline(&line, &cap, stdin)) >= 0) {
+        lineno++;
+        size_t len = (size_t)n;
+        if (len && line[len - 1] == '\n') len--;
+        const char *s = line;
+        if (jsonl) {
+            text.n = 0;
+            if (json_string(line, len, &text)) {
+                fprintf(stderr, "xsa-eval tokenize: stdin line %zu: not a JSON string\n", lineno);
+                rc = 2;
+                break;
+            }
+            s = text.s;
+            len = text.n;
+        }
+        ids.n = 0;
+        rc = tokenizer_encode(t, s, len, add_special, &ids, &err);
+        if (rc) {
+            fprintf(stderr, "xsa-eval tokenize: stdin line %zu: %s\n", lineno, err.msg);
+            break;
+        }
+        outl.n = 0;
+        int w = sbuf_append(&outl, jsonl ? "[" : "", jsonl ? 1 : 0);
+        for (size_t k = 0; !w && k < ids.n; k++) w = sbuf_printf(&outl, k ? (jsonl ? ",%d" : " %d") : "%d", (int)ids.v[k]);
+        if (!w) w = sbuf_append(&outl, jsonl ? "]\n" : "\n", jsonl ? 2 : 1);
+        if (w || fwrite(outl.s, 1, outl.n, stdout) != outl.n) {
+            fprintf(stderr, "xsa-eval tokenize: cannot write the output\n");
+            rc = 3;
+        }
+    }
+    if (!rc && fflush(stdout)) {
+        fprintf(stderr, "xsa-eval tokenize: cannot write the output\n");
+        rc = 3;
+    }
+    free(line);
+    ivec_free(&ids);
+    sbuf_free(&text);
+    sbuf_free(&outl);
+    tokenizer_free(t);
+    return rc;
 }

@@ -56,6 +56,10 @@ struct backend {
 // "auto" picks the GPU when one is usable and says so on stderr when it falls back to the CPU.
 int backend_open(struct backend *be, const char *device, const struct model *m,
                  const struct backend_options *opt, xsa_error *err);
+// backend_open with the GPU compute dtype: "bfloat16" (NULL: the default) or "float32" (for
+// parity runs); the CPU backend always computes in fp32 and accepts either.
+int backend_open_dtype(struct backend *be, const char *device, const char *dtype, const struct model *m,
+                       const struct backend_options *opt, xsa_error *err);
 void backend_close(struct backend *be);
 
 // CPU backend constructor (kernels/cpu).

@@ -1,9 +1,566 @@
-// tokenizer_sp.c: placeholder until the tokenizer issue lands.
+// tokenizer_sp.c: SentencePiece .model files (a serialized sentencepiece.ModelProto), BPE
+// models only, equal to the sentencepiece library (v0.2) id for id: normalizer.cc, then
+// bpe_model.cc's merge loop, then sentencepiece_processor.cc's unknown/byte-fallback handling;
+// decoding as SentencePieceProcessor::Decode. Unigram, WORD and CHAR models are refused.
+// add_special = 1 prepends bos_id (the library adds nothing by itself; Hugging Face's
+// LlamaTokenizer, which lm-eval uses, adds BOS by default), so adds_bos = 1 when there is one.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/piece_map.h"
+#include "model/protobuf.h"
+#include "model/sp_normalizer.h"
 #include "model/tokenizer_impl.h"
 
-int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err) {
-    (void)t;
-    (void)data;
-    (void)len;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: this tokenizer kind is not supported yet", path);
+#define SP_MAX_PIECES (1 << 22)
+#define SP_SPACE "\xe2\x96\x81"
+
+// sentencepiece_model.proto: ModelProto.SentencePiece.Type and TrainerSpec.ModelType.
+enum { SP_NORMAL = 1, SP_UNKNOWN = 2, SP_CONTROL = 3, SP_USER_DEFINED = 4, SP_UNUSED = 5, SP_BYTE = 6 };
+enum { SP_UNIGRAM = 1, SP_BPE = 2, SP_WORD = 3, SP_CHAR = 4 };
+
+struct sp_model {
+    int n;                   // pieces
+    char **strs;             // (n,) piece strings, NUL-terminated copies
+    uint32_t *lens;          // (n,)
+    float *scores;           // (n,)
+    uint8_t *types;          // (n,)
+    struct piece_map normal;    // NORMAL, USER_DEFINED, UNUSED pieces (the library's pieces_)
+    struct piece_map reserved;  // CONTROL, UNKNOWN, BYTE pieces
+    int unk_id;
+    int byte_fallback;
+    int32_t byte_ids[256];   // id of "<0xXX>" (or unk) per byte
+    char **user_syms;        // (n_user,) user-defined pieces, for the prefix matcher
+    uint32_t *user_lens;
+    struct sp_matcher matcher;
+    struct sp_normalizer norm, denorm;
+    int has_denorm;
+    int add_dummy_prefix, remove_extra_whitespaces;  // decoding strips the first space by these
+    char unk_surface[256];
+    int bos_id;                 // -1 when none
+};
+
+struct sp_spec_fields {  // the TrainerSpec / NormalizerSpec fields we read
+    int model_type, byte_fallback, treat_ws_suffix;
+    char bos_piece[64], eos_piece[64], unk_piece[64];
+    int has_unk_surface;
+    char unk_surface[256];
+};
+
+static void sp_model_free(struct sp_model *m) {
+    if (!m) return;
+    for (int i = 0; i < m->n; i++) free(m->strs[i]);
+    free(m->strs);
+    free(m->lens);
+    free(m->scores);
+    free(m->types);
+    free(m->user_syms);
+    free(m->user_lens);
+    piece_map_free(&m->normal);
+    piece_map_free(&m->reserved);
+    sp_normalizer_free(&m->norm);
+    sp_normalizer_free(&m->denorm);
+    free(m);
 }
+
+static void sp_destroy(void *impl) { sp_model_free(impl); }
+
+// PieceToId: reserved pieces first, then the others, else unk.
+static int32_t sp_piece_to_id(const struct sp_model *m, const char *s, size_t len) {
+    int32_t id = piece_map_get(&m->reserved, s, len);
+    if (id >= 0) return id;
+    id = piece_map_get(&m->normal, s, len);
+    return id >= 0 ? id : m->unk_id;
+}
+
+static void sp_copy_str(char *dst, size_t cap, const struct pb_field *f) {
+    size_t n = f->len < cap - 1 ? f->len : cap - 1;
+    memcpy(dst, f->bytes, n);
+    dst[n] = '\0';
+}
+
+// ---------------------------------------------------------------- loading
+
+static int sp_bad(xsa_error *err, const char *path, const char *what, const char *why) {
+    return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (%s: %s); re-export the .model file", path,
+                    what, why);
+}
+
+static int sp_read_piece(struct sp_model *m, const char *path, const struct pb_field *msg, xsa_error *err) {
+    struct pb_reader r = pb_reader_init(msg->bytes, msg->len);
+    struct pb_field f;
+    const char *why = NULL;
+    int rc, i = m->n;
+    const uint8_t *s = NULL;
+    size_t slen = 0;
+    m->scores[i] = 0.0f;
+    m->types[i] = SP_NORMAL;
+    while ((rc = pb_next(&r, &f, &why)) == 1) {
+        if (f.number == 1 && f.wire == PB_BYTES) {
+            s = f.bytes;
+            slen = f.len;
+        } else if (f.number == 2 && f.wire == PB_FIXED32) {
+            m->scores[i] = pb_float(&f);
+        } else if (f.number == 3 && f.wire == PB_VARINT) {
+            if (f.u < 1 || f.u > 6) return sp_bad(err, path, "piece type", "not one of NORMAL..BYTE");
+            m->types[i] = (uint8_t)f.u;
+        }
+    }
+    if (rc < 0) return sp_bad(err, path, "piece", why);
+    if (!s || slen == 0) return sp_bad(err, path, "piece", "empty piece string");
+    if (slen > (1u << 20)) return sp_bad(err, path, "piece", "piece longer than 1 MiB");
+    m->strs[i] = malloc(slen + 1);
+    if (!m->strs[i]) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    memcpy(m->strs[i], s, slen);
+    m->strs[i][slen] = '\0';
+    m->lens[i] = (uint32_t)slen;
+    m->n++;
+    return 0;
+}
+
+static int sp_read_trainer(struct sp_spec_fields *t, const char *path, const struct pb_field *msg, xsa_error *err) {
+    struct pb_reader r = pb_reader_init(msg->bytes, msg->len);
+    struct pb_field f;
+    const char *why = NULL;
+    int rc;
+    while ((rc = pb_next(&r, &f, &why)) == 1) {
+        if (f.wire == PB_VARINT) {
+            if (f.number == 3) t->model_type = (int)f.u;
+            if (f.number == 35) t->byte_fallback = f.u != 0;
+            if (f.number == 24) t->treat_ws_suffix = f.u != 0;
+        } else if (f.wire == PB_BYTES) {
+            if (f.number == 46) sp_copy_str(t->bos_piece, sizeof t->bos_piece, &f);
+            if (f.number == 47) sp_copy_str(t->eos_piece, sizeof t->eos_piece, &f);
+            if (f.number == 45) sp_copy_str(t->unk_piece, sizeof t->unk_piece, &f);
+            if (f.number == 44) {
+                sp_copy_str(t->unk_surface, sizeof t->unk_surface, &f);
+                t->has_unk_surface = 1;
+            }
+        }
+    }
+    return rc < 0 ? sp_bad(err, path, "trainer_spec", why) : 0;
+}
+
+// NormalizerSpec: 2 precompiled_charsmap, 3 add_dummy_prefix, 4 remove_extra_whitespaces,
+// 5 escape_whitespaces (the three flags default to true).
+static int sp_read_normalizer(struct sp_normalizer *n, const char *path, const struct pb_field *msg, xsa_error *err) {
+    struct pb_reader r = pb_reader_init(msg->bytes, msg->len);
+    struct pb_field f;
+    const char *why = NULL;
+    const uint8_t *blob = NULL;
+    size_t blob_len = 0;
+    int rc;
+    n->add_dummy_prefix = n->remove_extra_whitespaces = n->escape_whitespaces = 1;
+    while ((rc = pb_next(&r, &f, &why)) == 1) {
+        if (f.number == 2 && f.wire == PB_BYTES) {
+            blob = f.bytes;
+            blob_len = f.len;
+        } else if (f.wire == PB_VARINT) {
+            if (f.number == 3) n->add_dummy_prefix = f.u != 0;
+            if (f.number == 4) n->remove_extra_whitespaces = f.u != 0;
+            if (f.number == 5) n->escape_whitespaces = f.u != 0;
+        }
+    }
+    if (rc < 0) return sp_bad(err, path, "normalizer_spec", why);
+    rc = sp_normalizer_set_charsmap(n, blob, blob_len, &why);
+    if (rc == -2) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (rc) return sp_bad(err, path, "normalizer_spec", why);
+    return 0;
+}
+
+// PieceToByte: "<0xXX>" (upper-case hex, as ByteToPiece writes it) -> XX, else -1.
+static int sp_byte_of(const char *piece, size_t len) {
+    static const char hex[] = "0123456789ABCDEF";
+    if (len != 6 || memcmp(piece, "<0x", 3) != 0 || piece[5] != '>') return -1;
+    const char *hi = memchr(hex, piece[3], 16), *lo = memchr(hex, piece[4], 16);
+    if (!hi || !lo || !piece[3] || !piece[4]) return -1;
+    return (int)(hi - hex) * 16 + (int)(lo - hex);
+}
+
+// Checks the pieces as ModelInterface::InitializePieces does and builds the lookups.
+static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, const char *path, xsa_error *err) {
+    if (piece_map_init(&m->normal, (const char *const *)m->strs, m->lens, (size_t)m->n) ||
+        piece_map_init(&m->reserved, (const char *const *)m->strs, m->lens, (size_t)m->n))
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int n_user = 0;
+    m->unk_id = -1;
+    for (int i = 0; i < m->n; i++) {
+        int ty = m->types[i];
+        int normal = ty == SP_NORMAL || ty == SP_USER_DEFINED || ty == SP_UNUSED;
+        if (!piece_map_add(normal ? &m->normal : &m->reserved, i))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (piece %d \"%s\" is defined twice)",
+                            path, i, m->strs[i]);
+        if (ty == SP_USER_DEFINED) n_user++;
+        if (ty == SP_UNKNOWN) {
+            if (m->unk_id >= 0)
+                return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (two unknown pieces)", path);
+            m->unk_id = i;
+        }
+        if (ty == SP_BYTE && !t->byte_fallback)
+            return xsa_fail(err, XSA_EBADINPUT,
+                            "%s: corrupt SentencePiece model (byte piece %d without byte_fallback)", path, i);
+        if (ty == SP_BYTE && sp_byte_of(m->strs[i], m->lens[i]) < 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (byte piece %d is \"%s\", not <0xXX>)",
+                            path, i, m->strs[i]);
+    }
+    if (m->unk_id < 0) return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (no unknown piece)", path);
+    m->user_syms = malloc(((size_t)n_user + 1) * sizeof *m->user_syms);
+    m->user_lens = malloc(((size_t)n_user + 1) * sizeof *m->user_lens);
+    if (!m->user_syms || !m->user_lens) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int k = 0;
+    for (int i = 0; i < m->n; i++)
+        if (m->types[i] == SP_USER_DEFINED) {
+            m->user_syms[k] = m->strs[i];
+            m->user_lens[k++] = m->lens[i];
+        }
+    m->matcher.syms = (const char *const *)m->user_syms;
+    m->matcher.lens = m->user_lens;
+    m->matcher.n = n_user;
+    for (int b = 0; b < 256; b++) {
+        char piece[8];
+        snprintf(piece, sizeof piece, "<0x%02X>", b);
+        m->byte_ids[b] = sp_piece_to_id(m, piece, 6);
+    }
+    return 0;
+}
+
+static int sp_special_id(const struct sp_model *m, const char *piece) {
+    int32_t id = sp_piece_to_id(m, piece, strlen(piece));
+    return m->types[id] == SP_CONTROL ? id : -1;
+}
+
+static const struct tokenizer_ops sp_ops;
+
+int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err) {
+    struct sp_model *m = calloc(1, sizeof *m);
+    if (!m) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct sp_spec_fields spec = {.model_type = SP_UNIGRAM};
+    snprintf(spec.bos_piece, sizeof spec.bos_piece, "<s>");
+    snprintf(spec.eos_piece, sizeof spec.eos_piece, "</s>");
+    snprintf(spec.unk_piece, sizeof spec.unk_piece, "<unk>");
+    int rc = 0, n_pieces = 0;
+    const char *why = NULL;
+    struct pb_field f;
+    // Pass 1: count the pieces and check the outer message.
+    struct pb_reader r = pb_reader_init(data, len);
+    while ((rc = pb_next(&r, &f, &why)) == 1)
+        if (f.number == 1 && f.wire == PB_BYTES) n_pieces++;
+    if (rc < 0) {
+        rc = sp_bad(err, path, "ModelProto", why);
+        goto fail;
+    }
+    if (n_pieces == 0 || n_pieces > SP_MAX_PIECES) {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a SentencePiece model (%d pieces); expected a .model file", path,
+                      n_pieces);
+        goto fail;
+    }
+    m->strs = calloc((size_t)n_pieces, sizeof *m->strs);
+    m->lens = calloc((size_t)n_pieces, sizeof *m->lens);
+    m->scores = calloc((size_t)n_pieces, sizeof *m->scores);
+    m->types = calloc((size_t)n_pieces, sizeof *m->types);
+    if (!m->strs || !m->lens || !m->scores || !m->types) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        goto fail;
+    }
+    m->norm.add_dummy_prefix = m->norm.remove_extra_whitespaces = m->norm.escape_whitespaces = 1;
+    // Pass 2: the fields.
+    r = pb_reader_init(data, len);
+    while ((rc = pb_next(&r, &f, &why)) == 1) {
+        if (f.wire != PB_BYTES) continue;
+        if (f.number == 1) rc = sp_read_piece(m, path, &f, err);
+        else if (f.number == 2) rc = sp_read_trainer(&spec, path, &f, err);
+        else if (f.number == 3) {
+            sp_normalizer_free(&m->norm);
+            rc = sp_read_normalizer(&m->norm, path, &f, err);
+        } else if (f.number == 5) {
+            sp_normalizer_free(&m->denorm);
+            rc = sp_read_normalizer(&m->denorm, path, &f, err);
+            m->has_denorm = m->denorm.units != NULL;
+        }
+        if (rc) goto fail;
+    }
+    if (spec.model_type == SP_UNIGRAM) {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: unigram SentencePiece models are not supported (BPE only)", path);
+        goto fail;
+    }
+    if (spec.model_type != SP_BPE) {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: SentencePiece model_type %d (%s) is not supported (BPE only)", path,
+                      spec.model_type,
+                      spec.model_type == SP_WORD ? "word" : spec.model_type == SP_CHAR ? "char" : "unknown");
+        goto fail;
+    }
+    m->byte_fallback = spec.byte_fallback;
+    if ((rc = sp_index_pieces(m, &spec, path, err))) goto fail;
+    m->norm.treat_whitespace_as_suffix = spec.treat_ws_suffix;
+    m->norm.matcher = &m->matcher;  // user-defined symbols are kept verbatim
+    m->add_dummy_prefix = m->norm.add_dummy_prefix;
+    m->remove_extra_whitespaces = m->norm.remove_extra_whitespaces;
+    snprintf(m->unk_surface, sizeof m->unk_surface, "%s", spec.has_unk_surface ? spec.unk_surface : " \xE2\x81\x87 ");
+
+    t->kind = TOKENIZER_SENTENCEPIECE;
+    t->ops = &sp_ops;
+    t->impl = m;
+    t->vocab_size = m->n;
+    t->bos_id = sp_special_id(m, spec.bos_piece);
+    t->eos_id = sp_special_id(m, spec.eos_piece);
+    t->adds_bos = t->bos_id >= 0;
+    m->bos_id = t->bos_id;
+    return 0;
+fail:
+    sp_model_free(m);
+    return rc;
+}
+
+// ---------------------------------------------------------------- encoding
+
+struct sp_symbol {
+    int prev, next;  // neighbours in the live list, -1 at the ends
+    uint32_t start, len;  // the piece is norm[start, start + len); len 0 once merged away
+    int freeze;      // a user-defined symbol: never merged
+};
+
+struct sp_pair {  // a candidate merge of symbols left and right
+    float score;
+    int left, right;
+    uint32_t size;
+};
+
+// Max-heap order of bpe_model.cc's agenda: higher score first, then the leftmost.
+static int sp_pair_before(const struct sp_pair *a, const struct sp_pair *b) {
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+struct sp_heap {
+    struct sp_pair *v;
+    size_t n, cap;
+};
+
+static int sp_heap_push(struct sp_heap *h, struct sp_pair p) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        struct sp_pair *v = realloc(h->v, cap * sizeof *v);
+        if (!v) return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!sp_pair_before(&p, &h->v[parent])) break;
+        h->v[i] = h->v[parent];
+        i = parent;
+    }
+    h->v[i] = p;
+    return 0;
+}
+
+static struct sp_pair sp_heap_pop(struct sp_heap *h) {
+    struct sp_pair top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && sp_pair_before(&h->v[c + 1], &h->v[c])) c++;
+        if (!sp_pair_before(&h->v[c], &last)) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n) h->v[i] = last;
+    return top;
+}
+
+struct sp_rev {  // rev_merge of bpe_model.cc: how an unused piece was last formed
+    int32_t id;
+    uint32_t left_len;
+};
+
+struct sp_encoder {
+    const struct sp_model *m;
+    const char *norm;
+    struct sp_symbol *sym;
+    struct sp_heap heap;
+    struct sp_rev *rev;
+    size_t n_rev, cap_rev;
+    struct ivec *out;
+    int prev_unk;
+};
+
+static int sp_maybe_add_pair(struct sp_encoder *e, int left, int right) {
+    if (left < 0 || right < 0 || e->sym[left].freeze || e->sym[right].freeze) return 0;
+    uint32_t size = e->sym[left].len + e->sym[right].len;
+    int32_t id = piece_map_get(&e->m->normal, e->norm + e->sym[left].start, size);
+    if (id < 0) return 0;
+    struct sp_pair p = {e->m->scores[id], left, right, size};
+    if (sp_heap_push(&e->heap, p)) return -1;
+    if (e->m->types[id] == SP_UNUSED) {
+        if (e->n_rev == e->cap_rev) {
+            size_t cap = e->cap_rev ? 2 * e->cap_rev : 16;
+            struct sp_rev *v = realloc(e->rev, cap * sizeof *v);
+            if (!v) return -1;
+            e->rev = v;
+            e->cap_rev = cap;
+        }
+        e->rev[e->n_rev++] = (struct sp_rev){id, e->sym[left].len};
+    }
+    return 0;
+}
+
+// Emits one final piece as PopulateSentencePieceText does: unknown pieces become byte pieces
+// with byte_fallback, else consecutive unknowns fuse into one unk id.
+static int sp_emit(struct sp_encoder *e, const char *w, uint32_t len, int32_t id) {
+    const struct sp_model *m = e->m;
+    int is_unk = m->types[id] == SP_UNKNOWN;
+    if (is_unk && m->byte_fallback) {
+        for (uint32_t i = 0; i < len; i++)
+            if (ivec_push(e->out, m->byte_ids[(unsigned char)w[i]])) return -1;
+    } else if (!(is_unk && e->prev_unk)) {
+        if (ivec_push(e->out, id)) return -1;
+    }
+    e->prev_unk = is_unk;
+    return 0;
+}
+
+// resegment of bpe_model.cc: unused pieces split back into the two pieces that formed them.
+static int sp_resegment(struct sp_encoder *e, const char *w, uint32_t len) {
+    int32_t id = sp_piece_to_id(e->m, w, len);
+    if (e->m->types[id] == SP_UNUSED) {
+        for (size_t k = e->n_rev; k-- > 0;)
+            if (e->rev[k].id == id) {
+                uint32_t l = e->rev[k].left_len;
+                if (sp_resegment(e, w, l)) return -1;
+                return sp_resegment(e, w + l, len - l);
+            }
+    }
+    return sp_emit(e, w, len, id);
+}
+
+static int sp_bpe(const struct sp_model *m, const char *norm, size_t len, struct ivec *out) {
+    if (len == 0) return 0;
+    struct sp_encoder e = {.m = m, .norm = norm, .out = out};
+    int rc = -1;
+    e.sym = malloc(len * sizeof *e.sym);  // (at most len symbols,)
+    if (!e.sym) return -1;
+    int n = 0;
+    for (size_t pos = 0; pos < len; n++) {
+        int frozen = 0;
+        size_t mblen = sp_matcher_match(&m->matcher, norm + pos, len - pos, &frozen);
+        e.sym[n] = (struct sp_symbol){n - 1, pos + mblen < len ? n + 1 : -1, (uint32_t)pos, (uint32_t)mblen, frozen};
+        pos += mblen;
+    }
+    for (int i = 1; i < n; i++)
+        if (sp_maybe_add_pair(&e, i - 1, i)) goto done;
+    while (e.heap.n) {
+        struct sp_pair top = sp_heap_pop(&e.heap);
+        struct sp_symbol *l = &e.sym[top.left], *r = &e.sym[top.right];
+        if (l->len == 0 || r->len == 0 || l->len + r->len != top.size) continue;  // stale
+        l->len += r->len;
+        l->next = r->next;
+        if (r->next >= 0) e.sym[r->next].prev = top.left;
+        r->len = 0;
+        if (sp_maybe_add_pair(&e, l->prev, top.left) || sp_maybe_add_pair(&e, top.left, l->next)) goto done;
+    }
+    for (int i = 0; i != -1; i = e.sym[i].next)
+        if (sp_resegment(&e, norm + e.sym[i].start, e.sym[i].len)) goto done;
+    rc = 0;
+done:
+    free(e.sym);
+    free(e.heap.v);
+    free(e.rev);
+    return rc;
+}
+
+static int sp_encode(const void *impl, const char *text, size_t len, int add_special, struct ivec *out,
+                     xsa_error *err) {
+    const struct sp_model *m = impl;
+    struct sbuf norm = {0};
+    if (add_special && m->bos_id >= 0 && ivec_push(out, m->bos_id)) goto oom;
+    if (sp_normalize(&m->norm, text, len, &norm)) goto oom;
+    if (sp_bpe(m, norm.s ? norm.s : "", norm.n, out)) goto oom;
+    sbuf_free(&norm);
+    return 0;
+oom:
+    sbuf_free(&norm);
+    return xsa_fail(err, XSA_ERUNTIME, "out of memory while tokenizing");
+}
+
+
+// ---------------------------------------------------------------- decoding
+
+// Appends bytes[0..n) (the values of consecutive byte pieces) as ProcessBytePieces does:
+// valid UTF-8 characters as they are, each malformed byte as U+FFFD.
+static int sp_flush_bytes(struct sbuf *out, const uint8_t *bytes, size_t n) {
+    size_t off = 0;
+    while (off < n) {
+        size_t mblen;
+        int ok = sp_utf8_valid(bytes + off, n - off, &mblen);
+        if (ok ? sbuf_append(out, (const char *)bytes + off, mblen) : sbuf_append(out, "\xef\xbf\xbd", 3)) return -1;
+        off += mblen;
+    }
+    return 0;
+}
+
+static int sp_append_unescaped(struct sbuf *out, const char *s, size_t n) {  // U+2581 -> ' '
+    size_t run = 0;
+    for (size_t i = 0; i < n;) {
+        if (n - i >= 3 && memcmp(s + i, SP_SPACE, 3) == 0) {
+            if (sbuf_append(out, s + i - run, run) || sbuf_append(out, " ", 1)) return -1;
+            run = 0;
+            i += 3;
+        } else {
+            run++;
+            i++;
+        }
+    }
+    return sbuf_append(out, s + n - run, run);
+}
+
+static int sp_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf *out, xsa_error *err) {
+    const struct sp_model *m = impl;
+    struct sbuf text = {0};
+    uint8_t *bytes = malloc(n ? n : 1);  // (n,) pending byte-piece values
+    size_t n_bytes = 0;
+    int is_bos_ws = 1, bos_ws_seen = 0;
+    if (!bytes || sbuf_append(&text, "", 0)) goto oom;
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = sp_piece_to_id(m, m->strs[ids[i]], m->lens[ids[i]]);
+        if (m->types[id] == SP_BYTE) {
+            bytes[n_bytes++] = (uint8_t)sp_byte_of(m->strs[id], m->lens[id]);  // checked at load
+            continue;
+        }
+        if (sp_flush_bytes(&text, bytes, n_bytes)) goto oom;
+        n_bytes = 0;
+        if (bos_ws_seen || text.n > 0) is_bos_ws = 0;
+        bos_ws_seen = 0;
+        if (m->types[id] == SP_CONTROL) continue;  // <s>, </s>: invisible
+        if (m->types[id] == SP_UNKNOWN) {
+            if (sbuf_puts(&text, m->unk_surface)) goto oom;
+            continue;
+        }
+        const char *p = m->strs[id];
+        size_t len = m->lens[id];
+        if (is_bos_ws && (m->add_dummy_prefix || m->remove_extra_whitespaces)) {
+            if (len >= 3 && memcmp(p, SP_SPACE, 3) == 0) {
+                p += 3;
+                len -= 3;
+                bos_ws_seen = !m->remove_extra_whitespaces;  // with it, every leading space goes
+            }
+        }
+        if (sp_append_unescaped(&text, p, len)) goto oom;
+    }
+    if (sp_flush_bytes(&text, bytes, n_bytes)) goto oom;
+    if (m->has_denorm) {
+        if (sp_normalize(&m->denorm, text.s, text.n, out)) goto oom;
+    } else if (sbuf_append(out, text.s, text.n)) {
+        goto oom;
+    }
+    free(bytes);
+    sbuf_free(&text);
+    return 0;
+oom:
+    free(bytes);
+    sbuf_free(&text);
+    return xsa_fail(err, XSA_ERUNTIME, "out of memory while decoding");
+}
+
+static const struct tokenizer_ops sp_ops = {sp_encode, sp_decode, sp_destroy};

@@ -43,6 +43,10 @@ struct task_def {
     // Builds the doc of one canonical row. `where` names the row for errors ("file:line").
     int (*doc_from_row)(const cJSON *row, int doc_id, struct task_doc *out, const char *where,
                         xsa_error *err);
+    // Added: another Hugging Face copy of the same rows, for when the first is not served
+    // (social_iqa: lighteval/siqa, which lm-eval uses after v0.4.12); NULL when none.
+    const char *hf_alt_dataset;
+    const char *hf_alt_config;
 };
 
 // The registry (tasks/registry.c).
@@ -52,6 +56,13 @@ const struct task_def *task_find(const char *name);
 // registry order. Unknown names are an error listing the valid ones.
 int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err);
 
+// Frees what a doc owns (not the struct itself) and zeroes it.
 void task_doc_free(struct task_doc *d);
+
+// Added: builds docs [0, n) from canonical rows (row i is doc i; where[i] names it for
+// errors); n_docs = min(n_rows, limit) when limit > 0. On error nothing is left allocated.
+int task_docs_from_rows(const struct task_def *t, cJSON *const *rows, char *const *where,
+                        int n_rows, int limit, struct task_doc **docs, int *n_docs, xsa_error *err);
+void task_docs_free(struct task_doc *docs, int n);
 
 #endif

@@ -1,0 +1,169 @@
+// bench_forward.c: CPU forward throughput on random llama models (~10M and ~100M parameters),
+// sequence lengths 256 and 1024, 1 and 2 threads. Prints tokens/s of the forward (one row of
+// T tokens, 8 scored positions) and, side by side on the same GEMM shapes in the same run:
+//   plain  one cblas_sgemm per weight with M = T rows, OpenBLAS threaded over n threads
+//   tiled  our fixed-shape tiles (cpu_gemm_linear, 64-row tiles over our pool)
+//   fwd    GEMM FLOPs of the forward / forward wall time (everything else counted as overhead)
+//   own    the same tiles on our own kernel (AVX2+FMA where present), used when OpenBLAS's
+//          kernel is not row-position invariant (see cpu_gemm.h)
+// Usage: build/bench/bench_forward [min_seconds_per_measurement (default 0.5)]
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "kernels/backend.h"
+#include "kernels/batch.h"
+#include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_pool.h"
+#include "kernels/cpu/cpu_state.h"
+
+int cpu_gemm_have_avx2(void);
+#include "tests/random_model.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct shape {
+    int K, N;
+};
+
+// The seven projections of one llama layer (q, k, v, o, gate, up, down) as (K in, N out).
+static int layer_shapes(const struct model_config *c, struct shape *s) {
+    int C = c->d_model, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, F = c->d_ff;
+    struct shape t[7] = {{C, Q}, {C, KV}, {C, KV}, {Q, C}, {C, F}, {C, F}, {F, C}};
+    for (int i = 0; i < 7; i++) s[i] = t[i];
+    return 7;
+}
+
+static const float *layer_weight(const struct layer_weights *w, int i) {
+    const float *p[7] = {w->wq, w->wk, w->wv, w->wo, w->w_gate, w->w_up, w->w_down};
+    return p[i];
+}
+
+// Runs every layer's projections once on `in` (T, maxK) -> `out` (T, maxN).
+static void gemm_pass(const struct model *m, int T, const float *in, float *out, struct cpu_pool *pool,
+                      enum cpu_gemm_kind kind) {
+    struct shape s[7];
+    int ns = layer_shapes(&m->cfg, s);
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        for (int i = 0; i < ns; i++) {
+            const float *w = layer_weight(&m->layers[l], i);
+            if (pool)
+                cpu_gemm_linear(pool, kind, in, w, NULL, out, cpu_gemm_pad_rows(T), s[i].K, s[i].N);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, s[i].N, s[i].K, 1.0f, in,
+                            s[i].K, w, s[i].K, 0.0f, out, s[i].N);
+        }
+}
+
+static double layer_flops(const struct model *m, int T) {
+    struct shape s[7];
+    int ns = layer_shapes(&m->cfg, s);
+    double f = 0;
+    for (int i = 0; i < ns; i++) f += 2.0 * T * s[i].K * s[i].N;
+    return f * m->cfg.n_layer;
+}
+
+// Seconds per call of fn, repeated until min_s have passed (after one warm-up call).
+#define TIME_IT(min_s, secs, ...)                                   \
+    do {                                                            \
+        __VA_ARGS__;                                                \
+        int it_ = 0;                                                \
+        double t0_ = now_s(), el_;                                  \
+        do {                                                        \
+            __VA_ARGS__;                                            \
+            it_++;                                                  \
+            el_ = now_s() - t0_;                                    \
+        } while (el_ < (min_s));                                    \
+        secs = el_ / it_;                                           \
+    } while (0)
+
+int main(int argc, char **argv) {
+    double min_s = argc > 1 ? atof(argv[1]) : 0.5;
+    struct random_model_spec specs[2] = {
+        {MODEL_ARCH_LLAMA, ROPE_HALF, 6, 6, 2, 64, 384, 1024, 8192, 1024, 1, 0, 1},
+        {MODEL_ARCH_LLAMA, ROPE_HALF, 12, 12, 4, 64, 768, 2048, 32000, 1024, 1, 0, 2},
+    };
+    int seqs[2] = {256, 1024}, threads[2] = {1, 2};
+    enum cpu_gemm_kind own = cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
+    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %7s %7s\n", "model", "T", "thr", "tok/s", "plain", "tiled",
+           "own", "fwd", "tiled/", "fwd/");
+    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %7s %7s\n", "", "", "", "forward", "GFLOP/s", "GFLOP/s",
+           "GFLOP/s", "GFLOP/s", "plain", "plain");
+    for (int mi = 0; mi < 2; mi++) {
+        struct model m;
+        if (random_model_init(&m, &specs[mi])) {
+            fprintf(stderr, "bench_forward: out of memory\n");
+            return 3;
+        }
+        m.cfg.xsa[m.cfg.n_layer - 1] = 1;  // XSA in the last layer, as parameter-golf does
+        const char *name = mi == 0 ? "10M" : "100M";
+        long maxw = m.cfg.d_ff > m.cfg.d_model ? m.cfg.d_ff : m.cfg.d_model;
+        float *in = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        float *out = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        for (long i = 0; i < (long)cpu_gemm_pad_rows(1024) * maxw; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+        for (int si = 0; si < 2; si++) {
+            int T = seqs[si];
+            int32_t *toks = malloc(sizeof(int32_t) * T);
+            for (int i = 0; i < T; i++) toks[i] = (int32_t)((i * 2654435761u) % (unsigned)m.cfg.vocab_size);
+            struct batch_builder bb;
+            batch_init(&bb);
+            xsa_error err = {0};
+            int first;
+            batch_add_row(&bb, toks, T, &first, &err);
+            for (int k = T - 9; k < T - 1; k++) batch_add_entry(&bb, first + k, toks[k + 1], &err);
+            struct score_batch b = batch_view(&bb);
+            float lp[8];
+            uint8_t gr[8];
+            double mm = (mi == 1 && T == 1024) ? min_s / 4 : min_s;  // fewer iterations for the big case
+            for (int ti = 0; ti < 2; ti++) {
+                int nt = threads[ti];
+                double t_plain, t_tiled, t_own, t_fwd;
+                struct backend be;
+                struct backend_options o = {.n_threads = nt, .max_batch_tokens = T};
+                if (backend_open(&be, "cpu", &m, &o, &err)) {
+                    fprintf(stderr, "bench_forward: %s\n", err.msg);
+                    return 3;
+                }
+                enum cpu_gemm_kind kind = ((const struct cpu_state *)be.impl)->gemm;
+                if (mi == 0 && si == 0 && ti == 0) printf("# %s\n", be.device_desc);
+                openblas_set_num_threads(nt);
+                TIME_IT(mm, t_plain, gemm_pass(&m, T, in, out, NULL, kind));
+                openblas_set_num_threads(1);
+                struct cpu_pool *pool = cpu_pool_create(nt);
+                TIME_IT(mm, t_tiled, gemm_pass(&m, T, in, out, pool, kind));
+                TIME_IT(mm, t_own, gemm_pass(&m, T, in, out, pool, own));
+                cpu_pool_destroy(pool);
+                int rc = 0;
+                TIME_IT(mm, t_fwd, rc |= be.score(&be, &b, lp, gr, &err));
+                backend_close(&be);
+                if (rc) {
+                    fprintf(stderr, "bench_forward: %s\n", err.msg);
+                    return 3;
+                }
+                double f = layer_flops(&m, T);
+                printf("%-6s %5d %3d %10.0f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f\n", name, T, nt, T / t_fwd,
+                       f / t_plain * 1e-9, f / t_tiled * 1e-9, f / t_own * 1e-9, f / t_fwd * 1e-9,
+                       t_plain / t_tiled, t_plain / t_fwd);
+                fflush(stdout);
+            }
+            batch_free(&bb);
+            free(toks);
+        }
+        printf("# %s: %.1fM parameters (d %d, layers %d, heads %d/%d, ff %d, vocab %d, tied)\n", name,
+               m.n_params / 1e6, m.cfg.d_model, m.cfg.n_layer, m.cfg.n_head, m.cfg.n_kv_head, m.cfg.d_ff,
+               m.cfg.vocab_size);
+        free(in);
+        free(out);
+        random_model_free(&m);
+    }
+    printf("# plain: one threaded cblas_sgemm per weight (M = T); tiled: 64x%d tiles on our pool\n"
+           "# with the kernel the backend picked; own: the tiles on our kernel;\n"
+           "# fwd: the 7 projections' FLOPs over the whole forward's time (attention, norms, logits as overhead)\n",
+           CPU_GEMM_COLS);
+    return 0;
+}

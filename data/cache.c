@@ -1,0 +1,310 @@
+// cache.c: cache layout, manifests, locking, atomic commits and the canonical JSONL form.
+#include "data/cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/version.h"
+
+int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int w;
+    if (opt_dir && *opt_dir) w = snprintf(out, n, "%s", opt_dir);
+    else if (xdg && *xdg == '/') w = snprintf(out, n, "%s/xsa-eval", xdg);  // the XDG spec ignores relative paths
+    else if (home && *home) w = snprintf(out, n, "%s/.cache/xsa-eval", home);
+    else return xsa_fail(err, XSA_EBADINPUT, "no cache folder: HOME and XDG_CACHE_HOME are unset; pass --cache-dir DIR");
+    if (w < 0 || (size_t)w >= n) return xsa_fail(err, XSA_EBADINPUT, "cache folder path is too long");
+    return 0;
+}
+
+int cache_task_path(const char *root, const struct task_def *t, const char *split, const char *suffix, char *out,
+                    size_t n, xsa_error *err) {
+    int w = split ? snprintf(out, n, "%s/%s/%s%s", root, t->name, split, suffix)
+                  : snprintf(out, n, "%s/%s/%s", root, t->name, suffix);
+    if (w < 0 || (size_t)w >= n) return xsa_fail(err, XSA_EBADINPUT, "%s: cache path is too long", root);
+    return 0;
+}
+
+int cache_mkdirs(const char *path, xsa_error *err) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s", buf, strerror(errno));
+            *p = c;
+            if (!c) break;
+        }
+    }
+    if (!dir_exists(path)) return xsa_fail(err, XSA_ERUNTIME, "%s: not a folder", path);
+    return 0;
+}
+
+void cache_time_now(char out[32]) {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void copy_str(const cJSON *o, const char *key, char *out, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int is_hex64(const char *s) {
+    if (strlen(s) != 64) return 0;
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err) {
+    memset(e, 0, sizeof *e);
+    char *buf = NULL;
+    int rc = file_read_all(path, 1 << 20, &buf, NULL, err);
+    if (rc) return rc;
+    cJSON *o = cJSON_Parse(buf);
+    free(buf);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object; delete it and download again", path);
+    }
+    copy_str(o, "task", e->task, sizeof e->task);
+    copy_str(o, "split", e->split, sizeof e->split);
+    copy_str(o, "dataset", e->dataset, sizeof e->dataset);
+    copy_str(o, "config", e->config, sizeof e->config);
+    copy_str(o, "source", e->source, sizeof e->source);
+    copy_str(o, "url", e->url, sizeof e->url);
+    copy_str(o, "revision", e->revision, sizeof e->revision);
+    copy_str(o, "raw_sha256", e->raw_sha256, sizeof e->raw_sha256);
+    copy_str(o, "sha256", e->sha256, sizeof e->sha256);
+    copy_str(o, "time", e->time, sizeof e->time);
+    copy_str(o, "xsa_eval_version", e->version, sizeof e->version);
+    e->preprocessed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "preprocessed"));
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
+    e->rows = cJSON_IsNumber(rows) && rows->valuedouble >= 0 && rows->valuedouble < 1e9 ? (long)rows->valuedouble : -1;
+    cJSON_Delete(o);
+    if (!is_hex64(e->sha256) || e->rows < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: manifest lacks a valid sha256 or rows; delete it and download again", path);
+    return 0;
+}
+
+int cache_verify(const char *root, const struct task_def *t, struct cache_entry *e, int *valid, char *why,
+                 size_t whyn, char **buf, size_t *len, xsa_error *err) {
+    *valid = 0;
+    if (buf) *buf = NULL;
+    char mpath[4096], dpath[4096];
+    int rc = cache_task_path(root, t, t->split, ".manifest.json", mpath, sizeof mpath, err);
+    if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
+    if (rc) return rc;
+    if (!file_exists(mpath)) {
+        snprintf(why, whyn, "not cached (no %s)", mpath);
+        return 0;
+    }
+    xsa_error e2 = {0};
+    if (cache_manifest_read(mpath, e, &e2)) {
+        snprintf(why, whyn, "%s", e2.msg);
+        return 0;
+    }
+    char *data = NULL;
+    size_t n = 0;
+    if (!file_exists(dpath) || file_read_all(dpath, CACHE_MAX_FILE, &data, &n, &e2)) {
+        snprintf(why, whyn, "%s: missing or unreadable though the manifest lists it", dpath);
+        return 0;
+    }
+    char sha[65];
+    if ((rc = sha256_hex(data, n, sha, err))) { free(data); return rc; }
+    long lines = 0;
+    for (size_t i = 0; i < n; i++) lines += data[i] == '\n';
+    if (strcmp(sha, e->sha256) != 0) {
+        snprintf(why, whyn, "%s: SHA-256 %.12s... differs from the manifest's %.12s... (changed or damaged)", dpath, sha,
+                 e->sha256);
+    } else if (lines != e->rows || (n > 0 && data[n - 1] != '\n')) {
+        snprintf(why, whyn, "%s: %ld rows, the manifest says %ld", dpath, lines, e->rows);
+    } else {
+        *valid = 1;
+        if (buf) { *buf = data; data = NULL; }
+        if (len) *len = n;
+    }
+    free(data);
+    return 0;
+}
+
+static cJSON *manifest_json(const struct cache_entry *e) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "task", e->task);
+    cJSON_AddStringToObject(o, "split", e->split);
+    cJSON_AddStringToObject(o, "dataset", e->dataset);
+    cJSON_AddStringToObject(o, "config", e->config);
+    cJSON_AddStringToObject(o, "source", e->source);
+    cJSON_AddStringToObject(o, "url", e->url);
+    cJSON_AddStringToObject(o, "revision", e->revision);
+    cJSON_AddNumberToObject(o, "rows", (double)e->rows);
+    cJSON_AddStringToObject(o, "raw_sha256", e->raw_sha256);
+    cJSON_AddStringToObject(o, "sha256", e->sha256);
+    cJSON_AddStringToObject(o, "time", e->time);
+    cJSON_AddBoolToObject(o, "preprocessed", e->preprocessed);
+    cJSON_AddStringToObject(o, "xsa_eval_version", XSA_EVAL_VERSION);
+    return o;
+}
+
+int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
+                 const struct cache_entry *e, xsa_error *err) {
+    char dir[4096], mpath[4096], dpath[4096];
+    int rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
+    if (!rc) rc = cache_task_path(root, t, t->split, ".manifest.json", mpath, sizeof mpath, err);
+    if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
+    if (!rc) rc = cache_mkdirs(dir, err);
+    if (rc) return rc;
+    // Remove the old manifest first: between the two renames the copy reads as "not cached",
+    // never as the new data with the old digest.
+    if (unlink(mpath) != 0 && errno != ENOENT)
+        return xsa_fail(err, XSA_ERUNTIME, "%s: cannot replace: %s", mpath, strerror(errno));
+    if ((rc = file_write_atomic(dpath, jsonl, len, err))) return rc;
+    cJSON *m = manifest_json(e);
+    char *text = m ? cJSON_Print(m) : NULL;
+    cJSON_Delete(m);
+    if (!text) return xsa_fail(err, XSA_ERUNTIME, "out of memory writing %s", mpath);
+    size_t tl = strlen(text);
+    char *withnl = realloc(text, tl + 2);
+    if (!withnl) { free(text); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    withnl[tl] = '\n';
+    withnl[tl + 1] = '\0';
+    rc = file_write_atomic(mpath, withnl, tl + 1, err);
+    free(withnl);
+    if (rc) return rc;
+    // Make the renames durable too.
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) { fsync(dfd); close(dfd); }
+    return 0;
+}
+
+// Under the lock no other writer exists, so any "*.tmp.<pid>" file is a killed writer's leftover.
+static void remove_stale_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    char path[4096];
+    while ((de = readdir(d))) {
+        if (strstr(de->d_name, ".tmp.") && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
+            unlink(path);
+    }
+    closedir(d);
+}
+
+int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, xsa_error *err) {
+    *fd = -1;
+    char dir[4096], lpath[4096];
+    int rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
+    if (!rc) rc = cache_task_path(root, t, NULL, ".lock", lpath, sizeof lpath, err);
+    if (!rc) rc = cache_mkdirs(dir, err);
+    if (rc) return rc;
+    int f = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open lock file: %s", lpath, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK) {
+            close(f);
+            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", lpath, strerror(errno));
+        }
+        if (!quiet) fprintf(stderr, "xsa-eval: %s: another xsa-eval is downloading it; waiting (%s)\n", t->name, lpath);
+        while (flock(f, LOCK_EX) != 0) {
+            if (errno == EINTR) continue;
+            close(f);
+            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", lpath, strerror(errno));
+        }
+    }
+    remove_stale_temps(dir);
+    *fd = f;
+    return 0;
+}
+
+void cache_unlock(int fd) {
+    if (fd < 0) return;
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err) {
+    *rows = NULL;
+    *n = 0;
+    int cap = 0, line = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && buf[j] != '\n') j++;
+        line++;
+        size_t k = j;
+        while (k > i && (buf[k - 1] == '\r' || buf[k - 1] == ' ' || buf[k - 1] == '\t')) k--;
+        if (k > i) {
+            const char *end = NULL;
+            cJSON *o = cJSON_ParseWithLengthOpts(buf + i, k - i, &end, 0);
+            if (!cJSON_IsObject(o) || (end && end != buf + k)) {
+                cJSON_Delete(o);
+                rows_free(*rows, *n);
+                *rows = NULL;
+                *n = 0;
+                return xsa_fail(err, code, "%s:%d: not a JSON object on one line", where, line);
+            }
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                cJSON **r = realloc(*rows, (size_t)cap * sizeof *r);
+                if (!r) {
+                    cJSON_Delete(o);
+                    rows_free(*rows, *n);
+                    *rows = NULL;
+                    *n = 0;
+                    return xsa_fail(err, XSA_ERUNTIME, "out of memory reading %s", where);
+                }
+                *rows = r;
+            }
+            (*rows)[(*n)++] = o;
+        }
+        i = j + 1;
+    }
+    return 0;
+}
+
+int rows_serialize(cJSON *const *rows, int n, char **out, size_t *len, xsa_error *err) {
+    size_t cap = 1 << 16, used = 0;
+    char *b = malloc(cap);
+    if (!b) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    for (int i = 0; i < n; i++) {
+        char *s = cJSON_PrintUnformatted(rows[i]);
+        if (!s) { free(b); return xsa_fail(err, XSA_ERUNTIME, "out of memory serializing row %d", i); }
+        size_t sl = strlen(s);
+        if (used + sl + 2 > cap) {
+            while (used + sl + 2 > cap) cap *= 2;
+            char *nb = realloc(b, cap);
+            if (!nb) { free(s); free(b); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+            b = nb;
+        }
+        memcpy(b + used, s, sl);
+        used += sl;
+        b[used++] = '\n';
+        free(s);
+    }
+    b[used] = '\0';
+    *out = b;
+    *len = used;
+    return 0;
+}
+
+void rows_free(cJSON **rows, int n) {
+    if (!rows) return;
+    for (int i = 0; i < n; i++) cJSON_Delete(rows[i]);
+    free(rows);
+}

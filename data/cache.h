@@ -1,0 +1,70 @@
+// cache.h: the on-disk dataset cache. Layout under the root ($XDG_CACHE_HOME/xsa-eval,
+// else ~/.cache/xsa-eval, or --cache-dir):
+//   <task>/<split>.jsonl          canonical rows: cJSON_PrintUnformatted(row) + "\n", dataset order
+//   <task>/<split>.manifest.json  source, URL, revision, rows, SHA-256 of raw and canonical, time
+//   <task>/.lock                  flock()ed by the process that downloads the task
+//   raw/<task>/<file>             raw downloads (<file>.part while incomplete, resumed by Range)
+// The manifest is written after the JSONL and is the commit point: a copy is valid only when
+// the JSONL's digest and line count equal the manifest's. Both are written atomically.
+#ifndef XSA_DATA_CACHE_H
+#define XSA_DATA_CACHE_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+#include "common/error.h"
+#include "tasks/task.h"
+
+#define CACHE_MAX_FILE ((size_t)1 << 30)  // refuse cache files over 1 GiB
+
+struct cache_entry {          // one manifest
+    char task[64];
+    char split[32];
+    char dataset[160];        // Hugging Face id, e.g. allenai/ai2_arc
+    char config[64];
+    char source[16];          // viewer | hub | original | local
+    char url[512];            // first URL the data came from
+    char revision[128];       // upstream revision when known ("" otherwise)
+    long rows;
+    char raw_sha256[65];      // over the raw bytes downloaded, in order
+    char sha256[65];          // of the canonical JSONL
+    char time[32];            // ISO 8601 UTC
+    char version[16];         // xsa-eval version that wrote it
+    int preprocessed;         // rows carry third-party-preprocessed text (HellaSwag dump)
+};
+
+// Resolves the cache root: `opt_dir` when given, else $XDG_CACHE_HOME/xsa-eval, else $HOME/.cache/xsa-eval.
+int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err);
+// root/<task>/<split><suffix> (suffix ".jsonl", ".manifest.json"), or root/<task>/<suffix> when split is NULL.
+int cache_task_path(const char *root, const struct task_def *t, const char *split, const char *suffix, char *out,
+                    size_t n, xsa_error *err);
+// mkdir -p.
+int cache_mkdirs(const char *path, xsa_error *err);
+
+int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err);
+
+// Checks the cached copy of `t`: *valid = 1 when the manifest exists and the JSONL's digest and
+// line count equal it; else *valid = 0 and `why` says what is missing or wrong. With `buf` not
+// NULL the verified file contents are returned (malloc'd) for parsing.
+int cache_verify(const char *root, const struct task_def *t, struct cache_entry *e, int *valid, char *why,
+                 size_t whyn, char **buf, size_t *len, xsa_error *err);
+
+// Atomically replaces the task's JSONL and then its manifest (the commit point).
+int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
+                 const struct cache_entry *e, xsa_error *err);
+
+// Takes the task's download lock (waiting, with a note on stderr unless quiet, when another
+// process holds it) and removes temp files a killed writer left. cache_unlock releases it.
+int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, xsa_error *err);
+void cache_unlock(int fd);
+
+// Splits JSONL into rows (objects). `where` names the source for errors ("file" -> "file:line").
+int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err);
+// The canonical serialization; its SHA-256 is the dataset digest.
+int rows_serialize(cJSON *const *rows, int n, char **out, size_t *len, xsa_error *err);
+void rows_free(cJSON **rows, int n);
+
+// Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
+void cache_time_now(char out[32]);
+
+#endif

@@ -1,0 +1,51 @@
+// data.h: benchmark rows for a task, from the cache, a local folder or the network.
+// Online by default (download, verify, cache once), offline on demand, never a partial
+// dataset: see data/cache.h for the layout and the commit rule.
+#ifndef XSA_DATA_DATA_H
+#define XSA_DATA_DATA_H
+
+#include <cJSON.h>
+
+#include "common/error.h"
+#include "tasks/task.h"
+
+#define DATA_DEFAULT_DATASETS_SERVER "https://datasets-server.huggingface.co"
+#define DATA_DEFAULT_HF_ENDPOINT "https://huggingface.co"
+#define DATA_DEFAULT_SOURCES "viewer,hub,original"
+
+struct data_options {             // zero-initialise, then set what the command line gave
+    const char *cache_dir;        // --cache-dir; NULL: $XDG_CACHE_HOME/xsa-eval or ~/.cache/xsa-eval
+    const char *data_dir;         // --data-dir: local files (benchdata layout or cache layout); no network
+    int offline;                  // --offline: never touch the network
+    const char *datasets_server;  // --datasets-server; NULL: the public viewer API
+    const char *hf_endpoint;      // --hf-endpoint; NULL: $HF_ENDPOINT, else https://huggingface.co
+    const char *originals_mirror; // --originals-mirror BASE: fetch author URLs as BASE/<host>/<path>
+    const char *sources;          // --source LIST: subset/order of viewer,hub,original; NULL: all
+    const char *ca_bundle;        // --ca-bundle: PEM CAs to trust (verification is always on)
+    int allow_data_change;        // --allow-data-change: row count / digest mismatches warn only
+    int quiet;                    // --quiet: no progress bar, no notes
+    int force;                    // download again even when a valid copy is cached
+};
+
+// Rows of `t`'s evaluated split, in dataset order (caller frees each with cJSON_Delete and
+// the array with free), their canonical digest, where they came from, and whether the rows
+// are already preprocessed. Exit codes: 2 for a bad --data-dir file or bad options, 3 for
+// network failures, data that does not match the registry's pins, or missing data offline.
+int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
+                   char sha256[65], char source[512], int *preprocessed, xsa_error *err);
+
+// Makes sure `t` is in the cache (downloading it when needed). *was_cached says whether it
+// already was; *rows_out and sha256 describe the cached copy.
+int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,
+                       char sha256[65], char source[512], xsa_error *err);
+
+struct cache_entry;
+// Reads the cache state of `t` without touching the network: *cached = 1 with `e` filled
+// when a valid copy exists; else *cached = 0 and `why` says what is missing.
+int data_cache_status(const struct task_def *t, const char *cache_dir, int *cached, struct cache_entry *e,
+                      char *why, size_t whyn, xsa_error *err);
+
+// Releases rows returned by data_load_task.
+void data_rows_free(cJSON **rows, int n);
+
+#endif

@@ -1,0 +1,420 @@
+// http.c: libcurl multi-handle transfers with retries, backoff, Retry-After and Range resume.
+// One state machine per request: waiting (next_at) -> active (in the multi handle) -> done,
+// or back to waiting on a retryable failure. Connections are reused across calls because
+// the multi handle lives as long as the client.
+#include "data/http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/version.h"
+
+struct http_client {
+    struct http_options opt;
+    CURLM *multi;
+    struct progress *progress;   // may be NULL
+    unsigned long long rng;      // xorshift state for backoff jitter
+    char user_agent[96];
+};
+
+struct xfer {
+    struct http_request *req;
+    struct http_client *c;
+    CURL *easy;
+    int active, done;
+    double next_at;              // monotonic seconds; start no earlier than this
+    FILE *f;                     // file mode: the .part file, opened for append
+    char *part_path;
+    long long resume_from;       // bytes already in .part when this attempt started
+    long long range_start;       // start of the response's Content-Range; -1 when absent
+    long long written;           // body bytes accepted in this attempt
+    size_t cap;                  // memory mode: capacity of req->body
+    int decided;                 // the response status was looked at (first body byte)
+    int discard;                 // non-2xx response: keep only a snippet for the message
+    char snippet[160];
+    size_t snippet_len;
+    char local_err[256];         // a local failure (disk, size limit) that stopped the transfer
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+static long env_long(const char *name, long dflt, long lo, long hi) {
+    const char *s = getenv(name);
+    if (!s || !*s) return dflt;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (*end || v < lo || v > hi) return dflt;
+    return v;
+}
+
+void http_options_default(struct http_options *o) {
+    memset(o, 0, sizeof *o);
+    o->connect_timeout_s = env_long("XSA_HTTP_CONNECT_TIMEOUT", 20, 1, 600);
+    o->low_speed_time_s = env_long("XSA_HTTP_LOW_SPEED_TIME", 30, 1, 3600);
+    o->low_speed_bytes = 512;
+    o->max_retries = (int)env_long("XSA_HTTP_MAX_RETRIES", 5, 0, 50);
+    o->backoff_base_ms = env_long("XSA_HTTP_BACKOFF_MS", 1000, 0, 600000);
+    o->backoff_max_ms = 30000;
+    o->max_total_s = env_long("XSA_HTTP_MAX_TOTAL", 600, 1, 86400);
+    o->max_parallel = (int)env_long("XSA_HTTP_PARALLEL", 8, 1, 64);
+    o->max_redirects = 10;
+    o->max_body_bytes = (size_t)512 << 20;
+}
+
+int http_client_new(struct http_client **out, const struct http_options *o, struct progress *pr, xsa_error *err) {
+    *out = NULL;
+    // Reference-counted by libcurl: each client pairs it with curl_global_cleanup.
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return xsa_fail(err, XSA_ERUNTIME, "libcurl initialisation failed");
+    if (o->ca_bundle && access(o->ca_bundle, R_OK) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --ca-bundle file cannot be read: %s", o->ca_bundle, strerror(errno));
+    struct http_client *c = calloc(1, sizeof *c);
+    if (!c) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    c->opt = *o;
+    c->progress = pr;
+    c->multi = curl_multi_init();
+    if (!c->multi) {
+        free(c);
+        return xsa_fail(err, XSA_ERUNTIME, "libcurl: cannot create a multi handle");
+    }
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)o->max_parallel);
+    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    c->rng = (unsigned long long)time(NULL) * 6364136223846793005ULL ^ (unsigned long long)getpid() ^ 0x9e3779b97f4a7c15ULL;
+    if (!c->rng) c->rng = 1;
+    snprintf(c->user_agent, sizeof c->user_agent, "xsa-eval/%s (+libcurl/%s)", XSA_EVAL_VERSION,
+             curl_version_info(CURLVERSION_NOW)->version);
+    *out = c;
+    return 0;
+}
+
+void http_client_free(struct http_client *c) {
+    if (!c) return;
+    curl_multi_cleanup(c->multi);
+    free(c);
+    curl_global_cleanup();
+}
+
+void http_requests_free(struct http_request *reqs, int n) {
+    for (int i = 0; i < n; i++) {
+        free(reqs[i].body);
+        reqs[i].body = NULL;
+        reqs[i].len = 0;
+    }
+}
+
+static unsigned long long rng_next(struct http_client *c) {
+    c->rng ^= c->rng << 13;
+    c->rng ^= c->rng >> 7;
+    c->rng ^= c->rng << 17;
+    return c->rng;
+}
+
+static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
+    struct xfer *x = ud;
+    size_t n = size * nitems;
+    char line[256];
+    size_t m = n < sizeof line - 1 ? n : sizeof line - 1;
+    memcpy(line, buf, m);
+    line[m] = '\0';
+    while (m > 0 && (line[m - 1] == '\r' || line[m - 1] == '\n')) line[--m] = '\0';
+    if (!strncmp(line, "HTTP/", 5)) {  // a new response (after a redirect or a 100): forget the last one's headers
+        x->range_start = -1;
+        x->req->revision[0] = '\0';
+    } else if (!strncasecmp(line, "content-range:", 14)) {
+        long long s = -1;
+        if (sscanf(line + 14, " bytes %lld-", &s) == 1) x->range_start = s;
+    } else if (!strncasecmp(line, "x-repo-commit:", 14)) {
+        const char *v = line + 14;
+        while (*v == ' ') v++;
+        size_t m = strnlen(v, sizeof x->req->revision - 1);
+        memcpy(x->req->revision, v, m);
+        x->req->revision[m] = '\0';
+    }
+    return n;
+}
+
+// Looks at the status on the first body byte: an error body is kept aside (never written to
+// the file), a 200 answering a Range request restarts the .part file from zero.
+static int xfer_decide(struct xfer *x) {
+    long st = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+    x->decided = 1;
+    if (st < 200 || st >= 300) {
+        x->discard = 1;
+        return 0;
+    }
+    if (x->f && x->resume_from > 0 && !(st == 206 && x->range_start == x->resume_from)) {
+        if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
+            snprintf(x->local_err, sizeof x->local_err, "%s: cannot truncate: %s", x->part_path, strerror(errno));
+            return -1;
+        }
+        x->resume_from = 0;
+    }
+    return 0;
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
+    struct xfer *x = ud;
+    size_t n = size * nmemb;
+    if (!x->decided && xfer_decide(x) != 0) return 0;
+    if (x->discard) {
+        size_t room = sizeof x->snippet - 1 - x->snippet_len;
+        size_t k = n < room ? n : room;
+        memcpy(x->snippet + x->snippet_len, ptr, k);
+        x->snippet_len += k;
+        x->snippet[x->snippet_len] = '\0';
+        return n;
+    }
+    if ((size_t)(x->resume_from + x->written) + n > x->c->opt.max_body_bytes) {
+        snprintf(x->local_err, sizeof x->local_err, "%s: response larger than the %zu-byte limit", x->req->url,
+                 x->c->opt.max_body_bytes);
+        return 0;
+    }
+    if (x->f) {
+        if (fwrite(ptr, 1, n, x->f) != n) {
+            snprintf(x->local_err, sizeof x->local_err, "%s: write failed: %s", x->part_path, strerror(errno));
+            return 0;
+        }
+    } else {
+        struct http_request *r = x->req;
+        if (r->len + n + 1 > x->cap) {
+            size_t cap = x->cap ? x->cap : 65536;
+            while (cap < r->len + n + 1) cap *= 2;
+            char *b = realloc(r->body, cap);
+            if (!b) {
+                snprintf(x->local_err, sizeof x->local_err, "out of memory receiving %s", r->url);
+                return 0;
+            }
+            r->body = b;
+            x->cap = cap;
+        }
+        memcpy(r->body + r->len, ptr, n);
+        r->len += n;
+        r->body[r->len] = '\0';
+    }
+    x->written += (long long)n;
+    progress_add(x->c->progress, n, 0);
+    return n;
+}
+
+static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
+    CURL *e = curl_easy_init();
+    if (!e) return xsa_fail(err, XSA_ERUNTIME, "libcurl: cannot create a transfer handle");
+    x->easy = e;
+    const struct http_options *o = &c->opt;
+    curl_easy_setopt(e, CURLOPT_URL, x->req->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirects);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_body_bytes);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    // Verification is always on; --ca-bundle only changes which CAs are trusted.
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (o->ca_bundle) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_bundle);
+    // Compressed transfer for API pages; raw files go as identity so a Range resume is exact.
+    if (x->req->gzip && !x->req->dest_path) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    return 0;
+}
+
+static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
+    x->decided = x->discard = 0;
+    x->snippet_len = 0;
+    x->snippet[0] = '\0';
+    x->local_err[0] = '\0';
+    x->errbuf[0] = '\0';
+    x->range_start = -1;
+    x->written = 0;
+    x->resume_from = 0;
+    x->req->len = 0;
+    x->req->tries++;
+    if (x->req->dest_path) {
+        x->f = fopen(x->part_path, "ab");
+        if (!x->f) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open for writing: %s", x->part_path, strerror(errno));
+        struct stat st;
+        if (fstat(fileno(x->f), &st) == 0) x->resume_from = (long long)st.st_size;
+        char range[48];
+        snprintf(range, sizeof range, "%lld-", x->resume_from);
+        curl_easy_setopt(x->easy, CURLOPT_RANGE, x->resume_from > 0 ? range : NULL);
+    }
+    if (curl_multi_add_handle(c->multi, x->easy) != CURLM_OK)
+        return xsa_fail(err, XSA_ERUNTIME, "libcurl: cannot start %s", x->req->url);
+    x->active = 1;
+    return 0;
+}
+
+static int retryable_curl(CURLcode rc) {
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST: case CURLE_COULDNT_CONNECT: case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_PARTIAL_FILE: case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2: case CURLE_HTTP2_STREAM: case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_BAD_CONTENT_ENCODING:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int retryable_status(long st) { return st == 408 || st == 429 || (st >= 500 && st <= 599); }
+
+// Printable one-line snippet of an error body (JSON error messages from the Hub).
+static void clean_snippet(char *s) {
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+}
+
+// Closes the .part file; on success renames it to the destination after fsync.
+static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
+    if (!x->f) return 0;
+    int rc = 0;
+    if (success && (fflush(x->f) != 0 || fsync(fileno(x->f)) != 0))
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", x->part_path, strerror(errno));
+    if (fclose(x->f) != 0 && !rc && success)
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", x->part_path, strerror(errno));
+    x->f = NULL;
+    if (success && !rc && rename(x->part_path, x->req->dest_path) != 0)
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", x->req->dest_path, strerror(errno));
+    return rc;
+}
+
+// Decides what a finished attempt means: 0 done, 1 retry scheduled, else an error code.
+static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, double t0, int *not_found, xsa_error *err) {
+    struct http_request *r = x->req;
+    long st = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+    curl_multi_remove_handle(c->multi, x->easy);
+    x->active = 0;
+    r->status = st;
+    int ok = cc == CURLE_OK && st >= 200 && st < 300 && !x->local_err[0];
+    if (ok && !x->decided && xfer_decide(x) != 0) ok = 0;  // empty body: still apply the Range rule
+    if (ok) {
+        if (xfer_close_file(x, 1, err)) return XSA_ERUNTIME;
+        x->done = 1;
+        progress_add(c->progress, 0, r->units);
+        return 0;
+    }
+    xfer_close_file(x, 0, NULL);  // a .part file stays for a Range resume
+    if (x->local_err[0]) return xsa_fail(err, XSA_ERUNTIME, "%s", x->local_err);
+    int retry = cc != CURLE_OK ? retryable_curl(cc) : retryable_status(st);
+    if (st == 416 && x->part_path) {  // our Range start is past the end: the file changed, start over
+        unlink(x->part_path);
+        retry = 1;
+    }
+    char what[400];
+    if (cc != CURLE_OK)
+        snprintf(what, sizeof what, "%s (curl error %d)", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
+    else {
+        clean_snippet(x->snippet);
+        snprintf(what, sizeof what, "HTTP %ld%s%.120s", st, x->snippet_len ? ": " : "", x->snippet);
+    }
+    if (retry && r->tries <= c->opt.max_retries) {
+        double delay_ms = 0;
+        curl_off_t ra = -1;
+        if ((st == 429 || st == 503) && curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+            delay_ms = (double)ra * 1000.0;  // the server said when: honour it, no jitter
+        else {
+            double d = (double)c->opt.backoff_base_ms;
+            for (int k = 1; k < r->tries && d < (double)c->opt.backoff_max_ms; k++) d *= 2;
+            if (d > (double)c->opt.backoff_max_ms) d = (double)c->opt.backoff_max_ms;
+            delay_ms = d + (d * 0.5) * (double)(rng_next(c) % 1001) / 1000.0;
+        }
+        double now = progress_now();
+        if (now + delay_ms / 1000.0 - t0 <= (double)c->opt.max_total_s) {
+            x->next_at = now + delay_ms / 1000.0;
+            return 1;
+        }
+        return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s; giving up: the next retry (in %.0f s) would pass the %ld s limit",
+                        r->url, what, delay_ms / 1000.0, c->opt.max_total_s);
+    }
+    if (not_found && st >= 400 && st < 500 && !retryable_status(st)) *not_found = 1;
+    return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s%s", r->url, what,
+                    retry ? (r->tries > 1 ? " (retries exhausted)" : "") : "");
+}
+
+int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not_found, xsa_error *err) {
+    if (not_found) *not_found = 0;
+    if (n <= 0) return 0;
+    struct xfer *xs = calloc((size_t)n, sizeof *xs);
+    if (!xs) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        xs[i].req = &reqs[i];
+        xs[i].c = c;
+        reqs[i].tries = 0;
+        reqs[i].status = 0;
+        reqs[i].revision[0] = '\0';
+        if (reqs[i].dest_path) {
+            size_t m = strlen(reqs[i].dest_path) + 6;
+            xs[i].part_path = malloc(m);
+            if (!xs[i].part_path) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            snprintf(xs[i].part_path, m, "%s.part", reqs[i].dest_path);
+        }
+        rc = xfer_setup(c, &xs[i], err);
+    }
+    double t0 = progress_now();
+    int left = n;
+    while (!rc && left > 0) {
+        double now = progress_now(), wake = now + 1.0;
+        int active = 0;
+        for (int i = 0; i < n; i++) active += xs[i].active;
+        for (int i = 0; i < n && !rc && active < c->opt.max_parallel; i++) {
+            struct xfer *x = &xs[i];
+            if (x->done || x->active) continue;
+            if (x->next_at <= now) {
+                rc = xfer_start(c, x, err);
+                active++;
+            }
+        }
+        for (int i = 0; i < n; i++)
+            if (!xs[i].done && !xs[i].active && xs[i].next_at < wake) wake = xs[i].next_at;
+        if (rc) break;
+        int running = 0;
+        if (curl_multi_perform(c->multi, &running) != CURLM_OK) {
+            rc = xsa_fail(err, XSA_ERUNTIME, "libcurl: multi transfer failed");
+            break;
+        }
+        CURLMsg *msg;
+        int q;
+        while (!rc && (msg = curl_multi_info_read(c->multi, &q))) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            struct xfer *x = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            int r = xfer_finish(c, x, msg->data.result, t0, not_found, err);
+            if (r == 0) left--;
+            else if (r != 1) rc = r;
+            else if (x->next_at < wake) wake = x->next_at;
+        }
+        if (rc || left == 0) break;
+        int ms = (int)((wake - progress_now()) * 1000.0);
+        if (ms < 0) ms = 0;
+        if (ms > 1000) ms = 1000;
+        curl_multi_poll(c->multi, NULL, 0, ms, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        if (xs[i].active) curl_multi_remove_handle(c->multi, xs[i].easy);
+        xfer_close_file(&xs[i], 0, NULL);
+        if (xs[i].easy) curl_easy_cleanup(xs[i].easy);
+        free(xs[i].part_path);
+    }
+    free(xs);
+    return rc;
+}

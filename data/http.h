@@ -1,0 +1,59 @@
+// http.h: HTTP GETs over one libcurl multi handle: concurrent transfers with keep-alive,
+// TLS verification always on, timeouts, bounded retries with exponential backoff + jitter
+// (5xx, 429 honouring Retry-After, connection errors), Range resume of file downloads.
+#ifndef XSA_DATA_HTTP_H
+#define XSA_DATA_HTTP_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "data/progress.h"
+
+struct http_options {
+    const char *ca_bundle;     // PEM file of extra CAs (private mirror); NULL: the system store
+    long connect_timeout_s;    // TCP+TLS connect limit
+    long low_speed_time_s;     // abort a transfer slower than low_speed_bytes/s for this long
+    long low_speed_bytes;
+    int max_retries;           // retries after the first try, per request
+    long backoff_base_ms;      // delay before retry k (0-based): base * 2^k, + up to 50% jitter
+    long backoff_max_ms;       // cap of one delay (Retry-After is honoured up to max_total_s)
+    long max_total_s;          // no retry is scheduled past this many seconds after the start
+    int max_parallel;          // transfers in flight at once
+    long max_redirects;
+    size_t max_body_bytes;     // refuse bodies larger than this
+};
+
+// Defaults for the public services, then overrides from the environment (tests, slow links):
+// XSA_HTTP_CONNECT_TIMEOUT, XSA_HTTP_LOW_SPEED_TIME (s), XSA_HTTP_MAX_RETRIES,
+// XSA_HTTP_BACKOFF_MS, XSA_HTTP_MAX_TOTAL (s), XSA_HTTP_PARALLEL.
+void http_options_default(struct http_options *o);
+
+struct http_request {
+    const char *url;           // in
+    const char *dest_path;     // NULL: body kept in memory; else streamed to dest_path + ".part"
+                               // (resumed with Range on retry or on a later run), renamed on success
+    long units;                // rows this request brings, for the progress bar
+    int gzip;                  // ask for compressed transfer (memory bodies only)
+    // out
+    char *body;                // (len + 1) malloc'd, NUL-terminated; memory mode only
+    size_t len;
+    long status;               // last HTTP status
+    int tries;                 // attempts made
+    char revision[64];         // X-Repo-Commit response header (Hugging Face) when present
+};
+
+struct http_client;
+
+int http_client_new(struct http_client **out, const struct http_options *o, struct progress *pr, xsa_error *err);
+void http_client_free(struct http_client *c);
+
+// Runs every request to completion (concurrently, up to max_parallel). On the first request
+// that fails for good, aborts the rest and returns XSA_ERUNTIME with a message naming the
+// URL and the HTTP status or curl error. A 404 is reported with code XSA_ERUNTIME too, and
+// `*not_found` (when not NULL) is set so a caller can try another source.
+int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not_found, xsa_error *err);
+
+// Frees bodies of requests fetched into memory.
+void http_requests_free(struct http_request *reqs, int n);
+
+#endif

@@ -1,0 +1,294 @@
+// load.c: the data layer's entry points. A task's rows come from --data-dir (local, no
+// cache), or from the cache, which is filled on demand from the first source that works
+// (viewer, hub, original) under a per-task lock, checked against the registry's pins and
+// committed atomically.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/version.h"
+#include "data/cache.h"
+#include "data/data.h"
+#include "data/sources.h"
+
+#if __has_include("tasks/adapters.h")
+#include "tasks/adapters.h"
+#else
+const char *task_original_dirname(const struct task_def *t);
+#endif
+
+#define HINT_NETWORK "check the network, use --offline with a filled cache, or set --datasets-server / --hf-endpoint to a mirror"
+
+void data_rows_free(cJSON **rows, int n) { rows_free(rows, n); }
+
+// Row count and canonical digest against the registry. `code` is what a mismatch returns.
+static int check_registry_pins(const struct task_def *t, const struct data_options *opt, long rows, const char *sha,
+                               const char *where, int code, xsa_error *err) {
+    char what[256] = "";
+    if (t->n_docs > 0 && rows != t->n_docs)
+        snprintf(what, sizeof what, "%ld rows, expected %d", rows, t->n_docs);
+    else if (t->canonical_sha256 && strcmp(sha, t->canonical_sha256) != 0)
+        snprintf(what, sizeof what, "canonical SHA-256 %s, expected %s", sha, t->canonical_sha256);
+    if (!what[0]) return 0;
+    if (opt->allow_data_change) {
+        if (!opt->quiet) fprintf(stderr, "xsa-eval: warning: %s: %s (%s); accepted (--allow-data-change)\n", t->name, what, where);
+        return 0;
+    }
+    return xsa_fail(err, code, "%s: data mismatch: %s (%s); the data changed upstream or is damaged; "
+                    "pass --allow-data-change to accept it", t->name, what, where);
+}
+
+// --data-dir: canonical <dir>/<task>/<split>.jsonl, else the original files in <dir>/<taskdir>/.
+static int load_local(const struct task_def *t, const struct data_options *opt, struct source_result *r, char source[512],
+                      xsa_error *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s.jsonl", opt->data_dir, t->name, t->split);
+    if (file_exists(path)) {
+        char *buf = NULL;
+        size_t len = 0;
+        int rc = file_read_all(path, CACHE_MAX_FILE, &buf, &len, err);
+        if (!rc) rc = rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &r->rows, &r->n, err);
+        free(buf);
+        r->cap = r->n;
+        if (rc) return rc;
+        // OpenBookQA's original file is also openbookqa/test.jsonl: a "question" object
+        // ({stem, choices}) marks the original layout, which the canonical schema never has
+        // (the same rule as task_load_docs_from_dir).
+        if (r->n > 0 && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->rows[0], "question"))) {
+            source_result_free(r);
+        } else {
+            for (int i = 0; i < r->n; i++)
+                if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->rows[i], "preprocessed"))) r->preprocessed = 1;
+            snprintf(source, 512, "local:%.500s", path);
+            return 0;
+        }
+    }
+    const char *dn = task_original_dirname(t);
+    snprintf(path, sizeof path, "%s/%s", opt->data_dir, dn ? dn : t->name);
+    if (!dir_exists(path))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --data-dir has neither %s/%s.jsonl nor the original files in %s/",
+                        opt->data_dir, t->name, t->split, path);
+    snprintf(source, 512, "local:%.500s", path);
+    return source_adapt_dir(t, path, r, err);
+}
+
+struct resolved {
+    char root[4096];
+    char viewer[1024], hub[1024];
+};
+
+static int resolve(const struct data_options *opt, struct resolved *rs, xsa_error *err) {
+    int rc = cache_root_dir(opt->cache_dir, rs->root, sizeof rs->root, err);
+    if (rc) return rc;
+    const char *v = opt->datasets_server && *opt->datasets_server ? opt->datasets_server : DATA_DEFAULT_DATASETS_SERVER;
+    const char *env = getenv("HF_ENDPOINT");
+    const char *h = opt->hf_endpoint && *opt->hf_endpoint ? opt->hf_endpoint
+                    : env && *env                          ? env
+                                                           : DATA_DEFAULT_HF_ENDPOINT;
+    if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+        return xsa_fail(err, XSA_EBADINPUT, "--datasets-server %s: not an http:// or https:// URL", v);
+    if (strncmp(h, "http://", 7) && strncmp(h, "https://", 8))
+        return xsa_fail(err, XSA_EBADINPUT, "--hf-endpoint (or HF_ENDPOINT) %s: not an http:// or https:// URL", h);
+    if (opt->originals_mirror && strncmp(opt->originals_mirror, "http://", 7) && strncmp(opt->originals_mirror, "https://", 8))
+        return xsa_fail(err, XSA_EBADINPUT, "--originals-mirror %s: not an http:// or https:// URL", opt->originals_mirror);
+    if (strlen(v) >= sizeof rs->viewer - 1 || strlen(h) >= sizeof rs->hub - 1)
+        return xsa_fail(err, XSA_EBADINPUT, "--datasets-server / --hf-endpoint URL is too long");
+    snprintf(rs->viewer, sizeof rs->viewer, "%s", v);
+    snprintf(rs->hub, sizeof rs->hub, "%s", h);
+    for (char *s = rs->viewer + strlen(rs->viewer); s > rs->viewer && s[-1] == '/';) *--s = '\0';
+    for (char *s = rs->hub + strlen(rs->hub); s > rs->hub && s[-1] == '/';) *--s = '\0';
+    return 0;
+}
+
+// Checks a --source list: names from viewer, hub, original.
+static int check_sources(const char *list, xsa_error *err) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+        if (strcmp(tok, "viewer") && strcmp(tok, "hub") && strcmp(tok, "original"))
+            return xsa_fail(err, XSA_EBADINPUT, "--source: unknown source '%s' (valid: viewer, hub, original)", tok);
+    if (!n) return xsa_fail(err, XSA_EBADINPUT, "--source: empty list (valid: viewer, hub, original)");
+    return 0;
+}
+
+// Fetches from the sources in order, checks, commits. Called with the task's lock held.
+static int fetch_and_commit(const struct task_def *t, const struct data_options *opt, const struct resolved *rs,
+                            struct source_result *out, struct cache_entry *e, xsa_error *err) {
+    const char *list = opt->sources && *opt->sources ? opt->sources : DATA_DEFAULT_SOURCES;
+    char raw_dir[4200];
+    snprintf(raw_dir, sizeof raw_dir, "%s/raw/%s", rs->root, t->name);
+    struct http_options ho;
+    http_options_default(&ho);
+    ho.ca_bundle = opt->ca_bundle;
+    struct progress pr;
+    progress_begin(&pr, t->name, t->n_docs, opt->quiet);
+    struct http_client *http = NULL;
+    int rc = http_client_new(&http, &ho, &pr, err);
+    if (rc) return rc;
+    struct source_ctx sc = {.t = t, .opt = opt, .http = http, .raw_dir = raw_dir, .datasets_server = rs->viewer,
+                            .hf_endpoint = rs->hub};
+    xsa_error first = {0}, last = {0};  // the first failure is reported; the last is noted on moving on
+    int tried = 0, done = 0;
+    char buf[256], used[16] = "";
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !done; tok = strtok_r(NULL, ",", &save)) {
+        struct source_result r = {0};
+        xsa_error e1 = {0};
+        int src_rc = !strcmp(tok, "viewer") ? source_viewer_fetch(&sc, &r, &e1)
+                     : !strcmp(tok, "hub")  ? source_hub_fetch(&sc, &r, &e1)
+                                            : source_original_fetch(&sc, &r, &e1);
+        if (!src_rc && r.unavailable) continue;
+        if (last.code && !opt->quiet) {  // say why we moved on, now that there is somewhere to go
+            progress_end(&pr);
+            fprintf(stderr, "xsa-eval: %s: %s; trying the %s source\n", t->name, last.msg, tok);
+        }
+        xsa_error_clear(&last);
+        tried++;
+        char *text = NULL;
+        size_t len = 0;
+        char sha[65] = "";
+        if (!src_rc) src_rc = rows_serialize(r.rows, r.n, &text, &len, &e1);
+        if (!src_rc) src_rc = sha256_hex(text, len, sha, &e1);
+        if (!src_rc) src_rc = check_registry_pins(t, opt, r.n, sha, r.url, XSA_ERUNTIME, &e1);
+        if (!src_rc) {
+            memset(e, 0, sizeof *e);
+            snprintf(e->task, sizeof e->task, "%s", t->name);
+            snprintf(e->split, sizeof e->split, "%s", t->split);
+            snprintf(e->dataset, sizeof e->dataset, "%s", t->hf_dataset);
+            snprintf(e->config, sizeof e->config, "%s", t->hf_config ? t->hf_config : "default");
+            snprintf(e->source, sizeof e->source, "%s", tok);
+            str_copy(e->url, sizeof e->url, r.url);
+            str_copy(e->revision, sizeof e->revision, r.revision);
+            e->rows = r.n;
+            str_copy(e->raw_sha256, sizeof e->raw_sha256, r.raw_sha256);
+            str_copy(e->sha256, sizeof e->sha256, sha);
+            cache_time_now(e->time);
+            e->preprocessed = r.preprocessed;
+            src_rc = cache_commit(rs->root, t, text, len, e, &e1);
+        }
+        free(text);
+        if (src_rc) {
+            source_result_free(&r);
+            last = e1;
+            if (!first.code) first = e1;
+            continue;
+        }
+        snprintf(used, sizeof used, "%s", tok);
+        *out = r;
+        done = 1;
+    }
+    progress_end(&pr);
+    http_client_free(http);
+    if (done) return 0;
+    if (!tried)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: none of the sources '%s' has this task (valid: viewer, hub, original)",
+                        t->name, list);
+    // Input errors (a bad --ca-bundle) stay 2; everything else from the network is 3.
+    int code = first.code == XSA_EBADINPUT ? XSA_EBADINPUT : XSA_ERUNTIME;
+    int integrity = strstr(first.msg, "mismatch") != NULL;  // the network worked; the data did not match
+    return xsa_fail(err, code, "%s: download failed: %s%s%s%s", t->name, first.msg, tried > 1 ? " (other sources failed too)" : "",
+                    integrity ? "" : "; ", integrity ? "" : HINT_NETWORK);
+}
+
+// The cached copy, downloading it first when missing (or when opt->force).
+static int ensure_cached(const struct task_def *t, const struct data_options *opt, struct source_result *rows_out,
+                         struct cache_entry *e, int *was_cached, xsa_error *err) {
+    struct resolved rs;
+    int rc = resolve(opt, &rs, err);
+    if (!rc && opt->sources) rc = check_sources(opt->sources, err);
+    if (rc) return rc;
+    *was_cached = 0;
+    int valid = 0;
+    char why[600] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    if (!opt->force && (rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err)))
+        return rc;
+    if (!valid && opt->offline)
+        return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `xsa-eval download --tasks %s` where "
+                        "the network is reachable (same --cache-dir), or pass --data-dir", t->name,
+                        why[0] ? why : "forced download", t->name);
+    int lock = -1;
+    if (!valid) {
+        if ((rc = cache_lock(rs.root, t, opt->quiet, &lock, err))) return rc;
+        // Another process may have filled it while we waited.
+        if (!opt->force && (rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err))) {
+            cache_unlock(lock);
+            return rc;
+        }
+        if (!valid) {
+            struct source_result r = {0};
+            rc = fetch_and_commit(t, opt, &rs, &r, e, err);
+            cache_unlock(lock);
+            if (rc) return rc;
+            if (rows_out) *rows_out = r;
+            else source_result_free(&r);
+            return 0;
+        }
+        cache_unlock(lock);
+    }
+    *was_cached = 1;
+    char where[4200];
+    snprintf(where, sizeof where, "cache %s/%s/%s.jsonl", rs.root, t->name, t->split);
+    rc = check_registry_pins(t, opt, e->rows, e->sha256, where, XSA_ERUNTIME, err);
+    if (!rc && rows_out) {
+        rc = rows_parse_jsonl(buf, len, where, XSA_ERUNTIME, &rows_out->rows, &rows_out->n, err);
+        rows_out->preprocessed = e->preprocessed;
+    }
+    free(buf);
+    return rc;
+}
+
+int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
+                   char sha256[65], char source[512], int *preprocessed, xsa_error *err) {
+    *rows = NULL;
+    *n_rows = 0;
+    struct source_result r = {0};
+    int rc;
+    if (opt->data_dir) {
+        rc = load_local(t, opt, &r, source, err);
+        char *text = NULL;
+        size_t len = 0;
+        if (!rc) rc = rows_serialize(r.rows, r.n, &text, &len, err);
+        if (!rc) rc = sha256_hex(text, len, sha256, err);
+        free(text);
+        if (!rc) rc = check_registry_pins(t, opt, r.n, sha256, source, XSA_EBADINPUT, err);
+    } else {
+        struct cache_entry e;
+        int was_cached = 0;
+        rc = ensure_cached(t, opt, &r, &e, &was_cached, err);
+        if (!rc) {
+            snprintf(sha256, 65, "%s", e.sha256);
+            snprintf(source, 512, "%s:%.490s", e.source, e.url);
+        }
+    }
+    if (rc) {
+        source_result_free(&r);
+        return rc;
+    }
+    *rows = r.rows;
+    *n_rows = r.n;
+    if (preprocessed) *preprocessed = r.preprocessed;
+    return 0;
+}
+
+int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,
+                       char sha256[65], char source[512], xsa_error *err) {
+    struct cache_entry e;
+    int rc = ensure_cached(t, opt, NULL, &e, was_cached, err);
+    if (rc) return rc;
+    *rows_out = e.rows;
+    snprintf(sha256, 65, "%s", e.sha256);
+    snprintf(source, 512, "%s:%.490s", e.source, e.url);
+    return 0;
+}
+
+int data_cache_status(const struct task_def *t, const char *cache_dir, int *cached, struct cache_entry *e, char *why,
+                      size_t whyn, xsa_error *err) {
+    char root[4096];
+    int rc = cache_root_dir(cache_dir, root, sizeof root, err);
+    if (rc) return rc;
+    return cache_verify(root, t, e, cached, why, whyn, NULL, NULL, err);
+}

@@ -1,0 +1,21 @@
+// source_files.h: file-based sources (Hub repository files, original authors' files).
+#ifndef XSA_DATA_SOURCE_FILES_H
+#define XSA_DATA_SOURCE_FILES_H
+
+#include "data/sources.h"
+
+#define SOURCE_MAX_FILES 4
+
+struct source_file {
+    const char *url;          // full URL (mirrors already applied)
+    const char *member;       // path inside the zip at url, NULL when url is the file itself
+    const char *dest;         // file name in the raw folder (the benchdata/<dir>/ layout)
+    const char *sha256;       // pinned digest of dest when known (../shared/benchdata/SHA256SUMS)
+    const char *raw_sha256;   // pinned digest of the zip when known
+};
+
+// Downloads (concurrently, resuming), verifies, extracts and adapts `files` into rows.
+int source_fetch_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
+                       xsa_error *err);
+
+#endif

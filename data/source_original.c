@@ -1,0 +1,73 @@
+// source_original.c: the original authors' files (reference/tasks.md §3.3), as plain JSONL
+// or zip members, pinned to the digests of the real files in ../shared/benchdata where
+// those are known to equal upstream (PROVENANCE.md). --originals-mirror BASE fetches
+// https://host/path as BASE/host/path instead, for an air-gapped mirror or a test server.
+#include <stdio.h>
+#include <string.h>
+
+#include "data/source_files.h"
+
+struct original_plan {
+    const char *task;
+    struct source_file files[SOURCE_MAX_FILES];   // url is the authors' URL here
+};
+
+#define ARC_ZIP "https://ai2-public-datasets.s3.amazonaws.com/arc/ARC-V1-Feb2018.zip"
+#define SIQA_ZIP "https://storage.googleapis.com/ai2-mosaic/public/socialiqa/socialiqa-train-dev.zip"
+#define WINO_ZIP "https://storage.googleapis.com/ai2-mosaic/public/winogrande/winogrande_1.1.zip"
+
+static const struct original_plan original_plans[] = {
+    {"arc_easy", {{ARC_ZIP, "ARC-V1-Feb2018-2/ARC-Easy/ARC-Easy-Test.jsonl", "ARC-Easy-Test.jsonl",
+                   "ce32a0774b4beb1977d2c6b16dda5dd2b24fdc9c7f506882c452678676bd09be", NULL}}},
+    {"arc_challenge", {{ARC_ZIP, "ARC-V1-Feb2018-2/ARC-Challenge/ARC-Challenge-Test.jsonl", "ARC-Challenge-Test.jsonl",
+                        "9fa8ffb3e3a1f88cb302d53dd95aae81e39209ad9bcf974376b319d8fd35717c", NULL}}},
+    // lm-eval reads the SuperGLUE text (passage starts "Title -- "), not Google's dev.jsonl.
+    {"boolq", {{"https://dl.fbaipublicfiles.com/glue/superglue/data/v2/BoolQ.zip", "BoolQ/val.jsonl", "val.jsonl", NULL,
+                NULL}}},
+    {"hellaswag", {{"https://raw.githubusercontent.com/rowanz/hellaswag/master/data/hellaswag_val.jsonl", NULL,
+                    "hellaswag_val.jsonl", "0aa3b88843990f3f10a97b9575c94d7b71fb2205240ba04ae4884d9e9c992588", NULL}}},
+    {"lambada_openai", {{"https://openaipublic.blob.core.windows.net/gpt-2/data/lambada_test.jsonl", NULL,
+                         "lambada_test.jsonl", "4aa8d02cd17c719165fc8a7887fddd641f43fcafa4b1c806ca8abc31fabdb226", NULL}}},
+    {"openbookqa", {{"https://s3-us-west-2.amazonaws.com/ai2-website/data/OpenBookQA-V1-Sep2018.zip",
+                     "OpenBookQA-V1-Sep2018/Data/Main/test.jsonl", "test.jsonl", NULL, NULL}}},
+    {"piqa", {{"https://yonatanbisk.com/piqa/data/valid.jsonl", NULL, "valid.jsonl",
+               "93503cc97c679e459b065c3d13e848282e44b2a25213985bed3e5d458abef72d", NULL},
+              {"https://yonatanbisk.com/piqa/data/valid-labels.lst", NULL, "valid-labels.lst",
+               "b4192dc3a2a0363d9d60ccf79800cbbe2f32ebb17726efdde6970e0b8131bceb", NULL}}},
+    // Member digests checked against benchdata's zip, whose digest equals allenai/rainbow's.
+    {"social_iqa", {{SIQA_ZIP, "socialiqa-train-dev/dev.jsonl", "dev.jsonl",
+                     "d8128dfe60783a9971b954ca82dd57b87b05d5d40468876d51a8e1ad2c557465",
+                     "ee073914a0fc33265cfbcfc50ec20df9b2e07809c3f420f599138d1f394ef5c3"},
+                    {SIQA_ZIP, "socialiqa-train-dev/dev-labels.lst", "dev-labels.lst",
+                     "2d882ff71969d3980d37dd07aecdf9093c6e63e27c670f3a203bcf3b9b74bc05",
+                     "ee073914a0fc33265cfbcfc50ec20df9b2e07809c3f420f599138d1f394ef5c3"}}},
+    {"winogrande", {{WINO_ZIP, "winogrande_1.1/dev.jsonl", "dev.jsonl", NULL, NULL},
+                    {WINO_ZIP, "winogrande_1.1/dev-labels.lst", "dev-labels.lst", NULL, NULL}}},
+};
+
+int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
+    const struct original_plan *p = NULL;
+    for (size_t i = 0; i < sizeof original_plans / sizeof original_plans[0]; i++)
+        if (!strcmp(original_plans[i].task, c->t->name)) p = &original_plans[i];
+    if (!p) {
+        r->unavailable = 1;
+        return 0;
+    }
+    struct source_file files[SOURCE_MAX_FILES];
+    char urls[SOURCE_MAX_FILES][1024];
+    int n = 0;
+    for (; n < SOURCE_MAX_FILES && p->files[n].url; n++) {
+        files[n] = p->files[n];
+        const char *mirror = c->opt->originals_mirror;
+        if (mirror && *mirror) {
+            const char *rest = strstr(files[n].url, "://");
+            rest = rest ? rest + 3 : files[n].url;
+            size_t ml = strlen(mirror);
+            while (ml > 0 && mirror[ml - 1] == '/') ml--;
+            if (snprintf(urls[n], sizeof urls[n], "%.*s/%s", (int)ml, mirror, rest) >= (int)sizeof urls[n])
+                return xsa_fail(err, XSA_EBADINPUT, "--originals-mirror URL is too long");
+            files[n].url = urls[n];
+        }
+    }
+    return source_fetch_files(c, files, n, r, err);
+}

@@ -1,0 +1,173 @@
+// source_viewer.c: rows from the Hugging Face dataset viewer ("datasets-server") API:
+// GET {server}/rows?dataset=D&config=C&split=S&offset=O&length=L (L <= 100), pages fetched
+// concurrently over the client's one multi handle. Every page is checked: its row_idx values,
+// its length, and num_rows_total agreeing with the first page.
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/sources.h"
+
+#define VIEWER_PAGE 100            // MAX_NUM_ROWS_PER_PAGE of the viewer
+#define VIEWER_MAX_ROWS 2000000    // refuse absurd num_rows_total values
+
+struct viewer_split {
+    const char *dataset, *config;
+};
+
+static int viewer_url(const struct source_ctx *c, const struct viewer_split *vs, long offset, long length, char *out,
+                      size_t n, xsa_error *err) {
+    char *d = curl_easy_escape(NULL, vs->dataset, 0);
+    char *cf = curl_easy_escape(NULL, vs->config ? vs->config : "default", 0);
+    char *s = curl_easy_escape(NULL, c->t->split, 0);
+    int w = d && cf && s ? snprintf(out, n, "%s/rows?dataset=%s&config=%s&split=%s&offset=%ld&length=%ld",
+                                    c->datasets_server, d, cf, s, offset, length)
+                         : -1;
+    curl_free(d);
+    curl_free(cf);
+    curl_free(s);
+    if (w < 0 || (size_t)w >= n) return xsa_fail(err, XSA_EBADINPUT, "dataset viewer URL too long for %s", c->t->name);
+    return 0;
+}
+
+// Checks one page and moves its rows into r at [offset, offset + count).
+static int viewer_take_page(const char *url, const char *body, long offset, long expect_count, long *total,
+                            struct source_result *r, xsa_error *err) {
+    cJSON *o = cJSON_Parse(body);
+    int rc = 0;
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
+    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(o, "num_rows_total");
+    const cJSON *partial = cJSON_GetObjectItemCaseSensitive(o, "partial");
+    if (!cJSON_IsObject(o) || !cJSON_IsArray(rows) || !cJSON_IsNumber(tot)) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: not a dataset viewer /rows answer (no rows[] or num_rows_total)", url);
+        goto out;
+    }
+    if (cJSON_IsTrue(partial)) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: the viewer serves only a partial conversion of this split", url);
+        goto out;
+    }
+    if (tot->valuedouble < 0 || tot->valuedouble > VIEWER_MAX_ROWS) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: num_rows_total %.0f is out of range", url, tot->valuedouble);
+        goto out;
+    }
+    if (*total < 0) *total = (long)tot->valuedouble;
+    else if ((long)tot->valuedouble != *total) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: num_rows_total changed between pages (%ld, then %.0f); the dataset is being updated, try again later",
+                      url, *total, tot->valuedouble);
+        goto out;
+    }
+    if (expect_count < 0) expect_count = *total - offset < VIEWER_PAGE ? *total - offset : VIEWER_PAGE;
+    if (cJSON_GetArraySize(rows) != expect_count) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: page has %d rows, expected %ld", url, cJSON_GetArraySize(rows), expect_count);
+        goto out;
+    }
+    for (long i = 0; i < expect_count; i++) {
+        cJSON *item = cJSON_GetArrayItem(rows, (int)i);
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(item, "row_idx");
+        if (!cJSON_IsNumber(idx) || (long)idx->valuedouble != offset + i) {
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row_idx is not %ld", url, i, offset + i);
+            goto out;
+        }
+        cJSON *row = cJSON_DetachItemFromObjectCaseSensitive(item, "row");
+        if (!cJSON_IsObject(row)) {
+            cJSON_Delete(row);
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row is not an object", url, i);
+            goto out;
+        }
+        r->rows[offset + i] = row;
+    }
+out:
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *vs, struct source_result *r,
+                              int *not_found, xsa_error *err) {
+    char first_url[1024];
+    int rc = viewer_url(c, vs, 0, VIEWER_PAGE, first_url, sizeof first_url, err);
+    if (rc) return rc;
+    struct http_request first = {.url = first_url, .gzip = 1};
+    xsa_error e1 = {0};
+    if ((rc = http_fetch(c->http, &first, 1, not_found, &e1))) {
+        if (*not_found)
+            xsa_fail(err, rc, "the dataset viewer does not serve %s/%s/%s: %s", vs->dataset, vs->config, c->t->split,
+                     e1.msg);
+        else xsa_fail(err, rc, "%s", e1.msg);
+        http_requests_free(&first, 1);
+        return rc;
+    }
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+        EVP_MD_CTX_free(md);
+        http_requests_free(&first, 1);
+        return xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
+    }
+    // Peek at the total, then allocate every slot so pages can land in any order.
+    long total = -1;
+    cJSON *peek = cJSON_Parse(first.body);
+    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(peek, "num_rows_total");
+    long n_total = cJSON_IsNumber(tot) && tot->valuedouble >= 0 && tot->valuedouble <= VIEWER_MAX_ROWS ? (long)tot->valuedouble : 0;
+    cJSON_Delete(peek);
+    r->rows = calloc((size_t)(n_total > 0 ? n_total : 1), sizeof *r->rows);
+    r->cap = (int)(n_total > 0 ? n_total : 1);
+    struct http_request *reqs = NULL;
+    char (*urls)[1024] = NULL;
+    int n_pages = 0;
+    if (!r->rows) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto out; }
+    if ((rc = viewer_take_page(first_url, first.body, 0, -1, &total, r, err))) goto out;
+    EVP_DigestUpdate(md, first.body, first.len);
+    str_copy(r->url, sizeof r->url, first_url);
+    n_pages = (int)((total + VIEWER_PAGE - 1) / VIEWER_PAGE) - 1;
+    if (n_pages > 0) {
+        reqs = calloc((size_t)n_pages, sizeof *reqs);
+        urls = calloc((size_t)n_pages, sizeof *urls);
+        if (!reqs || !urls) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto out; }
+        for (int p = 0; p < n_pages && !rc; p++) {
+            long off = (long)(p + 1) * VIEWER_PAGE;
+            long len = total - off < VIEWER_PAGE ? total - off : VIEWER_PAGE;
+            rc = viewer_url(c, vs, off, len, urls[p], sizeof urls[p], err);
+            reqs[p] = (struct http_request){.url = urls[p], .units = len, .gzip = 1};
+        }
+        if (!rc) rc = http_fetch(c->http, reqs, n_pages, NULL, err);
+        for (int p = 0; p < n_pages && !rc; p++) {
+            long off = (long)(p + 1) * VIEWER_PAGE;
+            rc = viewer_take_page(urls[p], reqs[p].body, off, -1, &total, r, err);
+            EVP_DigestUpdate(md, reqs[p].body, reqs[p].len);
+        }
+    }
+    if (!rc) {
+        r->n = (int)total;
+        unsigned char dg[32];
+        unsigned int dl = 0;
+        EVP_DigestFinal_ex(md, dg, &dl);
+        for (int i = 0; i < 32; i++) snprintf(r->raw_sha256 + 2 * i, 3, "%02x", dg[i]);
+    }
+out:
+    if (rc) {  // rows may be partly filled: free them all
+        for (int i = 0; i < r->cap; i++) cJSON_Delete(r->rows ? r->rows[i] : NULL);
+        free(r->rows);
+        r->rows = NULL;
+        r->n = r->cap = 0;
+    }
+    EVP_MD_CTX_free(md);
+    http_requests_free(&first, 1);
+    if (reqs) http_requests_free(reqs, n_pages);
+    free(reqs);
+    free(urls);
+    return rc;
+}
+
+int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
+    struct viewer_split main = {c->t->hf_dataset, c->t->hf_config};
+    int not_found = 0;
+    int rc = viewer_fetch_split(c, &main, r, &not_found, err);
+    if (rc && not_found && c->t->hf_alt_dataset) {  // another Hub copy of the same rows
+        struct viewer_split alt = {c->t->hf_alt_dataset, c->t->hf_alt_config};
+        if (!c->opt->quiet) fprintf(stderr, "xsa-eval: %s: %s; trying %s\n", c->t->name, err->msg, alt.dataset);
+        xsa_error_clear(err);
+        rc = viewer_fetch_split(c, &alt, r, &not_found, err);
+    }
+    return rc;
+}

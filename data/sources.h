@@ -1,0 +1,54 @@
+// sources.h: where rows come from, tried in order: the Hugging Face dataset viewer API
+// (source_viewer.c), JSON/JSONL files in the Hub repository (source_hub.c), the original
+// authors' files (source_original.c). Internal to data/.
+#ifndef XSA_DATA_SOURCES_H
+#define XSA_DATA_SOURCES_H
+
+#include <cJSON.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "data/data.h"
+#include "data/http.h"
+#include "tasks/task.h"
+
+struct source_ctx {
+    const struct task_def *t;
+    const struct data_options *opt;
+    struct http_client *http;
+    const char *raw_dir;          // cache root/raw/<task>: downloads, laid out like benchdata/<dir>
+    const char *datasets_server;  // resolved base URLs, no trailing slash
+    const char *hf_endpoint;
+};
+
+struct source_result {
+    cJSON **rows;                 // (n) in dataset order, owned
+    int n, cap;
+    char url[512];                // where the rows came from (first URL)
+    char revision[128];           // upstream revision when known
+    char raw_sha256[65];          // over the raw downloaded bytes, in order
+    int preprocessed;             // rows are already lm-eval-preprocessed (adapter says)
+    int unavailable;              // this source has nothing for the task (not an error)
+};
+
+// Copies s into d (size n), truncating; always NUL-terminated.
+static inline void str_copy(char *d, size_t n, const char *s) {
+    size_t m = strlen(s);
+    if (m >= n) m = n - 1;
+    memcpy(d, s, m);
+    d[m] = '\0';
+}
+
+int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+
+// Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
+int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
+void source_result_free(struct source_result *r);
+
+// Runs the tasks engineer's adapter over a folder laid out like benchdata/<dir>.
+// Errors keep the adapter's code; the caller decides what a bad file means.
+int source_adapt_dir(const struct task_def *t, const char *dir, struct source_result *r, xsa_error *err);
+
+#endif

@@ -1,0 +1,50 @@
+// check.h: the CI regression gate. A candidate's results are compared with a baseline's
+// (eval/compare.h, paired statistics) and fail when
+//   - a task's delta < -max_drop points AND the drop is significant: exact McNemar p < alpha
+//     AND the (1 - alpha) paired bootstrap interval lies below 0 (both, so that a noisy
+//     interval or a lucky p alone never fails a build); or
+//   - the average over all compared tasks drops by more than max_drop points AND its
+//     (1 - alpha) interval (documents resampled within each task) lies below 0.
+// LAMBADA's perplexity is reported by compare, not gated.
+#ifndef XSA_EVAL_CHECK_H
+#define XSA_EVAL_CHECK_H
+
+#include "common/vec.h"
+#include "eval/compare.h"
+
+#define CHECK_DEFAULT_MAX_DROP 1.0
+#define CHECK_DEFAULT_ALPHA 0.05
+
+struct check_options {
+    double max_drop;            // points (>= 0)
+    double alpha;               // significance level in (0, 1)
+    int iters;                  // bootstrap replicates (<= 0: COMPARE_DEFAULT_ITERS)
+    uint64_t seed;              // 0: COMPARE_DEFAULT_SEED
+    const char *baseline_path;  // for the messages and the verdict
+    const char *results_path;
+    const char *metric;         // NULL/"auto": each task's preferred metric
+};
+
+struct check_verdict {
+    int pass;
+    struct comparison cmp;      // baseline = A, candidate = B
+    int *regressed;             // (cmp.n_rows) 1 when that task failed
+    int n_regressed;
+    int avg_regressed;          // the "all" average failed
+};
+
+// Compares and judges. Returns 0 (see v->pass), or XSA_EBADINPUT for incomparable inputs /
+// bad options, XSA_ERUNTIME for out of memory. Free with check_verdict_free().
+int check_evaluate(const struct results *base, const struct results *cand, const struct check_options *opt,
+                   struct check_verdict *v, xsa_error *err);
+// A Markdown summary fit for a pull-request comment.
+int check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
+                   const struct check_options *opt, struct sbuf *out);
+// The verdict as JSON: {"pass", "baseline", "results", "max_drop", "alpha", "bootstrap_iters",
+// "seed", "tasks": [{task, metric, n, baseline, new, delta, ci, mcnemar_p, regressed}],
+// "average": {tasks, baseline, new, delta, ci, regressed}} (values in points where named
+// delta/ci, fractions for baseline/new; 10 significant digits).
+int check_verdict_json(const struct check_verdict *v, const struct check_options *opt, struct sbuf *out);
+void check_verdict_free(struct check_verdict *v);
+
+#endif

@@ -1,0 +1,427 @@
+// compare.c: paired SA-vs-XSA statistics over two results files and their Markdown report.
+// The statistics themselves live in eval/stats.c; this file pairs documents, picks metrics,
+// checks comparability and lays out the report.
+#include "eval/compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "eval/stats.h"
+#include "reports/report.h"
+#include "reports/svg.h"
+
+static int appendf(char *buf, size_t cap, const char *fmt, const char *a, const char *b, const char *c) {
+    size_t n = strlen(buf);
+    if (n + 3 >= cap) return 0;
+    if (n) { memcpy(buf + n, "; ", 3); n += 2; }
+    snprintf(buf + n, cap - n, fmt, a, b, c);
+    return 0;
+}
+
+// Appends ", name" (or "name") to buf.
+static void join_name(char *buf, size_t cap, const char *name) {
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
+}
+
+int compare_inputs_differ(const struct results *a, const struct results *b, char *why, size_t cap) {
+    why[0] = '\0';
+    char only_a[512] = "", only_b[512] = "";
+    for (int i = 0; i < a->n_tasks; i++)
+        if (!results_find_task(b, a->tasks[i].name)) join_name(only_a, sizeof only_a, a->tasks[i].name);
+    for (int i = 0; i < b->n_tasks; i++)
+        if (!results_find_task(a, b->tasks[i].name)) join_name(only_b, sizeof only_b, b->tasks[i].name);
+    if (only_a[0] || only_b[0])
+        appendf(why, cap, "task sets differ (only in A: %s; only in B: %s)%s", only_a[0] ? only_a : "none",
+                only_b[0] ? only_b : "none", "");
+    if (a->limit != b->limit) {
+        char la[32], lb[32];
+        snprintf(la, sizeof la, a->limit < 0 ? "none" : "%d", a->limit);
+        snprintf(lb, sizeof lb, b->limit < 0 ? "none" : "%d", b->limit);
+        appendf(why, cap, "limits differ (A: %s, B: %s)%s", la, lb, "");
+    }
+    if (a->num_fewshot != b->num_fewshot) {
+        char fa[32], fb[32];
+        snprintf(fa, sizeof fa, "%d", a->num_fewshot);
+        snprintf(fb, sizeof fb, "%d", b->num_fewshot);
+        appendf(why, cap, "num_fewshot differs (A: %s, B: %s)%s", fa, fb, "");
+    }
+    for (int i = 0; i < a->n_tasks; i++) {
+        const struct task_result *ta = &a->tasks[i], *tb = results_find_task(b, ta->name);
+        if (!tb || !strcmp(ta->data_sha256, tb->data_sha256)) continue;
+        char da[17], db[17];
+        appendf(why, cap, "%s data differ (sha256 %s vs %s)", ta->name, report_short_digest(ta->data_sha256, da),
+                report_short_digest(tb->data_sha256, db));
+    }
+    return why[0] != '\0';
+}
+
+void comparison_free(struct comparison *c) {
+    free(c->rows);
+    memset(c, 0, sizeof *c);
+}
+
+static int cmp_pair(const void *x, const void *y) {
+    const int *p = x, *q = y;
+    return (p[0] > q[0]) - (p[0] < q[0]);
+}
+
+// Pairs the documents of ta and tb by doc_id. Outputs (idx_a[k], idx_b[k]) for k < *n_out in
+// A's order. With `intersect` documents missing from either side are dropped; otherwise a
+// difference is an error.                                          idx_a, idx_b: (ta->n_docs)
+static int pair_docs(const struct task_result *ta, const struct task_result *tb, int intersect, int *idx_a, int *idx_b,
+                     int *n_out, xsa_error *err) {
+    int same = ta->n_docs == tb->n_docs;
+    for (int i = 0; same && i < ta->n_docs; i++) same = ta->doc_id[i] == tb->doc_id[i];
+    if (same) {
+        for (int i = 0; i < ta->n_docs; i++) idx_a[i] = idx_b[i] = i;
+        *n_out = ta->n_docs;
+        return 0;
+    }
+    int *sb = malloc(sizeof(int) * 2 * (size_t)(tb->n_docs + 1));  // (n_b, 2): doc_id, index, sorted
+    if (!sb) return xsa_fail(err, XSA_ERUNTIME, "out of memory pairing documents");
+    for (int i = 0; i < tb->n_docs; i++) { sb[2 * i] = tb->doc_id[i]; sb[2 * i + 1] = i; }
+    qsort(sb, (size_t)tb->n_docs, 2 * sizeof(int), cmp_pair);
+    int rc = 0, k = 0;
+    for (int i = 1; i < tb->n_docs && !rc; i++)
+        if (sb[2 * i] == sb[2 * i - 2])
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in B", ta->name, sb[2 * i]);
+    for (int i = 0; i < ta->n_docs && !rc; i++) {
+        int lo = 0, hi = tb->n_docs - 1, found = -1;
+        while (lo <= hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (sb[2 * mid] == ta->doc_id[i]) { found = sb[2 * mid + 1]; break; }
+            if (sb[2 * mid] < ta->doc_id[i]) lo = mid + 1;
+            else hi = mid - 1;
+        }
+        if (found < 0) {
+            if (intersect) continue;
+            rc = xsa_fail(err, XSA_EBADINPUT,
+                          "%s: document %d of A is not in B; paired statistics need the same documents", ta->name,
+                          ta->doc_id[i]);
+            break;
+        }
+        idx_a[k] = i;
+        idx_b[k++] = found;
+    }
+    if (!rc && !intersect && k != tb->n_docs)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: B has documents A lacks; paired statistics need the same documents", ta->name);
+    if (!rc && k == 0) rc = xsa_fail(err, XSA_EBADINPUT, "%s: the two files share no documents", ta->name);
+    free(sb);
+    *n_out = k;
+    return rc;
+}
+
+static int per_doc_ok(const double *x, int n) {
+    for (int i = 0; i < n; i++)
+        if (x[i] != 0 && x[i] != 1) return 0;
+    return 1;
+}
+
+// One task: fills row, and the paired 0/1 arrays *pa, *pb (n = row->n, caller frees) that the
+// averages resample.
+static int compare_task(const struct task_result *ta, const struct task_result *tb, const struct compare_options *opt,
+                        const struct comparison *c, int intersect, struct compare_row *row, double **pa, double **pb,
+                        xsa_error *err) {
+    const char *metric = results_preferred_metric(ta);
+    if (opt->metric && strcmp(opt->metric, "auto")) metric = opt->metric;
+    if (results_metric_index(ta, metric) < 0 && !strcmp(metric, "acc_norm")) metric = "acc";  // BoolQ etc.
+    int ma = results_metric_index(ta, metric), mb = results_metric_index(tb, metric);
+    if (ma < 0 || mb < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: metric %s is missing in %s", ta->name, metric, ma < 0 ? "A" : "B");
+    snprintf(row->task, sizeof row->task, "%s", ta->name);
+    snprintf(row->metric, sizeof row->metric, "%s", metric);
+    int n = ta->n_docs;
+    int *ia = malloc(sizeof(int) * (size_t)(n + 1)), *ib = malloc(sizeof(int) * (size_t)(n + 1));  // (n)
+    *pa = malloc(sizeof(double) * (size_t)(n + 1));                                                 // (n)
+    *pb = malloc(sizeof(double) * (size_t)(n + 1));                                                 // (n)
+    int rc = (!ia || !ib || !*pa || !*pb) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    if (!rc) rc = pair_docs(ta, tb, intersect, ia, ib, &n, err);
+    for (int k = 0; !rc && k < n; k++) {
+        (*pa)[k] = ta->per_doc[ma][ia[k]];
+        (*pb)[k] = tb->per_doc[mb][ib[k]];
+    }
+    if (!rc && (!per_doc_ok(*pa, n) || !per_doc_ok(*pb, n)))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: per-document %s values must be 0 or 1", ta->name, metric);
+    if (!rc) {
+        row->n = n;
+        // The files' own aggregates when every document is paired, else those of the pairs.
+        if (n == ta->n_docs && n == tb->n_docs) {
+            row->a = ta->value[ma];
+            row->b = tb->value[mb];
+            row->a_se = ta->stderr_[ma];
+            row->b_se = tb->stderr_[mb];
+        } else {
+            double sa = 0, sb = 0;
+            for (int k = 0; k < n; k++) { sa += (*pa)[k]; sb += (*pb)[k]; }
+            row->a = sa / n;
+            row->b = sb / n;
+            row->a_se = n > 1 ? sqrt(row->a * (1 - row->a) / (n - 1)) : NAN;
+            row->b_se = n > 1 ? sqrt(row->b * (1 - row->b) / (n - 1)) : NAN;
+        }
+        for (int k = 0; k < n; k++) {
+            row->n10 += (*pa)[k] == 1 && (*pb)[k] == 0;
+            row->n01 += (*pa)[k] == 0 && (*pb)[k] == 1;
+        }
+        row->p = stats_mcnemar_exact_p(row->n10, row->n01);
+        double d, lo, hi;
+        if (stats_paired_bootstrap_ci(*pa, *pb, n, c->iters, c->seed, c->level, &d, &lo, &hi))
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: bootstrap failed (out of memory?)", ta->name);
+        row->delta = d * 100;
+        row->lo = lo * 100;
+        row->hi = hi * 100;
+        row->real = (row->lo > 0 || row->hi < 0) && row->p < c->alpha;
+        int pa_i = results_metric_index(ta, "perplexity"), pb_i = results_metric_index(tb, "perplexity");
+        if (pa_i >= 0 && pb_i >= 0) {
+            row->has_ppl = 1;
+            row->ppl_a = ta->value[pa_i];
+            row->ppl_b = tb->value[pb_i];
+        }
+    }
+    free(ia);
+    free(ib);
+    return rc;
+}
+
+// Average over the rows selected by `paper_only`.                  pa, pb: (n_rows) per-row arrays
+static int compare_average(struct comparison *c, double *const *pa, double *const *pb, int paper_only,
+                           struct compare_avg *avg, xsa_error *err) {
+    const double **sa = malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
+    const double **sb = malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
+    int *n = malloc(sizeof(int) * (size_t)(c->n_rows + 1));
+    int rc = (!sa || !sb || !n) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    int k = 0;
+    double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
+    for (int i = 0; i < c->n_rows && !rc; i++) {
+        const struct compare_row *r = &c->rows[i];
+        if (paper_only && !results_is_paper_task(r->task)) continue;
+        sa[k] = pa[i];
+        sb[k] = pb[i];
+        n[k++] = r->n;
+        sum_a += r->a;
+        sum_b += r->b;
+        var_a += r->a_se * r->a_se;
+        var_b += r->b_se * r->b_se;
+    }
+    if (!rc && k > 0) {
+        double d, lo, hi;
+        if (stats_paired_bootstrap_ci_multi(sa, sb, n, k, c->iters, c->seed, c->level, &d, &lo, &hi))
+            rc = xsa_fail(err, XSA_ERUNTIME, "average: bootstrap failed (out of memory?)");
+        avg->present = 1;
+        avg->n_tasks = k;
+        avg->a = sum_a / k;
+        avg->b = sum_b / k;
+        avg->a_se = sqrt(var_a) / k;
+        avg->b_se = sqrt(var_b) / k;
+        avg->delta = d * 100;
+        avg->lo = lo * 100;
+        avg->hi = hi * 100;
+        avg->real = avg->lo > 0 || avg->hi < 0;
+    }
+    free(sa);
+    free(sb);
+    free(n);
+    return rc;
+}
+
+int compare_results(const struct results *a, const struct results *b, const struct compare_options *opt,
+                    struct comparison *c, xsa_error *err) {
+    memset(c, 0, sizeof *c);
+    c->alpha = opt->alpha > 0 && opt->alpha < 1 ? opt->alpha : 0.05;
+    c->level = 1 - c->alpha;
+    c->iters = opt->iters > 0 ? opt->iters : COMPARE_DEFAULT_ITERS;
+    c->seed = opt->seed ? opt->seed : COMPARE_DEFAULT_SEED;
+    if (opt->metric && strcmp(opt->metric, "auto") && strcmp(opt->metric, "acc") && strcmp(opt->metric, "acc_norm"))
+        return xsa_fail(err, XSA_EBADINPUT, "--metric %s: expected auto, acc or acc_norm", opt->metric);
+    if (compare_inputs_differ(a, b, c->not_comparable, sizeof c->not_comparable)) {
+        if (!opt->force)
+            return xsa_fail(err, XSA_EBADINPUT, "%s vs %s: not comparable: %s; rerun both on the same data and "
+                            "settings, or pass --force to compare anyway", opt->path_a ? opt->path_a : "A",
+                            opt->path_b ? opt->path_b : "B", c->not_comparable);
+        c->forced = 1;
+    }
+    c->rows = calloc((size_t)a->n_tasks + 1, sizeof *c->rows);
+    double **pa = calloc((size_t)a->n_tasks + 1, sizeof *pa), **pb = calloc((size_t)a->n_tasks + 1, sizeof *pb);
+    int rc = (!c->rows || !pa || !pb) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    for (int i = 0; i < a->n_tasks && !rc; i++) {
+        const struct task_result *tb = results_find_task(b, a->tasks[i].name);
+        if (!tb) continue;  // only under --force: the report lists the difference
+        rc = compare_task(&a->tasks[i], tb, opt, c, c->forced, &c->rows[c->n_rows], &pa[c->n_rows], &pb[c->n_rows], err);
+        c->n_rows++;
+    }
+    if (!rc && c->n_rows == 0) rc = xsa_fail(err, XSA_EBADINPUT, "the two results files share no task");
+    if (!rc) rc = compare_average(c, pa, pb, 1, &c->paper, err);
+    if (!rc) rc = compare_average(c, pa, pb, 0, &c->all, err);
+    for (int i = 0; pa && pb && i < a->n_tasks; i++) { free(pa[i]); free(pb[i]); }
+    free(pa);
+    free(pb);
+    if (rc) comparison_free(c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------- Markdown
+
+static void fmt_p(double p, char buf[32]) {
+    if (isnan(p)) snprintf(buf, 32, "-");
+    else if (p >= 0.001) snprintf(buf, 32, "%.3f", p);
+    else snprintf(buf, 32, "%.1e", p);
+}
+
+static int value_se(struct sbuf *o, double v, double se) {  // fractions -> "43.25 ± 2.48"
+    if (isnan(se)) return sbuf_printf(o, " %.2f |", v * 100);
+    return sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v * 100, se * 100);
+}
+
+static int avg_row(struct sbuf *o, const char *name, const struct compare_avg *g) {
+    if (!g->present) return 0;
+    int rc = sbuf_printf(o, "| **%s (%d task%s)** | mean |", name, g->n_tasks, g->n_tasks == 1 ? "" : "s");
+    if (!rc) rc = value_se(o, g->a, g->a_se);
+    if (!rc) rc = value_se(o, g->b, g->b_se);
+    if (!rc) rc = sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | - | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
+    return rc;
+}
+
+int compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
+                     const struct compare_options *opt, const char *chart_base, struct sbuf *o, xsa_error *err) {
+    const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
+    double pct = c->level * 100;
+    int rc = sbuf_printf(o, "# %s (A) vs %s (B)\n\n", la, lb);
+    if (!rc && c->forced)
+        rc = sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
+                            "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
+                         c->not_comparable);
+    // One-sentence answer first: the average, then which tasks moved for real.
+    const struct compare_avg *g = c->paper.present ? &c->paper : &c->all;
+    const char *gname = c->paper.present ? "the XSA paper's" : "all";
+    if (!rc)
+        rc = sbuf_printf(o, "**Summary.** Over %s %d task%s, B scores **%+.2f points** against A on average "
+                            "(%g%% CI [%+.2f, %+.2f]): %s.",
+                         gname, g->n_tasks, g->n_tasks == 1 ? "" : "s", g->delta, pct, g->lo, g->hi,
+                         g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
+    int n_real = 0;
+    for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;
+    if (!rc) rc = sbuf_printf(o, " %d of %d per-task deltas %s real", n_real, c->n_rows, n_real == 1 ? "is" : "are");
+    for (int i = 0, k = 0; i < c->n_rows && !rc; i++)
+        if (c->rows[i].real) rc = sbuf_printf(o, "%s%s %+.2f", k++ ? ", " : ": ", c->rows[i].task, c->rows[i].delta);
+    if (!rc) rc = sbuf_puts(o, ".\n\n## Results\n\n");
+    if (!rc)
+        rc = sbuf_printf(o, "| task | metric | A \xc2\xb1 se | B \xc2\xb1 se | \xce\x94 (pts) | %g%% CI | McNemar p | real? |\n"
+                            "|---|---|--:|--:|--:|:-:|--:|:-:|\n", pct);
+    for (int i = 0; i < c->n_rows && !rc; i++) {
+        const struct compare_row *r = &c->rows[i];
+        char p[32];
+        fmt_p(r->p, p);
+        rc = sbuf_printf(o, "| %s | %s |", r->task, r->metric);
+        if (!rc) rc = value_se(o, r->a, r->a_se);
+        if (!rc) rc = value_se(o, r->b, r->b_se);
+        if (!rc) rc = sbuf_printf(o, " %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->delta, r->lo, r->hi, p, r->real ? "**yes**" : "no");
+    }
+    if (!rc) rc = avg_row(o, "paper", &c->paper);
+    if (!rc) rc = avg_row(o, "all", &c->all);
+    for (int i = 0; i < c->n_rows && !rc; i++) {
+        const struct compare_row *r = &c->rows[i];
+        if (r->has_ppl)
+            rc = sbuf_printf(o, "\n%s perplexity (lower is better): A %.3f, B %.3f (B/A = %.4f).\n", r->task, r->ppl_a,
+                             r->ppl_b, r->ppl_b / r->ppl_a);
+    }
+    char iters[32];
+    report_thousands(c->iters, iters);
+    if (!rc)
+        rc = sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
+                            "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
+                            "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
+                            "(within each task for the averages), seed %llu. McNemar on per-document correctness: "
+                            "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
+                            "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
+                         pct, c->alpha, iters, (unsigned long long)c->seed);
+    if (!rc && chart_base)
+        rc = sbuf_printf(o, "## Charts\n\n![Per-task delta B - A with its %g%% interval](%s_delta.svg)\n\n"
+                            "![Per-task score of A and B](%s_acc.svg)\n\n", pct, chart_base, chart_base);
+    if (!rc) rc = sbuf_puts(o, "## Models\n\n");
+    char heading[300];
+    snprintf(heading, sizeof heading, "A: %s", la);
+    if (!rc) rc = report_model_section(o, heading, a, opt->path_a);
+    snprintf(heading, sizeof heading, "B: %s", lb);
+    if (!rc) rc = report_model_section(o, heading, b, opt->path_b);
+    const struct results *rs[2] = {a, b};
+    const char *labels[2] = {"A", "B"};
+    if (!rc) rc = sbuf_puts(o, "## Provenance\n\n");
+    if (!rc) rc = report_provenance(o, rs, labels, 2);
+    if (!rc && opt->command) rc = sbuf_puts(o, "Report command: ") || md_code(o, opt->command) || sbuf_puts(o, "\n");
+    return rc ? xsa_fail(err, XSA_ERUNTIME, "compare report: out of memory") : 0;
+}
+
+// The two charts of a comparison.
+static int compare_charts(const struct comparison *c, const char *la, const char *lb, struct sbuf *delta_svg,
+                          struct sbuf *acc_svg) {
+    int k = c->n_rows + 2;
+    const char **labels = calloc((size_t)k, sizeof *labels);
+    double *d = calloc((size_t)k * 3, sizeof *d), *val = calloc((size_t)c->n_rows * 4 + 1, sizeof *val);
+    int *sign = calloc((size_t)k, sizeof *sign);
+    char avg_names[2][48];
+    int rc = (!labels || !d || !val || !sign) ? -1 : 0, m = 0;
+    for (int i = 0; i < c->n_rows && !rc; i++, m++) {
+        const struct compare_row *r = &c->rows[i];
+        labels[m] = r->task;
+        d[m] = r->delta; d[k + m] = r->lo; d[2 * k + m] = r->hi;
+        sign[m] = r->real ? (r->delta > 0 ? 1 : -1) : 0;
+    }
+    const struct compare_avg *gs[2] = {&c->paper, &c->all};
+    for (int j = 0; j < 2 && !rc; j++) {
+        if (!gs[j]->present) continue;
+        snprintf(avg_names[j], sizeof avg_names[j], "%s avg (%d)", j == 0 ? "paper" : "all", gs[j]->n_tasks);
+        labels[m] = avg_names[j];
+        d[m] = gs[j]->delta; d[k + m] = gs[j]->lo; d[2 * k + m] = gs[j]->hi;
+        sign[m] = gs[j]->real ? (gs[j]->delta > 0 ? 1 : -1) : 0;
+        m++;
+    }
+    // svg_delta_chart reads lo/hi at the row index: pack them contiguously.
+    if (!rc) {
+        memmove(d + m, d + k, sizeof(double) * (size_t)m);
+        memmove(d + 2 * m, d + 2 * k, sizeof(double) * (size_t)m);
+        rc = svg_delta_chart("Per-task delta, B - A (points)", labels, d, d + m, d + 2 * m, sign, m, delta_svg);
+    }
+    if (!rc) {
+        int n = c->n_rows;
+        for (int i = 0; i < n; i++) {
+            val[i] = c->rows[i].a * 100;
+            val[n + i] = c->rows[i].b * 100;
+            val[2 * n + i] = c->rows[i].a_se * 100;
+            val[3 * n + i] = c->rows[i].b_se * 100;
+        }
+        const char *series[2] = {la, lb};
+        rc = svg_bars_chart("Per-task score (metric of each row)", labels, n, series, 2, val, val + 2 * n, acc_svg);
+    }
+    free(labels);
+    free(d);
+    free(val);
+    free(sign);
+    return rc;
+}
+
+int compare_write_report(const struct results *a, const struct results *b, const struct compare_options *opt,
+                         const char *md_path, xsa_error *err) {
+    struct comparison c;
+    int rc = compare_results(a, b, opt, &c, err);
+    if (rc) return rc;
+    struct sbuf md = {0}, full = {0}, rel = {0}, dsvg = {0}, asvg = {0}, p1 = {0}, p2 = {0};
+    if (md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = compare_markdown(a, b, &c, opt, md_path ? rel.s : NULL, &md, err);
+    if (!rc && !md_path) {
+        fwrite(md.s, 1, md.n, stdout);
+    } else if (!rc) {
+        const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
+        if (compare_charts(&c, la, lb, &dsvg, &asvg) || sbuf_printf(&p1, "%s_delta.svg", full.s) ||
+            sbuf_printf(&p2, "%s_acc.svg", full.s))
+            rc = xsa_fail(err, XSA_ERUNTIME, "compare charts: out of memory");
+        if (!rc) rc = file_write_atomic(p1.s, dsvg.s, dsvg.n, err);
+        if (!rc) rc = file_write_atomic(p2.s, asvg.s, asvg.n, err);
+        if (!rc) rc = file_write_atomic(md_path, md.s, md.n, err);
+    }
+    sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&dsvg); sbuf_free(&asvg); sbuf_free(&p1); sbuf_free(&p2);
+    comparison_free(&c);
+    return rc;
+}

@@ -1,0 +1,90 @@
+// compare.h: paired comparison of two results files (A = baseline, e.g. SA; B = candidate,
+// e.g. XSA) on the same documents: per task the delta of the chosen metric in points, a
+// paired percentile-bootstrap interval over documents (seeded) and an exact McNemar p-value
+// on per-document correctness; averages over the paper's eight tasks and over all tasks.
+//
+// Entry points:
+//   compare_results()        numbers only (check and the tests use it);
+//   compare_write_report()   numbers + Markdown report + two SVG charts beside it
+//                            (`run` with two models and `compare -o` call it).
+#ifndef XSA_EVAL_COMPARE_H
+#define XSA_EVAL_COMPARE_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "eval/results.h"
+
+#define COMPARE_DEFAULT_ITERS 10000
+#define COMPARE_DEFAULT_SEED 1234
+
+struct compare_options {
+    const char *metric;       // "auto" (NULL too): each task's preferred metric; or "acc", "acc_norm"
+    int force;                // compare incomparable inputs anyway; the report is stamped FORCED
+    int iters;                // bootstrap replicates (<= 0: COMPARE_DEFAULT_ITERS)
+    uint64_t seed;            // bootstrap seed (0: COMPARE_DEFAULT_SEED)
+    double alpha;             // significance level (<= 0: 0.05); intervals are (1 - alpha)
+    const char *label_a;      // model labels in the report (NULL: the models' names)
+    const char *label_b;
+    const char *path_a;       // the results files, for the report's provenance (may be NULL)
+    const char *path_b;
+    const char *command;      // the command line that made the report (may be NULL)
+};
+
+struct compare_row {          // one task
+    char task[64];
+    char metric[24];
+    int n;                    // paired documents
+    double a, a_se, b, b_se;  // metric values (fractions) and lm-eval stderr (NAN: N/A)
+    double delta, lo, hi;     // B - A in points, with its (1 - alpha) bootstrap interval
+    long n10, n01;            // docs A right & B wrong, A wrong & B right (McNemar's b and c)
+    double p;                 // exact two-sided McNemar p-value
+    int real;                 // interval excludes 0 and p < alpha
+    int has_ppl;              // LAMBADA: perplexities beside the accuracy
+    double ppl_a, ppl_b;
+};
+
+struct compare_avg {          // mean over a group of tasks of each task's chosen metric
+    int present;
+    int n_tasks;
+    double a, a_se, b, b_se;  // se: sqrt(sum se_i^2) / k (tasks are independent samples)
+    double delta, lo, hi;     // points; interval: bootstrap resampling docs within each task
+    int real;                 // interval excludes 0
+};
+
+struct comparison {
+    int n_rows;
+    struct compare_row *rows;    // (n_rows) tasks of A that B also has, in A's order
+    struct compare_avg paper;    // the XSA paper's eight tasks (those present)
+    struct compare_avg all;      // every compared task
+    int forced;                  // inputs were not comparable; compared because of --force
+    char not_comparable[1024];   // why ("" when comparable)
+    double alpha, level;
+    int iters;
+    uint64_t seed;
+};
+
+// Why `a` and `b` are not comparable ("" when they are): task sets, limits, num_fewshot,
+// data digests. Returns 1 when not comparable.
+int compare_inputs_differ(const struct results *a, const struct results *b, char *why, size_t cap);
+
+// Fills `out`. Refuses (XSA_EBADINPUT, message names the difference and --force) when the
+// inputs are not comparable and !opt->force, when a task's doc ids differ between files, or
+// when the chosen metric is missing. Free with comparison_free().
+int compare_results(const struct results *a, const struct results *b, const struct compare_options *opt,
+                    struct comparison *out, xsa_error *err);
+void comparison_free(struct comparison *c);
+
+// The Markdown report of a computed comparison (charts referenced by `chart_base`_delta.svg
+// and `chart_base`_acc.svg, relative to the report).
+int compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
+                     const struct compare_options *opt, const char *chart_base, struct sbuf *out, xsa_error *err);
+
+// compare_results + compare_markdown, written atomically to `md_path`, with the two charts
+// `<md_path minus .md>_delta.svg` and `..._acc.svg` next to it. A NULL md_path prints the
+// Markdown to stdout and writes no charts.
+int compare_write_report(const struct results *a, const struct results *b, const struct compare_options *opt,
+                         const char *md_path, xsa_error *err);
+
+#endif

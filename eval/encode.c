@@ -1,0 +1,80 @@
+// encode.c: lm-eval's request tokenization (see encode.h and reference/tasks.md §1.5-1.6).
+#include "eval/encode.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tasks/pystr.h"
+
+static int encode_text(const struct tokenizer *tok, const struct encode_options *opt, const char *s, size_t n,
+                       int add_special, struct ivec *out, xsa_error *err) {
+    out->n = 0;
+    if (add_special && opt->force_bos && opt->bos_id >= 0 && !tokenizer_adds_bos(tok) && ivec_push(out, opt->bos_id))
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    return tokenizer_encode(tok, s, n, add_special, out, err);
+}
+
+int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, const char *context,
+                const char *continuation, struct ivec *ctx_enc, struct ivec *cont_enc, xsa_error *err) {
+    size_t clen = strlen(context), tlen = strlen(continuation);
+    ctx_enc->n = cont_enc->n = 0;
+    if (clen == 0) {
+        // TemplateLM.loglikelihood: an empty context becomes [prefix_token_id]; the continuation
+        // is encoded without special tokens.
+        int rc = encode_text(tok, opt, continuation, tlen, 0, cont_enc, err);
+        if (rc) return rc;
+        if (opt->prefix_token_id < 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: empty context but the tokenizer has neither BOS nor EOS",
+                            tokenizer_path(tok));
+        if (ivec_push(ctx_enc, opt->prefix_token_id)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        return 0;
+    }
+    // Trailing whitespace (Python str.rstrip's set) moves onto the continuation.
+    size_t keep = pystr_rstrip_len(context, clen);
+    char *whole = malloc(clen + tlen + 1);
+    if (!whole) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    memcpy(whole, context, clen);
+    memcpy(whole + clen, continuation, tlen + 1);
+    struct ivec w = {0};
+    int rc = encode_text(tok, opt, whole, clen + tlen, opt->add_special, &w, err);
+    if (!rc) rc = encode_text(tok, opt, context, keep, opt->add_special, ctx_enc, err);
+    free(whole);
+    if (!rc) {
+        // continuation = whole[len(context_enc):]
+        size_t start = ctx_enc->n < w.n ? ctx_enc->n : w.n;
+        if (ivec_append(cont_enc, w.v + start, w.n - start)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    ivec_free(&w);
+    return rc;
+}
+
+int encode_request(const struct tokenizer *tok, const struct encode_options *opt, const char *context,
+                   const char *continuation, struct encoded_request *out, xsa_error *err) {
+    memset(out, 0, sizeof *out);
+    struct ivec ctx = {0};
+    int rc = encode_pair(tok, opt, context, continuation, &ctx, &out->cont, err);
+    if (!rc && out->cont.n == 0)
+        rc = xsa_fail(err, XSA_EBADINPUT, "continuation \"%.60s\" encodes to no tokens after context \"%.60s\"",
+                      continuation, context);
+    if (!rc && (int)out->cont.n > opt->max_length)
+        rc = xsa_fail(err, XSA_EBADINPUT, "continuation of %zu tokens exceeds the model's context length %d",
+                      out->cont.n, opt->max_length);
+    if (!rc) {
+        // inp = (ctx + cont)[-(max_length + 1):][:-1]
+        size_t total = ctx.n + out->cont.n;
+        size_t keep = total > (size_t)opt->max_length + 1 ? (size_t)opt->max_length + 1 : total;
+        size_t drop = total - keep;
+        out->truncated = drop > 0;
+        if (ivec_reserve(&out->input, keep)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        for (size_t i = drop; !rc && i + 1 < total; i++)
+            out->input.v[out->input.n++] = i < ctx.n ? ctx.v[i] : out->cont.v[i - ctx.n];
+    }
+    ivec_free(&ctx);
+    if (rc) encoded_request_free(out);
+    return rc;
+}
+
+void encoded_request_free(struct encoded_request *r) {
+    ivec_free(&r->input);
+    ivec_free(&r->cont);
+}

@@ -1,0 +1,37 @@
+// encode.h: turning a (context, continuation) request into token ids exactly as
+// lm-evaluation-harness v0.4 does (TemplateLM._encode_pair, loglikelihood, and
+// HFLM._loglikelihood_tokens' left truncation).
+#ifndef XSA_EVAL_ENCODE_H
+#define XSA_EVAL_ENCODE_H
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "model/tokenizer.h"
+
+struct encode_options {
+    int add_special;      // 1: encode with the tokenizer's default special tokens (lm-eval >= 0.4.9.2)
+    int force_bos;        // --add-bos: prepend bos_id when the tokenizer would not add it
+    int bos_id;           // the tokenizer's BOS (-1 when none)
+    int prefix_token_id;  // for an empty context: BOS if defined, else EOS
+    int max_length;       // model context window
+};
+
+// The scored form of one request: the model input and where the continuation is scored.
+struct encoded_request {
+    struct ivec input;    // (L) model input: (ctx + cont)[-(max_length+1):][:-1]
+    struct ivec cont;     // (n) continuation tokens, scored against input positions L-n .. L-1
+    int truncated;        // 1 when left truncation removed tokens
+};
+
+// _encode_pair: trailing Python whitespace of `context` moves to the front of the continuation;
+// whole = enc(context + continuation), ctx = enc(context), cont = whole[len(ctx):].
+int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, const char *context,
+                const char *continuation, struct ivec *ctx_enc, struct ivec *cont_enc, xsa_error *err);
+
+// encode_pair followed by lm-eval's truncation into an encoded_request.
+int encode_request(const struct tokenizer *tok, const struct encode_options *opt, const char *context,
+                   const char *continuation, struct encoded_request *out, xsa_error *err);
+
+void encoded_request_free(struct encoded_request *r);
+
+#endif

@@ -1,0 +1,90 @@
+// fewshot.c: see fewshot.h. The sampler state runs through the docs in order, so all
+// prefixes are drawn up front.
+#include "eval/fewshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/mt19937.h"
+#include "tasks/rows.h"
+
+#define FEWSHOT_SEED 1234
+
+// lm-eval: doc_to_text (or the gold context for multiple-input tasks) + target_delimiter +
+// target. Our requests already carry the delimiter at the front of the continuation;
+// loglikelihood tasks (LAMBADA) get target_delimiter " " in front of a target that itself
+// starts with a space, exactly as lm-eval builds it.
+static int append_example(const struct task_def *t, const struct task_doc *ex, struct sbuf *out) {
+    int g = t->output == TASK_LOGLIKELIHOOD ? 0 : ex->gold;
+    if (g < 0 || g >= ex->n_requests) g = 0;
+    const struct task_request *r = &ex->req[g];
+    if (sbuf_puts(out, r->context)) return -1;
+    if (t->output == TASK_LOGLIKELIHOOD && sbuf_puts(out, " ")) return -1;
+    if (sbuf_puts(out, r->continuation) || sbuf_puts(out, "\n\n")) return -1;
+    return 0;
+}
+
+int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct task_doc *docs, int n_all, int n_eval,
+                    int k, const struct data_options *data, xsa_error *err) {
+    memset(fs, 0, sizeof *fs);
+    int same = !strcmp(t->fewshot_split, t->split);
+    const struct task_doc *pool = docs;
+    int n_pool = n_all;
+    struct task_doc *own = NULL;
+    int n_own = 0, rc = 0;
+    if (!same) {
+        char path[4096];
+        if (!data || !data->data_dir)
+            return xsa_fail(err, XSA_EBADINPUT,
+                            "%s: --num-fewshot needs its %s split: pass --data-dir DIR with DIR/%s/%s.jsonl (canonical rows)",
+                            t->name, t->fewshot_split, t->name, t->fewshot_split);
+        snprintf(path, sizeof path, "%s/%s/%s.jsonl", data->data_dir, t->name, t->fewshot_split);
+        struct task_rows rows = {0};
+        if ((rc = task_rows_read_jsonl(path, &rows, err))) return rc;
+        rc = task_docs_from_rows(t, rows.row, rows.where, rows.n, 0, &own, &n_own, err);
+        task_rows_free(&rows);
+        if (rc) return rc;
+        pool = own;
+        n_pool = n_own;
+    }
+    int draw = same ? k + 1 : k;
+    if (draw > n_pool) {
+        task_docs_free(own, n_own);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --num-fewshot %d needs %d examples but its %s split has %d", t->name, k,
+                        draw, t->fewshot_split, n_pool);
+    }
+    fs->prefix = calloc(n_eval > 0 ? (size_t)n_eval : 1, sizeof *fs->prefix);
+    size_t *pick = malloc((size_t)draw * sizeof *pick);
+    if (!fs->prefix || !pick) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    mt19937 rnd;
+    mt19937_seed(&rnd, FEWSHOT_SEED);
+    for (int d = 0; d < n_eval && !rc; d++) {
+        if (mt19937_sample(&rnd, (size_t)n_pool, (size_t)draw, pick)) { rc = xsa_fail(err, XSA_ERUNTIME, "sampling failed"); break; }
+        struct sbuf s = {0};
+        int used = 0;
+        for (int i = 0; i < draw && used < k && !rc; i++) {
+            if (same && (int)pick[i] == d) continue;  // `x != doc`
+            if (append_example(t, &pool[pick[i]], &s)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            used++;
+        }
+        if (!rc && !s.s && sbuf_puts(&s, "")) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        fs->prefix[d] = s.s;
+        fs->n_docs = d + 1;
+    }
+    free(pick);
+    task_docs_free(own, n_own);
+    if (rc) fewshot_free(fs);
+    return rc;
+}
+
+int fewshot_context(const struct fewshot *fs, int doc, struct sbuf *out, xsa_error *err) {
+    if (doc < 0 || doc >= fs->n_docs) return xsa_fail(err, XSA_ERUNTIME, "few-shot context for doc %d not prepared", doc);
+    return sbuf_puts(out, fs->prefix[doc]) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+}
+
+void fewshot_free(struct fewshot *fs) {
+    for (int d = 0; d < fs->n_docs; d++) free(fs->prefix[d]);
+    free(fs->prefix);
+    memset(fs, 0, sizeof *fs);
+}

@@ -1,0 +1,27 @@
+// fewshot.h: lm-eval v0.4's few-shot contexts (ContextSampler with random.Random(1234)).
+// For each evaluated doc, in doc order, `rnd.sample(pool, k)` draws examples from the
+// few-shot split (k + 1 when it is the evaluated split, dropping the doc itself); each
+// example is doc_to_text + target_delimiter + gold target, and examples are joined with
+// "\n\n", which also ends the block before the doc's own context.
+#ifndef XSA_EVAL_FEWSHOT_H
+#define XSA_EVAL_FEWSHOT_H
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "data/data.h"
+#include "tasks/task.h"
+
+struct fewshot {
+    int n_docs;
+    char **prefix;  // (n_docs) the few-shot block that precedes doc d's context
+};
+
+// docs/n_all: every doc of the evaluated split (the pool when the few-shot split is the
+// evaluated one); the first n_eval are evaluated. Other few-shot splits are read from
+// <data_dir>/<task>/<split>.jsonl (canonical rows).
+int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct task_doc *docs, int n_all, int n_eval,
+                    int k, const struct data_options *data, xsa_error *err);
+int fewshot_context(const struct fewshot *fs, int doc, struct sbuf *out, xsa_error *err);
+void fewshot_free(struct fewshot *fs);
+
+#endif

@@ -1,0 +1,75 @@
+// results.h: one evaluation's results in memory, and their JSON form
+// (docs/results-format.md: lm-evaluation-harness v0.4's layout plus the `xsa_eval` block).
+#ifndef XSA_EVAL_RESULTS_H
+#define XSA_EVAL_RESULTS_H
+
+#include "common/error.h"
+#include "common/vec.h"
+
+#define RESULTS_MAX_METRICS 4
+
+struct task_result {
+    char name[64];                 // lm-eval task name
+    double version;                // lm-eval task version
+    int n_docs;                    // effective (after --limit)
+    int n_docs_original;           // rows in the split
+    int n_metrics;
+    char metric[RESULTS_MAX_METRICS][24];   // lm-eval order, e.g. "acc", "acc_norm"; "perplexity", "acc"
+    double value[RESULTS_MAX_METRICS];      // aggregated value
+    double stderr_[RESULTS_MAX_METRICS];    // NAN when lm-eval writes "N/A"
+    int higher_is_better[RESULTS_MAX_METRICS];
+    char preferred_metric[24];     // acc_norm where defined, else acc (LAMBADA: acc)
+    int *doc_id;                   // (n_docs)
+    double *per_doc[RESULTS_MAX_METRICS];   // (n_docs) per metric: 0/1, or summed ll for perplexity
+    char data_sha256[65];          // canonical JSONL digest
+    char data_source[512];         // where the rows came from
+    char split[32];
+    int preprocessed;              // rows came already preprocessed (HellaSwag text file)
+    int truncated_requests;        // requests left-truncated to the context window
+};
+
+struct model_info {
+    char path[4096], name[256], format[16], arch[16], dtype[8];
+    char weights_sha256[65], tokenizer[4096], tokenizer_sha256[65];
+    char xsa_layers[1024], xsa_source[16];
+    long long n_params;
+    int n_layer, d_model, n_head, n_kv_head, vocab_size, max_length;
+    int add_bos;
+};
+
+struct results {
+    char version[16];              // xsa-eval version that wrote it
+    char command[4096];            // the exact command line
+    struct model_info model;
+    char device[32], device_desc[256];
+    int threads;
+    int limit;                     // -1 when none
+    int num_fewshot;
+    int share_prefixes;
+    double start_time, end_time;   // Unix seconds
+    double load_s, tokenize_s, score_s, total_s;
+    long long requests, tokens_scored, tokens_computed;
+    int n_tasks;
+    struct task_result *tasks;     // (n_tasks)
+};
+
+// Writes `r` atomically to `path` (temp file, fsync, rename).
+int results_write_json(const struct results *r, const char *path, xsa_error *err);
+// Reads a results file written by xsa-eval (lm-eval's files lack the xsa_eval block: error).
+int results_read_json(struct results *r, const char *path, xsa_error *err);
+void results_free(struct results *r);
+
+const struct task_result *results_find_task(const struct results *r, const char *name);
+// Index of `metric` in t->metric, or -1.
+int results_metric_index(const struct task_result *t, const char *metric);
+
+// Added by the compare/report/check work:
+// The JSON text of `r` (what results_write_json writes) into `out` (caller frees).
+int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err);
+// t->preferred_metric when set and present, else acc_norm when present, else "acc".
+const char *results_preferred_metric(const struct task_result *t);
+// 1 for the XSA paper's eight tasks (arc_easy boolq hellaswag lambada_openai openbookqa piqa
+// social_iqa winogrande), else 0.
+int results_is_paper_task(const char *name);
+
+#endif

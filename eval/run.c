@@ -1,0 +1,431 @@
+// run.c: the evaluation pipeline of `xsa-eval run`:
+// data -> docs -> token ids (lm-eval _encode_pair) -> scheduler + backend -> metrics ->
+// results JSON, samples JSONL, a table on stdout, and for two models the comparison report.
+#include "eval/run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/version.h"
+#include "eval/compare.h"
+#include "eval/encode.h"
+#include "eval/fewshot.h"
+#include "eval/metrics.h"
+#include "eval/results.h"
+#include "eval/samples.h"
+#include "eval/scheduler.h"
+#include "kernels/backend.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+#include "tasks/task.h"
+
+#define RUN_MAX_TASKS 32
+#define BOOTSTRAP_ITERS 100000
+
+struct task_data {  // one task's documents, shared by every model of the run
+    const struct task_def *def;
+    struct task_doc *docs;  // (n_rows) every doc of the split; the first n_docs are evaluated
+    int n_docs, n_rows;
+    char sha256[65], source[512];
+    int preprocessed;
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int load_task_data(const struct run_options *opt, const struct task_def *t, struct task_data *td,
+                          xsa_error *err) {
+    memset(td, 0, sizeof *td);
+    td->def = t;
+    cJSON **rows = NULL;
+    int n_rows = 0;
+    int rc = data_load_task(t, &opt->data, &rows, &n_rows, td->sha256, td->source, &td->preprocessed, err);
+    if (rc) return rc;
+    td->n_rows = n_rows;
+    char **where = calloc(n_rows > 0 ? (size_t)n_rows : 1, sizeof *where);
+    if (!where) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    for (int i = 0; !rc && i < n_rows; i++) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "%s:%d", td->source, i + 1);
+        if (!(where[i] = strdup(buf))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    int n_all = 0;
+    if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, 0, &td->docs, &n_all, err);
+    td->n_rows = n_all;
+    td->n_docs = opt->limit > 0 && opt->limit < n_all ? opt->limit : n_all;
+    for (int i = 0; where && i < n_rows; i++) free(where[i]);
+    free(where);
+    data_rows_free(rows, n_rows);
+    return rc;
+}
+
+struct progress_ctx {
+    const char *model, *task;
+    double t0;
+    int tty;
+};
+
+static void progress_line(void *ctx, long done, long total) {
+    struct progress_ctx *p = ctx;
+    if (!p->tty) return;
+    double el = now_s() - p->t0;
+    double rate = el > 0 ? done / el : 0;
+    fprintf(stderr, "\r%s  %-15s %6ld/%-6ld requests  %7.1f req/s  ETA %4.0fs ", p->model, p->task, done, total,
+            rate, rate > 0 ? (total - done) / rate : 0.0);
+    if (done == total) fputc('\n', stderr);
+}
+
+static const char *basename_of(const char *path, char *buf, size_t n) {
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/') len--;
+    size_t s = len;
+    while (s > 0 && path[s - 1] != '/') s--;
+    snprintf(buf, n, "%.*s", (int)(len - s), path + s);
+    for (char *c = buf; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+              *c == '-' || *c == '_'))
+            *c = '_';
+    return buf;
+}
+
+static int mkdir_p(const char *path, xsa_error *err) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s", buf, strerror(errno));
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return 0;
+}
+
+// Per-doc and aggregate metrics of one task, as lm-eval computes them.
+static int task_metrics(const struct task_data *td, const struct sched_result *res, const int *first_req,
+                        int n_threads, struct task_result *tr, xsa_error *err) {
+    const struct task_def *t = td->def;
+    int n = td->n_docs;
+    // Metric names in lm-eval order.
+    char list[64];
+    snprintf(list, sizeof list, "%s", t->metrics);
+    tr->n_metrics = 0;
+    for (char *tok = strtok(list, ","); tok && tr->n_metrics < RESULTS_MAX_METRICS; tok = strtok(NULL, ",")) {
+        int k = tr->n_metrics++;
+        snprintf(tr->metric[k], sizeof tr->metric[k], "%s", tok);
+        tr->higher_is_better[k] = strcmp(tok, "perplexity") != 0;
+        tr->per_doc[k] = malloc((n > 0 ? (size_t)n : 1) * sizeof(double));
+        if (!tr->per_doc[k]) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    tr->doc_id = malloc((n > 0 ? (size_t)n : 1) * sizeof *tr->doc_id);
+    if (!tr->doc_id) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int i_acc = results_metric_index(tr, "acc"), i_norm = results_metric_index(tr, "acc_norm");
+    int i_ppl = results_metric_index(tr, "perplexity");
+    double lls[64];
+    for (int d = 0; d < n; d++) {
+        const struct task_doc *doc = &td->docs[d];
+        const struct sched_result *r = &res[first_req[d]];
+        tr->doc_id[d] = doc->doc_id;
+        double acc = 0, acc_norm = 0;
+        if (t->output == TASK_LOGLIKELIHOOD) {
+            double ppl_item;
+            metrics_ll_doc(r[0].logprob, r[0].greedy, &ppl_item, &acc);
+            if (i_ppl >= 0) tr->per_doc[i_ppl][d] = ppl_item;
+        } else {
+            if (doc->n_requests > 64) return xsa_fail(err, XSA_EBADINPUT, "%s doc %d: more than 64 choices", t->name, d);
+            for (int c = 0; c < doc->n_requests; c++) lls[c] = r[c].logprob;
+            int pred, pred_norm;
+            metrics_mc_doc(lls, doc->choice_len, doc->n_requests, doc->gold, &acc, &acc_norm, &pred, &pred_norm);
+        }
+        if (i_acc >= 0) tr->per_doc[i_acc][d] = acc;
+        if (i_norm >= 0) tr->per_doc[i_norm][d] = acc_norm;
+    }
+    for (int k = 0; k < tr->n_metrics; k++) {
+        if (k == i_ppl) {
+            tr->value[k] = metrics_perplexity(tr->per_doc[k], n);
+            tr->stderr_[k] = n > 1 ? metrics_perplexity_bootstrap_stderr(tr->per_doc[k], n, BOOTSTRAP_ITERS, n_threads) : NAN;
+        } else {
+            tr->value[k] = metrics_mean(tr->per_doc[k], n);
+            tr->stderr_[k] = metrics_mean_stderr(tr->per_doc[k], n);
+        }
+    }
+    snprintf(tr->preferred_metric, sizeof tr->preferred_metric, "%s", t->preferred_metric);
+    return 0;
+}
+
+struct model_run {  // one model's loaded state
+    struct model m;
+    struct tokenizer *tok;
+    struct backend be;
+    int loaded, be_open;
+};
+
+static void model_run_close(struct model_run *mr) {
+    if (mr->be_open) backend_close(&mr->be);
+    tokenizer_free(mr->tok);
+    if (mr->loaded) model_free(&mr->m);
+    memset(mr, 0, sizeof *mr);
+}
+
+static int open_model(const struct run_options *opt, const char *path, const char *name, struct model_run *mr,
+                      struct results *r, xsa_error *err) {
+    memset(mr, 0, sizeof *mr);
+    double t0 = now_s();
+    int rc = model_load(&mr->m, path, err);
+    if (rc) return rc;
+    mr->loaded = 1;
+    if (opt->xsa && (rc = model_apply_xsa_spec(&mr->m.cfg, opt->xsa, err))) return rc;
+    if (opt->xsa) snprintf(mr->m.xsa_source, sizeof mr->m.xsa_source, "--xsa");
+    char tpath[4096];
+    if (opt->tokenizer)
+        snprintf(tpath, sizeof tpath, "%s", opt->tokenizer);
+    else if ((rc = tokenizer_find(path, tpath, sizeof tpath, err)))
+        return rc;
+    if ((rc = tokenizer_load(&mr->tok, tpath, err))) return rc;
+    if (tokenizer_vocab_size(mr->tok) > mr->m.cfg.vocab_size)
+        fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",
+                tpath, tokenizer_vocab_size(mr->tok), mr->m.cfg.vocab_size);
+    struct backend_options bo = {.n_threads = opt->threads, .max_batch_tokens = opt->batch_tokens};
+    if ((rc = backend_open(&mr->be, opt->device, &mr->m, &bo, err))) return rc;
+    mr->be_open = 1;
+
+    struct model_info *mi = &r->model;
+    const struct model_config *c = &mr->m.cfg;
+    snprintf(mi->path, sizeof mi->path, "%s", path);
+    snprintf(mi->name, sizeof mi->name, "%s", name);
+    snprintf(mi->format, sizeof mi->format, "%s", mr->m.format);
+    snprintf(mi->arch, sizeof mi->arch, "%s", c->arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
+    snprintf(mi->dtype, sizeof mi->dtype, "%s", mr->m.dtype);
+    snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", mr->m.weights_sha256);
+    snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tpath);
+    if ((rc = sha256_file_hex(tpath, mi->tokenizer_sha256, err))) return rc;
+    model_xsa_describe(c, mi->xsa_layers, sizeof mi->xsa_layers);
+    snprintf(mi->xsa_source, sizeof mi->xsa_source, "%s", mr->m.xsa_source);
+    mi->n_params = mr->m.n_params;
+    mi->n_layer = c->n_layer;
+    mi->d_model = c->d_model;
+    mi->n_head = c->n_head;
+    mi->n_kv_head = c->n_kv_head;
+    mi->vocab_size = c->vocab_size;
+    mi->max_length = opt->max_length > 0 ? opt->max_length : c->max_seq_len;
+    mi->add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
+    snprintf(r->device, sizeof r->device, "%s", mr->be.name);
+    snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);
+    r->load_s = now_s() - t0;
+    return 0;
+}
+
+// Encodes every request of a task; req/enc are (n_req); first_req (n_docs).
+static int encode_task(const struct run_options *opt, const struct task_data *td, struct model_run *mr,
+                       const struct fewshot *fs, struct encoded_request *enc, struct sched_request *req,
+                       int *first_req, int *truncated, xsa_error *err) {
+    struct encode_options eo = {
+        .add_special = opt->add_bos != 0,
+        .force_bos = opt->add_bos == 1,
+        .bos_id = tokenizer_bos_id(mr->tok),
+        .prefix_token_id = tokenizer_bos_id(mr->tok) >= 0 ? tokenizer_bos_id(mr->tok) : tokenizer_eos_id(mr->tok),
+        .max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len,
+    };
+    struct sbuf ctx = {0};
+    int k = 0, rc = 0;
+    *truncated = 0;
+    for (int d = 0; d < td->n_docs && !rc; d++) {
+        const struct task_doc *doc = &td->docs[d];
+        first_req[d] = k;
+        for (int c = 0; c < doc->n_requests && !rc; c++, k++) {
+            ctx.n = 0;
+            if (fs && (rc = fewshot_context(fs, d, &ctx, err))) break;
+            if (sbuf_puts(&ctx, doc->req[c].context)) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            rc = encode_request(mr->tok, &eo, ctx.s, doc->req[c].continuation, &enc[k], err);
+            if (rc) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                err->code = 0;
+                rc = xsa_fail(err, rc, "%s doc %d request %d: %s", td->def->name, doc->doc_id, c, msg);
+                break;
+            }
+            for (size_t i = 0; i < enc[k].input.n && !rc; i++)
+                if (enc[k].input.v[i] < 0 || enc[k].input.v[i] >= mr->m.cfg.vocab_size)
+                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: token id %d is outside the model's vocabulary of %d: the tokenizer does not belong to this model",
+                                  tokenizer_path(mr->tok), enc[k].input.v[i], mr->m.cfg.vocab_size);
+            for (size_t i = 0; i < enc[k].cont.n && !rc; i++)
+                if (enc[k].cont.v[i] < 0 || enc[k].cont.v[i] >= mr->m.cfg.vocab_size)
+                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: token id %d is outside the model's vocabulary of %d: the tokenizer does not belong to this model",
+                                  tokenizer_path(mr->tok), enc[k].cont.v[i], mr->m.cfg.vocab_size);
+            *truncated += enc[k].truncated;
+            req[k] = (struct sched_request){
+                .input = enc[k].input.v, .n_input = (int)enc[k].input.n,
+                .cont = enc[k].cont.v, .n_cont = (int)enc[k].cont.n, .group = d,
+            };
+        }
+    }
+    sbuf_free(&ctx);
+    return rc;
+}
+
+static void print_table(const struct results *r, FILE *f) {
+    fprintf(f, "\n%s (%s, %s, XSA layers: %s)\n\n", r->model.name, r->model.arch, r->device, r->model.xsa_layers);
+    fprintf(f, "| task | metric | value | ± stderr | n |\n|---|---|---:|---:|---:|\n");
+    for (int i = 0; i < r->n_tasks; i++) {
+        const struct task_result *t = &r->tasks[i];
+        for (int k = 0; k < t->n_metrics; k++) {
+            char se[32];
+            if (isnan(t->stderr_[k])) snprintf(se, sizeof se, "N/A");
+            else snprintf(se, sizeof se, "%.4f", t->stderr_[k]);
+            fprintf(f, "| %s | %s | %.4f | %s | %d |\n", k == 0 ? t->name : "", t->metric[k], t->value[k], se, t->n_docs);
+        }
+    }
+    fflush(f);
+}
+
+static void iso_time(double t, char *buf, size_t n) {
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H-%M-%S", &tm);
+}
+
+// Scores every task with one model and writes its results; *out_path receives the file.
+static int evaluate_model(const struct run_options *opt, const char *path, const char *name, struct task_data *tds, int n_tasks,
+                          const char *stamp, struct results *r, char *out_path, size_t out_n, xsa_error *err) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->version, sizeof r->version, "%s", XSA_EVAL_VERSION);
+    snprintf(r->command, sizeof r->command, "%s", opt->command ? opt->command : "");
+    r->limit = opt->limit;
+    r->num_fewshot = opt->num_fewshot;
+    r->share_prefixes = opt->share;
+    r->start_time = now_s();
+    struct model_run mr;
+    int rc = open_model(opt, path, name, &mr, r, err);
+    r->threads = opt->threads;
+    r->tasks = calloc((size_t)n_tasks, sizeof *r->tasks);
+    if (!rc && !r->tasks) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char dir[4096];
+    if (!rc) {
+        snprintf(dir, sizeof dir, "%s/%s", opt->output, r->model.name);
+        rc = mkdir_p(dir, err);
+    }
+    for (int ti = 0; ti < n_tasks && !rc; ti++) {
+        const struct task_data *td = &tds[ti];
+        struct task_result *tr = &r->tasks[ti];
+        r->n_tasks = ti + 1;
+        snprintf(tr->name, sizeof tr->name, "%s", td->def->name);
+        tr->version = td->def->version;
+        tr->n_docs = td->n_docs;
+        tr->n_docs_original = td->n_rows;
+        snprintf(tr->data_sha256, sizeof tr->data_sha256, "%s", td->sha256);
+        snprintf(tr->data_source, sizeof tr->data_source, "%s", td->source);
+        snprintf(tr->split, sizeof tr->split, "%s", td->def->split);
+        tr->preprocessed = td->preprocessed;
+        int n_req = 0;
+        for (int d = 0; d < td->n_docs; d++) n_req += td->docs[d].n_requests;
+        struct encoded_request *enc = calloc((size_t)n_req + 1, sizeof *enc);
+        struct sched_request *req = calloc((size_t)n_req + 1, sizeof *req);
+        struct sched_result *res = calloc((size_t)n_req + 1, sizeof *res);
+        int *first_req = calloc((size_t)td->n_docs + 1, sizeof *first_req);
+        struct fewshot fs;
+        int have_fs = 0;
+        if (!enc || !req || !res || !first_req) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (!rc && opt->num_fewshot > 0) {
+            rc = fewshot_prepare(&fs, td->def, td->docs, td->n_rows, td->n_docs, opt->num_fewshot, &opt->data, err);
+            have_fs = !rc;
+        }
+        double t0 = now_s();
+        if (!rc) rc = encode_task(opt, td, &mr, have_fs ? &fs : NULL, enc, req, first_req, &tr->truncated_requests, err);
+        r->tokenize_s += now_s() - t0;
+        if (!rc) {
+            struct progress_ctx pc = {.model = r->model.name, .task = td->def->name, .t0 = now_s(),
+                                      .tty = !opt->quiet && isatty(2)};
+            struct sched_options so = {.batch_tokens = opt->batch_tokens, .share = opt->share,
+                                       .progress = progress_line, .progress_ctx = &pc};
+            struct sched_stats st;
+            t0 = now_s();
+            rc = scheduler_score(&mr.be, req, n_req, &so, res, &st, err);
+            r->score_s += now_s() - t0;
+            r->requests += st.requests;
+            r->tokens_scored += st.tokens_requested;
+            r->tokens_computed += st.tokens_computed;
+        }
+        if (!rc) rc = task_metrics(td, res, first_req, opt->threads, tr, err);
+        if (!rc && opt->log_samples) {
+            char sp[4096];
+            if (snprintf(sp, sizeof sp, "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >= (int)sizeof sp)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
+            else
+                rc = samples_write(sp, td->def, td->docs, td->n_docs, enc, res, first_req, tr, err);
+        }
+        if (!rc && tr->truncated_requests && !opt->quiet)
+            fprintf(stderr, "xsa-eval: %s: %d requests were longer than the context window and left-truncated as lm-eval does\n",
+                    td->def->name, tr->truncated_requests);
+        for (int k = 0; enc && k < n_req; k++) encoded_request_free(&enc[k]);
+        if (have_fs) fewshot_free(&fs);
+        free(enc);
+        free(req);
+        free(res);
+        free(first_req);
+    }
+    model_run_close(&mr);
+    r->end_time = now_s();
+    r->total_s = r->end_time - r->start_time;
+    if (!rc) {
+        if (snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
+        else
+            rc = results_write_json(r, out_path, err);
+    }
+    return rc;
+}
+
+int run_evaluate(const struct run_options *opt, xsa_error *err) {
+    const struct task_def *defs[RUN_MAX_TASKS];
+    int n_tasks = 0;
+    int rc = task_expand_list(opt->tasks, defs, RUN_MAX_TASKS, &n_tasks, err);
+    if (rc) return rc;
+    struct task_data tds[RUN_MAX_TASKS];
+    int loaded = 0;
+    for (int i = 0; i < n_tasks && !rc; i++) {
+        rc = load_task_data(opt, defs[i], &tds[i], err);
+        if (!rc) loaded++;
+    }
+    char stamp[64];
+    iso_time(now_s(), stamp, sizeof stamp);
+    struct results res[RUN_MAX_MODELS];
+    char paths[RUN_MAX_MODELS][4096];
+    int n_done = 0;
+    char names[RUN_MAX_MODELS][256];
+    for (int m = 0; m < opt->n_models; m++) {
+        basename_of(opt->models[m], names[m], sizeof names[m]);
+        if (m > 0 && !strcmp(names[m], names[0])) strncat(names[m], "_2", sizeof names[m] - strlen(names[m]) - 1);
+    }
+    for (int m = 0; m < opt->n_models && !rc; m++) {
+        rc = evaluate_model(opt, opt->models[m], names[m], tds, n_tasks, stamp, &res[m], paths[m], sizeof paths[m], err);
+        n_done = m + 1;
+        if (!rc) {
+            print_table(&res[m], stdout);
+            printf("\nresults: %s\n", paths[m]);
+        }
+    }
+    if (!rc && opt->n_models == 2) {
+        char md[4096];
+        snprintf(md, sizeof md, "%s/compare_%s_vs_%s.md", opt->output, res[0].model.name, res[1].model.name);
+        struct compare_options co = {.path_a = paths[0], .path_b = paths[1], .command = opt->command};
+        rc = compare_write_report(&res[0], &res[1], &co, md, err);
+        if (!rc) printf("comparison: %s\n", md);
+    }
+    for (int m = 0; m < n_done; m++) results_free(&res[m]);
+    for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
+    return rc;
+}

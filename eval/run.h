@@ -1,0 +1,33 @@
+// run.h: `xsa-eval run`: score one or two checkpoints on a set of tasks, write results JSON
+// (docs/results-format.md), per-sample logs, and for two models the comparison report.
+#ifndef XSA_EVAL_RUN_H
+#define XSA_EVAL_RUN_H
+
+#include "data/data.h"
+
+#define RUN_MAX_MODELS 2
+
+struct run_options {
+    const char *models[RUN_MAX_MODELS];
+    int n_models;
+    const char *tasks;        // --tasks LIST
+    const char *device;       // auto | cpu | cuda[:N]
+    const char *xsa;          // --xsa SPEC (NULL: the checkpoint's own)
+    const char *tokenizer;    // --tokenizer FILE (NULL: found beside the checkpoint)
+    int num_fewshot;
+    int limit;                // -1: all docs
+    const char *output;       // results folder
+    int log_samples;
+    int batch_tokens;
+    int share;                // 0 with --no-share
+    int quiet;
+    int add_bos;              // -1 tokenizer default, 0 --no-add-bos, 1 --add-bos
+    int threads;
+    int max_length;           // 0: the model's context length
+    const char *command;      // the command line, for the results
+    struct data_options data;
+};
+
+int run_evaluate(const struct run_options *opt, xsa_error *err);
+
+#endif

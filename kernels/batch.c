@@ -1,0 +1,108 @@
+// batch.c: the batch builder. Spans follow backend.h: a prefix token sees [row start, itself];
+// a branch token sees the whole prefix plus [branch start, itself].
+#include "kernels/batch.h"
+
+#include <string.h>
+
+#define BATCH_MAX_TOKENS (1 << 30)
+
+void batch_init(struct batch_builder *bb) { memset(bb, 0, sizeof *bb); }
+
+static struct ivec *batch_vecs(struct batch_builder *bb, int i) {
+    struct ivec *v[] = {&bb->token, &bb->pos, &bb->span0_lo, &bb->span0_hi, &bb->span1_lo,
+                        &bb->span1_hi, &bb->entry_index, &bb->entry_target};
+    return i < 8 ? v[i] : NULL;
+}
+
+void batch_reset(struct batch_builder *bb) {
+    for (int i = 0; i < 8; i++) batch_vecs(bb, i)->n = 0;
+}
+
+void batch_free(struct batch_builder *bb) {
+    for (int i = 0; i < 8; i++) ivec_free(batch_vecs(bb, i));
+}
+
+int batch_n_tokens(const struct batch_builder *bb) { return (int)bb->token.n; }
+
+// Appends one token; the six token vectors always have equal length.
+static int push_token(struct batch_builder *bb, int32_t tok, int32_t pos, int32_t l0, int32_t h0,
+                      int32_t l1, int32_t h1) {
+    return ivec_push(&bb->token, tok) || ivec_push(&bb->pos, pos) ||
+           ivec_push(&bb->span0_lo, l0) || ivec_push(&bb->span0_hi, h0) ||
+           ivec_push(&bb->span1_lo, l1) || ivec_push(&bb->span1_hi, h1);
+}
+
+// Drops tokens past n after a failed append, so a failure leaves the builder as it was.
+static void truncate_tokens(struct batch_builder *bb, size_t n) {
+    for (int i = 0; i < 6; i++)
+        if (batch_vecs(bb, i)->n > n) batch_vecs(bb, i)->n = n;
+}
+
+int batch_add_tree(struct batch_builder *bb, const int32_t *prefix, int n_prefix,
+                   const int32_t *const *branches, const int *branch_len, int n_branches,
+                   int *prefix_first, int *branch_first, xsa_error *err) {
+    if (n_prefix < 1 || n_branches < 0 || !prefix || (n_branches > 0 && (!branches || !branch_len)))
+        return xsa_fail(err, XSA_EBADINPUT, "batch: a row needs a prefix of at least one token (got %d)", n_prefix);
+    long total = (long)bb->token.n + n_prefix;
+    for (int i = 0; i < n_branches; i++) {
+        if (branch_len[i] < 1 || !branches[i])
+            return xsa_fail(err, XSA_EBADINPUT, "batch: branch %d is empty; every branch needs a token", i);
+        total += branch_len[i];
+        if (total > BATCH_MAX_TOKENS) break;
+    }
+    if (total > BATCH_MAX_TOKENS)
+        return xsa_fail(err, XSA_EBADINPUT, "batch: more than %d tokens in one batch", BATCH_MAX_TOKENS);
+    size_t n0 = bb->token.n;
+    int start = (int)n0, pend = start + n_prefix;
+    for (int i = 0; i < n_prefix; i++)
+        if (push_token(bb, prefix[i], i, start, start + i + 1, start + i + 1, start + i + 1)) goto oom;
+    for (int b = 0; b < n_branches; b++) {
+        int bstart = (int)bb->token.n;
+        if (branch_first) branch_first[b] = bstart;
+        for (int i = 0; i < branch_len[b]; i++)
+            if (push_token(bb, branches[b][i], n_prefix + i, start, pend, bstart, bstart + i + 1)) goto oom;
+    }
+    if (prefix_first) *prefix_first = start;
+    return 0;
+oom:
+    truncate_tokens(bb, n0);
+    return xsa_fail(err, XSA_ERUNTIME, "batch: out of memory");
+}
+
+int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *first,
+                  xsa_error *err) {
+    return batch_add_tree(bb, tokens, n, NULL, NULL, 0, first, NULL, err);
+}
+
+int batch_add_entry(struct batch_builder *bb, int32_t index, int32_t target, xsa_error *err) {
+    size_t n = bb->entry_index.n;
+    if (ivec_push(&bb->entry_index, index) || ivec_push(&bb->entry_target, target)) {
+        bb->entry_index.n = bb->entry_target.n = n;
+        return xsa_fail(err, XSA_ERUNTIME, "batch: out of memory");
+    }
+    return 0;
+}
+
+int batch_add_entries_seq(struct batch_builder *bb, int first, const int32_t *tokens, int n,
+                          xsa_error *err) {
+    for (int k = 0; k + 1 < n; k++) {
+        int rc = batch_add_entry(bb, first + k, tokens[k + 1], err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+struct score_batch batch_view(const struct batch_builder *bb) {
+    return (struct score_batch){
+        .n_tokens = (int)bb->token.n,
+        .token = bb->token.v,
+        .pos = bb->pos.v,
+        .span0_lo = bb->span0_lo.v,
+        .span0_hi = bb->span0_hi.v,
+        .span1_lo = bb->span1_lo.v,
+        .span1_hi = bb->span1_hi.v,
+        .n_entries = (int)bb->entry_index.n,
+        .entry_index = bb->entry_index.v,
+        .entry_target = bb->entry_target.v,
+    };
+}

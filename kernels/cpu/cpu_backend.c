@@ -1,0 +1,216 @@
+// cpu_backend.c: the CPU backend: checks a batch against the contract, sizes scratch once,
+// runs the fp32 forward (cpu_forward.c) on OpenBLAS + a pthread pool.
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_state.h"
+
+#define CPU_MAX_THREADS 256
+#define CPU_MAX_TOKENS (1 << 24)  // keeps every (T, width) offset far inside a long
+
+static int grow(void **p, size_t n, size_t elem) {
+    void *q = realloc(*p, n * elem);
+    if (!q) return -1;
+    memset(q, 0, n * elem);  // pad rows of GEMM inputs must hold finite values
+    *p = q;
+    return 0;
+}
+
+int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
+    const struct model_config *c = &st->m->cfg;
+    if (T > st->t_cap) {
+        size_t n = (size_t)cpu_gemm_pad_rows(T > 64 ? T : 64);
+        size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
+               KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff, h2 = c->head_dim / 2;
+        size_t nc = cpu_logits_chunks(c->vocab_size);
+        int bad = grow((void **)&st->x, n * C, sizeof(float)) ||
+                  grow((void **)&st->xn, n * C, sizeof(float)) ||
+                  grow((void **)&st->q, n * Q, sizeof(float)) ||
+                  grow((void **)&st->k, n * KV, sizeof(float)) ||
+                  grow((void **)&st->v, n * KV, sizeof(float)) ||
+                  grow((void **)&st->att, n * Q, sizeof(float)) ||
+                  grow((void **)&st->o, n * C, sizeof(float)) ||
+                  grow((void **)&st->ff, n * F, sizeof(float)) ||
+                  grow((void **)&st->ff2, n * F, sizeof(float)) ||
+                  grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float)) ||
+                  grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float)) ||
+                  grow((void **)&st->att_p, n * st->n_threads, sizeof(float)) ||
+                  grow((void **)&st->hrows, n * C, sizeof(float)) ||
+                  grow((void **)&st->row_of, n, sizeof(int32_t)) ||
+                  grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
+                  grow((void **)&st->row_first, n + 1, sizeof(int32_t)) ||
+                  grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
+        if (bad) {
+            cpu_state_free_buffers(st);
+            return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for a batch of %d tokens", T);
+        }
+        st->t_cap = (int)n;
+    }
+    if (S > st->s_cap) {
+        size_t n = (size_t)S;
+        if (grow((void **)&st->row_entries, n, sizeof(int32_t)) ||
+            grow((void **)&st->entry_logit, n, sizeof(float))) {
+            cpu_state_free_buffers(st);
+            return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for %d scoring entries", S);
+        }
+        st->s_cap = S;
+    }
+    return 0;
+}
+
+void cpu_state_free_buffers(struct cpu_state *st) {
+    void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->ff, st->ff2,
+                    st->rope_cos, st->rope_sin, st->att_p, st->hrows, st->row_of, st->row_tok,
+                    st->row_first, st->stats, st->row_entries, st->entry_logit};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    float *lg = st->lg;
+    struct cpu_pool *pool = st->pool;
+    const struct model *m = st->m;
+    int nt = st->n_threads;
+    memset(st, 0, sizeof *st);
+    st->lg = lg, st->pool = pool, st->m = m, st->n_threads = nt;
+}
+
+// Checks every index of the batch against the contract before anything reads through it.
+static int cpu_validate_batch(const struct model_config *c, const struct score_batch *b,
+                              xsa_error *err) {
+    if (b->n_tokens < 0 || b->n_tokens > CPU_MAX_TOKENS || b->n_entries < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch of %d tokens and %d entries is out of range (tokens <= %d)",
+                        b->n_tokens, b->n_entries, CPU_MAX_TOKENS);
+    if (b->n_tokens > 0 && (!b->token || !b->pos || !b->span0_lo || !b->span0_hi || !b->span1_lo || !b->span1_hi))
+        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch has %d tokens but missing arrays", b->n_tokens);
+    if (b->n_entries > 0 && (!b->entry_index || !b->entry_target))
+        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch has %d entries but missing arrays", b->n_entries);
+    for (int t = 0; t < b->n_tokens; t++) {
+        if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
+            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has id %d outside the vocabulary [0, %d)",
+                            t, b->token[t], c->vocab_size);
+        int pmax = c->arch == MODEL_ARCH_GPT2 ? c->max_seq_len : CPU_MAX_TOKENS;
+        if (b->pos[t] < 0 || b->pos[t] >= pmax)
+            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has position %d outside [0, %d); shorten the input",
+                            t, b->pos[t], pmax);
+        int l0 = b->span0_lo[t], h0 = b->span0_hi[t], l1 = b->span1_lo[t], h1 = b->span1_hi[t];
+        if (l0 < 0 || l0 > h0 || h0 > t + 1 || l1 < 0 || l1 > h1 || h1 > t + 1 ||
+            (l1 < h1 && h0 > l1) || h0 - l0 + h1 - l1 == 0)
+            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has key spans [%d,%d) + [%d,%d); they must be "
+                            "ordered, non-empty in total and end at or before the token itself", t, l0, h0, l1, h1);
+    }
+    for (int s = 0; s < b->n_entries; s++) {
+        if (b->entry_index[s] < 0 || b->entry_index[s] >= b->n_tokens)
+            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: scoring entry %d reads token index %d outside [0, %d)",
+                            s, b->entry_index[s], b->n_tokens);
+        if (b->entry_target[s] < 0 || b->entry_target[s] >= c->vocab_size)
+            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: scoring entry %d has target id %d outside the vocabulary [0, %d)",
+                            s, b->entry_target[s], c->vocab_size);
+    }
+    return 0;
+}
+
+int cpu_backend_score_probe(struct backend *be, const struct score_batch *b, float *logprob,
+                            uint8_t *greedy, const struct cpu_probe *probe, xsa_error *err) {
+    struct cpu_state *st = be->impl;
+    int rc = cpu_validate_batch(&st->m->cfg, b, err);
+    if (rc) return rc;
+    if (probe && (probe->layer < 0 || probe->layer >= st->m->cfg.n_layer))
+        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: probe layer %d outside [0, %d)", probe->layer,
+                        st->m->cfg.n_layer);
+    if (b->n_tokens == 0) return 0;  // then n_entries == 0 too (checked above)
+    rc = cpu_state_reserve(st, b->n_tokens, b->n_entries, err);
+    if (rc) return rc;
+    cpu_forward(st, b, logprob, greedy, probe);
+    return 0;
+}
+
+static int cpu_score(struct backend *be, const struct score_batch *b, float *logprob,
+                     uint8_t *greedy, xsa_error *err) {
+    return cpu_backend_score_probe(be, b, logprob, greedy, NULL, err);
+}
+
+static void cpu_destroy(struct backend *be) {
+    struct cpu_state *st = be->impl;
+    if (!st) return;
+    cpu_state_free_buffers(st);
+    free(st->lg);
+    cpu_pool_destroy(st->pool);
+    free(st);
+    be->impl = NULL;
+}
+
+// Checks what the forward relies on, so a malformed model cannot make it read out of bounds.
+static int cpu_check_model(const struct model *m, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
+        c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||
+        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model shape not supported by the cpu backend "
+                        "(layers %d, heads %d/%d, head_dim %d, d_model %d, d_ff %d, vocab %d)", m->path,
+                        c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
+    if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
+    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up ||
+            !w->w_down || (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
+    }
+    return 0;
+}
+
+int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,
+                     xsa_error *err) {
+    memset(be, 0, sizeof *be);
+    int rc = cpu_check_model(m, err);
+    if (rc) return rc;
+    int nt = opt ? opt->n_threads : 0;
+    if (nt <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = n > 0 ? (int)n : 1;
+    }
+    if (nt > CPU_MAX_THREADS) nt = CPU_MAX_THREADS;
+    // OpenBLAS runs single-threaded inside our pool: each tile has one fixed shape and thread,
+    // which is what makes scores independent of the thread count.
+    openblas_set_num_threads(1);
+    struct cpu_state *st = calloc(1, sizeof *st);
+    if (!st) return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
+    st->m = m;
+    st->n_threads = nt;
+    st->pool = cpu_pool_create(nt);
+    const struct model_config *c = &m->cfg;
+    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, V = c->vocab_size;
+    int shapes[][2] = {{c->d_model, CPU_GEMM_COLS}, {c->d_model, Q % CPU_GEMM_COLS}, {c->d_model, KV % CPU_GEMM_COLS},
+                       {c->d_model, c->d_ff % CPU_GEMM_COLS}, {Q, CPU_GEMM_COLS}, {Q, c->d_model % CPU_GEMM_COLS},
+                       {c->d_ff, CPU_GEMM_COLS}, {c->d_ff, c->d_model % CPU_GEMM_COLS},
+                       {c->d_model, V % CPU_VOCAB_CHUNK % CPU_GEMM_COLS}};
+    int kind = cpu_gemm_pick(shapes, (int)(sizeof shapes / sizeof shapes[0]));
+    st->gemm = kind < 0 ? CPU_GEMM_SCALAR : (enum cpu_gemm_kind)kind;
+    st->lg = malloc((size_t)nt * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK * sizeof(float));
+    be->impl = st;
+    be->name = "cpu";
+    be->score = cpu_score;
+    be->destroy = cpu_destroy;
+    if (!st->pool || !st->lg) {
+        cpu_destroy(be);
+        return xsa_fail(err, XSA_ERUNTIME, "cpu backend: cannot start %d threads", nt);
+    }
+    int want = opt && opt->max_batch_tokens > 0 ? opt->max_batch_tokens : CPU_GEMM_ROWS;
+    if (want > CPU_MAX_TOKENS) want = CPU_MAX_TOKENS;
+    rc = cpu_state_reserve(st, want, want, err);
+    if (rc) {
+        cpu_destroy(be);
+        return rc;
+    }
+    if (kind < 0) {
+        cpu_destroy(be);
+        return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
+    }
+    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s (OpenBLAS core %s)", nt,
+             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), openblas_get_corename());
+    return 0;
+}

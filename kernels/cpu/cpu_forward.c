@@ -1,0 +1,162 @@
+// cpu_forward.c: the fp32 forward pass over a packed batch, then log-softmax at the scored
+// rows only. Row-wise steps run as tasks of CPU_GEMM_ROWS rows; every step computes a row
+// from that row alone (attention: from the row's own key spans), so a request's scores do not
+// depend on its neighbours in the batch.
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_attention.h"
+#include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_state.h"
+
+enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_ADD, OP_GELU, OP_SWIGLU };
+
+struct rows_job {
+    enum rows_op op;
+    const struct model *m;
+    const struct score_batch *b;
+    int T;
+    const float *in, *w, *bias;  // OP_NORM: x, gain, bias
+    float *out;
+    float *p2;                   // OP_ROPE: k ; OP_SWIGLU: up ; OP_ADD: addend (const)
+    const float *cos_t, *sin_t;
+    int width;                   // floats per row of out (OP_ADD, OP_GELU, OP_SWIGLU)
+};
+
+static void rows_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct rows_job *j = ctx;
+    const struct model_config *c = &j->m->cfg;
+    int r0 = i * CPU_GEMM_ROWS, n = j->T - r0 < CPU_GEMM_ROWS ? j->T - r0 : CPU_GEMM_ROWS;
+    int C = c->d_model;
+    switch (j->op) {
+    case OP_EMBED:
+        for (int t = r0; t < r0 + n; t++) {
+            float *x = j->out + (long)t * C;
+            memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
+            if (j->m->pos_emb) cpu_add_inplace(x, j->m->pos_emb + (long)j->b->pos[t] * C, C);
+        }
+        break;
+    case OP_NORM:
+        cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
+        break;
+    case OP_ROPE: {
+        int hd = c->head_dim, h2 = hd / 2, half = c->rope == ROPE_HALF;
+        const float *co = j->cos_t + (long)r0 * h2, *si = j->sin_t + (long)r0 * h2;
+        cpu_rope_apply(j->out + (long)r0 * c->n_head * hd, n, c->n_head * hd, c->n_head, hd, half, co, si);
+        cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
+        break;
+    }
+    case OP_ADD:
+        cpu_add_inplace(j->out + (long)r0 * j->width, j->p2 + (long)r0 * j->width, (long)n * j->width);
+        break;
+    case OP_GELU:
+        cpu_gelu_tanh(j->out + (long)r0 * j->width, (long)n * j->width);
+        break;
+    case OP_SWIGLU:
+        cpu_swiglu(j->out + (long)r0 * j->width, j->p2 + (long)r0 * j->width, (long)n * j->width);
+        break;
+    }
+}
+
+static void run_rows(struct cpu_state *st, struct rows_job *j) {
+    cpu_pool_run(st->pool, (j->T + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS, rows_task, j);
+}
+
+// One transformer block on st->x (T rows; GEMMs run on Tp padded rows).
+static void forward_layer(struct cpu_state *st, const struct score_batch *b, int l, int Tp,
+                          const struct cpu_probe *probe) {
+    const struct model *m = st->m;
+    const struct model_config *c = &m->cfg;
+    const struct layer_weights *w = &m->layers[l];
+    int T = b->n_tokens, C = c->d_model, F = c->d_ff;
+    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
+
+    struct rows_job j = {.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
+                         .bias = w->attn_norm_b, .out = st->xn};
+    run_rows(st, &j);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wq, w->bq, st->q, Tp, C, Q);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, w->bk, st->k, Tp, C, KV);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, w->bv, st->v, Tp, C, KV);
+    if (c->rope != ROPE_NONE) {
+        j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .out = st->q, .p2 = st->k,
+                              .cos_t = st->rope_cos, .sin_t = st->rope_sin};
+        run_rows(st, &j);
+    }
+    struct cpu_attention_args a = {st->q, st->k, st->v, st->att, b->span0_lo, b->span0_hi,
+                                   b->span1_lo, b->span1_hi, T, c->n_head, c->n_kv_head,
+                                   c->head_dim, c->xsa[l], st->att_p, st->t_cap};
+    cpu_attention(st->pool, &a);
+    if (probe && probe->layer == l) {
+        if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
+        if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
+    }
+    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, w->bo, st->o, Tp, Q, C);
+    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
+    run_rows(st, &j);
+
+    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->mlp_norm_w,
+                          .bias = w->mlp_norm_b, .out = st->xn};
+    run_rows(st, &j);
+    if (c->arch == MODEL_ARCH_GPT2) {
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, w->b_up, st->ff, Tp, C, F);
+        j = (struct rows_job){.op = OP_GELU, .m = m, .b = b, .T = T, .out = st->ff, .width = F};
+    } else {
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_gate, w->b_gate, st->ff, Tp, C, F);
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, w->b_up, st->ff2, Tp, C, F);
+        j = (struct rows_job){.op = OP_SWIGLU, .m = m, .b = b, .T = T, .out = st->ff, .p2 = st->ff2, .width = F};
+    }
+    run_rows(st, &j);
+    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, w->b_down, st->o, Tp, F, C);
+    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
+    run_rows(st, &j);
+}
+
+// Groups entries by distinct token index (rows in order of first appearance) as CSR.
+static int group_entries(struct cpu_state *st, const struct score_batch *b) {
+    int R = 0;
+    for (int s = 0; s < b->n_entries; s++) st->row_of[b->entry_index[s]] = -1;
+    for (int s = 0; s < b->n_entries; s++) {
+        int t = b->entry_index[s];
+        if (st->row_of[t] < 0) {
+            st->row_of[t] = R;
+            st->row_tok[R++] = t;
+        }
+    }
+    memset(st->row_first, 0, (size_t)(R + 1) * sizeof *st->row_first);
+    for (int s = 0; s < b->n_entries; s++) st->row_first[st->row_of[b->entry_index[s]] + 1]++;
+    for (int r = 0; r < R; r++) st->row_first[r + 1] += st->row_first[r];
+    // row_first[r] serves as row r's fill cursor, then shifts back into place.
+    for (int s = 0; s < b->n_entries; s++) {
+        int r = st->row_of[b->entry_index[s]];
+        st->row_entries[st->row_first[r]++] = s;
+    }
+    for (int r = R; r > 0; r--) st->row_first[r] = st->row_first[r - 1];
+    st->row_first[0] = 0;
+    return R;
+}
+
+void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logprob,
+                 uint8_t *greedy, const struct cpu_probe *probe) {
+    const struct model *m = st->m;
+    const struct model_config *c = &m->cfg;
+    int T = b->n_tokens, C = c->d_model, Tp = cpu_gemm_pad_rows(T);
+
+    struct rows_job j = {.op = OP_EMBED, .m = m, .b = b, .T = T, .out = st->x};
+    run_rows(st, &j);
+    if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c->head_dim, c->rope_theta, st->rope_cos, st->rope_sin);
+    for (int l = 0; l < c->n_layer; l++) forward_layer(st, b, l, Tp, probe);
+    if (b->n_entries == 0) return;
+
+    int R = group_entries(st, b), Rp = cpu_gemm_pad_rows(R);
+    for (int r = 0; r < R; r++)
+        memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = R, .in = st->xn, .w = m->final_norm_w,
+                          .bias = m->final_norm_b, .out = st->hrows};
+    run_rows(st, &j);
+    struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, R, Rp, C, c->vocab_size, st->row_first,
+                                st->row_entries, b->entry_target, st->entry_logit, st->stats,
+                                st->lg, logprob, greedy};
+    cpu_logits(st->pool, &a);
+}

@@ -1,0 +1,94 @@
+// cpu_gemm.c: tiled single-threaded GEMM calls spread over the worker pool, and the choice
+// between OpenBLAS and our kernel (cpu_gemm_kernel.c).
+#include "kernels/cpu/cpu_gemm.h"
+
+#include <cblas.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cpu_gemm_tile_avx2(const float *in, const float *w, float *out, int ldo, int nc, int K);
+void cpu_gemm_tile_scalar(const float *in, const float *w, float *out, int ldo, int nc, int K);
+int cpu_gemm_have_avx2(void);
+
+int cpu_gemm_pad_rows(int n) { return (n + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS * CPU_GEMM_ROWS; }
+
+const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind) {
+    return kind == CPU_GEMM_BLAS ? "OpenBLAS sgemm" : kind == CPU_GEMM_AVX2 ? "own AVX2 kernel" : "own C kernel";
+}
+
+void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, float *out, int ldo,
+                   int nc, int K) {
+    if (kind == CPU_GEMM_AVX2)
+        cpu_gemm_tile_avx2(in, w, out, ldo, nc, K);
+    else if (kind == CPU_GEMM_SCALAR)
+        cpu_gemm_tile_scalar(in, w, out, ldo, nc, K);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CPU_GEMM_ROWS, nc, K, 1.0f, in, K, w, K,
+                    0.0f, out, ldo);
+}
+
+// Does OpenBLAS give a row the same bits wherever it sits in a (K, nc) tile? Tries shifts of a
+// pseudo-random tile (all small ones, to catch kernels that cycle over a few rows).
+static int blas_is_position_invariant(int K, int nc, float *in, float *in2, float *w, float *o1,
+                                      float *o2) {
+    static const int shifts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 24, 32, 48, 63};
+    uint32_t s = 12345u;
+    for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) in[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (long i = 0; i < (long)nc * K; i++) w[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    cpu_gemm_tile(CPU_GEMM_BLAS, in, w, o1, nc, nc, K);
+    for (size_t i = 0; i < sizeof shifts / sizeof shifts[0]; i++) {
+        int sh = shifts[i];
+        memset(in2, 0, sizeof(float) * (size_t)sh * K);
+        memcpy(in2 + (long)sh * K, in, sizeof(float) * (size_t)(CPU_GEMM_ROWS - sh) * K);
+        cpu_gemm_tile(CPU_GEMM_BLAS, in2, w, o2, nc, nc, K);
+        if (memcmp(o1, o2 + (long)sh * nc, sizeof(float) * (size_t)(CPU_GEMM_ROWS - sh) * nc)) return 0;
+    }
+    return 1;
+}
+
+int cpu_gemm_pick(const int (*shapes)[2], int n) {
+    int kmax = 1;
+    for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
+    size_t tile = (size_t)CPU_GEMM_ROWS * kmax, wsz = (size_t)CPU_GEMM_COLS * kmax,
+           osz = (size_t)CPU_GEMM_ROWS * CPU_GEMM_COLS;
+    float *buf = malloc(sizeof(float) * (2 * tile + wsz + 2 * osz));
+    if (!buf) return -1;
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        if (shapes[i][1] < 1 || shapes[i][1] > CPU_GEMM_COLS || shapes[i][0] < 1) continue;
+        ok = blas_is_position_invariant(shapes[i][0], shapes[i][1], buf, buf + tile, buf + 2 * tile,
+                                        buf + 2 * tile + wsz, buf + 2 * tile + wsz + osz);
+    }
+    free(buf);
+    if (ok) return CPU_GEMM_BLAS;
+    return cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
+}
+
+struct gemm_job {
+    enum cpu_gemm_kind kind;
+    const float *in, *w, *b;
+    float *out;
+    int K, N, n_col_blocks;
+};
+
+static void gemm_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct gemm_job *j = ctx;
+    int r0 = (i / j->n_col_blocks) * CPU_GEMM_ROWS;
+    int c0 = (i % j->n_col_blocks) * CPU_GEMM_COLS;
+    int nc = j->N - c0 < CPU_GEMM_COLS ? j->N - c0 : CPU_GEMM_COLS;
+    cpu_gemm_tile(j->kind, j->in + (size_t)r0 * j->K, j->w + (size_t)c0 * j->K,
+                  j->out + (size_t)r0 * j->N + c0, j->N, nc, j->K);
+    if (!j->b) return;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS; r++) {
+        float *o = j->out + (size_t)r * j->N;
+        for (int c = c0; c < c0 + nc; c++) o[c] += j->b[c];
+    }
+}
+
+void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
+                     const float *w, const float *b, float *out, int M, int K, int N) {
+    struct gemm_job j = {kind, in, w, b, out, K, N, (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS};
+    cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
+}

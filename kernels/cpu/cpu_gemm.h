@@ -1,0 +1,43 @@
+// cpu_gemm.h: out = in @ W^T + b on fixed-shape tiles, so a row's result is bit-identical
+// whatever else is in the batch and however many threads run.
+//
+// OpenBLAS picks kernels (small-matrix paths, edge kernels, thread splits) by the shape of a
+// call, so every call here has the same shape: CPU_GEMM_ROWS rows (callers pad their row
+// count to a multiple of it) by CPU_GEMM_COLS output columns (the last column block of a
+// weight has a fixed, smaller width), run single-threaded inside our own worker pool.
+// Some OpenBLAS kernels (Haswell/Zen sgemm in 0.3.21) still round a row differently by its
+// place in the tile; cpu_gemm_pick() detects that once and then uses our own kernel, whose
+// every output is one dot product in a fixed order.
+#ifndef XSA_KERNELS_CPU_GEMM_H
+#define XSA_KERNELS_CPU_GEMM_H
+
+#include "kernels/cpu/cpu_pool.h"
+
+#define CPU_GEMM_ROWS 64
+#define CPU_GEMM_COLS 256
+
+enum cpu_gemm_kind {
+    CPU_GEMM_BLAS = 0,    // OpenBLAS cblas_sgemm, single-threaded per tile
+    CPU_GEMM_AVX2 = 1,    // our AVX2 + FMA kernel
+    CPU_GEMM_SCALAR = 2,  // our portable C kernel
+};
+
+// Rounds n up to a multiple of CPU_GEMM_ROWS.
+int cpu_gemm_pad_rows(int n);
+
+// Chooses the kernel for tiles of the given (K, nc) shapes (n of them): OpenBLAS when a row's
+// result does not depend on its place in a tile, else ours. Deterministic for a given machine
+// and OpenBLAS build. Returns the kind, or -1 when out of memory.
+int cpu_gemm_pick(const int (*shapes)[2], int n);
+const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
+
+// in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS.
+void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
+                     const float *w, const float *b, float *out, int M, int K, int N);
+
+// One tile on the calling thread: out (CPU_GEMM_ROWS, nc; row stride ldo) =
+// in (CPU_GEMM_ROWS, K) @ w (nc, K)^T. Callers keep nc fixed per column position.
+void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, float *out, int ldo,
+                   int nc, int K);
+
+#endif

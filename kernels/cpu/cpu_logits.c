@@ -1,0 +1,63 @@
+// cpu_logits.c: tasks are (row tile, vocabulary chunk); each writes its rows' statistics for
+// its chunk and the logits of targets inside it. Rows then combine their chunks in
+// increasing id order, so ties resolve to the lowest id and no result depends on threads.
+#include "kernels/cpu/cpu_logits.h"
+
+#include <math.h>
+
+#include "kernels/cpu/cpu_gemm.h"
+
+int cpu_logits_chunks(int V) { return (V + CPU_VOCAB_CHUNK - 1) / CPU_VOCAB_CHUNK; }
+
+static void logits_task(void *ctx, int i, int w) {
+    const struct cpu_logits_args *a = ctx;
+    int n_chunks = cpu_logits_chunks(a->V);
+    int r0 = (i / n_chunks) * CPU_GEMM_ROWS, chunk = i % n_chunks;
+    int v0 = chunk * CPU_VOCAB_CHUNK;
+    int nv = a->V - v0 < CPU_VOCAB_CHUNK ? a->V - v0 : CPU_VOCAB_CHUNK;
+    float *lg = a->scratch + (long)w * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK;  // (ROWS, nv)
+    // Column blocks of CPU_GEMM_COLS ids: the same tile shapes as every other GEMM here.
+    for (int c0 = 0; c0 < nv; c0 += CPU_GEMM_COLS)
+        cpu_gemm_tile(a->gemm, a->h + (long)r0 * a->C, a->lm_head + (long)(v0 + c0) * a->C, lg + c0, nv,
+                      nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS, a->C);
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
+        const float *x = lg + (long)(r - r0) * nv;
+        float mx = x[0];
+        int am = 0;
+        for (int j = 1; j < nv; j++)
+            if (x[j] > mx) {
+                mx = x[j];
+                am = j;
+            }
+        double s = 0;
+        for (int j = 0; j < nv; j++) s += expf(x[j] - mx);
+        a->stats[(long)r * n_chunks + chunk] = (struct cpu_chunk_stat){mx, v0 + am, s};
+        for (int e = a->row_first[r]; e < a->row_first[r + 1]; e++) {
+            int id = a->row_entries[e], tg = a->entry_target[id];
+            if (tg >= v0 && tg < v0 + nv) a->entry_logit[id] = x[tg - v0];
+        }
+    }
+}
+
+void cpu_logits(struct cpu_pool *pool, const struct cpu_logits_args *a) {
+    int n_chunks = cpu_logits_chunks(a->V);
+    cpu_pool_run(pool, (a->Rp / CPU_GEMM_ROWS) * n_chunks, logits_task, (void *)a);
+    for (int r = 0; r < a->R; r++) {
+        const struct cpu_chunk_stat *st = a->stats + (long)r * n_chunks;
+        float mx = st[0].max;
+        int32_t am = st[0].argmax;
+        for (int c = 1; c < n_chunks; c++)
+            if (st[c].max > mx) {
+                mx = st[c].max;
+                am = st[c].argmax;
+            }
+        double s = 0;
+        for (int c = 0; c < n_chunks; c++) s += st[c].sumexp * exp((double)st[c].max - mx);
+        double lse = mx + log(s);
+        for (int e = a->row_first[r]; e < a->row_first[r + 1]; e++) {
+            int id = a->row_entries[e];
+            a->out_logprob[id] = (float)((double)a->entry_logit[id] - lse);
+            a->out_greedy[id] = a->entry_target[id] == am;
+        }
+    }
+}

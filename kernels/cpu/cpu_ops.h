@@ -1,0 +1,30 @@
+// cpu_ops.h: the row-wise pieces of the forward pass (fp32, as PyTorch computes them).
+#ifndef XSA_KERNELS_CPU_OPS_H
+#define XSA_KERNELS_CPU_OPS_H
+
+#include <stdint.h>
+
+// LayerNorm (b != NULL, biased variance) or RMSNorm as HF LlamaRMSNorm (b == NULL):
+// out[r] = norm(x[r]) * w (+ b); x, out (n, C).
+void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
+                   float eps);
+
+// x += y elementwise; (n)
+void cpu_add_inplace(float *x, const float *y, long n);
+
+// HF gelu_new (tanh approximation), in place; (n)
+void cpu_gelu_tanh(float *x, long n);
+
+// gate = silu(gate) * up, in place in gate; (n)
+void cpu_swiglu(float *gate, const float *up, long n);
+
+// cos/sin of pos * theta^(-2i/hd) for i < hd/2, as HF computes them in float32;
+// cos_t, sin_t (T, hd/2).
+void cpu_rope_table(const int32_t *pos, int T, int hd, float theta, float *cos_t, float *sin_t);
+
+// Rotates n_heads heads of hd floats of each of T rows of x (row stride ld) in place.
+// half = 1: pairs (i, i + hd/2) (HF rotate_half); half = 0: pairs (2i, 2i + 1) (llama2.c).
+void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, const float *cos_t,
+                    const float *sin_t);
+
+#endif

@@ -1,0 +1,59 @@
+// cpu_state.h: the CPU backend's private state and the debug probe (kernels/cpu and tests).
+#ifndef XSA_KERNELS_CPU_STATE_H
+#define XSA_KERNELS_CPU_STATE_H
+
+#include <stdint.h>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_logits.h"
+#include "kernels/cpu/cpu_pool.h"
+
+struct cpu_state {
+    const struct model *m;
+    struct cpu_pool *pool;
+    int n_threads;
+    enum cpu_gemm_kind gemm;  // chosen once at open (cpu_gemm_pick)
+    // Activations, sized for t_cap tokens (a multiple of CPU_GEMM_ROWS); grown, never per token.
+    int t_cap;
+    float *x;          // (t_cap, C) residual stream
+    float *xn;         // (t_cap, C) normed input of a block
+    float *q;          // (t_cap, H*hd)
+    float *k, *v;      // (t_cap, Hkv*hd)
+    float *att;        // (t_cap, H*hd) attention output per head (after XSA)
+    float *o;          // (t_cap, C) block output before the residual add
+    float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
+    float *rope_cos, *rope_sin;  // (t_cap, hd/2)
+    float *att_p;      // (n_threads, t_cap) attention weights
+    // Logits at scored rows.
+    float *hrows;      // (t_cap, C) final-normed hidden rows of distinct scored tokens
+    int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored
+    int32_t *row_tok;  // (t_cap) token index of a row
+    int32_t *row_first;  // (t_cap + 1)
+    struct cpu_chunk_stat *stats;  // (t_cap, n_chunks)
+    float *lg;         // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
+    int s_cap;
+    int32_t *row_entries;  // (s_cap)
+    float *entry_logit;    // (s_cap)
+};
+
+// Debug probe: copies of one layer's activations taken during a forward.
+struct cpu_probe {
+    int layer;
+    float *attn;  // (T, H*hd) per-head attention outputs after XSA (before the output projection)
+    float *v;     // (T, Hkv*hd) value vectors
+};
+
+// Grows the buffers for T tokens and S entries. Returns 0 or XSA_ERUNTIME.
+int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err);
+void cpu_state_free_buffers(struct cpu_state *st);
+
+// The forward pass of a validated batch (cpu_forward.c).
+void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logprob,
+                 uint8_t *greedy, const struct cpu_probe *probe);
+
+// be->score with a probe (probe may be NULL). For tests; be must be a CPU backend.
+int cpu_backend_score_probe(struct backend *be, const struct score_batch *b, float *logprob,
+                            uint8_t *greedy, const struct cpu_probe *probe, xsa_error *err);
+
+#endif

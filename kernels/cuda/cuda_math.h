@@ -1,0 +1,210 @@
+// cuda_math.h: the arithmetic of every CUDA kernel, as __host__ __device__ helpers, so the
+// CPU tests (tests/test_cuda_math.c, plain C11) check the same code the GPU runs.
+// C-compatible: under nvcc the helpers are __host__ __device__, under a C compiler plain
+// static inline functions. No CUDA types appear here; bf16 travels as its uint16_t bits.
+#ifndef XSA_KERNELS_CUDA_MATH_H
+#define XSA_KERNELS_CUDA_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#define XSA_HD __host__ __device__ __forceinline__
+#else
+#define XSA_HD static inline
+#endif
+
+#define XSA_ATT_TILE 32  // keys per tile of the attention kernel (one per lane of a warp)
+
+// ---- bf16 -----------------------------------------------------------------------------
+XSA_HD uint32_t xsa_f32_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+XSA_HD float xsa_bits_f32(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// float -> bf16 bits, round to nearest even (as torch's .to(bfloat16)); NaN stays a quiet NaN.
+XSA_HD uint16_t xsa_f32_to_bf16(float x) {
+    uint32_t u = xsa_f32_bits(x);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+XSA_HD float xsa_bf16_to_f32(uint16_t h) { return xsa_bits_f32((uint32_t)h << 16); }
+
+XSA_HD float xsa_bf16_round(float x) { return xsa_bf16_to_f32(xsa_f32_to_bf16(x)); }
+
+// ---- activations ----------------------------------------------------------------------
+// HF gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+XSA_HD float xsa_gelu_tanh(float v) {
+    const float k = 0.7978845608028654f;
+    return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+}
+
+// SwiGLU: silu(gate) * up
+XSA_HD float xsa_swiglu(float g, float up) { return g / (1.0f + expf(-g)) * up; }
+
+// ---- norms ----------------------------------------------------------------------------
+// RMSNorm as HF LlamaRMSNorm: rstd from the mean square (float), in double like the CPU.
+XSA_HD float xsa_rms_rstd(float mean_sq, float eps) {
+    return (float)(1.0 / sqrt((double)(mean_sq + eps)));
+}
+
+// LayerNorm: rstd from the biased variance.
+XSA_HD float xsa_ln_rstd(double var, float eps) { return (float)(1.0 / sqrt(var + eps)); }
+
+// One output element: LayerNorm when has_bias, else RMSNorm (mean is ignored then).
+XSA_HD float xsa_norm_apply(float x, float mean, float rstd, float w, float b, int has_bias) {
+    return has_bias ? (x - mean) * rstd * w + b : w * (x * rstd);
+}
+
+// ---- RoPE -----------------------------------------------------------------------------
+// Angle of pair i at position pos, as HF computes it in float32.
+XSA_HD float xsa_rope_angle(int pos, int i, int hd, float theta) {
+    float inv = 1.0f / powf(theta, (float)(2 * i) / (float)hd);
+    return (float)pos * inv;
+}
+
+// Elements of pair i: half = 1 (HF rotate_half) (i, i + hd/2); half = 0 (llama2.c) (2i, 2i+1).
+XSA_HD void xsa_rope_pair(int i, int hd, int half, int *a, int *b) {
+    *a = half ? i : 2 * i;
+    *b = half ? i + hd / 2 : 2 * i + 1;
+}
+
+XSA_HD void xsa_rope_rotate(float *x0, float *x1, float c, float s) {
+    float a = *x0, b = *x1;
+    *x0 = a * c - b * s;
+    *x1 = b * c + a * s;
+}
+
+// ---- online softmax (attention) -------------------------------------------------------
+// State of one (token, head) after some key tiles: running max m, running sum l of
+// exp(score - m). Start: m = -INFINITY, l = 0. A tile with maximum tile_max (finite) moves the
+// max to *m_new; the old sum and accumulator are multiplied by the returned factor.
+XSA_HD float xsa_online_rescale(float m, float tile_max, float *m_new) {
+    float mn = m > tile_max ? m : tile_max;
+    *m_new = mn;
+    return m == -INFINITY ? 0.0f : expf(m - mn);
+}
+
+// Weight of one key with score s once the running max is m_new.
+XSA_HD float xsa_online_weight(float s, float m_new) { return expf(s - m_new); }
+
+// Merges two partial softmax states (m, l): the result describes the union of their keys.
+XSA_HD void xsa_online_merge(float *m, float *l, float m2, float l2) {
+    if (m2 == -INFINITY) return;
+    if (*m == -INFINITY) {
+        *m = m2;
+        *l = l2;
+        return;
+    }
+    float mn = *m > m2 ? *m : m2;
+    *l = *l * expf(*m - mn) + l2 * expf(m2 - mn);
+    *m = mn;
+}
+
+// XSA: z = y - c v with c = (y.v) / |v|^2; v == 0 leaves y unchanged.
+XSA_HD float xsa_xsa_coef(float yv, float vv) { return vv == 0.0f ? 0.0f : yv / vv; }
+
+// The attention of one (token, head) exactly as the kernel orders it: key tiles of
+// XSA_ATT_TILE over span0 then span1, online softmax per tile, then the XSA epilogue.
+// The kernel runs the same steps with one lane per key (scores) and one lane per dimension
+// (values); this serial twin lets the CPU tests check the algorithm.
+// q (hd), k/v rows at k + j * ld (hd used), y (hd) out; own_v: the token's value row or NULL.
+XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, long ld, int hd,
+                              const int lo[2], const int hi[2], const float *own_v, float *y) {
+    float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f;
+    for (int d = 0; d < hd; d++) y[d] = 0.0f;
+    for (int s = 0; s < 2; s++)
+        for (int j0 = lo[s]; j0 < hi[s]; j0 += XSA_ATT_TILE) {
+            int n = hi[s] - j0 < XSA_ATT_TILE ? hi[s] - j0 : XSA_ATT_TILE;
+            float sc[XSA_ATT_TILE], tmax = -INFINITY;
+            for (int u = 0; u < n; u++) {
+                const float *kj = k + (long)(j0 + u) * ld;
+                float acc = 0.0f;
+                for (int d = 0; d < hd; d++) acc += q[d] * kj[d];
+                sc[u] = acc * scale;
+                tmax = sc[u] > tmax ? sc[u] : tmax;
+            }
+            float mn, f = xsa_online_rescale(m, tmax, &mn), ps = 0.0f;
+            for (int d = 0; d < hd; d++) y[d] *= f;
+            for (int u = 0; u < n; u++) {
+                float p = xsa_online_weight(sc[u], mn);
+                ps += p;
+                const float *vj = v + (long)(j0 + u) * ld;
+                for (int d = 0; d < hd; d++) y[d] += p * vj[d];
+            }
+            l = l * f + ps;
+            m = mn;
+        }
+    float inv = 1.0f / l;
+    for (int d = 0; d < hd; d++) y[d] *= inv;
+    if (!own_v) return;
+    float yv = 0.0f, vv = 0.0f;
+    for (int d = 0; d < hd; d++) {
+        yv += y[d] * own_v[d];
+        vv += own_v[d] * own_v[d];
+    }
+    float c = xsa_xsa_coef(yv, vv);
+    for (int d = 0; d < hd; d++) y[d] -= c * own_v[d];
+}
+
+// ---- log-softmax over vocabulary chunks -----------------------------------------------
+// Running statistics of one row's logits: max, lowest id reaching it, sum of exp(x - max).
+struct xsa_lse {
+    float max;
+    int32_t argmax;
+    float sum;
+};
+
+XSA_HD struct xsa_lse xsa_lse_empty(void) {
+    struct xsa_lse s;
+    s.max = -INFINITY;
+    s.argmax = INT32_MAX;
+    s.sum = 0.0f;
+    return s;
+}
+
+// Adds logit x of vocabulary id `id`; ties keep the lowest id (torch.argmax).
+XSA_HD void xsa_lse_push(struct xsa_lse *s, float x, int32_t id) {
+    if (x > s->max) {
+        s->sum = s->max == -INFINITY ? 1.0f : s->sum * expf(s->max - x) + 1.0f;
+        s->max = x;
+        s->argmax = id;
+    } else {
+        s->sum += expf(x - s->max);
+        if (x == s->max && id < s->argmax) s->argmax = id;
+    }
+}
+
+// Merges b into a (any order of merges gives the same max and argmax).
+XSA_HD void xsa_lse_merge(struct xsa_lse *a, struct xsa_lse b) {
+    if (b.max == -INFINITY) return;
+    if (a->max == -INFINITY) {
+        *a = b;
+        return;
+    }
+    if (b.max > a->max) {
+        a->sum = a->sum * expf(a->max - b.max) + b.sum;
+        a->max = b.max;
+        a->argmax = b.argmax;
+    } else {
+        a->sum += b.sum * expf(b.max - a->max);
+        if (b.max == a->max && b.argmax < a->argmax) a->argmax = b.argmax;
+    }
+}
+
+// log P(target) from the target's logit and the row's statistics.
+XSA_HD float xsa_lse_logprob(float target_logit, struct xsa_lse s) {
+    return (float)((double)target_logit - ((double)s.max + log((double)s.sum)));
+}
+
+#endif

@@ -1,0 +1,202 @@
+// hf_checkpoint.c: a Hugging Face checkpoint directory (config.json + safetensors, gpt2 or
+// llama) -> struct model. Every tensor the config implies must be present with that exact
+// shape; any tensor left over (other than known non-weight buffers) is an error, so a
+// checkpoint with parts xsa-eval would silently ignore is refused.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "model/model_internal.h"
+#include "model/safetensors.h"
+
+struct hf_loader {
+    struct safetensors st;
+    const char *dir;
+    const char *prefix;  // gpt2: "" (Hub files) or "transformer." (transformers >= 5, nanoGPT)
+    float *scratch;      // (C, max(3C, F)) for Conv1D weights before transposition
+    char dtype[8];       // "" until the first tensor; "mixed" when they differ
+};
+
+static void fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
+    size_t used = (size_t)snprintf(out, n, "[");
+    for (int d = 0; d < ndim && used < n; d++)
+        used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used < n) snprintf(out + used, n - used, "]");
+}
+
+// Finds `name` (with the loader prefix), checks its shape is (d0) or (d0, d1), converts it to
+// float32 into dst. d1 == 0 means a 1-D tensor.
+static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, float *dst, xsa_error *err) {
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    struct st_tensor *t = safetensors_find(&ld->st, full);
+    if (!t) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing from the checkpoint", ld->dir, full);
+    int ndim = d1 ? 2 : 1;
+    int64_t want[2] = {d0, d1};
+    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
+        char got_s[96], want_s[64];
+        fmt_shape(got_s, sizeof got_s, t->ndim, t->shape);
+        fmt_shape(want_s, sizeof want_s, ndim, want);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but config.json implies %s",
+                        ld->st.files[t->file].path, full, got_s, want_s);
+    }
+    int rc = safetensors_read_f32(&ld->st, t, dst, err);
+    if (rc) return rc;
+    t->used = 1;
+    if (!ld->dtype[0]) snprintf(ld->dtype, sizeof ld->dtype, "%.7s", t->dtype_name);
+    else if (strcmp(ld->dtype, t->dtype_name)) snprintf(ld->dtype, sizeof ld->dtype, "mixed");
+    return 0;
+}
+
+// dst (ncols, rows) = columns [col0, col0 + ncols) of src (rows, src_cols), transposed:
+// a Conv1D (IN, OUT) weight to nn.Linear (OUT, IN).
+static void transpose_cols(const float *src, size_t rows, size_t src_cols, size_t col0, size_t ncols, float *dst) {
+    for (size_t i = 0; i < rows; i++)
+        for (size_t o = 0; o < ncols; o++) dst[o * rows + i] = src[i * src_cols + col0 + o];
+}
+
+static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    struct layer_weights *w = &m->layers[l];
+    int64_t C = c->d_model, F = c->d_ff;
+    char n[128];
+    int rc = 0;
+#define LOAD(suffix, d0, d1, dst)                                  \
+    do {                                                           \
+        if (rc) break;                                             \
+        snprintf(n, sizeof n, "h.%d.%s", l, suffix);               \
+        rc = load(ld, n, d0, d1, dst, err);                        \
+    } while (0)
+    LOAD("ln_1.weight", C, 0, w->attn_norm_w);
+    LOAD("ln_1.bias", C, 0, w->attn_norm_b);
+    LOAD("attn.c_attn.weight", C, 3 * C, ld->scratch);  // (C, 3C): q | k | v columns
+    if (!rc) {
+        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), 0, (size_t)C, w->wq);
+        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)C, (size_t)C, w->wk);
+        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)(2 * C), (size_t)C, w->wv);
+    }
+    LOAD("attn.c_attn.bias", 3 * C, 0, ld->scratch);  // (3C)
+    if (!rc) {
+        memcpy(w->bq, ld->scratch, (size_t)C * sizeof(float));
+        memcpy(w->bk, ld->scratch + C, (size_t)C * sizeof(float));
+        memcpy(w->bv, ld->scratch + 2 * C, (size_t)C * sizeof(float));
+    }
+    LOAD("attn.c_proj.weight", C, C, ld->scratch);
+    if (!rc) transpose_cols(ld->scratch, (size_t)C, (size_t)C, 0, (size_t)C, w->wo);
+    LOAD("attn.c_proj.bias", C, 0, w->bo);
+    LOAD("ln_2.weight", C, 0, w->mlp_norm_w);
+    LOAD("ln_2.bias", C, 0, w->mlp_norm_b);
+    LOAD("mlp.c_fc.weight", C, F, ld->scratch);  // (C, F)
+    if (!rc) transpose_cols(ld->scratch, (size_t)C, (size_t)F, 0, (size_t)F, w->w_up);
+    LOAD("mlp.c_fc.bias", F, 0, w->b_up);
+    LOAD("mlp.c_proj.weight", F, C, ld->scratch);  // (F, C)
+    if (!rc) transpose_cols(ld->scratch, (size_t)F, (size_t)C, 0, (size_t)C, w->w_down);
+    LOAD("mlp.c_proj.bias", C, 0, w->b_down);
+#undef LOAD
+    return rc;
+}
+
+static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    int64_t C = c->d_model;
+    ld->prefix = safetensors_find(&ld->st, "transformer.wte.weight") ? "transformer." : "";
+    size_t wide = (size_t)(3 * C > c->d_ff ? 3 * C : c->d_ff);
+    ld->scratch = malloc((size_t)C * wide * sizeof(float));
+    if (!ld->scratch) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int rc = load(ld, "wte.weight", c->vocab_size, C, m->tok_emb, err);
+    if (!rc) rc = load(ld, "wpe.weight", c->max_seq_len, C, m->pos_emb, err);
+    for (int l = 0; l < c->n_layer && !rc; l++) rc = load_gpt2_layer(ld, m, l, err);
+    if (!rc) rc = load(ld, "ln_f.weight", C, 0, m->final_norm_w, err);
+    if (!rc) rc = load(ld, "ln_f.bias", C, 0, m->final_norm_b, err);
+    if (rc) return rc;
+    ld->prefix = "";  // lm_head sits outside `transformer.`
+    struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
+    if (!c->tied_head) return load(ld, "lm_head.weight", c->vocab_size, C, m->lm_head, err);
+    if (head) head->used = 1;  // a tied head saved anyway: transformers ties it, so do we
+    return 0;
+}
+
+static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int mlp_bias, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    int64_t C = c->d_model, F = c->d_ff, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim;
+    ld->prefix = "";
+    int rc = load(ld, "model.embed_tokens.weight", c->vocab_size, C, m->tok_emb, err);
+    char n[160];
+    for (int l = 0; l < c->n_layer && !rc; l++) {
+        struct layer_weights *w = &m->layers[l];
+#define LOAD(suffix, d0, d1, dst)                                  \
+    do {                                                           \
+        if (rc) break;                                             \
+        snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);    \
+        rc = load(ld, n, d0, d1, dst, err);                        \
+    } while (0)
+        LOAD("input_layernorm.weight", C, 0, w->attn_norm_w);
+        LOAD("self_attn.q_proj.weight", Q, C, w->wq);
+        LOAD("self_attn.k_proj.weight", KV, C, w->wk);
+        LOAD("self_attn.v_proj.weight", KV, C, w->wv);
+        LOAD("self_attn.o_proj.weight", C, Q, w->wo);
+        if (attn_bias) {
+            LOAD("self_attn.q_proj.bias", Q, 0, w->bq);
+            LOAD("self_attn.k_proj.bias", KV, 0, w->bk);
+            LOAD("self_attn.v_proj.bias", KV, 0, w->bv);
+            LOAD("self_attn.o_proj.bias", C, 0, w->bo);
+        }
+        LOAD("post_attention_layernorm.weight", C, 0, w->mlp_norm_w);
+        LOAD("mlp.gate_proj.weight", F, C, w->w_gate);
+        LOAD("mlp.up_proj.weight", F, C, w->w_up);
+        LOAD("mlp.down_proj.weight", C, F, w->w_down);
+        if (mlp_bias) {
+            LOAD("mlp.gate_proj.bias", F, 0, w->b_gate);
+            LOAD("mlp.up_proj.bias", F, 0, w->b_up);
+            LOAD("mlp.down_proj.bias", C, 0, w->b_down);
+        }
+#undef LOAD
+    }
+    if (!rc) rc = load(ld, "model.norm.weight", C, 0, m->final_norm_w, err);
+    if (rc) return rc;
+    struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
+    if (!c->tied_head) return load(ld, "lm_head.weight", c->vocab_size, C, m->lm_head, err);
+    if (head) head->used = 1;
+    return 0;
+}
+
+// Buffers some exporters save that are not weights: causal masks, RoPE frequencies.
+static int ignorable(const char *name) {
+    static const char *suffixes[] = {".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n >= k && !strcmp(name + n - k, suffixes[i])) return 1;
+    }
+    return 0;
+}
+
+int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    struct hf_config hc;
+    int rc = hf_config_parse_file(&hc, path, err);
+    if (rc) return rc;
+    m->cfg = hc.cfg;
+    struct hf_loader ld = {.dir = dir};
+    rc = safetensors_open_dir(&ld.st, dir, err);
+    if (rc) return rc;
+    rc = model_alloc_weights(m, hc.attn_bias, hc.mlp_bias, err);
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
+    for (int i = 0; i < ld.st.n_tensors && !rc; i++) {
+        const struct st_tensor *t = &ld.st.tensors[i];
+        if (!t->used && !ignorable(t->name))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for a %s checkpoint; xsa-eval would ignore it, so it refuses the file",
+                          ld.st.files[t->file].path, t->name, m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
+    }
+    if (!rc) rc = safetensors_sha256(&ld.st, m->weights_sha256, err);
+    if (!rc) {
+        snprintf(m->format, sizeof m->format, "safetensors");
+        snprintf(m->dtype, sizeof m->dtype, "%s", ld.dtype);
+        snprintf(m->xsa_source, sizeof m->xsa_source, "%s", hc.has_xsa ? "config" : "none");
+    }
+    free(ld.scratch);
+    safetensors_close(&ld.st);
+    return rc;
+}

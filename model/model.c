@@ -1,0 +1,191 @@
+// model.c: checkpoint dispatch, the weight arena, XSA layer specs, release.
+#include "model/model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model/llama2c.h"
+#include "model/model_internal.h"
+
+#define ARENA_ALIGN 64  // bytes; every tensor starts on a cache line
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+int model_load(struct model *m, const char *path, xsa_error *err) {
+    memset(m, 0, sizeof *m);
+    struct stat st;
+    if (stat(path, &st) != 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (strlen(path) >= sizeof m->path) return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", path);
+    int rc;
+    if (S_ISDIR(st.st_mode)) {
+        rc = hf_checkpoint_load(m, path, err);
+    } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
+    } else if (S_ISREG(st.st_mode)) {
+        rc = llama2c_load(m, path, err);
+    } else {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a checkpoint directory or a llama2.c .bin file", path);
+    }
+    if (rc) {
+        model_free(m);
+        return rc;
+    }
+    snprintf(m->path, sizeof m->path, "%s", path);
+    return 0;
+}
+
+// Bump allocation over the arena: pass 1 (base NULL) measures, pass 2 assigns.
+struct arena_cursor {
+    char *base;
+    size_t off;
+    long long n_params;
+};
+
+static float *take(struct arena_cursor *a, size_t n) {
+    float *p = a->base ? (float *)(a->base + a->off) : NULL;
+    size_t padded = (n * sizeof(float) + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (p) memset((char *)p + n * sizeof(float), 0, padded - n * sizeof(float));  // arenas compare bytewise
+    a->off += padded;
+    a->n_params += (long long)n;
+    return p;
+}
+
+static void layout(struct model *m, struct arena_cursor *a, int attn_bias, int mlp_bias) {
+    const struct model_config *c = &m->cfg;
+    size_t C = (size_t)c->d_model, V = (size_t)c->vocab_size, F = (size_t)c->d_ff;
+    size_t Q = (size_t)c->n_head * c->head_dim, KV = (size_t)c->n_kv_head * c->head_dim;
+    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    m->tok_emb = take(a, V * C);
+    m->pos_emb = gpt2 ? take(a, (size_t)c->max_seq_len * C) : NULL;
+    for (int l = 0; l < c->n_layer; l++) {
+        struct layer_weights *w = &m->layers[l];
+        w->attn_norm_w = take(a, C);
+        w->attn_norm_b = gpt2 ? take(a, C) : NULL;
+        w->wq = take(a, Q * C);
+        w->bq = attn_bias ? take(a, Q) : NULL;
+        w->wk = take(a, KV * C);
+        w->bk = attn_bias ? take(a, KV) : NULL;
+        w->wv = take(a, KV * C);
+        w->bv = attn_bias ? take(a, KV) : NULL;
+        w->wo = take(a, C * Q);
+        w->bo = attn_bias ? take(a, C) : NULL;
+        w->mlp_norm_w = take(a, C);
+        w->mlp_norm_b = gpt2 ? take(a, C) : NULL;
+        w->w_gate = gpt2 ? NULL : take(a, F * C);
+        w->b_gate = !gpt2 && mlp_bias ? take(a, F) : NULL;
+        w->w_up = take(a, F * C);
+        w->b_up = mlp_bias ? take(a, F) : NULL;
+        w->w_down = take(a, C * F);
+        w->b_down = mlp_bias ? take(a, C) : NULL;
+    }
+    m->final_norm_w = take(a, C);
+    m->final_norm_b = gpt2 ? take(a, C) : NULL;
+    m->lm_head = c->tied_head ? m->tok_emb : take(a, V * C);
+}
+
+int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error *err) {
+    if (m->cfg.n_layer < 1 || m->cfg.n_layer > MODEL_MAX_LAYERS)
+        return xsa_fail(err, XSA_EBADINPUT, "%d layers is outside [1, %d]", m->cfg.n_layer, MODEL_MAX_LAYERS);
+    m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
+    if (!m->layers) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct arena_cursor a = {0};
+    layout(m, &a, attn_bias, mlp_bias);
+    m->arena = aligned_alloc(ARENA_ALIGN, a.off);
+    if (!m->arena)
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory allocating %zu bytes of weights", a.off);
+    m->arena_bytes = a.off;
+    struct arena_cursor b = {.base = m->arena};
+    layout(m, &b, attn_bias, mlp_bias);
+    m->n_params = b.n_params;
+    return 0;
+}
+
+// Parses a non-negative decimal integer that fills all of [s, end).
+static int parse_index(const char *s, const char *end, long *out) {
+    if (s == end || end - s > 9) return -1;
+    long v = 0;
+    for (const char *p = s; p < end; p++) {
+        if (!isdigit((unsigned char)*p)) return -1;
+        v = v * 10 + (*p - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err) {
+    int L = cfg->n_layer;
+    unsigned char xsa[MODEL_MAX_LAYERS] = {0};
+    if (!spec || !*spec)
+        return xsa_fail(err, XSA_EBADINPUT, "--xsa: empty spec; use all, none, last:N or a list such as 0,2");
+    if (!strcmp(spec, "all")) {
+        memset(xsa, 1, (size_t)L);
+    } else if (!strcmp(spec, "none")) {
+        // nothing
+    } else if (!strncmp(spec, "last:", 5)) {
+        long n;
+        if (parse_index(spec + 5, spec + strlen(spec), &n))
+            return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': expected last:N with N a layer count", spec);
+        if (n > L)
+            return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': the model has only %d layers", spec, L);
+        memset(xsa + (L - n), 1, (size_t)n);  // last:0 selects no layer, like none
+    } else {
+        const char *p = spec;
+        for (;;) {
+            const char *comma = strchr(p, ',');
+            const char *end = comma ? comma : p + strlen(p);
+            long i;
+            if (parse_index(p, end, &i))
+                return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': expected all, none, last:N or comma-separated layer indices", spec);
+            if (i >= L)
+                return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %ld is out of range; the model has %d layers (0..%d)", spec, i, L, L - 1);
+            xsa[i] = 1;
+            if (!comma) break;
+            p = comma + 1;
+        }
+    }
+    memcpy(cfg->xsa, xsa, sizeof xsa);
+    return 0;
+}
+
+int model_xsa_count(const struct model_config *cfg) {
+    int n = 0;
+    for (int l = 0; l < cfg->n_layer; l++) n += cfg->xsa[l] != 0;
+    return n;
+}
+
+void model_xsa_describe(const struct model_config *cfg, char *out, size_t n) {
+    if (!n) return;
+    int k = model_xsa_count(cfg);
+    if (k == 0 || k == cfg->n_layer) {
+        snprintf(out, n, "%s", k ? "all" : "none");
+        return;
+    }
+    size_t used = 0;
+    out[0] = '\0';
+    for (int l = 0; l < cfg->n_layer; l++) {
+        if (!cfg->xsa[l]) continue;
+        char item[16];
+        int len = snprintf(item, sizeof item, "%s%d", used ? "," : "", l);
+        if (used + (size_t)len + 4 > n) {  // keep room for "..." and NUL
+            if (used + 4 <= n) memcpy(out + used, "...", 4);
+            return;
+        }
+        memcpy(out + used, item, (size_t)len + 1);
+        used += (size_t)len;
+    }
+}
+
+void model_free(struct model *m) {
+    if (!m) return;
+    free(m->arena);
+    free(m->layers);
+    memset(m, 0, sizeof *m);
+}

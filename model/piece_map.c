@@ -1,0 +1,49 @@
+// piece_map.c: FNV-1a hashing with linear probing; the table stays at most half full.
+#include "model/piece_map.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t piece_hash(const char *s, size_t len) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+int piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n + 2) cap *= 2;
+    m->strs = strs;
+    m->lens = lens;
+    m->slots = malloc(cap * sizeof *m->slots);
+    if (!m->slots) return -1;
+    memset(m->slots, 0xFF, cap * sizeof *m->slots);  // all -1
+    m->mask = cap - 1;
+    return 0;
+}
+
+int piece_map_add(struct piece_map *m, int32_t id) {
+    const char *s = m->strs[id];
+    size_t len = m->lens[id];
+    for (size_t i = piece_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
+        int32_t o = m->slots[i];
+        if (o < 0) {
+            m->slots[i] = id;
+            return 1;
+        }
+        if (m->lens[o] == len && memcmp(m->strs[o], s, len) == 0) return 0;
+    }
+}
+
+int32_t piece_map_get(const struct piece_map *m, const char *s, size_t len) {
+    for (size_t i = piece_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
+        int32_t o = m->slots[i];
+        if (o < 0) return -1;
+        if (m->lens[o] == len && memcmp(m->strs[o], s, len) == 0) return o;
+    }
+}
+
+void piece_map_free(struct piece_map *m) {
+    free(m->slots);
+    m->slots = NULL;
+}

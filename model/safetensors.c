@@ -1,0 +1,282 @@
+// safetensors.c: mmap + validate safetensors files; convert F32/F16/BF16 tensors to float32.
+#include "model/safetensors.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; this reader assumes a little-endian host"
+#endif
+
+#define ST_MAX_TENSORS (1 << 20)
+#define ST_MAX_INDEX_BYTES (64u << 20)
+
+static const struct {
+    const char *name;
+    int size;
+    enum st_dtype dtype;
+} st_dtypes[] = {
+    {"F32", 4, ST_F32},   {"F16", 2, ST_F16},   {"BF16", 2, ST_BF16},   {"F64", 8, ST_OTHER},
+    {"I64", 8, ST_OTHER}, {"I32", 4, ST_OTHER}, {"I16", 2, ST_OTHER},   {"I8", 1, ST_OTHER},
+    {"U64", 8, ST_OTHER}, {"U32", 4, ST_OTHER}, {"U16", 2, ST_OTHER},   {"U8", 1, ST_OTHER},
+    {"BOOL", 1, ST_OTHER}, {"F8_E4M3", 1, ST_OTHER}, {"F8_E5M2", 1, ST_OTHER},
+};
+
+float st_bf16_to_f32(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+float st_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+    if (exp == 0x1f) {
+        u = sign | 0x7f800000u | (man << 13);  // inf / nan
+    } else if (exp == 0) {
+        if (man == 0) {
+            u = sign;
+        } else {  // subnormal: renormalise
+            int e = -1;
+            do { man <<= 1; e++; } while (!(man & 0x400));
+            u = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else {
+        u = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+// A JSON number that is a non-negative integer below 2^53.
+static int json_u64(const cJSON *j, uint64_t *out) {
+    if (!cJSON_IsNumber(j)) return -1;
+    double d = j->valuedouble;
+    if (!(d >= 0) || d > 9007199254740992.0 || floor(d) != d) return -1;
+    *out = (uint64_t)d;
+    return 0;
+}
+
+static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t data_size,
+                       const unsigned char *data, xsa_error *err) {
+    const char *path = st->files[file].path, *name = e->string;
+    if (!cJSON_IsObject(e)) return xsa_fail(err, XSA_EBADINPUT, "%s: header entry '%s' is not an object; the file is corrupt", path, name);
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    if (!cJSON_IsString(jd) || !cJSON_IsArray(js) || !cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' lacks dtype, shape or data_offsets [begin, end]; the file is corrupt", path, name);
+    int elsize = 0;
+    enum st_dtype dt = ST_OTHER;
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
+        if (!strcmp(jd->valuestring, st_dtypes[i].name)) { elsize = st_dtypes[i].size; dt = st_dtypes[i].dtype; }
+    if (!elsize)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown dtype '%.16s' (readable: F32, F16, BF16)", path, name, jd->valuestring);
+    int ndim = cJSON_GetArraySize(js);
+    if (ndim > ST_MAX_DIMS) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has %d dimensions (at most %d)", path, name, ndim, ST_MAX_DIMS);
+    struct st_tensor *t = &st->tensors[st->n_tensors];
+    memset(t, 0, sizeof *t);
+    uint64_t numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        uint64_t n;
+        if (json_u64(cJSON_GetArrayItem(js, d), &n) || n > (1ull << 40))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has an invalid shape; the file is corrupt", path, name);
+        t->shape[d] = (int64_t)n;
+        numel *= n;
+        if (numel > (1ull << 40)) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is impossibly large", path, name);
+    }
+    uint64_t b, end;
+    if (json_u64(cJSON_GetArrayItem(jo, 0), &b) || json_u64(cJSON_GetArrayItem(jo, 1), &end) || b > end)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has invalid data_offsets; the file is corrupt", path, name);
+    if (end > data_size)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' data_offsets [%llu, %llu] run past the %zu-byte data region; the file is truncated or corrupt",
+                        path, name, (unsigned long long)b, (unsigned long long)end, data_size);
+    if (end - b != numel * (uint64_t)elsize)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' spans %llu bytes but its shape and dtype %s need %llu; the file is corrupt",
+                        path, name, (unsigned long long)(end - b), jd->valuestring, (unsigned long long)(numel * (uint64_t)elsize));
+    t->name = strdup(name);
+    if (!t->name) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    t->dtype = dt;
+    snprintf(t->dtype_name, sizeof t->dtype_name, "%s", jd->valuestring);
+    t->ndim = ndim;
+    t->data = data + b;
+    t->nbytes = (size_t)(end - b);
+    t->file = file;
+    st->n_tensors++;
+    return 0;
+}
+
+int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err) {
+    if (st->n_files >= ST_MAX_SHARDS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d shard files", path, ST_MAX_SHARDS);
+    struct st_file *nf = realloc(st->files, (size_t)(st->n_files + 1) * sizeof *nf);
+    if (!nf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    st->files = nf;
+    int fi = st->n_files;
+    struct st_file *f = &st->files[fi];
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    if (!f->path) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    st->n_files++;  // counted now so close() releases it on any error below
+    int rc = file_map(path, &f->mf, err);
+    if (rc) return rc;
+    const unsigned char *p = f->mf.data;
+    size_t size = f->mf.size;
+    if (size < 8) return xsa_fail(err, XSA_EBADINPUT, "%s: %zu bytes is too short for a safetensors file (no header length)", path, size);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | p[i];
+    if (hlen > ST_MAX_HEADER_BYTES || hlen > size - 8)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: header length %llu is beyond the %zu-byte file (or the %u-byte limit); not a safetensors file, or truncated",
+                        path, (unsigned long long)hlen, size, ST_MAX_HEADER_BYTES);
+    cJSON *h = cJSON_ParseWithLength((const char *)p + 8, (size_t)hlen);
+    if (!cJSON_IsObject(h)) {
+        cJSON_Delete(h);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the header is not a JSON object; the file is corrupt", path);
+    }
+    int n = cJSON_GetArraySize(h);
+    if (n > ST_MAX_TENSORS || st->n_tensors + n > ST_MAX_TENSORS) {
+        cJSON_Delete(h);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: too many tensors (%d)", path, n);
+    }
+    struct st_tensor *nt = realloc(st->tensors, (size_t)(st->n_tensors + n + 1) * sizeof *nt);
+    if (!nt) { cJSON_Delete(h); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    st->tensors = nt;
+    const unsigned char *data = p + 8 + hlen;
+    size_t data_size = size - 8 - (size_t)hlen;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, h) {
+        if (!strcmp(e->string, "__metadata__")) continue;
+        if (safetensors_find(st, e->string)) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' appears twice in the checkpoint", path, e->string);
+            break;
+        }
+        if ((rc = parse_entry(st, fi, e, data_size, data, err))) break;
+    }
+    cJSON_Delete(h);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+// A shard name from the index must be a plain file name inside the checkpoint directory.
+static int shard_name_ok(const char *s) {
+    return s[0] && s[0] != '.' && !strchr(s, '/') && !strchr(s, '\\') && strlen(s) < 512;
+}
+
+static int open_sharded(struct safetensors *st, const char *dir, const char *index_path, xsa_error *err) {
+    char *text = NULL;
+    int rc = file_read_all(index_path, ST_MAX_INDEX_BYTES, &text, NULL, err);
+    if (rc) return rc;
+    cJSON *idx = cJSON_Parse(text);
+    free(text);
+    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map");
+    if (!cJSON_IsObject(wm)) {
+        cJSON_Delete(idx);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not JSON with a \"weight_map\" object; the index is corrupt", index_path);
+    }
+    int n = cJSON_GetArraySize(wm), nu = 0;
+    const char **names = calloc((size_t)n + 1, sizeof *names);
+    if (!names) { cJSON_Delete(idx); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, wm) {
+        if (!cJSON_IsString(e) || !shard_name_ok(e->valuestring)) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: weight_map entry '%s' does not name a shard file in the checkpoint directory", index_path, e->string);
+            break;
+        }
+        names[nu++] = e->valuestring;
+    }
+    if (!rc && nu == 0) rc = xsa_fail(err, XSA_EBADINPUT, "%s: weight_map is empty", index_path);
+    if (!rc) {
+        qsort(names, (size_t)nu, sizeof *names, cmp_str);
+        for (int i = 0; i < nu && !rc; i++) {
+            if (i > 0 && !strcmp(names[i], names[i - 1])) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+            rc = safetensors_open_file(st, path, err);
+        }
+    }
+    // Every tensor the index names must be in the shard it names.
+    cJSON_ArrayForEach(e, wm) {
+        if (rc) break;
+        const struct st_tensor *t = safetensors_find(st, e->string);
+        const char *slash = t ? strrchr(st->files[t->file].path, '/') : NULL;
+        const char *base = slash ? slash + 1 : "";
+        if (!t || strcmp(base, e->valuestring))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is not in shard %s as the index says; the checkpoint is incomplete",
+                          index_path, e->string, e->valuestring);
+    }
+    free(names);
+    cJSON_Delete(idx);
+    return rc;
+}
+
+int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err) {
+    memset(st, 0, sizeof *st);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    int rc;
+    if (file_exists(path)) {
+        rc = safetensors_open_file(st, path, err);
+    } else {
+        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+        if (!file_exists(path))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: no model.safetensors or model.safetensors.index.json in the checkpoint directory", dir);
+        rc = open_sharded(st, dir, path, err);
+    }
+    if (rc) safetensors_close(st);
+    return rc;
+}
+
+struct st_tensor *safetensors_find(const struct safetensors *st, const char *name) {
+    for (int i = 0; i < st->n_tensors; i++)
+        if (!strcmp(st->tensors[i].name, name)) return &st->tensors[i];
+    return NULL;
+}
+
+int safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *dst, xsa_error *err) {
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case ST_F32:
+        memcpy(dst, p, t->nbytes);
+        return 0;
+    case ST_F16:
+        for (size_t i = 0; i < t->nbytes / 2; i++) dst[i] = st_f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+        return 0;
+    case ST_BF16:
+        for (size_t i = 0; i < t->nbytes / 2; i++) dst[i] = st_bf16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+        return 0;
+    default:
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has dtype %s; xsa-eval reads F32, F16 and BF16 weights",
+                        st->files[t->file].path, t->name, t->dtype_name);
+    }
+}
+
+int safetensors_sha256(const struct safetensors *st, char out[65], xsa_error *err) {
+    if (st->n_files == 1) return sha256_file_hex(st->files[0].path, out, err);
+    size_t n = (size_t)st->n_files * 64;
+    char *cat = malloc(n + 1);
+    if (!cat) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < st->n_files && !rc; i++) {  // files[] is in sorted name order
+        char hex[65];
+        rc = sha256_file_hex(st->files[i].path, hex, err);
+        if (!rc) memcpy(cat + (size_t)i * 64, hex, 64);
+    }
+    if (!rc) rc = sha256_hex(cat, n, out, err);
+    free(cat);
+    return rc;
+}
+
+void safetensors_close(struct safetensors *st) {
+    for (int i = 0; i < st->n_tensors; i++) free(st->tensors[i].name);
+    for (int i = 0; i < st->n_files; i++) {
+        file_unmap(&st->files[i].mf);
+        free(st->files[i].path);
+    }
+    free(st->tensors);
+    free(st->files);
+    memset(st, 0, sizeof *st);
+}

@@ -1,0 +1,68 @@
+// safetensors.h: read-only access to a safetensors checkpoint, one file or sharded.
+// Layout of a file: u64 LE header length N, N bytes of JSON
+// {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the
+// data region; offsets are relative to its start. Every entry is validated at open time
+// (known dtype, offsets inside the data region, end - begin == numel * dtype size), so a
+// reader never touches bytes outside the mapping.
+#ifndef XSA_MODEL_SAFETENSORS_H
+#define XSA_MODEL_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/fileio.h"
+
+#define ST_MAX_HEADER_BYTES (100u << 20)  // the reference library's own limit
+#define ST_MAX_DIMS 8
+#define ST_MAX_SHARDS 1024
+
+enum st_dtype { ST_F32 = 1, ST_F16 = 2, ST_BF16 = 3, ST_OTHER = 4 };  // OTHER: valid, not loadable
+
+struct st_tensor {
+    char *name;
+    enum st_dtype dtype;
+    char dtype_name[12];
+    int ndim;
+    int64_t shape[ST_MAX_DIMS];
+    const unsigned char *data;  // inside the file's mapping
+    size_t nbytes;
+    int file;                   // index into safetensors.files
+    int used;                   // set by callers that consume the tensor
+};
+
+struct st_file {
+    char *path;
+    struct mapped_file mf;
+};
+
+struct safetensors {
+    struct st_file *files;      // (n_files) in sorted file-name order
+    int n_files;
+    struct st_tensor *tensors;  // (n_tensors)
+    int n_tensors;
+};
+
+// Opens `dir`/model.safetensors, or every shard named by `dir`/model.safetensors.index.json.
+int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err);
+
+// Opens one file (used by the above; exposed for tests).
+int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err);
+
+// The tensor called `name`, or NULL.
+struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);
+
+// Converts a F32/F16/BF16 tensor to float32 into dst (numel floats, same row-major order).
+int safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *dst,
+                         xsa_error *err);
+
+// SHA-256 identity of the weights: for one file its SHA-256; for shards, the SHA-256 of the
+// concatenated 64-hex-digit digests of the shard files in sorted file-name order.
+int safetensors_sha256(const struct safetensors *st, char out[65], xsa_error *err);
+
+void safetensors_close(struct safetensors *st);
+
+float st_f16_to_f32(uint16_t h);
+float st_bf16_to_f32(uint16_t b);
+
+#endif

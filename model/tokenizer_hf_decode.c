@@ -1,0 +1,283 @@
+// tokenizer_hf_decode.c: tokenizer.json decoders (Sequence, ByteLevel, Metaspace, ByteFallback,
+// Fuse, Strip, Replace), each a decode_chain over token strings as in the `tokenizers`
+// library; the final strings are concatenated.
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/tokenizer_hf_priv.h"
+
+enum { D_SEQ, D_BYTELEVEL, D_METASPACE, D_BYTEFALLBACK, D_FUSE, D_STRIP, D_REPLACE };
+
+struct hft_dec {
+    int type;
+    struct hft_dec **kids;  // (nkids,) Sequence
+    size_t nkids;
+    uint32_t ch;           // Metaspace replacement, Strip content
+    int prepend_never;     // Metaspace
+    size_t start, stop;    // Strip
+    struct hft_regex re;    // Replace
+    char *content;
+    size_t content_len;
+    int16_t char_byte[324];  // ByteLevel: byte of each code point < 324, -1 when none
+};
+
+void hft_dec_free(struct hft_dec *d) {
+    if (!d) return;
+    for (size_t i = 0; i < d->nkids; i++) hft_dec_free(d->kids[i]);
+    free(d->kids);
+    hft_regex_free(&d->re);
+    free(d->content);
+    free(d);
+}
+
+static int one_char(const char *s, uint32_t *cp) {
+    size_t n = s ? strlen(s) : 0, i = 0;
+    if (!n || n != hft_utf8_len((unsigned char)s[0]) || !hft_utf8_valid(s, n)) return -1;
+    *cp = hft_utf8_next(s, n, &i);
+    return 0;
+}
+
+int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_error *err) {
+    *out = NULL;
+    const char *type = hft_json_str(j, "type");
+    if (!type) return xsa_fail(err, XSA_EBADINPUT, "%s: decoder without a \"type\"", path);
+    struct hft_dec *d = calloc(1, sizeof *d);
+    if (!d) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int rc = 0;
+    if (!strcmp(type, "Sequence")) {
+        d->type = D_SEQ;
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "decoders");
+        if (!cJSON_IsArray(arr)) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Sequence without a \"decoders\" array", path);
+        } else {
+            size_t k = (size_t)cJSON_GetArraySize(arr);
+            d->kids = calloc(k ? k : 1, sizeof *d->kids);
+            if (!d->kids) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            const cJSON *e;
+            cJSON_ArrayForEach(e, arr) {
+                if (rc) break;
+                rc = hft_dec_parse(&d->kids[d->nkids], e, path, err);
+                if (!rc) d->nkids++;
+            }
+        }
+    } else if (!strcmp(type, "ByteLevel")) {
+        d->type = D_BYTELEVEL;
+        for (int c = 0; c < 324; c++) d->char_byte[c] = -1;
+        for (int b = 0; b < 256; b++) {  // the inverse of GPT-2's bytes_to_unicode()
+            int cp;
+            if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174) cp = b;
+            else if (b <= 32) cp = 256 + b;
+            else if (b <= 160) cp = 289 + (b - 127);
+            else cp = 323;
+            d->char_byte[cp] = (int16_t)b;
+        }
+    } else if (!strcmp(type, "Metaspace")) {
+        d->type = D_METASPACE;
+        const char *scheme = hft_json_str(j, "prepend_scheme");
+        if (one_char(hft_json_str(j, "replacement"), &d->ch))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Metaspace: \"replacement\" must be one character", path);
+        d->prepend_never = scheme ? !strcmp(scheme, "never") : !hft_json_bool(j, "add_prefix_space", 1);
+    } else if (!strcmp(type, "ByteFallback")) {
+        d->type = D_BYTEFALLBACK;
+    } else if (!strcmp(type, "Fuse")) {
+        d->type = D_FUSE;
+    } else if (!strcmp(type, "Strip")) {
+        d->type = D_STRIP;
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "start"), *b = cJSON_GetObjectItemCaseSensitive(j, "stop");
+        if (one_char(hft_json_str(j, "content"), &d->ch) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
+            a->valuedouble < 0 || b->valuedouble < 0)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Strip needs one-character \"content\" and counts \"start\", \"stop\"",
+                          path);
+        else
+            d->start = (size_t)a->valuedouble, d->stop = (size_t)b->valuedouble;
+    } else if (!strcmp(type, "Replace")) {
+        d->type = D_REPLACE;
+        const char *c = hft_json_str(j, "content");
+        if (!c) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Replace without \"content\"", path);
+        } else {
+            d->content = strdup(c);
+            d->content_len = strlen(c);
+            if (!d->content) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            else rc = hft_regex_from_json(&d->re, cJSON_GetObjectItemCaseSensitive(j, "pattern"), path, "decoder Replace", err);
+        }
+    } else {
+        rc = xsa_fail(err, XSA_EBADINPUT,
+                      "%s: unsupported decoder '%s' (supported: Sequence, ByteLevel, Metaspace, ByteFallback, Fuse, "
+                      "Strip, Replace)",
+                      path, type);
+    }
+    if (rc) {
+        hft_dec_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+#define OOM xsa_fail(err, XSA_ERUNTIME, "out of memory")
+
+static int byte_level(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+    struct sbuf raw = {0};
+    int rc = 0;
+    for (size_t k = 0; !rc && k < in->n; k++) {
+        const char *s = in->buf.s + in->v[k].off;
+        size_t len = in->v[k].len, i = 0, mark = raw.n;
+        int ok = 1;
+        while (ok && i < len) {
+            uint32_t cp = hft_utf8_next(s, len, &i);
+            if (cp >= 324 || d->char_byte[cp] < 0) ok = 0;
+            else {
+                char b = (char)d->char_byte[cp];
+                if (sbuf_append(&raw, &b, 1)) rc = OOM;
+            }
+        }
+        if (!ok) {  // a character outside the byte alphabet: the token's own bytes
+            raw.n = mark;
+            if (sbuf_append(&raw, s, len)) rc = OOM;
+        }
+    }
+    // String::from_utf8_lossy over the whole byte string.
+    struct sbuf fixed = {0};
+    if (!rc && (hft_utf8_sanitize(raw.s ? raw.s : "", raw.n, &fixed) || hft_pieces_push(out, fixed.s, fixed.n, -1, 0)))
+        rc = OOM;
+    sbuf_free(&raw);
+    sbuf_free(&fixed);
+    return rc;
+}
+
+static int metaspace(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+    for (size_t k = 0; k < in->n; k++) {
+        const char *s = in->buf.s + in->v[k].off;
+        size_t len = in->v[k].len, i = 0, off = out->buf.n;
+        while (i < len) {
+            size_t st = i;
+            uint32_t cp = hft_utf8_next(s, len, &i);
+            int r;
+            if (cp != d->ch) r = sbuf_append(&out->buf, s + st, i - st);
+            else if (k == 0 && !d->prepend_never) r = 0;  // every replacement of the first token is dropped
+            else r = sbuf_append(&out->buf, " ", 1);
+            if (r) return OOM;
+        }
+        if (hft_pieces_push_tail(out, off, -1, 0)) return OOM;
+    }
+    return 0;
+}
+
+static int parse_byte_token(const char *s, size_t len, unsigned char *b) {
+    if (len != 6 || memcmp(s, "<0x", 3) || s[5] != '>') return 0;
+    // u8::from_str_radix(&token[3..5], 16): two hex digits, or '+' and one digit.
+    int v = 0;
+    for (int k = 3; k < 5; k++) {
+        char c = s[k];
+        int x;
+        if (k == 3 && c == '+') continue;
+        if (c >= '0' && c <= '9') x = c - '0';
+        else if (c >= 'a' && c <= 'f') x = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') x = c - 'A' + 10;
+        else return 0;
+        v = v * 16 + x;
+    }
+    *b = (unsigned char)v;
+    return 1;
+}
+
+static int flush_bytes(struct sbuf *bytes, struct hft_pieces *out) {
+    if (!bytes->n) return 0;
+    int rc = 0;
+    if (hft_utf8_valid(bytes->s, bytes->n)) rc = hft_pieces_push(out, bytes->s, bytes->n, -1, 0);
+    else
+        for (size_t k = 0; !rc && k < bytes->n; k++) rc = hft_pieces_push(out, "\xEF\xBF\xBD", 3, -1, 0);
+    bytes->n = 0;
+    return rc;
+}
+
+static int byte_fallback(const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+    struct sbuf bytes = {0};
+    int rc = 0;
+    for (size_t k = 0; !rc && k < in->n; k++) {
+        const char *s = in->buf.s + in->v[k].off;
+        unsigned char b;
+        if (parse_byte_token(s, in->v[k].len, &b)) {
+            if (sbuf_append(&bytes, (const char *)&b, 1)) rc = -1;
+        } else {
+            rc = flush_bytes(&bytes, out);
+            if (!rc) rc = hft_pieces_push(out, s, in->v[k].len, -1, 0);
+        }
+    }
+    if (!rc) rc = flush_bytes(&bytes, out);
+    sbuf_free(&bytes);
+    return rc ? OOM : 0;
+}
+
+static int strip(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+    for (size_t k = 0; k < in->n; k++) {
+        const char *s = in->buf.s + in->v[k].off;
+        size_t len = in->v[k].len, a = 0, b = len, i = 0;
+        for (size_t c = 0; c < d->start && a < len; c++) {  // leading characters equal to content
+            i = a;
+            if (hft_utf8_next(s, len, &i) != d->ch) break;
+            a = i;
+        }
+        for (size_t c = 0; c < d->stop && b > 0; c++) {  // trailing ones
+            size_t st = b - 1;
+            while (st > 0 && ((unsigned char)s[st] & 0xC0) == 0x80) st--;
+            i = st;
+            if (hft_utf8_next(s, len, &i) != d->ch) break;
+            b = st;
+        }
+        if (b < a) b = a;  // the library panics here; we give an empty token
+        if (hft_pieces_push(out, s + a, b - a, -1, 0)) return OOM;
+    }
+    return 0;
+}
+
+static int decode_chain(const struct hft_dec *d, struct hft_pieces *io, struct hft_ctx *ctx, xsa_error *err) {
+    if (d->type == D_SEQ) {
+        for (size_t k = 0; k < d->nkids; k++) {
+            int rc = decode_chain(d->kids[k], io, ctx, err);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    struct hft_pieces out = {0};
+    int rc = 0;
+    switch (d->type) {
+    case D_BYTELEVEL: rc = byte_level(d, io, &out, err); break;
+    case D_METASPACE: rc = metaspace(d, io, &out, err); break;
+    case D_BYTEFALLBACK: rc = byte_fallback(io, &out, err); break;
+    case D_STRIP: rc = strip(d, io, &out, err); break;
+    case D_FUSE: {
+        size_t off = out.buf.n;
+        for (size_t k = 0; !rc && k < io->n; k++)
+            if (sbuf_append(&out.buf, io->buf.s + io->v[k].off, io->v[k].len)) rc = OOM;
+        if (!rc && hft_pieces_push_tail(&out, off, -1, 0)) rc = OOM;
+        break;
+    }
+    default:  // Replace
+        for (size_t k = 0; !rc && k < io->n; k++) {
+            size_t off = out.buf.n;
+            rc = hft_regex_replace(&d->re, io->buf.s + io->v[k].off, io->v[k].len, d->content, d->content_len, ctx->md,
+                                  &out.buf, err);
+            if (!rc && hft_pieces_push_tail(&out, off, -1, 0)) rc = OOM;
+        }
+    }
+    if (rc) {
+        hft_pieces_free(&out);
+        return rc;
+    }
+    hft_pieces_free(io);
+    *io = out;
+    return 0;
+}
+
+int hft_dec_apply(const struct hft_dec *d, struct hft_pieces *toks, struct sbuf *out, struct hft_ctx *ctx,
+                 xsa_error *err) {
+    int rc = d ? decode_chain(d, toks, ctx, err) : 0;
+    for (size_t k = 0; !rc && k < toks->n; k++) {
+        if (!d && k && sbuf_append(out, " ", 1)) rc = OOM;  // no decoder: tokens joined by spaces
+        if (!rc && sbuf_append(out, toks->buf.s + toks->v[k].off, toks->v[k].len)) rc = OOM;
+    }
+    if (!rc && sbuf_append(out, "", 0)) rc = OOM;
+    return rc;
+}

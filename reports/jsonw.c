@@ -1,0 +1,112 @@
+#include "reports/jsonw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int jsonw_quote(struct sbuf *b, const char *s) {
+    int rc = sbuf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
+        if (*p == '"') rc = sbuf_puts(b, "\\\"");
+        else if (*p == '\\') rc = sbuf_puts(b, "\\\\");
+        else if (*p == '\n') rc = sbuf_puts(b, "\\n");
+        else if (*p == '\t') rc = sbuf_puts(b, "\\t");
+        else if (*p == '\r') rc = sbuf_puts(b, "\\r");
+        else if (*p < 0x20) rc = sbuf_printf(b, "\\u%04x", *p);
+        else rc = sbuf_append(b, (const char *)p, 1);  // UTF-8 passes through
+    }
+    if (!rc) rc = sbuf_puts(b, "\"");
+    return rc;
+}
+
+static int is_inline(const struct jsonw *w) { return w->inline_from > 0 && w->depth >= w->inline_from; }
+
+// Separator, indentation and key before a new member.
+static void member(struct jsonw *w, const char *key) {
+    if (w->failed) return;
+    if (w->depth > 0) {
+        int in_array = w->is_array[w->depth - 1];
+        if ((key != NULL) == in_array) { w->failed = 1; return; }  // key only inside objects
+        int first = w->count[w->depth - 1]++ == 0;
+        int rc;
+        if (is_inline(w)) rc = first ? 0 : sbuf_puts(&w->out, ", ");
+        else {
+            rc = sbuf_puts(&w->out, first ? "\n" : ",\n");
+            for (int i = 0; i < w->depth && !rc; i++) rc = sbuf_puts(&w->out, "  ");
+        }
+        if (!rc && key) rc = jsonw_quote(&w->out, key) || sbuf_puts(&w->out, ": ");
+        if (rc) w->failed = 1;
+    } else if (key || w->out.n) {
+        w->failed = 1;  // one top-level value, no key
+    }
+}
+
+static void open_level(struct jsonw *w, const char *key, int array) {
+    member(w, key);
+    if (w->failed) return;
+    if (w->depth >= JSONW_MAX_DEPTH) { w->failed = 1; return; }
+    if (sbuf_puts(&w->out, array ? "[" : "{")) { w->failed = 1; return; }
+    w->is_array[w->depth] = array;
+    w->count[w->depth] = 0;
+    w->depth++;
+    if (array && !w->inline_from) w->inline_from = w->depth;
+}
+
+void jsonw_object(struct jsonw *w, const char *key) { open_level(w, key, 0); }
+void jsonw_array(struct jsonw *w, const char *key) { open_level(w, key, 1); }
+
+void jsonw_end(struct jsonw *w) {
+    if (w->failed) return;
+    if (w->depth == 0) { w->failed = 1; return; }
+    int rc = 0;
+    if (!is_inline(w) && w->count[w->depth - 1] > 0) {
+        rc = sbuf_puts(&w->out, "\n");
+        for (int i = 0; i < w->depth - 1 && !rc; i++) rc = sbuf_puts(&w->out, "  ");
+    }
+    if (!rc) rc = sbuf_puts(&w->out, w->is_array[w->depth - 1] ? "]" : "}");
+    if (w->inline_from == w->depth) w->inline_from = 0;
+    w->depth--;
+    if (!rc && w->depth == 0) rc = sbuf_puts(&w->out, "\n");
+    if (rc) w->failed = 1;
+}
+
+void jsonw_str(struct jsonw *w, const char *key, const char *s) {
+    member(w, key);
+    if (!w->failed && jsonw_quote(&w->out, s ? s : "")) w->failed = 1;
+}
+
+void jsonw_num(struct jsonw *w, const char *key, double x) {
+    member(w, key);
+    if (w->failed) return;
+    if (!isfinite(x)) { if (sbuf_puts(&w->out, "null")) w->failed = 1; return; }
+    if (x == 0) x = 0;  // -0 prints as 0
+    if (sbuf_printf(&w->out, "%.17g", x)) w->failed = 1;
+}
+
+void jsonw_num_prec(struct jsonw *w, const char *key, double x, int digits) {
+    member(w, key);
+    if (w->failed) return;
+    if (!isfinite(x)) { if (sbuf_puts(&w->out, "null")) w->failed = 1; return; }
+    if (x == 0) x = 0;
+    if (sbuf_printf(&w->out, "%.*g", digits, x)) w->failed = 1;
+}
+
+void jsonw_int(struct jsonw *w, const char *key, long long x) {
+    member(w, key);
+    if (!w->failed && sbuf_printf(&w->out, "%lld", x)) w->failed = 1;
+}
+
+void jsonw_bool(struct jsonw *w, const char *key, int b) {
+    member(w, key);
+    if (!w->failed && sbuf_puts(&w->out, b ? "true" : "false")) w->failed = 1;
+}
+
+void jsonw_null(struct jsonw *w, const char *key) {
+    member(w, key);
+    if (!w->failed && sbuf_puts(&w->out, "null")) w->failed = 1;
+}
+
+void jsonw_free(struct jsonw *w) {
+    sbuf_free(&w->out);
+    memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,141 @@
+#include "reports/svg.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define SVG_W 760
+#define SVG_LABEL_W 150      // left column for row labels
+#define SVG_RIGHT 30
+#define SVG_TOP 44
+#define SVG_BOTTOM 40
+
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
+                                      "#e15759", "#9c755f", "#bab0ac", "#ff9da7"};
+
+static int put_text(struct sbuf *o, const char *s) {  // XML-escaped
+    int rc = 0;
+    for (; *s && !rc; s++) {
+        if (*s == '&') rc = sbuf_puts(o, "&amp;");
+        else if (*s == '<') rc = sbuf_puts(o, "&lt;");
+        else if (*s == '>') rc = sbuf_puts(o, "&gt;");
+        else if (*s == '"') rc = sbuf_puts(o, "&quot;");
+        else rc = sbuf_append(o, s, 1);
+    }
+    return rc;
+}
+
+static int header(struct sbuf *o, const char *title, int h) {
+    int rc = sbuf_printf(o,
+                         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                         "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+                         "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
+                         "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\" text-anchor=\"middle\">",
+                         SVG_W, h, SVG_W, h, SVG_W / 2);
+    if (!rc) rc = put_text(o, title);
+    if (!rc) rc = sbuf_puts(o, "</text>\n");
+    return rc;
+}
+
+// A "nice" tick step (1, 2 or 5 times a power of ten) giving about 6 ticks over span.
+static double nice_step(double span) {
+    double raw = span / 6, p = pow(10, floor(log10(raw))), f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+// Vertical grid lines and tick labels for [lo, hi] mapped to [x0, x1], at y0..y1.
+static int axis(struct sbuf *o, double lo, double hi, double x0, double x1, double y0, double y1, const char *unit) {
+    double step = nice_step(hi - lo);
+    int rc = 0;
+    for (double t = ceil(lo / step) * step; t <= hi + step * 1e-9 && !rc; t += step) {
+        double v = fabs(t) < step * 1e-9 ? 0 : t;
+        double x = x0 + (v - lo) / (hi - lo) * (x1 - x0);
+        rc = sbuf_printf(o,
+                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
+                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
+                         x, y0, x, y1, v == 0 ? "#333333" : "#e5e5e5", x, y1 + 16, v);
+    }
+    if (!rc)
+        rc = sbuf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s</text>\n",
+                         (x0 + x1) / 2, y1 + 32, unit);
+    return rc;
+}
+
+static int row_label(struct sbuf *o, double y, const char *label) {
+    int rc = sbuf_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", SVG_LABEL_W - 8, y + 4);
+    if (!rc) rc = put_text(o, label);
+    if (!rc) rc = sbuf_puts(o, "</text>\n");
+    return rc;
+}
+
+int svg_delta_chart(const char *title, const char *const *labels, const double *delta, const double *lo,
+                    const double *hi, const int *sign, int n, struct sbuf *out) {
+    const double row_h = 26;
+    int h = (int)(SVG_TOP + row_h * n + SVG_BOTTOM + 8);
+    double mn = 0, mx = 0;
+    for (int i = 0; i < n; i++) {
+        double vals[3] = {delta[i], lo[i], hi[i]};
+        for (int k = 0; k < 3; k++)
+            if (isfinite(vals[k])) { mn = fmin(mn, vals[k]); mx = fmax(mx, vals[k]); }
+    }
+    double pad = fmax(0.5, (mx - mn) * 0.08);
+    mn -= pad;
+    mx += pad;
+    double x0 = SVG_LABEL_W, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP, y1 = SVG_TOP + row_h * n;
+    int rc = header(out, title, h);
+    if (!rc) rc = axis(out, mn, mx, x0, x1, y0, y1, "B - A (points), 95% paired bootstrap interval");
+    for (int i = 0; i < n && !rc; i++) {
+        double y = y0 + row_h * (i + 0.5);
+        const char *col = sign[i] > 0 ? "#2e7d32" : sign[i] < 0 ? "#c62828" : "#777777";
+#define X(v) (x0 + ((v) - mn) / (mx - mn) * (x1 - x0))
+        rc = row_label(out, y, labels[i]);
+        if (!rc && isfinite(lo[i]) && isfinite(hi[i]))
+            rc = sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                             X(lo[i]), y, X(hi[i]), y, col);
+        if (!rc && isfinite(delta[i]))
+            rc = sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>%+.2f [%+.2f, %+.2f]</title></circle>\n",
+                             X(delta[i]), y, col, delta[i], lo[i], hi[i]);
+#undef X
+    }
+    if (!rc) rc = sbuf_puts(out, "</svg>\n");
+    return rc ? -1 : 0;
+}
+
+int svg_bars_chart(const char *title, const char *const *row_labels, int n_rows, const char *const *series,
+                   int n_series, const double *value, const double *se, struct sbuf *out) {
+    const double bar_h = 11, gap = 10;
+    double row_h = bar_h * n_series + gap;
+    int legend_h = 20;
+    int h = (int)(SVG_TOP + legend_h + row_h * n_rows + SVG_BOTTOM);
+    double mx = 0;
+    for (int i = 0; i < n_series * n_rows; i++)
+        if (isfinite(value[i])) mx = fmax(mx, value[i] + (isfinite(se[i]) ? se[i] : 0));
+    double step = nice_step(fmax(mx, 1));
+    mx = ceil(fmax(mx, 1) / step) * step;
+    double x0 = SVG_LABEL_W, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP + legend_h, y1 = y0 + row_h * n_rows;
+    int rc = header(out, title, h);
+    for (int s = 0; s < n_series && !rc; s++) {  // legend
+        double lx = x0 + s * ((x1 - x0) / (n_series > 0 ? n_series : 1));
+        rc = sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
+                         lx, SVG_TOP - 6, palette[s % 10], lx + 16, SVG_TOP + 4);
+        if (!rc) rc = put_text(out, series[s]);
+        if (!rc) rc = sbuf_puts(out, "</text>\n");
+    }
+    if (!rc) rc = axis(out, 0, mx, x0, x1, y0, y1, "score (%), whiskers: +- 1 stderr");
+    for (int r = 0; r < n_rows && !rc; r++) {
+        double ytop = y0 + row_h * r + gap / 2;
+        rc = row_label(out, ytop + bar_h * n_series / 2, row_labels[r]);
+        for (int s = 0; s < n_series && !rc; s++) {
+            double v = value[s * n_rows + r], e = se[s * n_rows + r], y = ytop + bar_h * s;
+            if (!isfinite(v)) continue;
+#define X(u) (x0 + (u) / mx * (x1 - x0))
+            rc = sbuf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%.2f</title></rect>\n",
+                             x0, y, X(fmax(v, 0)) - x0, bar_h - 1, palette[s % 10], v);
+            if (!rc && isfinite(e) && e > 0)
+                rc = sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222222\"/>\n",
+                                 X(fmax(v - e, 0)), y + (bar_h - 1) / 2, X(fmin(v + e, mx)), y + (bar_h - 1) / 2);
+#undef X
+        }
+    }
+    if (!rc) rc = sbuf_puts(out, "</svg>\n");
+    return rc ? -1 : 0;
+}

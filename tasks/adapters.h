@@ -1,0 +1,39 @@
+// adapters.h: original-author data files (laid out like ../shared/benchdata/<taskdir>/) turned
+// into canonical rows, and loading a task's docs from a --data-dir of either layout.
+#ifndef XSA_TASKS_ADAPTERS_H
+#define XSA_TASKS_ADAPTERS_H
+
+#include <cJSON.h>
+
+#include "common/error.h"
+#include "tasks/task.h"
+
+// The benchdata folder name of a task: arc_easy, arc_challenge, boolq, hellaswag,
+// lambada_openai, openbookqa, piqa, siqa (for social_iqa), winogrande.
+const char *task_original_dirname(const struct task_def *t);
+
+// Reads the original files in `dir` and calls emit once per canonical row, in file order;
+// emit takes ownership of `row` and returns 0 or an error code (which stops the walk).
+// `where` names the source line ("file:line"). *preprocessed is set to 1 when the rows
+// carry text already preprocessed by a third party (HellaSwag's text dump), else 0.
+//   arc_*:      ARC-{Easy,Challenge}-Test.jsonl  {id, question:{stem, choices[{text,label}]}, answerKey}
+//   openbookqa: test.jsonl                       same layout, stem -> question_stem
+//   boolq:      val.jsonl (SuperGLUE, preferred) or dev.jsonl (Google: passage = title + " -- " + passage)
+//   hellaswag:  hellaswag_val.jsonl (original) or hellaswag_val_full.txt.bz2 (6 lines per item)
+//   lambada:    lambada_test.jsonl ({text}, already canonical)
+//   piqa:       valid.jsonl + valid-labels.lst
+//   siqa:       dev.jsonl + dev-labels.lst (label kept as the line's text, "1".."3")
+//   winogrande: dev.jsonl ("answer", or dev-labels.lst when absent)
+int task_adapt_original_dir(const struct task_def *t, const char *dir,
+                            int (*emit)(void *ctx, cJSON *row, const char *where, xsa_error *err),
+                            void *ctx, int *preprocessed, xsa_error *err);
+
+// Loads a task's docs from `data_dir`: canonical `<data_dir>/<task name>/<split>.jsonl` if
+// present, else the original files in `<data_dir>/<taskdir>/`. limit > 0 keeps the first
+// `limit` docs. sha256_out: digest of the canonical serialization of ALL rows (rows.h).
+// Free docs with task_docs_free(docs, n_docs).
+int task_load_docs_from_dir(const struct task_def *t, const char *data_dir, int limit,
+                            struct task_doc **docs, int *n_docs, int *preprocessed,
+                            char sha256_out[65], xsa_error *err);
+
+#endif

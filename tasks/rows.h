@@ -1,0 +1,37 @@
+// rows.h: canonical JSONL rows (one JSON object per line, the Hugging Face schema) with the
+// "file:line" that names each, and the one serialization every digest is taken over:
+// cJSON_PrintUnformatted(row) + "\n" per row, in order.
+#ifndef XSA_TASKS_ROWS_H
+#define XSA_TASKS_ROWS_H
+
+#include <cJSON.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+#define TASK_ROW_MAX_LINE (4u << 20)     // bytes in one JSONL line
+#define TASK_ROWS_MAX_FILE (1u << 30)    // bytes in one data file
+#define TASK_ROWS_MAX (20 * 1000 * 1000) // rows in one file
+
+struct task_rows {
+    int n, cap;
+    cJSON **row;   // (n) owned
+    char **where;  // (n) "file:line", owned
+};
+
+// Reads a canonical JSONL file: blank lines are skipped, a trailing "\r" is ignored; each
+// other line must be valid UTF-8 holding one JSON object.
+int task_rows_read_jsonl(const char *path, struct task_rows *out, xsa_error *err);
+// Same on a buffer; `name` is the file name used in "name:line".
+int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct task_rows *out,
+                          xsa_error *err);
+// Appends a row (ownership passes to `r`, also on error).
+int task_rows_push(struct task_rows *r, cJSON *row, const char *where, xsa_error *err);
+void task_rows_free(struct task_rows *r);
+
+// Appends the canonical serialization of the rows to `out` (a malloc'd NUL-terminated buffer).
+int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, xsa_error *err);
+// SHA-256 of that serialization, as 64 hex digits.
+int task_rows_sha256(const struct task_rows *r, char out[65], xsa_error *err);
+
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `xsa-eval check`: every exit code (0 pass, 1 regression, 2 usage / unreadable / incomparable)
+# and the golden PR summary and verdict JSON in reports/examples/ (regenerate them with the
+# commands in reports/examples/README.md when the format changes on purpose).
+. "$(dirname "$0")/lib.sh"
+F=tests/fixtures/results
+E=reports/examples
+check() { "$XSA_BIN" check "$@"; }
+
+expect_exit identical_inputs 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa.json
+expect_exit planted_significant_regression 1 "hellaswag .*\*\*regressed\*\*" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json
+expect_exit planted_insignificant_drop 0 "openbookqa .*drop, not significant" -- check --baseline $F/xsa.json --results $F/xsa_small_drop.json
+expect_exit average_regression 1 "regression of the average" -- check --baseline $F/xsa.json --results $F/xsa_avg_drop.json
+expect_exit larger_allowed_drop 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 7
+expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+expect_exit improvement_passes 0 "lambada_openai .*improved" -- check --baseline $F/sa.json --results $F/xsa.json
+expect_exit missing_file 2 "^xsa-eval check: $F/nope.json: cannot open" -- check --baseline $F/xsa.json --results $F/nope.json
+expect_exit mismatched_digests 2 "winogrande data differ" -- check --baseline $F/xsa.json --results $F/xsa_other_data.json
+expect_exit different_tasks 2 "task sets differ" -- check --baseline $F/xsa.json --results $F/xsa_three_tasks.json
+expect_exit different_limits 2 "limits differ" -- check --baseline $F/xsa.json --results $F/xsa_limit200.json
+expect_exit lm_eval_file 2 "not an xsa-eval results file" -- check --baseline $F/lm_eval_plain.json --results $F/xsa.json
+expect_exit no_baseline 2 "required" -- check --results $F/xsa.json
+expect_exit bad_alpha 2 "alpha" -- check --baseline $F/xsa.json --results $F/xsa.json --alpha 2
+expect_exit bad_max_drop 2 "not a number" -- check --baseline $F/xsa.json --results $F/xsa.json --max-drop x
+expect_exit negative_max_drop 2 "max-drop" -- check --baseline $F/xsa.json --results $F/xsa.json --max-drop -1
+expect_exit unknown_flag 2 "unknown argument" -- check --baseline $F/xsa.json --results $F/xsa.json --frob
+expect_exit help 0 "usage: xsa-eval check" -- check --help
+
+# One-line message on errors: nothing on stdout, one line on stderr.
+out=$(check --baseline $F/xsa.json --results $F/xsa_other_data.json 2>"$TMP/err"); rc=$?
+if [ $rc -eq 2 ] && [ -z "$out" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then pass one_line_error; else fail one_line_error "rc=$rc"; fi
+
+# Golden outputs: markdown on stdout and the verdict file, byte for byte.
+for case in regressed small_drop; do
+    check --baseline $F/xsa.json --results $F/xsa_$case.json --verdict "$TMP/v.json" >"$TMP/s.md" 2>/dev/null
+    if cmp -s "$TMP/s.md" $E/check_$case.md; then pass golden_summary_$case
+    else fail golden_summary_$case "differs from $E/check_$case.md"; diff "$TMP/s.md" $E/check_$case.md | head -5; fi
+    if cmp -s "$TMP/v.json" $E/check_$case.verdict.json; then pass golden_verdict_$case
+    else fail golden_verdict_$case "differs from $E/check_$case.verdict.json"; diff "$TMP/v.json" $E/check_$case.verdict.json | head -5; fi
+done
+# No verdict file is left behind when the inputs are refused.
+rm -f "$TMP/v2.json"
+check --baseline $F/xsa.json --results $F/xsa_other_data.json --verdict "$TMP/v2.json" >/dev/null 2>&1
+if [ ! -e "$TMP/v2.json" ]; then pass no_verdict_on_error; else fail no_verdict_on_error "verdict written"; fi
+finish

@@ -1,0 +1,298 @@
+// test_compare.c: paired comparison and the check rule (eval/compare.c, eval/check.c) against
+// reference numbers computed independently by tools/make_compare_fixtures.py (numpy, scipy
+// binomtest, statsmodels mcnemar; numpy percentile bootstrap with its own generator, so
+// intervals agree to Monte-Carlo tolerance, everything else exactly).
+#include <cJSON.h>
+#include <stdlib.h>
+
+#include "common/fileio.h"
+#include "eval/check.h"
+#include "eval/compare.h"
+#include "tests/check.h"
+
+#define FIX "tests/fixtures/results/"
+// Bootstrap means of 400 0/1 differences live on a 0.25-point lattice, so percentiles from two
+// different generators can sit a lattice step apart, plus Monte-Carlo error (~0.1 point at 3000
+// replicates): allow two steps.
+#define CI_TOL 0.5
+
+static cJSON *load_reference(void) {
+    char *buf = NULL;
+    size_t n;
+    xsa_error err = {0};
+    if (file_read_all(FIX "reference.json", 1 << 24, &buf, &n, &err)) return NULL;
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    return j;
+}
+
+static int load(struct results *r, const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, FIX "%s", name);
+    xsa_error err = {0};
+    int rc = results_read_json(r, path, &err);
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    return rc;
+}
+
+static double num(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void check_pair(const char *fa, const char *fb, const char *key, int iters) {
+    cJSON *ref = load_reference();
+    CHECK(ref != NULL);
+    struct results a, b;
+    if (!ref || load(&a, fa) || load(&b, fb)) { cJSON_Delete(ref); CHECK(0); return; }
+    struct compare_options opt = {.iters = iters};
+    struct comparison c;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    const cJSON *pair = cJSON_GetObjectItemCaseSensitive(ref, key);
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(pair, "tasks");
+    CHECK_EQ_INT(c.n_rows, cJSON_GetArraySize(tasks));
+    CHECK_EQ_INT(c.iters, iters);
+    CHECK(!c.forced);
+    int i = 0;
+    for (const cJSON *t = tasks ? tasks->child : NULL; t && i < c.n_rows; t = t->next, i++) {
+        const struct compare_row *r = &c.rows[i];
+        CHECK_STR(r->task, cJSON_GetObjectItemCaseSensitive(t, "task")->valuestring);
+        CHECK_STR(r->metric, cJSON_GetObjectItemCaseSensitive(t, "metric")->valuestring);
+        CHECK_EQ_INT(r->n, (int)num(t, "n"));
+        CHECK_NEAR(r->a, num(t, "a"), 1e-12);
+        CHECK_NEAR(r->b, num(t, "b"), 1e-12);
+        CHECK_NEAR(r->a_se, num(t, "a_se"), 1e-12);
+        CHECK_NEAR(r->b_se, num(t, "b_se"), 1e-12);
+        CHECK_NEAR(r->delta, num(t, "delta_pts"), 1e-9);
+        CHECK_EQ_INT(r->n10, (long)num(t, "n10"));
+        CHECK_EQ_INT(r->n01, (long)num(t, "n01"));
+        CHECK_NEAR(r->p, num(t, "mcnemar_p"), 1e-10 * fmax(1e-3, num(t, "mcnemar_p")));
+        CHECK_NEAR(r->lo, num(t, "ci_lo"), CI_TOL);
+        CHECK_NEAR(r->hi, num(t, "ci_hi"), CI_TOL);
+        CHECK(r->lo <= r->delta + 1e-9 && r->delta <= r->hi + 1e-9);
+        CHECK_EQ_INT(r->real, (r->lo > 0 || r->hi < 0) && r->p < 0.05);
+        if (!strcmp(r->task, "lambada_openai")) {
+            CHECK(r->has_ppl);
+            CHECK_NEAR(r->ppl_a, num(t, "ppl_a"), 1e-9 * r->ppl_a);
+            CHECK_NEAR(r->ppl_b, num(t, "ppl_b"), 1e-9 * r->ppl_b);
+        } else {
+            CHECK(!r->has_ppl);
+        }
+    }
+    const cJSON *avg = cJSON_GetObjectItemCaseSensitive(pair, "average");
+    const struct compare_avg *gs[2] = {&c.paper, &c.all};
+    const char *names[2] = {"paper", "all"};
+    for (int g = 0; g < 2; g++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(avg, names[g]);
+        CHECK(gs[g]->present);
+        CHECK_EQ_INT(gs[g]->n_tasks, (int)num(o, "n_tasks"));
+        CHECK_NEAR(gs[g]->a, num(o, "a"), 1e-12);
+        CHECK_NEAR(gs[g]->b, num(o, "b"), 1e-12);
+        CHECK_NEAR(gs[g]->delta, num(o, "delta_pts"), 1e-9);
+        CHECK_NEAR(gs[g]->lo, num(o, "ci_lo"), CI_TOL);
+        CHECK_NEAR(gs[g]->hi, num(o, "ci_hi"), CI_TOL);
+    }
+    comparison_free(&c);
+    results_free(&a);
+    results_free(&b);
+    cJSON_Delete(ref);
+}
+
+TEST(sa_vs_xsa_matches_reference) { check_pair("sa.json", "xsa.json", "sa_vs_xsa", COMPARE_DEFAULT_ITERS); }
+TEST(regressed_matches_reference) { check_pair("xsa.json", "xsa_regressed.json", "xsa_vs_regressed", 3000); }
+TEST(small_drop_matches_reference) { check_pair("xsa.json", "xsa_small_drop.json", "xsa_vs_small_drop", 3000); }
+TEST(avg_drop_matches_reference) { check_pair("xsa.json", "xsa_avg_drop.json", "xsa_vs_avg_drop", 3000); }
+
+TEST(seeded_and_deterministic) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 2000};
+    struct comparison c1, c2, c3;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c1, &err), 0);
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c2, &err), 0);
+    opt.seed = 99;
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c3, &err), 0);
+    int differs = 0;
+    for (int i = 0; i < c1.n_rows; i++) {
+        CHECK(c1.rows[i].lo == c2.rows[i].lo && c1.rows[i].hi == c2.rows[i].hi);
+        differs |= c1.rows[i].lo != c3.rows[i].lo || c1.rows[i].hi != c3.rows[i].hi;
+    }
+    CHECK(differs);
+    CHECK_EQ_INT(c1.seed, COMPARE_DEFAULT_SEED);
+    comparison_free(&c1);
+    comparison_free(&c2);
+    comparison_free(&c3);
+    results_free(&a);
+    results_free(&b);
+}
+
+TEST(identical_inputs_have_zero_deltas) {
+    struct results a;
+    if (load(&a, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {0};
+    struct comparison c;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &a, &opt, &c, &err), 0);
+    for (int i = 0; i < c.n_rows; i++) {
+        CHECK(c.rows[i].delta == 0 && c.rows[i].lo == 0 && c.rows[i].hi == 0);
+        CHECK(c.rows[i].p == 1 && !c.rows[i].real);
+    }
+    CHECK(c.all.delta == 0 && !c.all.real);
+    comparison_free(&c);
+    results_free(&a);
+}
+
+TEST(metric_option) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.metric = "acc", .iters = 200};
+    struct comparison c;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    CHECK_STR(c.rows[0].metric, "acc");  // arc_easy
+    CHECK_NEAR(c.rows[0].a, 0.43, 1e-12);
+    comparison_free(&c);
+    opt.metric = "acc_norm";
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    CHECK_STR(c.rows[0].metric, "acc_norm");
+    CHECK_STR(c.rows[2].metric, "acc");  // boolq has no acc_norm
+    comparison_free(&c);
+    opt.metric = "f1";
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "--metric f1") != NULL);
+    results_free(&a);
+    results_free(&b);
+}
+
+TEST(refuses_incomparable_unless_forced) {
+    struct results a, od, three, lim;
+    if (load(&a, "xsa.json") || load(&od, "xsa_other_data.json") || load(&three, "xsa_three_tasks.json") ||
+        load(&lim, "xsa_limit200.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 200, .path_a = "A.json", .path_b = "B.json"};
+    struct comparison c;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &od, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "winogrande data differ") && strstr(err.msg, "--force") && strstr(err.msg, "A.json"));
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &three, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "task sets differ (only in A: arc_challenge, hellaswag") != NULL);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &lim, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "limits differ (A: 400, B: 200)") != NULL);
+
+    opt.force = 1;
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &three, &opt, &c, &err), 0);
+    CHECK(c.forced && c.n_rows == 3 && strstr(c.not_comparable, "task sets differ"));
+    CHECK_EQ_INT(c.paper.n_tasks, 3);  // arc_easy, boolq, piqa are all paper tasks
+    struct sbuf md = {0};
+    CHECK_EQ_INT(compare_markdown(&a, &three, &c, &opt, NULL, &md, &err), 0);
+    CHECK(md.s && strstr(md.s, "FORCED: inputs not comparable: task sets differ"));
+    sbuf_free(&md);
+    comparison_free(&c);
+    // Different limits under --force: the shared 200 documents are paired.
+    CHECK_EQ_INT(compare_results(&a, &lim, &opt, &c, &err), 0);
+    CHECK(c.forced && c.n_rows == 9 && c.rows[0].n == 200);
+    comparison_free(&c);
+    results_free(&a);
+    results_free(&od);
+    results_free(&three);
+    results_free(&lim);
+}
+
+TEST(doc_ids_must_pair) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 200};
+    struct comparison c;
+    xsa_error err = {0};
+    // Same documents in another order pair by id: identical numbers.
+    struct comparison base;
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &base, &err), 0);
+    struct task_result *t = (struct task_result *)results_find_task(&b, "boolq");
+    for (int i = 0; i < t->n_docs / 2; i++) {
+        int j = t->n_docs - 1 - i, id = t->doc_id[i];
+        t->doc_id[i] = t->doc_id[j];
+        t->doc_id[j] = id;
+        for (int m = 0; m < t->n_metrics; m++) {
+            double x = t->per_doc[m][i];
+            t->per_doc[m][i] = t->per_doc[m][j];
+            t->per_doc[m][j] = x;
+        }
+    }
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    CHECK(c.rows[2].n10 == base.rows[2].n10 && c.rows[2].n01 == base.rows[2].n01 && c.rows[2].p == base.rows[2].p);
+    comparison_free(&c);
+    comparison_free(&base);
+    t->doc_id[5] = 100000;  // a document A does not have
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "boolq: document") && strstr(err.msg, "not in B"));
+    t->doc_id[5] = t->doc_id[6];  // a duplicate
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "appears twice") != NULL);
+    results_free(&a);
+    results_free(&b);
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    b.tasks[0].per_doc[1][0] = 0.5;  // not a 0/1 outcome
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "must be 0 or 1") != NULL);
+    results_free(&a);
+    results_free(&b);
+}
+
+static int verdict(const char *base, const char *cand, double max_drop, double alpha, struct check_verdict *v) {
+    struct results a, b;
+    if (load(&a, base) || load(&b, cand)) return -1;
+    struct check_options opt = {.max_drop = max_drop, .alpha = alpha, .iters = 2000};
+    xsa_error err = {0};
+    int rc = check_evaluate(&a, &b, &opt, v, &err);
+    results_free(&a);
+    results_free(&b);
+    return rc;
+}
+
+TEST(check_rule) {
+    struct check_verdict v;
+    CHECK_EQ_INT(verdict("xsa.json", "xsa.json", 1, 0.05, &v), 0);
+    CHECK(v.pass && v.n_regressed == 0 && !v.avg_regressed);
+    check_verdict_free(&v);
+    // hellaswag -6 points, p ~ 7e-5: fails; the average (-0.67) does not.
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 1, 0.05, &v), 0);
+    CHECK(!v.pass && v.n_regressed == 1 && v.regressed[3] && !v.avg_regressed);
+    check_verdict_free(&v);
+    // The same drop passes when more is allowed, or at a stricter level.
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 6.5, 0.05, &v), 0);
+    CHECK(v.pass);
+    check_verdict_free(&v);
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 1, 1e-5, &v), 0);
+    CHECK(v.pass);
+    check_verdict_free(&v);
+    // openbookqa -2 points but p ~ 0.18: not significant, passes.
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_small_drop.json", 1, 0.05, &v), 0);
+    CHECK(v.pass && v.cmp.rows[5].delta < -1);
+    check_verdict_free(&v);
+    // Every task -1.5 (none significant alone); the average's drop is: fails on the average.
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_avg_drop.json", 1, 0.05, &v), 0);
+    CHECK(!v.pass && v.n_regressed == 0 && v.avg_regressed);
+    struct check_options opt = {.max_drop = 1, .alpha = 0.05, .baseline_path = "b.json", .results_path = "n.json"};
+    struct sbuf js = {0};
+    CHECK_EQ_INT(check_verdict_json(&v, &opt, &js), 0);
+    cJSON *j = cJSON_Parse(js.s);
+    CHECK(j && cJSON_IsFalse(cJSON_GetObjectItem(j, "pass")));
+    CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "tasks")) == 9);
+    CHECK(j && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "average"), "regressed")));
+    cJSON_Delete(j);
+    sbuf_free(&js);
+    check_verdict_free(&v);
+    CHECK_EQ_INT(verdict("xsa.json", "xsa.json", -1, 0.05, &v), XSA_EBADINPUT);
+    CHECK_EQ_INT(verdict("xsa.json", "xsa.json", 1, 1.5, &v), XSA_EBADINPUT);
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_other_data.json", 1, 0.05, &v), XSA_EBADINPUT);
+}
+
+RUN_TESTS(T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
+          T(avg_drop_matches_reference), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
+          T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule))

@@ -1,0 +1,409 @@
+// test_cpu_backend.c: the CPU backend on small random models: sharing a prefix changes no
+// score, batch composition and thread count change no bit, XSA outputs are orthogonal to the
+// token's own value vector, log-probabilities are normalised over the full vocabulary, argmax
+// ties go to the lowest id, and bad batches fail with code 2 without crashing.
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/batch.h"
+#include "kernels/cpu/cpu_state.h"
+#include "tests/check.h"
+#include "tests/random_model.h"
+
+// gpt2; llama with GQA and HF rope; llama2.c-style rope, tied head, biases, vocab > one chunk.
+static const struct random_model_spec specs[] = {
+    {MODEL_ARCH_GPT2, ROPE_NONE, 2, 4, 4, 8, 32, 64, 300, 256, 0, 1, 11},
+    {MODEL_ARCH_LLAMA, ROPE_HALF, 3, 4, 2, 8, 32, 72, 301, 256, 0, 0, 12},
+    {MODEL_ARCH_LLAMA, ROPE_ADJACENT, 2, 6, 2, 6, 24, 40, 4200, 256, 1, 1, 13},
+};
+#define N_SPECS ((int)(sizeof specs / sizeof specs[0]))
+
+static void make_tokens(int32_t *out, int n, int V, uint64_t seed) {
+    for (int i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        out[i] = (int32_t)((seed >> 33) % (uint64_t)V);
+    }
+}
+
+static int open_cpu(struct backend *be, const struct model *m, int threads, int max_tokens) {
+    struct backend_options o = {.n_threads = threads, .max_batch_tokens = max_tokens};
+    xsa_error err = {0};
+    int rc = backend_open(be, "cpu", m, &o, &err);
+    if (rc) fprintf(stderr, "  backend_open: %s\n", err.msg);
+    return rc;
+}
+
+static int score(struct backend *be, const struct batch_builder *bb, float *lp, uint8_t *gr) {
+    struct score_batch b = batch_view(bb);
+    xsa_error err = {0};
+    int rc = be->score(be, &b, lp, gr, &err);
+    if (rc) fprintf(stderr, "  score: %s\n", err.msg);
+    return rc;
+}
+
+// A row of prefix + 3 branches scores every entry exactly as prefix+branch plain rows do.
+TEST(prefix_branches_match_plain_rows) {
+    for (int si = 0; si < N_SPECS; si++) {
+        struct model m;
+        CHECK(random_model_init(&m, &specs[si]) == 0);
+        for (int l = 0; l < m.cfg.n_layer; l++) m.cfg.xsa[l] = (unsigned char)(l % 2 == si % 2);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 16) == 0);
+        int32_t pre[9], br[3][6];
+        int blen[3] = {3, 1, 6};
+        make_tokens(pre, 9, m.cfg.vocab_size, 100 + si);
+        for (int b = 0; b < 3; b++) make_tokens(br[b], blen[b], m.cfg.vocab_size, 200 + b);
+        const int32_t *brp[3] = {br[0], br[1], br[2]};
+
+        // Tree: entries score each branch given the prefix (first token read at the prefix end).
+        struct batch_builder t;
+        batch_init(&t);
+        int pf, bf[3];
+        xsa_error err = {0};
+        CHECK(batch_add_tree(&t, pre, 9, brp, blen, 3, &pf, bf, &err) == 0);
+        for (int b = 0; b < 3; b++) {
+            batch_add_entry(&t, pf + 8, br[b][0], &err);
+            for (int i = 1; i < blen[b]; i++) batch_add_entry(&t, bf[b] + i - 1, br[b][i], &err);
+        }
+        float lt[16], lp[16];
+        uint8_t gt[16], gp[16];
+        CHECK(score(&be, &t, lt, gt) == 0);
+
+        struct batch_builder p;
+        batch_init(&p);
+        int e = 0, same = 1;
+        for (int b = 0; b < 3; b++) {
+            int32_t row[15];
+            memcpy(row, pre, sizeof pre);
+            memcpy(row + 9, br[b], (size_t)blen[b] * sizeof(int32_t));
+            batch_reset(&p);
+            int first;
+            CHECK(batch_add_row(&p, row, 9 + blen[b], &first, &err) == 0);
+            for (int i = 0; i < blen[b]; i++) batch_add_entry(&p, first + 8 + i, row[9 + i], &err);
+            CHECK(score(&be, &p, lp, gp) == 0);
+            for (int i = 0; i < blen[b]; i++, e++) {
+                CHECK_NEAR(lt[e], lp[i], 1e-5);
+                CHECK_EQ_INT(gt[e], gp[i]);
+                same &= memcmp(&lt[e], &lp[i], sizeof(float)) == 0;
+                CHECK(lt[e] < 0 && isfinite(lt[e]));
+            }
+        }
+        CHECK_MSG(same, "spec %d: shared-prefix scores are not bit-identical to plain rows", si);
+        batch_free(&t);
+        batch_free(&p);
+        backend_close(&be);
+        random_model_free(&m);
+    }
+}
+
+// One request scored alone and at several places in bigger batches, with 1-3 threads.
+TEST(batch_composition_bit_identical) {
+    for (int si = 0; si < N_SPECS; si++) {
+        struct model m;
+        CHECK(random_model_init(&m, &specs[si]) == 0);
+        m.cfg.xsa[m.cfg.n_layer - 1] = 1;
+        int32_t req[21], fill[200];
+        make_tokens(req, 21, m.cfg.vocab_size, 7);
+        make_tokens(fill, 200, m.cfg.vocab_size, 8);
+        float ref[20], got[400];
+        uint8_t gref[20], ggot[400];
+        xsa_error err = {0};
+        struct batch_builder bb;
+        batch_init(&bb);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 1, 21) == 0);
+        int first;
+        batch_add_row(&bb, req, 21, &first, &err);
+        batch_add_entries_seq(&bb, first, req, 21, &err);
+        CHECK(score(&be, &bb, ref, gref) == 0);
+        backend_close(&be);
+
+        // Fillers before (crossing a 64-row tile boundary), a branched row after, more entries.
+        int before[] = {0, 5, 50, 60, 130};
+        int threads[] = {1, 2, 3};
+        for (int ti = 0; ti < 3; ti++) {
+            CHECK(open_cpu(&be, &m, threads[ti], 8) == 0);  // small: forces scratch to grow
+            for (int k = 0; k < 5; k++) {
+                batch_reset(&bb);
+                int f0 = -1, dummy;
+                if (before[k]) batch_add_row(&bb, fill, before[k], &f0, &err);
+                batch_add_row(&bb, req, 21, &first, &err);
+                const int32_t *brp[2] = {fill + 3, fill + 10};
+                int blen[2] = {4, 30};
+                batch_add_tree(&bb, fill + 40, 12, brp, blen, 2, &dummy, NULL, &err);
+                if (f0 >= 0) batch_add_entries_seq(&bb, f0, fill, before[k], &err);
+                batch_add_entries_seq(&bb, first, req, 21, &err);
+                batch_add_entry(&bb, batch_n_tokens(&bb) - 1, 3, &err);
+                int off = before[k] > 1 ? before[k] - 1 : 0;
+                CHECK(score(&be, &bb, got, ggot) == 0);
+                CHECK_MSG(memcmp(ref, got + off, sizeof ref) == 0,
+                          "spec %d threads %d filler %d: scores differ in bits", si, threads[ti], before[k]);
+                CHECK(memcmp(gref, ggot + off, sizeof gref) == 0);
+            }
+            backend_close(&be);
+        }
+        batch_free(&bb);
+        random_model_free(&m);
+    }
+}
+
+// XSA: every head's output is orthogonal to the token's own value vector of its kv head;
+// without XSA it is not (so the check can fail), and the scores change.
+TEST(xsa_orthogonal_to_own_value) {
+    for (int si = 0; si < N_SPECS; si++) {
+        struct model m;
+        CHECK(random_model_init(&m, &specs[si]) == 0);
+        const struct model_config *c = &m.cfg;
+        int T = 40, H = c->n_head, Hkv = c->n_kv_head, hd = c->head_dim, layer = 1;
+        int32_t toks[40];
+        make_tokens(toks, T, c->vocab_size, 99);
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, T, &first, &err);
+        batch_add_entries_seq(&bb, first, toks, T, &err);
+        struct score_batch b = batch_view(&bb);
+        float *att = malloc(sizeof(float) * T * H * hd), *v = malloc(sizeof(float) * T * Hkv * hd);
+        float lp[2][40];
+        uint8_t gr[40];
+        double worst[2] = {0, 0};
+        for (int x = 0; x < 2; x++) {
+            memset(m.cfg.xsa, 0, sizeof m.cfg.xsa);
+            m.cfg.xsa[layer] = (unsigned char)x;
+            struct backend be;
+            CHECK(open_cpu(&be, &m, 2, T) == 0);
+            struct cpu_probe pr = {layer, att, v};
+            CHECK(cpu_backend_score_probe(&be, &b, lp[x], gr, &pr, &err) == 0);
+            for (int t = 0; t < T; t++)
+                for (int h = 0; h < H; h++) {
+                    const float *z = att + ((long)t * H + h) * hd;
+                    const float *vv = v + ((long)t * Hkv + h / (H / Hkv)) * hd;
+                    double zv = 0, zz = 0, v2 = 0;
+                    for (int d = 0; d < hd; d++) zv += (double)z[d] * vv[d], zz += (double)z[d] * z[d], v2 += (double)vv[d] * vv[d];
+                    double cs = fabs(zv) / sqrt(zz * v2 + 1e-300);
+                    if (cs > worst[x]) worst[x] = cs;
+                }
+            backend_close(&be);
+        }
+        CHECK_MSG(worst[1] < 1e-5, "spec %d: max |cos(z, v)| = %g with XSA", si, worst[1]);
+        CHECK_MSG(worst[0] > 1e-2, "spec %d: max |cos(y, v)| = %g without XSA", si, worst[0]);
+        CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) != 0);
+        free(att);
+        free(v);
+        batch_free(&bb);
+        random_model_free(&m);
+    }
+}
+
+// Scoring every id at one position: sum exp(logprob) == 1 (the vocabulary spans 2 chunks).
+TEST(logprobs_normalised_over_vocab) {
+    for (int si = 0; si < N_SPECS; si++) {
+        struct model m;
+        CHECK(random_model_init(&m, &specs[si]) == 0);
+        int V = m.cfg.vocab_size;
+        int32_t toks[6];
+        make_tokens(toks, 6, V, 5);
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, 6, &first, &err);
+        for (int id = 0; id < V; id++) batch_add_entry(&bb, first + 3, id, &err);
+        float *lp = malloc(sizeof(float) * V);
+        uint8_t *gr = malloc((size_t)V);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 6) == 0);
+        CHECK(score(&be, &bb, lp, gr) == 0);
+        double s = 0, best = -INFINITY;
+        int n_greedy = 0, arg = -1;
+        for (int id = 0; id < V; id++) {
+            s += exp((double)lp[id]);
+            n_greedy += gr[id];
+            if (lp[id] > best) best = lp[id], arg = id;
+        }
+        CHECK_NEAR(s, 1.0, 1e-4);
+        CHECK_EQ_INT(n_greedy, 1);
+        CHECK(gr[arg] == 1);
+        backend_close(&be);
+        free(lp);
+        free(gr);
+        batch_free(&bb);
+        random_model_free(&m);
+    }
+}
+
+// A gpt2 model whose final norm maps every token to e0 (gain 0, bias e0): logits are
+// lm_head[:, 0], set to 1 at a few ids and 0 elsewhere, so ties and log P are known exactly.
+TEST(argmax_ties_lowest_id) {
+    struct random_model_spec sp = {MODEL_ARCH_GPT2, ROPE_NONE, 1, 2, 2, 8, 16, 32, 5000, 64, 0, 1, 3};
+    struct model m;
+    CHECK(random_model_init(&m, &sp) == 0);
+    int C = m.cfg.d_model, V = m.cfg.vocab_size;
+    memset(m.final_norm_w, 0, sizeof(float) * C);
+    memset(m.final_norm_b, 0, sizeof(float) * C);
+    m.final_norm_b[0] = 1;
+    int ties[][3] = {{9, 7, 4100}, {4100, 4097, 4999}};
+    for (int k = 0; k < 2; k++) {
+        memset(m.lm_head, 0, sizeof(float) * V * C);
+        for (int i = 0; i < 3; i++) m.lm_head[(long)ties[k][i] * C] = 1;
+        int32_t toks[3] = {1, 2, 3};
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, 3, &first, &err);
+        for (int i = 0; i < 3; i++) batch_add_entry(&bb, first + 1, ties[k][i], &err);
+        batch_add_entry(&bb, first + 1, 0, &err);
+        float lp[4];
+        uint8_t gr[4];
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 3) == 0);
+        CHECK(score(&be, &bb, lp, gr) == 0);
+        int lowest = ties[k][0] < ties[k][1] ? ties[k][0] : ties[k][1];
+        lowest = ties[k][2] < lowest ? ties[k][2] : lowest;
+        double lse = log(3 * exp(1.0) + (V - 3));
+        for (int i = 0; i < 3; i++) {
+            CHECK_EQ_INT(gr[i], ties[k][i] == lowest);
+            CHECK_NEAR(lp[i], 1.0 - lse, 1e-5);
+        }
+        CHECK_EQ_INT(gr[3], 0);
+        CHECK_NEAR(lp[3], -lse, 1e-5);
+        backend_close(&be);
+        batch_free(&bb);
+    }
+    random_model_free(&m);
+}
+
+static int score_raw(struct backend *be, const struct score_batch *b, char *msg) {
+    float lp[8];
+    uint8_t gr[8];
+    xsa_error err = {0};
+    int rc = be->score(be, b, lp, gr, &err);
+    snprintf(msg, 1024, "%s", err.msg);
+    return rc;
+}
+
+// Bad batches: code 2 with a message, nothing written out of bounds, the backend still works.
+TEST(bad_batches_fail_with_code_2) {
+    struct model m;
+    CHECK(random_model_init(&m, &specs[0]) == 0);  // gpt2, max_seq_len 256
+    struct backend be;
+    CHECK(open_cpu(&be, &m, 2, 8) == 0);
+    int32_t toks[4] = {1, 2, 3, 4};
+    struct batch_builder bb;
+    batch_init(&bb);
+    xsa_error err = {0};
+    int first;
+    batch_add_row(&bb, toks, 4, &first, &err);
+    batch_add_entries_seq(&bb, first, toks, 4, &err);
+    struct score_batch good = batch_view(&bb), b;
+    char msg[1024];
+    int32_t idx[3] = {0, 4, 1}, tgt[3] = {1, 300, 2}, neg[3] = {-1, 0, 0}, bigpos[4] = {0, 1, 2, 256};
+    int32_t lo_bad[4] = {0, 0, 0, 3}, hi_future[4] = {1, 3, 3, 4}, empty[4] = {0, 0, 0, 0};
+
+    b = good, b.entry_index = idx;  // index 4 of 4 tokens
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    CHECK(strstr(msg, "index 4") != NULL);
+    b = good, b.entry_target = tgt;  // target 300 of vocab 300
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    CHECK(strstr(msg, "target id 300") != NULL);
+    b = good, b.entry_index = neg;
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = good, b.token = tgt + 1, b.n_tokens = 2, b.n_entries = 0;  // token id 300
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    CHECK(strstr(msg, "outside the vocabulary") != NULL);
+    b = good, b.pos = bigpos;  // gpt2 learned positions end at 256
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = good, b.span0_hi = hi_future;  // token 1 would see token 2
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = good, b.span0_lo = lo_bad;  // token 3: span0 [3, 4) ok, but ...
+    b.span1_lo = empty, b.span1_hi = empty;  // ... empty spans are fine only when span0 isn't
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 0);
+    b = good, b.span0_hi = empty, b.span1_lo = empty, b.span1_hi = empty;  // no keys at all
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = good, b.n_tokens = -1;
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = good, b.entry_index = NULL;
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 2);
+    b = (struct score_batch){0};  // empty batch: nothing to do
+    CHECK_EQ_INT(score_raw(&be, &b, msg), 0);
+    CHECK_EQ_INT(score_raw(&be, &good, msg), 0);  // still usable
+    backend_close(&be);
+    batch_free(&bb);
+    random_model_free(&m);
+}
+
+// backend_open: device strings, and a model the cpu backend cannot run.
+TEST(backend_open_devices) {
+    struct model m;
+    CHECK(random_model_init(&m, &specs[1]) == 0);
+    struct backend be;
+    xsa_error err = {0};
+    struct backend_options o = {.n_threads = 1, .max_batch_tokens = 16};
+    CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 0);
+    CHECK_STR(be.name, "cpu");
+    backend_close(&be);
+    CHECK_EQ_INT(backend_open(&be, "auto", &m, &o, &err), 0);  // no GPU here: falls back
+    CHECK_STR(be.name, "cpu");
+    backend_close(&be);
+    CHECK_EQ_INT(backend_open(&be, "cuda", &m, &o, &err), 3);
+    CHECK(strstr(err.msg, "CUDA backend is not available") != NULL);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(backend_open(&be, "cuda:1", &m, &o, &err), 3);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(backend_open(&be, "cuda:x", &m, &o, &err), 2);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(backend_open(&be, "tpu", &m, &o, &err), 2);
+    CHECK(strstr(err.msg, "unknown device") != NULL);
+    xsa_error_clear(&err);
+    m.cfg.n_kv_head = 3;  // 4 heads do not split into 3 kv groups
+    CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
+    random_model_free(&m);
+}
+
+// The builder lays spans out as backend.h says.
+TEST(batch_builder_spans) {
+    struct batch_builder bb;
+    batch_init(&bb);
+    xsa_error err = {0};
+    int32_t a[2] = {5, 6}, p[3] = {1, 2, 3}, b0[2] = {7, 8}, b1[1] = {9};
+    const int32_t *br[2] = {b0, b1};
+    int bl[2] = {2, 1}, pf, bf[2], first;
+    CHECK(batch_add_row(&bb, a, 2, &first, &err) == 0);
+    CHECK(batch_add_tree(&bb, p, 3, br, bl, 2, &pf, bf, &err) == 0);
+    CHECK_EQ_INT(first, 0);
+    CHECK_EQ_INT(pf, 2);
+    CHECK_EQ_INT(bf[0], 5);
+    CHECK_EQ_INT(bf[1], 7);
+    struct score_batch b = batch_view(&bb);
+    CHECK_EQ_INT(b.n_tokens, 8);
+    int32_t pos[8] = {0, 1, 0, 1, 2, 3, 4, 3}, l0[8] = {0, 0, 2, 2, 2, 2, 2, 2},
+            h0[8] = {1, 2, 3, 4, 5, 5, 5, 5}, l1[8] = {1, 2, 3, 4, 5, 5, 5, 7},
+            h1[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(memcmp(b.pos, pos, sizeof pos) == 0);
+    CHECK(memcmp(b.span0_lo, l0, sizeof l0) == 0);
+    CHECK(memcmp(b.span0_hi, h0, sizeof h0) == 0);
+    CHECK(memcmp(b.span1_lo, l1, sizeof l1) == 0);
+    CHECK(memcmp(b.span1_hi, h1, sizeof h1) == 0);
+    CHECK(batch_add_entries_seq(&bb, first, a, 2, &err) == 0);
+    b = batch_view(&bb);
+    CHECK_EQ_INT(b.n_entries, 1);
+    CHECK_EQ_INT(b.entry_index[0], 0);
+    CHECK_EQ_INT(b.entry_target[0], 6);
+    int zero = 0;
+    CHECK_EQ_INT(batch_add_row(&bb, a, 0, &first, &err), 2);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(batch_add_tree(&bb, p, 3, br, &zero, 1, &pf, bf, &err), 2);
+    CHECK_EQ_INT(batch_n_tokens(&bb), 8);
+    batch_reset(&bb);
+    CHECK_EQ_INT(batch_n_tokens(&bb), 0);
+    batch_free(&bb);
+}
+
+RUN_TESTS(T(prefix_branches_match_plain_rows), T(batch_composition_bit_identical),
+          T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
+          T(argmax_ties_lowest_id), T(bad_batches_fail_with_code_2), T(backend_open_devices),
+          T(batch_builder_spans))

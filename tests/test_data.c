@@ -1,0 +1,236 @@
+// test_data.c: the data layer without a network: canonical serialization and digests, the
+// cache's commit and verification rules (tampering, missing manifest), cache root
+// resolution, offline errors, and --data-dir loading from both layouts.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "data/cache.h"
+#include "data/data.h"
+#include "tasks/adapters.h"
+#include "tests/check.h"
+
+static const struct task_def synth = {
+    .name = "synth_task", .groups = "all", .output = TASK_MULTIPLE_CHOICE, .hf_dataset = "test/synth",
+    .hf_config = "default", .split = "test", .n_docs = 3, .metrics = "acc", .preferred_metric = "acc",
+};
+
+static char *tmpdir(void) {
+    static char buf[64];
+    snprintf(buf, sizeof buf, "/tmp/xsa_test_data_XXXXXX");
+    return mkdtemp(buf);
+}
+
+static const char *JSONL = "{\"a\":1,\"t\":\"caf\\u00e9 \\\"x\\\"\"}\n{\"a\":2,\"l\":[1,2]}\n\n{\"a\":3}\r\n";
+
+TEST(serialize_is_canonical) {
+    cJSON **rows = NULL;
+    int n = 0;
+    xsa_error err = {0};
+    CHECK_EQ_INT(rows_parse_jsonl(JSONL, strlen(JSONL), "mem", XSA_EBADINPUT, &rows, &n, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    char *text = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(rows_serialize(rows, n, &text, &len, &err), 0);
+    // cJSON_PrintUnformatted + "\n": no spaces, UTF-8 kept raw, blank line and \r dropped.
+    CHECK_STR(text, "{\"a\":1,\"t\":\"caf\xc3\xa9 \\\"x\\\"\"}\n{\"a\":2,\"l\":[1,2]}\n{\"a\":3}\n");
+    char sha[65], sha2[65];
+    CHECK_EQ_INT(sha256_hex(text, len, sha, &err), 0);
+    // Re-parsing the canonical text gives the same bytes, so the digest is stable.
+    cJSON **rows2 = NULL;
+    int n2 = 0;
+    char *text2 = NULL;
+    size_t len2 = 0;
+    CHECK_EQ_INT(rows_parse_jsonl(text, len, "mem", XSA_EBADINPUT, &rows2, &n2, &err), 0);
+    CHECK_EQ_INT(rows_serialize(rows2, n2, &text2, &len2, &err), 0);
+    CHECK_EQ_INT(sha256_hex(text2, len2, sha2, &err), 0);
+    CHECK_STR(sha, sha2);
+    free(text);
+    free(text2);
+    rows_free(rows, n);
+    rows_free(rows2, n2);
+}
+
+TEST(parse_rejects_non_objects) {
+    cJSON **rows = NULL;
+    int n = 0;
+    xsa_error err = {0};
+    const char *bad = "{\"a\":1}\n[1,2]\n";
+    CHECK_EQ_INT(rows_parse_jsonl(bad, strlen(bad), "f.jsonl", XSA_EBADINPUT, &rows, &n, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "f.jsonl:2") != NULL);
+    CHECK(rows == NULL && n == 0);
+    xsa_error_clear(&err);
+    const char *trail = "{\"a\":1} x\n";
+    CHECK_EQ_INT(rows_parse_jsonl(trail, strlen(trail), "g", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
+}
+
+static void commit_synth(const char *root, xsa_error *err) {
+    const char *text = "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n";
+    struct cache_entry e = {0};
+    snprintf(e.task, sizeof e.task, "synth_task");
+    snprintf(e.split, sizeof e.split, "test");
+    snprintf(e.source, sizeof e.source, "viewer");
+    snprintf(e.url, sizeof e.url, "http://127.0.0.1/x");
+    e.rows = 3;
+    sha256_hex(text, strlen(text), e.sha256, err);
+    snprintf(e.raw_sha256, sizeof e.raw_sha256, "%s", e.sha256);
+    cache_time_now(e.time);
+    CHECK_EQ_INT(cache_commit(root, &synth, text, strlen(text), &e, err), 0);
+}
+
+TEST(cache_commit_verify_and_tamper) {
+    char *root = tmpdir();
+    CHECK(root != NULL);
+    if (!root) return;
+    xsa_error err = {0};
+    struct cache_entry e;
+    int valid = 1;
+    char why[600];
+    CHECK_EQ_INT(cache_verify(root, &synth, &e, &valid, why, sizeof why, NULL, NULL, &err), 0);
+    CHECK_EQ_INT(valid, 0);
+    CHECK(strstr(why, "not cached") != NULL);
+    commit_synth(root, &err);
+    char *buf = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(cache_verify(root, &synth, &e, &valid, why, sizeof why, &buf, &len, &err), 0);
+    CHECK_EQ_INT(valid, 1);
+    CHECK_EQ_INT(e.rows, 3);
+    CHECK_EQ_INT(len, 24);
+    free(buf);
+    // Data layer: a valid cached copy loads offline with the manifest's digest.
+    struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1};
+    cJSON **rows = NULL;
+    int n = 0, pre = -1;
+    char sha[65], src[512];
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, &pre, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK_STR(sha, e.sha256);
+    CHECK_EQ_INT(pre, 0);
+    CHECK(strncmp(src, "viewer:", 7) == 0);
+    data_rows_free(rows, n);
+    // One changed byte: the copy is no longer valid, and offline loading says how to fetch it.
+    char path[4200];
+    snprintf(path, sizeof path, "%s/synth_task/test.jsonl", root);
+    const char *tampered = "{\"a\":1}\n{\"a\":2}\n{\"a\":4}\n";
+    CHECK_EQ_INT(file_write_atomic(path, tampered, strlen(tampered), &err), 0);
+    CHECK_EQ_INT(cache_verify(root, &synth, &e, &valid, why, sizeof why, NULL, NULL, &err), 0);
+    CHECK_EQ_INT(valid, 0);
+    CHECK(strstr(why, "differs from the manifest") != NULL);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, &pre, &err), XSA_ERUNTIME);
+    CHECK(strstr(err.msg, "xsa-eval download --tasks synth_task") != NULL);
+    CHECK(rows == NULL && n == 0);
+    // A damaged manifest reads as not cached, never as valid.
+    xsa_error_clear(&err);
+    commit_synth(root, &err);
+    snprintf(path, sizeof path, "%s/synth_task/test.manifest.json", root);
+    CHECK_EQ_INT(file_write_atomic(path, "{\"rows\": 3}", 11, &err), 0);
+    CHECK_EQ_INT(cache_verify(root, &synth, &e, &valid, why, sizeof why, NULL, NULL, &err), 0);
+    CHECK_EQ_INT(valid, 0);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST(cache_pins_row_count) {
+    char *root = tmpdir();
+    if (!root) return;
+    xsa_error err = {0};
+    commit_synth(root, &err);
+    struct task_def four = synth;
+    four.n_docs = 4;  // the registry expects 4: the cached 3 are refused unless allowed
+    struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1};
+    cJSON **rows = NULL;
+    int n = 0;
+    char sha[65], src[512];
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
+    CHECK(strstr(err.msg, "3 rows, expected 4") != NULL);
+    xsa_error_clear(&err);
+    opt.allow_data_change = 1;
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    data_rows_free(rows, n);
+    four.canonical_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
+    four.n_docs = 3;
+    opt.allow_data_change = 0;
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
+    CHECK(strstr(err.msg, "expected 0000000000000000") != NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST(cache_root_resolution) {
+    char out[4096];
+    xsa_error err = {0};
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    CHECK_EQ_INT(cache_root_dir(NULL, out, sizeof out, &err), 0);
+    CHECK_STR(out, "/x/cache/xsa-eval");
+    CHECK_EQ_INT(cache_root_dir("/given", out, sizeof out, &err), 0);
+    CHECK_STR(out, "/given");
+    setenv("XDG_CACHE_HOME", "relative", 1);  // the XDG spec says ignore relative paths
+    setenv("HOME", "/home/u", 1);
+    CHECK_EQ_INT(cache_root_dir(NULL, out, sizeof out, &err), 0);
+    CHECK_STR(out, "/home/u/.cache/xsa-eval");
+    unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(data_dir_cache_layout_and_errors) {
+    char *root = tmpdir();
+    if (!root) return;
+    xsa_error err = {0};
+    commit_synth(root, &err);
+    struct data_options opt = {.data_dir = root, .quiet = 1};
+    cJSON **rows = NULL;
+    int n = 0;
+    char sha[65], src[512];
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK(strstr(src, "local:") == src);
+    data_rows_free(rows, n);
+    // A broken local file is bad input (exit 2) naming file and line.
+    char path[4200];
+    snprintf(path, sizeof path, "%s/synth_task/test.jsonl", root);
+    CHECK_EQ_INT(file_write_atomic(path, "{\"a\":1}\nnot json\n", 17, &err), 0);
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "test.jsonl:2") != NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+TEST(data_dir_benchdata_all_tasks) {
+    const char *dir = shared_benchdata("lambada_openai/lambada_test.jsonl");
+    if (!dir) SKIP("../shared/benchdata absent");
+    char root[4096];
+    snprintf(root, sizeof root, "%s", dir);
+    *strrchr(root, '/') = '\0';
+    *strrchr(root, '/') = '\0';  // .../benchdata
+    int nt = 0;
+    const struct task_def *reg = task_registry(&nt);
+    for (int i = 0; i < nt; i++) {
+        const struct task_def *t = &reg[i];
+        struct data_options opt = {.data_dir = root, .quiet = 1};
+        cJSON **rows = NULL;
+        int n = 0, pre = -1;
+        char sha[65], src[512];
+        xsa_error err = {0};
+        CHECK_MSG(data_load_task(t, &opt, &rows, &n, sha, src, &pre, &err) == 0, "%s: %s", t->name, err.msg);
+        CHECK_MSG(n == t->n_docs, "%s: %d rows", t->name, n);
+        data_rows_free(rows, n);
+        // The tasks engineer's loader computes the same canonical digest independently.
+        struct task_doc *docs = NULL;
+        int n_docs = 0, pre2 = -1;
+        char sha2[65] = "";
+        CHECK_MSG(task_load_docs_from_dir(t, root, 0, &docs, &n_docs, &pre2, sha2, &err) == 0, "%s: %s", t->name, err.msg);
+        CHECK_MSG(!strcmp(sha, sha2), "%s: %s vs %s", t->name, sha, sha2);
+        CHECK_EQ_INT(pre, pre2);
+        task_docs_free(docs, n_docs);
+    }
+}
+
+RUN_TESTS(T(serialize_is_canonical), T(parse_rejects_non_objects), T(cache_commit_verify_and_tamper),
+          T(cache_pins_row_count), T(cache_root_resolution), T(data_dir_cache_layout_and_errors),
+          T(data_dir_benchdata_all_tasks))

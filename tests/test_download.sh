@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Downloads, cache and integrity against the loopback server tests/http_server.py, which
+# serves synthetic rows and files and injects faults. After every failure the cache must hold
+# nothing new (or the previous good copy), never a partial file. Runs in well under a minute.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+SERVER_PIDS=""
+trap 'for p in $SERVER_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+if ! command -v python3 >/dev/null; then skip download "python3 is not installed"; finish; exit; fi
+
+# Small limits so every fault resolves in a second or two.
+export XSA_HTTP_MAX_RETRIES=2 XSA_HTTP_BACKOFF_MS=50 XSA_HTTP_LOW_SPEED_TIME=1 XSA_HTTP_CONNECT_TIMEOUT=3 XSA_HTTP_MAX_TOTAL=20
+unset HF_ENDPOINT XDG_CACHE_HOME
+
+ROWS=(--rows allenai/openbookqa/main/test=500 --rows lighteval/siqa/default/validation=1954
+      --files lambada_test.jsonl=5153 --files winogrande_1.1.zip=1267)
+
+# start_server NAME [ARGS..]: starts a server, sets URL_<NAME> to its base URL.
+start_server() {
+    local name=$1; shift
+    python3 "$HERE/http_server.py" --port-file "$TMP/$name.port" --log "$TMP/$name.log" --lifetime 100 --stall 3 \
+        "${ROWS[@]}" "$@" 2>"$TMP/$name.err" &
+    SERVER_PIDS="$SERVER_PIDS $!"
+    for _ in $(seq 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
+    [ -s "$TMP/$name.port" ] || { fail "server_$name" "did not start: $(cat "$TMP/$name.err")"; return 1; }
+}
+start_server plain || { finish; exit; }
+B=http://127.0.0.1:$(cat "$TMP/plain.port")
+LOG=$TMP/plain.log
+
+# Defaults keep every source on the loopback server (404 there); a test's own flags come later and win.
+dl() { "$XSA_BIN" download --quiet --hf-endpoint "$B/nohub/404/0" --originals-mirror "$B/noorig/404/0" "$@"; }
+hits() { grep -c "\"$1/" "$LOG" 2>/dev/null; true; }   # requests under a URL prefix
+
+# cache_valid NAME DIR TASK SPLIT ROWS: manifest present, file digest and line count agree with it.
+cache_valid() {
+    local why
+    why=$(python3 - "$2/$3/$4" "$5" <<'PY'
+import hashlib, json, sys
+base, rows = sys.argv[1], int(sys.argv[2])
+m = json.load(open(base + ".manifest.json"))
+data = open(base + ".jsonl", "rb").read()
+assert m["sha256"] == hashlib.sha256(data).hexdigest(), "digest differs from the manifest"
+assert m["rows"] == rows == data.count(b"\n"), "rows %s / lines %d, wanted %d" % (m["rows"], data.count(b"\n"), rows)
+for k in ("url", "source", "raw_sha256", "time"):
+    assert m[k], "manifest lacks " + k
+PY
+    ) 2>&1 && pass "$1" || fail "$1" "$why"
+}
+# cache_clean NAME DIR TASK: no data, manifest or temp file for TASK.
+cache_clean() {
+    local left
+    left=$(find "$2/$3" -type f ! -name .lock 2>/dev/null)
+    [ -z "$left" ] && pass "$1" || fail "$1" "left behind: $left"
+}
+
+C=$TMP/c1
+expect_exit viewer_download 0 "openbookqa +500 rows .*downloaded +viewer:" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+cache_valid viewer_cache_valid "$C" openbookqa test 500
+before=$(hits /a/ok/0)
+expect_exit cached_second_time 0 "openbookqa .*cached" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+[ "$(hits /a/ok/0)" = "$before" ] && pass cached_no_network || fail cached_no_network "the second download touched the network"
+[ "$before" = 5 ] && pass viewer_five_pages || fail viewer_five_pages "$before requests for 500 rows"
+grep -q '"ua": "xsa-eval/[0-9]' "$LOG" && pass user_agent || fail user_agent "no xsa-eval User-Agent in $LOG"
+sha=$(sha256sum "$C/openbookqa/test.jsonl" | cut -c1-12)
+expect_exit tasks_shows_cached 0 "openbookqa .* 500 +allenai/openbookqa/main +500 rows, sha256 $sha" -- "$XSA_BIN" tasks --cache-dir "$C"
+expect_exit tasks_shows_missing 0 "arc_easy .*ARC-Easy +no" -- "$XSA_BIN" tasks --cache-dir "$C"
+expect_exit tasks_json 0 '"cached":[[:space:]]*true' -- "$XSA_BIN" tasks --cache-dir "$C" --json
+expect_exit offline_cached 0 "openbookqa .*cached" -- dl --tasks openbookqa --cache-dir "$C" --offline
+expect_exit offline_missing 3 "arc_easy: not available offline.*xsa-eval download --tasks arc_easy" -- dl --tasks arc_easy --cache-dir "$C" --offline
+expect_exit xdg_cache_home 0 "downloaded" -- env XDG_CACHE_HOME="$TMP/xdg" "$XSA_BIN" download --quiet --tasks openbookqa --datasets-server "$B/a/ok/0"
+cache_valid xdg_cache_layout "$TMP/xdg/xsa-eval" openbookqa test 500
+
+# Transient faults: retried, then a valid copy.
+expect_exit retry_after_500 0 "downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c2" --datasets-server "$B/r500/500/1"
+grep -q '"/r500/500/1/rows.*"fault": "500"' "$LOG" && pass retry_500_was_injected || fail retry_500_was_injected "no 500 served"
+expect_exit retry_after_429 0 "downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c3" --datasets-server "$B/r429/429/1"
+gap=$(grep '"/r429/429/1/rows' "$LOG" | sed -n 2p | sed -E 's/.*"gap": ([0-9.]+).*/\1/')
+python3 -c "import sys; sys.exit(0 if float('$gap') >= 0.9 else 1)" 2>/dev/null && pass retry_after_honoured || fail retry_after_honoured "retried after ${gap}s, Retry-After said 1"
+expect_exit reset_mid_body_retried 0 "downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c4" --datasets-server "$B/rst/reset/1"
+cache_valid reset_cache_valid "$TMP/c4" openbookqa test 500
+expect_exit range_resume 0 "lambada_openai +5153 rows .*hub:" -- dl --tasks lambada_openai --cache-dir "$TMP/c5" --hf-endpoint "$B/rr/reset/1" --source hub --allow-data-change
+grep -q '"/rr/reset/1/datasets.*"range": "bytes=[1-9][0-9]*-"' "$LOG" && pass range_request_sent || fail range_request_sent "no Range request after the reset"
+cache_valid resume_cache_valid "$TMP/c5" lambada_openai test 5153
+grep -q '"revision":[[:space:]]*"0123456789abcdef' "$TMP/c5/lambada_openai/test.manifest.json" && pass hub_revision_recorded || fail hub_revision_recorded "X-Repo-Commit not in the manifest"
+
+# Persistent faults: exit 3 naming the URL and the error; nothing new in the cache.
+C=$TMP/c6
+expect_exit short_body 3 "GET $B/sh/short/99/rows.*curl error 18.*check the network" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/sh/short/99"
+cache_clean short_body_clean "$C" openbookqa
+expect_exit stall_timeout 3 "GET $B/st/stall/99/rows.*curl error 28" -- env XSA_HTTP_MAX_RETRIES=1 "$XSA_BIN" download --quiet --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/st/stall/99"
+cache_clean stall_clean "$C" openbookqa
+expect_exit server_errors_exhausted 3 "HTTP 500.*retries exhausted" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/e500/500/99"
+[ "$(hits /e500/500/99)" = 3 ] && pass retries_bounded || fail retries_bounded "$(hits /e500/500/99) tries, wanted 3"
+expect_exit wrong_row_count 3 "openbookqa: .*499 rows, expected 500.*--allow-data-change" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/wc/wrongcount/0"
+cache_clean wrong_row_count_clean "$C" openbookqa
+expect_exit wrong_digest 3 "SHA-256 mismatch: expected 4aa8d02cd17c719165fc8a7887fddd641f43fcafa4b1c806ca8abc31fabdb226, found [0-9a-f]{64}" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/wd/ok/0" --source hub
+cache_clean wrong_digest_clean "$C" lambada_openai
+[ -z "$(ls "$C/raw/lambada_openai" 2>/dev/null)" ] && pass wrong_digest_raw_removed || fail wrong_digest_raw_removed "$(ls "$C/raw/lambada_openai")"
+expect_exit not_found 3 "does not serve allenai/openbookqa/main/test.*HTTP 404" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/nf/404/0"
+expect_exit redirect_loop 3 "GET $B/lp/loop/0/rows.*redirects" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/lp/loop/0"
+cache_clean redirect_loop_clean "$C" openbookqa
+
+# A failed re-download keeps the previous good copy.
+C=$TMP/c7
+dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0" >/dev/null 2>&1
+old=$(sha256sum "$C/openbookqa/test.jsonl")
+expect_exit force_redownload_fails 3 "HTTP 500" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/f500/500/99" --force
+[ "$(sha256sum "$C/openbookqa/test.jsonl")" = "$old" ] && pass previous_copy_kept || fail previous_copy_kept "the cached file changed"
+cache_valid previous_copy_valid "$C" openbookqa test 500
+
+# --allow-data-change accepts a changed split; without it the cached copy is refused.
+C=$TMP/c8
+expect_exit allow_data_change 0 "499 rows" -- "$XSA_BIN" download --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ad/wrongcount/0" --allow-data-change
+expect_exit changed_cache_refused 3 "499 rows, expected 500" -- dl --tasks openbookqa --cache-dir "$C" --offline
+
+# Original authors' zip through a mirror; HF_ENDPOINT honoured; siqa's alternate viewer copy.
+expect_exit original_zip 0 "winogrande +1267 rows .*original:$B/oz/ok/0/storage.googleapis.com/" -- dl --tasks winogrande --cache-dir "$TMP/c9" --originals-mirror "$B/oz/ok/0" --source original
+cache_valid original_cache_valid "$TMP/c9" winogrande validation 1267
+expect_exit hf_endpoint_env 0 "lambada_openai .*hub:$B/he/ok/0/datasets/EleutherAI/lambada_openai/resolve/main/data/lambada_test.jsonl" -- env HF_ENDPOINT="$B/he/ok/0" "$XSA_BIN" download --quiet --tasks lambada_openai --cache-dir "$TMP/c10" --source hub --allow-data-change
+expect_exit viewer_alternate_dataset 0 "social_iqa +1954 rows .*dataset=lighteval%2Fsiqa" -- dl --tasks social_iqa --cache-dir "$TMP/c11" --datasets-server "$B/sq/ok/0" --source viewer
+expect_exit fallback_to_next_source 0 "winogrande .*original:" -- dl --tasks winogrande --cache-dir "$TMP/c12" --datasets-server "$B/fb/404/0" --originals-mirror "$B/fb2/ok/0"
+
+# Two concurrent downloads of one task: one waits on the lock, one valid copy, pages fetched once.
+C=$TMP/c13
+dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/cc/slow/0" >"$TMP/cc1.out" 2>&1 & p1=$!
+dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/cc/slow/0" >"$TMP/cc2.out" 2>&1 & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+[ "$r1$r2" = 00 ] && pass concurrent_both_succeed || fail concurrent_both_succeed "exit $r1 and $r2: $(cat "$TMP"/cc*.out)"
+cache_valid concurrent_one_valid_copy "$C" openbookqa test 500
+[ "$(hits /cc/slow/0)" = 5 ] && pass concurrent_fetched_once || fail concurrent_fetched_once "$(hits /cc/slow/0) page requests, wanted 5"
+
+# Ctrl-C in the middle leaves a valid cache (nothing, or a whole copy); the next run completes.
+C=$TMP/c14
+"$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ci/slow/0" >/dev/null 2>&1 & p=$!
+sleep 0.5; kill -INT $p; wait $p
+if [ -f "$C/openbookqa/test.manifest.json" ]; then cache_valid interrupt_leaves_valid "$C" openbookqa test 500
+else cache_clean interrupt_leaves_valid "$C" openbookqa; fi
+expect_exit after_interrupt 0 "openbookqa +500 rows" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+
+# TLS: a self-signed certificate is refused; --ca-bundle trusts it. No flag turns verification off.
+if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1 &&
+    start_server tls --tls "$TMP/cert.pem" "$TMP/key.pem"; then
+    S=https://127.0.0.1:$(cat "$TMP/tls.port")
+    expect_exit https_self_signed_refused 3 "GET $S/t/ok/0/rows.*(certificate|SSL).*curl error 60" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0"
+    cache_clean https_refused_clean "$TMP/c15" openbookqa
+    expect_exit https_ca_bundle 0 "openbookqa +500 rows .*downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0" --ca-bundle "$TMP/cert.pem"
+else
+    skip https "the openssl command is not installed"
+fi
+
+# Real files (../shared/benchdata) through the original-source path: the pinned digests match.
+SH=${XSA_SHARED:-../shared}/benchdata
+if [ -f "$SH/piqa/valid.jsonl" ] && [ -f "$SH/siqa/socialiqa-train-dev.zip" ] && [ -f "$SH/lambada_openai/lambada_test.jsonl" ]; then
+    ROWS=(--real "valid.jsonl=$SH/piqa/valid.jsonl" --real "valid-labels.lst=$SH/piqa/valid-labels.lst"
+          --real "socialiqa-train-dev.zip=$SH/siqa/socialiqa-train-dev.zip" --real "lambada_test.jsonl=$SH/lambada_openai/lambada_test.jsonl")
+    start_server real && R=http://127.0.0.1:$(cat "$TMP/real.port") &&
+    out=$(dl --tasks piqa,social_iqa,lambada_openai --cache-dir "$TMP/c17" --originals-mirror "$R/o/ok/0" --source original 2>&1); rc=$?
+    [ $rc = 0 ] && [ "$(echo "$out" | grep -cE '^(piqa +1838|social_iqa +1954|lambada_openai +5153) rows .*downloaded +original:')" = 3 ] &&
+        pass real_originals_pinned || fail real_originals_pinned "exit $rc: $out"
+    expect_exit real_hub_pinned 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$TMP/c18" --hf-endpoint "$R/h/ok/0" --source hub
+    cmp -s "$TMP/c17/lambada_openai/test.jsonl" "$TMP/c18/lambada_openai/test.jsonl" && pass real_hub_equals_original || fail real_hub_equals_original "canonical files differ"
+else
+    skip real_originals "../shared/benchdata absent"
+fi
+
+# Bad usage: exit 2.
+expect_exit unknown_task 2 "frobnicate" -- dl --tasks frobnicate --cache-dir "$TMP/c16"
+expect_exit unknown_flag 2 "unknown flag '--insecure'" -- dl --tasks openbookqa --insecure
+expect_exit tasks_required 2 "--tasks LIST is required" -- dl --cache-dir "$TMP/c16"
+expect_exit bad_source 2 "unknown source 'ftp'" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source ftp
+expect_exit bad_ca_bundle 2 "--ca-bundle file cannot be read" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server "$B/a/ok/0" --ca-bundle "$TMP/none.pem"
+expect_exit bad_server_url 2 "not an http:// or https:// URL" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server ftp://example.org
+finish

@@ -1,0 +1,591 @@
+// Tests of model loading: HF safetensors checkpoints (gpt2, llama, bf16, sharded), llama2.c
+// .bin files, config.json rules, XSA layer specs, and the errors of corrupt inputs.
+// Expected values come from tools/make_model_fixtures.py and tools/llama2c_reference.py
+// (reference.json: n_params and weights_sample in nn.Linear (OUT, IN) layout).
+#include <cJSON.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "model/config.h"
+#include "model/model.h"
+#include "model/safetensors.h"
+#include "tests/check.h"
+
+#define FIX "tests/fixtures/models/"
+
+static cJSON *read_json(const char *path) {
+    char *text = NULL;
+    xsa_error err = {0};
+    if (file_read_all(path, 16u << 20, &text, NULL, &err)) {
+        fprintf(stderr, "  %s\n", err.msg);
+        return NULL;
+    }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    return j;
+}
+
+// Compares 4 loaded floats with reference.json's weights_sample[key], exactly: the reference
+// holds the float32 (or bf16) values themselves.
+static void check_sample(const cJSON *ref, const char *key, const float *got) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ref, "weights_sample"), key);
+    CHECK_MSG(cJSON_GetArraySize(a) == 4, "weights_sample.%s missing", key);
+    if (cJSON_GetArraySize(a) != 4 || !got) return;
+    for (int i = 0; i < 4; i++)
+        CHECK_MSG(got[i] == (float)cJSON_GetArrayItem(a, i)->valuedouble, "%s[%d]: %.9g vs %.9g", key, i,
+                  (double)got[i], cJSON_GetArrayItem(a, i)->valuedouble);
+}
+
+static long long ref_n_params(const cJSON *ref) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(ref, "n_params");
+    return cJSON_IsNumber(n) ? (long long)n->valuedouble : -1;
+}
+
+static int make_tmpdir(char *dir) {  // dir: buffer holding "/tmp/xsa_model_XXXXXX"
+    strcpy(dir, "/tmp/xsa_model_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static void rm_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int write_file(const char *dir, const char *name, const void *data, size_t n) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    xsa_error err = {0};
+    return file_write_atomic(p, data, n, &err);
+}
+
+// Copies fixture file `src` into dir/name, keeping the first `keep` bytes (SIZE_MAX: all).
+static int copy_file(const char *src, const char *dir, const char *name, size_t keep) {
+    char *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    if (file_read_all(src, 64u << 20, &data, &n, &err)) return -1;
+    int rc = write_file(dir, name, data, n < keep ? n : keep);
+    free(data);
+    return rc;
+}
+
+static void load_ok(struct model *m, const char *path) {
+    xsa_error err = {0};
+    int rc = model_load(m, path, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+}
+
+TEST(test_gpt2_tiny) {
+    struct model m;
+    load_ok(&m, FIX "gpt2_tiny");
+    cJSON *ref = read_json(FIX "gpt2_tiny/reference.json");
+    CHECK(ref != NULL);
+    const struct model_config *c = &m.cfg;
+    CHECK_EQ_INT(c->arch, MODEL_ARCH_GPT2);
+    CHECK_EQ_INT(c->rope, ROPE_NONE);
+    CHECK_EQ_INT(c->n_layer, 2);
+    CHECK_EQ_INT(c->n_head, 4);
+    CHECK_EQ_INT(c->n_kv_head, 4);
+    CHECK_EQ_INT(c->head_dim, 8);
+    CHECK_EQ_INT(c->d_model, 32);
+    CHECK_EQ_INT(c->d_ff, 128);  // n_inner null -> 4 * n_embd
+    CHECK_EQ_INT(c->vocab_size, 300);
+    CHECK_EQ_INT(c->max_seq_len, 64);
+    CHECK_NEAR(c->norm_eps, 1e-5, 1e-12);
+    CHECK_EQ_INT(c->tied_head, 1);
+    CHECK_EQ_INT(c->bos_id, 0);
+    CHECK_EQ_INT(model_xsa_count(c), 0);
+    CHECK_STR(m.format, "safetensors");
+    CHECK_STR(m.dtype, "F32");
+    CHECK_STR(m.xsa_source, "none");
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    CHECK(m.lm_head == m.tok_emb);
+    CHECK(m.pos_emb && m.final_norm_b && m.layers[1].bq && m.layers[1].b_down && m.layers[0].attn_norm_b);
+    CHECK(m.layers[0].w_gate == NULL);
+    check_sample(ref, "tok_emb", m.tok_emb);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);                // c_attn transposed, q part
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 1 * 32);  // k part, row 1
+    check_sample(ref, "layer0_wv_row2", m.layers[0].wv + 2 * 32);
+    check_sample(ref, "layer0_bv", m.layers[0].bv);
+    check_sample(ref, "layer0_w_up_row3", m.layers[0].w_up + 3 * 32);
+    check_sample(ref, "pos_emb_row5", m.pos_emb + 5 * 32);
+    char hex[65];
+    xsa_error err = {0};
+    CHECK(sha256_file_hex(FIX "gpt2_tiny/model.safetensors", hex, &err) == 0);
+    CHECK_STR(m.weights_sha256, hex);
+    cJSON_Delete(ref);
+    model_free(&m);
+    CHECK(m.arena == NULL && m.layers == NULL);
+}
+
+TEST(test_gpt2_sharded_equals_unsharded) {
+    struct model a, b;
+    load_ok(&a, FIX "gpt2_tiny");
+    load_ok(&b, FIX "gpt2_tiny_sharded");  // Hub names (no transformer. prefix), 3 shards
+    CHECK_EQ_INT(a.arena_bytes, b.arena_bytes);
+    CHECK_EQ_INT(a.n_params, b.n_params);
+    if (a.arena && b.arena && a.arena_bytes == b.arena_bytes)
+        CHECK(memcmp(a.arena, b.arena, a.arena_bytes) == 0);
+    // Documented identity: sha256 of the concatenated per-shard hex digests, sorted by name.
+    char cat[3 * 64 + 1] = "", hex[65], path[256];
+    xsa_error err = {0};
+    for (int i = 1; i <= 3; i++) {
+        snprintf(path, sizeof path, FIX "gpt2_tiny_sharded/model-%05d-of-00003.safetensors", i);
+        CHECK(sha256_file_hex(path, hex, &err) == 0);
+        strcat(cat, hex);
+    }
+    CHECK(sha256_hex(cat, 192, hex, &err) == 0);
+    CHECK_STR(b.weights_sha256, hex);
+    CHECK(strcmp(a.weights_sha256, b.weights_sha256) != 0);
+    model_free(&a);
+    model_free(&b);
+}
+
+TEST(test_llama_gqa) {
+    struct model m;
+    load_ok(&m, FIX "llama_gqa");
+    cJSON *ref = read_json(FIX "llama_gqa/reference.json");
+    const struct model_config *c = &m.cfg;
+    CHECK_EQ_INT(c->arch, MODEL_ARCH_LLAMA);
+    CHECK_EQ_INT(c->rope, ROPE_HALF);
+    CHECK_NEAR(c->rope_theta, 10000.0, 0);
+    CHECK_EQ_INT(c->n_layer, 3);
+    CHECK_EQ_INT(c->n_head, 4);
+    CHECK_EQ_INT(c->n_kv_head, 2);
+    CHECK_EQ_INT(c->head_dim, 8);
+    CHECK_EQ_INT(c->d_ff, 64);
+    CHECK_EQ_INT(c->max_seq_len, 128);
+    CHECK_EQ_INT(c->tied_head, 0);
+    CHECK_EQ_INT(c->bos_id, 1);
+    CHECK_EQ_INT(c->eos_id, 2);
+    CHECK_NEAR(c->norm_eps, 1e-5, 1e-12);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    CHECK(m.lm_head != m.tok_emb);
+    CHECK(m.pos_emb == NULL && m.final_norm_b == NULL && m.layers[0].bq == NULL && m.layers[0].b_gate == NULL);
+    CHECK(m.layers[2].w_gate && m.layers[2].w_up && m.layers[2].w_down);
+    check_sample(ref, "tok_emb", m.tok_emb);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 32);
+    check_sample(ref, "layer0_w_gate_row3", m.layers[0].w_gate + 3 * 32);
+    check_sample(ref, "final_norm", m.final_norm_w);
+    check_sample(ref, "lm_head_row7", m.lm_head + 7 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+}
+
+TEST(test_llama_bf16_converted) {
+    struct model m;
+    load_ok(&m, FIX "llama_bf16");
+    cJSON *ref = read_json(FIX "llama_bf16/reference.json");
+    CHECK_STR(m.dtype, "BF16");
+    CHECK_EQ_INT(m.cfg.tied_head, 1);
+    CHECK(m.lm_head == m.tok_emb);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "tok_emb", m.tok_emb);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_w_gate_row3", m.layers[0].w_gate + 3 * 32);
+    // bf16 -> fp32 is exact: every loaded value has a zero low half.
+    uint32_t u;
+    memcpy(&u, &m.layers[2].w_down[17], 4);
+    CHECK_EQ_INT(u & 0xffff, 0);
+    cJSON_Delete(ref);
+    model_free(&m);
+}
+
+TEST(test_stories260K) {
+    const char *bin = shared_benchdata("models/stories260K/stories260K.bin");
+    if (!bin) SKIP("../shared/benchdata/models/stories260K absent");
+    struct model m;
+    load_ok(&m, bin);
+    cJSON *ref = read_json("tests/fixtures/stories260K_reference.json");
+    const struct model_config *c = &m.cfg;
+    CHECK_EQ_INT(c->d_model, 64);
+    CHECK_EQ_INT(c->d_ff, 172);
+    CHECK_EQ_INT(c->n_layer, 5);
+    CHECK_EQ_INT(c->n_head, 8);
+    CHECK_EQ_INT(c->n_kv_head, 4);
+    CHECK_EQ_INT(c->head_dim, 8);
+    CHECK_EQ_INT(c->vocab_size, 512);
+    CHECK_EQ_INT(c->max_seq_len, 512);
+    CHECK_EQ_INT(c->rope, ROPE_ADJACENT);
+    CHECK_EQ_INT(c->tied_head, 1);
+    CHECK_EQ_INT(c->bos_id, 1);
+    CHECK_STR(m.format, "llama2c");
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "tok_emb", m.tok_emb);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer1_wk_row1", m.layers[1].wk + 64);
+    check_sample(ref, "layer0_w_gate_row3", m.layers[0].w_gate + 3 * 64);
+    check_sample(ref, "final_norm", m.final_norm_w);
+    cJSON_Delete(ref);
+    model_free(&m);
+}
+
+// A synthetic llama2.c file whose float k holds k: checks where each tensor lands.
+static size_t write_llama2c(const char *dir, const char *name, int unshared, size_t drop) {
+    int32_t h[7] = {8, 12, 2, 2, 1, unshared ? -10 : 10, 4};  // C 8, F 12, L 2, H 2, Hkv 1 (KV 4), V 10, T 4
+    size_t C = 8, F = 12, L = 2, KV = 4, V = 10, T = 4, hd = 4;
+    size_t n = V * C + L * (C + C * C + 2 * KV * C + C * C + C + 3 * F * C) + C + 2 * T * hd / 2 + (unshared ? V * C : 0);
+    size_t bytes = 28 + 4 * n;
+    unsigned char *buf = malloc(bytes);
+    memcpy(buf, h, 28);
+    for (size_t k = 0; k < n; k++) {
+        float f = (float)k;
+        memcpy(buf + 28 + 4 * k, &f, 4);
+    }
+    write_file(dir, name, buf, bytes - drop);
+    free(buf);
+    return n;
+}
+
+TEST(test_llama2c_layout) {
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir) == 0);
+    size_t n = write_llama2c(dir, "m.bin", 1, 0);
+    snprintf(path, sizeof path, "%s/m.bin", dir);
+    struct model m;
+    load_ok(&m, path);
+    if (m.arena) {
+        size_t C = 8, F = 12, L = 2, KV = 4, V = 10;
+        size_t o = V * C;  // rms_att
+        CHECK(m.tok_emb[0] == 0 && m.tok_emb[V * C - 1] == (float)(V * C - 1));
+        CHECK(m.layers[1].attn_norm_w[0] == (float)(o + C));
+        o += L * C;  // wq
+        CHECK(m.layers[1].wq[0] == (float)(o + C * C));
+        o += L * C * C;  // wk
+        CHECK(m.layers[0].wk[5] == (float)(o + 5));
+        o += L * KV * C;  // wv
+        CHECK(m.layers[1].wv[0] == (float)(o + KV * C));
+        o += L * KV * C + L * C * C;  // rms_ffn
+        CHECK(m.layers[0].mlp_norm_w[0] == (float)o);
+        o += L * C;  // w1 = gate
+        CHECK(m.layers[0].w_gate[0] == (float)o);
+        o += L * F * C;  // w2 = down
+        CHECK(m.layers[1].w_down[0] == (float)(o + C * F));
+        o += L * C * F;  // w3 = up
+        CHECK(m.layers[0].w_up[1] == (float)(o + 1));
+        o += L * F * C;  // rms_final
+        CHECK(m.final_norm_w[0] == (float)o);
+        CHECK(m.lm_head != m.tok_emb);
+        CHECK(m.lm_head[V * C - 1] == (float)(n - 1));  // wcls is last
+        CHECK_EQ_INT(m.cfg.tied_head, 0);
+        CHECK_EQ_INT(m.n_params, (long long)(n - 2 * 4 * 2));  // freq_cis not counted
+    }
+    model_free(&m);
+    // One byte short, and a file too short for a header.
+    write_llama2c(dir, "short.bin", 0, 1);
+    snprintf(path, sizeof path, "%s/short.bin", dir);
+    xsa_error err = {0};
+    CHECK_EQ_INT(model_load(&m, path, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "short.bin") && strstr(err.msg, "implies"));
+    write_file(dir, "tiny.bin", "abc", 3);
+    snprintf(path, sizeof path, "%s/tiny.bin", dir);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(model_load(&m, path, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "3 bytes is too short") != NULL);
+    int32_t bad[7] = {8, 12, 2, 3, 1, 10, 4};  // 8 not divisible by 3 heads
+    write_file(dir, "bad.bin", bad, sizeof bad);
+    snprintf(path, sizeof path, "%s/bad.bin", dir);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(model_load(&m, path, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "n_heads 3") != NULL);
+    rm_dir(dir);
+}
+
+TEST(test_xsa_spec) {
+    struct model_config c = {.n_layer = 3};
+    xsa_error err = {0};
+    char s[64];
+    CHECK(model_apply_xsa_spec(&c, "all", &err) == 0);
+    CHECK_EQ_INT(model_xsa_count(&c), 3);
+    model_xsa_describe(&c, s, sizeof s);
+    CHECK_STR(s, "all");
+    CHECK(model_apply_xsa_spec(&c, "none", &err) == 0);
+    CHECK_EQ_INT(model_xsa_count(&c), 0);
+    model_xsa_describe(&c, s, sizeof s);
+    CHECK_STR(s, "none");
+    CHECK(model_apply_xsa_spec(&c, "last:2", &err) == 0);
+    CHECK(!c.xsa[0] && c.xsa[1] && c.xsa[2]);
+    model_xsa_describe(&c, s, sizeof s);
+    CHECK_STR(s, "1,2");
+    CHECK(model_apply_xsa_spec(&c, "0,2", &err) == 0);
+    CHECK(c.xsa[0] && !c.xsa[1] && c.xsa[2]);
+    model_xsa_describe(&c, s, sizeof s);
+    CHECK_STR(s, "0,2");
+    CHECK(model_apply_xsa_spec(&c, "last:0", &err) == 0);  // no layer, same as none
+    CHECK_EQ_INT(model_xsa_count(&c), 0);
+    CHECK(model_apply_xsa_spec(&c, "2,0", &err) == 0);
+    // Errors leave the config as it was.
+    CHECK_EQ_INT(model_apply_xsa_spec(&c, "7", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "layer 7") && strstr(err.msg, "3 layers"), "%s", err.msg);
+    static const char *bad[] = {"", "last:4", "last:", "last:-1", "a", "1,,2", "-1", "1,", "0x1", " 1", "all,1", "99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        xsa_error_clear(&err);
+        CHECK_MSG(model_apply_xsa_spec(&c, bad[i], &err) == XSA_EBADINPUT, "spec '%s' accepted", bad[i]);
+        CHECK(err.msg[0] != '\0');
+    }
+    CHECK(c.xsa[0] && !c.xsa[1] && c.xsa[2]);
+    // Long lists are cut with "..." and never overflow.
+    struct model_config big = {.n_layer = 200};
+    CHECK(model_apply_xsa_spec(&big, "last:150", &err) == 0);
+    CHECK_EQ_INT(model_xsa_count(&big), 150);
+    CHECK(!big.xsa[49] && big.xsa[50] && big.xsa[199]);
+    memset(big.xsa, 0, sizeof big.xsa);
+    for (int l = 0; l < 200; l += 2) big.xsa[l] = 1;
+    char small[20];
+    model_xsa_describe(&big, small, sizeof small);
+    CHECK(strlen(small) < sizeof small && strstr(small, "...") != NULL);
+}
+
+// A temporary checkpoint: gpt2_tiny's weights with the given config.json text.
+static int gpt2_with_config(char *dir, const char *config) {
+    if (make_tmpdir(dir)) return -1;
+    if (copy_file(FIX "gpt2_tiny/model.safetensors", dir, "model.safetensors", SIZE_MAX)) return -1;
+    return write_file(dir, "config.json", config, strlen(config));
+}
+
+#define GPT2_BASE "\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_embd\":32,\"n_layer\":2,\"n_head\":4"
+
+static void expect_load_error(const char *dir, const char *want1, const char *want2) {
+    struct model m;
+    xsa_error err = {0};
+    int rc = model_load(&m, dir, &err);
+    CHECK_EQ_INT(rc, XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, want1) && (!want2 || strstr(err.msg, want2)), "got: %s", err.msg);
+    CHECK(m.arena == NULL && m.layers == NULL);
+}
+
+TEST(test_config_xsa_layers) {
+    char dir[64];
+    CHECK(gpt2_with_config(dir, "{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":[1]}") == 0);
+    struct model m;
+    load_ok(&m, dir);
+    CHECK_EQ_INT(m.cfg.xsa[0], 0);
+    CHECK_EQ_INT(m.cfg.xsa[1], 1);
+    CHECK_STR(m.xsa_source, "config");
+    model_free(&m);
+    CHECK(write_file(dir, "config.json", "{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":\"all\"}", strlen("{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":\"all\"}")) == 0);
+    load_ok(&m, dir);
+    CHECK_EQ_INT(model_xsa_count(&m.cfg), 2);
+    model_free(&m);
+    const char *bad = "{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":[2]}";
+    CHECK(write_file(dir, "config.json", bad, strlen(bad)) == 0);
+    expect_load_error(dir, "config.json", "layer 2");
+    rm_dir(dir);
+}
+
+TEST(test_config_refusals) {
+    struct hf_config hc;
+    xsa_error err = {0};
+    static const struct { const char *json, *want; } cases[] = {
+        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama)"},
+        {"{\"vocab_size\":3}", "\"model_type\" is missing"},
+        {"[1]", "not a JSON object"},
+        {"{" GPT2_BASE ",\"activation_function\":\"relu\"}", "activation_function \"relu\""},
+        {"{\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_embd\":32,\"n_layer\":2,\"n_head\":5}", "not a multiple"},
+        {"{\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_layer\":2,\"n_head\":4}", "\"n_embd\" is missing"},
+        {"{\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_embd\":32,\"n_layer\":100000,\"n_head\":4}", "\"n_layer\" must be an integer"},
+        {"{\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_embd\":32.5,\"n_layer\":2,\"n_head\":4}", "\"n_embd\" must be an integer"},
+        {"{\"model_type\":\"gpt2\",\"vocab_size\":\"300\",\"n_embd\":32,\"n_layer\":2,\"n_head\":4}", "\"vocab_size\" must be an integer"},
+        {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+         "\"num_attention_heads\":2,\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4}}", "rope_scaling type \"yarn\""},
+        {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+         "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters type \"llama3\""},
+        {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+         "\"num_attention_heads\":2,\"hidden_act\":\"gelu\"}", "hidden_act \"gelu\""},
+        {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+         "\"num_attention_heads\":2,\"num_key_value_heads\":3}", "not a multiple of num_key_value_heads"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        xsa_error_clear(&err);
+        CHECK_EQ_INT(hf_config_parse_text(&hc, cases[i].json, "cfg.json", &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, cases[i].want) && strstr(err.msg, "cfg.json"), "case %zu: got: %s", i, err.msg);
+    }
+    // Llama defaults and the accepted spellings.
+    xsa_error_clear(&err);
+    const char *ok = "{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+                     "\"num_attention_heads\":2,\"rope_scaling\":null,\"rope_theta\":500000,\"eos_token_id\":[7,8],\"attention_bias\":true}";
+    CHECK(hf_config_parse_text(&hc, ok, "cfg.json", &err) == 0);
+    CHECK_EQ_INT(hc.cfg.n_kv_head, 2);
+    CHECK_EQ_INT(hc.cfg.head_dim, 4);
+    CHECK_NEAR(hc.cfg.rope_theta, 500000.0, 0);
+    CHECK_EQ_INT(hc.cfg.eos_id, 7);
+    CHECK_EQ_INT(hc.cfg.bos_id, -1);
+    CHECK_EQ_INT(hc.cfg.tied_head, 0);
+    CHECK_EQ_INT(hc.attn_bias, 1);
+    CHECK_EQ_INT(hc.mlp_bias, 0);
+    CHECK_NEAR(hc.cfg.norm_eps, 1e-6, 1e-13);
+    const char *ok5 = "{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
+                      "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"default\",\"rope_theta\":1000.0}}";
+    CHECK(hf_config_parse_text(&hc, ok5, "cfg.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_theta, 1000.0, 0);
+}
+
+TEST(test_fp16_bf16_conversion) {
+    CHECK(st_f16_to_f32(0x3c00) == 1.0f);
+    CHECK(st_f16_to_f32(0xc000) == -2.0f);
+    CHECK(st_f16_to_f32(0x3800) == 0.5f);
+    CHECK(st_f16_to_f32(0x7bff) == 65504.0f);
+    CHECK(st_f16_to_f32(0x0001) == ldexpf(1.0f, -24));  // smallest subnormal
+    CHECK(st_f16_to_f32(0x03ff) == ldexpf(1023.0f, -24));  // largest subnormal
+    CHECK(isinf(st_f16_to_f32(0x7c00)) && st_f16_to_f32(0xfc00) < 0);
+    CHECK(isnan(st_f16_to_f32(0x7e00)));
+    CHECK(st_bf16_to_f32(0x3f80) == 1.0f);
+    CHECK(st_bf16_to_f32(0xc040) == -3.0f);
+}
+
+// Writes a one-file safetensors with the given header JSON and `data_len` bytes of data.
+static void write_st(const char *dir, const char *name, const char *header, const void *data, size_t data_len) {
+    size_t hl = strlen(header);
+    unsigned char *buf = malloc(8 + hl + data_len);
+    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)((uint64_t)hl >> (8 * i));
+    memcpy(buf + 8, header, hl);
+    if (data_len) memcpy(buf + 8 + hl, data, data_len);
+    write_file(dir, name, buf, 8 + hl + data_len);
+    free(buf);
+}
+
+TEST(test_safetensors_reader) {
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir) == 0);
+    const uint16_t f16[4] = {0x3c00, 0xc000, 0x3800, 0x0000};
+    write_st(dir, "ok.safetensors", "{\"x\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[0,8]},\"__metadata__\":{\"a\":\"b\"}}", f16, 8);
+    snprintf(path, sizeof path, "%s/ok.safetensors", dir);
+    struct safetensors st = {0};
+    xsa_error err = {0};
+    CHECK_MSG(safetensors_open_file(&st, path, &err) == 0, "%s", err.msg);
+    struct st_tensor *t = safetensors_find(&st, "x");
+    CHECK(t && t->ndim == 2 && t->shape[1] == 2 && t->dtype == ST_F16);
+    float out[4] = {0};
+    if (t) CHECK(safetensors_read_f32(&st, t, out, &err) == 0);
+    CHECK(out[0] == 1.0f && out[1] == -2.0f && out[2] == 0.5f && out[3] == 0.0f);
+    safetensors_close(&st);
+
+    static const struct { const char *header; size_t data; const char *want; } bad[] = {
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,16]}}", 8, "run past"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, "need 12"},
+        {"{\"x\":{\"dtype\":\"Q4\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "unknown dtype 'Q4'"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8, "invalid data_offsets"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, "invalid shape"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "lacks"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "not a JSON object"},
+        {"{\"x\":1}", 8, "not an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_st(dir, "bad.safetensors", bad[i].header, "\0\0\0\0\0\0\0\0", bad[i].data);
+        snprintf(path, sizeof path, "%s/bad.safetensors", dir);
+        xsa_error_clear(&err);
+        struct safetensors s2 = {0};
+        CHECK_EQ_INT(safetensors_open_file(&s2, path, &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, bad[i].want) && strstr(err.msg, "bad.safetensors"), "case %zu: %s", i, err.msg);
+        safetensors_close(&s2);
+    }
+    // Header length beyond the file, and a file too short to hold one.
+    unsigned char huge[16] = {0xff, 0xff, 0xff, 0x00, 0, 0, 0, 0, '{', '}'};
+    write_file(dir, "bad.safetensors", huge, sizeof huge);
+    xsa_error_clear(&err);
+    struct safetensors s3 = {0};
+    CHECK_EQ_INT(safetensors_open_file(&s3, path, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "header length") != NULL);
+    safetensors_close(&s3);
+    write_file(dir, "bad.safetensors", huge, 5);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(safetensors_open_file(&s3, path, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "too short") != NULL);
+    safetensors_close(&s3);
+    rm_dir(dir);
+}
+
+TEST(test_checkpoint_errors) {
+    char dir[64];
+    const char *cfg64 = "{" GPT2_BASE ",\"n_positions\":64}";
+    // Shape mismatch: config says 65 positions, wpe has 64.
+    CHECK(gpt2_with_config(dir, "{" GPT2_BASE ",\"n_positions\":65}") == 0);
+    expect_load_error(dir, "wpe.weight' has shape [64, 32] but config.json implies [65, 32]", "model.safetensors");
+    // Untied head required but absent.
+    const char *untied = "{" GPT2_BASE ",\"n_positions\":64,\"tie_word_embeddings\":false}";
+    write_file(dir, "config.json", untied, strlen(untied));
+    expect_load_error(dir, "tensor 'lm_head.weight' is missing", NULL);
+    // Truncated weights.
+    write_file(dir, "config.json", cfg64, strlen(cfg64));
+    copy_file(FIX "gpt2_tiny/model.safetensors", dir, "model.safetensors", 100000);
+    expect_load_error(dir, "model.safetensors", "run past");
+    // No weights at all, then no config.
+    char p[128];
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    unlink(p);
+    expect_load_error(dir, "no model.safetensors", NULL);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    unlink(p);
+    copy_file(FIX "gpt2_tiny/model.safetensors", dir, "model.safetensors", SIZE_MAX);
+    expect_load_error(dir, "config.json", "cannot open");
+    rm_dir(dir);
+    CHECK(make_tmpdir(dir) == 0);
+    write_file(dir, "config.json", cfg64, strlen(cfg64));
+    char *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    CHECK(file_read_all(FIX "gpt2_tiny/model.safetensors", 1 << 20, &data, &n, &err) == 0);
+    if (data) {
+        // Rename one tensor in place (same length): 'ln_f.bias' -> 'ln_q.bias': the expected
+        // tensor is missing, and the renamed one would be refused as unexpected.
+        char *hit = memmem(data, n, "transformer.ln_f.bias", 21);
+        CHECK(hit != NULL);
+        if (hit) hit[15] = 'q';
+        write_file(dir, "model.safetensors", data, n);
+        expect_load_error(dir, "tensor 'transformer.ln_f.bias' is missing", NULL);
+        free(data);
+    }
+    rm_dir(dir);
+    // Tensors the config does not account for are refused, not ignored: llama_gqa's 3 layers
+    // under a config that declares 2.
+    CHECK(make_tmpdir(dir) == 0);
+    copy_file(FIX "llama_gqa/model.safetensors", dir, "model.safetensors", SIZE_MAX);
+    char *cfg = NULL;
+    CHECK(file_read_all(FIX "llama_gqa/config.json", 1 << 20, &cfg, &n, &err) == 0);
+    if (cfg) {
+        char *hit = strstr(cfg, "\"num_hidden_layers\": 3");
+        CHECK(hit != NULL);
+        if (hit) hit[21] = '2';
+        write_file(dir, "config.json", cfg, n);
+        expect_load_error(dir, "unexpected tensor 'model.layers.2.", "model.safetensors");
+        free(cfg);
+    }
+    rm_dir(dir);
+    // Wrong paths.
+    expect_load_error("/nonexistent/model", "cannot open", NULL);
+    expect_load_error(FIX "gpt2_tiny/model.safetensors", "pass the checkpoint directory", NULL);
+}
+
+TEST(test_sharded_index_errors) {
+    char dir[64];
+    CHECK(make_tmpdir(dir) == 0);
+    copy_file(FIX "gpt2_tiny_sharded/config.json", dir, "config.json", SIZE_MAX);
+    copy_file(FIX "gpt2_tiny_sharded/model-00001-of-00003.safetensors", dir, "model-00001-of-00003.safetensors", SIZE_MAX);
+    copy_file(FIX "gpt2_tiny_sharded/model-00002-of-00003.safetensors", dir, "model-00002-of-00003.safetensors", SIZE_MAX);
+    copy_file(FIX "gpt2_tiny_sharded/model.safetensors.index.json", dir, "model.safetensors.index.json", SIZE_MAX);
+    expect_load_error(dir, "model-00003-of-00003.safetensors", "cannot open");  // a shard is missing
+    const char *evil = "{\"weight_map\":{\"wte.weight\":\"../../etc/passwd\"}}";
+    write_file(dir, "model.safetensors.index.json", evil, strlen(evil));
+    expect_load_error(dir, "does not name a shard file", NULL);
+    const char *wrong = "{\"weight_map\":{\"ln_f.bias\":\"model-00001-of-00003.safetensors\"}}";
+    write_file(dir, "model.safetensors.index.json", wrong, strlen(wrong));
+    expect_load_error(dir, "'ln_f.bias' is not in shard", NULL);
+    rm_dir(dir);
+}
+
+RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama_gqa),
+          T(test_llama_bf16_converted), T(test_stories260K), T(test_llama2c_layout), T(test_xsa_spec),
+          T(test_config_xsa_layers), T(test_config_refusals), T(test_fp16_bf16_conversion),
+          T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors))

@@ -1,0 +1,123 @@
+// The acceptance test of the tasks issue: `xsa-eval run` against what real
+// lm-evaluation-harness computed (tools/make_parity_fixtures.py) on the same checkpoints and
+// rows: identical predictions and greedy flags, log-likelihoods within 1e-4, metrics within
+// 1e-6 (perplexity, an exp of a mean of log-likelihoods, within a relative 1e-4 that follows
+// from the log-likelihood tolerance).
+#include <cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "tests/check.h"
+
+static cJSON *read_json(const char *path) {
+    char *data;
+    size_t n;
+    xsa_error err = {0};
+    if (file_read_all(path, 64u << 20, &data, &n, &err)) return NULL;
+    cJSON *j = cJSON_Parse(data);
+    free(data);
+    return j;
+}
+
+// The one file in `dir` whose name starts with `prefix`.
+static int find_file(const char *dir, const char *prefix, char *out, size_t n) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    int found = -1;
+    while ((e = readdir(d))) {
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(out, n, "%s/%s", dir, e->d_name);
+            found = 0;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static double num(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void check_run(const char *run, const char *model, const char *flags) {
+    const char *bin = getenv("XSA_BIN") ? getenv("XSA_BIN") : "./xsa-eval";
+    char tmp[] = "/tmp/xsa_parity_XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s run --model tests/fixtures/parity/models/%s %s --tasks all --data-dir tests/fixtures/data "
+             "--allow-data-change --log-samples --quiet --output %s > %s/stdout 2> %s/stderr",
+             bin, model, flags, tmp, tmp, tmp);
+    int rc = system(cmd);
+    CHECK_MSG(rc == 0, "%s exited %d", cmd, rc);
+    char path[4096], dir[4096];
+    snprintf(path, sizeof path, "tests/fixtures/parity/%s/lm_eval.json", run);
+    cJSON *ref = read_json(path);
+    CHECK(ref != NULL);
+    snprintf(dir, sizeof dir, "%s/%s", tmp, model);
+    cJSON *ours = NULL;
+    if (!find_file(dir, "results_", path, sizeof path)) ours = read_json(path);
+    CHECK(ours != NULL);
+    if (!ref || !ours) return;
+    double worst = 0;
+    int n_req = 0;
+    const cJSON *task;
+    cJSON_ArrayForEach(task, cJSON_GetObjectItem(ref, "tasks")) {
+        const char *name = task->string;
+        char prefix[128];
+        snprintf(prefix, sizeof prefix, "samples_%s_", name);
+        cJSON *samples = cJSON_CreateArray();
+        if (!find_file(dir, prefix, path, sizeof path)) {
+            FILE *f = fopen(path, "r");
+            char *line = NULL;
+            size_t cap = 0;
+            while (f && getline(&line, &cap, f) > 0) cJSON_AddItemToArray(samples, cJSON_Parse(line));
+            free(line);
+            if (f) fclose(f);
+        }
+        CHECK_MSG(cJSON_GetArraySize(samples) == (int)num(task, "n_docs"), "%s: samples for every doc", name);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, cJSON_GetObjectItem(task, "requests")) {
+            int doc = (int)num(r, "doc_id"), idx = (int)num(r, "idx");
+            const cJSON *s = cJSON_GetArrayItem(samples, doc);
+            const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "requests"), idx);
+            CHECK_MSG(q != NULL, "%s doc %d request %d missing", name, doc, idx);
+            if (!q) continue;
+            double d = fabs(num(q, "logprob") - num(r, "ll"));
+            if (d > worst) worst = d;
+            n_req++;
+            CHECK_MSG(d <= 1e-4, "%s doc %d req %d: ll %.9g vs lm-eval %.9g", name, doc, idx, num(q, "logprob"), num(r, "ll"));
+            CHECK_MSG(cJSON_IsTrue(cJSON_GetObjectItem(q, "greedy")) == cJSON_IsTrue(cJSON_GetObjectItem(r, "greedy")),
+                      "%s doc %d req %d: greedy flag differs", name, doc, idx);
+        }
+        const cJSON *res = cJSON_GetObjectItem(cJSON_GetObjectItem(ours, "results"), name);
+        const cJSON *m;
+        cJSON_ArrayForEach(m, cJSON_GetObjectItem(task, "metrics")) {
+            if (!cJSON_IsNumber(m)) continue;
+            char key[64];
+            snprintf(key, sizeof key, "%s,none", m->string);
+            double v = num(res, key), want = m->valuedouble;
+            double tol = strstr(m->string, "perplexity") ? 1e-4 * fabs(want) : 1e-6;
+            CHECK_MSG(fabs(v - want) <= tol, "%s %s: %.12g vs lm-eval %.12g", name, m->string, v, want);
+        }
+        cJSON_Delete(samples);
+    }
+    CHECK(n_req > 300);
+    printf("  %s: %d requests, worst |ll - lm-eval| = %.2g\n", run, n_req, worst);
+    cJSON_Delete(ref);
+    cJSON_Delete(ours);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    CHECK(system(cmd) == 0);
+}
+
+TEST(test_parity_gpt2_bytelevel_truncation) { check_run("gpt2_bpe", "gpt2_bpe", ""); }
+TEST(test_parity_llama_bos_gqa_xsa_layer1) { check_run("llama_sp_xsa", "llama_sp_xsa", ""); }
+TEST(test_parity_llama_bos_gqa_sa) { check_run("llama_sp_sa", "llama_sp_xsa", "--xsa none"); }
+TEST(test_parity_unshared_path) { check_run("gpt2_bpe", "gpt2_bpe", "--no-share --batch-tokens 64"); }
+
+RUN_TESTS(T(test_parity_gpt2_bytelevel_truncation), T(test_parity_llama_bos_gqa_xsa_layer1), T(test_parity_llama_bos_gqa_sa),
+          T(test_parity_unshared_path))

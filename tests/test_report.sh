@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `xsa-eval compare` and `xsa-eval report`: golden Markdown + SVG (reports/examples/, made by
+# the commands in reports/examples/README.md), refusals, --force stamping, usage errors.
+. "$(dirname "$0")/lib.sh"
+F=tests/fixtures/results
+E=reports/examples
+
+# Golden comparison: written under $TMP, the temp folder normalised back to reports/examples/.
+"$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/sa_vs_xsa.md" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && pass compare_exit_0 || fail compare_exit_0 "exit $rc"
+sed "s#$TMP/#$E/#g" "$TMP/sa_vs_xsa.md" >"$TMP/sa_vs_xsa.norm.md"
+for f in sa_vs_xsa.norm.md:sa_vs_xsa.md sa_vs_xsa_delta.svg:sa_vs_xsa_delta.svg sa_vs_xsa_acc.svg:sa_vs_xsa_acc.svg; do
+    got=${f%%:*} want=${f##*:}
+    if cmp -s "$TMP/$got" "$E/$want"; then pass "golden_$want"
+    else fail "golden_$want" "differs"; diff "$TMP/$got" "$E/$want" | head -6; fi
+done
+if grep -q '!\[Per-task delta B - A with its 95% interval\](sa_vs_xsa_delta.svg)' "$TMP/sa_vs_xsa.md"; then pass chart_links_relative
+else fail chart_links_relative "no relative link to the delta chart"; fi
+
+"$XSA_BIN" report $F/sa.json $F/xsa.json $F/xsa_regressed.json -o "$TMP/report.md" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && pass report_exit_0 || fail report_exit_0 "exit $rc"
+sed "s#$TMP/#$E/#g" "$TMP/report.md" >"$TMP/report.norm.md"
+if cmp -s "$TMP/report.norm.md" $E/report.md; then pass golden_report.md; else fail golden_report.md differs; diff "$TMP/report.norm.md" $E/report.md | head -6; fi
+if cmp -s "$TMP/report_acc.svg" $E/report_acc.svg; then pass golden_report_acc.svg; else fail golden_report_acc.svg differs; fi
+
+# To stdout without -o; one file is a valid report.
+expect_exit compare_stdout 0 "^\| lambada_openai \| acc \| 33.00 ± 2.35 \| 39.00 ± 2.44 \| \+6.00 \|" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json
+expect_exit report_one_file 0 "^\| boolq \| acc \| 61.00 ± 2.44 \|$" -- "$XSA_BIN" report $F/xsa.json
+expect_exit compare_metric_acc 0 "^\| arc_easy \| acc \| 43.00" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --metric acc --iters 200
+expect_exit lambada_perplexity 0 "lambada_openai perplexity \(lower is better\): A 41.120, B 35.835" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --iters 200
+expect_exit report_perplexity_row 0 "^\| lambada_openai \| perplexity \|" -- "$XSA_BIN" report $F/sa.json $F/xsa.json
+
+# Refusals and --force.
+expect_exit compare_other_data 2 "not comparable: winogrande data differ.*--force" -- "$XSA_BIN" compare $F/xsa.json $F/xsa_other_data.json
+expect_exit compare_other_tasks 2 "task sets differ" -- "$XSA_BIN" compare $F/sa.json $F/xsa_three_tasks.json
+expect_exit compare_forced 0 "FORCED: inputs not comparable: winogrande data differ" -- "$XSA_BIN" compare $F/xsa.json $F/xsa_other_data.json --force --iters 200
+expect_exit compare_forced_subset 0 "\*\*all \(3 tasks\)\*\*" -- "$XSA_BIN" compare $F/sa.json $F/xsa_three_tasks.json --force --iters 200
+expect_exit compare_lm_eval_file 2 "per-document data needed" -- "$XSA_BIN" compare $F/lm_eval_plain.json $F/xsa.json
+expect_exit compare_missing 2 "nope.json: cannot open" -- "$XSA_BIN" compare $F/sa.json $F/nope.json
+expect_exit compare_one_file 2 "expected two results files" -- "$XSA_BIN" compare $F/sa.json
+expect_exit compare_three_files 2 "exactly two" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json $F/xsa.json
+expect_exit compare_bad_metric 2 "expected auto, acc or acc_norm" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --metric f1
+expect_exit compare_bad_iters 2 "--iters" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --iters 0
+expect_exit report_no_files 2 "expected one or more" -- "$XSA_BIN" report
+expect_exit report_missing 2 "nope.json: cannot open" -- "$XSA_BIN" report $F/sa.json $F/nope.json
+expect_exit compare_help 0 "usage: xsa-eval compare" -- "$XSA_BIN" compare --help
+expect_exit report_help 0 "usage: xsa-eval report" -- "$XSA_BIN" report --help
+# Nothing half-written on refusal.
+"$XSA_BIN" compare $F/xsa.json $F/xsa_other_data.json -o "$TMP/refused.md" >/dev/null 2>&1
+if [ ! -e "$TMP/refused.md" ] && [ ! -e "$TMP/refused_delta.svg" ]; then pass no_output_on_refusal; else fail no_output_on_refusal "files written"; fi
+finish

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `xsa-eval tokenize`: ids equal to the Python tokenizers library (fixtures from
+# tools/make_tokenizer_fixtures.py), plain and --jsonl modes, --add-special, and errors.
+. "$(dirname "$0")/lib.sh"
+FIX=tests/fixtures/tokenizers
+
+for name in gpt2 llama3 hf_sp hf_metaspace norm_mix split_mix; do
+    tok=$FIX/$name/tokenizer.json
+    if "$XSA_BIN" tokenize --tokenizer "$tok" < $FIX/corpus.txt > "$TMP/out" 2> "$TMP/err" &&
+        cmp -s "$TMP/out" $FIX/$name/corpus.ids; then pass "plain_$name"
+    else fail "plain_$name" "$(head -c 300 "$TMP/err"; diff "$TMP/out" $FIX/$name/corpus.ids | head -4)"; fi
+    if "$XSA_BIN" tokenize --add-special --tokenizer "$tok" < $FIX/corpus.txt > "$TMP/out" 2> "$TMP/err" &&
+        cmp -s "$TMP/out" $FIX/$name/corpus_special.ids; then pass "special_$name"
+    else fail "special_$name" "$(head -c 300 "$TMP/err"; diff "$TMP/out" $FIX/$name/corpus_special.ids | head -4)"; fi
+    if "$XSA_BIN" tokenize --jsonl --tokenizer "$tok" < $FIX/cases.jsonl > "$TMP/out" 2> "$TMP/err" &&
+        cmp -s "$TMP/out" $FIX/$name/cases_jsonl.ids; then pass "jsonl_$name"
+    else fail "jsonl_$name" "$(head -c 300 "$TMP/err"; diff "$TMP/out" $FIX/$name/cases_jsonl.ids | head -4)"; fi
+done
+
+# A "\r" before the newline is part of the text (plain mode keeps it).
+printf 'a\r\nb\n' | "$XSA_BIN" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json > /dev/null 2>&1 &&
+    fail crlf_jsonl "a raw CR line is not a JSON string" || pass crlf_jsonl
+out=$(printf 'hi\r\n' | "$XSA_BIN" tokenize --tokenizer $FIX/gpt2/tokenizer.json)
+want=$(printf '"hi\\r"\n' | "$XSA_BIN" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json | tr -d '[]' | tr ',' ' ')
+[ -n "$out" ] && [ "$out" = "$want" ] && pass crlf_kept || fail crlf_kept "'$out' vs '$want'"
+# Empty stdin: no output, success.
+out=$("$XSA_BIN" tokenize --tokenizer $FIX/hf_sp/tokenizer.json < /dev/null) && [ -z "$out" ] && pass empty_stdin ||
+    fail empty_stdin "output '$out'"
+
+expect_exit no_tokenizer 2 "--tokenizer FILE is required" -- "$XSA_BIN" tokenize
+expect_exit bad_flag 2 "unknown or incomplete flag '--frob'" -- "$XSA_BIN" tokenize --frob
+expect_exit flag_without_value 2 "incomplete flag '--tokenizer'" -- "$XSA_BIN" tokenize --tokenizer
+expect_exit missing_file 2 "$TMP/nope.json" -- "$XSA_BIN" tokenize --tokenizer "$TMP/nope.json"
+printf '{"model": {"type": "WordPiece", "vocab": {}}}' > "$TMP/wp.json"
+expect_exit unsupported_model 2 "wp.json: unsupported model type 'WordPiece'" -- "$XSA_BIN" tokenize --tokenizer "$TMP/wp.json"
+printf '{"model": ' > "$TMP/bad.json"
+expect_exit malformed_json 2 "bad.json: malformed JSON" -- "$XSA_BIN" tokenize --tokenizer "$TMP/bad.json"
+printf '"ok"\nnot json\n' > "$TMP/in.jsonl"
+expect_exit jsonl_not_string 2 "stdin line 2: not a JSON string" -- \
+    bash -c "\"$XSA_BIN\" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json < \"$TMP/in.jsonl\""
+printf '["a"]\n' > "$TMP/in2.jsonl"
+expect_exit jsonl_array 2 "stdin line 1: not a JSON string" -- \
+    bash -c "\"$XSA_BIN\" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json < \"$TMP/in2.jsonl\""
+expect_exit help 0 "usage: xsa-eval tokenize" -- "$XSA_BIN" tokenize --help
+finish

@@ -1,0 +1,344 @@
+// test_tokenizer_hf.c: tokenizer.json tokenizers against ids and decodings that the Python
+// `tokenizers` library produced (tools/make_tokenizer_fixtures.py), plus error paths.
+#include <cJSON.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "model/tokenizer.h"
+#include "tests/check.h"
+
+#define FIX "tests/fixtures/tokenizers/"
+
+
+// Reads a whole fixture file (NULL when absent).
+static char *slurp(const char *path, size_t *len) {
+    char *data = NULL;
+    xsa_error err = {0};
+    if (file_read_all(path, (size_t)64 << 20, &data, len, &err)) return NULL;
+    return data;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+// Decodes a hex string into buf (caller frees); returns length or -1.
+static long unhex(const char *h, size_t n, char **buf) {
+    *buf = malloc(n / 2 + 1);
+    if (!*buf || n % 2) return -1;
+    for (size_t i = 0; i < n; i += 2) {
+        int a = hexval(h[i]), b = hexval(h[i + 1]);
+        if (a < 0 || b < 0) return -1;
+        (*buf)[i / 2] = (char)(a * 16 + b);
+    }
+    return (long)(n / 2);
+}
+
+struct cases {
+    char **text;  // (n,) texts
+    size_t *len;  // (n,)
+    size_t n;
+};
+
+static int load_cases(struct cases *c) {
+    size_t len;
+    char *data = slurp(FIX "cases.hex", &len);
+    if (!data) return -1;
+    c->n = 0;
+    for (size_t i = 0; i < len; i++) c->n += data[i] == '\n';
+    c->text = calloc(c->n, sizeof *c->text);
+    c->len = calloc(c->n, sizeof *c->len);
+    char *p = data;
+    for (size_t k = 0; k < c->n; k++) {
+        char *nl = strchr(p, '\n');
+        long l = unhex(p, (size_t)(nl - p), &c->text[k]);
+        if (l < 0) return -1;
+        c->len[k] = (size_t)l;
+        p = nl + 1;
+    }
+    free(data);
+    return 0;
+}
+
+static void free_cases(struct cases *c) {
+    for (size_t k = 0; k < c->n; k++) free(c->text[k]);
+    free(c->text);
+    free(c->len);
+}
+
+static int ids_equal(const struct ivec *got, const cJSON *want) {
+    if (!cJSON_IsArray(want) || (size_t)cJSON_GetArraySize(want) != got->n) return 0;
+    size_t k = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, want) if (!cJSON_IsNumber(x) || (int32_t)x->valuedouble != got->v[k++]) return 0;
+    return 1;
+}
+
+static void print_ids(const char *what, const struct ivec *v) {
+    fprintf(stderr, "    %s:", what);
+    for (size_t k = 0; k < v->n && k < 40; k++) fprintf(stderr, " %d", v->v[k]);
+    fprintf(stderr, "%s\n", v->n > 40 ? " ..." : "");
+}
+
+// Compares every case of one tokenizer: ids, ids with special tokens, both decodings.
+static void check_tokenizer(const char *name, const struct cases *c) {
+    char path[256], epath[256];
+    snprintf(path, sizeof path, FIX "%s/tokenizer.json", name);
+    snprintf(epath, sizeof epath, FIX "%s/expected.jsonl", name);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    int rc = tokenizer_load(&t, path, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (rc) return;
+    size_t elen;
+    char *exp = slurp(epath, &elen);
+    CHECK(exp != NULL);
+    char *line = exp;
+    size_t row = 0, bad = 0;
+    while (exp && line < exp + elen && row < c->n) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        cJSON *j = cJSON_Parse(line);
+        CHECK(j != NULL);
+        if (!j) break;
+        for (int special = 0; special < 2; special++) {
+            struct ivec ids = {0};
+            struct sbuf dec = {0};
+            xsa_error e = {0};
+            int r = tokenizer_encode(t, c->text[row], c->len[row], special, &ids, &e);
+            const cJSON *want = cJSON_GetObjectItem(j, special ? "ids_special" : "ids");
+            int ok = r == 0 && ids_equal(&ids, want);
+            r = r ? r : tokenizer_decode(t, ids.v, ids.n, &dec, &e);
+            const char *wh = cJSON_GetStringValue(cJSON_GetObjectItem(j, special ? "decoded_special_hex" : "decoded_hex"));
+            char *wd = NULL;
+            long wl = wh ? unhex(wh, strlen(wh), &wd) : -1;
+            int dok = r == 0 && wl >= 0 && (size_t)wl == dec.n && !memcmp(dec.s ? dec.s : "", wd, (size_t)wl);
+            if ((!ok || !dok) && bad++ < 5) {
+                fprintf(stderr, "  %s line %zu (special=%d): %s%s %s\n", name, row, special, ok ? "" : "ids differ",
+                        dok ? "" : " decode differs", e.msg);
+                fprintf(stderr, "    text: %.*s\n", (int)(c->len[row] > 120 ? 120 : c->len[row]), c->text[row]);
+                print_ids("got ", &ids);
+                char *ws = cJSON_PrintUnformatted(want);
+                fprintf(stderr, "    want: %.300s\n", ws ? ws : "?");
+                free(ws);
+                if (!dok) fprintf(stderr, "    got decoded: %.200s\n    want decoded: %.*s\n", dec.s ? dec.s : "",
+                                  (int)(wl > 200 ? 200 : wl), wd ? wd : "");
+            }
+            CHECK(ok);
+            CHECK(dok);
+            free(wd);
+            ivec_free(&ids);
+            sbuf_free(&dec);
+        }
+        cJSON_Delete(j);
+        row++;
+        line = nl ? nl + 1 : exp + elen;
+    }
+    CHECK_EQ_INT(row, c->n);
+    if (bad) fprintf(stderr, "  %s: %zu mismatches\n", name, bad);
+    free(exp);
+    tokenizer_free(t);
+}
+
+#define TOKENIZER_TEST(name)                 \
+    TEST(test_##name) {                      \
+        struct cases cs = {0};               \
+        CHECK(load_cases(&cs) == 0);         \
+        if (cs.n) check_tokenizer(#name, &cs); \
+        free_cases(&cs);                     \
+    }
+TOKENIZER_TEST(gpt2)
+TOKENIZER_TEST(llama3)
+TOKENIZER_TEST(hf_sp)
+TOKENIZER_TEST(hf_metaspace)
+TOKENIZER_TEST(norm_mix)
+TOKENIZER_TEST(split_mix)
+
+static struct tokenizer *load(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, FIX "%s/tokenizer.json", name);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    if (tokenizer_load(&t, path, &err)) fprintf(stderr, "  %s\n", err.msg);
+    return t;
+}
+
+TEST(test_special_ids) {
+    struct tokenizer *g = load("gpt2"), *l = load("llama3"), *s = load("hf_sp");
+    CHECK(g && l && s);
+    if (!g || !l || !s) return;
+    CHECK_EQ_INT(tokenizer_kind(g), TOKENIZER_HF_JSON);
+    CHECK_EQ_INT(tokenizer_adds_bos(g), 0);
+    CHECK_EQ_INT(tokenizer_eos_id(g), 0);  // <|endoftext|>
+    CHECK_EQ_INT(tokenizer_adds_bos(l), 1);
+    CHECK_EQ_INT(tokenizer_bos_id(l), 0);  // <|begin_of_text|>
+    CHECK_EQ_INT(tokenizer_eos_id(l), 1);  // <|end_of_text|>
+    CHECK_EQ_INT(tokenizer_adds_bos(s), 1);
+    CHECK_EQ_INT(tokenizer_bos_id(s), 1);  // <s>
+    CHECK_EQ_INT(tokenizer_eos_id(s), 2);  // </s>
+    CHECK_EQ_INT(tokenizer_vocab_size(g), 703);
+    // Out-of-range ids are refused, not decoded.
+    int32_t bad[] = {5, 100000};
+    struct sbuf out = {0};
+    xsa_error err = {0};
+    CHECK(tokenizer_decode(g, bad, 2, &out, &err) == XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "out of range") != NULL);
+    int32_t neg[] = {-1};
+    xsa_error_clear(&err);
+    CHECK(tokenizer_decode(g, neg, 1, &out, &err) == XSA_EBADINPUT);
+    sbuf_free(&out);
+    tokenizer_free(g);
+    tokenizer_free(l);
+    tokenizer_free(s);
+}
+
+// Writes `body` to a temporary tokenizer.json, loads it and expects an error mentioning `want`.
+static void expect_load_error(const char *body, const char *want) {
+    char path[] = "/tmp/xsa_tok_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+    close(fd);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    int rc = tokenizer_load(&t, path, &err);
+    CHECK_EQ_INT(rc, XSA_EBADINPUT);
+    CHECK(t == NULL);
+    CHECK_MSG(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
+    CHECK_MSG(strstr(err.msg, path) != NULL, "message '%s' does not name the file", err.msg);
+    tokenizer_free(t);
+    unlink(path);
+}
+
+#define MODEL_OK "\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2}, \"merges\": [\"a b\"]}"
+
+TEST(test_errors) {
+    expect_load_error("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}", "WordPiece");
+    expect_load_error("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}", "Unigram");
+    expect_load_error("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}", "WordLevel");
+    expect_load_error("{" MODEL_OK ", \"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}}", "BertPreTokenizer");
+    expect_load_error("{" MODEL_OK ", \"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}",
+                      "Precompiled");
+    expect_load_error("{" MODEL_OK ", \"decoder\": {\"type\": \"WordPiece\"}}", "decoder 'WordPiece'");
+    expect_load_error("{" MODEL_OK ", \"post_processor\": {\"type\": \"Frobnicate\"}}", "Frobnicate");
+    expect_load_error("{" MODEL_OK ", \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFC\"}, "
+                      "{\"type\": \"BertNormalizer\"}]}}",
+                      "BertNormalizer");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a q\"]}}",
+                      "not in the vocabulary");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a a\"]}}",
+                      "makes token 'aa'");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a\"]}}",
+                      "two tokens");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -3}, \"merges\": []}}", "valid id");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, \"vocab\": {}, \"merges\": []}}", "dropout");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a b\"", "malformed JSON");
+    expect_load_error("{\"version\": \"1.0\"}", "no \"model\"");
+    expect_load_error("{" MODEL_OK ", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, "
+                      "\"behavior\": \"Isolated\"}}",
+                      "does not compile");
+    expect_load_error("{" MODEL_OK ", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"String\": \"x\"}, "
+                      "\"behavior\": \"Sideways\"}}",
+                      "behavior");
+    expect_load_error("{" MODEL_OK ", \"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": "
+                      "[{\"SpecialToken\": {\"id\": \"<s>\"}}], \"special_tokens\": {}}}",
+                      "special_tokens");
+}
+
+TEST(test_small_model) {
+    // A hand-made model: merges as pairs, an unknown character, a byte fallback.
+    const char *body =
+        "{\"added_tokens\": [{\"id\": 5, \"content\": \"<x>\", \"special\": true, \"normalized\": false}],"
+        "\"model\": {\"type\": \"BPE\", \"unk_token\": \"?\", \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"?\": 3, "
+        "\"abab\": 4}, \"merges\": [[\"a\", \"b\"], [\"ab\", \"ab\"]]}}";
+    char path[] = "/tmp/xsa_tok_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+    close(fd);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(tokenizer_load(&t, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    if (!t) return;
+    struct ivec ids = {0};
+    CHECK(tokenizer_encode(t, "ababzab<x>a", 11, 1, &ids, &err) == 0);
+    int32_t want[] = {4, 3, 2, 5, 0};
+    CHECK_EQ_INT(ids.n, 5);
+    for (size_t k = 0; k < 5 && k < ids.n; k++) CHECK_EQ_INT(ids.v[k], want[k]);
+    struct sbuf out = {0};
+    CHECK(tokenizer_decode(t, ids.v, ids.n, &out, &err) == 0);
+    CHECK_STR(out.s, "abab ? ab <x> a");  // no decoder: tokens joined by spaces
+    ivec_free(&ids);
+    sbuf_free(&out);
+    tokenizer_free(t);
+}
+
+// Real benchmark texts (../shared/benchdata) against ids the Python library produced.
+static void check_shared(const char *name) {
+    char epath[256];
+    snprintf(epath, sizeof epath, FIX "%s/shared_expected.jsonl", name);
+    size_t elen;
+    char *exp = slurp(epath, &elen);
+    CHECK(exp != NULL);
+    struct tokenizer *t = load(name);
+    CHECK(t != NULL);
+    size_t rows = 0, bad = 0;
+    for (char *line = exp; exp && t && line < exp + elen;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        cJSON *j = cJSON_Parse(line);
+        line = nl ? nl + 1 : exp + elen;
+        if (!j) continue;
+        const char *file = cJSON_GetStringValue(cJSON_GetObjectItem(j, "file"));
+        int row = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "row"));
+        const char *data_path = file ? shared_benchdata(file) : NULL;
+        size_t dlen;
+        char *data = data_path ? slurp(data_path, &dlen) : NULL;
+        CHECK(data != NULL);
+        char *p = data;
+        for (int r = 0; p && r < row; r++) {
+            p = strchr(p, '\n');
+            if (p) p++;
+        }
+        char *end = p ? strchr(p, '\n') : NULL;
+        if (end) *end = '\0';
+        cJSON *d = p ? cJSON_Parse(p) : NULL;
+        const cJSON *txt = cJSON_GetObjectItem(d, "text");
+        if (!txt) txt = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "question"), "stem");
+        CHECK(cJSON_IsString(txt));
+        if (cJSON_IsString(txt)) {
+            for (int special = 0; special < 2; special++) {
+                struct ivec ids = {0};
+                xsa_error err = {0};
+                CHECK(tokenizer_encode(t, txt->valuestring, strlen(txt->valuestring), special, &ids, &err) == 0);
+                int ok = ids_equal(&ids, cJSON_GetObjectItem(j, special ? "ids_special" : "ids"));
+                if (!ok && bad++ < 3) fprintf(stderr, "  %s: %s row %d differs\n", name, file, row);
+                CHECK(ok);
+                ivec_free(&ids);
+            }
+        }
+        rows++;
+        cJSON_Delete(d);
+        free(data);
+        cJSON_Delete(j);
+    }
+    CHECK(rows >= 50);
+    free(exp);
+    tokenizer_free(t);
+}
+
+TEST(test_shared_benchdata) {
+    if (!shared_benchdata("arc_easy/ARC-Easy-Test.jsonl")) SKIP("../shared/benchdata absent");
+    check_shared("gpt2");
+    check_shared("llama3");
+    check_shared("hf_sp");
+}
+
+RUN_TESTS(T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix),
+          T(test_special_ids), T(test_errors), T(test_small_model), T(test_shared_benchdata))

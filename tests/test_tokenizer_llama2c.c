@@ -1,0 +1,211 @@
+// Tests of the llama2.c tokenizer.bin tokenizer against expectations written by
+// tools/make_sp_fixtures.py with tools/llama2c_tokenizer_reference.py (an independent Python
+// port of run.c's encode/decode): a synthetic tokenizer.bin always, ../shared's tok512.bin
+// when present; plus truncated and corrupt files and out-of-range ids.
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "model/tokenizer.h"
+#include "tests/check.h"
+
+#define FIX "tests/fixtures/tokenizers/"
+
+static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
+
+static void hex_to_sbuf(const char *h, size_t n, struct sbuf *out) {
+    out->n = 0;
+    sbuf_append(out, "", 0);
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        char c = (char)(hexval(h[i]) * 16 + hexval(h[i + 1]));
+        sbuf_append(out, &c, 1);
+    }
+}
+
+static void parse_ids(const char *s, size_t n, struct ivec *out) {
+    out->n = 0;
+    for (size_t i = 0; i < n;) {
+        while (i < n && s[i] == ' ') i++;
+        if (i >= n) break;
+        ivec_push(out, (int32_t)strtol(s + i, NULL, 10));
+        while (i < n && s[i] != ' ') i++;
+    }
+}
+
+static int ivec_eq(const struct ivec *a, const struct ivec *b) {
+    return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, a->n * sizeof *a->v) == 0);
+}
+
+// expected.tsv: hex \t ids \t ids with BOS \t decode(ids with BOS) as hex. Returns lines checked.
+static int check_expected(const char *model, const char *tsv) {
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(tokenizer_load(&t, model, &err) == 0, "%s", err.msg);
+    char *data = NULL;
+    size_t n = 0;
+    CHECK_MSG(file_read_all(tsv, 64 << 20, &data, &n, &err) == 0, "%s", err.msg);
+    if (!t || !data) {
+        tokenizer_free(t);
+        free(data);
+        return 0;
+    }
+    struct sbuf text = {0}, dec = {0}, want_dec = {0};
+    struct ivec got = {0}, want = {0};
+    int lines = 0, bad = 0;
+    for (char *line = data, *nl; line < data + n; line = nl + 1) {
+        if (!(nl = strchr(line, '\n'))) break;
+        *nl = '\0';
+        char *f[4] = {line, NULL, NULL, NULL};
+        for (int k = 1; k < 4; k++) {
+            char *tab = f[k - 1] ? strchr(f[k - 1], '\t') : NULL;
+            if (tab) *tab = '\0', f[k] = tab + 1;
+        }
+        if (!f[3]) {
+            CHECK_MSG(0, "%s:%d: malformed fixture line", tsv, lines + 1);
+            break;
+        }
+        lines++;
+        hex_to_sbuf(f[0], strlen(f[0]), &text);
+        for (int special = 0; special < 2; special++) {
+            got.n = 0;
+            parse_ids(f[1 + special], strlen(f[1 + special]), &want);
+            int rc = tokenizer_encode(t, text.s, text.n, special, &got, &err);
+            if (rc || !ivec_eq(&got, &want)) {
+                if (bad++ < 5) fprintf(stderr, "  %s line %d (add_special=%d): ids differ\n", tsv, lines, special);
+                CHECK(0);
+            }
+        }
+        dec.n = 0;
+        sbuf_append(&dec, "", 0);
+        hex_to_sbuf(f[3], strlen(f[3]), &want_dec);
+        CHECK(tokenizer_decode(t, want.v, want.n, &dec, &err) == 0);
+        CHECK_MSG(dec.n == want_dec.n && memcmp(dec.s, want_dec.s, dec.n) == 0, "%s line %d: decoded \"%s\" want \"%s\"",
+                  tsv, lines, dec.s, want_dec.s);
+    }
+    sbuf_free(&text);
+    sbuf_free(&dec);
+    sbuf_free(&want_dec);
+    ivec_free(&got);
+    ivec_free(&want);
+    free(data);
+    tokenizer_free(t);
+    return lines;
+}
+
+TEST(test_llama2c_synthetic_matches_reference) {
+    CHECK(check_expected(FIX "llama2c_synth/tokenizer.bin", FIX "llama2c_synth/expected.tsv") >= 100);
+}
+
+TEST(test_llama2c_tok512_matches_reference) {
+    const char *p = shared_benchdata("models/stories260K/tok512.bin");
+    if (!p) SKIP("../shared/benchdata absent");
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    CHECK(check_expected(path, FIX "llama2c_tok512/expected.tsv") >= 100);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK(tokenizer_load(&t, path, &err) == 0);
+    if (!t) return;
+    CHECK_EQ_INT(tokenizer_kind(t), TOKENIZER_LLAMA2C);
+    CHECK_EQ_INT(tokenizer_vocab_size(t), 512);
+    CHECK_EQ_INT(tokenizer_bos_id(t), 1);
+    CHECK_EQ_INT(tokenizer_eos_id(t), 2);
+    CHECK_EQ_INT(tokenizer_adds_bos(t), 1);
+    // run.c: BOS, then the merged dummy-prefixed text; decoding drops the space after BOS.
+    struct ivec ids = {0};
+    struct sbuf s = {0};
+    CHECK(tokenizer_encode(t, "Once upon a time", 16, 1, &ids, &err) == 0);
+    CHECK(ids.n >= 2 && ids.v[0] == 1);
+    CHECK(tokenizer_decode(t, ids.v, ids.n, &s, &err) == 0);
+    CHECK_STR(s.s, "\n<s>\nOnce upon a time");
+    // Out-of-range ids.
+    int32_t bad[2] = {1, 512};
+    xsa_error e2 = {0};
+    CHECK_EQ_INT(tokenizer_decode(t, bad, 2, &s, &e2), XSA_EBADINPUT);
+    CHECK(strstr(e2.msg, "512") != NULL);
+    ivec_free(&ids);
+    sbuf_free(&s);
+    tokenizer_free(t);
+}
+
+static int load_bytes(const char *dir, const char *data, size_t n, xsa_error *err) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokenizer.bin", dir);
+    xsa_error werr = {0};
+    if (file_write_atomic(path, data, n, &werr)) return -1;
+    struct tokenizer *t = NULL;
+    xsa_error_clear(err);
+    int rc = tokenizer_load(&t, path, err);
+    if (rc == 0) {
+        struct ivec ids = {0};
+        xsa_error e2 = {0};
+        int erc = tokenizer_encode(t, "hello \xff world", 13, 1, &ids, &e2);
+        CHECK(erc == 0 || erc == XSA_EBADINPUT);
+        ivec_free(&ids);
+    }
+    tokenizer_free(t);
+    unlink(path);
+    return rc;
+}
+
+TEST(test_llama2c_bad_files) {
+    char dir[] = "/tmp/xsa_l2c_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    CHECK(file_read_all(FIX "llama2c_synth/tokenizer.bin", 1 << 20, &data, &n, &err) == 0);
+    if (!data) return;
+    CHECK_EQ_INT(load_bytes(dir, data, n, &err), 0);
+    // Truncated inside the last token, inside a record header, inside the file header.
+    CHECK_EQ_INT(load_bytes(dir, data, n - 1, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "truncated") && strstr(err.msg, "tokenizer.bin"));
+    CHECK_EQ_INT(load_bytes(dir, data, 4 + 8 + 5 + 3, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(load_bytes(dir, data, 2, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(load_bytes(dir, data, 4, &err), XSA_EBADINPUT);  // no tokens at all
+    // Every truncation: loads (at a record boundary) or fails with code 2.
+    for (size_t cut = 0; cut < n; cut += 1 + cut / 16) {
+        int rc = load_bytes(dir, data, cut, &err);
+        CHECK(rc == 0 || rc == XSA_EBADINPUT);
+    }
+    // A negative token length; an absurd max_token_length.
+    char *bad = malloc(n);
+    memcpy(bad, data, n);
+    memcpy(bad + 4 + 4, "\xff\xff\xff\xff", 4);
+    CHECK_EQ_INT(load_bytes(dir, bad, n, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "length") != NULL);
+    memcpy(bad, data, n);
+    memcpy(bad, "\x00\x00\x00\x80", 4);
+    CHECK_EQ_INT(load_bytes(dir, bad, n, &err), XSA_EBADINPUT);
+    free(bad);
+    // A vocabulary without " ": non-empty text cannot get its dummy prefix.
+    struct sbuf tiny = {0};
+    sbuf_append(&tiny, "\x05\x00\x00\x00", 4);
+    const char *toks[] = {"<unk>", "<s>", "</s>", "a"};
+    for (int i = 0; i < 4; i++) {
+        uint32_t len = (uint32_t)strlen(toks[i]);
+        sbuf_append(&tiny, "\x00\x00\x00\x00", 4);
+        sbuf_append(&tiny, (const char *)&len, 4);
+        sbuf_append(&tiny, toks[i], len);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokenizer.bin", dir);
+    CHECK(file_write_atomic(path, tiny.s, tiny.n, &err) == 0);
+    struct tokenizer *t = NULL;
+    CHECK(tokenizer_load(&t, path, &err) == 0);
+    if (t) {
+        struct ivec ids = {0};
+        xsa_error e2 = {0};
+        CHECK(tokenizer_encode(t, "", 0, 1, &ids, &e2) == 0);  // empty text: BOS only
+        CHECK_EQ_INT(ids.n, 1);
+        CHECK_EQ_INT(tokenizer_encode(t, "a", 1, 0, &ids, &e2), XSA_EBADINPUT);
+        ivec_free(&ids);
+    }
+    tokenizer_free(t);
+    unlink(path);
+    sbuf_free(&tiny);
+    free(data);
+    rmdir(dir);
+}
+
+RUN_TESTS(T(test_llama2c_synthetic_matches_reference), T(test_llama2c_tok512_matches_reference),
+          T(test_llama2c_bad_files))

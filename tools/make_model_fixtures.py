@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""Builds the tiny random-weight Hugging Face checkpoints under tests/fixtures/models/ and
+their PyTorch reference log-probabilities (SA and XSA), for the loader and forward tests.
+
+    python3 tools/make_model_fixtures.py [--out tests/fixtures/models]
+
+Each model directory gets config.json + model.safetensors (or shards + index) written by
+transformers' save_pretrained(safe_serialization=True), and reference.json:
+
+    {"generator", "versions", "weights_dtype", "compute_dtype", "n_params",
+     "weights_sample": {"tok_emb": [4 floats], "layer0_wq": [4 floats], ...},
+     "cases": [{"xsa": "none"|"all"|"0,2", "tokens": [...],
+                "logprobs": [n-1 floats], "greedy": [n-1 bools]}]}
+
+logprobs[p-1] = log_softmax(logits[p-1])[tokens[p]] and greedy[p-1] = argmax(logits[p-1]) ==
+tokens[p] (ties: lowest id, as torch.argmax), for p >= 1. weights_sample values are taken in
+nn.Linear (OUT, IN) layout, i.e. after transposing GPT-2's Conv1D weights and splitting c_attn.
+
+XSA is applied with hooks around the real transformers modules: the layer's value projection
+output is captured, and the input of the output projection (per-head attention output y, before
+o_proj / c_proj) is replaced by z = y - (y.v / |v|^2) v per query head h, with v the token's own
+value vector of kv head h // (H / Hkv) (z = y where |v| = 0).
+"""
+import argparse
+import json
+import os
+import shutil
+
+import safetensors
+import safetensors.torch
+import torch
+import transformers
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+
+def randomize(model, seed):
+    """Re-draws every parameter so logits are far from uniform and biases/norm gains matter."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or ".ln_" in name or name.startswith("ln_f") or ".ln_f" in name:
+                if name.endswith("weight"):
+                    p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+                else:
+                    p.copy_(0.1 * torch.randn(p.shape, generator=g))
+            elif name.endswith("bias"):
+                p.copy_(0.1 * torch.randn(p.shape, generator=g))
+            elif "wte" in name or "wpe" in name or "embed_tokens" in name or "lm_head" in name:
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+            else:
+                # Linear (OUT, IN) or Conv1D (IN, OUT): scale by fan-in so activations stay O(1).
+                fan_in = p.shape[0] if "transformer" in name or name.startswith("h.") else p.shape[1]
+                p.copy_(torch.randn(p.shape, generator=g) * (1.5 / fan_in ** 0.5))
+
+
+def xsa_project(y, v, n_head, n_kv_head):
+    """y: (B, T, H*hd) attention output; v: (B, T, Hkv*hd). Returns z of y's shape."""
+    B, T, _ = y.shape
+    hd = y.shape[-1] // n_head
+    yh = y.view(B, T, n_kv_head, n_head // n_kv_head, hd)      # consecutive query heads per kv head
+    vh = v.view(B, T, n_kv_head, 1, hd)
+    dot = (yh * vh).sum(-1, keepdim=True)
+    nn = (vh * vh).sum(-1, keepdim=True)
+    coef = torch.where(nn > 0, dot / torch.where(nn > 0, nn, torch.ones_like(nn)), torch.zeros_like(dot))
+    return (yh - coef * vh).reshape(B, T, n_head * hd)
+
+
+def install_xsa(model, layers):
+    """Hooks XSA into the given layer indices; returns the hook handles."""
+    handles = []
+    cfg = model.config
+    if cfg.model_type == "gpt2":
+        blocks = model.transformer.h
+        H = Hkv = cfg.n_head
+        C = cfg.n_embd
+    else:
+        blocks = model.model.layers
+        H = cfg.num_attention_heads
+        Hkv = cfg.num_key_value_heads
+    for li in layers:
+        store = {}
+        if cfg.model_type == "gpt2":
+            attn = blocks[li].attn
+            handles.append(attn.c_attn.register_forward_hook(
+                lambda mod, inp, out, store=store: store.__setitem__("v", out[..., 2 * C:3 * C])))
+            proj = attn.c_proj
+        else:
+            attn = blocks[li].self_attn
+            handles.append(attn.v_proj.register_forward_hook(
+                lambda mod, inp, out, store=store: store.__setitem__("v", out)))
+            proj = attn.o_proj
+
+        def pre(mod, inp, store=store):
+            return (xsa_project(inp[0], store["v"], H, Hkv),)
+        handles.append(proj.register_forward_pre_hook(pre))
+    return handles
+
+
+def xsa_layers(spec, n_layer):
+    if spec == "none":
+        return []
+    if spec == "all":
+        return list(range(n_layer))
+    return [int(x) for x in spec.split(",")]
+
+
+@torch.no_grad()
+def score(model, tokens, spec):
+    n_layer = model.config.num_hidden_layers
+    handles = install_xsa(model, xsa_layers(spec, n_layer))
+    try:
+        dtype = next(model.parameters()).dtype
+        logits = model(torch.tensor([tokens])).logits[0].to(dtype)  # (T, V)
+    finally:
+        for h in handles:
+            h.remove()
+    lp = torch.log_softmax(logits, dim=-1)
+    out_lp, out_greedy = [], []
+    for p in range(1, len(tokens)):
+        out_lp.append(float(lp[p - 1, tokens[p]]))
+        out_greedy.append(bool(int(torch.argmax(logits[p - 1])) == tokens[p]))
+    return out_lp, out_greedy
+
+
+@torch.no_grad()
+def greedy_sequence(model, first, n):
+    toks = [first]
+    while len(toks) < n:
+        logits = model(torch.tensor([toks])).logits[0, -1]
+        toks.append(int(torch.argmax(logits)))
+    return toks
+
+
+def linear_weights_sample(model):
+    """First values of a few weights in nn.Linear (OUT, IN) layout, as the C loader stores them."""
+    cfg = model.config
+    sd = {k: v.float() for k, v in model.state_dict().items()}
+    s = {}
+    if cfg.model_type == "gpt2":
+        C = cfg.n_embd
+        s["tok_emb"] = sd["transformer.wte.weight"][0, :4]
+        w = sd["transformer.h.0.attn.c_attn.weight"].t()  # Conv1D (C, 3C) -> (3C, C)
+        s["layer0_wq"] = w[0:C][0, :4]
+        s["layer0_wk_row1"] = w[C:2 * C][1, :4]
+        s["layer0_wv_row2"] = w[2 * C:3 * C][2, :4]
+        s["layer0_bv"] = sd["transformer.h.0.attn.c_attn.bias"][2 * C:2 * C + 4]
+        s["layer0_w_up_row3"] = sd["transformer.h.0.mlp.c_fc.weight"].t()[3, :4]
+        s["pos_emb_row5"] = sd["transformer.wpe.weight"][5, :4]
+    else:
+        s["tok_emb"] = sd["model.embed_tokens.weight"][0, :4]
+        s["layer0_wq"] = sd["model.layers.0.self_attn.q_proj.weight"][0, :4]
+        s["layer0_wk_row1"] = sd["model.layers.0.self_attn.k_proj.weight"][1, :4]
+        s["layer0_w_gate_row3"] = sd["model.layers.0.mlp.gate_proj.weight"][3, :4]
+        s["final_norm"] = sd["model.norm.weight"][:4]
+        if not cfg.tie_word_embeddings:
+            s["lm_head_row7"] = sd["lm_head.weight"][7, :4]
+    return {k: [float(x) for x in v] for k, v in s.items()}
+
+
+def token_sequences(model, vocab, seed):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randint(0, vocab, (5,), generator=g).tolist()
+    c = torch.randint(0, vocab, (60,), generator=g).tolist()
+    b = greedy_sequence(model, int(torch.randint(0, vocab, (1,), generator=g)), 20)
+    return [a, b, c]
+
+
+def write_reference(out_dir, name, model_cls, weights_dtype, compute_dtype, subset, seed):
+    path = os.path.join(out_dir, name)
+    load_dtype = torch.bfloat16 if weights_dtype == "BF16" else torch.float32
+    model = model_cls.from_pretrained(path, dtype=load_dtype, attn_implementation="eager")
+    model.eval()
+    model = model.double() if compute_dtype == "float64" else model.float()
+    n_params = sum(p.numel() for p in model.parameters())  # tied weights counted once
+    seqs = token_sequences(model, model.config.vocab_size, seed)
+    cases = []
+    for spec in ["none", "all", subset]:
+        for toks in seqs:
+            lp, gr = score(model, toks, spec)
+            cases.append({"xsa": spec, "tokens": toks, "logprobs": lp, "greedy": gr})
+    ref = {
+        "generator": "tools/make_model_fixtures.py",
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                     "safetensors": safetensors.__version__},
+        "weights_dtype": weights_dtype,
+        "compute_dtype": compute_dtype,
+        "n_params": n_params,
+        "weights_sample": linear_weights_sample(model),
+        "cases": cases,
+    }
+    with open(os.path.join(path, "reference.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+        f.write("\n")
+    return ref
+
+
+def save(model, out_dir, name, **kw):
+    path = os.path.join(out_dir, name)
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path, safe_serialization=True, **kw)
+    for extra in ["generation_config.json"]:  # not needed by xsa-eval
+        p = os.path.join(path, extra)
+        if os.path.exists(p):
+            os.remove(p)
+    for f in os.listdir(path):
+        os.chmod(os.path.join(path, f), 0o644)
+    return path
+
+
+def strip_transformer_prefix(path):
+    """Rewrites a sharded GPT-2 checkpoint with the Hub's names (no `transformer.` prefix, as
+    openai-community/gpt2 ships), so the loader's handling of both spellings is tested."""
+    index_path = os.path.join(path, "model.safetensors.index.json")
+    with open(index_path) as f:
+        index = json.load(f)
+    strip = lambda k: k[len("transformer."):] if k.startswith("transformer.") else k
+    for shard in sorted(set(index["weight_map"].values())):
+        fp = os.path.join(path, shard)
+        tensors = safetensors.torch.load_file(fp)
+        safetensors.torch.save_file({strip(k): v for k, v in tensors.items()}, fp, metadata={"format": "pt"})
+    index["weight_map"] = {strip(k): v for k, v in index["weight_map"].items()}
+    with open(index_path, "w") as f:
+        json.dump(index, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="tests/fixtures/models")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.manual_seed(0)
+
+    # (a) gpt2_tiny, fp32, tied head; plus a sharded copy of the same weights.
+    cfg = GPT2Config(vocab_size=300, n_positions=64, n_embd=32, n_layer=2, n_head=4,
+                     bos_token_id=0, eos_token_id=0)
+    m = GPT2LMHeadModel(cfg)
+    randomize(m, 1)
+    save(m, args.out, "gpt2_tiny")
+    strip_transformer_prefix(save(m, args.out, "gpt2_tiny_sharded", max_shard_size="60KB"))
+    ref = write_reference(args.out, "gpt2_tiny", GPT2LMHeadModel, "F32", "float64", "1", 11)
+    ref["note"] = ("same weights as gpt2_tiny, saved in shards with the Hub's tensor names (no "
+                   "`transformer.` prefix); this file is a copy of gpt2_tiny's reference")
+    with open(os.path.join(args.out, "gpt2_tiny_sharded", "reference.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+        f.write("\n")
+
+    # (b) llama_gqa, fp32, GQA 4:2, untied head.
+    cfg = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                      bos_token_id=1, eos_token_id=2)
+    m = LlamaForCausalLM(cfg)
+    randomize(m, 2)
+    save(m, args.out, "llama_gqa")
+    write_reference(args.out, "llama_gqa", LlamaForCausalLM, "F32", "float64", "0,2", 12)
+
+    # (c) llama_bf16: same shape, tied embeddings, stored in bfloat16.
+    cfg = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                      bos_token_id=1, eos_token_id=2)
+    m = LlamaForCausalLM(cfg)
+    randomize(m, 3)
+    m = m.to(torch.bfloat16)
+    save(m, args.out, "llama_bf16")
+    write_reference(args.out, "llama_bf16", LlamaForCausalLM, "BF16", "float32", "1", 13)
+
+    for name in sorted(os.listdir(args.out)):
+        d = os.path.join(args.out, name)
+        for f in os.listdir(d):
+            os.chmod(os.path.join(d, f), 0o644)  # safetensors writes 0600
+        total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+        print(f"{name}: {total} bytes ({', '.join(sorted(os.listdir(d)))})")
+
+
+if __name__ == "__main__":
+    main()
