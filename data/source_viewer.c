@@ -88,7 +88,9 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     char first_url[1024];
     int rc = viewer_url(c, vs, 0, VIEWER_PAGE, first_url, sizeof first_url, err);
     if (rc) return rc;
-    struct http_request first = {.url = first_url, .gzip = 1};
+    // The first page's rows for the progress bar: the registry's count, as the total is not known yet.
+    long first_units = c->t->n_docs < VIEWER_PAGE ? c->t->n_docs : VIEWER_PAGE;
+    struct http_request first = {.url = first_url, .gzip = 1, .units = first_units > 0 ? first_units : 0};
     xsa_error e1 = {0};
     if ((rc = http_fetch(c->http, &first, 1, not_found, &e1))) {
         if (*not_found)

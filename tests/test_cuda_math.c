@@ -1,0 +1,282 @@
+// test_cuda_math.c: the arithmetic of the CUDA kernels (kernels/cuda/cuda_math.h, compiled
+// here as plain C) against straightforward double references and against the CPU backend's
+// own functions: bf16 rounding, activations, norms, RoPE in both pair conventions, the tiled
+// online-softmax attention with its XSA epilogue, and the chunked logsumexp + argmax with ties.
+// Runs on any machine: no GPU is involved.
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_attention.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_pool.h"
+#include "kernels/cuda/cuda_math.h"
+#include "tests/check.h"
+
+static float urand(uint64_t *s) {  // splitmix64 -> [-1, 1)
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)((double)(z >> 11) / 4503599627370496.0 - 1.0);
+}
+
+TEST(bf16_rounding) {
+    CHECK_EQ_INT(xsa_f32_to_bf16(1.0f), 0x3f80);
+    CHECK_EQ_INT(xsa_f32_to_bf16(-2.0f), 0xc000);
+    // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0).
+    CHECK(xsa_bf16_round(1.0f + 0x1p-8f) == 1.0f);
+    // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
+    CHECK(xsa_bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);
+    CHECK(xsa_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f);  // above halfway: up
+    CHECK(isinf(xsa_bf16_round(INFINITY)) && xsa_bf16_round(-INFINITY) < 0);
+    CHECK(isnan(xsa_bf16_round(NAN)));
+    CHECK(isinf(xsa_bf16_round(FLT_MAX)));  // rounds past the largest bf16, as torch does
+    CHECK(xsa_bf16_round(0.0f) == 0.0f && signbit(xsa_bf16_round(-0.0f)));
+    // Random values: the result is a bf16 and the nearest one (double reference).
+    uint64_t s = 7;
+    for (int i = 0; i < 100000; i++) {
+        float x = urand(&s) * powf(2.0f, (float)(i % 60 - 30));
+        float r = xsa_bf16_round(x);
+        CHECK((xsa_f32_bits(r) & 0xffffu) == 0);
+        int e;
+        frexp(x, &e);
+        double ulp = ldexp(1.0, e - 8);  // bf16 keeps 8 significant bits
+        if (!(fabs((double)r - x) <= ulp / 2)) {
+            CHECK_MSG(0, "bf16(%a) = %a is not the nearest", x, r);
+            break;
+        }
+    }
+}
+
+TEST(activations_match_cpu) {
+    uint64_t s = 11;
+    for (int i = 0; i < 10000; i++) {
+        float v = 8.0f * urand(&s), u = 4.0f * urand(&s), g = v, c = v;
+        cpu_gelu_tanh(&c, 1);
+        double ref = 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * (double)v * v * v)));
+        CHECK_NEAR(xsa_gelu_tanh(v), c, 1e-6 * (1 + fabs(c)));
+        CHECK_NEAR(xsa_gelu_tanh(v), ref, 1e-5 * (1 + fabs(ref)));
+        cpu_swiglu(&g, &u, 1);
+        CHECK_NEAR(xsa_swiglu(v, u), g, 1e-6 * (1 + fabs(g)));
+        CHECK_NEAR(xsa_swiglu(v, u), v / (1.0 + exp(-(double)v)) * u, 1e-5 * (1 + fabs(g)));
+    }
+}
+
+// The norm kernel's arithmetic for one row: double sums, then the helpers.
+static void norm_row_like_kernel(const float *x, float *out, int C, const float *w, const float *b, float eps) {
+    float mean = 0, rstd;
+    if (b) {
+        double sum = 0, var = 0;
+        for (int i = 0; i < C; i++) sum += x[i];
+        double mu = sum / C;
+        for (int i = 0; i < C; i++) var += (x[i] - mu) * (x[i] - mu);
+        rstd = xsa_ln_rstd(var / C, eps);
+        mean = (float)mu;
+    } else {
+        double ss = 0;
+        for (int i = 0; i < C; i++) ss += (double)x[i] * x[i];
+        rstd = xsa_rms_rstd((float)(ss / C), eps);
+    }
+    for (int i = 0; i < C; i++) out[i] = xsa_norm_apply(x[i], mean, rstd, w[i], b ? b[i] : 0.0f, b != NULL);
+}
+
+TEST(norm_rows_match_cpu) {
+    enum { C = 197 };
+    float x[C], w[C], b[C], got[C], want[C];
+    uint64_t s = 3;
+    for (int rep = 0; rep < 50; rep++) {
+        for (int i = 0; i < C; i++) {
+            x[i] = 3.0f * urand(&s) + 0.5f;
+            w[i] = 1.0f + 0.2f * urand(&s);
+            b[i] = 0.1f * urand(&s);
+        }
+        for (int ln = 0; ln < 2; ln++) {
+            norm_row_like_kernel(x, got, C, w, ln ? b : NULL, 1e-5f);
+            cpu_norm_rows(x, want, 1, C, w, ln ? b : NULL, 1e-5f);
+            double mu = 0, ms = 0, var = 0;
+            for (int i = 0; i < C; i++) mu += x[i], ms += (double)x[i] * x[i];
+            mu /= C;
+            for (int i = 0; i < C; i++) var += (x[i] - mu) * (x[i] - mu);
+            for (int i = 0; i < C; i++) {
+                CHECK(got[i] == want[i]);  // same operations in the same order as the CPU backend
+                double ref = ln ? (x[i] - mu) / sqrt(var / C + 1e-5) * w[i] + b[i] : x[i] / sqrt(ms / C + 1e-5) * w[i];
+                CHECK_NEAR(got[i], ref, 1e-5 * (1 + fabs(ref)));
+            }
+        }
+    }
+}
+
+TEST(rope_both_conventions_match_cpu) {
+    enum { T = 5, H = 3, HD = 16 };
+    int32_t pos[T] = {0, 1, 7, 100, 2047};
+    float x[T * H * HD], y[T * H * HD], cs[T * HD / 2], sn[T * HD / 2];
+    uint64_t s = 5;
+    for (int half = 0; half < 2; half++) {
+        for (int i = 0; i < T * H * HD; i++) x[i] = y[i] = urand(&s);
+        cpu_rope_table(pos, T, HD, 10000.0f, cs, sn);
+        cpu_rope_apply(y, T, H * HD, H, HD, half, cs, sn);
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++) {
+                float *v = x + (t * H + h) * HD;
+                double n0 = 0, n1 = 0;
+                for (int d = 0; d < HD; d++) n0 += (double)v[d] * v[d];
+                for (int p = 0; p < HD / 2; p++) {
+                    int a, b;
+                    xsa_rope_pair(p, HD, half, &a, &b);
+                    CHECK(half ? (a == p && b == p + HD / 2) : (a == 2 * p && b == 2 * p + 1));
+                    float ang = xsa_rope_angle(pos[t], p, HD, 10000.0f);
+                    double ref = pos[t] * pow(10000.0, -2.0 * p / HD);
+                    CHECK_NEAR(ang, ref, 1e-6 * (1 + ref));
+                    xsa_rope_rotate(&v[a], &v[b], cosf(ang), sinf(ang));
+                }
+                for (int d = 0; d < HD; d++) n1 += (double)v[d] * v[d];
+                CHECK_NEAR(n1, n0, 1e-5 * n0);  // a rotation keeps the norm
+            }
+        for (int i = 0; i < T * H * HD; i++) CHECK(x[i] == y[i]);
+    }
+}
+
+TEST(online_softmax_merge) {
+    uint64_t s = 9;
+    for (int rep = 0; rep < 200; rep++) {
+        int n = 1 + rep % 97;
+        float sc[97];
+        double mx = -INFINITY, sum = 0;
+        for (int i = 0; i < n; i++) {
+            sc[i] = 20.0f * urand(&s);
+            if (sc[i] > mx) mx = sc[i];
+        }
+        for (int i = 0; i < n; i++) sum += exp(sc[i] - mx);
+        // Tile by tile, as the kernel folds tiles, and as merged partial states.
+        float m = -INFINITY, l = 0, m2 = -INFINITY, l2 = 0;
+        for (int j0 = 0; j0 < n; j0 += 7) {
+            float tmax = -INFINITY, pm = -INFINITY, pl = 0;
+            for (int j = j0; j < n && j < j0 + 7; j++) tmax = sc[j] > tmax ? sc[j] : tmax;
+            float mn, f = xsa_online_rescale(m, tmax, &mn), ps = 0;
+            for (int j = j0; j < n && j < j0 + 7; j++) ps += xsa_online_weight(sc[j], mn);
+            l = l * f + ps;
+            m = mn;
+            for (int j = j0; j < n && j < j0 + 7; j++) pl += xsa_online_weight(sc[j], tmax);
+            pm = tmax;
+            xsa_online_merge(&m2, &l2, pm, pl);
+        }
+        CHECK_NEAR(m, mx, 0);
+        CHECK_NEAR(m2, mx, 0);
+        CHECK_NEAR(l, sum, 1e-5 * sum);
+        CHECK_NEAR(l2, sum, 1e-5 * sum);
+    }
+    float m = -INFINITY, l = 0;
+    xsa_online_merge(&m, &l, -INFINITY, 0);  // empty with empty stays empty
+    CHECK(m == -INFINITY && l == 0);
+}
+
+// Spans of a row with a prefix of np tokens and branches of the given lengths, packed at 0.
+static int tree_spans(int np, const int *bl, int nb, int32_t *l0, int32_t *h0, int32_t *l1, int32_t *h1) {
+    int t = 0;
+    for (; t < np; t++) l0[t] = 0, h0[t] = t + 1, l1[t] = h1[t] = 0;
+    for (int b = 0; b < nb; b++) {
+        int first = t;
+        for (int k = 0; k < bl[b]; k++, t++) l0[t] = 0, h0[t] = np, l1[t] = first, h1[t] = t + 1;
+    }
+    return t;
+}
+
+TEST(attention_tiles_and_xsa_match_cpu) {
+    enum { TMAX = 160, H = 4, HKV = 2, HD = 24 };
+    static float q[TMAX * H * HD], k[TMAX * HKV * HD], v[TMAX * HKV * HD], got[H * HD], want[TMAX * H * HD];
+    int32_t l0[TMAX], h0[TMAX], l1[TMAX], h1[TMAX];
+    int bl[3] = {40, 1, 33};  // branches longer than a tile, and a single token
+    int T = tree_spans(70, bl, 3, l0, h0, l1, h1);
+    uint64_t s = 13;
+    for (int i = 0; i < T * H * HD; i++) q[i] = 2.0f * urand(&s);
+    for (int i = 0; i < T * HKV * HD; i++) k[i] = 2.0f * urand(&s), v[i] = urand(&s);
+    for (int i = 0; i < HD; i++) v[(T - 1) * HKV * HD + i] = 0;  // a zero own value vector: XSA is a no-op
+    struct cpu_pool *pool = cpu_pool_create(1);
+    float *scratch = malloc(sizeof(float) * TMAX);
+    CHECK(pool && scratch);
+    for (int xsa = 0; xsa < 2; xsa++) {
+        struct cpu_attention_args a = {q, k, v, want, l0, h0, l1, h1, T, H, HKV, HD, xsa, scratch, TMAX};
+        cpu_attention(pool, &a);
+        double worst = 0;
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++) {
+                int kvh = h / (H / HKV), lo[2] = {l0[t], l1[t]}, hi[2] = {h0[t], h1[t]};
+                const float *own = xsa ? v + (long)t * HKV * HD + kvh * HD : NULL;
+                xsa_attend_serial(q + (t * H + h) * HD, k + kvh * HD, v + kvh * HD, HKV * HD, HD, lo, hi, own,
+                                  got + h * HD);
+                double zv = 0, vv = 0;
+                for (int d = 0; d < HD; d++) {
+                    double dd = fabs(got[h * HD + d] - want[(t * H + h) * HD + d]);
+                    worst = dd > worst ? dd : worst;
+                    if (own) zv += (double)got[h * HD + d] * own[d], vv += (double)own[d] * own[d];
+                }
+                if (own) CHECK_NEAR(zv, 0, 1e-5 * (1 + vv));  // XSA: orthogonal to the own value
+            }
+        CHECK_MSG(worst <= 2e-6, "xsa=%d: worst |tiled - cpu| %.3g", xsa, worst);
+    }
+    cpu_pool_destroy(pool);
+    free(scratch);
+}
+
+// The logits kernels' schedule on the host: chunks of nv ids; per chunk LANES "threads" push
+// strided ids, then a tree merge; chunk states merged in increasing id order.
+static struct xsa_lse lse_like_kernel(const float *x, int V, int nv) {
+    enum { LANES = 8 };
+    struct xsa_lse row = xsa_lse_empty();
+    for (int v0 = 0; v0 < V; v0 += nv) {
+        int n = V - v0 < nv ? V - v0 : nv;
+        struct xsa_lse sh[LANES];
+        for (int t = 0; t < LANES; t++) {
+            sh[t] = xsa_lse_empty();
+            for (int j = t; j < n; j += LANES) xsa_lse_push(&sh[t], x[v0 + j], v0 + j);
+        }
+        for (int k = LANES / 2; k > 0; k >>= 1)
+            for (int t = 0; t < k; t++) xsa_lse_merge(&sh[t], sh[t + k]);
+        xsa_lse_merge(&row, sh[0]);
+    }
+    return row;
+}
+
+TEST(logsumexp_chunks_and_argmax_ties) {
+    enum { V = 1000 };
+    float x[V];
+    uint64_t s = 17;
+    for (int rep = 0; rep < 30; rep++) {
+        for (int i = 0; i < V; i++) x[i] = 10.0f * urand(&s);
+        int a = (int)((urand(&s) + 1) * 400), b = a + 1 + rep * 17 % (V - 1 - a);  // tie a < b < V
+        x[a] = x[b] = 12.0f;
+        if (rep % 3 == 0) x[V - 1] = 12.0f;
+        double lse = 0;
+        for (int i = 0; i < V; i++) lse += exp((double)x[i] - 12.0);
+        lse = 12.0 + log(lse);
+        int chunks[4] = {V, 64, 333, 7};
+        for (int c = 0; c < 4; c++) {
+            struct xsa_lse st = lse_like_kernel(x, V, chunks[c]);
+            CHECK_EQ_INT(st.argmax, a);
+            CHECK(st.max == 12.0f);
+            for (int tg = 0; tg < V; tg += 97) CHECK_NEAR(xsa_lse_logprob(x[tg], st), x[tg] - lse, 2e-5);
+        }
+    }
+    // All ties: the lowest id wins however the merge tree pairs states.
+    for (int i = 0; i < V; i++) x[i] = -3.0f;
+    CHECK_EQ_INT(lse_like_kernel(x, V, 64).argmax, 0);
+    CHECK_NEAR(xsa_lse_logprob(-3.0f, lse_like_kernel(x, V, 100)), -log((double)V), 1e-5);
+    struct xsa_lse e = xsa_lse_empty(), one = xsa_lse_empty();
+    xsa_lse_push(&one, 5.0f, 42);
+    xsa_lse_merge(&e, one);  // merging into an empty state copies
+    CHECK(e.max == 5.0f && e.argmax == 42 && e.sum == 1.0f);
+    xsa_lse_merge(&e, xsa_lse_empty());  // merging an empty state changes nothing
+    CHECK(e.max == 5.0f && e.argmax == 42 && e.sum == 1.0f);
+}
+
+TEST(xsa_coefficient) {
+    CHECK(xsa_xsa_coef(3.0f, 0.0f) == 0.0f);  // v == 0: y unchanged, no division by zero
+    CHECK_NEAR(xsa_xsa_coef(3.0f, 2.0f), 1.5, 0);
+}
+
+RUN_TESTS(T(bf16_rounding), T(activations_match_cpu), T(norm_rows_match_cpu), T(rope_both_conventions_match_cpu),
+          T(online_softmax_merge), T(attention_tiles_and_xsa_match_cpu), T(logsumexp_chunks_and_argmax_ties),
+          T(xsa_coefficient))
