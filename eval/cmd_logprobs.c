@@ -16,17 +16,19 @@
 #define LOGPROBS_MAX_TOKENS (1 << 20)
 
 struct logprobs_args {
-    const char *model, *tokens, *text, *xsa, *device, *tokenizer;
+    const char *model, *tokens, *text, *xsa, *device, *tokenizer, *dtype;
     int threads;
 };
 
 static void logprobs_usage(FILE *f) {
     fprintf(f,
             "usage: xsa-eval logprobs --model PATH (--tokens 1,2,3 | --text STR) [--xsa SPEC]\n"
-            "                         [--device auto|cpu|cuda[:N]] [--threads N] [--tokenizer FILE]\n"
+            "                         [--device auto|cpu|cuda[:N]] [--dtype bfloat16|float32] [--threads N]\n"
+            "                         [--tokenizer FILE]\n"
             "Prints TSV `pos token logprob greedy`: log P(token[pos] | tokens[<pos]) for pos >= 1,\n"
             "and whether token[pos] is the argmax. --text is encoded with the checkpoint's tokenizer\n"
-            "(special tokens such as BOS added as the reference library does), or with --tokenizer FILE.\n");
+            "(special tokens such as BOS added as the reference library does), or with --tokenizer FILE.\n"
+            "--dtype picks the GPU's weight precision (default bfloat16); the CPU always computes in fp32.\n");
 }
 
 static int fail_usage(const char *msg, const char *arg) {
@@ -44,7 +46,7 @@ static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 1;
         const char **dst = !strcmp(f, "--model") ? &a->model : !strcmp(f, "--tokens") ? &a->tokens
                          : !strcmp(f, "--text") ? &a->text : !strcmp(f, "--xsa") ? &a->xsa
-                         : !strcmp(f, "--device") ? &a->device
+                         : !strcmp(f, "--device") ? &a->device : !strcmp(f, "--dtype") ? &a->dtype
                          : !strcmp(f, "--tokenizer") ? &a->tokenizer : NULL;
         const char *threads = NULL;
         if (!dst && strcmp(f, "--threads")) return fail_usage("unknown flag", f);
@@ -106,7 +108,7 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     int n = (int)ids->n;
     struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = n};
     struct backend be;
-    int rc = backend_open(&be, a->device, m, &o, err);
+    int rc = backend_open_dtype(&be, a->device, a->dtype, m, &o, err);
     if (rc) return rc;
     struct batch_builder bb;
     batch_init(&bb);

@@ -6,9 +6,22 @@
 
 #include "tasks/pystr.h"
 
+const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id, struct sbuf *buf) {
+    if (tokenizer_kind(tok) != TOKENIZER_HF_JSON || prefix_token_id < 0) return NULL;
+    xsa_error e = {0};
+    int32_t id = prefix_token_id;
+    buf->n = 0;
+    if (tokenizer_decode(tok, &id, 1, buf, &e) || sbuf_append(buf, "", 0)) return NULL;
+    return buf->s;
+}
+
 static int encode_text(const struct tokenizer *tok, const struct encode_options *opt, const char *s, size_t n,
                        int add_special, struct ivec *out, xsa_error *err) {
     out->n = 0;
+    if (add_special && opt->prefix_text && !opt->force_bos) {
+        size_t pl = strlen(opt->prefix_text);
+        if (n >= pl && !memcmp(s, opt->prefix_text, pl)) add_special = 0;
+    }
     if (add_special && opt->force_bos && opt->bos_id >= 0 && !tokenizer_adds_bos(tok) && ivec_push(out, opt->bos_id))
         return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     return tokenizer_encode(tok, s, n, add_special, out, err);

@@ -14,7 +14,14 @@ struct encode_options {
     int bos_id;           // the tokenizer's BOS (-1 when none)
     int prefix_token_id;  // for an empty context: BOS if defined, else EOS
     int max_length;       // model context window
+    // lm-eval's has_bos_prefix: a string that already starts with the decoded prefix token is
+    // encoded without special tokens. NULL disables the check (tokenizers whose decode of a
+    // control token differs from transformers', i.e. SentencePiece and llama2.c files).
+    const char *prefix_text;
 };
+
+// The prefix_text lm-eval would see for `tok` (decode of prefix_token_id), or NULL; *buf owns it.
+const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id, struct sbuf *buf);
 
 // The scored form of one request: the model input and where the continuation is scored.
 struct encoded_request {

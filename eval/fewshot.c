@@ -17,7 +17,7 @@
 // starts with a space, exactly as lm-eval builds it.
 static int append_example(const struct task_def *t, const struct task_doc *ex, struct sbuf *out) {
     int g = t->output == TASK_LOGLIKELIHOOD ? 0 : ex->gold;
-    if (g < 0 || g >= ex->n_requests) g = 0;
+    if (g < 0 || g >= ex->n_requests) return 1;  // lm-eval raises IndexError on such an example
     const struct task_request *r = &ex->req[g];
     if (sbuf_puts(out, r->context)) return -1;
     if (t->output == TASK_LOGLIKELIHOOD && sbuf_puts(out, " ")) return -1;
@@ -25,10 +25,25 @@ static int append_example(const struct task_def *t, const struct task_doc *ex, s
     return 0;
 }
 
+// lm-eval's `x != doc`: rows compare as dicts; two docs with the same requests and gold are
+// taken as the same row.
+static int same_doc(const struct task_doc *a, const struct task_doc *b) {
+    if (a->n_requests != b->n_requests || a->gold != b->gold) return 0;
+    for (int i = 0; i < a->n_requests; i++)
+        if (strcmp(a->req[i].context, b->req[i].context) || strcmp(a->req[i].continuation, b->req[i].continuation))
+            return 0;
+    return 1;
+}
+
 int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct task_doc *docs, int n_all, int n_eval,
                     int k, const struct data_options *data, xsa_error *err) {
     memset(fs, 0, sizeof *fs);
+    // Few-shot examples come from the few-shot split, which is the evaluated split itself for
+    // LAMBADA. lm-eval passes the evaluated doc for exclusion (drawing k + 1) when its config's
+    // fewshot_split equals its test_split: both are unset for the tasks evaluated on a
+    // validation split, so exactly those draw k + 1.
     int same = !strcmp(t->fewshot_split, t->split);
+    int exclude = strcmp(t->split, "test") != 0;
     const struct task_doc *pool = docs;
     int n_pool = n_all;
     struct task_doc *own = NULL;
@@ -48,7 +63,7 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
         pool = own;
         n_pool = n_own;
     }
-    int draw = same ? k + 1 : k;
+    int draw = exclude ? k + 1 : k;
     if (draw > n_pool) {
         task_docs_free(own, n_own);
         return xsa_fail(err, XSA_EBADINPUT, "%s: --num-fewshot %d needs %d examples but its %s split has %d", t->name, k,
@@ -64,8 +79,15 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
         struct sbuf s = {0};
         int used = 0;
         for (int i = 0; i < draw && used < k && !rc; i++) {
-            if (same && (int)pick[i] == d) continue;  // `x != doc`
-            if (append_example(t, &pool[pick[i]], &s)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            if (exclude && same_doc(&pool[pick[i]], &docs[d])) continue;  // `x != doc`
+            int ar = append_example(t, &pool[pick[i]], &s);
+            if (ar > 0)
+                rc = xsa_fail(err, XSA_EBADINPUT,
+                              "%s: few-shot example %zu of the %s split has a label outside its choices "
+                              "(lm-eval fails on it too); remove it from the few-shot split",
+                              t->name, pick[i], t->fewshot_split);
+            else if (ar < 0)
+                rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
             used++;
         }
         if (!rc && !s.s && sbuf_puts(&s, "")) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");

@@ -1,8 +1,9 @@
 // fewshot.h: lm-eval v0.4's few-shot contexts (ContextSampler with random.Random(1234)).
 // For each evaluated doc, in doc order, `rnd.sample(pool, k)` draws examples from the
-// few-shot split (k + 1 when it is the evaluated split, dropping the doc itself); each
-// example is doc_to_text + target_delimiter + gold target, and examples are joined with
-// "\n\n", which also ends the block before the doc's own context.
+// few-shot split (k + 1 for tasks evaluated on a validation split, dropping an example equal
+// to the doc and keeping the first k); each example is doc_to_text + target_delimiter + gold
+// target + "\n\n", and the block precedes the doc's own context. Few-shot examples whose
+// label is outside their choices are an error (lm-eval raises IndexError on them).
 #ifndef XSA_EVAL_FEWSHOT_H
 #define XSA_EVAL_FEWSHOT_H
 

@@ -66,6 +66,11 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     for (int i = 0; where && i < n_rows; i++) free(where[i]);
     free(where);
     data_rows_free(rows, n_rows);
+    int bad_gold = 0;
+    for (int d = 0; !rc && t->output != TASK_LOGLIKELIHOOD && d < td->n_docs; d++) bad_gold += td->docs[d].gold < 0;
+    if (bad_gold && !opt->quiet)
+        fprintf(stderr, "xsa-eval: %s: %d documents have a label outside their choices; like lm-eval, they count as wrong\n",
+                t->name, bad_gold);
     return rc;
 }
 
@@ -239,7 +244,8 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
         .prefix_token_id = tokenizer_bos_id(mr->tok) >= 0 ? tokenizer_bos_id(mr->tok) : tokenizer_eos_id(mr->tok),
         .max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len,
     };
-    struct sbuf ctx = {0};
+    struct sbuf ctx = {0}, prefix = {0};
+    eo.prefix_text = encode_prefix_text(mr->tok, eo.prefix_token_id, &prefix);
     int k = 0, rc = 0;
     *truncated = 0;
     for (int d = 0; d < td->n_docs && !rc; d++) {
@@ -273,6 +279,7 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
         }
     }
     sbuf_free(&ctx);
+    sbuf_free(&prefix);
     return rc;
 }
 
@@ -365,7 +372,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
             if (snprintf(sp, sizeof sp, "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >= (int)sizeof sp)
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
             else
-                rc = samples_write(sp, td->def, td->docs, td->n_docs, enc, res, first_req, tr, err);
+                rc = samples_write(sp, td->def, td->docs, td->n_docs, have_fs ? &fs : NULL, enc, res, first_req, tr, err);
         }
         if (!rc && tr->truncated_requests && !opt->quiet)
             fprintf(stderr, "xsa-eval: %s: %d requests were longer than the context window and left-truncated as lm-eval does\n",

@@ -8,6 +8,7 @@
 #include "eval/metrics.h"
 
 int samples_write(const char *path, const struct task_def *t, const struct task_doc *docs, int n_docs,
+                  const struct fewshot *fs,
                   const struct encoded_request *enc, const struct sched_result *res, const int *first_req,
                   const struct task_result *tr, xsa_error *err) {
     struct sbuf out = {0};
@@ -22,7 +23,17 @@ int samples_write(const char *path, const struct task_def *t, const struct task_
         for (int c = 0; c < doc->n_requests; c++) {
             int k = first_req[d] + c;
             cJSON *r = cJSON_CreateObject();
-            cJSON_AddStringToObject(r, "context", doc->req[c].context);
+            struct sbuf ctx = {0};
+            if ((fs && fewshot_context(fs, d, &ctx, err)) || sbuf_puts(&ctx, doc->req[c].context)) {
+                sbuf_free(&ctx);
+                cJSON_Delete(r);
+                cJSON_Delete(reqs);
+                cJSON_Delete(o);
+                sbuf_free(&out);
+                return err->code ? err->code : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            }
+            cJSON_AddStringToObject(r, "context", ctx.s);
+            sbuf_free(&ctx);
             cJSON_AddStringToObject(r, "continuation", doc->req[c].continuation);
             cJSON_AddNumberToObject(r, "input_tokens", (double)enc[k].input.n);
             cJSON_AddNumberToObject(r, "continuation_tokens", (double)enc[k].cont.n);

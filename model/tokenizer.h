@@ -24,6 +24,8 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err);
 // library's encode with add_special_tokens=True (e.g. BOS from a TemplateProcessing
 // post-processor, SentencePiece/llama2.c BOS when the tokenizer adds one by default);
 // 0 as add_special_tokens=False. Invalid UTF-8 is handled as the reference library does.
+// tokenizer.json: the library takes only str, so bytes that are not UTF-8 are first replaced by
+// U+FFFD, one per maximal ill-formed subpart (Python's bytes.decode("utf-8", errors="replace")).
 int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, int add_special,
                      struct ivec *out, xsa_error *err);
 

@@ -139,6 +139,13 @@ TEST(test_parity_gpt2_bytelevel_truncation) { check_run("gpt2_bpe", "gpt2_bpe", 
 TEST(test_parity_llama_bos_gqa_xsa_layer1) { check_run("llama_sp_xsa", "llama_sp_xsa", ""); }
 TEST(test_parity_llama_bos_gqa_sa) { check_run("llama_sp_sa", "llama_sp_xsa", "--xsa none"); }
 TEST(test_parity_unshared_path) { check_run("gpt2_bpe", "gpt2_bpe", "--no-share --batch-tokens 64"); }
+// Two few-shot examples drawn as lm-eval's sampler draws them (Random(1234), k + 1 and
+// exclusion for validation-split tasks, the evaluated split itself for LAMBADA).
+TEST(test_parity_fewshot2) {
+    check_run_in("gpt2_bpe_fewshot2", "gpt2_bpe", "gpt2_bpe", "--tasks all --num-fewshot 2 --allow-data-change",
+                 "tests/fixtures/parity/fewshot_data");
+}
 
 RUN_TESTS(T(test_parity_gpt2_bytelevel_truncation), T(test_parity_llama_bos_gqa_xsa_layer1), T(test_parity_llama_bos_gqa_sa),
-          T(test_parity_unshared_path), T(test_parity_real_benchdata_stories260K))
+          T(test_parity_unshared_path), T(test_parity_fewshot2),
+          T(test_parity_real_benchdata_stories260K))

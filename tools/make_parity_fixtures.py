@@ -17,7 +17,7 @@ Writes tests/fixtures/parity/<run>/lm_eval.json for each run:
 and the checkpoints themselves under tests/fixtures/parity/models/.
 
     pip install torch transformers safetensors tokenizers lm-eval datasets
-    python3 tools/make_parity_fixtures.py
+    python3 tools/make_parity_fixtures.py [RUN...]   (naming runs reuses the saved checkpoints)
 """
 import json
 import os
@@ -41,6 +41,32 @@ SPLIT = {"arc_easy": "test", "arc_challenge": "test", "boolq": "validation", "he
          "winogrande": "validation"}
 
 
+FEWSHOT = os.path.join(OUT, "fewshot_data")
+STATE = {"train_dir": None}  # set: the "train" split comes from <train_dir>/<task>/train.jsonl
+
+
+def write_fewshot_data():
+    """A --data-dir for the few-shot run: each task's evaluated split links to the fixture rows
+    and train.jsonl holds the rows lm-eval can use as examples (a row whose label is outside
+    its choices makes lm-eval's few-shot builder raise IndexError)."""
+    tasks_dir = os.path.join(ROOT, "tests", "fixtures", "tasks")
+    for task in TASKS:
+        d = os.path.join(FEWSHOT, task)
+        os.makedirs(d, exist_ok=True)
+        link = os.path.join(d, SPLIT[task] + ".jsonl")
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.join("..", "..", "..", "data", task, SPLIT[task] + ".jsonl"), link)
+        if SPLIT[task] == "test" and task == "lambada_openai":
+            continue  # few-shot examples come from the evaluated split itself
+        rows = [json.loads(l) for l in open(os.path.join(DATA, task, SPLIT[task] + ".jsonl"), encoding="utf-8")]
+        gold = [json.loads(l)["gold"] for l in open(os.path.join(tasks_dir, task + ".expected.jsonl"))]
+        with open(os.path.join(d, "train.jsonl"), "w", encoding="utf-8") as f:
+            for r, g in zip(rows, gold):
+                if g >= 0:
+                    f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
 def install_local_loader():
     """datasets.load_dataset(path, name) -> our local JSONL rows, whatever split is asked."""
     import datasets
@@ -61,7 +87,10 @@ def install_local_loader():
             raise RuntimeError("no local data for %r %r" % (path, name))
         f = os.path.join(DATA, task, SPLIT[task] + ".jsonl")
         ds = real("json", data_files={"data": f})["data"]
-        return datasets.DatasetDict({"train": ds, "validation": ds, "test": ds})
+        train = ds
+        if STATE["train_dir"] and os.path.exists(os.path.join(STATE["train_dir"], task, "train.jsonl")):
+            train = real("json", data_files={"data": os.path.join(STATE["train_dir"], task, "train.jsonl")})["data"]
+        return datasets.DatasetDict({"train": train, "validation": ds, "test": ds})
 
     datasets.load_dataset = fake
 
@@ -110,7 +139,7 @@ def save(model, d, tok):
     shutil.copy(tok, os.path.join(d, "tokenizer.json"))
 
 
-def run_lm_eval(ckpt, bos, eos, xsa_layers):
+def run_lm_eval(ckpt, bos, eos, xsa_layers, num_fewshot=0):
     import lm_eval
     from lm_eval.models.huggingface import HFLM
     from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
@@ -119,13 +148,14 @@ def run_lm_eval(ckpt, bos, eos, xsa_layers):
     handles = mmf.install_xsa(model, xsa_layers)
     tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(ckpt, "tokenizer.json"), bos_token=bos, eos_token=eos)
     lm = HFLM(pretrained=model, tokenizer=tok, batch_size=4, device="cpu", dtype="float32")
-    out = lm_eval.simple_evaluate(model=lm, tasks=TASKS, num_fewshot=0, log_samples=True,
+    out = lm_eval.simple_evaluate(model=lm, tasks=TASKS, num_fewshot=num_fewshot, log_samples=True,
                                   bootstrap_iters=100000, random_seed=0, numpy_random_seed=1234,
                                   torch_random_seed=1234, fewshot_random_seed=1234)
     for h in handles:
         h.remove()
     rec = {"lm_eval_version": lm_eval.__version__ if hasattr(lm_eval, "__version__") else "",
-           "torch": torch.__version__, "max_length": lm.max_length, "xsa_layers": xsa_layers, "tasks": {}}
+           "torch": torch.__version__, "max_length": lm.max_length, "xsa_layers": xsa_layers,
+           "num_fewshot": num_fewshot, "tasks": {}}
     try:
         from importlib.metadata import version
         rec["lm_eval_version"] = version("lm_eval")
@@ -148,11 +178,22 @@ def run_lm_eval(ckpt, bos, eos, xsa_layers):
 
 def main():
     install_local_loader()
-    models = build_models()
-    runs = [("gpt2_bpe", "gpt2_bpe", []), ("llama_sp_xsa", "llama_sp", [1]), ("llama_sp_sa", "llama_sp", [])]
-    for run, mk, xsa in runs:
+    models = build_models() if not sys.argv[1:] else {
+        "gpt2_bpe": (os.path.join(OUT, "models", "gpt2_bpe"), "<|endoftext|>", "<|endoftext|>"),
+        "llama_sp": (os.path.join(OUT, "models", "llama_sp_xsa"), "<s>", "</s>")}
+    # gpt2_bpe_fewshot2: two examples from the few-shot split, which the local loader serves
+    # from the same rows (tests/fixtures/parity/fewshot_data links train.jsonl to them).
+    runs = [("gpt2_bpe", "gpt2_bpe", [], 0), ("llama_sp_xsa", "llama_sp", [1], 0), ("llama_sp_sa", "llama_sp", [], 0),
+            ("gpt2_bpe_fewshot2", "gpt2_bpe", [], 2)]
+    only = sys.argv[1:]
+    for run, mk, xsa, shots in runs:
+        if only and run not in only:
+            continue
         ckpt, bos, eos = models[mk]
-        rec = run_lm_eval(ckpt, bos, eos, xsa)
+        if shots:
+            write_fewshot_data()
+        STATE["train_dir"] = FEWSHOT if shots else None
+        rec = run_lm_eval(ckpt, bos, eos, xsa, shots)
         rec["checkpoint"] = os.path.relpath(ckpt, ROOT)
         os.makedirs(os.path.join(OUT, run), exist_ok=True)
         with open(os.path.join(OUT, run, "lm_eval.json"), "w") as f:

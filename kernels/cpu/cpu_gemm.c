@@ -9,7 +9,6 @@
 
 void cpu_gemm_tile_avx2(const float *in, const float *w, float *out, int ldo, int nc, int K);
 void cpu_gemm_tile_scalar(const float *in, const float *w, float *out, int ldo, int nc, int K);
-int cpu_gemm_have_avx2(void);
 
 int cpu_gemm_pad_rows(int n) { return (n + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS * CPU_GEMM_ROWS; }
 
@@ -47,7 +46,20 @@ static int blas_is_position_invariant(int K, int nc, float *in, float *in2, floa
     return 1;
 }
 
+// OpenBLAS cores without AVX kernels. A DYNAMIC_ARCH build that does not know the CPU (0.3.21
+// on Sapphire Rapids picks Prescott) runs SSE3 code, slower than our AVX2 kernel.
+static int blas_core_is_sse_only(void) {
+    static const char *old[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom",
+                                "Opteron", "Opteron(SSE3)", "Barcelona", "Bobcat", "Nano",
+                                "Katmai", "Coppermine", "Northwood", "Banias", "Athlon"};
+    const char *core = openblas_get_corename();
+    for (size_t i = 0; core && i < sizeof old / sizeof old[0]; i++)
+        if (!strcmp(core, old[i])) return 1;
+    return 0;
+}
+
 int cpu_gemm_pick(const int (*shapes)[2], int n) {
+    if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return CPU_GEMM_AVX2;
     int kmax = 1;
     for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
     size_t tile = (size_t)CPU_GEMM_ROWS * kmax, wsz = (size_t)CPU_GEMM_COLS * kmax,

@@ -26,10 +26,12 @@ enum cpu_gemm_kind {
 int cpu_gemm_pad_rows(int n);
 
 // Chooses the kernel for tiles of the given (K, nc) shapes (n of them): OpenBLAS when a row's
-// result does not depend on its place in a tile, else ours. Deterministic for a given machine
+// result does not depend on its place in a tile, else ours (also when OpenBLAS runs pre-AVX
+// kernels on an AVX2 CPU). Deterministic for a given machine
 // and OpenBLAS build. Returns the kind, or -1 when out of memory.
 int cpu_gemm_pick(const int (*shapes)[2], int n);
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
+int cpu_gemm_have_avx2(void);  // 1 when the CPU runs AVX2 + FMA
 
 // in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS.
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,

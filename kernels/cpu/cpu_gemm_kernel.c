@@ -6,7 +6,6 @@
 
 #include "kernels/cpu/cpu_gemm.h"
 
-int cpu_gemm_have_avx2(void);
 void cpu_gemm_tile_avx2(const float *in, const float *w, float *out, int ldo, int nc, int K);
 void cpu_gemm_tile_scalar(const float *in, const float *w, float *out, int ldo, int nc, int K);
 

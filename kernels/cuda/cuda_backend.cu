@@ -196,6 +196,9 @@ static int tokens_that_fit(struct cu_state *st) {
     fr += (size_t)st->t_cap * st->act_bytes_per_token;
     fr = fr > CU_MEM_MARGIN ? fr - CU_MEM_MARGIN : 0;
     size_t n = fr / st->act_bytes_per_token;
+    // XSA_CUDA_MAX_TOKENS caps the activation buffers, so checks can exercise the sub-batch split.
+    const char *cap = getenv("XSA_CUDA_MAX_TOKENS");
+    if (cap && atoi(cap) > 0 && (size_t)atoi(cap) < n) n = (size_t)atoi(cap);
     return n > CU_MAX_TOKENS ? CU_MAX_TOKENS : (int)n;
 }
 

@@ -1,0 +1,112 @@
+// Tests of eval/encode.c: lm-eval's _encode_pair, empty contexts, BOS rules and truncation.
+// End-to-end agreement with lm-eval is tests/test_parity.c; these pin each rule on its own.
+#include "eval/encode.h"
+#include "tests/check.h"
+
+static struct tokenizer *load(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/fixtures/tokenizers/%s/tokenizer.json", name);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(tokenizer_load(&t, path, &err) == 0, "%s", err.msg);
+    return t;
+}
+
+static void enc(const struct tokenizer *t, const char *s, int special, struct ivec *out) {
+    xsa_error err = {0};
+    out->n = 0;
+    CHECK(tokenizer_encode(t, s, strlen(s), special, out, &err) == 0);
+}
+
+TEST(test_trailing_space_moves_to_continuation) {
+    struct tokenizer *t = load("gpt2");
+    if (!t) return;
+    struct encode_options o = {.add_special = 1, .prefix_token_id = 0, .bos_id = -1, .max_length = 1000};
+    struct ivec ctx = {0}, cont = {0}, whole = {0}, c2 = {0};
+    xsa_error err = {0};
+    CHECK(encode_pair(t, &o, "Question: why?\nAnswer: ", "because", &ctx, &cont, &err) == 0);
+    enc(t, "Question: why?\nAnswer:", 1, &c2);
+    enc(t, "Question: why?\nAnswer: because", 1, &whole);
+    CHECK_EQ_INT(ctx.n, c2.n);
+    CHECK(!memcmp(ctx.v, c2.v, ctx.n * sizeof *ctx.v));
+    CHECK_EQ_INT(ctx.n + cont.n, whole.n);
+    CHECK(!memcmp(cont.v, whole.v + ctx.n, cont.n * sizeof *cont.v));
+    ivec_free(&ctx); ivec_free(&cont); ivec_free(&whole); ivec_free(&c2);
+    tokenizer_free(t);
+}
+
+TEST(test_empty_context_uses_prefix_token) {
+    struct tokenizer *t = load("hf_sp");
+    if (!t) return;
+    struct encode_options o = {.add_special = 1, .prefix_token_id = 1, .bos_id = 1, .max_length = 1000};
+    struct ivec ctx = {0}, cont = {0}, plain = {0};
+    xsa_error err = {0};
+    CHECK(encode_pair(t, &o, "", " the end", &ctx, &cont, &err) == 0);
+    CHECK_EQ_INT(ctx.n, 1);
+    CHECK_EQ_INT(ctx.v[0], 1);
+    enc(t, " the end", 0, &plain);  // continuation without special tokens
+    CHECK_EQ_INT(cont.n, plain.n);
+    CHECK(!memcmp(cont.v, plain.v, cont.n * sizeof *cont.v));
+    ivec_free(&ctx); ivec_free(&cont); ivec_free(&plain);
+    tokenizer_free(t);
+}
+
+TEST(test_bos_rules) {
+    struct tokenizer *t = load("hf_sp");
+    if (!t) return;
+    CHECK(tokenizer_adds_bos(t));
+    struct sbuf pb = {0};
+    struct encode_options o = {.add_special = 1, .prefix_token_id = 1, .bos_id = 1, .max_length = 1000};
+    o.prefix_text = encode_prefix_text(t, 1, &pb);
+    CHECK_STR(o.prefix_text, "<s>");
+    struct ivec ctx = {0}, cont = {0};
+    xsa_error err = {0};
+    CHECK(encode_pair(t, &o, "Hello there", " friend", &ctx, &cont, &err) == 0);
+    CHECK(ctx.n > 1 && ctx.v[0] == 1 && ctx.v[1] != 1);  // tokenizer default: one BOS
+    // lm-eval's has_bos_prefix: text that already starts with "<s>" gets no second BOS.
+    CHECK(encode_pair(t, &o, "<s>Hello there", " friend", &ctx, &cont, &err) == 0);
+    CHECK(ctx.n > 1 && ctx.v[0] == 1 && ctx.v[1] != 1);
+    // --no-add-bos
+    o.add_special = 0;
+    CHECK(encode_pair(t, &o, "Hello there", " friend", &ctx, &cont, &err) == 0);
+    CHECK(ctx.n > 0 && ctx.v[0] != 1);
+    ivec_free(&ctx); ivec_free(&cont); sbuf_free(&pb);
+    tokenizer_free(t);
+    // --add-bos on a tokenizer that adds none (GPT-2 style): BOS forced in front.
+    t = load("gpt2");
+    if (!t) return;
+    struct encode_options g = {.add_special = 1, .force_bos = 1, .bos_id = 0, .prefix_token_id = 0, .max_length = 1000};
+    struct ivec a = {0}, b = {0};
+    CHECK(encode_pair(t, &g, "Hello there", " friend", &a, &b, &err) == 0);
+    CHECK(a.n > 1 && a.v[0] == 0);
+    ivec_free(&a); ivec_free(&b);
+    tokenizer_free(t);
+}
+
+TEST(test_left_truncation) {
+    struct tokenizer *t = load("gpt2");
+    if (!t) return;
+    struct encode_options o = {.add_special = 1, .prefix_token_id = 0, .bos_id = -1, .max_length = 1000};
+    const char *ctx = "one two three four five six seven eight nine ten eleven twelve";
+    struct encoded_request full, cut;
+    xsa_error err = {0};
+    CHECK(encode_request(t, &o, ctx, " thirteen fourteen", &full, &err) == 0);
+    CHECK(!full.truncated);
+    size_t total = full.input.n + 1;  // ctx + cont tokens
+    o.max_length = (int)total - 4;
+    CHECK(encode_request(t, &o, ctx, " thirteen fourteen", &cut, &err) == 0);
+    CHECK(cut.truncated);
+    // inp = (ctx + cont)[-(L+1):][:-1]: the last L tokens before the final one.
+    CHECK_EQ_INT(cut.input.n, (size_t)o.max_length);
+    CHECK(!memcmp(cut.input.v, full.input.v + (full.input.n - cut.input.n), cut.input.n * sizeof *cut.input.v));
+    CHECK_EQ_INT(cut.cont.n, full.cont.n);
+    encoded_request_free(&cut);
+    // A continuation longer than the window is an error, never silently cut.
+    o.max_length = 1;
+    CHECK(encode_request(t, &o, ctx, " thirteen fourteen", &cut, &err) == XSA_EBADINPUT);
+    encoded_request_free(&full);
+    tokenizer_free(t);
+}
+
+RUN_TESTS(T(test_trailing_space_moves_to_continuation), T(test_empty_context_uses_prefix_token), T(test_bos_rules),
+          T(test_left_truncation))
