@@ -1,5 +1,6 @@
 # xsa-eval build. `make` builds ./xsa-eval; `make test` builds and runs every test;
-# `make asan` runs the tests under AddressSanitizer + UBSan; `make bench` builds benchmarks.
+# `make asan` runs the tests under AddressSanitizer + UBSan; `make bench` builds benchmarks;
+# `make demo` scores the bundled SA and XSA demo checkpoints offline (reports/examples/demo.md).
 # Sources are found by folder, so a new file needs no Makefile edit.
 
 CC      ?= cc
@@ -28,7 +29,7 @@ CUDA_SO := $(BUILD)/libxsa_cuda.so
 endif
 endif
 
-.PHONY: all test asan bench clean xsa-eval-asan test-asan
+.PHONY: all test asan bench demo clean xsa-eval-asan test-asan
 .SECONDARY:
 all: xsa-eval $(CUDA_SO)
 
@@ -74,6 +75,9 @@ test-asan: xsa-eval-asan $(TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1 XSA_BIN=./xsa-eval-asan BUILD=$(BUILD) bash tests/run.sh
 
 bench: $(BENCH_BIN)
+
+demo: xsa-eval
+	bash tools/demo.sh
 
 clean:
 	rm -rf build build-asan xsa-eval xsa-eval-asan

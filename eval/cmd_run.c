@@ -12,6 +12,7 @@ static void usage(FILE *f) {
             "usage: xsa-eval [run] --model PATH [--model PATH2] --tasks LIST [flags]\n"
             "  --tasks LIST          names and groups: all (nine tasks), paper (the XSA paper's eight), arc_easy,...\n"
             "  --device D            auto | cpu | cuda[:N] (default auto)\n"
+            "  --dtype T             GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32\n"
             "  --xsa SPEC            all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)\n"
             "  --tokenizer FILE      tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin\n"
             "  --num-fewshot K       few-shot examples (lm-eval's sampler, seed 1234; default 0)\n"
@@ -26,14 +27,15 @@ static void usage(FILE *f) {
             "  --data-dir DIR        local data (../shared/benchdata layout or canonical <task>/<split>.jsonl)\n"
             "  --cache-dir DIR       dataset cache (default $XDG_CACHE_HOME/xsa-eval)\n"
             "  --offline             never touch the network\n"
-            "  --datasets-server URL, --hf-endpoint URL, --ca-bundle FILE, --allow-data-change\n"
+            "  --datasets-server URL, --hf-endpoint URL, --originals-mirror URL, --source LIST, --ca-bundle FILE,\n"
+            "  --allow-data-change   data sources and integrity, as for xsa-eval download\n"
             "  --quiet               no progress line\n");
 }
 
 enum {
     OPT_XSA = 1000, OPT_TOKENIZER, OPT_FEWSHOT, OPT_LIMIT, OPT_LOG_SAMPLES, OPT_BATCH_TOKENS, OPT_DATA_DIR,
     OPT_CACHE_DIR, OPT_OFFLINE, OPT_NO_SHARE, OPT_QUIET, OPT_ADD_BOS, OPT_NO_ADD_BOS, OPT_THREADS, OPT_MAX_LENGTH,
-    OPT_DATASETS_SERVER, OPT_HF_ENDPOINT, OPT_CA_BUNDLE, OPT_ALLOW_DATA_CHANGE,
+    OPT_DATASETS_SERVER, OPT_HF_ENDPOINT, OPT_CA_BUNDLE, OPT_ALLOW_DATA_CHANGE, OPT_DTYPE, OPT_ORIGINALS_MIRROR, OPT_SOURCE,
 };
 
 static int parse_int(const char *flag, const char *s, int lo, int *out) {
@@ -61,7 +63,9 @@ int cmd_run(int argc, char **argv) {
         {"max-length", required_argument, 0, OPT_MAX_LENGTH},
         {"datasets-server", required_argument, 0, OPT_DATASETS_SERVER},
         {"hf-endpoint", required_argument, 0, OPT_HF_ENDPOINT}, {"ca-bundle", required_argument, 0, OPT_CA_BUNDLE},
-        {"allow-data-change", no_argument, 0, OPT_ALLOW_DATA_CHANGE}, {"help", no_argument, 0, 'h'},
+        {"allow-data-change", no_argument, 0, OPT_ALLOW_DATA_CHANGE}, {"dtype", required_argument, 0, OPT_DTYPE},
+        {"originals-mirror", required_argument, 0, OPT_ORIGINALS_MIRROR}, {"source", required_argument, 0, OPT_SOURCE},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     struct run_options o = {
@@ -108,6 +112,9 @@ int cmd_run(int argc, char **argv) {
         case OPT_HF_ENDPOINT: o.data.hf_endpoint = optarg; break;
         case OPT_CA_BUNDLE: o.data.ca_bundle = optarg; break;
         case OPT_ALLOW_DATA_CHANGE: o.data.allow_data_change = 1; break;
+        case OPT_DTYPE: o.dtype = optarg; break;
+        case OPT_ORIGINALS_MIRROR: o.data.originals_mirror = optarg; break;
+        case OPT_SOURCE: o.data.sources = optarg; break;
         case 'h': usage(stdout); return 0;
         case ':':
             fprintf(stderr, "xsa-eval run: %s needs a value (see xsa-eval run --help)\n", argv[optind - 1]);

@@ -12,6 +12,7 @@ struct run_options {
     int n_models;
     const char *tasks;        // --tasks LIST
     const char *device;       // auto | cpu | cuda[:N]
+    const char *dtype;        // GPU weights: bfloat16 (default) | float32
     const char *xsa;          // --xsa SPEC (NULL: the checkpoint's own)
     const char *tokenizer;    // --tokenizer FILE (NULL: found beside the checkpoint)
     int num_fewshot;

@@ -25,8 +25,8 @@ Data: the real files of ../shared/benchdata (eight tasks; HellaSwag is left out 
 benchdata only holds a text dump of it that lm-eval cannot read), or, when ../shared is absent,
 the synthetic rows of tests/fixtures/data (nine tasks, random25m only).
 
-    python3 tools/bench_lm_eval.py [--models stories260K,random25m] [--limit-stories 100]
-                                   [--limit-random 12] [--out /tmp/xsa_bench_lm_eval]
+    python3 tools/bench_lm_eval.py [--models stories260K,random25m] [--limit-stories 40]
+                                   [--limit-random 4] [--out /tmp/xsa_bench_lm_eval]
 
 Writes OUT/summary.json with every figure; nothing in the repository is written.
 """
@@ -218,8 +218,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
     ap.add_argument("--models", default="stories260K,random25m")
-    ap.add_argument("--limit-stories", type=int, default=100)
-    ap.add_argument("--limit-random", type=int, default=12)
+    ap.add_argument("--limit-stories", type=int, default=40)
+    ap.add_argument("--limit-random", type=int, default=4)
     ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
