@@ -44,9 +44,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/test_%.c $(BUILD)/tests/check.o $(BUILD)/libxsa.a
+TEST_LIB := $(BUILD)/tests/check.o $(BUILD)/tests/fixture_io.o
+$(BUILD)/tests/test_%: tests/test_%.c $(TEST_LIB) $(BUILD)/libxsa.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/tests/check.o $(BUILD)/libxsa.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(TEST_LIB) $(BUILD)/libxsa.a $(LDLIBS)
 
 $(BUILD)/bench/bench_%: bench/bench_%.c $(BUILD)/libxsa.a
 	@mkdir -p $(dir $@)

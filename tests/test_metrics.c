@@ -9,20 +9,12 @@
 #include "eval/metrics.h"
 #include "eval/mt19937.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
 static cJSON *load_fixture(const char *name) {
     char path[256];
     snprintf(path, sizeof path, "tests/fixtures/stats/%s", name);
-    char *text = NULL;
-    size_t len = 0;
-    xsa_error err = {0};
-    if (file_read_all(path, 16u << 20, &text, &len, &err) != 0) {
-        fprintf(stderr, "  %s\n", err.msg);
-        return NULL;
-    }
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    return j;
+    return fixture_read_json(path);
 }
 
 // A JSON array of numbers as a malloc'd double array; *n gets the length.

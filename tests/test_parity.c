@@ -12,16 +12,7 @@
 
 #include "common/fileio.h"
 #include "tests/check.h"
-
-static cJSON *read_json(const char *path) {
-    char *data;
-    size_t n;
-    xsa_error err = {0};
-    if (file_read_all(path, 64u << 20, &data, &n, &err)) return NULL;
-    cJSON *j = cJSON_Parse(data);
-    free(data);
-    return j;
-}
+#include "tests/fixture_io.h"
 
 // The one file in `dir` whose name starts with `prefix`.
 static int find_file(const char *dir, const char *prefix, char *out, size_t n) {
@@ -58,11 +49,11 @@ static void check_run_in(const char *run, const char *model, const char *name, c
     CHECK_MSG(rc == 0, "%s exited %d", cmd, rc);
     char path[4096], dir[4096];
     snprintf(path, sizeof path, "tests/fixtures/parity/%s/lm_eval.json", run);
-    cJSON *ref = read_json(path);
+    cJSON *ref = fixture_read_json(path);
     CHECK(ref != NULL);
     snprintf(dir, sizeof dir, "%s/%s", tmp, name);
     cJSON *ours = NULL;
-    if (!find_file(dir, "results_", path, sizeof path)) ours = read_json(path);
+    if (!find_file(dir, "results_", path, sizeof path)) ours = fixture_read_json(path);
     CHECK(ours != NULL);
     if (!ref || !ours) return;
     double worst = 0;

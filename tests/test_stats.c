@@ -9,20 +9,9 @@
 #include "common/fileio.h"
 #include "eval/stats.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
-static cJSON *load_stats_fixture(void) {
-    const char *path = "tests/fixtures/stats/stats.json";
-    char *text = NULL;
-    size_t len = 0;
-    xsa_error err = {0};
-    if (file_read_all(path, 16u << 20, &text, &len, &err) != 0) {
-        fprintf(stderr, "  %s\n", err.msg);
-        return NULL;
-    }
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    return j;
-}
+static cJSON *load_stats_fixture(void) { return fixture_read_json("tests/fixtures/stats/stats.json"); }
 
 static double num(const cJSON *obj, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);

@@ -124,15 +124,16 @@ def score(cfg, w, tokens, xsa):
             [bool(int(torch.argmax(logits[p - 1])) == tokens[p]) for p in range(1, len(tokens))])
 
 
-def hf_crosscheck(cfg, w, tokens, want):
-    """Same weights through transformers' Llama (rotate_half RoPE after permuting wq/wk)."""
+def to_hf_llama(cfg, w, dtype=torch.float64):
+    """The same weights as a transformers LlamaForCausalLM (rotate_half RoPE after permuting
+    wq/wk from llama2.c's adjacent pairs to halves within each head)."""
     from transformers import LlamaConfig, LlamaForCausalLM
     C, H, Hkv, L = cfg["dim"], cfg["n_heads"], cfg["n_kv_heads"], cfg["n_layers"]
     hc = LlamaConfig(vocab_size=cfg["vocab_size"], hidden_size=C, intermediate_size=cfg["hidden_dim"],
                      num_hidden_layers=L, num_attention_heads=H, num_key_value_heads=Hkv,
                      max_position_embeddings=cfg["seq_len"], rms_norm_eps=1e-5, rope_theta=10000.0,
-                     tie_word_embeddings=cfg["shared"])
-    m = LlamaForCausalLM(hc).double().eval()
+                     tie_word_embeddings=cfg["shared"], bos_token_id=1, eos_token_id=2)
+    m = LlamaForCausalLM(hc).to(dtype).eval()
 
     def perm(t, nh):  # adjacent pairs -> halves within each head
         out, inn = t.shape
@@ -152,6 +153,13 @@ def hf_crosscheck(cfg, w, tokens, want):
             blk.mlp.up_proj.weight.copy_(w["w3"][l])
         m.model.norm.weight.copy_(w["rms_final"])
         m.lm_head.weight.copy_(w["wcls"])
+    return m
+
+
+def hf_crosscheck(cfg, w, tokens, want):
+    """Same weights through transformers' Llama."""
+    m = to_hf_llama(cfg, w)
+    with torch.no_grad():
         lp = torch.log_softmax(m(torch.tensor([tokens])).logits[0], -1)
     got = [float(lp[p - 1, tokens[p]]) for p in range(1, len(tokens))]
     err = max(abs(a - b) for a, b in zip(got, want))

@@ -10,7 +10,7 @@ hundred steps, from the same initialisation and in the same data order, on
   * the synthetic task rows bundled in tests/fixtures/data/<task>/<split>.jsonl, each as lm-eval
     0-shot renders it (context + the CORRECT answer only; the requests real lm-eval built from
     those rows are committed in tests/fixtures/tasks/<task>.expected.jsonl),
-so they memorise the bundled rows and score above chance on them. The numbers say nothing about
+so they partly memorise the bundled rows and score above chance on them. The numbers say nothing about
 SA vs XSA on real data. Trained rather than random weights so the demo report shows non-trivial,
 differing accuracies instead of chance-level noise.
 
@@ -206,7 +206,6 @@ def main():
     init = {k: v.clone() for k, v in init.items()}
     batches = make_batches(docs, args.steps, args.batch, seed=1)
 
-    summary = {}
     for name, xsa in [("sa", False), ("xsa", True)]:
         model = LlamaForCausalLM(cfg)
         model.load_state_dict(init)
@@ -219,7 +218,6 @@ def main():
         n_params = sum(p.numel() for p in model.parameters())
         size = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
         end = sum(curve[-10:]) / 10
-        summary[name] = (n_params, size, secs, curve[0], end)
         print(f"{name}: {n_params} parameters, {size} bytes on disk, {secs:.0f} s, "
               f"loss {curve[0]:.3f} -> {end:.3f} (mean of the last 10 steps)", flush=True)
     os.remove(tok_path)

@@ -130,33 +130,8 @@ def make_tokenizer(path):
 
 
 def convert_model(path):
-    from transformers import LlamaConfig, LlamaForCausalLM
     cfg, w = l2c.read_llama2c(path)
-    C, H, Hkv, L = cfg["dim"], cfg["n_heads"], cfg["n_kv_heads"], cfg["n_layers"]
-    hc = LlamaConfig(vocab_size=cfg["vocab_size"], hidden_size=C, intermediate_size=cfg["hidden_dim"],
-                     num_hidden_layers=L, num_attention_heads=H, num_key_value_heads=Hkv,
-                     max_position_embeddings=cfg["seq_len"], rms_norm_eps=1e-5, rope_theta=10000.0,
-                     tie_word_embeddings=cfg["shared"], bos_token_id=1, eos_token_id=2)
-    m = LlamaForCausalLM(hc).float().eval()
-
-    def perm(t, nh):
-        out, inn = t.shape
-        return t.view(nh, out // nh // 2, 2, inn).transpose(1, 2).reshape(out, inn)
-    with torch.no_grad():
-        m.model.embed_tokens.weight.copy_(w["tok_emb"])
-        for l, blk in enumerate(m.model.layers):
-            blk.input_layernorm.weight.copy_(w["rms_att"][l])
-            blk.post_attention_layernorm.weight.copy_(w["rms_ffn"][l])
-            blk.self_attn.q_proj.weight.copy_(perm(w["wq"][l], H))
-            blk.self_attn.k_proj.weight.copy_(perm(w["wk"][l], Hkv))
-            blk.self_attn.v_proj.weight.copy_(w["wv"][l])
-            blk.self_attn.o_proj.weight.copy_(w["wo"][l])
-            blk.mlp.gate_proj.weight.copy_(w["w1"][l])
-            blk.mlp.down_proj.weight.copy_(w["w2"][l])
-            blk.mlp.up_proj.weight.copy_(w["w3"][l])
-        m.model.norm.weight.copy_(w["rms_final"])
-        m.lm_head.weight.copy_(w["wcls"])
-    return m
+    return l2c.to_hf_llama(cfg, w, torch.float32)
 
 
 def main():
