@@ -317,7 +317,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     r->start_time = now_s();
     struct model_run mr;
     int rc = open_model(opt, path, name, &mr, r, err);
-    r->threads = opt->threads;
+    r->threads = opt->threads > 0 ? opt->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);  // 0 means all cores
     r->tasks = calloc((size_t)n_tasks, sizeof *r->tasks);
     if (!rc && !r->tasks) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     char dir[4096];
