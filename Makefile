@@ -55,7 +55,7 @@ $(BUILD)/bench/bench_%: bench/bench_%.c $(BUILD)/libxsa.a
 
 ifneq ($(CUDA_SO),)
 NVCCFLAGS ?= -O3 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings -I. \
-             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 $(CUDA_SO): $(CUDA_SRC) $(wildcard kernels/cuda/*.h kernels/cuda/*.cuh) kernels/backend.h model/model.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -shared -o $@ $(CUDA_SRC) -lcublas -lcublasLt

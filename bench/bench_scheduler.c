@@ -5,7 +5,9 @@
 // prefixes (one row per document: common prefix once, each choice's remainder a branch) and with
 // --no-share (one row per distinct request). Printed per task and in total, for both:
 //   requests, unique requests (after dedupe), tokens requested (the sum of the inputs: what
-//   lm-eval's HFLM computes), tokens computed, sharing ratio (requested / computed), wall time of
+//   scoring each request alone costs, as lm-eval's HFLM does, except that HFLM also reuses one
+//   forward for requests with equal contexts and one-token continuations, e.g. BoolQ's yes/no),
+//   tokens computed, sharing ratio (requested / computed), wall time of
 //   scoring, tokens/s (requested tokens per second: lm-eval-equivalent throughput), computed
 //   tokens/s, requests/s, and the largest log-likelihood difference between the two modes.
 //
@@ -18,7 +20,7 @@
 // Usage: build/bench/bench_scheduler [--limit N] [--limit-big N] [--tasks LIST] [--threads N]
 //            [--batch-tokens N] [--data-dir DIR] [--model PATH [--tokenizer FILE]] [--no-random]
 //   --limit N      docs per task for stories260K / --model (default 0: every doc, full size)
-//   --limit-big N  docs per task for the random ~26M llama (default 20; 0: every doc)
+//   --limit-big N  docs per task for the random ~26M llama (default 8; 0: every doc)
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,7 +254,7 @@ static int parse_int(const char *flag, const char *v, int lo, int *out, xsa_erro
 
 int main(int argc, char **argv) {
     char buf[4096], data[4096], model[4096], tok[4096];
-    struct opts o = {.tasks = "all", .limit = 0, .limit_big = 20, .batch_tokens = 4096, .random = 1};
+    struct opts o = {.tasks = "all", .limit = 0, .limit_big = 8, .batch_tokens = 4096, .random = 1};
     xsa_error err = {0};
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {

@@ -10,6 +10,9 @@ int xsa_fail(xsa_error *err, int code, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    // Messages quote file content (tensor names, tokens); keep them one printable line.
+    for (char *p = err->msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     return code;
 }
 

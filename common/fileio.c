@@ -75,7 +75,10 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
     char *tmp = malloc(n + 32);
     if (!tmp) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // O_EXCL | O_NOFOLLOW: never write through a planted symlink; a stale temp of a dead
+    // process with the same pid is removed first.
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
         int rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
         free(tmp);

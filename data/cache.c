@@ -15,6 +15,8 @@
 #include "common/fileio.h"
 #include "common/version.h"
 
+#define HINT_WRITABLE "the cache folder must be writable: pass --cache-dir DIR (or --offline to use what is cached)"
+
 int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err) {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int w;
@@ -43,12 +45,12 @@ int cache_mkdirs(const char *path, xsa_error *err) {
             char c = *p;
             *p = '\0';
             if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s", buf, strerror(errno));
+                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s; " HINT_WRITABLE, buf, strerror(errno));
             *p = c;
             if (!c) break;
         }
     }
-    if (!dir_exists(path)) return xsa_fail(err, XSA_ERUNTIME, "%s: not a folder", path);
+    if (!dir_exists(path)) return xsa_fail(err, XSA_ERUNTIME, "%s: not a folder; " HINT_WRITABLE, path);
     return 0;
 }
 
@@ -162,19 +164,35 @@ static cJSON *manifest_json(const struct cache_entry *e) {
     return o;
 }
 
+// Writes `path`.tmp.<pid> in full and fsyncs it (a new file: never through a symlink). The
+// name goes to tmp (size n). On failure nothing is left behind.
+static int write_temp(const char *path, const char *data, size_t len, char *tmp, size_t n, xsa_error *err) {
+    if (snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid()) >= (int)n)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
+    unlink(tmp);  // a leftover of an earlier process with our pid
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s; " HINT_WRITABLE, tmp, strerror(errno));
+    int rc = 0;
+    for (size_t off = 0; off < len && !rc;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", tmp, strerror(errno));
+        else off += (size_t)w;
+    }
+    if (!rc && fsync(fd) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !rc) rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
 int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
                  const struct cache_entry *e, xsa_error *err) {
-    char dir[4096], mpath[4096], dpath[4096];
+    char dir[4096], mpath[4096], dpath[4096], mtmp[4200], dtmp[4200];
     int rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
     if (!rc) rc = cache_task_path(root, t, t->split, ".manifest.json", mpath, sizeof mpath, err);
     if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
     if (!rc) rc = cache_mkdirs(dir, err);
     if (rc) return rc;
-    // Remove the old manifest first: between the two renames the copy reads as "not cached",
-    // never as the new data with the old digest.
-    if (unlink(mpath) != 0 && errno != ENOENT)
-        return xsa_fail(err, XSA_ERUNTIME, "%s: cannot replace: %s", mpath, strerror(errno));
-    if ((rc = file_write_atomic(dpath, jsonl, len, err))) return rc;
     cJSON *m = manifest_json(e);
     char *text = m ? cJSON_Print(m) : NULL;
     cJSON_Delete(m);
@@ -184,9 +202,21 @@ int cache_commit(const char *root, const struct task_def *t, const char *jsonl, 
     if (!withnl) { free(text); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
     withnl[tl] = '\n';
     withnl[tl + 1] = '\0';
-    rc = file_write_atomic(mpath, withnl, tl + 1, err);
+    // Both files are written in full before the old copy is touched: a full disk (or any write
+    // error) leaves the previous copy valid. Then the old manifest goes first, so between the
+    // two renames the copy reads as "not cached", never as the new data with the old digest.
+    rc = write_temp(dpath, jsonl, len, dtmp, sizeof dtmp, err);
+    if (!rc && (rc = write_temp(mpath, withnl, tl + 1, mtmp, sizeof mtmp, err))) unlink(dtmp);
     free(withnl);
     if (rc) return rc;
+    if (unlink(mpath) != 0 && errno != ENOENT) rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot replace: %s", mpath, strerror(errno));
+    if (!rc && rename(dtmp, dpath) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", dpath, strerror(errno));
+    if (!rc && rename(mtmp, mpath) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", mpath, strerror(errno));
+    if (rc) {
+        unlink(dtmp);
+        unlink(mtmp);
+        return rc;
+    }
     // Make the renames durable too.
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
     if (dfd >= 0) { fsync(dfd); close(dfd); }
@@ -213,8 +243,8 @@ int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, x
     if (!rc) rc = cache_task_path(root, t, NULL, ".lock", lpath, sizeof lpath, err);
     if (!rc) rc = cache_mkdirs(dir, err);
     if (rc) return rc;
-    int f = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (f < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open lock file: %s", lpath, strerror(errno));
+    int f = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (f < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open lock file: %s; " HINT_WRITABLE, lpath, strerror(errno));
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK) {
             close(f);
@@ -228,6 +258,8 @@ int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, x
         }
     }
     remove_stale_temps(dir);
+    char raw[4200];  // zip members are extracted there with the same temp naming
+    if (snprintf(raw, sizeof raw, "%s/raw/%s", root, t->name) < (int)sizeof raw) remove_stale_temps(raw);
     *fd = f;
     return 0;
 }

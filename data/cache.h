@@ -5,7 +5,8 @@
 //   <task>/.lock                  flock()ed by the process that downloads the task
 //   raw/<task>/<file>             raw downloads (<file>.part while incomplete, resumed by Range)
 // The manifest is written after the JSONL and is the commit point: a copy is valid only when
-// the JSONL's digest and line count equal the manifest's. Both are written atomically.
+// the JSONL's digest and line count equal the manifest's. Both are written in full (temp file,
+// fsync) before the old copy is touched, so a failed write (full disk) keeps the old copy valid.
 #ifndef XSA_DATA_CACHE_H
 #define XSA_DATA_CACHE_H
 

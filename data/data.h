@@ -34,6 +34,11 @@ struct data_options {             // zero-initialise, then set what the command 
 int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
                    char sha256[65], char source[512], int *preprocessed, xsa_error *err);
 
+// With opt->offline (and no data_dir): fails when any task of `list` has no valid cached copy,
+// with one message naming them all and the exact `xsa-eval download` command that fetches
+// them. Otherwise (or when all are cached) returns 0 without touching the network.
+int data_check_offline(const struct task_def *const *list, int n, const struct data_options *opt, xsa_error *err);
+
 // Makes sure `t` is in the cache (downloading it when needed). *was_cached says whether it
 // already was; *rows_out and sha256 describe the cached copy.
 int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,

@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct http_client {
     CURLM *multi;
     struct progress *progress;   // may be NULL
     unsigned long long rng;      // xorshift state for backoff jitter
+    double deadline;             // monotonic seconds: nothing runs past it (max_total_s after creation)
     char user_agent[96];
 };
 
@@ -38,6 +40,7 @@ struct xfer {
     size_t cap;                  // memory mode: capacity of req->body
     int decided;                 // the response status was looked at (first body byte)
     int discard;                 // non-2xx response: keep only a snippet for the message
+    int restart;                 // a 206 for the wrong range: the .part was emptied, retry from zero
     char snippet[160];
     size_t snippet_len;
     char local_err[256];         // a local failure (disk, size limit) that stopped the transfer
@@ -78,6 +81,7 @@ int http_client_new(struct http_client **out, const struct http_options *o, stru
     if (!c) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     c->opt = *o;
     c->progress = pr;
+    c->deadline = progress_now() + (double)o->max_total_s;
     c->multi = curl_multi_init();
     if (!c->multi) {
         free(c);
@@ -123,9 +127,8 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
     memcpy(line, buf, m);
     line[m] = '\0';
     while (m > 0 && (line[m - 1] == '\r' || line[m - 1] == '\n')) line[--m] = '\0';
-    if (!strncmp(line, "HTTP/", 5)) {  // a new response (after a redirect or a 100): forget the last one's headers
-        x->range_start = -1;
-        x->req->revision[0] = '\0';
+    if (!strncmp(line, "HTTP/", 5)) {  // a new response (after a redirect or a 100): forget its Content-Range
+        x->range_start = -1;               // (not the revision: the Hub sends it on the redirect, not on the CDN's answer)
     } else if (!strncasecmp(line, "content-range:", 14)) {
         long long s = -1;
         if (sscanf(line + 14, " bytes %lld-", &s) == 1) x->range_start = s;
@@ -149,12 +152,21 @@ static int xfer_decide(struct xfer *x) {
         x->discard = 1;
         return 0;
     }
-    if (x->f && x->resume_from > 0 && !(st == 206 && x->range_start == x->resume_from)) {
-        if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
-            snprintf(x->local_err, sizeof x->local_err, "%s: cannot truncate: %s", x->part_path, strerror(errno));
-            return -1;
-        }
-        x->resume_from = 0;
+    if (!x->f) return 0;
+    // Bytes land at resume_from: a 200 (Range ignored) or a 206 starting at 0 is the whole file, so
+    // start the .part over; a 206 starting anywhere else would misalign it: empty it, retry from zero.
+    int aligned = st == 206 ? x->range_start == x->resume_from || (x->range_start < 0 && x->resume_from == 0)
+                            : x->resume_from == 0;
+    int whole = st != 206 || x->range_start == 0;
+    if (aligned) return 0;
+    if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
+        snprintf(x->local_err, sizeof x->local_err, "%s: cannot truncate: %s", x->part_path, strerror(errno));
+        return -1;
+    }
+    x->resume_from = 0;
+    if (!whole) {
+        x->restart = 1;
+        return -1;
     }
     return 0;
 }
@@ -171,9 +183,9 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
         x->snippet[x->snippet_len] = '\0';
         return n;
     }
-    if ((size_t)(x->resume_from + x->written) + n > x->c->opt.max_body_bytes) {
-        snprintf(x->local_err, sizeof x->local_err, "%s: response larger than the %zu-byte limit", x->req->url,
-                 x->c->opt.max_body_bytes);
+    size_t limit = x->req->max_bytes ? x->req->max_bytes : x->c->opt.max_body_bytes;
+    if ((size_t)(x->resume_from + x->written) + n > limit) {
+        snprintf(x->local_err, sizeof x->local_err, "%s: response larger than the %zu-byte limit", x->req->url, limit);
         return 0;
     }
     if (x->f) {
@@ -220,11 +232,13 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirects);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    // Never from https down to plain http: that would drop the TLS verification the user relies on.
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(x->req->url, "https:", 6) ? "http,https" : "https");
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
-    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_body_bytes);
+    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+                     (curl_off_t)(x->req->max_bytes ? x->req->max_bytes : o->max_body_bytes));
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     // Verification is always on; --ca-bundle only changes which CAs are trusted.
@@ -237,7 +251,7 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
 }
 
 static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
-    x->decided = x->discard = 0;
+    x->decided = x->discard = x->restart = 0;
     x->snippet_len = 0;
     x->snippet[0] = '\0';
     x->local_err[0] = '\0';
@@ -246,10 +260,19 @@ static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
     x->written = 0;
     x->resume_from = 0;
     x->req->len = 0;
+    x->req->revision[0] = '\0';
     x->req->tries++;
+    long left_ms = (long)((c->deadline - progress_now()) * 1000.0);
+    curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, left_ms > 1 ? left_ms : 1L);  // the client's limit covers transfers too
     if (x->req->dest_path) {
-        x->f = fopen(x->part_path, "ab");
-        if (!x->f) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open for writing: %s", x->part_path, strerror(errno));
+        // Not through a symlink someone left in the cache: append only to our own file.
+        int fd = open(x->part_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+        x->f = fd >= 0 ? fdopen(fd, "ab") : NULL;
+        if (!x->f) {
+            int e = errno;
+            if (fd >= 0) close(fd);
+            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open for writing: %s", x->part_path, strerror(e));
+        }
         struct stat st;
         if (fstat(fileno(x->f), &st) == 0) x->resume_from = (long long)st.st_size;
         char range[48];
@@ -297,7 +320,7 @@ static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
 }
 
 // Decides what a finished attempt means: 0 done, 1 retry scheduled, else an error code.
-static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, double t0, int *not_found, xsa_error *err) {
+static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *not_found, xsa_error *err) {
     struct http_request *r = x->req;
     long st = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
@@ -314,13 +337,27 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, doubl
     }
     xfer_close_file(x, 0, NULL);  // a .part file stays for a Range resume
     if (x->local_err[0]) return xsa_fail(err, XSA_ERUNTIME, "%s", x->local_err);
-    int retry = cc != CURLE_OK ? retryable_curl(cc) : retryable_status(st);
+    int retry = x->restart || (cc != CURLE_OK ? retryable_curl(cc) : retryable_status(st));
     if (st == 416 && x->part_path) {  // our Range start is past the end: the file changed, start over
         unlink(x->part_path);
         retry = 1;
     }
     char what[400];
-    if (cc != CURLE_OK)
+    long redirects = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+    if (x->restart)
+        snprintf(what, sizeof what, "HTTP 206 for another byte range than the one asked for");
+    else if (cc == CURLE_OPERATION_TIMEDOUT && progress_now() >= c->deadline - 0.05) {
+        snprintf(what, sizeof what, "%s (curl error %d): the %ld s limit for this download was reached (XSA_HTTP_MAX_TOTAL)",
+                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc, c->opt.max_total_s);
+        retry = 0;
+    } else if (cc == CURLE_FILESIZE_EXCEEDED)
+        snprintf(what, sizeof what, "response larger than the %zu-byte limit (curl error %d)",
+                 r->max_bytes ? r->max_bytes : c->opt.max_body_bytes, (int)cc);
+    else if (cc == CURLE_UNSUPPORTED_PROTOCOL && redirects > 0)
+        snprintf(what, sizeof what, "%s (curl error %d): a redirect from https to plain http was refused",
+                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
+    else if (cc != CURLE_OK)
         snprintf(what, sizeof what, "%s (curl error %d)", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
     else {
         clean_snippet(x->snippet);
@@ -338,7 +375,7 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, doubl
             delay_ms = d + (d * 0.5) * (double)(rng_next(c) % 1001) / 1000.0;
         }
         double now = progress_now();
-        if (now + delay_ms / 1000.0 - t0 <= (double)c->opt.max_total_s) {
+        if (now + delay_ms / 1000.0 < c->deadline) {
             x->next_at = now + delay_ms / 1000.0;
             return 1;
         }
@@ -370,7 +407,6 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         }
         rc = xfer_setup(c, &xs[i], err);
     }
-    double t0 = progress_now();
     int left = n;
     while (!rc && left > 0) {
         double now = progress_now(), wake = now + 1.0;
@@ -398,7 +434,7 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
             if (msg->msg != CURLMSG_DONE) continue;
             struct xfer *x = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            int r = xfer_finish(c, x, msg->data.result, t0, not_found, err);
+            int r = xfer_finish(c, x, msg->data.result, not_found, err);
             if (r == 0) left--;
             else if (r != 1) rc = r;
             else if (x->next_at < wake) wake = x->next_at;

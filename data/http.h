@@ -17,7 +17,8 @@ struct http_options {
     int max_retries;           // retries after the first try, per request
     long backoff_base_ms;      // delay before retry k (0-based): base * 2^k, + up to 50% jitter
     long backoff_max_ms;       // cap of one delay (Retry-After is honoured up to max_total_s)
-    long max_total_s;          // no retry is scheduled past this many seconds after the start
+    long max_total_s;          // time limit of one client (one task's download, every source and page):
+                               // no retry is scheduled past it and a transfer in flight is cut at it
     int max_parallel;          // transfers in flight at once
     long max_redirects;
     size_t max_body_bytes;     // refuse bodies larger than this
@@ -34,12 +35,13 @@ struct http_request {
                                // (resumed with Range on retry or on a later run), renamed on success
     long units;                // rows this request brings, for the progress bar
     int gzip;                  // ask for compressed transfer (memory bodies only)
+    size_t max_bytes;          // refuse a body (decompressed) larger than this; 0: the client's max_body_bytes
     // out
     char *body;                // (len + 1) malloc'd, NUL-terminated; memory mode only
     size_t len;
     long status;               // last HTTP status
     int tries;                 // attempts made
-    char revision[64];         // X-Repo-Commit response header (Hugging Face) when present
+    char revision[64];         // X-Repo-Commit header of any response in the redirect chain (Hugging Face)
 };
 
 struct http_client;

@@ -130,7 +130,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     struct source_ctx sc = {.t = t, .opt = opt, .http = http, .raw_dir = raw_dir, .datasets_server = rs->viewer,
                             .hf_endpoint = rs->hub};
     xsa_error first = {0}, last = {0};  // the first failure is reported; the last is noted on moving on
-    int tried = 0, done = 0;
+    int tried = 0, done = 0, local = 0;  // local: the cache could not be written (no other source helps)
     char buf[256], used[16] = "";
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !done; tok = strtok_r(NULL, ",", &save)) {
@@ -167,12 +167,14 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
             cache_time_now(e->time);
             e->preprocessed = r.preprocessed;
             src_rc = cache_commit(rs->root, t, text, len, e, &e1);
+            local = src_rc != 0;
         }
         free(text);
         if (src_rc) {
             source_result_free(&r);
             last = e1;
-            if (!first.code) first = e1;
+            if (!first.code || local) first = e1;
+            if (local) break;
             continue;
         }
         snprintf(used, sizeof used, "%s", tok);
@@ -187,9 +189,46 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
                         t->name, list);
     // Input errors (a bad --ca-bundle) stay 2; everything else from the network is 3.
     int code = first.code == XSA_EBADINPUT ? XSA_EBADINPUT : XSA_ERUNTIME;
-    int integrity = strstr(first.msg, "mismatch") != NULL;  // the network worked; the data did not match
-    return xsa_fail(err, code, "%s: download failed: %s%s%s%s", t->name, first.msg, tried > 1 ? " (other sources failed too)" : "",
-                    integrity ? "" : "; ", integrity ? "" : HINT_NETWORK);
+    // The network worked when the data did not match or could not be stored: no network hint then.
+    int integrity = local || strstr(first.msg, "mismatch") != NULL;
+    return xsa_fail(err, code, "%s: %s failed: %s%s%s%s", t->name, local ? "storing the download" : "download",
+                    first.msg, tried > 1 && !local ? " (other sources failed too)" : "", integrity ? "" : "; ",
+                    integrity ? "" : HINT_NETWORK);
+}
+
+// The command that fills the cache for `tasks` (comma list), with the same --cache-dir.
+static void download_command(const char *tasks, const struct data_options *opt, char *out, size_t n) {
+    int w = snprintf(out, n, "xsa-eval download --tasks %s", tasks);
+    if (w < 0 || (size_t)w >= n || !opt->cache_dir) return;
+    // Quote the folder for the shell unless it is plain.
+    int plain = strspn(opt->cache_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") ==
+                strlen(opt->cache_dir) && !strchr(opt->cache_dir, '\'');
+    snprintf(out + w, n - (size_t)w, plain ? " --cache-dir %s" : " --cache-dir '%s'", opt->cache_dir);
+}
+
+int data_check_offline(const struct task_def *const *list, int n, const struct data_options *opt, xsa_error *err) {
+    if (!opt->offline || opt->data_dir) return 0;
+    char root[4096], names[1024] = "", first_why[600] = "";
+    int rc = cache_root_dir(opt->cache_dir, root, sizeof root, err);
+    if (rc) return rc;
+    int missing = 0;
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        struct cache_entry e;
+        int valid = 0;
+        char why[600] = "";
+        if ((rc = cache_verify(root, list[i], &e, &valid, why, sizeof why, NULL, NULL, err))) return rc;
+        if (valid) continue;
+        if (!missing++) snprintf(first_why, sizeof first_why, "%s", why);
+        int w = snprintf(names + used, sizeof names - used, "%s%s", used ? "," : "", list[i]->name);
+        if (w > 0 && (size_t)w < sizeof names - used) used += (size_t)w;
+    }
+    if (!missing) return 0;
+    char cmd[1400];
+    download_command(names, opt, cmd, sizeof cmd);
+    return xsa_fail(err, XSA_ERUNTIME, "not available offline: %d of %d tasks have no valid copy in %s; run `%s` "
+                    "where the network is reachable, then run again (or pass --data-dir); first problem: %s",
+                    missing, n, root, cmd, first_why);
 }
 
 // The cached copy, downloading it first when missing (or when opt->force).
@@ -206,10 +245,12 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
     size_t len = 0;
     if (!opt->force && (rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err)))
         return rc;
-    if (!valid && opt->offline)
-        return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `xsa-eval download --tasks %s` where "
-                        "the network is reachable (same --cache-dir), or pass --data-dir", t->name,
-                        why[0] ? why : "forced download", t->name);
+    if (!valid && opt->offline) {
+        char cmd[1024];
+        download_command(t->name, opt, cmd, sizeof cmd);
+        return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `%s` where the network is reachable, "
+                        "or pass --data-dir", t->name, why[0] ? why : "forced download", cmd);
+    }
     int lock = -1;
     if (!valid) {
         if ((rc = cache_lock(rs.root, t, opt->quiet, &lock, err))) return rc;

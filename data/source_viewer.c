@@ -1,7 +1,8 @@
 // source_viewer.c: rows from the Hugging Face dataset viewer ("datasets-server") API:
 // GET {server}/rows?dataset=D&config=C&split=S&offset=O&length=L (L <= 100), pages fetched
-// concurrently over the client's one multi handle. Every page is checked: its row_idx values,
-// its length, and num_rows_total agreeing with the first page.
+// concurrently over the client's one multi handle. Every page is checked: its row_idx values
+// (rows may come in any order within a page), its length, no truncated cells, and
+// num_rows_total agreeing with the first page and, unless --allow-data-change, the registry.
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #define VIEWER_PAGE 100            // MAX_NUM_ROWS_PER_PAGE of the viewer
 #define VIEWER_MAX_ROWS 2000000    // refuse absurd num_rows_total values
+#define VIEWER_PAGE_MAX_BYTES ((size_t)16 << 20)  // a real page is under 1 MB; every page stays in memory
 
 struct viewer_split {
     const char *dataset, *config;
@@ -63,11 +65,22 @@ static int viewer_take_page(const char *url, const char *body, long offset, long
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: page has %d rows, expected %ld", url, cJSON_GetArraySize(rows), expect_count);
         goto out;
     }
-    for (long i = 0; i < expect_count; i++) {
-        cJSON *item = cJSON_GetArrayItem(rows, (int)i);
+    long i = 0;
+    for (cJSON *item = rows->child; item; item = item->next, i++) {
+        // Each row lands at its row_idx, which must be on this page and not seen before.
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(item, "row_idx");
-        if (!cJSON_IsNumber(idx) || (long)idx->valuedouble != offset + i) {
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row_idx is not %ld", url, i, offset + i);
+        double at = cJSON_IsNumber(idx) ? idx->valuedouble : -1;
+        if (at < (double)offset || at >= (double)(offset + expect_count) || at != (double)(long)at ||
+            r->rows[(long)at]) {
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row_idx is missing, repeated or not in [%ld, %ld)", url, i,
+                          offset, offset + expect_count);
+            goto out;
+        }
+        const cJSON *trunc = cJSON_GetObjectItemCaseSensitive(item, "truncated_cells");
+        if (cJSON_GetArraySize(trunc) > 0) {
+            const cJSON *c0 = cJSON_GetArrayItem(trunc, 0);
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: row %.0f has truncated cells (%s...); the viewer did not send the whole row",
+                          url, at, cJSON_IsString(c0) ? c0->valuestring : "?");
             goto out;
         }
         cJSON *row = cJSON_DetachItemFromObjectCaseSensitive(item, "row");
@@ -76,11 +89,27 @@ static int viewer_take_page(const char *url, const char *body, long offset, long
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row is not an object", url, i);
             goto out;
         }
-        r->rows[offset + i] = row;
+        r->rows[(long)at] = row;
     }
 out:
     cJSON_Delete(o);
     return rc;
+}
+
+// The viewer serves Hub rows as the loader script built them; where that differs from the
+// original-author adapters' canonical rows only in form, bring it to theirs, so the canonical
+// digest does not depend on the source: the social_i_qa script kept each label line's "\n".
+static void viewer_canonical_row(const struct task_def *t, cJSON *row) {
+    if (strcmp(t->name, "social_iqa")) return;
+    cJSON *l = cJSON_GetObjectItemCaseSensitive(row, "label");
+    if (!cJSON_IsString(l)) return;
+    size_t n = strlen(l->valuestring);
+    while (n > 0 && (l->valuestring[n - 1] == '\n' || l->valuestring[n - 1] == '\r')) n--;
+    char buf[32];
+    if (n == strlen(l->valuestring) || n >= sizeof buf) return;
+    memcpy(buf, l->valuestring, n);
+    buf[n] = '\0';
+    cJSON_ReplaceItemInObjectCaseSensitive(row, "label", cJSON_CreateString(buf));
 }
 
 static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *vs, struct source_result *r,
@@ -90,7 +119,8 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     if (rc) return rc;
     // The first page's rows for the progress bar: the registry's count, as the total is not known yet.
     long first_units = c->t->n_docs < VIEWER_PAGE ? c->t->n_docs : VIEWER_PAGE;
-    struct http_request first = {.url = first_url, .gzip = 1, .units = first_units > 0 ? first_units : 0};
+    struct http_request first = {.url = first_url, .gzip = 1, .units = first_units > 0 ? first_units : 0,
+                                 .max_bytes = VIEWER_PAGE_MAX_BYTES};
     xsa_error e1 = {0};
     if ((rc = http_fetch(c->http, &first, 1, not_found, &e1))) {
         if (*not_found)
@@ -121,6 +151,13 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     if ((rc = viewer_take_page(first_url, first.body, 0, -1, &total, r, err))) goto out;
     EVP_DigestUpdate(md, first.body, first.len);
     str_copy(r->url, sizeof r->url, first_url);
+    // A different size is an error anyway (the registry's pin): say so before fetching every page.
+    if (c->t->n_docs > 0 && total != c->t->n_docs && !c->opt->allow_data_change) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: data mismatch: %ld rows, expected %d (%s reports num_rows_total %ld); "
+                      "the data changed upstream; pass --allow-data-change to accept it",
+                      c->t->name, total, c->t->n_docs, first_url, total);
+        goto out;
+    }
     n_pages = (int)((total + VIEWER_PAGE - 1) / VIEWER_PAGE) - 1;
     if (n_pages > 0) {
         reqs = calloc((size_t)n_pages, sizeof *reqs);
@@ -130,7 +167,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
             long off = (long)(p + 1) * VIEWER_PAGE;
             long len = total - off < VIEWER_PAGE ? total - off : VIEWER_PAGE;
             rc = viewer_url(c, vs, off, len, urls[p], sizeof urls[p], err);
-            reqs[p] = (struct http_request){.url = urls[p], .units = len, .gzip = 1};
+            reqs[p] = (struct http_request){.url = urls[p], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES};
         }
         if (!rc) rc = http_fetch(c->http, reqs, n_pages, NULL, err);
         for (int p = 0; p < n_pages && !rc; p++) {
@@ -141,6 +178,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     }
     if (!rc) {
         r->n = (int)total;
+        for (long i = 0; i < total; i++) viewer_canonical_row(c->t, r->rows[i]);
         unsigned char dg[32];
         unsigned int dl = 0;
         EVP_DigestFinal_ex(md, dg, &dl);

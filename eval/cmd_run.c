@@ -16,7 +16,7 @@ static void usage(FILE *f) {
             "  --xsa SPEC            all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)\n"
             "  --tokenizer FILE      tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin\n"
             "  --num-fewshot K       few-shot examples (lm-eval's sampler, seed 1234; default 0)\n"
-            "  --limit N             first N documents of each task\n"
+            "  --limit N             first N documents of each task (0 < N < 1: that fraction of them, rounded up)\n"
             "  --output DIR          results folder (default ./results)\n"
             "  --log-samples         one JSONL per task with every request's tokens and scores\n"
             "  --batch-tokens N      tokens per backend call (default 4096)\n"
@@ -46,6 +46,21 @@ static int parse_int(const char *flag, const char *s, int lo, int *out) {
         return 2;
     }
     *out = (int)v;
+    return 0;
+}
+
+// --limit N (the first N documents) or, as lm-eval, a fraction F in (0, 1): the first
+// ceil(F * documents) of each task; a number >= 1 with a fractional part is truncated (int(F)).
+static int parse_limit(const char *s, struct run_options *o) {
+    if (!strpbrk(s, ".eE")) return parse_int("--limit", s, 1, &o->limit);
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v > 0) || v > 1 << 30) {
+        fprintf(stderr, "xsa-eval run: --limit expects an integer >= 1 or a fraction in (0, 1), got '%s'\n", s);
+        return 2;
+    }
+    if (v < 1) o->limit_fraction = v;
+    else o->limit = (int)v;
     return 0;
 }
 
@@ -96,7 +111,7 @@ int cmd_run(int argc, char **argv) {
         case OPT_XSA: o.xsa = optarg; break;
         case OPT_TOKENIZER: o.tokenizer = optarg; break;
         case OPT_FEWSHOT: if ((rc = parse_int("--num-fewshot", optarg, 0, &o.num_fewshot))) return rc; break;
-        case OPT_LIMIT: if ((rc = parse_int("--limit", optarg, 1, &o.limit))) return rc; break;
+        case OPT_LIMIT: if ((rc = parse_limit(optarg, &o))) return rc; break;
         case OPT_LOG_SAMPLES: o.log_samples = 1; break;
         case OPT_BATCH_TOKENS: if ((rc = parse_int("--batch-tokens", optarg, 1, &o.batch_tokens))) return rc; break;
         case OPT_DATA_DIR: o.data.data_dir = optarg; break;

@@ -37,11 +37,10 @@ int compare_inputs_differ(const struct results *a, const struct results *b, char
     if (only_a[0] || only_b[0])
         appendf(why, cap, "task sets differ (only in A: %s; only in B: %s)%s", only_a[0] ? only_a : "none",
                 only_b[0] ? only_b : "none", "");
-    if (a->limit != b->limit) {
+    if (a->limit != b->limit || a->limit_fraction != b->limit_fraction) {
         char la[32], lb[32];
-        snprintf(la, sizeof la, a->limit < 0 ? "none" : "%d", a->limit);
-        snprintf(lb, sizeof lb, b->limit < 0 ? "none" : "%d", b->limit);
-        appendf(why, cap, "limits differ (A: %s, B: %s)%s", la, lb, "");
+        appendf(why, cap, "limits differ (A: %s, B: %s)%s", results_limit_text(a, la, sizeof la),
+                results_limit_text(b, lb, sizeof lb), "");
     }
     if (a->num_fewshot != b->num_fewshot) {
         char fa[32], fb[32];
@@ -270,6 +269,11 @@ static void fmt_p(double p, char buf[32]) {
     else snprintf(buf, 32, "%.1e", p);
 }
 
+static void fmt_ppl(double v, char buf[48]) {
+    if (isfinite(v)) snprintf(buf, 48, "%.3f", v);
+    else snprintf(buf, 48, "n/a (overflow)");
+}
+
 static int value_se(struct sbuf *o, double v, double se) {  // fractions -> "43.25 ± 2.48"
     if (isnan(se)) return sbuf_printf(o, " %.2f |", v * 100);
     return sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v * 100, se * 100);
@@ -323,9 +327,15 @@ int compare_markdown(const struct results *a, const struct results *b, const str
     if (!rc) rc = avg_row(o, "all", &c->all);
     for (int i = 0; i < c->n_rows && !rc; i++) {
         const struct compare_row *r = &c->rows[i];
-        if (r->has_ppl)
-            rc = sbuf_printf(o, "\n%s perplexity (lower is better): A %.3f, B %.3f (B/A = %.4f).\n", r->task, r->ppl_a,
-                             r->ppl_b, r->ppl_b / r->ppl_a);
+        if (!r->has_ppl) continue;
+        // A perplexity past DBL_MAX (lm-eval's math.exp raises there) is null in the file.
+        char pa[48], pb[48];
+        fmt_ppl(r->ppl_a, pa);
+        fmt_ppl(r->ppl_b, pb);
+        rc = sbuf_printf(o, "\n%s perplexity (lower is better): A %s, B %s", r->task, pa, pb);
+        if (!rc && isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0)
+            rc = sbuf_printf(o, " (B/A = %.4f)", r->ppl_b / r->ppl_a);
+        if (!rc) rc = sbuf_puts(o, ".\n");
     }
     char iters[32];
     report_thousands(c->iters, iters);

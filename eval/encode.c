@@ -33,13 +33,18 @@ int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, c
     ctx_enc->n = cont_enc->n = 0;
     if (clen == 0) {
         // TemplateLM.loglikelihood: an empty context becomes [prefix_token_id]; the continuation
-        // is encoded without special tokens.
+        // is encoded without special tokens. When the continuation already starts with the
+        // prefix token, that token is the context instead (v0.4.12; reference/tasks.md §1.5).
         int rc = encode_text(tok, opt, continuation, tlen, 0, cont_enc, err);
         if (rc) return rc;
         if (opt->prefix_token_id < 0)
             return xsa_fail(err, XSA_EBADINPUT, "%s: empty context but the tokenizer has neither BOS nor EOS",
                             tokenizer_path(tok));
         if (ivec_push(ctx_enc, opt->prefix_token_id)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (cont_enc->n > 0 && cont_enc->v[0] == opt->prefix_token_id) {
+            memmove(cont_enc->v, cont_enc->v + 1, (cont_enc->n - 1) * sizeof *cont_enc->v);
+            cont_enc->n--;
+        }
         return 0;
     }
     // Trailing whitespace (Python str.rstrip's set) moves onto the continuation.
@@ -66,6 +71,11 @@ int encode_request(const struct tokenizer *tok, const struct encode_options *opt
     memset(out, 0, sizeof *out);
     struct ivec ctx = {0};
     int rc = encode_pair(tok, opt, context, continuation, &ctx, &out->cont, err);
+    // lm-eval asserts both parts are non-empty (_loglikelihood_tokens); a context of only
+    // whitespace encodes to nothing when the tokenizer adds no BOS.
+    if (!rc && ctx.n == 0)
+        rc = xsa_fail(err, XSA_EBADINPUT, "context \"%.60s\" encodes to no tokens (only whitespace, and the tokenizer "
+                      "adds no BOS); lm-eval rejects it too", context);
     if (!rc && out->cont.n == 0)
         rc = xsa_fail(err, XSA_EBADINPUT, "continuation \"%.60s\" encodes to no tokens after context \"%.60s\"",
                       continuation, context);

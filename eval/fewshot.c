@@ -90,6 +90,11 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
                 rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
             used++;
         }
+        if (!rc && used < k)  // lm-eval asserts len(examples) == k here
+            rc = xsa_fail(err, XSA_EBADINPUT,
+                          "%s doc %d: its few-shot draw holds the document itself more than once, leaving %d of %d "
+                          "examples (lm-eval fails here too); remove duplicate rows from the %s split",
+                          t->name, d, used, k, t->fewshot_split);
         if (!rc && !s.s && sbuf_puts(&s, "")) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
         fs->prefix[d] = s.s;
         fs->n_docs = d + 1;

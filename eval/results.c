@@ -25,6 +25,31 @@ int results_is_paper_task(const char *name) {
     return 0;
 }
 
+const char *results_limit_text(const struct results *r, char *buf, size_t cap) {
+    if (r->limit_fraction > 0) snprintf(buf, cap, "%g", r->limit_fraction);
+    else if (r->limit < 0) snprintf(buf, cap, "none");
+    else snprintf(buf, cap, "%d", r->limit);
+    return buf;
+}
+
+// lm-eval's `limit`: null, an int, or the float given (a fraction of each task's documents),
+// written as Python prints it (shortest digits that read back exactly).
+static void write_limit(struct jsonw *w, const struct results *r) {
+    if (r->limit_fraction > 0) {
+        int p = 1;
+        char buf[32];
+        for (; p < 17; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, r->limit_fraction);
+            if (strtod(buf, NULL) == r->limit_fraction) break;
+        }
+        jsonw_num_prec(w, "limit", r->limit_fraction, p);
+    } else if (r->limit < 0) {
+        jsonw_null(w, "limit");
+    } else {
+        jsonw_int(w, "limit", r->limit);
+    }
+}
+
 const struct task_result *results_find_task(const struct results *r, const char *name) {
     for (int i = 0; i < r->n_tasks; i++)
         if (!strcmp(r->tasks[i].name, name)) return &r->tasks[i];
@@ -159,8 +184,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_str(&w, "model_dtype", r->model.dtype);
     jsonw_str(&w, "batch_size", "packed");
     jsonw_str(&w, "device", r->device);
-    if (r->limit < 0) jsonw_null(&w, "limit");
-    else jsonw_int(&w, "limit", r->limit);
+    write_limit(&w, r);
     jsonw_int(&w, "bootstrap_iters", 100000);
     jsonw_int(&w, "fewshot_seed", 1234);
     jsonw_end(&w);
@@ -195,8 +219,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
         jsonw_end(&w);
     }
     jsonw_end(&w);
-    if (r->limit < 0) jsonw_null(&w, "limit");
-    else jsonw_int(&w, "limit", r->limit);
+    write_limit(&w, r);
     jsonw_int(&w, "num_fewshot", r->num_fewshot);
     jsonw_bool(&w, "share_prefixes", r->share_prefixes);
     jsonw_object(&w, "per_doc");
@@ -341,10 +364,12 @@ static int read_metrics(struct rd *c, const cJSON *tres, struct task_result *t) 
         if (t->n_metrics >= RESULTS_MAX_METRICS)
             return bad(c, "results.%s: more metrics than supported (%s)", t->name, k);
         if (bn >= sizeof t->metric[0]) return bad(c, "results.%s: metric name too long: %s", t->name, k);
-        if (!cJSON_IsNumber(v)) return bad(c, "results.%s: \"%s\" must be a number", t->name, k);
+        // null: a non-finite value (the writer's form for an overflowed perplexity).
+        if (!cJSON_IsNumber(v) && !cJSON_IsNull(v))
+            return bad(c, "results.%s: \"%s\" must be a number", t->name, k);
         int m = t->n_metrics++;
         memcpy(t->metric[m], base, bn + 1);
-        t->value[m] = v->valuedouble;
+        t->value[m] = cJSON_IsNull(v) ? NAN : v->valuedouble;
         char sk[96];
         snprintf(sk, sizeof sk, "%s_stderr,none", base);
         const cJSON *se = get(tres, sk);
@@ -474,7 +499,13 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         (rc = get_int(c, be, "threads", &r->threads, 0)))
         return rc;
     r->limit = -1;
-    if ((rc = get_int(c, xe, "limit", &r->limit, 0)) || (rc = get_int(c, xe, "num_fewshot", &r->num_fewshot, 0)) ||
+    const cJSON *lim = get(xe, "limit");
+    if (cJSON_IsNumber(lim) && lim->valuedouble > 0 && lim->valuedouble < 1) {
+        r->limit_fraction = lim->valuedouble;  // a fractional --limit
+    } else if ((rc = get_int(c, xe, "limit", &r->limit, 0))) {
+        return rc;
+    }
+    if ((rc = get_int(c, xe, "num_fewshot", &r->num_fewshot, 0)) ||
         (rc = get_bool(c, xe, "share_prefixes", &r->share_prefixes)))
         return rc;
     if (r->limit < -1) return bad(c, "xsa_eval.limit must be null or non-negative%s%s", "", "");

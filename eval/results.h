@@ -44,6 +44,7 @@ struct results {
     char device[32], device_desc[256];
     int threads;
     int limit;                     // -1 when none
+    double limit_fraction;         // in (0, 1) for a fractional --limit (then limit is -1); else 0
     int num_fewshot;
     int share_prefixes;
     double start_time, end_time;   // Unix seconds
@@ -71,5 +72,7 @@ const char *results_preferred_metric(const struct task_result *t);
 // 1 for the XSA paper's eight tasks (arc_easy boolq hellaswag lambada_openai openbookqa piqa
 // social_iqa winogrande), else 0.
 int results_is_paper_task(const char *name);
+// "none", "400" or "0.1" (a fractional limit) into buf.
+const char *results_limit_text(const struct results *r, char *buf, size_t cap);
 
 #endif

@@ -63,6 +63,8 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, 0, &td->docs, &n_all, err);
     td->n_rows = n_all;
     td->n_docs = opt->limit > 0 && opt->limit < n_all ? opt->limit : n_all;
+    if (opt->limit_fraction > 0 && opt->limit_fraction < 1)  // lm-eval: int(math.ceil(len(docs) * limit))
+        td->n_docs = (int)ceil((double)n_all * opt->limit_fraction);
     for (int i = 0; where && i < n_rows; i++) free(where[i]);
     free(where);
     data_rows_free(rows, n_rows);
@@ -260,7 +262,7 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
                 char msg[sizeof err->msg];
                 snprintf(msg, sizeof msg, "%s", err->msg);
                 err->code = 0;
-                rc = xsa_fail(err, rc, "%s doc %d request %d: %s", td->def->name, doc->doc_id, c, msg);
+                rc = xsa_fail(err, rc, "%s: %s doc %d request %d: %s", td->source, td->def->name, doc->doc_id, c, msg);
                 break;
             }
             for (size_t i = 0; i < enc[k].input.n && !rc; i++)
@@ -312,6 +314,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     snprintf(r->version, sizeof r->version, "%s", XSA_EVAL_VERSION);
     snprintf(r->command, sizeof r->command, "%s", opt->command ? opt->command : "");
     r->limit = opt->limit;
+    r->limit_fraction = opt->limit_fraction;
     r->num_fewshot = opt->num_fewshot;
     r->share_prefixes = opt->share;
     r->start_time = now_s();
@@ -401,6 +404,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int n_tasks = 0;
     int rc = task_expand_list(opt->tasks, defs, RUN_MAX_TASKS, &n_tasks, err);
     if (rc) return rc;
+    // --offline: name every missing task at once, with the download command (data/data.h).
+    if ((rc = data_check_offline(defs, n_tasks, &opt->data, err))) return rc;
     struct task_data tds[RUN_MAX_TASKS];
     int loaded = 0;
     for (int i = 0; i < n_tasks && !rc; i++) {

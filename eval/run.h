@@ -17,6 +17,7 @@ struct run_options {
     const char *tokenizer;    // --tokenizer FILE (NULL: found beside the checkpoint)
     int num_fewshot;
     int limit;                // -1: all docs
+    double limit_fraction;    // in (0, 1): --limit as a fraction, ceil(n * f) docs per task (lm-eval); else 0
     const char *output;       // results folder
     int log_samples;
     int batch_tokens;

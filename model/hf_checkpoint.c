@@ -182,7 +182,19 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     struct hf_loader ld = {.dir = dir};
     rc = safetensors_open_dir(&ld.st, dir, err);
     if (rc) return rc;
-    rc = model_alloc_weights(m, hc.attn_bias, hc.mlp_bias, err);
+    // Every weight comes from its own tensor, so a config that needs more values than the
+    // checkpoint holds cannot match it: say so before allocating what it implies.
+    long long need = model_count_params(&m->cfg, hc.attn_bias, hc.mlp_bias), have = 0;
+    for (int i = 0; i < ld.st.n_tensors; i++) {
+        long long numel = 1;
+        for (int d = 0; d < ld.st.tensors[i].ndim; d++) numel *= ld.st.tensors[i].shape[d];  // <= 2^40 each
+        have += numel;
+    }
+    if (need < 0) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    else if (need > have)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: implies %lld parameters but the checkpoint's tensors hold only %lld values; this config does not describe these weights",
+                      path, need, have);
+    if (!rc) rc = model_alloc_weights(m, hc.attn_bias, hc.mlp_bias, err);
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
     for (int i = 0; i < ld.st.n_tensors && !rc; i++) {
         const struct st_tensor *t = &ld.st.tensors[i];

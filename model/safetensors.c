@@ -61,6 +61,39 @@ static int json_u64(const cJSON *j, uint64_t *out) {
     return 0;
 }
 
+// ---- name index: open addressing over tensor indices, kept at most half full ----
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+// Adds tensors[i] to the index (its name is not there yet); 0, or -1 when memory runs out.
+static int index_add(struct safetensors *st, int i) {
+    size_t cap = st->index ? st->index_mask + 1 : 0;
+    if ((size_t)st->n_tensors * 2 + 2 > cap) {  // grow and rehash every tensor so far
+        size_t nc = cap ? cap : 64;
+        while (nc < (size_t)st->n_tensors * 4 + 4) nc *= 2;
+        int32_t *ix = malloc(nc * sizeof *ix);
+        if (!ix) return -1;
+        memset(ix, 0xFF, nc * sizeof *ix);
+        free(st->index);
+        st->index = ix;
+        st->index_mask = nc - 1;
+        for (int k = 0; k < st->n_tensors; k++) {
+            if (k == i) continue;
+            size_t h = (size_t)name_hash(st->tensors[k].name) & st->index_mask;
+            while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
+            st->index[h] = k;
+        }
+    }
+    size_t h = (size_t)name_hash(st->tensors[i].name) & st->index_mask;
+    while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
+    st->index[h] = i;
+    return 0;
+}
+
 static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t data_size,
                        const unsigned char *data, xsa_error *err) {
     const char *path = st->files[file].path, *name = e->string;
@@ -86,8 +119,9 @@ static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t 
         if (json_u64(cJSON_GetArrayItem(js, d), &n) || n > (1ull << 40))
             return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has an invalid shape; the file is corrupt", path, name);
         t->shape[d] = (int64_t)n;
+        if (n && numel > (1ull << 40) / n)  // checked before multiplying: no wrap-around to a small count
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is impossibly large", path, name);
         numel *= n;
-        if (numel > (1ull << 40)) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is impossibly large", path, name);
     }
     uint64_t b, end;
     if (json_u64(cJSON_GetArrayItem(jo, 0), &b) || json_u64(cJSON_GetArrayItem(jo, 1), &end) || b > end)
@@ -107,7 +141,38 @@ static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t 
     t->nbytes = (size_t)(end - b);
     t->file = file;
     st->n_tensors++;
+    if (index_add(st, st->n_tensors - 1)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     return 0;
+}
+
+static int cmp_offsets(const void *a, const void *b) {
+    const struct st_tensor *x = *(const struct st_tensor *const *)a, *y = *(const struct st_tensor *const *)b;
+    if (x->data != y->data) return x->data < y->data ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+// The reference library refuses a file whose tensors, ordered by offsets, leave a gap, overlap,
+// or do not end at the end of the file; so do we (it also bounds the values a file can claim).
+static int check_tiling(const struct safetensors *st, int first, const unsigned char *data, size_t data_size,
+                        const char *path, xsa_error *err) {
+    int n = st->n_tensors - first;
+    const struct st_tensor **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    for (int i = 0; i < n; i++) v[i] = &st->tensors[first + i];
+    qsort(v, (size_t)n, sizeof *v, cmp_offsets);
+    const unsigned char *at = data;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (v[i]->data != at)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' starts at data offset %zu where %zu was expected (a gap or an overlap); the file is corrupt",
+                          path, v[i]->name, (size_t)(v[i]->data - data), (size_t)(at - data));
+        at = v[i]->data + v[i]->nbytes;
+    }
+    if (!rc && at != data + data_size)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: the tensors cover %zu of the %zu bytes of the data region; the file is corrupt",
+                      path, (size_t)(at - data), data_size);
+    free(v);
+    return rc;
 }
 
 int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err) {
@@ -146,6 +211,7 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
     st->tensors = nt;
     const unsigned char *data = p + 8 + hlen;
     size_t data_size = size - 8 - (size_t)hlen;
+    int first = st->n_tensors;
     const cJSON *e;
     cJSON_ArrayForEach(e, h) {
         if (!strcmp(e->string, "__metadata__")) continue;
@@ -156,6 +222,7 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
         if ((rc = parse_entry(st, fi, e, data_size, data, err))) break;
     }
     cJSON_Delete(h);
+    if (!rc) rc = check_tiling(st, first, data, data_size, path, err);
     return rc;
 }
 
@@ -231,8 +298,9 @@ int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err
 }
 
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name) {
-    for (int i = 0; i < st->n_tensors; i++)
-        if (!strcmp(st->tensors[i].name, name)) return &st->tensors[i];
+    if (!st->index) return NULL;
+    for (size_t h = (size_t)name_hash(name) & st->index_mask; st->index[h] >= 0; h = (h + 1) & st->index_mask)
+        if (!strcmp(st->tensors[st->index[h]].name, name)) return &st->tensors[st->index[h]];
     return NULL;
 }
 
@@ -278,5 +346,6 @@ void safetensors_close(struct safetensors *st) {
     }
     free(st->tensors);
     free(st->files);
+    free(st->index);
     memset(st, 0, sizeof *st);
 }

@@ -2,7 +2,8 @@
 // Layout of a file: u64 LE header length N, N bytes of JSON
 // {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the
 // data region; offsets are relative to its start. Every entry is validated at open time
-// (known dtype, offsets inside the data region, end - begin == numel * dtype size), so a
+// (known dtype, offsets inside the data region, end - begin == numel * dtype size, and, as the
+// reference library demands, the tensors tile the data region without gap or overlap), so a
 // reader never touches bytes outside the mapping.
 #ifndef XSA_MODEL_SAFETENSORS_H
 #define XSA_MODEL_SAFETENSORS_H
@@ -41,6 +42,8 @@ struct safetensors {
     int n_files;
     struct st_tensor *tensors;  // (n_tensors)
     int n_tensors;
+    int32_t *index;             // (index_mask + 1) hash of tensor names -> tensor index, -1 empty
+    size_t index_mask;
 };
 
 // Opens `dir`/model.safetensors, or every shard named by `dir`/model.safetensors.index.json.

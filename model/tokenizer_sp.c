@@ -267,6 +267,7 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
     // Pass 2: the fields.
     r = pb_reader_init(data, len);
     while ((rc = pb_next(&r, &f, &why)) == 1) {
+        rc = 0;  // other fields (self_test_data, unknown ones) are skipped, as protobuf does
         if (f.wire != PB_BYTES) continue;
         if (f.number == 1) rc = sp_read_piece(m, path, &f, err);
         else if (f.number == 2) rc = sp_read_trainer(&spec, path, &f, err);

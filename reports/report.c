@@ -123,8 +123,8 @@ int report_provenance(struct sbuf *o, const struct results *const *rs, const cha
     for (int i = 0; i < n && !rc; i++) rc = sbuf_printf(o, " %s |", rs[i]->version[0] ? rs[i]->version : "?");
     if (!rc) rc = sbuf_puts(o, "\n| limit / few-shot |");
     for (int i = 0; i < n && !rc; i++) {
-        if (rs[i]->limit < 0) rc = sbuf_printf(o, " none / %d |", rs[i]->num_fewshot);
-        else rc = sbuf_printf(o, " %d / %d |", rs[i]->limit, rs[i]->num_fewshot);
+        char lim[32];
+        rc = sbuf_printf(o, " %s / %d |", results_limit_text(rs[i], lim, sizeof lim), rs[i]->num_fewshot);
     }
     if (!rc) rc = sbuf_puts(o, "\n| load / tokenize / score / total (s) |");
     for (int i = 0; i < n && !rc; i++)
@@ -259,6 +259,7 @@ int report_markdown(const struct results *const *rs, const char *const *paths, i
                 const struct task_result *tr = results_find_task(rs[i], names[t]);
                 int m = tr ? results_metric_index(tr, "perplexity") : -1;
                 if (m < 0) rc = sbuf_puts(o, " - |");
+                else if (!isfinite(tr->value[m])) rc = sbuf_puts(o, " n/a (overflow) |");  // null in the file
                 else if (isnan(tr->stderr_[m])) rc = sbuf_printf(o, " %.2f |", tr->value[m]);
                 else rc = sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", tr->value[m], tr->stderr_[m]);
             }

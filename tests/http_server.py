@@ -1,19 +1,29 @@
 #!/usr/bin/env python3
 """Loopback test server for xsa-eval's downloads (standard library only).
 
-Serves synthetic rows in the Hugging Face dataset viewer's /rows JSON shape, synthetic Hub
-files and original-author files (plain JSONL and zip), with HTTP Range support, and injects
-faults chosen by the URL prefix /<tag>/<fault>/<count>/...: the fault hits the first <count>
-requests under that prefix, later ones are served normally. Faults:
+Serves synthetic rows in the Hugging Face dataset viewer's /rows JSON shape (each of the nine
+datasets with its real schema and the `features` the real viewer reports), synthetic Hub files
+and the original authors' files (plain JSONL and zip) holding the same rows in the authors'
+formats, with HTTP Range support, and injects faults chosen by the URL prefix
+/<tag>/<fault>/<count>/...: the fault hits the first <count> requests under that prefix, later
+ones are served normally. Faults:
   ok          no fault                        500      HTTP 500
-  429         HTTP 429 with Retry-After: 1    reset    connection reset mid-body
-  short       body shorter than Content-Length stall   body stalls for --stall seconds
-  wrongcount  valid JSON, one row fewer       404      HTTP 404 (always: count ignored)
-  loop        redirect to itself (always)     slow     each response delayed 0.3 s
+  429         HTTP 429 with Retry-After: 1    429date  HTTP 429, Retry-After as an HTTP-date 2 s ahead
+  reset       connection reset mid-body       short    body shorter than Content-Length
+  stall       body stalls for --stall seconds
+Always active (count ignored):
+  404         HTTP 404                        loop     redirect to itself
+  wrongcount  valid JSON, one row fewer       slow     each response delayed 0.3 s
+  shuffle     rows of a page in reverse order truncated  first row of a page has truncated_cells
+  partial     "partial": true                 growing  num_rows_total grows by one per request
+  huge        num_rows_total = 1000000        bigpage  a 17 MB row
+  norange     Range ignored (200, whole file) offrange 206 starting 10 bytes before the asked range
+  lfs         302 to /<tag>/cdn/0/... with X-Repo-Commit; cdn: files without X-Repo-Commit
+  away        302 to --redirect-base + the rest of the path
 Binds 127.0.0.1 on an ephemeral port, writes the port to --port-file, logs one JSON line per
 request to --log (--real NAME=PATH serves a real file instead), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
 """
-import argparse, io, json, os, socket, ssl, struct, sys, threading, time, zipfile
+import argparse, email.utils, io, json, os, socket, ssl, struct, sys, threading, time, zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
 
@@ -23,27 +33,128 @@ HITS = {}          # prefix -> requests seen
 LAST = {}          # prefix -> time of the last request (for Retry-After checks)
 
 
-def viewer_row(dataset, i):
-    return {"id": "%s-%d" % (dataset, i), "question_stem": "Caf\u00e9 \"%d\"\tquestion?" % i,
-            "choices": {"text": ["a%d" % i, "b", "c", "d"], "label": ["A", "B", "C", "D"]},
-            "answerKey": "ABCD"[i % 4]}
+def V(dtype="string"):
+    return {"dtype": dtype, "_type": "Value"}
+
+
+CHOICES = {"feature": {"text": V(), "label": V()}, "_type": "Sequence"}
+# Per dataset: the features the real viewer reports, in order (ClassLabel rows hold the int).
+FEATURES = {
+    "allenai/ai2_arc": [("id", V()), ("question", V()), ("choices", CHOICES), ("answerKey", V())],
+    "allenai/openbookqa": [("id", V()), ("question_stem", V()), ("choices", CHOICES), ("answerKey", V())],
+    "aps/super_glue": [("question", V()), ("passage", V()), ("idx", V("int32")),
+                       ("label", {"names": ["False", "True"], "_type": "ClassLabel"})],
+    "Rowan/hellaswag": [("ind", V("int32")), ("activity_label", V()), ("ctx_a", V()), ("ctx_b", V()), ("ctx", V()),
+                        ("endings", {"feature": V(), "_type": "Sequence"}), ("source_id", V()), ("split", V()),
+                        ("split_type", V()), ("label", V())],
+    "EleutherAI/lambada_openai": [("text", V())],
+    "baber/piqa": [("goal", V()), ("sol1", V()), ("sol2", V()), ("label", {"names": ["0", "1"], "_type": "ClassLabel"})],
+    "allenai/social_i_qa": [("context", V()), ("question", V()), ("answerA", V()), ("answerB", V()), ("answerC", V()),
+                            ("label", V())],
+    "lighteval/siqa": [("context", V()), ("question", V()), ("answerA", V()), ("answerB", V()), ("answerC", V()),
+                       ("label", V())],
+    "allenai/winogrande": [("sentence", V()), ("option1", V()), ("option2", V()), ("answer", V())],
+}
+
+
+def mc(i, n=4, digits=False):
+    """ARC-style choices: some questions have 3 or 5 options or labels "1".."4", as the real data does."""
+    n = 3 if i % 7 == 3 else 5 if i % 11 == 5 else n
+    labels = [str(k + 1) for k in range(n)] if digits or i % 13 == 4 else list("ABCDE"[:n])
+    texts = ["caf\u00e9 \"%d\" opt\u00edon %d\t" % (i, k) if k == 0 else "option %d/%d" % (i, k) for k in range(n)]
+    return texts, labels, labels[i % n]
+
+
+def hf_row(dataset, i):
+    """Row i of `dataset` as the viewer serves it (the Hugging Face schema)."""
+    if dataset == "allenai/ai2_arc":
+        t, l, k = mc(i)
+        return {"id": "Mercury_%d" % i, "question": "Which \u00b0C value? (%d) \u2014 \"quoted\"" % i,
+                "choices": {"text": t, "label": l}, "answerKey": k}
+    if dataset == "allenai/openbookqa":
+        t, l, k = mc(i, 4)
+        return {"id": "%d-%d" % (7 + i, i), "question_stem": "The sun is responsible for %d" % i,
+                "choices": {"text": t[:4], "label": l[:4]}, "answerKey": l[:4][i % len(l[:4])]}
+    if dataset == "aps/super_glue":
+        return {"question": "is question %d true" % i, "passage": "Title %d -- Passage with \u00e9 and \"q\"." % i,
+                "idx": i, "label": i % 2}
+    if dataset == "Rowan/hellaswag":
+        return {"ind": 24 + i, "activity_label": "Removing ice from car", "ctx_a": "Then, the man writes %d." % i,
+                "ctx_b": "then", "ctx": "Then, the man writes %d. then" % i,
+                "endings": [", the man [title] cleans %d." % i, "the man stops.", "he drives  off.", "it rains."],
+                "source_id": "activitynet~v_%d" % i, "split": "val", "split_type": "indomain" if i % 2 else "zeroshot",
+                "label": str(i % 4)}
+    if dataset == "EleutherAI/lambada_openai":
+        return {"text": "synthetic passage number %d ends with word%d" % (i, i)}
+    if dataset == "baber/piqa":
+        return {"goal": "How do I do thing %d?" % i, "sol1": "First way %d " % i, "sol2": "Second  way", "label": i % 2}
+    if dataset in ("allenai/social_i_qa", "lighteval/siqa"):
+        # The social_i_qa loader script kept each dev-labels.lst line's newline.
+        return {"context": "Tracy did thing %d." % i, "question": "What will Tracy want?", "answerA": "rest",
+                "answerB": "eat %d" % i, "answerC": "sleep",
+                "label": "123"[i % 3] + ("\n" if dataset == "allenai/social_i_qa" else "")}
+    if dataset == "allenai/winogrande":
+        return {"sentence": "Ann helped Bo because _ was kind %d." % i, "option1": "Ann", "option2": "Bo",
+                "answer": "12"[i % 2]}
+    raise KeyError(dataset)
+
+
+def jsonl(rows):
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def zipped(members):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in members:
+            z.writestr(name, text)
+    return buf.getvalue()
+
+
+def arc_original(dataset, i, stem_key="stem"):
+    r = hf_row(dataset, i)
+    stem = r.get("question", r.get("question_stem"))
+    return {"id": r["id"], "question": {stem_key: stem, "choices": [{"text": t, "label": l} for t, l in
+            zip(r["choices"]["text"], r["choices"]["label"])]}, "answerKey": r["answerKey"]}
 
 
 def synth_file(name, n):
-    """Bytes of a synthetic original/Hub file named `name` with n rows, or None."""
+    """Bytes of a synthetic original/Hub file named `name` with n rows (the same rows as hf_row), or None."""
+    rng = range(n)
     if name == "lambada_test.jsonl":
-        return "".join(json.dumps({"text": "synthetic passage number %d ends with word%d" % (i, i)}) + "\n"
-                       for i in range(n)).encode()
+        return jsonl(hf_row("EleutherAI/lambada_openai", i) for i in rng).encode()
     if name == "winogrande_1.1.zip":
-        dev = "".join(json.dumps({"qID": "q%d" % i, "sentence": "Ann helped Bo because _ was kind %d." % i,
-                                  "option1": "Ann", "option2": "Bo", "answer": "12"[i % 2]}) + "\n"
-                      for i in range(n))
-        labels = "".join("12"[i % 2] + "\n" for i in range(n))
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            z.writestr("winogrande_1.1/dev.jsonl", dev)
-            z.writestr("winogrande_1.1/dev-labels.lst", labels)
-        return buf.getvalue()
+        dev = jsonl(dict(qID="q%d" % i, **hf_row("allenai/winogrande", i)) for i in rng)
+        labels = "".join(hf_row("allenai/winogrande", i)["answer"] + "\n" for i in rng)
+        return zipped([("winogrande_1.1/dev.jsonl", dev), ("winogrande_1.1/dev-labels.lst", labels)])
+    if name == "ARC-V1-Feb2018.zip":
+        d = jsonl(arc_original("allenai/ai2_arc", i) for i in rng)
+        return zipped([("ARC-V1-Feb2018-2/ARC-Easy/ARC-Easy-Test.jsonl", d),
+                       ("ARC-V1-Feb2018-2/ARC-Challenge/ARC-Challenge-Test.jsonl", d)])
+    if name == "OpenBookQA-V1-Sep2018.zip":
+        d = jsonl(arc_original("allenai/openbookqa", i) for i in rng)
+        return zipped([("OpenBookQA-V1-Sep2018/Data/Main/test.jsonl", d)])
+    if name == "BoolQ.zip":
+        rows = (hf_row("aps/super_glue", i) for i in rng)
+        d = jsonl({"question": r["question"], "passage": r["passage"], "idx": r["idx"], "label": bool(r["label"])}
+                  for r in rows)
+        return zipped([("BoolQ/val.jsonl", d)])
+    if name == "hellaswag_val.jsonl":
+        out = []
+        for i in rng:
+            r = hf_row("Rowan/hellaswag", i)
+            out.append({k: r[k] for k in ("ind", "activity_label", "ctx_a", "ctx_b", "ctx", "split", "split_type")})
+            out[-1].update(label=int(r["label"]), endings=r["endings"], source_id=r["source_id"])
+        return jsonl(out).encode()
+    if name == "valid.jsonl":
+        return jsonl({k: hf_row("baber/piqa", i)[k] for k in ("goal", "sol1", "sol2")} for i in rng).encode()
+    if name == "valid-labels.lst":
+        return "".join("%d\n" % hf_row("baber/piqa", i)["label"] for i in rng).encode()
+    if name == "socialiqa-train-dev.zip":
+        rows = [hf_row("lighteval/siqa", i) for i in rng]
+        d = jsonl({k: r[k] for k in ("context", "question", "answerA", "answerB", "answerC")} for r in rows)
+        return zipped([("socialiqa-train-dev/dev.jsonl", d),
+                       ("socialiqa-train-dev/dev-labels.lst", "".join(r["label"] + "\n" for r in rows))])
     return None
 
 
@@ -92,7 +203,9 @@ class Handler(BaseHTTPRequestHandler):
             hit = HITS[prefix]
             gap = now - LAST.get(prefix, now)
             LAST[prefix] = now
-        active = fault if (fault in ("404", "loop", "wrongcount", "slow") or hit <= int(count or 0)) else "ok"
+        always = ("404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
+                  "norange", "offrange", "lfs", "cdn", "away")
+        active = fault if (fault in always or hit <= int(count or 0)) else "ok"
         rng = self.headers.get("Range")
         with open(ARGS.log, "a") as f:
             f.write(json.dumps({"path": self.path, "hit": hit, "fault": active, "range": rng,
@@ -103,27 +216,44 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_body(500, b'{"error":"injected failure"}')
         if active == "429":
             return self.send_body(429, b'{"error":"rate limited"}', extra={"Retry-After": "1"})
+        if active == "429date":
+            when = email.utils.formatdate(time.time() + 2, usegmt=True)
+            return self.send_body(429, b'{"error":"rate limited"}', extra={"Retry-After": when})
+        if active == "lfs":
+            return self.send_body(302, b"", extra={"Location": "/%s/cdn/0/%s" % (tag, rest),
+                                                   "X-Repo-Commit": "fedcba9876543210fedcba9876543210fedcba98"})
+        if active == "away":
+            q = ("?" + url.query) if url.query else ""
+            return self.send_body(302, b"", extra={"Location": "%s/%s%s" % (ARGS.redirect_base, rest, q)})
         if active == "404":
             return self.send_body(404, b'{"error":"The dataset does not exist, or is not accessible."}')
         if active == "loop":
             return self.send_body(302, b"", extra={"Location": self.path})
         if rest == "rows":
-            return self.viewer(parse_qs(url.query), active)
+            return self.viewer(parse_qs(url.query), active, hit)
         return self.file(rest, active, rng)
 
-    def viewer(self, q, fault):
-        key = "%s/%s/%s" % (q.get("dataset", [""])[0], q.get("config", [""])[0], q.get("split", [""])[0])
+    def viewer(self, q, fault, hit):
+        dataset = q.get("dataset", [""])[0]
+        key = "%s/%s/%s" % (dataset, q.get("config", [""])[0], q.get("split", [""])[0])
         if key not in ARGS.rows:
             return self.send_body(404, b'{"error":"The dataset does not exist, or is not accessible."}')
-        total = ARGS.rows[key] - (1 if fault == "wrongcount" else 0)
+        n = ARGS.rows[key]
+        total = {"wrongcount": n - 1, "growing": n + hit - 1, "huge": 1000000}.get(fault, n)
         off, length = int(q.get("offset", ["0"])[0]), int(q.get("length", ["100"])[0])
         if length > 100:
             return self.send_body(422, b'{"error":"Parameter \'length\' must not be greater than 100"}')
-        rows = [{"row_idx": i, "row": viewer_row(key, i), "truncated_cells": []}
+        rows = [{"row_idx": i, "row": hf_row(dataset, i), "truncated_cells": []}
                 for i in range(off, min(off + length, total))]
-        body = json.dumps({"features": [{"feature_idx": 0, "name": "id", "type": {"dtype": "string", "_type": "Value"}}],
-                           "rows": rows, "num_rows_total": total, "num_rows_per_page": 100,
-                           "partial": False}).encode()
+        if fault == "shuffle":
+            rows.reverse()
+        if fault == "truncated" and rows:
+            rows[0]["truncated_cells"] = [FEATURES[dataset][1][0]]
+        if fault == "bigpage" and rows:
+            rows[0]["row"][FEATURES[dataset][1][0]] = "x" * (17 << 20)
+        features = [{"feature_idx": k, "name": name, "type": typ} for k, (name, typ) in enumerate(FEATURES[dataset])]
+        body = json.dumps({"features": features, "rows": rows, "num_rows_total": total, "num_rows_per_page": 100,
+                           "partial": fault == "partial"}).encode()
         self.send_body(200, body, fault=fault if fault in ("reset", "short", "stall") else None)
 
     def file(self, rest, fault, rng):
@@ -136,9 +266,13 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             return self.send_body(404, b"Entry not found", ctype="text/plain")
         extra = {"X-Repo-Commit": "0123456789abcdef0123456789abcdef01234567", "Accept-Ranges": "bytes"}
+        if fault == "cdn":
+            del extra["X-Repo-Commit"]
         status = 200
-        if rng and rng.startswith("bytes=") and rng.endswith("-"):
+        if rng and rng.startswith("bytes=") and rng.endswith("-") and fault != "norange":
             start = int(rng[6:-1])
+            if fault == "offrange":
+                start = max(0, start - 10)
             if start >= len(body):
                 return self.send_body(416, b"", extra={"Content-Range": "bytes */%d" % len(body)})
             extra["Content-Range"] = "bytes %d-%d/%d" % (start, len(body) - 1, len(body))
@@ -158,6 +292,7 @@ def main():
     p.add_argument("--files", action="append", default=[], help="NAME=N")
     p.add_argument("--real", action="append", default=[], help="NAME=PATH: serve a real file for NAME")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    p.add_argument("--redirect-base", default="", help="where the 'away' fault redirects to")
     ARGS = p.parse_args()
     ARGS.rows = {k: int(v) for k, v in (s.rsplit("=", 1) for s in ARGS.rows)}
     ARGS.real = dict(s.split("=", 1) for s in ARGS.real)

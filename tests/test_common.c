@@ -53,6 +53,29 @@ TEST(test_atomic_write_roundtrip) {
     rmdir(dir);
 }
 
+TEST(test_atomic_write_ignores_planted_symlink) {
+    char dir[] = "/tmp/xsa_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256], tmp[300], victim[256];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    snprintf(victim, sizeof victim, "%s/victim.txt", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    xsa_error err = {0};
+    CHECK(file_write_atomic(victim, "keep", 4, &err) == 0);
+    CHECK(symlink(victim, tmp) == 0);  // where our temp file will be
+    CHECK(file_write_atomic(path, "new", 3, &err) == 0);
+    char *data = NULL;
+    CHECK(file_read_all(victim, 100, &data, NULL, &err) == 0);
+    CHECK_STR(data, "keep");
+    free(data);
+    CHECK(file_read_all(path, 100, &data, NULL, &err) == 0);
+    CHECK_STR(data, "new");
+    free(data);
+    unlink(path);
+    unlink(victim);
+    rmdir(dir);
+}
+
 TEST(test_missing_file_error) {
     xsa_error err = {0};
     char *data;
@@ -61,4 +84,4 @@ TEST(test_missing_file_error) {
 }
 
 RUN_TESTS(T(test_ivec_grows), T(test_sbuf_printf), T(test_sha256_known_vector), T(test_atomic_write_roundtrip),
-          T(test_missing_file_error))
+          T(test_missing_file_error), T(test_atomic_write_ignores_planted_symlink))

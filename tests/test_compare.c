@@ -293,6 +293,45 @@ TEST(check_rule) {
     CHECK_EQ_INT(verdict("xsa.json", "xsa_other_data.json", 1, 0.05, &v), XSA_EBADINPUT);
 }
 
+// Edge cases: a task of one document (stderr N/A), a NaN per-document value, an overflowed
+// LAMBADA perplexity. Numbers stay defined, the report prints no "nan", bad values are refused.
+TEST(edge_cases_n1_nan_inf) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 200};
+    struct comparison c;
+    xsa_error err = {0};
+    for (int k = 0; k < 2; k++) {  // boolq with one document in both files
+        struct task_result *t = (struct task_result *)results_find_task(k ? &b : &a, "boolq");
+        t->n_docs = 1;
+        t->value[0] = t->per_doc[0][0];
+        t->stderr_[0] = NAN;
+    }
+    struct task_result *la = (struct task_result *)results_find_task(&a, "lambada_openai");
+    struct task_result *lb = (struct task_result *)results_find_task(&b, "lambada_openai");
+    la->value[0] = INFINITY;  // perplexity overflowed (read back as NaN from JSON null)
+    lb->value[0] = NAN;
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    if (err.code) { fprintf(stderr, "  %s\n", err.msg); results_free(&a); results_free(&b); return; }
+    CHECK(c.rows[2].n == 1 && isnan(c.rows[2].a_se));
+    CHECK(c.rows[2].p >= 0 && c.rows[2].p <= 1 && isfinite(c.rows[2].lo) && isfinite(c.rows[2].hi));
+    CHECK(c.paper.present && isfinite(c.paper.delta));
+    struct sbuf md = {0};
+    CHECK_EQ_INT(compare_markdown(&a, &b, &c, &opt, NULL, &md, &err), 0);
+    if (getenv("SHOW_MD")) fputs(md.s, stderr);
+    CHECK_MSG(md.s && !strstr(md.s, " nan") && !strstr(md.s, " -nan") && !strstr(md.s, " inf"), "report prints a non-finite number");
+    CHECK(md.s && strstr(md.s, "perplexity") && strstr(md.s, "n/a"));
+    sbuf_free(&md);
+    comparison_free(&c);
+    results_find_task(&b, "piqa")->per_doc[1][0] = NAN;  // a NaN acc_norm outcome is refused
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "piqa") && strstr(err.msg, "must be 0 or 1"));
+    results_free(&a);
+    results_free(&b);
+}
+
 RUN_TESTS(T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
           T(avg_drop_matches_reference), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
-          T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule))
+          T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule),
+          T(edge_cases_n1_nan_inf))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/batch.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_pool.h"
@@ -277,6 +278,141 @@ TEST(xsa_coefficient) {
     CHECK_NEAR(xsa_xsa_coef(3.0f, 2.0f), 1.5, 0);
 }
 
+
+// cuBLAS semantics, literally: C (m, n; ldc) = op(A) (m, k) op(B) (k, n) + beta C, all column-major.
+static void gemm_colmajor_ref(struct xsa_gemm_cm p, const float *A, const float *B, float beta, float *C) {
+    for (int j = 0; j < p.n; j++)
+        for (int i = 0; i < p.m; i++) {
+            double acc = 0;
+            for (int l = 0; l < p.k; l++) {
+                double a = p.transa ? A[l + (long)i * p.lda] : A[i + (long)l * p.lda];
+                double b = p.transb ? B[j + (long)l * p.ldb] : B[l + (long)j * p.ldb];
+                acc += a * b;
+            }
+            C[i + (long)j * p.ldc] = (float)(acc + beta * C[i + (long)j * p.ldc]);
+        }
+}
+
+TEST(gemm_params_column_major) {
+    // Shapes of the forward's calls (odd sizes, M = 1, ldy wider than N as for a logits chunk
+    // read out of a wider buffer) and beta 0 / 1 (the residual add).
+    int shapes[][4] = {{5, 7, 3, 3}, {1, 32, 48, 48}, {13, 24, 40, 40}, {6, 9, 5, 11}, {64, 3, 1, 1}};
+    uint64_t s = 21;
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        int M = shapes[c][0], K = shapes[c][1], N = shapes[c][2], ldy = shapes[c][3];
+        float *x = malloc(sizeof(float) * M * K), *w = malloc(sizeof(float) * N * K);
+        float *y = malloc(sizeof(float) * M * ldy), *y0 = malloc(sizeof(float) * M * ldy);
+        CHECK(x && w && y && y0);
+        for (int i = 0; i < M * K; i++) x[i] = urand(&s);      // (M, K) row-major activations
+        for (int i = 0; i < N * K; i++) w[i] = urand(&s);      // (N, K) row-major (OUT, IN) weight
+        for (int i = 0; i < M * ldy; i++) y0[i] = urand(&s);   // (M, ldy) residual
+        struct xsa_gemm_cm p = xsa_gemm_params(M, K, N, ldy);
+        CHECK(xsa_gemm_params_valid(p));
+        for (int beta = 0; beta < 2; beta++) {
+            memcpy(y, y0, sizeof(float) * M * ldy);
+            gemm_colmajor_ref(p, w, x, (float)beta, y);  // cu_gemm: A = weight, B = activations
+            for (int r = 0; r < M; r++)
+                for (int o = 0; o < ldy; o++) {
+                    double want = y0[r * ldy + o];
+                    if (o < N) {
+                        double d = 0;
+                        for (int i = 0; i < K; i++) d += (double)x[r * K + i] * w[o * K + i];
+                        want = d + beta * want;
+                    }
+                    // Columns past N (another chunk's part of the row) stay untouched.
+                    CHECK_NEAR(y[r * ldy + o], want, 1e-5 * (1 + fabs(want)));
+                }
+        }
+        free(x), free(w), free(y), free(y0);
+    }
+    // cuBLAS's own checks reject a row stride smaller than the row (the class of bug where lda
+    // and ldc are swapped or taken from the wrong dimension).
+    struct xsa_gemm_cm p = xsa_gemm_params(4, 8, 16, 16);
+    CHECK(xsa_gemm_params_valid(p));
+    p.ldc = 15;
+    CHECK(!xsa_gemm_params_valid(p));
+    p = xsa_gemm_params(4, 8, 16, 16);
+    p.lda = 4;
+    CHECK(!xsa_gemm_params_valid(p));
+}
+
+TEST(rope_inverse_frequencies_match_cpu) {
+    // Llama-3's theta and head_dim 64, positions to 8191: the host table times the position is
+    // the CPU backend's angle exactly (the GPU's rope kernel reads this table).
+    enum { T = 6, HD = 64, H2 = HD / 2 };
+    int32_t pos[T] = {0, 1, 2, 255, 4095, 8191};
+    float cs[T * H2], sn[T * H2];
+    for (int th = 0; th < 2; th++) {
+        float theta = th ? 500000.0f : 10000.0f;
+        cpu_rope_table(pos, T, HD, theta, cs, sn);
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < H2; i++) {
+                float a = xsa_rope_angle_inv(pos[t], xsa_rope_inv_freq(i, HD, theta));
+                CHECK(a == xsa_rope_angle(pos[t], i, HD, theta));
+                CHECK(cosf(a) == cs[t * H2 + i] && sinf(a) == sn[t * H2 + i]);
+            }
+    }
+}
+
+// Checks every sub-batch of a packed batch: whole rows, keys inside it, at most cap tokens.
+static void check_cuts(const struct score_batch *b, int cap, int expect_ok) {
+    int T = b->n_tokens;
+    int32_t *cut = malloc(sizeof(int32_t) * (T + 1));
+    CHECK(cut != NULL);
+    xsa_cut_min_fill(b->span0_lo, b->span0_hi, b->span1_lo, T, cut);
+    int t0 = 0, ok = 1, parts = 0;
+    while (t0 < T) {
+        int t1 = xsa_cut_end(cut, t0, T, cap);
+        if (t1 == t0) {
+            ok = 0;
+            break;
+        }
+        CHECK(t1 - t0 <= cap);
+        parts++;
+        for (int t = t0; t < t1; t++) {
+            // The rebased spans of cuda_backend.c's score_part lie inside [0, t1 - t0).
+            int lo[2] = {b->span0_lo[t], b->span1_lo[t]}, hi[2] = {b->span0_hi[t], b->span1_hi[t]};
+            for (int k = 0; k < 2; k++)
+                if (lo[k] < hi[k]) CHECK_MSG(lo[k] >= t0 && hi[k] <= t1, "token %d span [%d,%d) outside [%d,%d)", t, lo[k], hi[k], t0, t1);
+        }
+        t0 = t1;
+    }
+    CHECK_EQ_INT(ok, expect_ok);
+    if (expect_ok) CHECK(parts >= (T + cap - 1) / cap);
+    free(cut);
+}
+
+TEST(sub_batch_cuts_keep_rows_whole) {
+    struct batch_builder bb;
+    batch_init(&bb);
+    xsa_error err = {0};
+    int32_t toks[64];
+    for (int i = 0; i < 64; i++) toks[i] = i;
+    // Rows: a tree (prefix 20, branches 5, 1, 9 = 35 tokens), a plain row of 12, a tree
+    // (prefix 3, one branch of 30 = 33), a plain row of 1, a plain row of 40.
+    const int32_t *br[3] = {toks + 20, toks + 30, toks + 40};
+    int bl[3] = {5, 1, 9}, pf, bf[3], first;
+    CHECK(batch_add_tree(&bb, toks, 20, br, bl, 3, &pf, bf, &err) == 0);
+    CHECK(batch_add_row(&bb, toks, 12, &first, &err) == 0);
+    int bl2[1] = {30};
+    CHECK(batch_add_tree(&bb, toks, 3, br, bl2, 1, &pf, bf, &err) == 0);
+    CHECK(batch_add_row(&bb, toks, 1, &first, &err) == 0);
+    CHECK(batch_add_row(&bb, toks, 40, &first, &err) == 0);
+    struct score_batch b = batch_view(&bb);
+    CHECK_EQ_INT(b.n_tokens, 121);
+    for (int cap = 40; cap <= 130; cap++) check_cuts(&b, cap, 1);  // every row fits
+    check_cuts(&b, 39, 0);  // the last row (40 tokens) cannot be cut
+    check_cuts(&b, 34, 0);  // nor the first tree (35)
+    // One part exactly when everything fits; cuts fall on row boundaries only.
+    int32_t cut[122];
+    xsa_cut_min_fill(b.span0_lo, b.span0_hi, b.span1_lo, b.n_tokens, cut);
+    CHECK_EQ_INT(xsa_cut_end(cut, 0, b.n_tokens, 121), 121);
+    CHECK_EQ_INT(xsa_cut_end(cut, 0, b.n_tokens, 50), 47);   // after the tree and the row of 12
+    CHECK_EQ_INT(xsa_cut_end(cut, 47, b.n_tokens, 50), 81);  // the second tree and the row of 1
+    batch_free(&bb);
+}
+
 RUN_TESTS(T(bf16_rounding), T(activations_match_cpu), T(norm_rows_match_cpu), T(rope_both_conventions_match_cpu),
           T(online_softmax_merge), T(attention_tiles_and_xsa_match_cpu), T(logsumexp_chunks_and_argmax_ties),
-          T(xsa_coefficient))
+          T(xsa_coefficient), T(gemm_params_column_major), T(rope_inverse_frequencies_match_cpu),
+          T(sub_batch_cuts_keep_rows_whole))

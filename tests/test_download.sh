@@ -137,15 +137,87 @@ sleep 0.5; kill -INT $p; wait $p
 if [ -f "$C/openbookqa/test.manifest.json" ]; then cache_valid interrupt_leaves_valid "$C" openbookqa test 500
 else cache_clean interrupt_leaves_valid "$C" openbookqa; fi
 expect_exit after_interrupt 0 "openbookqa +500 rows" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+# SIGKILL while holding the lock: the kernel releases the flock; the next run neither waits nor fails.
+C=$TMP/c24
+"$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ki/slow/0" >/dev/null 2>&1 & p=$!
+sleep 0.5; kill -KILL $p; wait $p 2>/dev/null
+[ -f "$C/openbookqa/.lock" ] && pass killed_lock_file_left || fail killed_lock_file_left "no lock file: the kill came too early to test anything"
+out=$(timeout 20 "$XSA_BIN" download --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0" 2>&1); rc=$?
+[ $rc = 0 ] && ! echo "$out" | grep -q "waiting" && pass killed_lock_released || fail killed_lock_released "exit $rc: $out"
+cache_valid killed_then_valid "$C" openbookqa test 500
+
+# Viewer quirks: rows out of order within a page are placed by row_idx; truncated cells, a
+# partial conversion, a total that changes between pages, an absurd total and an oversized page
+# are refused (the last two after one request, before anything is kept in memory).
+expect_exit viewer_rows_out_of_order 0 "openbookqa +500 rows" -- dl --tasks openbookqa --cache-dir "$TMP/q1" --datasets-server "$B/sf/shuffle/0"
+cmp -s "$TMP/q1/openbookqa/test.jsonl" "$TMP/c1/openbookqa/test.jsonl" && pass viewer_order_restored || fail viewer_order_restored "differs from the in-order download"
+expect_exit viewer_truncated_cells 3 "row 0 has truncated cells \(question_stem" -- dl --tasks openbookqa --cache-dir "$TMP/q2" --datasets-server "$B/tc/truncated/0"
+cache_clean viewer_truncated_clean "$TMP/q2" openbookqa
+expect_exit viewer_partial 3 "partial conversion" -- dl --tasks openbookqa --cache-dir "$TMP/q3" --datasets-server "$B/pa/partial/0"
+expect_exit viewer_total_changes 3 "num_rows_total changed between pages" -- dl --tasks openbookqa --cache-dir "$TMP/q4" --datasets-server "$B/gr/growing/0"
+expect_exit viewer_total_absurd 3 "data mismatch: 1000000 rows, expected 500" -- dl --tasks openbookqa --cache-dir "$TMP/q5" --datasets-server "$B/hu/huge/0"
+[ "$(hits /hu/huge/0)" = 1 ] && pass viewer_total_checked_first || fail viewer_total_checked_first "$(hits /hu/huge/0) requests"
+expect_exit viewer_page_too_big 3 "larger than the 16777216-byte limit" -- dl --tasks openbookqa --cache-dir "$TMP/q6" --datasets-server "$B/bp/bigpage/0"
+cache_clean viewer_bounds_clean "$TMP/q6" openbookqa
+
+# Resume: a .part left by an earlier run is resumed with Range; a server that ignores Range
+# (200) restarts it from zero, one that answers another range (206) too; never appended wrongly.
+C=$TMP/c19
+mkdir -p "$C/raw/lambada_openai" && printf 'GARBAGE' > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+expect_exit range_ignored 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/nr/norange/0" --source hub --allow-data-change
+grep -q '"/nr/norange/0/.*"range": "bytes=7-"' "$LOG" && pass range_ignored_was_asked || fail range_ignored_was_asked "no Range: bytes=7- request"
+cmp -s "$C/lambada_openai/test.jsonl" "$TMP/c5/lambada_openai/test.jsonl" && pass range_ignored_not_appended || fail range_ignored_not_appended "canonical file differs"
+rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && head -c 20 "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+expect_exit range_misaligned 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/or/offrange/0" --source hub --allow-data-change
+cmp -s "$C/raw/lambada_openai/lambada_test.jsonl" "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" && pass range_misaligned_restarted || fail range_misaligned_restarted "raw file differs"
+# A symlinked .part is not followed (its target stays untouched).
+rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && echo keep > "$TMP/victim" && ln -s "$TMP/victim" "$C/raw/lambada_openai/lambada_test.jsonl.part"
+expect_exit part_symlink_refused 3 "lambada_test.jsonl.part: cannot open for writing" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/sy/ok/0" --source hub --allow-data-change
+[ "$(cat "$TMP/victim")" = keep ] && pass part_symlink_target_kept || fail part_symlink_target_kept "the symlink target was written"
+
+# The Hub sends X-Repo-Commit on its redirect, not on the CDN's answer: the manifest keeps it.
+expect_exit hub_redirect 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$TMP/c20" --hf-endpoint "$B/lf/lfs/0" --source hub --allow-data-change
+grep -q '"revision":[[:space:]]*"fedcba98' "$TMP/c20/lambada_openai/test.manifest.json" && pass hub_redirect_revision || fail hub_redirect_revision "$(grep revision "$TMP/c20/lambada_openai/test.manifest.json")"
+
+# Retry-After as an HTTP-date.
+expect_exit retry_after_date 0 "downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c21" --datasets-server "$B/rd/429date/1"
+gap=$(grep '"/rd/429date/1/rows' "$LOG" | sed -n 2p | sed -E 's/.*"gap": ([0-9.]+).*/\1/')
+python3 -c "import sys; sys.exit(0 if float('$gap') >= 0.9 else 1)" 2>/dev/null && pass retry_after_date_honoured || fail retry_after_date_honoured "retried after ${gap}s"
+
+# The time limit covers a transfer in flight, not only the scheduling of retries.
+expect_exit time_limit_in_flight 3 "curl error 28.*the 1 s limit" -- env XSA_HTTP_LOW_SPEED_TIME=30 XSA_HTTP_MAX_TOTAL=1 "$XSA_BIN" download --quiet --source viewer --tasks openbookqa --cache-dir "$TMP/c22" --datasets-server "$B/tl/stall/99"
+[ "$(hits /tl/stall/99)" = 1 ] && pass time_limit_no_retry || fail time_limit_no_retry "$(hits /tl/stall/99) requests"
+
+# A write error (here: a file size limit, as a full disk would) keeps the previous copy valid.
+C=$TMP/c7
+expect_exit disk_full 3 "openbookqa: storing the download failed: .*write failed: File too large$" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --force --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+cache_valid disk_full_previous_copy_valid "$C" openbookqa test 500
+[ -z "$(find "$C/openbookqa" -name '*.tmp.*')" ] && pass disk_full_no_temp_left || fail disk_full_no_temp_left "$(ls "$C/openbookqa")"
+
+# A cache folder that cannot be written: exit 3 saying so and what to do.
+touch "$TMP/afile"
+expect_exit cache_not_a_folder 3 "cache folder must be writable: pass --cache-dir" -- dl --tasks openbookqa --cache-dir "$TMP/afile" --datasets-server "$B/a/ok/0"
+if [ "$(id -u)" != 0 ]; then
+    mkdir -p "$TMP/ro" && chmod 555 "$TMP/ro"
+    expect_exit cache_read_only 3 "Permission denied; the cache folder must be writable" -- dl --tasks openbookqa --cache-dir "$TMP/ro" --datasets-server "$B/a/ok/0"
+    chmod 755 "$TMP/ro"
+else
+    skip cache_read_only "running as root: permissions do not apply"
+fi
+
+# Offline with missing data: one message with the exact command for every missing task.
+expect_exit offline_run_all_missing 3 "9 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,openbookqa,piqa,social_iqa,winogrande --cache-dir $TMP/empty\`" -- "$XSA_BIN" run --model X --tasks all --offline --cache-dir "$TMP/empty"
+expect_exit offline_run_some_missing 3 "8 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,piqa,social_iqa,winogrande --cache-dir $TMP/c1\`" -- "$XSA_BIN" run --model X --tasks all --offline --cache-dir "$TMP/c1"
 
 # TLS: a self-signed certificate is refused; --ca-bundle trusts it. No flag turns verification off.
 if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1 &&
-    start_server tls --tls "$TMP/cert.pem" "$TMP/key.pem"; then
+    start_server tls --tls "$TMP/cert.pem" "$TMP/key.pem" --redirect-base "$B/x/ok/0"; then
     S=https://127.0.0.1:$(cat "$TMP/tls.port")
     expect_exit https_self_signed_refused 3 "GET $S/t/ok/0/rows.*(certificate|SSL).*curl error 60" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0"
     cache_clean https_refused_clean "$TMP/c15" openbookqa
     expect_exit https_ca_bundle 0 "openbookqa +500 rows .*downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0" --ca-bundle "$TMP/cert.pem"
+    expect_exit https_to_http_redirect_refused 3 "redirect from https to plain http was refused" -- dl --tasks openbookqa --cache-dir "$TMP/c23" --datasets-server "$S/aw/away/0" --ca-bundle "$TMP/cert.pem"
 else
     skip https "the openssl command is not installed"
 fi
@@ -163,6 +235,35 @@ if [ -f "$SH/piqa/valid.jsonl" ] && [ -f "$SH/siqa/socialiqa-train-dev.zip" ] &&
     cmp -s "$TMP/c17/lambada_openai/test.jsonl" "$TMP/c18/lambada_openai/test.jsonl" && pass real_hub_equals_original || fail real_hub_equals_original "canonical files differ"
 else
     skip real_originals "../shared/benchdata absent"
+fi
+
+# The nine datasets as the real viewer serves them (their schemas and features: ClassLabel ints
+# for BoolQ/PIQA, HellaSwag's string label, SIQA's "1\n" labels, ARC's dict-of-lists choices)
+# and the same rows in the original authors' files: both sources give byte-identical canonical
+# files, and a run builds a doc from every row (--limit 1 still builds them all).
+N=120
+ROWS=(--rows allenai/ai2_arc/ARC-Easy/test=$N --rows allenai/ai2_arc/ARC-Challenge/test=$N
+      --rows aps/super_glue/boolq/validation=$N --rows Rowan/hellaswag/default/validation=$N
+      --rows EleutherAI/lambada_openai/default/test=$N --rows allenai/openbookqa/main/test=$N
+      --rows baber/piqa/default/validation=$N --rows allenai/social_i_qa/default/validation=$N
+      --rows allenai/winogrande/winogrande_xl/validation=$N --files ARC-V1-Feb2018.zip=$N --files BoolQ.zip=$N
+      --files hellaswag_val.jsonl=$N --files lambada_test.jsonl=$N --files OpenBookQA-V1-Sep2018.zip=$N
+      --files valid.jsonl=$N --files valid-labels.lst=$N --files socialiqa-train-dev.zip=$N --files winogrande_1.1.zip=$N)
+if start_server nine; then
+    R=http://127.0.0.1:$(cat "$TMP/nine.port")
+    dl --tasks all --cache-dir "$TMP/v9" --datasets-server "$R/v/ok/0" --source viewer --allow-data-change >"$TMP/v9.out" 2>&1 &&
+        pass nine_viewer_download || fail nine_viewer_download "$(tail -3 "$TMP/v9.out")"
+    dl --tasks all --cache-dir "$TMP/o9" --originals-mirror "$R/o/ok/0" --source original --allow-data-change >"$TMP/o9.out" 2>&1 &&
+        pass nine_original_download || fail nine_original_download "$(tail -3 "$TMP/o9.out")"
+    for f in arc_easy/test arc_challenge/test boolq/validation hellaswag/validation lambada_openai/test openbookqa/test \
+             piqa/validation social_iqa/validation winogrande/validation; do
+        cmp -s "$TMP/v9/$f.jsonl" "$TMP/o9/$f.jsonl" && pass "viewer_equals_original_${f%%/*}" ||
+            fail "viewer_equals_original_${f%%/*}" "$(diff "$TMP/v9/$f.jsonl" "$TMP/o9/$f.jsonl" 2>&1 | head -3)"
+    done
+    out=$("$XSA_BIN" run --model tests/fixtures/parity/models/gpt2_bpe --tasks all --offline --cache-dir "$TMP/v9" \
+          --allow-data-change --limit 1 --output "$TMP/run9" 2>&1); rc=$?
+    [ $rc = 0 ] && ! echo "$out" | grep -q "label outside" && pass nine_viewer_rows_build_docs ||
+        fail nine_viewer_rows_build_docs "exit $rc: $(echo "$out" | grep -v accepted | head -3)"
 fi
 
 # Bad usage: exit 2.

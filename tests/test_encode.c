@@ -2,6 +2,7 @@
 // End-to-end agreement with lm-eval is tests/test_parity.c; these pin each rule on its own.
 #include "eval/encode.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
 static struct tokenizer *load(const char *name) {
     char path[256];
@@ -108,5 +109,62 @@ TEST(test_left_truncation) {
     tokenizer_free(t);
 }
 
+// Real lm-eval's (context_enc, continuation_enc) for pairs the task fixtures never produce
+// (tools/make_encode_fixtures.py): whitespace-only contexts, an empty context whose
+// continuation starts with the prefix token (lm-eval then uses that token as the context),
+// Unicode whitespace moved into the continuation. Pairs lm-eval asserts on must be refused.
+static void check_lm_eval_pairs(const char *model) {
+    cJSON *root = fixture_read_json("tests/fixtures/encode/lm_eval_pairs.json");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, model);
+    CHECK(m != NULL);
+    if (!m) { cJSON_Delete(root); return; }
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    const char *tp = cJSON_GetObjectItemCaseSensitive(m, "tokenizer")->valuestring;
+    CHECK_MSG(tokenizer_load(&t, tp, &err) == 0, "%s", err.msg);
+    if (!t) { cJSON_Delete(root); return; }
+    // As eval/run.c sets them up for a tokenizer's defaults (lm-eval >= 0.4.9.2).
+    struct sbuf pb = {0};
+    struct encode_options o = {.add_special = 1, .bos_id = tokenizer_bos_id(t), .max_length = 1000};
+    o.prefix_token_id = o.bos_id >= 0 ? o.bos_id : tokenizer_eos_id(t);
+    o.prefix_text = encode_prefix_text(t, o.prefix_token_id, &pb);
+    CHECK_EQ_INT(o.prefix_token_id, cJSON_GetObjectItemCaseSensitive(m, "prefix_token_id")->valueint);
+    const cJSON *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(m, "cases")) {
+        const char *ctx = cJSON_GetObjectItemCaseSensitive(c, "context")->valuestring;
+        const char *cont = cJSON_GetObjectItemCaseSensitive(c, "continuation")->valuestring;
+        const cJSON *want_ctx = cJSON_GetObjectItemCaseSensitive(c, "ctx");
+        const cJSON *want_cont = cJSON_GetObjectItemCaseSensitive(c, "cont");
+        int asserts = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "lm_eval_asserts"));
+        struct encoded_request r;
+        memset(&err, 0, sizeof err);
+        int rc = encode_request(t, &o, ctx, cont, &r, &err);
+        n++;
+        if (asserts) {
+            CHECK_MSG(rc == XSA_EBADINPUT, "%s case %d: lm-eval asserts, we returned %d", model, n, rc);
+            CHECK_MSG(strstr(err.msg, "no tokens") != NULL, "%s case %d: %s", model, n, err.msg);
+            continue;
+        }
+        CHECK_MSG(rc == 0, "%s case %d: %s", model, n, err.msg);
+        if (rc) continue;
+        // The model input is (ctx + cont)[:-1]; the continuation is scored at its tail.
+        int nc = cJSON_GetArraySize(want_ctx), nt = cJSON_GetArraySize(want_cont);
+        int same = (int)r.cont.n == nt && (int)r.input.n == nc + nt - 1;
+        for (int i = 0; same && i < nt; i++) same = r.cont.v[i] == cJSON_GetArrayItem(want_cont, i)->valueint;
+        for (int i = 0; same && i < nc; i++) same = r.input.v[i] == cJSON_GetArrayItem(want_ctx, i)->valueint;
+        CHECK_MSG(same, "%s case %d (%s|%s): tokens differ from lm-eval (ctx %d cont %d, ours input %zu cont %zu)",
+                  model, n, ctx, cont, nc, nt, r.input.n, r.cont.n);
+        encoded_request_free(&r);
+    }
+    CHECK(n >= 10);
+    sbuf_free(&pb);
+    tokenizer_free(t);
+    cJSON_Delete(root);
+}
+
+TEST(test_lm_eval_edge_pairs_gpt2) { check_lm_eval_pairs("gpt2_bpe"); }
+TEST(test_lm_eval_edge_pairs_llama_sp) { check_lm_eval_pairs("llama_sp_xsa"); }
+
 RUN_TESTS(T(test_trailing_space_moves_to_continuation), T(test_empty_context_uses_prefix_token), T(test_bos_rules),
-          T(test_left_truncation))
+          T(test_left_truncation), T(test_lm_eval_edge_pairs_gpt2), T(test_lm_eval_edge_pairs_llama_sp))

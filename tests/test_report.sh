@@ -48,4 +48,10 @@ expect_exit report_help 0 "usage: xsa-eval report" -- "$XSA_BIN" report --help
 # Nothing half-written on refusal.
 "$XSA_BIN" compare $F/xsa.json $F/xsa_other_data.json -o "$TMP/refused.md" >/dev/null 2>&1
 if [ ! -e "$TMP/refused.md" ] && [ ! -e "$TMP/refused_delta.svg" ]; then pass no_output_on_refusal; else fail no_output_on_refusal "files written"; fi
+# A LAMBADA perplexity that overflowed is null in the file (lm-eval's math.exp raises there):
+# the file still reads, and both reports say so instead of printing inf or nan.
+sed '0,/"perplexity,none": [-0-9.e+]*/s//"perplexity,none": null/' $F/xsa.json >"$TMP/ppl_null.json"
+expect_exit report_ppl_overflow 0 "^\| lambada_openai \| perplexity \| n/a \(overflow\) \|" -- "$XSA_BIN" report "$TMP/ppl_null.json"
+expect_exit compare_ppl_overflow 0 "perplexity \(lower is better\): A 41.120, B n/a \(overflow\)\.$" -- "$XSA_BIN" compare $F/sa.json "$TMP/ppl_null.json" --iters 200
+
 finish

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "eval/compare.h"
 #include "eval/results.h"
 #include "tests/check.h"
 
@@ -122,6 +123,61 @@ TEST(write_atomic_and_nan_stderr) {
     unlink(path);
 }
 
+// A fractional --limit (lm-eval's limit < 1.0) is written as the number given, in config and in
+// xsa_eval, read back, and makes two files incomparable with an integer limit.
+TEST(fractional_limit_roundtrip) {
+    struct results r, back, other;
+    xsa_error err = {0};
+    CHECK_EQ_INT(results_read_json(&r, FIX "xsa_three_tasks.json", &err), 0);
+    if (err.code) return;
+    r.limit = -1;
+    r.limit_fraction = 0.3;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xsa_test_results_f%ld.json", (long)getpid());
+    CHECK_EQ_INT(results_write_json(&r, path, &err), 0);
+    size_t n;
+    char *text = slurp(path, &n);
+    const char *first = text ? strstr(text, "\"limit\": 0.3,\n") : NULL;
+    CHECK(first && strstr(first + 1, "\"limit\": 0.3,\n"));  // config.limit and xsa_eval.limit
+    free(text);
+    CHECK_EQ_INT(results_read_json(&back, path, &err), 0);
+    CHECK(back.limit_fraction == 0.3 && back.limit == -1);
+    CHECK_EQ_INT(results_read_json(&other, FIX "xsa_three_tasks.json", &err), 0);
+    char why[1024], lim[32];
+    CHECK(compare_inputs_differ(&back, &r, why, sizeof why) == 0);
+    CHECK(compare_inputs_differ(&other, &back, why, sizeof why) == 1);
+    CHECK_MSG(strstr(why, "limits differ (A: 400, B: 0.3)") != NULL, "%s", why);
+    CHECK_STR(results_limit_text(&back, lim, sizeof lim), "0.3");
+    results_free(&other);
+    results_free(&back);
+    results_free(&r);
+    unlink(path);
+}
+
+// A perplexity that overflows (exp(-mean ll) > DBL_MAX; lm-eval's math.exp raises there) is
+// written as null; our own file must still read back (value NaN), not be refused.
+TEST(nonfinite_metric_value_reads_back) {
+    struct results r, back;
+    xsa_error err = {0};
+    CHECK_EQ_INT(results_read_json(&r, FIX "xsa.json", &err), 0);
+    if (err.code) return;
+    struct task_result *l = (struct task_result *)results_find_task(&r, "lambada_openai");
+    CHECK(l != NULL);
+    if (!l) { results_free(&r); return; }
+    l->value[0] = INFINITY;
+    l->stderr_[0] = NAN;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xsa_test_results_i%ld.json", (long)getpid());
+    CHECK_EQ_INT(results_write_json(&r, path, &err), 0);
+    int rc = results_read_json(&back, path, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    const struct task_result *bl = rc ? NULL : results_find_task(&back, "lambada_openai");
+    CHECK(bl && isnan(bl->value[0]) && bl->value[1] == l->value[1]);
+    if (!rc) results_free(&back);
+    results_free(&r);
+    unlink(path);
+}
+
 // Each malformed input is one error naming the file, never a crash.
 TEST(rejects_bad_files) {
     struct {
@@ -165,4 +221,4 @@ TEST(rejects_bad_files) {
     CHECK(strstr(err.msg, "per-document data needed for paired statistics") != NULL);
 }
 
-RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files))
+RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files), T(fractional_limit_roundtrip), T(nonfinite_metric_value_reads_back))

@@ -43,6 +43,30 @@ else
     fail truncation_counted_in_results "no truncated_requests.boolq > 0 in $f"
 fi
 
+# A request lm-eval refuses (its _loglikelihood_tokens asserts): a LAMBADA text whose context
+# is only whitespace encodes to no context tokens with a tokenizer that adds no BOS. Exit 2,
+# naming the data file, the task, the document and the reason; no results file.
+mkdir -p "$TMP/ws/lambada_openai"
+head -n 2 $D/lambada_openai/test.jsonl > "$TMP/ws/lambada_openai/test.jsonl"
+echo '{"text": "  word"}' >> "$TMP/ws/lambada_openai/test.jsonl"
+expect_exit whitespace_context 2 "lambada_openai/test.jsonl.*lambada_openai doc 2 request 0: context .* encodes to no tokens" -- run --model $M --tasks lambada_openai --data-dir "$TMP/ws" --allow-data-change --output "$TMP/o7"
+[ -n "$(find "$TMP/o7" -name 'results_*' 2>/dev/null)" ] && fail whitespace_context_no_results "a results file was written" || pass whitespace_context_no_results
+
+# --limit as a fraction, as lm-eval: ceil(F * documents) per task. Real lm-eval 0.4.13 with
+# limit=0.3 on these rows gave n-samples effective arc_easy 5 (of 14), boolq 4 (of 12), and
+# config.limit 0.3.
+expect_exit limit_fraction 0 "" -- run --model $M --tasks arc_easy,boolq --limit 0.3 --data-dir $D --allow-data-change --output "$TMP/o8"
+f=$(find "$TMP/o8" -name 'results_*.json' | head -n 1)
+flat=$([ -n "$f" ] && tr -d ' \n' <"$f")
+if echo "$flat" | grep -qF '"n-samples":{"arc_easy":{"original":14,"effective":5},"boolq":{"original":12,"effective":4}}' &&
+   [ "$(echo "$flat" | grep -oF '"limit":0.3,' | wc -l)" -eq 2 ]; then
+    pass limit_fraction_docs
+else
+    fail limit_fraction_docs "n-samples or limit differ from lm-eval's in $f"
+fi
+expect_exit limit_fraction_zero 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.0
+expect_exit limit_fraction_junk 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.5x
+
 # Bare form and the table on stdout.
 expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piqa --data-dir $D --allow-data-change --quiet --output "$TMP/o6"
 finish

@@ -564,8 +564,53 @@ TEST(test_sp_corrupt_charsmap) {
     sbuf_free(&ns);
 }
 
+// Fields this reader does not use (self_test_data = 4, unknown numbers, any wire type) are
+// skipped as protobuf skips them: the model loads and encodes exactly as without them.
+TEST(test_sp_skips_other_fields) {
+    char dir[] = "/tmp/xsa_sp_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    CHECK(file_read_all(FIX "sp_bpe_raw/tokenizer.model", 1 << 20, &data, &n, &err) == 0);
+    struct sbuf m = {0}, st = {0}, sample = {0};
+    sbuf_append(&m, data ? data : "", data ? n : 0);
+    pb_bytes(&sample, 1, "hello", 5);    // SelfTestData.Sample {input, expected}
+    pb_bytes(&sample, 2, "x", 1);
+    pb_bytes(&st, 1, sample.s, sample.n);
+    pb_bytes(&m, 4, st.s, st.n);          // self_test_data
+    pb_bytes(&m, 168, "junk", 4);         // an unknown length-delimited field
+    pb_uint(&m, 99, 7);                   // an unknown varint
+    char path[512], orig[] = FIX "sp_bpe_raw/tokenizer.model";
+    snprintf(path, sizeof path, "%s/extra.model", dir);
+    CHECK(file_write_atomic(path, m.s, m.n, &err) == 0);
+    struct tokenizer *a = NULL, *b = NULL;
+    CHECK_MSG(tokenizer_load(&a, orig, &err) == 0, "%s", err.msg);
+    xsa_error e2 = {0};
+    int rc = tokenizer_load(&b, path, &e2);
+    CHECK_MSG(rc == 0, "rc %d: %s", rc, e2.msg);
+    if (a && b) {
+        const char *text = "Hello world, this is a test of the other fields.";
+        struct ivec x = {0}, y = {0};
+        CHECK(tokenizer_encode(a, text, strlen(text), 1, &x, &err) == 0);
+        CHECK(tokenizer_encode(b, text, strlen(text), 1, &y, &err) == 0);
+        CHECK(x.n > 2 && ivec_eq(&x, &y));
+        ivec_free(&x);
+        ivec_free(&y);
+    }
+    tokenizer_free(a);
+    tokenizer_free(b);
+    unlink(path);
+    rmdir(dir);
+    free(data);
+    sbuf_free(&m);
+    sbuf_free(&st);
+    sbuf_free(&sample);
+}
+
 RUN_TESTS(T(test_sp_bpe_matches_sentencepiece), T(test_sp_bpe_raw_matches_sentencepiece),
           T(test_sp_bpe_llama_style_matches_sentencepiece), T(test_sp_unused_pieces_match_sentencepiece), T(test_sp_decode_matches_sentencepiece),
           T(test_sp_metadata), T(test_sp1024_corpus_matches_sentencepiece),
           T(test_sp1024_benchmark_text_matches_sentencepiece), T(test_sp_tiny_handmade_model),
-          T(test_sp_unsupported_model_types), T(test_sp_corrupt_models), T(test_sp_corrupt_charsmap))
+          T(test_sp_unsupported_model_types), T(test_sp_corrupt_models), T(test_sp_corrupt_charsmap),
+          T(test_sp_skips_other_fields))

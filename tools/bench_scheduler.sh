@@ -7,9 +7,9 @@
 #   2. tools/bench_lm_eval.py: the same checkpoints and rows through lm-eval 0.4 (HFLM, float32,
 #      batch size 1) and `xsa-eval run`, timed one after the other, the ratio, identical predictions
 #
-# Usage: tools/bench_scheduler.sh            (from the repository root; about 6-8 minutes on 2 cores)
+# Usage: tools/bench_scheduler.sh            (from the repository root; full size takes ~20 minutes on 2 busy cores; BENCH_LIMIT=400 about 8)
 # Sizes (environment): BENCH_LIMIT (docs per task, stories260K, default 0 = full size),
-#   BENCH_LIMIT_BIG (random 26M llama, default 20), LM_LIMIT_STORIES (default 40),
+#   BENCH_LIMIT_BIG (random 26M llama, default 8), LM_LIMIT_STORIES (default 40),
 #   LM_LIMIT_RANDOM (default 4), BENCH_OUT (default /tmp/xsa_bench_lm_eval).
 # lm-eval's side needs: pip install torch transformers lm-eval datasets
 set -euo pipefail
@@ -19,7 +19,7 @@ make -j2 xsa-eval build/bench/bench_scheduler >/dev/null
 
 echo "## 1. scheduler: shared prefixes vs one row per request (bench/bench_scheduler.c)"
 echo
-./build/bench/bench_scheduler --limit "${BENCH_LIMIT:-0}" --limit-big "${BENCH_LIMIT_BIG:-20}"
+./build/bench/bench_scheduler --limit "${BENCH_LIMIT:-0}" --limit-big "${BENCH_LIMIT_BIG:-8}"
 echo
 echo "## 2. xsa-eval vs lm-evaluation-harness, same checkpoint and rows, this CPU (tools/bench_lm_eval.py)"
 echo

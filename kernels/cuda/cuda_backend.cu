@@ -49,6 +49,7 @@ static size_t layout_weights(struct cu_state *st, uintptr_t base) {
     st->pos_emb = m->pos_emb ? (float *)CARVE((size_t)c->max_seq_len * C * 4) : NULL;
     st->fnw = (float *)CARVE(C * 4);
     st->fnb = m->final_norm_b ? (float *)CARVE(C * 4) : NULL;
+    st->rope_inv = c->rope != ROPE_NONE ? (float *)CARVE((size_t)(c->head_dim / 2) * 4) : NULL;
 #undef CARVE
     return off;
 }
@@ -117,6 +118,14 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
     if (!rc && st->pos_emb) rc = upload(st, st->pos_emb, m->pos_emb, (size_t)c->max_seq_len * C, 0, err);
     if (!rc) rc = upload(st, st->fnw, m->final_norm_w, C, 0, err);
     if (!rc && st->fnb) rc = upload(st, st->fnb, m->final_norm_b, C, 0, err);
+    if (!rc && st->rope_inv) {
+        int h2 = c->head_dim / 2;
+        float *inv = (float *)malloc((size_t)h2 * sizeof *inv);
+        if (!inv) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory");
+        for (int i = 0; i < h2; i++) inv[i] = xsa_rope_inv_freq(i, c->head_dim, c->rope_theta);
+        rc = upload(st, st->rope_inv, inv, (size_t)h2, 0, err);
+        free(inv);
+    }
     if (rc) return rc;
     CU_CHECK(cudaDeviceSynchronize());  // copies from pageable memory may still be in flight
     return 0;
@@ -181,9 +190,12 @@ static int alloc_acts(struct cu_state *st, int n) {
 
 // Buffers for `want` tokens, or as many as fit: halves the count on every allocation failure.
 static int reserve_tokens(struct cu_state *st, int want, xsa_error *err) {
+    int old = st->t_cap;  // what fitted before: a failed growth falls back to it, not below
     free_acts(st);
-    for (int n = want; n >= 1; n /= 2)
+    for (int n = want; n >= 1; n /= 2) {
+        if (n < old) n = old, old = 0;
         if (alloc_acts(st, n) == 0) return 0;
+    }
     return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of GPU memory: not even one token of activations "
                    "(%zu bytes) fits next to the weights; use a GPU with more memory or --device cpu",
                    st->act_bytes_per_token);
@@ -364,17 +376,9 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
     if (!sg.cut_min || !sg.span || !sg.row_of || !sg.row_tok || !sg.ent_id || !sg.ent_row || !sg.ent_tgt || !sg.lp ||
         !sg.gr)
         rc = cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory for a batch of %d tokens", T);
-    if (!rc) {
-        // A cut before t is valid when no token at or after t reads a key before t.
-        sg.cut_min[T] = T;
-        for (int t = T - 1; t >= 0; t--) {
-            int lo = b->span0_lo[t] < b->span0_hi[t] ? b->span0_lo[t] : b->span1_lo[t];
-            sg.cut_min[t] = lo < sg.cut_min[t + 1] ? lo : sg.cut_min[t + 1];
-        }
-    }
+    if (!rc) xsa_cut_min_fill(b->span0_lo, b->span0_hi, b->span1_lo, T, sg.cut_min);
     for (int t0 = 0; !rc && t0 < T;) {
-        int t1 = T - t0 <= st->t_cap ? T : t0 + st->t_cap;
-        while (t1 > t0 && sg.cut_min[t1] < t1) t1--;
+        int t1 = xsa_cut_end(sg.cut_min, t0, T, st->t_cap);
         if (t1 == t0)
             rc = cu_fail(err, XSA_ERUNTIME, "cuda backend: a row starting at token %d is longer than the %d tokens whose "
                          "activations fit in GPU memory; send shorter rows or use --device cpu", t0, st->t_cap);
@@ -465,6 +469,9 @@ static int open_state(struct cu_state *st, int index, const struct backend_optio
     CU_CHECK(cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&st->blas));
     CUBLAS_CHECK(cublasSetStream(st->blas, st->stream));
+    // float32 is the parity mode: pedantic math keeps every GEMM in plain fp32 (no TF32, no
+    // reduced-precision reductions) whatever the defaults or NVIDIA_TF32_OVERRIDE say.
+    if (st->fp32) CUBLAS_CHECK(cublasSetMathMode(st->blas, CUBLAS_PEDANTIC_MATH));
     st->layers = (struct cu_layer *)calloc((size_t)c->n_layer, sizeof *st->layers);
     if (!st->layers) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory");
     size_t bytes = layout_weights(st, 0), fr = 0, total = 0;

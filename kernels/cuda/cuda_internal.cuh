@@ -55,6 +55,7 @@ struct cu_state {
     void *tok_emb, *lm_head;             // (V, C) compute dtype; lm_head == tok_emb when tied
     float *pos_emb;                      // (max_seq_len, C) gpt2 only (fp32: added to fp32 x)
     float *fnw, *fnb;                    // final norm (C), (C) or NULL
+    float *rope_inv;                     // (hd / 2) RoPE inverse frequencies (host powf), or NULL
     size_t weight_bytes;
     // Activations for t_cap tokens (grown on demand; halved on allocation failure).
     int t_cap;

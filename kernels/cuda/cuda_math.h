@@ -67,10 +67,18 @@ XSA_HD float xsa_norm_apply(float x, float mean, float rstd, float w, float b, i
 }
 
 // ---- RoPE -----------------------------------------------------------------------------
-// Angle of pair i at position pos, as HF computes it in float32.
+// Inverse frequency of pair i, as HF computes it in float32. The backend computes this table
+// on the host (the same powf as the CPU backend) and uploads it: the device's powf may differ by
+// a few ulp, and an angle's error grows with the position.
+XSA_HD float xsa_rope_inv_freq(int i, int hd, float theta) {
+    return 1.0f / powf(theta, (float)(2 * i) / (float)hd);
+}
+
+// Angle of pair i at position pos from its inverse frequency.
+XSA_HD float xsa_rope_angle_inv(int pos, float inv) { return (float)pos * inv; }
+
 XSA_HD float xsa_rope_angle(int pos, int i, int hd, float theta) {
-    float inv = 1.0f / powf(theta, (float)(2 * i) / (float)hd);
-    return (float)pos * inv;
+    return xsa_rope_angle_inv(pos, xsa_rope_inv_freq(i, hd, theta));
 }
 
 // Elements of pair i: half = 1 (HF rotate_half) (i, i + hd/2); half = 0 (llama2.c) (2i, 2i+1).
@@ -155,6 +163,58 @@ XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, lo
     }
     float c = xsa_xsa_coef(yv, vv);
     for (int d = 0; d < hd; d++) y[d] -= c * own_v[d];
+}
+
+// ---- GEMM parameters ---------------------------------------------------------------------
+// cuBLAS is column-major. Our y (M, N; row stride ldy) = x (M, K) @ W^T with x and the weight
+// W (N, K) row-major ((OUT, IN), nn.Linear) is, read column-major, y^T (N, M) = W (N, K) x^T:
+// A = W seen as a (K, N) column-major matrix, transposed (lda = K); B = x seen as (K, M)
+// column-major, not transposed (ldb = K); C = y^T with ldc = ldy. cu_gemm passes these fields
+// to cublasGemmEx in order; tests/test_cuda_math.c checks them against a literal column-major
+// reference. transa/transb: 1 = CUBLAS_OP_T, 0 = CUBLAS_OP_N.
+struct xsa_gemm_cm {
+    int transa, transb, m, n, k, lda, ldb, ldc;
+};
+
+XSA_HD struct xsa_gemm_cm xsa_gemm_params(int M, int K, int N, int ldy) {
+    struct xsa_gemm_cm p;
+    p.transa = 1;
+    p.transb = 0;
+    p.m = N;
+    p.n = M;
+    p.k = K;
+    p.lda = K;
+    p.ldb = K;
+    p.ldc = ldy;
+    return p;
+}
+
+// cuBLAS's own argument checks (CUBLAS_STATUS_INVALID_VALUE otherwise): 1 when valid.
+XSA_HD int xsa_gemm_params_valid(struct xsa_gemm_cm p) {
+    int rows_a = p.transa ? p.k : p.m, rows_b = p.transb ? p.n : p.k;
+    return p.m >= 0 && p.n >= 0 && p.k >= 0 && p.lda >= (rows_a > 1 ? rows_a : 1) &&
+           p.ldb >= (rows_b > 1 ? rows_b : 1) && p.ldc >= (p.m > 1 ? p.m : 1);
+}
+
+// ---- sub-batches ------------------------------------------------------------------------
+// A packed batch too large for the activation buffers is scored in sub-batches [t0, t1) cut
+// only where no token at or after the cut reads a key before it, so rows stay whole.
+// cut_min (T + 1): cut_min[t] = the smallest key index read by any token >= t; cut_min[T] = T.
+XSA_HD void xsa_cut_min_fill(const int32_t *lo0, const int32_t *hi0, const int32_t *lo1, int T,
+                             int32_t *cut_min) {
+    cut_min[T] = T;
+    for (int t = T - 1; t >= 0; t--) {
+        int lo = lo0[t] < hi0[t] ? lo0[t] : lo1[t];  // span0 precedes span1 when both are non-empty
+        cut_min[t] = lo < cut_min[t + 1] ? lo : cut_min[t + 1];
+    }
+}
+
+// End of the sub-batch starting at t0 (a valid cut) with at most cap tokens; t0 when even the
+// first row is longer than cap.
+XSA_HD int xsa_cut_end(const int32_t *cut_min, int t0, int T, int cap) {
+    int t1 = T - t0 <= cap ? T : t0 + cap;
+    while (t1 > t0 && cut_min[t1] < t1) t1--;
+    return t1;
 }
 
 // ---- log-softmax over vocabulary chunks -----------------------------------------------

@@ -105,8 +105,8 @@ __global__ void add_bias_kernel(float *x, const float *bias, long n, int width) 
 }
 
 // One thread per (token, head of q or k, pair): rotates the pair in place.
-__global__ void rope_kernel(float *qkv, const int32_t *pos, int T, int H, int Hkv, int hd, int half,
-                            float theta) {
+__global__ void rope_kernel(float *qkv, const int32_t *pos, const float *inv_freq, int T, int H, int Hkv, int hd,
+                            int half) {
     int h2 = hd / 2, nh = H + Hkv;
     long ld = (long)(H + 2 * Hkv) * hd, n = (long)T * nh * h2;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
@@ -117,7 +117,7 @@ __global__ void rope_kernel(float *qkv, const int32_t *pos, int T, int H, int Hk
         float *v = qkv + t * ld + (long)h * hd;  // k heads follow the H q heads in a row
         int a, b;
         xsa_rope_pair(p, hd, half, &a, &b);
-        float ang = xsa_rope_angle(pos[t], p, hd, theta);
+        float ang = xsa_rope_angle_inv(pos[t], inv_freq[p]);
         xsa_rope_rotate(&v[a], &v[b], cosf(ang), sinf(ang));
     }
 }
@@ -133,7 +133,7 @@ int cu_qkv_bias_rope(struct cu_state *st, const float *bias, int T, xsa_error *e
     if (c->rope == ROPE_NONE) return 0;
     long n = (long)T * (c->n_head + c->n_kv_head) * (c->head_dim / 2);
     rope_kernel<<<grid_for(n, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(
-        st->qkv, st->d_pos, T, c->n_head, c->n_kv_head, c->head_dim, c->rope == ROPE_HALF, c->rope_theta);
+        st->qkv, st->d_pos, st->rope_inv, T, c->n_head, c->n_kv_head, c->head_dim, c->rope == ROPE_HALF);
     CU_LAUNCHED();
     return 0;
 }
@@ -168,13 +168,16 @@ int cu_add_bias(struct cu_state *st, const float *b, int T, xsa_error *err) {
     return 0;
 }
 
-// Row-major y = x @ W^T is column-major y^T = W^T(op T on the (K, N) column-major view) x^T.
+// Row-major y = x @ W^T is column-major y^T = W x^T (xsa_gemm_params). COMPUTE_32F with the default
+// math mode: fp32 inputs never go through TF32; bf16 inputs accumulate in fp32 into fp32 y.
 int cu_gemm(struct cu_state *st, const void *x, const void *w, float *y, int M, int K, int N, int ldy,
             float beta, xsa_error *err) {
     if (M <= 0) return 0;
     const float alpha = 1.0f;
     cudaDataType_t in = st->fp32 ? CUDA_R_32F : CUDA_R_16BF;
-    CUBLAS_CHECK(cublasGemmEx(st->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, w, in, K, x, in, K, &beta, y,
-                              CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    struct xsa_gemm_cm p = xsa_gemm_params(M, K, N, ldy);  // the column-major view (cuda_math.h)
+    CUBLAS_CHECK(cublasGemmEx(st->blas, p.transa ? CUBLAS_OP_T : CUBLAS_OP_N, p.transb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              p.m, p.n, p.k, &alpha, w, in, p.lda, x, in, p.ldb, &beta, y, CUDA_R_32F, p.ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return 0;
 }

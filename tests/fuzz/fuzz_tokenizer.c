@@ -1,0 +1,69 @@
+// fuzz_tokenizer.c: a tokenizer file of kind FUZZ_KIND (1 tokenizer.json, 2 SentencePiece
+// .model, 3 llama2.c tokenizer.bin) loaded from the input, then used: fixed texts and the
+// input's own first bytes encoded (with and without specials) and the ids decoded.
+#include <stdint.h>
+
+#include "model/tokenizer_impl.h"
+#include "tests/fuzz/fuzz_util.h"
+
+#ifndef FUZZ_KIND
+#define FUZZ_KIND 1
+#endif
+
+static const char *const texts[] = {
+    "Hello world! It's 2024 -- naïve café, 東京, emoji 😀.\n\n  spaced   out  ",
+    " <s> </s> <|endoftext|> <unk> <0x41>\t\r\n",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "\xff\xfe bad \xc3 utf8 \xed\xa0\x80 end",
+    "",
+};
+
+static void use(const struct tokenizer *t, const char *text, size_t len) {
+    for (int special = 0; special < 2; special++) {
+        struct ivec ids = {0};
+        xsa_error err = {0};
+        int rc = tokenizer_encode(t, text, len, special, &ids, &err);
+        fuzz_check_error(rc, &err);
+        if (!rc) {
+            for (size_t i = 0; i < ids.n; i++)
+                if (ids.v[i] < 0 || ids.v[i] >= t->vocab_size) {
+                    fprintf(stderr, "id %d outside the vocabulary (%d)\n", (int)ids.v[i], t->vocab_size);
+                    abort();
+                }
+            struct sbuf s = {0};
+            xsa_error e2 = {0};
+            fuzz_check_error(tokenizer_decode(t, ids.v, ids.n, &s, &e2), &e2);
+            sbuf_free(&s);
+        }
+        ivec_free(&ids);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *buf = malloc(size + 1);  // loaders get the file NUL-terminated, as file_read_all gives it
+    if (!buf) abort();
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    struct tokenizer *t = calloc(1, sizeof *t);
+    if (!t) abort();
+    t->bos_id = t->eos_id = -1;
+    snprintf(t->path, sizeof t->path, "fuzz");
+    xsa_error err = {0};
+    int rc = FUZZ_KIND == 1 ? tokenizer_hf_load(t, "fuzz.json", buf, size, &err)
+           : FUZZ_KIND == 2 ? tokenizer_sp_load(t, "fuzz.model", buf, size, &err)
+                            : tokenizer_llama2c_load(t, "fuzz.bin", buf, size, &err);
+    fuzz_check_error(rc, &err);
+    if (!rc) {
+        if (t->bos_id >= t->vocab_size || t->eos_id >= t->vocab_size) {
+            fprintf(stderr, "bos %d / eos %d outside the vocabulary (%d)\n", t->bos_id, t->eos_id, t->vocab_size);
+            abort();
+        }
+        for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) use(t, texts[i], strlen(texts[i]));
+        use(t, buf, size < 200 ? size : 200);
+        tokenizer_free(t);
+    } else {
+        free(t);
+    }
+    free(buf);
+    return 0;
+}

@@ -1,0 +1,33 @@
+// fuzz_util.h: helpers shared by the libFuzzer harnesses (tests/fuzz, built by build.sh only).
+#ifndef XSA_TESTS_FUZZ_UTIL_H
+#define XSA_TESTS_FUZZ_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/error.h"
+
+// Writes data to `path` (a tmpfs path keeps the harness fast). Aborts on I/O failure.
+static inline void fuzz_write(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || (n && fwrite(data, 1, n, f) != n) || fclose(f)) abort();
+}
+
+// A scratch path unique to this process, under /dev/shm when it exists.
+static inline void fuzz_path(char *out, size_t cap, const char *name) {
+    const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(out, cap, "%s/xsa-fuzz-%ld-%s", dir, (long)getpid(), name);
+}
+
+// Every error must be one line that names what failed; anything else is a harness failure.
+static inline void fuzz_check_error(int rc, const xsa_error *err) {
+    if (!rc) return;
+    if (rc != err->code || (rc != XSA_EBADINPUT && rc != XSA_ERUNTIME) || !err->msg[0] || strchr(err->msg, '\n')) {
+        fprintf(stderr, "bad error record: rc %d code %d msg '%s'\n", rc, err->code, err->msg);
+        abort();
+    }
+}
+
+#endif

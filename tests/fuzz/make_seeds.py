@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Seeds for the fuzz harnesses that need a composed input (tests/fuzz/run.sh calls this).
+
+checkpoint/: u32 LE length of config.json, config.json, then model.safetensors, per fixture.
+llama2c/:    tiny llama2.c legacy checkpoints (shared and unshared classifier).
+"""
+import os
+import struct
+import sys
+
+out = sys.argv[1]
+root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
+os.makedirs(os.path.join(out, "checkpoint"), exist_ok=True)
+for name in sorted(os.listdir(root)):
+    d = os.path.join(root, name)
+    st = os.path.join(d, "model.safetensors")
+    if not os.path.exists(st):
+        continue
+    cfg = open(os.path.join(d, "config.json"), "rb").read()
+    with open(os.path.join(out, "checkpoint", name), "wb") as f:
+        f.write(struct.pack("<I", len(cfg)) + cfg + open(st, "rb").read())
+
+os.makedirs(os.path.join(out, "llama2c"), exist_ok=True)
+for vocab in (16, -16):
+    C, F, L, H, KV, V, T = 8, 16, 1, 2, 1, abs(vocab), 4
+    hd = C // H
+    n = V * C + L * (C + C * C + 2 * KV * hd * C + C * C + C + 3 * F * C) + C + 2 * T * (hd // 2)
+    if vocab < 0:
+        n += V * C
+    body = struct.pack("<7i", C, F, L, H, KV, vocab, T) + struct.pack("<%df" % n, *[0.01 * (i % 13) for i in range(n)])
+    open(os.path.join(out, "llama2c", "tiny%d.bin" % (vocab < 0)), "wb").write(body)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs one harness for SECONDS (default 120) on one core, seeded from tests/fixtures, with its
+# corpus in build/fuzz/corpus/NAME; crashes land in build/fuzz/crashes/NAME/.
+# Usage: bash tests/fuzz/run.sh NAME [SECONDS] [extra libFuzzer flags]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+n=$1; secs=${2:-120}; shift; [ $# -gt 0 ] && shift
+F=tests/fixtures
+seeds=()
+case $n in
+safetensors) seeds=($F/models/*/*.safetensors) ;;
+checkpoint) seeds=(build/fuzz/seeds/checkpoint) ;;
+config) seeds=($F/models/*/config.json) ;;
+llama2c) seeds=(build/fuzz/seeds/llama2c) ;;
+tok_hf) seeds=($F/tokenizers/*/tokenizer.json) ;;
+tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
+tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
+encode) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/edge_cases.jsonl) ;;
+esac
+mkdir -p build/fuzz/corpus/$n build/fuzz/crashes/$n build/fuzz/seeds/$n
+for s in "${seeds[@]}"; do [ -f "$s" ] && cp "$s" build/fuzz/seeds/$n/ 2>/dev/null || true; done
+[ "$n" = checkpoint ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
+[ "$n" = llama2c ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_FIXTURES=$F/tokenizers \
+    build/fuzz/fuzz_$n -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=${MAX_LEN:-65536} \
+    -artifact_prefix=build/fuzz/crashes/$n/ -print_final_stats=1 "$@" \
+    build/fuzz/corpus/$n build/fuzz/seeds/$n
