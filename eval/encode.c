@@ -80,7 +80,8 @@ int encode_request(const struct tokenizer *tok, const struct encode_options *opt
         rc = xsa_fail(err, XSA_EBADINPUT, "continuation \"%.60s\" encodes to no tokens after context \"%.60s\"",
                       continuation, context);
     if (!rc && (int)out->cont.n > opt->max_length)
-        rc = xsa_fail(err, XSA_EBADINPUT, "continuation of %zu tokens exceeds the model's context length %d",
+        rc = xsa_fail(err, XSA_EBADINPUT, "continuation of %zu tokens exceeds the model's context length %d "
+                      "(lm-eval refuses it too); leave the task out or use --max-length if the model allows more",
                       out->cont.n, opt->max_length);
     if (!rc) {
         // inp = (ctx + cont)[-(max_length + 1):][:-1]

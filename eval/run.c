@@ -307,6 +307,44 @@ static void iso_time(double t, char *buf, size_t n) {
     strftime(buf, n, "%Y-%m-%dT%H-%M-%S", &tm);
 }
 
+// One task's requests for one model: encodings, scheduler requests and results.
+struct task_work {
+    int n_req;
+    struct encoded_request *enc;   // (n_req)
+    struct sched_request *req;     // (n_req)
+    struct sched_result *res;      // (n_req)
+    int *first_req;                // (n_docs) index of each doc's first request
+    struct fewshot fs;
+    int have_fs;
+};
+
+static void task_work_free(struct task_work *w) {
+    for (int k = 0; w->enc && k < w->n_req; k++) encoded_request_free(&w->enc[k]);
+    if (w->have_fs) fewshot_free(&w->fs);
+    free(w->enc);
+    free(w->req);
+    free(w->res);
+    free(w->first_req);
+    memset(w, 0, sizeof *w);
+}
+
+static int task_work_encode(const struct run_options *opt, const struct task_data *td, struct model_run *mr,
+                            struct task_work *w, int *truncated, xsa_error *err) {
+    memset(w, 0, sizeof *w);
+    for (int d = 0; d < td->n_docs; d++) w->n_req += td->docs[d].n_requests;
+    w->enc = calloc((size_t)w->n_req + 1, sizeof *w->enc);
+    w->req = calloc((size_t)w->n_req + 1, sizeof *w->req);
+    w->res = calloc((size_t)w->n_req + 1, sizeof *w->res);
+    w->first_req = calloc((size_t)td->n_docs + 1, sizeof *w->first_req);
+    if (!w->enc || !w->req || !w->res || !w->first_req) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (opt->num_fewshot > 0) {
+        int rc = fewshot_prepare(&w->fs, td->def, td->docs, td->n_rows, td->n_docs, opt->num_fewshot, &opt->data, err);
+        if (rc) return rc;
+        w->have_fs = 1;
+    }
+    return encode_task(opt, td, mr, w->have_fs ? &w->fs : NULL, w->enc, w->req, w->first_req, truncated, err);
+}
+
 // Scores every task with one model and writes its results; *out_path receives the file.
 static int evaluate_model(const struct run_options *opt, const char *path, const char *name, struct task_data *tds, int n_tasks,
                           const char *stamp, struct results *r, char *out_path, size_t out_n, xsa_error *err) {
@@ -328,6 +366,10 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         snprintf(dir, sizeof dir, "%s/%s", opt->output, r->model.name);
         rc = mkdir_p(dir, err);
     }
+    // Encode every task before scoring any, so that a request lm-eval would refuse (a
+    // continuation longer than the context window) stops the run before hours of scoring.
+    struct task_work *tw = calloc((size_t)n_tasks + 1, sizeof *tw);
+    if (!rc && !tw) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -340,53 +382,41 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         snprintf(tr->data_source, sizeof tr->data_source, "%s", td->source);
         snprintf(tr->split, sizeof tr->split, "%s", td->def->split);
         tr->preprocessed = td->preprocessed;
-        int n_req = 0;
-        for (int d = 0; d < td->n_docs; d++) n_req += td->docs[d].n_requests;
-        struct encoded_request *enc = calloc((size_t)n_req + 1, sizeof *enc);
-        struct sched_request *req = calloc((size_t)n_req + 1, sizeof *req);
-        struct sched_result *res = calloc((size_t)n_req + 1, sizeof *res);
-        int *first_req = calloc((size_t)td->n_docs + 1, sizeof *first_req);
-        struct fewshot fs;
-        int have_fs = 0;
-        if (!enc || !req || !res || !first_req) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        if (!rc && opt->num_fewshot > 0) {
-            rc = fewshot_prepare(&fs, td->def, td->docs, td->n_rows, td->n_docs, opt->num_fewshot, &opt->data, err);
-            have_fs = !rc;
-        }
         double t0 = now_s();
-        if (!rc) rc = encode_task(opt, td, &mr, have_fs ? &fs : NULL, enc, req, first_req, &tr->truncated_requests, err);
+        rc = task_work_encode(opt, td, &mr, &tw[ti], &tr->truncated_requests, err);
         r->tokenize_s += now_s() - t0;
-        if (!rc) {
-            struct progress_ctx pc = {.model = r->model.name, .task = td->def->name, .t0 = now_s(),
-                                      .tty = !opt->quiet && isatty(2)};
-            struct sched_options so = {.batch_tokens = opt->batch_tokens, .share = opt->share,
-                                       .progress = progress_line, .progress_ctx = &pc};
-            struct sched_stats st;
-            t0 = now_s();
-            rc = scheduler_score(&mr.be, req, n_req, &so, res, &st, err);
-            r->score_s += now_s() - t0;
-            r->requests += st.requests;
-            r->tokens_scored += st.tokens_requested;
-            r->tokens_computed += st.tokens_computed;
-        }
-        if (!rc) rc = task_metrics(td, res, first_req, opt->threads, tr, err);
+    }
+    for (int ti = 0; ti < n_tasks && !rc; ti++) {
+        const struct task_data *td = &tds[ti];
+        struct task_result *tr = &r->tasks[ti];
+        struct task_work *w = &tw[ti];
+        struct progress_ctx pc = {.model = r->model.name, .task = td->def->name, .t0 = now_s(),
+                                  .tty = !opt->quiet && isatty(2)};
+        struct sched_options so = {.batch_tokens = opt->batch_tokens, .share = opt->share,
+                                   .progress = progress_line, .progress_ctx = &pc};
+        struct sched_stats st;
+        double t0 = now_s();
+        rc = scheduler_score(&mr.be, w->req, w->n_req, &so, w->res, &st, err);
+        r->score_s += now_s() - t0;
+        r->requests += st.requests;
+        r->tokens_scored += st.tokens_requested;
+        r->tokens_computed += st.tokens_computed;
+        if (!rc) rc = task_metrics(td, w->res, w->first_req, opt->threads, tr, err);
         if (!rc && opt->log_samples) {
             char sp[4096];
             if (snprintf(sp, sizeof sp, "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >= (int)sizeof sp)
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
             else
-                rc = samples_write(sp, td->def, td->docs, td->n_docs, have_fs ? &fs : NULL, enc, res, first_req, tr, err);
+                rc = samples_write(sp, td->def, td->docs, td->n_docs, w->have_fs ? &w->fs : NULL, w->enc, w->res,
+                                   w->first_req, tr, err);
         }
         if (!rc && tr->truncated_requests && !opt->quiet)
             fprintf(stderr, "xsa-eval: %s: %d requests were longer than the context window and left-truncated as lm-eval does\n",
                     td->def->name, tr->truncated_requests);
-        for (int k = 0; enc && k < n_req; k++) encoded_request_free(&enc[k]);
-        if (have_fs) fewshot_free(&fs);
-        free(enc);
-        free(req);
-        free(res);
-        free(first_req);
+        task_work_free(w);  // scored: free its encodings early
     }
+    for (int ti = 0; tw && ti < n_tasks; ti++) task_work_free(&tw[ti]);
+    free(tw);
     model_run_close(&mr);
     r->end_time = now_s();
     r->total_s = r->end_time - r->start_time;

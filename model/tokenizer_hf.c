@@ -175,10 +175,15 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
     // AddedVocabulary::add_tokens: a token in the model vocabulary keeps its id, others get the
     // next id after max(model size, largest added id).
     int32_t next_id = (int32_t)t->bpe.vocab.n;
+    struct hft_strmap seen = {0};  // content -> index into t->added (a scan per token is quadratic)
+    int rc = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, arr) {
         const char *c = hft_json_str(e, "content");
-        if (!c) return xsa_fail(err, XSA_EBADINPUT, "%s: an added token has no \"content\"", path);
+        if (!c) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: an added token has no \"content\"", path);
+            break;
+        }
         if (!*c) continue;  // the library ignores empty tokens
         struct hft_added a = {0};
         a.len = strlen(c);
@@ -187,9 +192,8 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
         a.lstrip = hft_json_bool(e, "lstrip", 0);
         a.rstrip = hft_json_bool(e, "rstrip", 0);
         a.normalized = hft_json_bool(e, "normalized", !a.special);
-        size_t dup = t->nadded;
-        for (size_t k = 0; k < t->nadded; k++)
-            if (t->added[k].len == a.len && !memcmp(t->added[k].content, c, a.len)) dup = k;
+        int32_t seen_at = hft_strmap_get(&seen, c, a.len);
+        size_t dup = seen_at >= 0 ? (size_t)seen_at : t->nadded;
         int32_t id = dup < t->nadded ? t->added[dup].id : hft_strmap_get(&t->bpe.vocab, c, a.len);
         if (id < 0) id = next_id++;
         a.id = id;
@@ -200,10 +204,15 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
             continue;
         }
         a.content = strdup(c);
-        if (!a.content) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (!a.content || hft_strmap_put(&seen, c, a.len, (int32_t)t->nadded) < 0) {
+            free(a.content);
+            rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            break;
+        }
         t->added[t->nadded++] = a;
     }
-    return 0;
+    hft_strmap_free(&seen);
+    return rc;
 }
 
 static int build_matchers(struct hft_tok *t, xsa_error *err) {
@@ -275,8 +284,9 @@ static int parse_post(struct hft_tok *t, const cJSON *j, const char *path, xsa_e
     if (!strcmp(type, "RobertaProcessing") || !strcmp(type, "BertProcessing")) {
         const cJSON *cls = cJSON_GetObjectItemCaseSensitive(j, "cls"), *sep = cJSON_GetObjectItemCaseSensitive(j, "sep");
         const cJSON *ci = cJSON_GetArrayItem(cls, 1), *si = cJSON_GetArrayItem(sep, 1);
-        if (!cJSON_IsNumber(ci) || !cJSON_IsNumber(si) || ci->valuedouble < 0 || si->valuedouble < 0)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: post_processor %s needs \"cls\" and \"sep\" as [token, id]", path, type);
+        if (!cJSON_IsNumber(ci) || !cJSON_IsNumber(si) || !(ci->valuedouble >= 0 && ci->valuedouble < (1 << 24)) ||
+            !(si->valuedouble >= 0 && si->valuedouble < (1 << 24)))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: post_processor %s needs \"cls\" and \"sep\" as [token, id] with ids below 2^24", path, type);
         rc = template_special(tp, (int32_t)ci->valuedouble, path, err);
         if (!rc) rc = template_special(tp, -1, path, err);
         if (!rc) rc = template_special(tp, (int32_t)si->valuedouble, path, err);
@@ -302,7 +312,7 @@ static int parse_post(struct hft_tok *t, const cJSON *j, const char *path, xsa_e
                     return xsa_fail(err, XSA_EBADINPUT, "%s: TemplateProcessing special token '%s' is not in special_tokens",
                                     path, name ? name : "?");
                 cJSON_ArrayForEach(x, ids) {
-                    if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble >= (1 << 24))
+                    if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble < (1 << 24)))
                         return xsa_fail(err, XSA_EBADINPUT, "%s: TemplateProcessing special token '%s' has a bad id",
                                         path, name);
                     if (!rc) rc = template_special(tp, (int32_t)x->valuedouble, path, err);

@@ -85,7 +85,7 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
         d->type = D_STRIP;
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "start"), *b = cJSON_GetObjectItemCaseSensitive(j, "stop");
         if (one_char(hft_json_str(j, "content"), &d->ch) || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) ||
-            a->valuedouble < 0 || b->valuedouble < 0)
+            !(a->valuedouble >= 0 && a->valuedouble <= 1e9) || !(b->valuedouble >= 0 && b->valuedouble <= 1e9))
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Strip needs one-character \"content\" and counts \"start\", \"stop\"",
                           path);
         else

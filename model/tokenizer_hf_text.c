@@ -239,6 +239,7 @@ int hft_regex_replace(const struct hft_regex *re, const char *s, size_t len, con
 // ---- pieces ----
 
 int hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first) {
+    if (!p->buf.s && sbuf_append(&p->buf, "", 0)) return -1;  // an empty piece still has a buffer to point into
     if (p->n == p->cap) {
         size_t nc = p->cap ? p->cap * 2 : 64;
         struct hft_piece *v = realloc(p->v, nc * sizeof *v);

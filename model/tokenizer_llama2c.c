@@ -105,21 +105,119 @@ oom:
     return xsa_fail(err, XSA_ERUNTIME, "out of memory");
 }
 
+// run.c's merge loop takes, over and over, the adjacent pair whose concatenation is a token
+// with the highest score (the leftmost on ties, scores above -1e10 only) and merges it. That
+// scan is quadratic; the same choices come from a heap of candidate pairs ordered by (score
+// desc, left position asc), a pair being stale once either side has changed.
+struct l2c_sym {
+    int32_t id;          // -1 once merged into its left neighbour
+    int32_t prev, next;  // live neighbours, -1 at the ends
+};
+
+struct l2c_pair {
+    float score;
+    int32_t left, right;       // symbol positions
+    int32_t lid, rid, new_id;  // the ids the pair was built from, and the merged token
+};
+
+struct l2c_heap {
+    struct l2c_pair *v;
+    size_t n, cap;
+};
+
+static int l2c_before(const struct l2c_pair *a, const struct l2c_pair *b) {
+    return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static int l2c_heap_push(struct l2c_heap *h, struct l2c_pair p) {
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        struct l2c_pair *v = realloc(h->v, cap * sizeof *v);
+        if (!v) return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && l2c_before(&p, &h->v[(i - 1) / 2])) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = p;
+    return 0;
+}
+
+static struct l2c_pair l2c_heap_pop(struct l2c_heap *h) {
+    struct l2c_pair top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && l2c_before(&h->v[c + 1], &h->v[c])) c++;
+        if (!l2c_before(&h->v[c], &last)) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n) h->v[i] = last;
+    return top;
+}
+
+// Pushes the pair (left, right) when their concatenation is a token run.c would pick.
+static int l2c_consider(const struct l2c_model *m, const struct l2c_sym *sy, int32_t left, int32_t right,
+                        struct l2c_heap *h, struct sbuf *buf) {
+    if (left < 0 || right < 0) return 0;
+    int32_t a = sy[left].id, b = sy[right].id;
+    buf->n = 0;
+    if (sbuf_append(buf, m->strs[a], m->lens[a]) || sbuf_append(buf, m->strs[b], m->lens[b])) return -1;
+    int32_t id = piece_map_get(&m->map, buf->s, buf->n);
+    if (id < 0 || !(m->scores[id] > -1e10f)) return 0;  // run.c: best starts at -1e10, compared with >
+    return l2c_heap_push(h, (struct l2c_pair){m->scores[id], left, right, a, b, id});
+}
+
+// Merges ids v[0..*n) in place as run.c does; *n shrinks.
+static int l2c_merge(const struct l2c_model *m, int32_t *v, size_t *n) {
+    if (*n < 2) return 0;
+    struct l2c_sym *sy = malloc(*n * sizeof *sy);  // (n,)
+    struct l2c_heap h = {0};
+    struct sbuf buf = {0};
+    int rc = sy ? 0 : -1;
+    for (size_t i = 0; !rc && i < *n; i++)
+        sy[i] = (struct l2c_sym){v[i], (int32_t)i - 1, i + 1 < *n ? (int32_t)i + 1 : -1};
+    for (size_t i = 0; !rc && i + 1 < *n; i++) rc = l2c_consider(m, sy, (int32_t)i, (int32_t)i + 1, &h, &buf);
+    while (!rc && h.n) {
+        struct l2c_pair p = l2c_heap_pop(&h);
+        struct l2c_sym *l = &sy[p.left], *r = &sy[p.right];
+        if (l->id != p.lid || l->next != p.right || r->id != p.rid) continue;  // stale
+        l->id = p.new_id;
+        l->next = r->next;
+        if (r->next >= 0) sy[r->next].prev = p.left;
+        r->id = -1;
+        rc = l2c_consider(m, sy, l->prev, p.left, &h, &buf);
+        if (!rc) rc = l2c_consider(m, sy, p.left, l->next, &h, &buf);
+    }
+    if (!rc) {
+        size_t k = 0;
+        for (int32_t i = 0; i >= 0; i = sy[i].next) v[k++] = sy[i].id;
+        *n = k;
+    }
+    free(sy);
+    free(h.v);
+    sbuf_free(&buf);
+    return rc;
+}
+
 static int l2c_encode(const void *impl, const char *text, size_t len, int add_special, struct ivec *out,
                       xsa_error *err) {
     const struct l2c_model *m = impl;
-    const char *nul = memchr(text, '\0', len);
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
     if (nul) len = (size_t)(nul - text);  // run.c reads a C string
     size_t base = out->n;  // merges run over everything this call appends, BOS included
-    char *buf = NULL;
-    size_t buf_cap = 0;
+    int rc = 0;
     if (add_special && ivec_push(out, 1)) goto oom;
-    if (len > 0) {
-        if (m->space_id < 0)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has no \" \" token for the dummy prefix",
-                            m->path);
-        if (ivec_push(out, m->space_id)) goto oom;
+    if (len > 0 && m->space_id < 0) {
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has no \" \" token for the dummy prefix", m->path);
+        goto fail;
     }
+    if (len > 0 && ivec_push(out, m->space_id)) goto oom;
     for (size_t i = 0; i < len;) {
         size_t j = i + 1;  // a character: this byte and up to 3 continuation bytes
         while (j < len && ((unsigned char)text[j] & 0xC0) == 0x80 && j - i < 4) j++;
@@ -129,51 +227,25 @@ static int l2c_encode(const void *impl, const char *text, size_t len, int add_sp
         } else {
             for (size_t k = i; k < j; k++) {
                 int32_t b = (unsigned char)text[k] + 3;  // run.c: bytes follow <unk>, <s>, </s>
-                if (b >= m->n)
-                    return xsa_fail(err, XSA_EBADINPUT,
-                                    "%s: byte fallback id %d is past the llama2.c vocabulary (%d tokens)", m->path,
-                                    (int)b, m->n);
+                if (b >= m->n) {
+                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: byte fallback id %d is past the llama2.c vocabulary (%d tokens)",
+                                  m->path, (int)b, m->n);
+                    goto fail;
+                }
                 if (ivec_push(out, b)) goto oom;
             }
         }
         i = j;
     }
-    // Merge the best-scoring adjacent pair until none is in the vocabulary (run.c's loop).
-    int32_t *v = out->v + base;
     size_t n = out->n - base;
-    for (;;) {
-        float best = -1e10f;
-        int32_t best_id = -1;
-        size_t best_i = 0;
-        for (size_t i = 0; i + 1 < n; i++) {
-            size_t a = m->lens[v[i]], b = m->lens[v[i + 1]];
-            if (a + b > buf_cap) {
-                size_t cap = 2 * (a + b) + 16;
-                char *nb = realloc(buf, cap);
-                if (!nb) goto oom;
-                buf = nb;
-                buf_cap = cap;
-            }
-            memcpy(buf, m->strs[v[i]], a);
-            memcpy(buf + a, m->strs[v[i + 1]], b);
-            int32_t id = piece_map_get(&m->map, buf, a + b);
-            if (id >= 0 && m->scores[id] > best) {
-                best = m->scores[id];
-                best_id = id;
-                best_i = i;
-            }
-        }
-        if (best_id < 0) break;
-        v[best_i] = best_id;
-        memmove(v + best_i + 1, v + best_i + 2, (n - best_i - 2) * sizeof *v);
-        n--;
-    }
+    if (n && l2c_merge(m, out->v + base, &n)) goto oom;
     out->n = base + n;
-    free(buf);
     return 0;
 oom:
-    free(buf);
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory while tokenizing");
+    rc = xsa_fail(err, XSA_ERUNTIME, "out of memory while tokenizing");
+fail:
+    out->n = base;  // nothing half-encoded is left behind
+    return rc;
 }
 
 static int l2c_hex(char c) {

@@ -28,6 +28,17 @@ echo "not a shared object" >"$TMP/bin/libxsa_cuda.so"
 expect_exit broken_library 3 "libxsa_cuda.so cannot be loaded: .*are the CUDA libraries installed" -- $LPB --device cuda:0
 
 LIB=$(dirname "$XSA_BIN")/build/libxsa_cuda.so
+# The entry points are exported with C linkage (backend.c and bench_cuda.c dlsym them by name).
+if [ -f "$LIB" ] && command -v nm >/dev/null 2>&1; then
+    syms=$(nm -D --defined-only "$LIB" 2>/dev/null)
+    for s in xsa_cuda_backend_open xsa_cuda_gemm_tflops xsa_cuda_attention_probe; do
+        if echo "$syms" | grep -qE " T $s\$"; then pass "exports_$s"; else fail "exports_$s" "$LIB does not export $s"; fi
+    done
+else
+    skip exports "$LIB not built or nm missing"
+fi
+# The one-shot GPU check script must at least parse (it only ever runs on a borrowed GPU).
+if bash -n tools/gpu-check.sh 2>"$TMP/gc.err"; then pass gpu_check_parses; else fail gpu_check_parses "$(head -1 "$TMP/gc.err")"; fi
 if [ "$has_gpu" = 1 ]; then
     skip no_gpu_messages "a GPU is present (tools/gpu-check.sh covers it)"
 elif [ -f "$LIB" ]; then

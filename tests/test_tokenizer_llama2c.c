@@ -207,5 +207,100 @@ TEST(test_llama2c_bad_files) {
     rmdir(dir);
 }
 
+// Writes a tokenizer.bin of the given tokens and scores to dir and loads it.
+static struct tokenizer *load_tokens(const char *dir, const char *const *toks, const float *scores, int n) {
+    struct sbuf b = {0};
+    sbuf_append(&b, "\x10\x00\x00\x00", 4);
+    for (int i = 0; i < n; i++) {
+        uint32_t len = (uint32_t)strlen(toks[i]);
+        sbuf_append(&b, (const char *)&scores[i], 4);
+        sbuf_append(&b, (const char *)&len, 4);
+        sbuf_append(&b, toks[i], len);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokenizer.bin", dir);
+    xsa_error err = {0};
+    struct tokenizer *t = NULL;
+    CHECK(file_write_atomic(path, b.s, b.n, &err) == 0);
+    CHECK_MSG(tokenizer_load(&t, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    sbuf_free(&b);
+    return t;
+}
+
+static int encode_is(const struct tokenizer *t, const char *text, int bos, const int32_t *want, size_t n) {
+    struct ivec ids = {0};
+    xsa_error err = {0};
+    int ok = tokenizer_encode(t, text, strlen(text), bos, &ids, &err) == 0 && ids.n == n &&
+             (n == 0 || memcmp(ids.v, want, n * sizeof *want) == 0);
+    if (!ok) {
+        fprintf(stderr, "    '%.40s': got", text);
+        for (size_t i = 0; i < ids.n && i < 20; i++) fprintf(stderr, " %d", ids.v[i]);
+        fprintf(stderr, "\n");
+    }
+    ivec_free(&ids);
+    return ok;
+}
+
+// run.c's merge rule worked out by hand: the best score wins, the leftmost pair on a tie, and a
+// pair scoring <= -1e10 or NaN is never merged (run.c starts from -1e10 and compares with >).
+TEST(test_llama2c_merge_order) {
+    char dir[] = "/tmp/xsa_l2c_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    static const char *const toks[] = {"<unk>", "<s>", "</s>", " ", "a", "b", "ab", "ba", " a", "aa", "bb"};
+    const float scores[] = {0, 0, 0, 0, 0, 0, 1, 1, 0.5f, -1e10f, NAN};
+    struct tokenizer *t = load_tokens(dir, toks, scores, 11);
+    if (t) {
+        CHECK(encode_is(t, "aba", 0, (const int32_t[]){3, 6, 4}, 3));  // "ab" and "ba" tie: the left one
+        CHECK(encode_is(t, "aa", 0, (const int32_t[]){8, 4}, 2));      // "aa" at -1e10 is never taken
+        CHECK(encode_is(t, "bb", 0, (const int32_t[]){3, 5, 5}, 3));   // NaN is never taken
+        CHECK(encode_is(t, "ba", 1, (const int32_t[]){1, 3, 7}, 3));
+        CHECK(encode_is(t, "", 0, NULL, 0));
+        // A long single word: every "ab" merges, left to right.
+        size_t n = 5000;
+        char *text = malloc(2 * n + 1);
+        int32_t *want = malloc((n + 1) * sizeof *want);
+        want[0] = 3;
+        for (size_t i = 0; i < n; i++) memcpy(text + 2 * i, "ab", 2), want[i + 1] = 6;
+        text[2 * n] = '\0';
+        CHECK(encode_is(t, text, 0, want, n + 1));
+        free(text);
+        free(want);
+    }
+    tokenizer_free(t);
+    rmdir(dir);
+}
+
+// A failed encode leaves the output as it was (no BOS or byte ids half-written).
+TEST(test_llama2c_failed_encode_appends_nothing) {
+    char dir[] = "/tmp/xsa_l2c_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    static const char *const toks[] = {"<unk>", "<s>", "</s>", "a"};  // no " " token
+    const float scores[] = {0, 0, 0, 0};
+    struct tokenizer *t = load_tokens(dir, toks, scores, 4);
+    if (t) {
+        struct ivec ids = {0};
+        ivec_push(&ids, 42);
+        xsa_error err = {0};
+        CHECK_EQ_INT(tokenizer_encode(t, "a", 1, 1, &ids, &err), XSA_EBADINPUT);
+        CHECK_EQ_INT(ids.n, 1);
+        ivec_free(&ids);
+    }
+    tokenizer_free(t);
+    static const char *const toks2[] = {"<unk>", "<s>", "</s>", " ", "a"};  // bytes past the vocabulary
+    const float scores2[] = {0, 0, 0, 0, 0};
+    t = load_tokens(dir, toks2, scores2, 5);
+    if (t) {
+        struct ivec ids = {0};
+        xsa_error err = {0};
+        CHECK_EQ_INT(tokenizer_encode(t, "a\xc3\xa9", 3, 1, &ids, &err), XSA_EBADINPUT);
+        CHECK(strstr(err.msg, "byte fallback") != NULL);
+        CHECK_EQ_INT(ids.n, 0);
+        ivec_free(&ids);
+    }
+    tokenizer_free(t);
+    rmdir(dir);
+}
+
 RUN_TESTS(T(test_llama2c_synthetic_matches_reference), T(test_llama2c_tok512_matches_reference),
-          T(test_llama2c_bad_files))
+          T(test_llama2c_bad_files), T(test_llama2c_merge_order), T(test_llama2c_failed_encode_appends_nothing))

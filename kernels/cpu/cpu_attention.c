@@ -1,58 +1,44 @@
-// cpu_attention.c: per (token, query head) softmax(q.k * hd^-1/2) @ v over the token's spans,
-// then XSA's projection off the token's own value vector. Every dot product runs in one
-// fixed order, so a token's output depends only on its own keys.
+// cpu_attention.c: transposes K and V into per-kv-head planes, then runs tasks of
+// (kv head, CPU_ATTN_TOKENS query tokens) through the chosen kernel and applies XSA's
+// projection off the token's own value vector.
 #include "kernels/cpu/cpu_attention.h"
 
 #include <math.h>
+#include <string.h>
 
-// Dot product with eight fixed partial sums (vectorisable, order fixed by the code).
-static float dot8(const float *a, const float *b, int n) {
-    float acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int u = 0; u < 8; u++) acc[u] += a[i + u] * b[i + u];
-    float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
+#include "kernels/cpu/cpu_gemm.h"
+
+#define TRANSPOSE_TOKENS 64
+
+int cpu_attention_pick(const char *force) {
+    int avx2 = cpu_gemm_have_avx2();
+    if (!force || !*force) return avx2 ? CPU_ATTN_AVX2 : CPU_ATTN_SCALAR;
+    if (!strcmp(force, "scalar")) return CPU_ATTN_SCALAR;
+    if (!strcmp(force, "avx2") && avx2) return CPU_ATTN_AVX2;
+    return -1;
 }
 
-static void attention_task(void *ctx, int task, int w) {
-    const struct cpu_attention_args *a = ctx;
-    int t = task / a->H, h = task % a->H;
-    int kvh = h / (a->H / a->Hkv);
-    int hd = a->hd;
-    long qs = (long)a->H * hd, ks = (long)a->Hkv * hd;
-    const float *q = a->q + t * qs + (long)h * hd;
-    const float *kb = a->k + (long)kvh * hd, *vb = a->v + (long)kvh * hd;
-    float *p = a->scratch + (long)w * a->scratch_stride;  // (n_keys)
-    float *y = a->out + t * qs + (long)h * hd;            // (hd)
-    float scale = 1.0f / sqrtf((float)hd);
-    int lo[2] = {a->span0_lo[t], a->span1_lo[t]}, hi[2] = {a->span0_hi[t], a->span1_hi[t]};
+const char *cpu_attention_kind_name(enum cpu_attn_kind kind) {
+    return kind == CPU_ATTN_AVX2 ? "AVX2 attention" : "C attention";
+}
 
-    float mx = -INFINITY;
-    int n = 0;
-    for (int s = 0; s < 2; s++)
-        for (int j = lo[s]; j < hi[s]; j++) {
-            float sc = dot8(q, kb + j * ks, hd) * scale;
-            p[n++] = sc;
-            if (sc > mx) mx = sc;
+// kt[kvh*hd + d][t] = k[t][kvh*hd + d] for a run of tokens (same for v).
+static void transpose_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct cpu_attention_args *a = ctx;
+    int KV = a->Hkv * a->hd, t0 = i * TRANSPOSE_TOKENS;
+    int t1 = t0 + TRANSPOSE_TOKENS < a->T ? t0 + TRANSPOSE_TOKENS : a->T;
+    for (int c = 0; c < KV; c++) {
+        float *kt = a->kt + c * a->ldt, *vt = a->vt + c * a->ldt;
+        for (int t = t0; t < t1; t++) {
+            kt[t] = a->k[(long)t * KV + c];
+            vt[t] = a->v[(long)t * KV + c];
         }
-    float sum = 0;
-    for (int i = 0; i < n; i++) {
-        p[i] = expf(p[i] - mx);
-        sum += p[i];
     }
-    float inv = 1.0f / sum;
-    for (int d = 0; d < hd; d++) y[d] = 0;
-    n = 0;
-    for (int s = 0; s < 2; s++)
-        for (int j = lo[s]; j < hi[s]; j++) {
-            float pj = p[n++] * inv;
-            const float *vj = vb + j * ks;
-            for (int d = 0; d < hd; d++) y[d] += pj * vj[d];
-        }
-    if (!a->xsa) return;
-    const float *vo = vb + t * ks;  // the token's own value vector
+}
+
+// z = y - (y.v / |v|^2) v for one head's output y and the token's own value vector v.
+static void xsa_project(float *y, const float *vo, int hd) {
     double yv = 0, vv = 0;
     for (int d = 0; d < hd; d++) {
         yv += (double)y[d] * vo[d];
@@ -63,6 +49,34 @@ static void attention_task(void *ctx, int task, int w) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
+static void attention_task(void *ctx, int i, int w) {
+    const struct cpu_attention_args *a = ctx;
+    int n_chunks = (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS;
+    // Latest tokens (longest spans) first: the pool's dynamic claiming then balances better.
+    int chunk = n_chunks - 1 - i / a->Hkv, kvh = i % a->Hkv;
+    int hd = a->hd, G = a->H / a->Hkv;
+    long qs = (long)a->H * hd, ks = (long)a->Hkv * hd, plane = (long)kvh * hd * a->ldt;
+    struct cpu_attn_token tk = {
+        .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt, .G = G, .hd = hd,
+        .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride,
+        .pstride = a->scratch_stride / G,
+    };
+    int t1 = (chunk + 1) * CPU_ATTN_TOKENS < a->T ? (chunk + 1) * CPU_ATTN_TOKENS : a->T;
+    for (int t = chunk * CPU_ATTN_TOKENS; t < t1; t++) {
+        tk.q = a->q + t * qs + (long)kvh * G * hd;
+        tk.y = a->out + t * qs + (long)kvh * G * hd;
+        tk.lo[0] = a->span0_lo[t], tk.hi[0] = a->span0_hi[t];
+        tk.lo[1] = a->span1_lo[t], tk.hi[1] = a->span1_hi[t];
+        if (a->kind == CPU_ATTN_AVX2)
+            cpu_attn_token_avx2(&tk);
+        else
+            cpu_attn_token_scalar(&tk);
+        if (a->xsa)
+            for (int g = 0; g < G; g++) xsa_project(tk.y + (long)g * hd, a->v + t * ks + (long)kvh * hd, hd);
+    }
+}
+
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a) {
-    cpu_pool_run(pool, a->T * a->H, attention_task, (void *)a);
+    cpu_pool_run(pool, (a->T + TRANSPOSE_TOKENS - 1) / TRANSPOSE_TOKENS, transpose_task, (void *)a);
+    cpu_pool_run(pool, (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS * a->Hkv, attention_task, (void *)a);
 }

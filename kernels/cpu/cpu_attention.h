@@ -1,10 +1,30 @@
 // cpu_attention.h: causal attention over each token's two key spans, with the XSA epilogue.
+//
+// Keys and values are first transposed per kv head into (hd, ldt) planes so a kernel scores
+// 8 consecutive keys with one vector op per head dimension. A task is one kv head and a run
+// of CPU_ATTN_TOKENS query tokens; each token computes all query heads of that kv head
+// (GQA: the K/V planes are read once for H/Hkv heads).
+//
+// Determinism: a token's keys are one sequence, span 0 then span 1 (positions 0..n-1), and
+// every reduction runs in an order fixed by position alone: block b holds positions 8b..8b+7
+// (lane i = position 8b + i; the block across the span boundary gathers from both), lane
+// partials reduce in a fixed tree. So a branch token (prefix span + branch span) computes
+// exactly what the same keys in one plain row do, and which task, thread or batch position a
+// token lands in never changes its arithmetic. Only the token's own keys are ever read.
 #ifndef XSA_KERNELS_CPU_ATTENTION_H
 #define XSA_KERNELS_CPU_ATTENTION_H
 
 #include <stdint.h>
 
 #include "kernels/cpu/cpu_pool.h"
+
+#define CPU_ATTN_TOKENS 16  // query tokens per task
+#define CPU_ATTN_PAD 8      // extra floats per head of score scratch (the last short block)
+
+enum cpu_attn_kind {
+    CPU_ATTN_AVX2 = 1,    // AVX2 + FMA kernel
+    CPU_ATTN_SCALAR = 2,  // portable C, same blocking; agrees with AVX2 to float rounding
+};
 
 struct cpu_attention_args {
     const float *q;        // (T, H*hd) after RoPE
@@ -14,11 +34,40 @@ struct cpu_attention_args {
     const int32_t *span0_lo, *span0_hi, *span1_lo, *span1_hi;  // (T)
     int T, H, Hkv, hd;
     int xsa;               // 1: z = y - (y.v / |v|^2) v with v the token's own value vector
+    enum cpu_attn_kind kind;
+    float *kt, *vt;        // (Hkv*hd, ldt) scratch: K and V transposed, row kvh*hd + d
+    long ldt;              // >= T
     float *scratch;        // (n_threads, scratch_stride) attention weights
-    long scratch_stride;   // >= longest span0 + span1
+    long scratch_stride;   // >= (H/Hkv) * (longest span0 + span1 + CPU_ATTN_PAD)
 };
 
-// One task per (token, head); keys visited span0 then span1 in increasing index.
+// One query token's heads that share a kv head (the kernel's unit of work).
+struct cpu_attn_token {
+    const float *q;        // (G, hd)
+    const float *kt, *vt;  // (hd, ld) the kv head's transposed planes
+    long ld;
+    int lo[2], hi[2];      // key spans, visited span 0 then span 1
+    int G, hd;
+    float scale;           // hd^-1/2
+    float *p;              // (G, pstride) scratch
+    long pstride;          // >= span lengths + CPU_ATTN_PAD
+    float *y;              // (G, hd) out: softmax(q.k * scale) @ v
+};
+
+// Picks AVX2 on CPUs with AVX2 + FMA, else scalar; force ("avx2" | "scalar", from
+// XSA_CPU_ATTN; NULL or "" = pick) overrides. Returns the kind, or -1 when force names
+// something unknown or that this CPU cannot run.
+int cpu_attention_pick(const char *force);
+const char *cpu_attention_kind_name(enum cpu_attn_kind kind);
+
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a);
+
+// Kernels (cpu_attention_kernel.c); exposed for tests and benchmarks.
+void cpu_attn_token_avx2(const struct cpu_attn_token *t);
+void cpu_attn_token_scalar(const struct cpu_attn_token *t);
+// y[i] = e^x[i] for x[i] <= 88 (softmax arguments are <= 0); 0 below ln(FLT_MIN), NaN stays
+// NaN. Max error about 1 ulp against the exact value.
+void cpu_attn_exp_avx2(const float *x, float *y, int n);
+void cpu_attn_exp_scalar(const float *x, float *y, int n);
 
 #endif

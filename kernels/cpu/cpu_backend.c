@@ -26,7 +26,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
         size_t n = (size_t)cpu_gemm_pad_rows(T > 64 ? T : 64);
         size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
                KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff, h2 = c->head_dim / 2;
-        size_t nc = cpu_logits_chunks(c->vocab_size);
+        size_t nc = cpu_logits_chunks(c->vocab_size), G = (size_t)(c->n_head / c->n_kv_head);
         int bad = grow((void **)&st->x, n * C, sizeof(float)) ||
                   grow((void **)&st->xn, n * C, sizeof(float)) ||
                   grow((void **)&st->q, n * Q, sizeof(float)) ||
@@ -38,7 +38,9 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
                   grow((void **)&st->ff2, n * F, sizeof(float)) ||
                   grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float)) ||
                   grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float)) ||
-                  grow((void **)&st->att_p, n * st->n_threads, sizeof(float)) ||
+                  grow((void **)&st->att_p, (size_t)st->n_threads * G * (n + CPU_ATTN_PAD), sizeof(float)) ||
+                  grow((void **)&st->kt, n * KV, sizeof(float)) ||
+                  grow((void **)&st->vt, n * KV, sizeof(float)) ||
                   grow((void **)&st->hrows, n * C, sizeof(float)) ||
                   grow((void **)&st->row_of, n, sizeof(int32_t)) ||
                   grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
@@ -49,6 +51,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
             return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for a batch of %d tokens", T);
         }
         st->t_cap = (int)n;
+        st->att_stride = (long)(G * (n + CPU_ATTN_PAD));
     }
     if (S > st->s_cap) {
         size_t n = (size_t)S;
@@ -64,7 +67,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
 
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->ff, st->ff2,
-                    st->rope_cos, st->rope_sin, st->att_p, st->hrows, st->row_of, st->row_tok,
+                    st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
                     st->row_first, st->stats, st->row_entries, st->entry_logit};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     float *lg = st->lg;
@@ -201,6 +204,14 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         }
     }
     st->gemm = kind < 0 ? CPU_GEMM_SCALAR : (enum cpu_gemm_kind)kind;
+    // XSA_CPU_ATTN=avx2|scalar forces an attention kernel (tests run both).
+    const char *force_attn = getenv("XSA_CPU_ATTN");
+    int attn = cpu_attention_pick(force_attn);
+    if (attn < 0) {
+        cpu_destroy(be);
+        return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_ATTN=%s: use avx2 (on AVX2 CPUs) or scalar", force_attn);
+    }
+    st->attn = (enum cpu_attn_kind)attn;
     st->lg = malloc((size_t)nt * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK * sizeof(float));
     be->impl = st;
     be->name = "cpu";
@@ -221,7 +232,8 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         cpu_destroy(be);
         return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
     }
-    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s (OpenBLAS core %s)", nt,
-             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), openblas_get_corename());
+    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s (OpenBLAS core %s), %s", nt,
+             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), openblas_get_corename(),
+             cpu_attention_kind_name(st->attn));
     return 0;
 }

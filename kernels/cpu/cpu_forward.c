@@ -84,9 +84,13 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                               .cos_t = st->rope_cos, .sin_t = st->rope_sin};
         run_rows(st, &j);
     }
-    struct cpu_attention_args a = {st->q, st->k, st->v, st->att, b->span0_lo, b->span0_hi,
-                                   b->span1_lo, b->span1_hi, T, c->n_head, c->n_kv_head,
-                                   c->head_dim, c->xsa[l], st->att_p, st->t_cap};
+    struct cpu_attention_args a = {.q = st->q, .k = st->k, .v = st->v, .out = st->att,
+                                   .span0_lo = b->span0_lo, .span0_hi = b->span0_hi,
+                                   .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
+                                   .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
+                                   .xsa = c->xsa[l], .kind = st->attn, .kt = st->kt, .vt = st->vt,
+                                   .ldt = st->t_cap, .scratch = st->att_p,
+                                   .scratch_stride = st->att_stride};
     cpu_attention(st->pool, &a);
     if (probe && probe->layer == l) {
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_logits.h"
 #include "kernels/cpu/cpu_pool.h"
@@ -14,6 +15,7 @@ struct cpu_state {
     struct cpu_pool *pool;
     int n_threads;
     enum cpu_gemm_kind gemm;  // chosen once at open (cpu_gemm_pick)
+    enum cpu_attn_kind attn;  // chosen once at open (cpu_attention_pick)
     // Activations, sized for t_cap tokens (a multiple of CPU_GEMM_ROWS); grown, never per token.
     int t_cap;
     float *x;          // (t_cap, C) residual stream
@@ -24,7 +26,9 @@ struct cpu_state {
     float *o;          // (t_cap, C) block output before the residual add
     float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
     float *rope_cos, *rope_sin;  // (t_cap, hd/2)
-    float *att_p;      // (n_threads, t_cap) attention weights
+    float *att_p;      // (n_threads, att_stride) attention weights
+    long att_stride;   // (H/Hkv) * (t_cap + CPU_ATTN_PAD)
+    float *kt, *vt;    // (Hkv*hd, t_cap) K and V transposed for attention
     // Logits at scored rows.
     float *hrows;      // (t_cap, C) final-normed hidden rows of distinct scored tokens
     int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored

@@ -1,0 +1,293 @@
+// cpu_attention_kernel.c: one query token's heads of one kv head, three passes over its keys
+// (scores and max, exp and sum, weights @ V), vectorised over 8 consecutive keys of the
+// transposed K/V planes. The scalar kernel has the same blocking and reduction order and
+// differs from AVX2 only in FMA rounding.
+//
+// Per key block (lane i = key position 8b + i, see cpu_attention.h): score = ((q0 k0 + q1 k1) + q2 k2) ... in d order, times
+// scale; lane sums of exp and of p * v run over blocks in order; 8 lanes reduce as
+// (l0 + l4, l1 + l5, l2 + l6, l3 + l7) -> (a0 + a2, a1 + a3) -> b0 + b1.
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/cpu/cpu_attention.h"
+
+// e^x = 2^n e^r, n = round(x log2 e), r = x - n ln2 in two parts (ln2 hi has 9 significant
+// bits, so n * hi is exact); e^r by its degree-6 Taylor polynomial (|r| <= ln2/2: truncation
+// below 0.2 ulp).
+#define EXP_LO -87.5f  // results below FLT_MIN flush to 0
+#define EXP_HI 88.0f   // keeps 2^n finite; softmax arguments are <= 0
+#define EXP_LOG2E 1.44269504088896341f
+#define EXP_LN2_HI 0.693359375f
+#define EXP_LN2_LO -2.12194440054690583e-4f
+#define EXP_C2 (1.0f / 2)
+#define EXP_C3 (1.0f / 6)
+#define EXP_C4 (1.0f / 24)
+#define EXP_C5 (1.0f / 120)
+#define EXP_C6 (1.0f / 720)
+#define EXP_ROUND 12582912.0f  // 1.5 * 2^23: x + it - it rounds |x| < 2^22 to nearest even
+
+static float exp_one(float x) {
+    if (x != x) return x;
+    if (x < EXP_LO) return 0.0f;
+    if (x > EXP_HI) x = EXP_HI;
+    float n = (x * EXP_LOG2E + EXP_ROUND) - EXP_ROUND;
+    float r = x - n * EXP_LN2_HI;
+    r = r - n * EXP_LN2_LO;
+    float y = EXP_C6;
+    y = y * r + EXP_C5;
+    y = y * r + EXP_C4;
+    y = y * r + EXP_C3;
+    y = y * r + EXP_C2;
+    y = y * r + 1.0f;
+    y = y * r + 1.0f;
+    uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+    float s;
+    memcpy(&s, &bits, sizeof s);
+    return y * s;
+}
+
+void cpu_attn_exp_scalar(const float *x, float *y, int n) {
+    for (int i = 0; i < n; i++) y[i] = exp_one(x[i]);
+}
+
+static float sum8(const float *l) {
+    float a0 = l[0] + l[4], a1 = l[1] + l[5], a2 = l[2] + l[6], a3 = l[3] + l[7];
+    return (a0 + a2) + (a1 + a3);
+}
+
+// ---- scalar kernel -------------------------------------------------------------------------
+
+// Key position i of a token (0 <= i < n0 + n1) is key index i < n0 ? lo0 + i : a1 + i.
+static void head_scalar(const struct cpu_attn_token *t, int g, int n0, int n, long a1) {
+    int hd = t->hd;
+    long ld = t->ld, a0 = t->lo[0];
+    const float *q = t->q + (long)g * hd;
+    float *p = t->p + (long)g * t->pstride;  // (blocks * 8)
+    float *y = t->y + (long)g * hd;
+    float mx = -INFINITY;
+    int nb8 = (n + 7) / 8 * 8;
+    for (int i = 0; i < nb8; i++) {
+        if (i >= n) {
+            p[i] = -INFINITY;
+            continue;
+        }
+        const float *kj = t->kt + (i < n0 ? a0 + i : a1 + i);
+        float acc = q[0] * kj[0];
+        for (int d = 1; d < hd; d++) acc = acc + q[d] * kj[d * ld];
+        p[i] = acc * t->scale;
+        if (p[i] > mx) mx = p[i];
+    }
+    float lane[8] = {0};
+    for (int i = 0; i < nb8; i++) {
+        p[i] = exp_one(p[i] - mx);
+        lane[i % 8] += p[i];
+    }
+    float sum = sum8(lane);
+    for (int d = 0; d < hd; d++) {
+        float acc[8] = {0};
+        const float *vd = t->vt + d * ld;
+        for (int i = 0; i < n; i++) acc[i % 8] += p[i] * vd[i < n0 ? a0 + i : a1 + i];
+        y[d] = sum8(acc) / sum;
+    }
+}
+
+void cpu_attn_token_scalar(const struct cpu_attn_token *t) {
+    int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1];
+    long a1 = (n1 ? t->lo[1] : t->hi[0]) - (long)n0;
+    for (int g = 0; g < t->G; g++) head_scalar(t, g, n0, n0 + n1, a1);
+}
+
+// ---- AVX2 + FMA kernel ---------------------------------------------------------------------
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
+
+AVX2_INLINE __m256 exp8(__m256 x) {
+    // NaN passes through max/min as their second operand and survives to the result.
+    __m256 xc = _mm256_min_ps(_mm256_set1_ps(EXP_HI), _mm256_max_ps(_mm256_set1_ps(EXP_LO), x));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(EXP_LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
+    __m256 y = _mm256_set1_ps(EXP_C6);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C5));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C4));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C3));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C2));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.0f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_LT_OQ), y);
+}
+
+AVX2 void cpu_attn_exp_avx2(const float *x, float *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        float bx[8] = {0}, by[8];
+        memcpy(bx, x + i, sizeof(float) * (size_t)(n - i));
+        _mm256_storeu_ps(by, exp8(_mm256_loadu_ps(bx)));
+        memcpy(y + i, by, sizeof(float) * (size_t)(n - i));
+    }
+}
+
+AVX2_INLINE float hsum8(__m256 v) {
+    __m128 a = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_add_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+
+AVX2_INLINE float hmax8(__m256 v) {
+    __m128 a = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    a = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    a = _mm_max_ss(a, _mm_shuffle_ps(a, a, 1));
+    return _mm_cvtss_f32(a);
+}
+
+// Lanes i < m set (m may be <= 0 or >= 8).
+AVX2_INLINE __m256i lane_mask(int m) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// A token's key positions as at most four segments: whole blocks of span 0 (one load each),
+// the block holding span 0's end (lanes gathered from both spans with masked loads: masked-off
+// lanes read nothing and are +0 bits, so OR merges them exactly), whole blocks of span 1, and
+// the last short block.
+struct key_seg {
+    int p0, p1;     // positions [p0, p1), a multiple of 8 apart
+    long base;      // whole blocks: plane offset of position 0 (key index = base + position)
+    int edge;       // 1: one block at p0 gathered with m0 (span 0) and m1 (span 1)
+    __m256i m0, m1;
+};
+
+struct key_segs {
+    int n_seg;
+    long a0, a1;    // key index of position i: i < n0 ? a0 + i : a1 + i
+    struct key_seg seg[4];
+};
+
+AVX2_INLINE void key_edge(struct key_segs *ks, int P, int n0, int n) {
+    struct key_seg *sg = &ks->seg[ks->n_seg++];
+    sg->p0 = P, sg->p1 = P + 8, sg->edge = 1, sg->base = 0;
+    sg->m0 = lane_mask(n0 - P);
+    sg->m1 = _mm256_andnot_si256(sg->m0, lane_mask(n - P));
+}
+
+AVX2_INLINE void key_segs_init(struct key_segs *ks, long a0, long a1, int n0, int n) {
+    ks->n_seg = 0, ks->a0 = a0, ks->a1 = a1;
+    int P = n0 / 8 * 8;
+    if (P > 0) ks->seg[ks->n_seg++] = (struct key_seg){.p0 = 0, .p1 = P, .base = a0};
+    if (P < n0) key_edge(ks, P, n0, n), P += 8;
+    if (P + 8 <= n) {
+        int e = P + (n - P) / 8 * 8;
+        ks->seg[ks->n_seg++] = (struct key_seg){.p0 = P, .p1 = e, .base = a1};
+        P = e;
+    }
+    if (P < n) key_edge(ks, P, n0, n);
+}
+
+AVX2_INLINE __m256 key_edge_load(const float *plane, const struct key_segs *ks, const struct key_seg *sg) {
+    return _mm256_or_ps(_mm256_maskload_ps(plane + ks->a0 + sg->p0, sg->m0),
+                        _mm256_maskload_ps(plane + ks->a1 + sg->p0, sg->m1));
+}
+
+// One head; hd is a literal at the specialised call sites so loops unroll into registers.
+AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g, const int hd,
+                           int n) {
+    long ld = t->ld;
+    const float *q = t->q + (long)g * hd;
+    float *p = t->p + (long)g * t->pstride;
+    float *y = t->y + (long)g * hd;
+    const __m256 scale = _mm256_set1_ps(t->scale), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 vmx = ninf;
+    for (int si = 0; si < ks->n_seg; si++) {
+        const struct key_seg *sg = &ks->seg[si];
+        if (sg->edge) {
+            __m256 acc = _mm256_mul_ps(_mm256_set1_ps(q[0]), key_edge_load(t->kt, ks, sg));
+            for (int d = 1; d < hd; d++)
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(q[d]), key_edge_load(t->kt + d * ld, ks, sg), acc);
+            acc = _mm256_mul_ps(acc, scale);
+            acc = _mm256_blendv_ps(ninf, acc, _mm256_castsi256_ps(lane_mask(n - sg->p0)));
+            _mm256_storeu_ps(p + sg->p0, acc);
+            vmx = _mm256_max_ps(vmx, acc);
+            continue;
+        }
+        const float *kp = t->kt + sg->base;
+        for (int P = sg->p0; P < sg->p1; P += 8) {
+            __m256 acc = _mm256_mul_ps(_mm256_set1_ps(q[0]), _mm256_loadu_ps(kp + P));
+#pragma GCC unroll 16
+            for (int d = 1; d < hd; d++)
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(q[d]), _mm256_loadu_ps(kp + d * ld + P), acc);
+            acc = _mm256_mul_ps(acc, scale);
+            _mm256_storeu_ps(p + P, acc);
+            vmx = _mm256_max_ps(vmx, acc);
+        }
+    }
+    const __m256 mx = _mm256_set1_ps(hmax8(vmx));
+    __m256 vsum = _mm256_setzero_ps();
+    for (int P = 0; P < n; P += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p + P), mx));
+        _mm256_storeu_ps(p + P, e);
+        vsum = _mm256_add_ps(vsum, e);
+    }
+    float sum = hsum8(vsum);
+    int d0 = 0;
+    for (; d0 + 8 <= hd; d0 += 8) {  // 8 dims at a time: 8 accumulators stay in registers
+        __m256 acc[8];
+#pragma GCC unroll 8
+        for (int dd = 0; dd < 8; dd++) acc[dd] = _mm256_setzero_ps();
+        const float *vd = t->vt + d0 * ld;
+        for (int si = 0; si < ks->n_seg; si++) {
+            const struct key_seg *sg = &ks->seg[si];
+            if (sg->edge) {
+                __m256 pv = _mm256_loadu_ps(p + sg->p0);
+#pragma GCC unroll 8
+                for (int dd = 0; dd < 8; dd++)
+                    acc[dd] = _mm256_fmadd_ps(pv, key_edge_load(vd + dd * ld, ks, sg), acc[dd]);
+                continue;
+            }
+            const float *vp = vd + sg->base;
+            for (int P = sg->p0; P < sg->p1; P += 8) {
+                __m256 pv = _mm256_loadu_ps(p + P);
+#pragma GCC unroll 8
+                for (int dd = 0; dd < 8; dd++)
+                    acc[dd] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(vp + dd * ld + P), acc[dd]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int dd = 0; dd < 8; dd++) y[d0 + dd] = hsum8(acc[dd]) / sum;
+    }
+    for (; d0 < hd; d0++) {  // dims beyond a multiple of 8: same order, one at a time
+        __m256 acc = _mm256_setzero_ps();
+        const float *vd = t->vt + d0 * ld;
+        for (int si = 0; si < ks->n_seg; si++) {
+            const struct key_seg *sg = &ks->seg[si];
+            if (sg->edge) {
+                acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + sg->p0), key_edge_load(vd, ks, sg), acc);
+                continue;
+            }
+            for (int P = sg->p0; P < sg->p1; P += 8)
+                acc = _mm256_fmadd_ps(_mm256_loadu_ps(p + P), _mm256_loadu_ps(vd + sg->base + P), acc);
+        }
+        y[d0] = hsum8(acc) / sum;
+    }
+}
+
+AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
+    int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1], n = n0 + n1;
+    struct key_segs ks;
+    key_segs_init(&ks, t->lo[0], (n1 ? t->lo[1] : t->hi[0]) - (long)n0, n0, n);
+    for (int g = 0; g < t->G; g++) {
+        switch (t->hd) {
+        case 8: head_avx2(t, &ks, g, 8, n); break;
+        case 16: head_avx2(t, &ks, g, 16, n); break;
+        case 32: head_avx2(t, &ks, g, 32, n); break;
+        case 64: head_avx2(t, &ks, g, 64, n); break;
+        default: head_avx2(t, &ks, g, t->hd, n); break;
+        }
+    }
+}
