@@ -16,6 +16,7 @@ struct hf_loader {
     const char *prefix;  // gpt2: "" (Hub files) or "transformer." (transformers >= 5, nanoGPT)
     float *scratch;      // (C, max(3C, F)) for Conv1D weights before transposition
     char dtype[8];       // "" until the first tensor; "mixed" when they differ
+    int dry;             // 1: only check that each tensor is there with its shape; copy nothing
 };
 
 static void fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
@@ -41,6 +42,7 @@ static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, 
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but config.json implies %s",
                         ld->st.files[t->file].path, full, got_s, want_s);
     }
+    if (ld->dry) return 0;
     int rc = safetensors_read_f32(&ld->st, t, dst, err);
     if (rc) return rc;
     t->used = 1;
@@ -71,27 +73,27 @@ static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_err
     LOAD("ln_1.weight", C, 0, w->attn_norm_w);
     LOAD("ln_1.bias", C, 0, w->attn_norm_b);
     LOAD("attn.c_attn.weight", C, 3 * C, ld->scratch);  // (C, 3C): q | k | v columns
-    if (!rc) {
+    if (!rc && !ld->dry) {
         transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), 0, (size_t)C, w->wq);
         transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)C, (size_t)C, w->wk);
         transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)(2 * C), (size_t)C, w->wv);
     }
     LOAD("attn.c_attn.bias", 3 * C, 0, ld->scratch);  // (3C)
-    if (!rc) {
+    if (!rc && !ld->dry) {
         memcpy(w->bq, ld->scratch, (size_t)C * sizeof(float));
         memcpy(w->bk, ld->scratch + C, (size_t)C * sizeof(float));
         memcpy(w->bv, ld->scratch + 2 * C, (size_t)C * sizeof(float));
     }
     LOAD("attn.c_proj.weight", C, C, ld->scratch);
-    if (!rc) transpose_cols(ld->scratch, (size_t)C, (size_t)C, 0, (size_t)C, w->wo);
+    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)C, 0, (size_t)C, w->wo);
     LOAD("attn.c_proj.bias", C, 0, w->bo);
     LOAD("ln_2.weight", C, 0, w->mlp_norm_w);
     LOAD("ln_2.bias", C, 0, w->mlp_norm_b);
     LOAD("mlp.c_fc.weight", C, F, ld->scratch);  // (C, F)
-    if (!rc) transpose_cols(ld->scratch, (size_t)C, (size_t)F, 0, (size_t)F, w->w_up);
+    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)F, 0, (size_t)F, w->w_up);
     LOAD("mlp.c_fc.bias", F, 0, w->b_up);
     LOAD("mlp.c_proj.weight", F, C, ld->scratch);  // (F, C)
-    if (!rc) transpose_cols(ld->scratch, (size_t)F, (size_t)C, 0, (size_t)C, w->w_down);
+    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)F, (size_t)C, 0, (size_t)C, w->w_down);
     LOAD("mlp.c_proj.bias", C, 0, w->b_down);
 #undef LOAD
     return rc;
@@ -102,8 +104,8 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     int64_t C = c->d_model;
     ld->prefix = safetensors_find(&ld->st, "transformer.wte.weight") ? "transformer." : "";
     size_t wide = (size_t)(3 * C > c->d_ff ? 3 * C : c->d_ff);
-    ld->scratch = malloc((size_t)C * wide * sizeof(float));
-    if (!ld->scratch) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!ld->dry && !ld->scratch && !(ld->scratch = malloc((size_t)C * wide * sizeof(float))))
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     int rc = load(ld, "wte.weight", c->vocab_size, C, m->tok_emb, err);
     if (!rc) rc = load(ld, "wpe.weight", c->max_seq_len, C, m->pos_emb, err);
     for (int l = 0; l < c->n_layer && !rc; l++) rc = load_gpt2_layer(ld, m, l, err);
@@ -182,18 +184,15 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     struct hf_loader ld = {.dir = dir};
     rc = safetensors_open_dir(&ld.st, dir, err);
     if (rc) return rc;
-    // Every weight comes from its own tensor, so a config that needs more values than the
-    // checkpoint holds cannot match it: say so before allocating what it implies.
-    long long need = model_count_params(&m->cfg, hc.attn_bias, hc.mlp_bias), have = 0;
-    for (int i = 0; i < ld.st.n_tensors; i++) {
-        long long numel = 1;
-        for (int d = 0; d < ld.st.tensors[i].ndim; d++) numel *= ld.st.tensors[i].shape[d];  // <= 2^40 each
-        have += numel;
-    }
-    if (need < 0) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    else if (need > have)
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: implies %lld parameters but the checkpoint's tensors hold only %lld values; this config does not describe these weights",
-                      path, need, have);
+    // A dry pass first: every tensor the config implies is present with its shape, so nothing
+    // is allocated for a config that does not match the weights (the weights bound the size).
+    ld.dry = 1;
+    m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
+    if (!m->layers) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
+    free(m->layers);
+    m->layers = NULL;
+    ld.dry = 0;
     if (!rc) rc = model_alloc_weights(m, hc.attn_bias, hc.mlp_bias, err);
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
     for (int i = 0; i < ld.st.n_tensors && !rc; i++) {

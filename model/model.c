@@ -108,17 +108,6 @@ int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error 
     return 0;
 }
 
-long long model_count_params(const struct model_config *cfg, int attn_bias, int mlp_bias) {
-    if (cfg->n_layer < 1 || cfg->n_layer > MODEL_MAX_LAYERS) return -1;
-    struct model tmp = {.cfg = *cfg};
-    tmp.layers = calloc((size_t)cfg->n_layer, sizeof *tmp.layers);
-    if (!tmp.layers) return -1;
-    struct arena_cursor a = {0};
-    layout(&tmp, &a, attn_bias, mlp_bias);  // base NULL: measures only
-    free(tmp.layers);
-    return a.n_params;
-}
-
 // Parses a non-negative decimal integer that fills all of [s, end).
 static int parse_index(const char *s, const char *end, long *out) {
     if (s == end || end - s > 9) return -1;

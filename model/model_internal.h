@@ -10,10 +10,6 @@
 // The tied head aliases tok_emb. The arena is uninitialised.
 int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error *err);
 
-// The number of floats model_alloc_weights would lay out for cfg (tied head counted once),
-// without allocating them; -1 when memory runs out. Readers compare it with what the file
-// holds before allocating, so a config that does not match its weights is bad input, not OOM.
-long long model_count_params(const struct model_config *cfg, int attn_bias, int mlp_bias);
 
 // Hugging Face checkpoint directory (config.json + safetensors) -> m.
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err);

@@ -8,11 +8,45 @@
 #define SP_SPACE "\xe2\x96\x81"  // U+2581, the escaped space
 #define SP_MAX_TRIE_RESULTS 32   // sentencepiece looks at the first 32 prefix matches only
 
+static int cmp_desc_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+int sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n) {
+    memset(m, 0, sizeof *m);
+    m->syms = syms;
+    m->lens = lens;
+    m->n = n;
+    m->by_len = malloc(((size_t)n + 1) * sizeof *m->by_len);
+    if (!m->by_len || piece_map_init(&m->map, syms, lens, (size_t)n)) {
+        sp_matcher_free(m);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        piece_map_add(&m->map, i);
+        m->by_len[i] = lens[i];
+        if (lens[i]) m->first[(unsigned char)syms[i][0] >> 3] |= (uint8_t)(1u << ((unsigned char)syms[i][0] & 7));
+    }
+    qsort(m->by_len, (size_t)n, sizeof *m->by_len, cmp_desc_u32);
+    for (int i = 0; i < n; i++)
+        if (i == 0 || m->by_len[i] != m->by_len[m->n_len - 1]) m->by_len[m->n_len++] = m->by_len[i];
+    return 0;
+}
+
+void sp_matcher_free(struct sp_matcher *m) {
+    free(m->by_len);
+    m->by_len = NULL;
+    m->n_len = 0;
+    piece_map_free(&m->map);
+}
+
 size_t sp_matcher_match(const struct sp_matcher *m, const char *s, size_t len, int *found) {
     size_t best = 0;
-    if (m)
-        for (int i = 0; i < m->n; i++)
-            if (m->lens[i] <= len && m->lens[i] > best && memcmp(m->syms[i], s, m->lens[i]) == 0) best = m->lens[i];
+    unsigned char c0 = (unsigned char)s[0];
+    if (m && m->n_len && (m->first[c0 >> 3] >> (c0 & 7) & 1))
+        for (int k = 0; k < m->n_len && !best; k++)
+            if (m->by_len[k] && m->by_len[k] <= len && piece_map_get(&m->map, s, m->by_len[k]) >= 0) best = m->by_len[k];
     *found = best > 0;
     if (best) return best;
     static const unsigned char one_char_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};

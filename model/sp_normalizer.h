@@ -9,13 +9,24 @@
 #include <stdint.h>
 
 #include "common/vec.h"
+#include "model/piece_map.h"
 
-// Longest-prefix matcher over user-defined symbols (sentencepiece's PrefixMatcher).
+// Longest-prefix matcher over user-defined symbols (sentencepiece's PrefixMatcher). A lookup
+// tries each distinct symbol length, longest first, in a hash of the symbols, so its cost does
+// not grow with the number of symbols (models carry thousands).
 struct sp_matcher {
     const char *const *syms;  // (n,) owned by the caller
     const uint32_t *lens;     // (n,)
     int n;
+    struct piece_map map;     // the symbols
+    uint32_t *by_len;         // (n_len,) the distinct symbol lengths, longest first
+    int n_len;
+    uint8_t first[32];        // bit set of the symbols' first bytes
 };
+
+// Indexes syms[0..n) (distinct strings). Returns 0, or -1 when memory runs out.
+int sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n);
+void sp_matcher_free(struct sp_matcher *m);
 
 // Length of the longest symbol that prefixes s[0..len) (*found = 1), else the length of one
 // UTF-8 character by its lead byte, capped at len (*found = 0).

@@ -55,6 +55,7 @@ static void sp_model_free(struct sp_model *m) {
     free(m->lens);
     free(m->scores);
     free(m->types);
+    sp_matcher_free(&m->matcher);
     free(m->user_syms);
     free(m->user_lens);
     piece_map_free(&m->normal);
@@ -214,9 +215,8 @@ static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, c
             m->user_syms[k] = m->strs[i];
             m->user_lens[k++] = m->lens[i];
         }
-    m->matcher.syms = (const char *const *)m->user_syms;
-    m->matcher.lens = m->user_lens;
-    m->matcher.n = n_user;
+    if (sp_matcher_init(&m->matcher, (const char *const *)m->user_syms, m->user_lens, n_user))
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     for (int b = 0; b < 256; b++) {
         char piece[8];
         snprintf(piece, sizeof piece, "<0x%02X>", b);

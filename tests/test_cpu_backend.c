@@ -1,7 +1,8 @@
 // test_cpu_backend.c: the CPU backend on small random models: sharing a prefix changes no
 // score, batch composition and thread count change no bit, XSA outputs are orthogonal to the
 // token's own value vector, log-probabilities are normalised over the full vocabulary, argmax
-// ties go to the lowest id, and bad batches fail with code 2 without crashing.
+// ties go to the lowest id, bad batches fail with code 2 without crashing, and every GEMM and
+// attention kernel passes the same checks.
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -444,7 +445,65 @@ TEST(every_gemm_kernel) {
     random_model_free(&m);
 }
 
+// Both attention kernels (forced with XSA_CPU_ATTN) agree within 1e-5 in logprob and 1e-5 in
+// the attention outputs, each passes the bit-identity checks above, and an unknown kernel name
+// fails backend_open with code 2.
+TEST(every_attention_kernel) {
+    const char *kinds[] = {"scalar", "avx2"};
+    struct model m;
+    CHECK(random_model_init(&m, &specs[2]) == 0);  // hd 6, 3 query heads per kv head, biases
+    const struct model_config *c = &m.cfg;
+    m.cfg.xsa[1] = 1;
+    int T = 70, Q = c->n_head * c->head_dim;
+    int32_t toks[70];
+    make_tokens(toks, T, c->vocab_size, 41);
+    float lp[2][69], *att[2] = {malloc(sizeof(float) * T * Q), malloc(sizeof(float) * T * Q)};
+    uint8_t gr[69];
+    int ran = 0;
+    for (int k = 0; k < 2; k++) {
+        setenv("XSA_CPU_ATTN", kinds[k], 1);
+        struct backend be;
+        struct backend_options o = {.n_threads = 2, .max_batch_tokens = T};
+        xsa_error err = {0};
+        if (backend_open(&be, "cpu", &m, &o, &err)) {
+            fprintf(stderr, "  %s: %s (skipped)\n", kinds[k], err.msg);
+            memcpy(lp[k], lp[0], sizeof lp[0]);
+            memcpy(att[k], att[0], sizeof(float) * T * Q);
+            continue;
+        }
+        CHECK(strstr(be.device_desc, k ? "AVX2 attention" : "C attention") != NULL);
+        ran++;
+        struct batch_builder bb;
+        batch_init(&bb);
+        int first;
+        batch_add_row(&bb, toks, T, &first, &err);
+        batch_add_entries_seq(&bb, first, toks, T, &err);
+        struct score_batch b = batch_view(&bb);
+        struct cpu_probe pr = {0, att[k], NULL};
+        CHECK(cpu_backend_score_probe(&be, &b, lp[k], gr, &pr, &err) == 0);
+        backend_close(&be);
+        batch_free(&bb);
+        prefix_branches_match_plain_rows();
+        batch_composition_bit_identical();
+    }
+    double worst = 0;
+    for (int p = 0; p < T - 1; p++) CHECK_NEAR(lp[1][p], lp[0][p], 1e-5);
+    for (long i = 0; i < (long)T * Q; i++) worst = fmax(worst, fabs(att[1][i] - att[0][i]));
+    CHECK_MSG(worst < 1e-5, "max |avx2 - scalar| attention output %g", worst);
+    CHECK(ran >= 1);
+    setenv("XSA_CPU_ATTN", "sse", 1);
+    struct backend be;
+    struct backend_options o = {.n_threads = 1, .max_batch_tokens = 8};
+    xsa_error err = {0};
+    CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
+    CHECK(strstr(err.msg, "XSA_CPU_ATTN=sse") != NULL);
+    unsetenv("XSA_CPU_ATTN");
+    free(att[0]);
+    free(att[1]);
+    random_model_free(&m);
+}
+
 RUN_TESTS(T(prefix_branches_match_plain_rows), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(bad_batches_fail_with_code_2), T(backend_open_devices),
-          T(batch_builder_spans), T(every_gemm_kernel))
+          T(batch_builder_spans), T(every_gemm_kernel), T(every_attention_kernel))

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "model/config.h"
 #include "model/model.h"
 #include "model/safetensors.h"
@@ -507,6 +508,75 @@ TEST(test_safetensors_reader) {
     rm_dir(dir);
 }
 
+// Hostile headers: a shape whose product wraps around 2^64, tensors that leave gaps, overlap or
+// stop short of the end (the reference library refuses those too), a name with a newline (the
+// message stays one line), a name given twice, and many tensors (looked up by hash).
+TEST(test_safetensors_hostile_headers) {
+    char dir[64], path[128];
+    CHECK(make_tmpdir(dir) == 0);
+    snprintf(path, sizeof path, "%s/h.safetensors", dir);
+    static const struct { const char *header; size_t data; const char *want; } bad[] = {
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,0]}}", 0, "impossibly large"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1048576,1048576,1048576,1048576],\"data_offsets\":[0,0]}}", 0, "impossibly large"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "gap or an overlap"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"y\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, "gap or an overlap"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 3, "cover 1 of the 3 bytes"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "appears twice"},
+        {"{\"a\\nb\\r\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1, "'a?b?' has unknown dtype"},
+    };
+    xsa_error err = {0};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_st(dir, "h.safetensors", bad[i].header, "\0\0\0", bad[i].data);
+        xsa_error_clear(&err);
+        struct safetensors st = {0};
+        CHECK_EQ_INT(safetensors_open_file(&st, path, &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, bad[i].want) && !strchr(err.msg, '\n'), "case %zu: %s", i, err.msg);
+        safetensors_close(&st);
+    }
+    // Zero-size tensors may share an offset (the library sorts by (begin, end)).
+    write_st(dir, "h.safetensors", "{\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", "\0", 1);
+    struct safetensors st = {0};
+    CHECK_MSG(safetensors_open_file(&st, path, &err) == 0, "%s", err.msg);
+    safetensors_close(&st);
+    // 30000 tiny tensors: every name found, absent names not.
+    struct sbuf h = {0};
+    sbuf_append(&h, "{", 1);
+    for (int i = 0; i < 30000; i++)
+        sbuf_printf(&h, "%s\"t%d\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[%d,%d]}", i ? "," : "", i, i, i + 1);
+    sbuf_append(&h, "}", 1);
+    char *zeros = calloc(30000, 1);
+    write_st(dir, "h.safetensors", h.s, zeros, 30000);
+    xsa_error_clear(&err);
+    CHECK_MSG(safetensors_open_file(&st, path, &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(st.n_tensors, 30000);
+    int found = 0;
+    for (int i = 0; i < 30000; i += 7) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        struct st_tensor *t = safetensors_find(&st, name);
+        found += t && !strcmp(t->name, name);
+    }
+    CHECK_EQ_INT(found, (30000 + 6) / 7);
+    CHECK(safetensors_find(&st, "t30000") == NULL && safetensors_find(&st, "") == NULL);
+    safetensors_close(&st);
+    free(zeros);
+    sbuf_free(&h);
+    rm_dir(dir);
+}
+
+// A config.json that implies a model far larger than its weights (here 1.5 TB) is bad input,
+// refused with the first tensor that does not match before anything is allocated for it, not
+// an out-of-memory failure.
+TEST(test_config_larger_than_weights) {
+    char dir[64];
+    CHECK(gpt2_with_config(dir, "{\"model_type\":\"gpt2\",\"vocab_size\":4194304,\"n_embd\":65536,\"n_layer\":2,\"n_head\":4}") == 0);
+    expect_load_error(dir, "'transformer.wte.weight' has shape [300, 32] but config.json implies [4194304, 65536]", NULL);
+    const char *deep = "{" GPT2_BASE ",\"n_positions\":64,\"n_layer\":512,\"n_inner\":1048576}";
+    CHECK(write_file(dir, "config.json", deep, strlen(deep)) == 0);
+    expect_load_error(dir, "'transformer.h.0.mlp.c_fc.weight' has shape [32, 128] but config.json implies [32, 1048576]", NULL);
+    rm_dir(dir);
+}
+
 TEST(test_checkpoint_errors) {
     char dir[64];
     const char *cfg64 = "{" GPT2_BASE ",\"n_positions\":64}";
@@ -588,4 +658,5 @@ TEST(test_sharded_index_errors) {
 RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama_gqa),
           T(test_llama_bf16_converted), T(test_stories260K), T(test_llama2c_layout), T(test_xsa_spec),
           T(test_config_xsa_layers), T(test_config_refusals), T(test_fp16_bf16_conversion),
-          T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors))
+          T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
+          T(test_safetensors_hostile_headers), T(test_config_larger_than_weights))

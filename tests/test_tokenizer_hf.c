@@ -249,6 +249,58 @@ TEST(test_errors) {
                       "special_tokens");
 }
 
+// Numbers that do not fit the C types they become are refused, not converted (undefined
+// behaviour before): post-processor ids, Strip decoder counts.
+TEST(test_out_of_range_numbers) {
+    expect_load_error("{" MODEL_OK ", \"post_processor\": {\"type\": \"RobertaProcessing\", \"cls\": [\"<s>\", 1e300], "
+                      "\"sep\": [\"</s>\", 2]}}",
+                      "\"cls\" and \"sep\"");
+    expect_load_error("{" MODEL_OK ", \"post_processor\": {\"type\": \"BertProcessing\", \"cls\": [\"<s>\", 0], "
+                      "\"sep\": [\"</s>\", 4294967296]}}",
+                      "\"cls\" and \"sep\"");
+    expect_load_error("{" MODEL_OK ", \"decoder\": {\"type\": \"Strip\", \"content\": \" \", \"start\": 1e300, \"stop\": 0}}",
+                      "decoder Strip");
+}
+
+// Many added tokens (looked up by hash while loading), some given twice: the later properties
+// win and the id stays; encode finds them; an empty text and an empty id list decode to "".
+TEST(test_many_added_tokens) {
+    struct sbuf b = {0};
+    sbuf_append(&b, "{\"added_tokens\": [", 19);
+    for (int i = 0; i < 20000; i++)
+        sbuf_printf(&b, "%s{\"content\": \"<a%d>\", \"special\": true, \"normalized\": false}", i ? "," : "", i);
+    for (int i = 0; i < 10; i++)
+        sbuf_printf(&b, ",{\"content\": \"<a%d>\", \"special\": false, \"normalized\": false}", i);
+    sbuf_printf(&b, "], %s}", MODEL_OK);
+    char path[] = "/tmp/xsa_tok_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(write(fd, b.s, b.n) == (ssize_t)b.n);
+    close(fd);
+    sbuf_free(&b);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(tokenizer_load(&t, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    if (!t) return;
+    CHECK_EQ_INT(tokenizer_vocab_size(t), 3 + 20000);
+    struct ivec ids = {0};
+    CHECK(tokenizer_encode(t, "ab<a5>a<a19999>", 15, 0, &ids, &err) == 0);
+    int32_t want[] = {2, 3 + 5, 0, 3 + 19999};
+    CHECK_EQ_INT(ids.n, 4);
+    for (size_t k = 0; k < 4 && k < ids.n; k++) CHECK_EQ_INT(ids.v[k], want[k]);
+    struct sbuf out = {0};
+    CHECK(tokenizer_decode(t, ids.v, 0, &out, &err) == 0);
+    CHECK_STR(out.s, "");
+    ids.n = 0;
+    CHECK(tokenizer_encode(t, "", 0, 1, &ids, &err) == 0);
+    CHECK(tokenizer_decode(t, ids.v, ids.n, &out, &err) == 0);
+    ivec_free(&ids);
+    sbuf_free(&out);
+    tokenizer_free(t);
+}
+
 TEST(test_small_model) {
     // A hand-made model: merges as pairs, an unknown character, a byte fallback.
     const char *body =
@@ -340,5 +392,5 @@ TEST(test_shared_benchdata) {
     check_shared("hf_sp");
 }
 
-RUN_TESTS(T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix),
+RUN_TESTS(T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix),
           T(test_special_ids), T(test_errors), T(test_small_model), T(test_shared_benchdata))

@@ -183,6 +183,13 @@ TEST(test_sp_unused_pieces_match_sentencepiece) {
     CHECK(n >= 100);
 }
 
+// 400 user-defined symbols with nested prefixes: always the longest one, as the library's
+// PrefixMatcher (tools/make_sp_user_fixture.py).
+TEST(test_sp_user_symbols_match_sentencepiece) {
+    int n = check_expected(FIX "sp_user/tokenizer.model", FIX "sp_user/expected.tsv");
+    CHECK(n >= 200);
+}
+
 TEST(test_sp_decode_matches_sentencepiece) {
     CHECK(check_decode(FIX "sp_bpe/tokenizer.model", FIX "sp_bpe/decode.tsv") >= 100);
     CHECK(check_decode(FIX "sp_bpe_raw/tokenizer.model", FIX "sp_bpe_raw/decode.tsv") >= 100);
@@ -613,4 +620,4 @@ RUN_TESTS(T(test_sp_bpe_matches_sentencepiece), T(test_sp_bpe_raw_matches_senten
           T(test_sp_metadata), T(test_sp1024_corpus_matches_sentencepiece),
           T(test_sp1024_benchmark_text_matches_sentencepiece), T(test_sp_tiny_handmade_model),
           T(test_sp_unsupported_model_types), T(test_sp_corrupt_models), T(test_sp_corrupt_charsmap),
-          T(test_sp_skips_other_fields))
+          T(test_sp_skips_other_fields), T(test_sp_user_symbols_match_sentencepiece))

@@ -57,7 +57,8 @@ static void attention_task(void *ctx, int i, int w) {
     int hd = a->hd, G = a->H / a->Hkv;
     long qs = (long)a->H * hd, ks = (long)a->Hkv * hd, plane = (long)kvh * hd * a->ldt;
     struct cpu_attn_token tk = {
-        .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt, .G = G, .hd = hd,
+        .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt,
+        .k = a->k + (long)kvh * hd, .v = a->v + (long)kvh * hd, .ks = ks, .G = G, .hd = hd,
         .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride,
         .pstride = a->scratch_stride / G,
     };
@@ -77,6 +78,7 @@ static void attention_task(void *ctx, int i, int w) {
 }
 
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a) {
-    cpu_pool_run(pool, (a->T + TRANSPOSE_TOKENS - 1) / TRANSPOSE_TOKENS, transpose_task, (void *)a);
+    if (a->kind == CPU_ATTN_AVX2)
+        cpu_pool_run(pool, (a->T + TRANSPOSE_TOKENS - 1) / TRANSPOSE_TOKENS, transpose_task, (void *)a);
     cpu_pool_run(pool, (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS * a->Hkv, attention_task, (void *)a);
 }

@@ -1,7 +1,7 @@
 // cpu_attention_kernel.c: one query token's heads of one kv head, three passes over its keys
 // (scores and max, exp and sum, weights @ V), vectorised over 8 consecutive keys of the
-// transposed K/V planes. The scalar kernel has the same blocking and reduction order and
-// differs from AVX2 only in FMA rounding.
+// transposed K/V planes. The scalar kernel computes the same sums in the same order from the
+// K/V rows in place, and differs from AVX2 only in FMA rounding.
 //
 // Per key block (lane i = key position 8b + i, see cpu_attention.h): score = ((q0 k0 + q1 k1) + q2 k2) ... in d order, times
 // scale; lane sums of exp and of p * v run over blocks in order; 8 lanes reduce as
@@ -14,8 +14,8 @@
 #include "kernels/cpu/cpu_attention.h"
 
 // e^x = 2^n e^r, n = round(x log2 e), r = x - n ln2 in two parts (ln2 hi has 9 significant
-// bits, so n * hi is exact); e^r by its degree-6 Taylor polynomial (|r| <= ln2/2: truncation
-// below 0.2 ulp).
+// bits, so n * hi is exact); e^r by its degree-7 Taylor polynomial (|r| <= ln2/2: truncation
+// below 0.05 ulp).
 #define EXP_LO -87.5f  // results below FLT_MIN flush to 0
 #define EXP_HI 88.0f   // keeps 2^n finite; softmax arguments are <= 0
 #define EXP_LOG2E 1.44269504088896341f
@@ -26,6 +26,7 @@
 #define EXP_C4 (1.0f / 24)
 #define EXP_C5 (1.0f / 120)
 #define EXP_C6 (1.0f / 720)
+#define EXP_C7 (1.0f / 5040)
 #define EXP_ROUND 12582912.0f  // 1.5 * 2^23: x + it - it rounds |x| < 2^22 to nearest even
 
 static float exp_one(float x) {
@@ -35,7 +36,8 @@ static float exp_one(float x) {
     float n = (x * EXP_LOG2E + EXP_ROUND) - EXP_ROUND;
     float r = x - n * EXP_LN2_HI;
     r = r - n * EXP_LN2_LO;
-    float y = EXP_C6;
+    float y = EXP_C7;
+    y = y * r + EXP_C6;
     y = y * r + EXP_C5;
     y = y * r + EXP_C4;
     y = y * r + EXP_C3;
@@ -58,45 +60,51 @@ static float sum8(const float *l) {
 }
 
 // ---- scalar kernel -------------------------------------------------------------------------
+// Reads K and V rows in place (contiguous head dims) rather than the transposed planes.
 
-// Key position i of a token (0 <= i < n0 + n1) is key index i < n0 ? lo0 + i : a1 + i.
-static void head_scalar(const struct cpu_attn_token *t, int g, int n0, int n, long a1) {
+#define SCALAR_DIMS 64  // head dims per pass over the keys (lane accumulators on the stack)
+
+// Key position i of a token (0 <= i < n) is key index i < n0 ? a0 + i : a1 + i.
+static void head_scalar(const struct cpu_attn_token *t, int g, int n0, int n, long a0, long a1) {
     int hd = t->hd;
-    long ld = t->ld, a0 = t->lo[0];
-    const float *q = t->q + (long)g * hd;
-    float *p = t->p + (long)g * t->pstride;  // (blocks * 8)
-    float *y = t->y + (long)g * hd;
+    long ks = t->ks;
+    const float *restrict q = t->q + (long)g * hd;
+    float *restrict p = t->p + (long)g * t->pstride;  // (n rounded up to 8)
+    float *restrict y = t->y + (long)g * hd;
     float mx = -INFINITY;
-    int nb8 = (n + 7) / 8 * 8;
-    for (int i = 0; i < nb8; i++) {
-        if (i >= n) {
-            p[i] = -INFINITY;
-            continue;
-        }
-        const float *kj = t->kt + (i < n0 ? a0 + i : a1 + i);
+    for (int i = 0; i < n; i++) {
+        const float *kj = t->k + (i < n0 ? a0 + i : a1 + i) * ks;
         float acc = q[0] * kj[0];
-        for (int d = 1; d < hd; d++) acc = acc + q[d] * kj[d * ld];
+        for (int d = 1; d < hd; d++) acc = acc + q[d] * kj[d];
         p[i] = acc * t->scale;
         if (p[i] > mx) mx = p[i];
     }
     float lane[8] = {0};
-    for (int i = 0; i < nb8; i++) {
+    for (int i = 0; i < n; i++) {
         p[i] = exp_one(p[i] - mx);
         lane[i % 8] += p[i];
     }
     float sum = sum8(lane);
-    for (int d = 0; d < hd; d++) {
-        float acc[8] = {0};
-        const float *vd = t->vt + d * ld;
-        for (int i = 0; i < n; i++) acc[i % 8] += p[i] * vd[i < n0 ? a0 + i : a1 + i];
-        y[d] = sum8(acc) / sum;
+    for (int d0 = 0; d0 < hd; d0 += SCALAR_DIMS) {
+        int nd = hd - d0 < SCALAR_DIMS ? hd - d0 : SCALAR_DIMS;
+        float acc[8][SCALAR_DIMS] = {{0}};
+        for (int i = 0; i < n; i++) {
+            const float *vj = t->v + (i < n0 ? a0 + i : a1 + i) * ks + d0;
+            float *a = acc[i % 8], pi = p[i];
+            for (int d = 0; d < nd; d++) a[d] += pi * vj[d];
+        }
+        for (int d = 0; d < nd; d++) {
+            float l[8];
+            for (int u = 0; u < 8; u++) l[u] = acc[u][d];
+            y[d0 + d] = sum8(l) / sum;
+        }
     }
 }
 
 void cpu_attn_token_scalar(const struct cpu_attn_token *t) {
     int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1];
     long a1 = (n1 ? t->lo[1] : t->hi[0]) - (long)n0;
-    for (int g = 0; g < t->G; g++) head_scalar(t, g, n0, n0 + n1, a1);
+    for (int g = 0; g < t->G; g++) head_scalar(t, g, n0, n0 + n1, t->lo[0], a1);
 }
 
 // ---- AVX2 + FMA kernel ---------------------------------------------------------------------
@@ -111,7 +119,8 @@ AVX2_INLINE __m256 exp8(__m256 x) {
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), xc);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
-    __m256 y = _mm256_set1_ps(EXP_C6);
+    __m256 y = _mm256_set1_ps(EXP_C7);
+    y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C6));
     y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C5));
     y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C4));
     y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(EXP_C3));
@@ -154,54 +163,50 @@ AVX2_INLINE __m256i lane_mask(int m) {
 }
 
 // A token's key positions as at most four segments: whole blocks of span 0 (one load each),
-// the block holding span 0's end (lanes gathered from both spans with masked loads: masked-off
-// lanes read nothing and are +0 bits, so OR merges them exactly), whole blocks of span 1, and
-// the last short block.
+// the block holding span 0's end (gathered from both spans), whole blocks of span 1, and the
+// last short block.
 struct key_seg {
     int p0, p1;     // positions [p0, p1), a multiple of 8 apart
     long base;      // whole blocks: plane offset of position 0 (key index = base + position)
-    int edge;       // 1: one block at p0 gathered with m0 (span 0) and m1 (span 1)
-    __m256i m0, m1;
+    int edge;       // 1: one block at p0; lanes < n0 - p0 from span 0, the rest below n - p0 from span 1
 };
 
 struct key_segs {
-    int n_seg;
+    int n_seg, n0, n;
     long a0, a1;    // key index of position i: i < n0 ? a0 + i : a1 + i
     struct key_seg seg[4];
 };
 
-AVX2_INLINE void key_edge(struct key_segs *ks, int P, int n0, int n) {
-    struct key_seg *sg = &ks->seg[ks->n_seg++];
-    sg->p0 = P, sg->p1 = P + 8, sg->edge = 1, sg->base = 0;
-    sg->m0 = lane_mask(n0 - P);
-    sg->m1 = _mm256_andnot_si256(sg->m0, lane_mask(n - P));
-}
-
 AVX2_INLINE void key_segs_init(struct key_segs *ks, long a0, long a1, int n0, int n) {
-    ks->n_seg = 0, ks->a0 = a0, ks->a1 = a1;
+    ks->n_seg = 0, ks->a0 = a0, ks->a1 = a1, ks->n0 = n0, ks->n = n;
     int P = n0 / 8 * 8;
-    if (P > 0) ks->seg[ks->n_seg++] = (struct key_seg){.p0 = 0, .p1 = P, .base = a0};
-    if (P < n0) key_edge(ks, P, n0, n), P += 8;
+    if (P > 0) ks->seg[ks->n_seg++] = (struct key_seg){0, P, a0, 0};
+    if (P < n0) ks->seg[ks->n_seg++] = (struct key_seg){P, P + 8, 0, 1}, P += 8;
     if (P + 8 <= n) {
         int e = P + (n - P) / 8 * 8;
-        ks->seg[ks->n_seg++] = (struct key_seg){.p0 = P, .p1 = e, .base = a1};
+        ks->seg[ks->n_seg++] = (struct key_seg){P, e, a1, 0};
         P = e;
     }
-    if (P < n) key_edge(ks, P, n0, n);
+    if (P < n) ks->seg[ks->n_seg++] = (struct key_seg){P, P + 8, 0, 1};
 }
 
+// An edge block's lanes: masked loads from both spans; masked-off lanes read nothing and are
+// +0 bits, so OR merges them exactly.
 AVX2_INLINE __m256 key_edge_load(const float *plane, const struct key_segs *ks, const struct key_seg *sg) {
-    return _mm256_or_ps(_mm256_maskload_ps(plane + ks->a0 + sg->p0, sg->m0),
-                        _mm256_maskload_ps(plane + ks->a1 + sg->p0, sg->m1));
+    if (sg->p0 >= ks->n0) return _mm256_maskload_ps(plane + ks->a1 + sg->p0, lane_mask(ks->n - sg->p0));
+    if (ks->n <= ks->n0) return _mm256_maskload_ps(plane + ks->a0 + sg->p0, lane_mask(ks->n - sg->p0));
+    __m256i m0 = lane_mask(ks->n0 - sg->p0), m1 = _mm256_andnot_si256(m0, lane_mask(ks->n - sg->p0));
+    return _mm256_or_ps(_mm256_maskload_ps(plane + ks->a0 + sg->p0, m0),
+                        _mm256_maskload_ps(plane + ks->a1 + sg->p0, m1));
 }
 
 // One head; hd is a literal at the specialised call sites so loops unroll into registers.
 AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g, const int hd,
                            int n) {
     long ld = t->ld;
-    const float *q = t->q + (long)g * hd;
-    float *p = t->p + (long)g * t->pstride;
-    float *y = t->y + (long)g * hd;
+    const float *restrict q = t->q + (long)g * hd;  // restrict: stores to p do not move q
+    float *restrict p = t->p + (long)g * t->pstride;
+    float *restrict y = t->y + (long)g * hd;
     const __m256 scale = _mm256_set1_ps(t->scale), ninf = _mm256_set1_ps(-INFINITY);
     __m256 vmx = ninf;
     for (int si = 0; si < ks->n_seg; si++) {
@@ -217,24 +222,22 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
             continue;
         }
         const float *kp = t->kt + sg->base;
+        __m256 qv[16];  // small heads: q broadcast once, kept in registers
+#pragma GCC unroll 16
+        for (int d = 0; d < 16; d++) qv[d] = _mm256_set1_ps(d < hd ? q[d] : 0.0f);
         for (int P = sg->p0; P < sg->p1; P += 8) {
-            __m256 acc = _mm256_mul_ps(_mm256_set1_ps(q[0]), _mm256_loadu_ps(kp + P));
+            __m256 acc = _mm256_mul_ps(hd <= 16 ? qv[0] : _mm256_set1_ps(q[0]), _mm256_loadu_ps(kp + P));
 #pragma GCC unroll 16
             for (int d = 1; d < hd; d++)
-                acc = _mm256_fmadd_ps(_mm256_set1_ps(q[d]), _mm256_loadu_ps(kp + d * ld + P), acc);
+                acc = _mm256_fmadd_ps(hd <= 16 ? qv[d] : _mm256_set1_ps(q[d]), _mm256_loadu_ps(kp + d * ld + P), acc);
             acc = _mm256_mul_ps(acc, scale);
             _mm256_storeu_ps(p + P, acc);
             vmx = _mm256_max_ps(vmx, acc);
         }
     }
+    // exp in place, fused into the first pass over V (later dim groups reread it).
     const __m256 mx = _mm256_set1_ps(hmax8(vmx));
     __m256 vsum = _mm256_setzero_ps();
-    for (int P = 0; P < n; P += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p + P), mx));
-        _mm256_storeu_ps(p + P, e);
-        vsum = _mm256_add_ps(vsum, e);
-    }
-    float sum = hsum8(vsum);
     int d0 = 0;
     for (; d0 + 8 <= hd; d0 += 8) {  // 8 dims at a time: 8 accumulators stay in registers
         __m256 acc[8];
@@ -245,6 +248,11 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
             const struct key_seg *sg = &ks->seg[si];
             if (sg->edge) {
                 __m256 pv = _mm256_loadu_ps(p + sg->p0);
+                if (d0 == 0) {
+                    pv = exp8(_mm256_sub_ps(pv, mx));
+                    _mm256_storeu_ps(p + sg->p0, pv);
+                    vsum = _mm256_add_ps(vsum, pv);
+                }
 #pragma GCC unroll 8
                 for (int dd = 0; dd < 8; dd++)
                     acc[dd] = _mm256_fmadd_ps(pv, key_edge_load(vd + dd * ld, ks, sg), acc[dd]);
@@ -253,14 +261,27 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
             const float *vp = vd + sg->base;
             for (int P = sg->p0; P < sg->p1; P += 8) {
                 __m256 pv = _mm256_loadu_ps(p + P);
+                if (d0 == 0) {
+                    pv = exp8(_mm256_sub_ps(pv, mx));
+                    _mm256_storeu_ps(p + P, pv);
+                    vsum = _mm256_add_ps(vsum, pv);
+                }
 #pragma GCC unroll 8
                 for (int dd = 0; dd < 8; dd++)
                     acc[dd] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(vp + dd * ld + P), acc[dd]);
             }
         }
+        float sum = hsum8(vsum);
 #pragma GCC unroll 8
         for (int dd = 0; dd < 8; dd++) y[d0 + dd] = hsum8(acc[dd]) / sum;
     }
+    if (d0 == 0)  // hd < 8: exp as its own pass
+        for (int P = 0; P < n; P += 8) {
+            __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p + P), mx));
+            _mm256_storeu_ps(p + P, e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+    float sum = hsum8(vsum);
     for (; d0 < hd; d0++) {  // dims beyond a multiple of 8: same order, one at a time
         __m256 acc = _mm256_setzero_ps();
         const float *vd = t->vt + d0 * ld;

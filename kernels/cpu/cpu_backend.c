@@ -184,6 +184,7 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     if (!st) return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
     st->m = m;
     st->n_threads = nt;
+    be->impl = st;  // from here on, failures clean up through cpu_destroy(be)
     st->pool = cpu_pool_create(nt);
     const struct model_config *c = &m->cfg;
     int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, V = c->vocab_size;
@@ -213,7 +214,6 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     }
     st->attn = (enum cpu_attn_kind)attn;
     st->lg = malloc((size_t)nt * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK * sizeof(float));
-    be->impl = st;
     be->name = "cpu";
     be->score = cpu_score;
     be->destroy = cpu_destroy;
