@@ -196,10 +196,16 @@ TEST(attention_tiles_and_xsa_match_cpu) {
     for (int i = 0; i < T * HKV * HD; i++) k[i] = 2.0f * urand(&s), v[i] = urand(&s);
     for (int i = 0; i < HD; i++) v[(T - 1) * HKV * HD + i] = 0;  // a zero own value vector: XSA is a no-op
     struct cpu_pool *pool = cpu_pool_create(1);
-    float *scratch = malloc(sizeof(float) * TMAX);
-    CHECK(pool && scratch);
+    long stride = (long)(H / HKV) * (TMAX + CPU_ATTN_PAD);
+    float *scratch = malloc(sizeof(float) * (size_t)stride);
+    float *kt = malloc(sizeof(float) * HKV * HD * TMAX), *vt = malloc(sizeof(float) * HKV * HD * TMAX);
+    CHECK(pool && scratch && kt && vt);
     for (int xsa = 0; xsa < 2; xsa++) {
-        struct cpu_attention_args a = {q, k, v, want, l0, h0, l1, h1, T, H, HKV, HD, xsa, scratch, TMAX};
+        struct cpu_attention_args a = {
+            .q = q, .k = k, .v = v, .out = want, .span0_lo = l0, .span0_hi = h0, .span1_lo = l1, .span1_hi = h1,
+            .T = T, .H = H, .Hkv = HKV, .hd = HD, .xsa = xsa, .kind = (enum cpu_attn_kind)cpu_attention_pick(NULL),
+            .kt = kt, .vt = vt, .ldt = TMAX, .scratch = scratch, .scratch_stride = stride,
+        };
         cpu_attention(pool, &a);
         double worst = 0;
         for (int t = 0; t < T; t++)
@@ -220,6 +226,8 @@ TEST(attention_tiles_and_xsa_match_cpu) {
     }
     cpu_pool_destroy(pool);
     free(scratch);
+    free(kt);
+    free(vt);
 }
 
 // The logits kernels' schedule on the host: chunks of nv ids; per chunk LANES "threads" push
