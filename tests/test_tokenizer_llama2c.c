@@ -7,33 +7,9 @@
 #include "common/fileio.h"
 #include "model/tokenizer.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
 #define FIX "tests/fixtures/tokenizers/"
-
-static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
-
-static void hex_to_sbuf(const char *h, size_t n, struct sbuf *out) {
-    out->n = 0;
-    sbuf_append(out, "", 0);
-    for (size_t i = 0; i + 1 < n; i += 2) {
-        char c = (char)(hexval(h[i]) * 16 + hexval(h[i + 1]));
-        sbuf_append(out, &c, 1);
-    }
-}
-
-static void parse_ids(const char *s, size_t n, struct ivec *out) {
-    out->n = 0;
-    for (size_t i = 0; i < n;) {
-        while (i < n && s[i] == ' ') i++;
-        if (i >= n) break;
-        ivec_push(out, (int32_t)strtol(s + i, NULL, 10));
-        while (i < n && s[i] != ' ') i++;
-    }
-}
-
-static int ivec_eq(const struct ivec *a, const struct ivec *b) {
-    return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, a->n * sizeof *a->v) == 0);
-}
 
 // expected.tsv: hex \t ids \t ids with BOS \t decode(ids with BOS) as hex. Returns lines checked.
 static int check_expected(const char *model, const char *tsv) {
@@ -64,19 +40,19 @@ static int check_expected(const char *model, const char *tsv) {
             break;
         }
         lines++;
-        hex_to_sbuf(f[0], strlen(f[0]), &text);
+        fixture_hex_to_sbuf(f[0], strlen(f[0]), &text);
         for (int special = 0; special < 2; special++) {
             got.n = 0;
-            parse_ids(f[1 + special], strlen(f[1 + special]), &want);
+            fixture_parse_ids(f[1 + special], strlen(f[1 + special]), &want);
             int rc = tokenizer_encode(t, text.s, text.n, special, &got, &err);
-            if (rc || !ivec_eq(&got, &want)) {
+            if (rc || !fixture_ivec_eq(&got, &want)) {
                 if (bad++ < 5) fprintf(stderr, "  %s line %d (add_special=%d): ids differ\n", tsv, lines, special);
                 CHECK(0);
             }
         }
         dec.n = 0;
         sbuf_append(&dec, "", 0);
-        hex_to_sbuf(f[3], strlen(f[3]), &want_dec);
+        fixture_hex_to_sbuf(f[3], strlen(f[3]), &want_dec);
         CHECK(tokenizer_decode(t, want.v, want.n, &dec, &err) == 0);
         CHECK_MSG(dec.n == want_dec.n && memcmp(dec.s, want_dec.s, dec.n) == 0, "%s line %d: decoded \"%s\" want \"%s\"",
                   tsv, lines, dec.s, want_dec.s);

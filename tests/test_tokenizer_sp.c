@@ -9,32 +9,11 @@
 #include "common/fileio.h"
 #include "model/tokenizer.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
 #define FIX "tests/fixtures/tokenizers/"
 
 // ---------------------------------------------------------------- fixture helpers
-
-static int hexval(char c) { return c <= '9' ? c - '0' : (c | 32) - 'a' + 10; }
-
-static void hex_to_sbuf(const char *h, size_t n, struct sbuf *out) {
-    out->n = 0;
-    sbuf_append(out, "", 0);
-    for (size_t i = 0; i + 1 < n; i += 2) {
-        char c = (char)(hexval(h[i]) * 16 + hexval(h[i + 1]));
-        sbuf_append(out, &c, 1);
-    }
-}
-
-static void parse_ids(const char *s, size_t n, struct ivec *out) {
-    out->n = 0;
-    size_t i = 0;
-    while (i < n) {
-        while (i < n && s[i] == ' ') i++;
-        if (i >= n) break;
-        ivec_push(out, (int32_t)strtol(s + i, NULL, 10));
-        while (i < n && s[i] != ' ') i++;
-    }
-}
 
 // Splits line into up to `max` tab-separated fields (pointers + lengths); returns the count.
 static int split_tabs(char *line, const char **f, size_t *len, int max) {
@@ -49,10 +28,6 @@ static int split_tabs(char *line, const char **f, size_t *len, int max) {
         p = tab + 1;
     }
     return k;
-}
-
-static int ivec_eq(const struct ivec *a, const struct ivec *b) {
-    return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, a->n * sizeof *a->v) == 0);
 }
 
 static void print_ivec(const char *what, const struct ivec *a) {
@@ -88,24 +63,24 @@ static int check_expected(const char *model, const char *tsv) {
             break;
         }
         lines++;
-        hex_to_sbuf(f[0], fl[0], &text);
+        fixture_hex_to_sbuf(f[0], fl[0], &text);
         for (int special = 0; special < 2; special++) {
             got.n = 0;
-            parse_ids(f[1 + special], fl[1 + special], &want);
+            fixture_parse_ids(f[1 + special], fl[1 + special], &want);
             int rc = tokenizer_encode(t, text.s, text.n, special, &got, &err);
-            if (rc || !ivec_eq(&got, &want)) {
+            if (rc || !fixture_ivec_eq(&got, &want)) {
                 if (bad++ < 5) {
                     fprintf(stderr, "  %s line %d (add_special=%d) text hex %.*s\n", tsv, lines, special, (int)fl[0], f[0]);
                     print_ivec("want", &want);
                     print_ivec("got ", &got);
                 }
-                CHECK(rc == 0 && ivec_eq(&got, &want));
+                CHECK(rc == 0 && fixture_ivec_eq(&got, &want));
             }
         }
-        parse_ids(f[1], fl[1], &want);
+        fixture_parse_ids(f[1], fl[1], &want);
         dec.n = 0;
         sbuf_append(&dec, "", 0);
-        hex_to_sbuf(f[3], fl[3], &want_dec);
+        fixture_hex_to_sbuf(f[3], fl[3], &want_dec);
         int rc = tokenizer_decode(t, want.v, want.n, &dec, &err);
         if (rc || dec.n != want_dec.n || memcmp(dec.s, want_dec.s, dec.n) != 0) {
             if (bad++ < 5) fprintf(stderr, "  %s line %d: decoded \"%s\" want \"%s\"\n", tsv, lines, dec.s, want_dec.s);
@@ -145,8 +120,8 @@ static int check_decode(const char *model, const char *tsv) {
         size_t fl[2];
         if (split_tabs(line, f, fl, 2) != 2) break;
         lines++;
-        parse_ids(f[0], fl[0], &ids);
-        hex_to_sbuf(f[1], fl[1], &want_dec);
+        fixture_parse_ids(f[0], fl[0], &ids);
+        fixture_hex_to_sbuf(f[1], fl[1], &want_dec);
         dec.n = 0;
         sbuf_append(&dec, "", 0);
         CHECK(tokenizer_decode(t, ids.v, ids.n, &dec, &err) == 0);
@@ -343,10 +318,10 @@ TEST(test_sp1024_benchmark_text_matches_sentencepiece) {
             continue;
         }
         lines++;
-        parse_ids(f[3], fl[3], &want);
+        fixture_parse_ids(f[3], fl[3], &want);
         got.n = 0;
         CHECK(tokenizer_encode(t, text.s, text.n, 0, &got, &err) == 0);
-        CHECK_MSG(ivec_eq(&got, &want), "%s:%ld %s: ids differ", rel, ln, field);
+        CHECK_MSG(fixture_ivec_eq(&got, &want), "%s:%ld %s: ids differ", rel, ln, field);
     }
     CHECK(lines >= 200);
     sbuf_free(&bf.all);
@@ -601,7 +576,7 @@ TEST(test_sp_skips_other_fields) {
         struct ivec x = {0}, y = {0};
         CHECK(tokenizer_encode(a, text, strlen(text), 1, &x, &err) == 0);
         CHECK(tokenizer_encode(b, text, strlen(text), 1, &y, &err) == 0);
-        CHECK(x.n > 2 && ivec_eq(&x, &y));
+        CHECK(x.n > 2 && fixture_ivec_eq(&x, &y));
         ivec_free(&x);
         ivec_free(&y);
     }
