@@ -1,0 +1,81 @@
+// cpu_gemm_avx512.c: our AVX-512F + FMA GEMM tile kernel. Each output is one chain of fused
+// multiply-adds over k = 0, 1, ..., K-1 starting from 0, so its bits depend only on its row of
+// `in`, its row of `w` and K: never on its place in the tile, on nc or on the blocking below.
+// Blocking: 32-column panels of w are packed k-major (KC k at a time, on the stack); an 8-row by
+// 32-column block of out lives in 16 zmm accumulators across one k chunk (A broadcast, two B
+// loads per k) and is stored to `out` between chunks (a float store/load is exact).
+#include <immintrin.h>
+
+#include "kernels/cpu/cpu_gemm.h"
+
+void cpu_gemm_tile_avx512(const float *in, const float *w, float *out, int ldo, int nc, int K);
+
+#define GEMM512_KC 256  // k per packed panel: 32 KiB of B, stays in L1/L2
+#define GEMM512_NR 32   // columns per panel: two zmm
+#define GEMM512_MR 8    // rows per register block; CPU_GEMM_ROWS is a multiple of it
+
+int cpu_gemm_have_avx512(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+}
+
+// bp (kc, NR) = w[j0 .. j0+nj) [k0 .. k0+kc) transposed, columns nj..NR-1 zero.
+static void pack_panel(const float *w, int K, int k0, int kc, int j0, int nj, float *bp) {
+    for (int j = 0; j < GEMM512_NR; j++) {
+        if (j >= nj) {
+            for (int k = 0; k < kc; k++) bp[k * GEMM512_NR + j] = 0.0f;
+            continue;
+        }
+        const float *src = w + (long)(j0 + j) * K + k0;
+        for (int k = 0; k < kc; k++) bp[k * GEMM512_NR + j] = src[k];
+    }
+}
+
+// c (MR, 32 masked by m0/m1; stride ldc) (+)= a (MR, kc; stride lda) @ bp (kc, 32).
+__attribute__((target("avx512f,fma"), always_inline)) static inline void
+micro_8x32(const float *a, long lda, const float *bp, int kc, float *c, long ldc, __mmask16 m0,
+           __mmask16 m1, int first) {
+    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
+    if (first) {
+        c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = _mm512_setzero_ps();
+        c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = _mm512_setzero_ps();
+    } else {
+#define LD(r) c##r##0 = _mm512_maskz_loadu_ps(m0, c + r * ldc), c##r##1 = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16)
+        LD(0); LD(1); LD(2); LD(3); LD(4); LD(5); LD(6); LD(7);
+#undef LD
+    }
+    const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
+    const float *a4 = a + 4 * lda, *a5 = a + 5 * lda, *a6 = a + 6 * lda, *a7 = a + 7 * lda;
+    for (int k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_load_ps(bp + k * GEMM512_NR), b1 = _mm512_load_ps(bp + k * GEMM512_NR + 16);
+        __m512 x;
+#define FM(r) x = _mm512_set1_ps(a##r[k]), c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1)
+        FM(0); FM(1); FM(2); FM(3); FM(4); FM(5); FM(6); FM(7);
+#undef FM
+    }
+#define ST(r) _mm512_mask_storeu_ps(c + r * ldc, m0, c##r##0), _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c##r##1)
+    ST(0); ST(1); ST(2); ST(3); ST(4); ST(5); ST(6); ST(7);
+#undef ST
+}
+
+// out (CPU_GEMM_ROWS, nc; stride ldo) = in (CPU_GEMM_ROWS, K) @ w (nc, K)^T.
+__attribute__((target("avx512f,fma"))) void cpu_gemm_tile_avx512(const float *in, const float *w,
+                                                                  float *out, int ldo, int nc, int K) {
+    _Alignas(64) float bp[GEMM512_KC * GEMM512_NR];  // (KC, NR) packed panel
+    for (int j0 = 0; j0 < nc; j0 += GEMM512_NR) {
+        int nj = nc - j0 < GEMM512_NR ? nc - j0 : GEMM512_NR;
+        __mmask16 m0 = (__mmask16)(nj >= 16 ? 0xFFFF : (1u << nj) - 1);
+        __mmask16 m1 = (__mmask16)(nj >= 32 ? 0xFFFF : nj <= 16 ? 0 : (1u << (nj - 16)) - 1);
+        if (K == 0) {  // no k: every output is the empty sum
+            for (int r = 0; r < CPU_GEMM_ROWS; r++)
+                for (int j = 0; j < nj; j++) out[(long)r * ldo + j0 + j] = 0.0f;
+            continue;
+        }
+        for (int k0 = 0; k0 < K; k0 += GEMM512_KC) {
+            int kc = K - k0 < GEMM512_KC ? K - k0 : GEMM512_KC;
+            pack_panel(w, K, k0, kc, j0, nj, bp);
+            for (int r = 0; r < CPU_GEMM_ROWS; r += GEMM512_MR)
+                micro_8x32(in + (long)r * K + k0, K, bp, kc, out + (long)r * ldo + j0, ldo, m0, m1, k0 == 0);
+        }
+    }
+}
