@@ -4,8 +4,10 @@
 //   plain  one cblas_sgemm per weight with M = T rows, OpenBLAS threaded over n threads
 //   tiled  our fixed-shape tiles (cpu_gemm_linear, 64-row tiles over our pool)
 //   fwd    GEMM FLOPs of the forward / forward wall time (everything else counted as overhead)
-//   own    the same tiles on our own kernel (AVX2+FMA where present), used when OpenBLAS's
-//          kernel is not row-position invariant (see cpu_gemm.h)
+//   avx2   the same tiles on our own AVX2+FMA kernel, avx512 on our AVX-512F kernel (0 when
+//          the CPU lacks it); ours are used when OpenBLAS's kernel is not row-position
+//          invariant or is a pre-AVX core (see cpu_gemm.h)
+// First, single tiles (64 x 256 x K, one thread) on each kernel, GFLOP/s side by side.
 // Usage: build/bench/bench_forward [min_seconds_per_measurement (default 0.3)]
 #include <cblas.h>
 #include <stdio.h>
@@ -82,18 +84,50 @@ static double layer_flops(const struct model *m, int T) {
         secs = el_ / it_;                                           \
     } while (0)
 
+// One 64 x 256 x K tile on one thread, for K = 512 and 2048, on each kernel this CPU runs.
+static int bench_tiles(double min_s) {
+    enum cpu_gemm_kind kinds[4] = {CPU_GEMM_BLAS, CPU_GEMM_SCALAR, CPU_GEMM_AVX2, CPU_GEMM_AVX512};
+    int have[4] = {1, 1, cpu_gemm_have_avx2(), cpu_gemm_have_avx512()};
+    printf("%-6s %9s %9s %9s %9s   (GFLOP/s, one 64x%d tile, 1 thread)\n", "K", "blas", "scalar", "avx2",
+           "avx512", CPU_GEMM_COLS);
+    openblas_set_num_threads(1);
+    for (int K = 512; K <= 2048; K *= 4) {
+        float *in = malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = malloc(sizeof(float) * CPU_GEMM_COLS * K);
+        float *out = malloc(sizeof(float) * CPU_GEMM_ROWS * CPU_GEMM_COLS);  // (ROWS, COLS)
+        if (!in || !w || !out) return 3;
+        for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
+        for (long i = 0; i < (long)CPU_GEMM_COLS * K; i++) w[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
+        printf("%-6d", K);
+        for (int q = 0; q < 4; q++) {
+            double t = 0;
+            if (have[q]) TIME_IT(min_s, t, cpu_gemm_tile(kinds[q], in, w, out, CPU_GEMM_COLS, CPU_GEMM_COLS, K));
+            printf(" %9.1f", have[q] ? 2.0 * CPU_GEMM_ROWS * CPU_GEMM_COLS * K / t * 1e-9 : 0.0);
+        }
+        printf("\n");
+        free(in);
+        free(w);
+        free(out);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     double min_s = argc > 1 ? atof(argv[1]) : 0.3;
+    if (bench_tiles(min_s)) {
+        fprintf(stderr, "bench_forward: out of memory\n");
+        return 3;
+    }
     struct random_model_spec specs[2] = {
         {MODEL_ARCH_LLAMA, ROPE_HALF, 6, 6, 2, 64, 384, 1024, 8192, 1024, 1, 0, 1},
         {MODEL_ARCH_LLAMA, ROPE_HALF, 12, 12, 4, 64, 768, 2048, 32000, 1024, 1, 0, 2},
     };
     int seqs[2] = {256, 1024}, threads[2] = {1, 2};
+    int have512 = cpu_gemm_have_avx512();
     enum cpu_gemm_kind own = cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
-    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %7s %7s\n", "model", "T", "thr", "tok/s", "plain", "tiled",
-           "own", "fwd", "tiled/", "fwd/");
-    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %7s %7s\n", "", "", "", "forward", "GFLOP/s", "GFLOP/s",
-           "GFLOP/s", "GFLOP/s", "plain", "plain");
+    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %9s %7s %7s\n", "model", "T", "thr", "tok/s", "plain", "tiled",
+           "avx2", "avx512", "fwd", "tiled/", "fwd/");
+    printf("%-6s %5s %3s %10s %9s %9s %9s %9s %9s %7s %7s\n", "", "", "", "forward", "GFLOP/s", "GFLOP/s",
+           "GFLOP/s", "GFLOP/s", "GFLOP/s", "plain", "plain");
     for (int mi = 0; mi < 2; mi++) {
         struct model m;
         if (random_model_init(&m, &specs[mi])) {
@@ -122,7 +156,7 @@ int main(int argc, char **argv) {
             double mm = (mi == 1 && T == 1024) ? 0 : min_s;  // the big case: one timed call
             for (int ti = 0; ti < 2; ti++) {
                 int nt = threads[ti];
-                double t_plain, t_tiled, t_own, t_fwd;
+                double t_plain, t_tiled, t_own, t_512 = 0, t_fwd;
                 struct backend be;
                 struct backend_options o = {.n_threads = nt, .max_batch_tokens = T};
                 if (backend_open(&be, "cpu", &m, &o, &err)) {
@@ -137,6 +171,7 @@ int main(int argc, char **argv) {
                 struct cpu_pool *pool = cpu_pool_create(nt);
                 TIME_IT(mm, t_tiled, gemm_pass(&m, T, in, out, pool, kind));
                 TIME_IT(mm, t_own, gemm_pass(&m, T, in, out, pool, own));
+                if (have512) TIME_IT(mm, t_512, gemm_pass(&m, T, in, out, pool, CPU_GEMM_AVX512));
                 cpu_pool_destroy(pool);
                 int rc = 0;
                 TIME_IT(mm, t_fwd, rc |= be.score(&be, &b, lp, gr, &err));
@@ -146,8 +181,9 @@ int main(int argc, char **argv) {
                     return 3;
                 }
                 double f = layer_flops(&m, T);
-                printf("%-6s %5d %3d %10.0f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f\n", name, T, nt, T / t_fwd,
-                       f / t_plain * 1e-9, f / t_tiled * 1e-9, f / t_own * 1e-9, f / t_fwd * 1e-9,
+                printf("%-6s %5d %3d %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %7.2f %7.2f\n", name, T, nt, T / t_fwd,
+                       f / t_plain * 1e-9, f / t_tiled * 1e-9, f / t_own * 1e-9, have512 ? f / t_512 * 1e-9 : 0.0,
+                       f / t_fwd * 1e-9,
                        t_plain / t_tiled, t_plain / t_fwd);
                 fflush(stdout);
             }
@@ -162,7 +198,7 @@ int main(int argc, char **argv) {
         random_model_free(&m);
     }
     printf("# plain: one threaded cblas_sgemm per weight (M = T); tiled: 64x%d tiles on our pool\n"
-           "# with the kernel the backend picked; own: the tiles on our kernel;\n"
+           "# with the kernel the backend picked; avx2, avx512: the tiles on our kernels;\n"
            "# fwd: the 7 projections' FLOPs over the whole forward's time (attention, norms, logits as overhead)\n",
            CPU_GEMM_COLS);
     return 0;

@@ -338,6 +338,9 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
     xfer_close_file(x, 0, NULL);  // a .part file stays for a Range resume
     if (x->local_err[0]) return xsa_fail(err, XSA_ERUNTIME, "%s", x->local_err);
     int retry = x->restart || (cc != CURLE_OK ? retryable_curl(cc) : retryable_status(st));
+    // A host that does not resolve is most often an offline or air-gapped machine: retry once
+    // for a resolver hiccup, not max_retries times with backoff, so a run fails in seconds.
+    if (cc == CURLE_COULDNT_RESOLVE_HOST && r->tries > 1) retry = 0;
     if (st == 416 && x->part_path) {  // our Range start is past the end: the file changed, start over
         unlink(x->part_path);
         retry = 1;

@@ -404,18 +404,19 @@ TEST(batch_builder_spans) {
     batch_free(&bb);
 }
 
-// Every GEMM kernel (forced with XSA_CPU_GEMM) agrees with the others within 1e-5, and our
-// own kernels pass the bit-identity checks above on any CPU.
+// Every GEMM kernel (forced with XSA_CPU_GEMM: blas, avx2, scalar, avx512 where the CPU has
+// them) agrees with the others within 1e-5, and our own kernels pass the bit-identity checks
+// above on any CPU; unknown or unsupported kernel names fail with code 2.
 TEST(every_gemm_kernel) {
-    const char *kinds[] = {"blas", "avx2", "scalar"};
+    const char *kinds[] = {"blas", "avx2", "scalar", "avx512"};
     struct model m;
     CHECK(random_model_init(&m, &specs[1]) == 0);
     int32_t toks[30];
     make_tokens(toks, 30, m.cfg.vocab_size, 31);
-    float lp[3][29];
+    float lp[4][29];
     uint8_t gr[29];
     int ran = 0;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         setenv("XSA_CPU_GEMM", kinds[k], 1);
         struct backend be;
         struct backend_options o = {.n_threads = 2, .max_batch_tokens = 30};
@@ -439,6 +440,16 @@ TEST(every_gemm_kernel) {
             prefix_branches_match_plain_rows();
             batch_composition_bit_identical();
         }
+    }
+    // Unknown names, and avx512 on a CPU without it, fail with code 2.
+    const char *bad[] = {"avx1024", cpu_gemm_have_avx512() ? "sse" : "avx512"};
+    for (int i = 0; i < 2; i++) {
+        setenv("XSA_CPU_GEMM", bad[i], 1);
+        struct backend be;
+        struct backend_options o = {.n_threads = 1, .max_batch_tokens = 8};
+        xsa_error err = {0};
+        CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
+        CHECK(strstr(err.msg, "XSA_CPU_GEMM=") != NULL);
     }
     unsetenv("XSA_CPU_GEMM");
     CHECK(ran >= 2);

@@ -193,15 +193,16 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
                        {c->d_ff, CPU_GEMM_COLS}, {c->d_ff, c->d_model % CPU_GEMM_COLS},
                        {c->d_model, V % CPU_VOCAB_CHUNK % CPU_GEMM_COLS}};
     int kind = cpu_gemm_pick(shapes, (int)(sizeof shapes / sizeof shapes[0]));
-    // XSA_CPU_GEMM=blas|avx2|scalar forces a kernel (tests run every kernel through the same checks).
+    // XSA_CPU_GEMM=blas|avx2|avx512|scalar forces a kernel (tests run every kernel through the same checks).
     const char *force = getenv("XSA_CPU_GEMM");
     if (force && *force) {
         if (!strcmp(force, "blas")) kind = CPU_GEMM_BLAS;
         else if (!strcmp(force, "avx2") && cpu_gemm_have_avx2()) kind = CPU_GEMM_AVX2;
+        else if (!strcmp(force, "avx512") && cpu_gemm_have_avx512()) kind = CPU_GEMM_AVX512;
         else if (!strcmp(force, "scalar")) kind = CPU_GEMM_SCALAR;
         else {
             cpu_destroy(be);
-            return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_GEMM=%s: use blas, avx2 (on AVX2 CPUs) or scalar", force);
+            return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_GEMM=%s: use blas, avx2 (on AVX2 CPUs), avx512 (on AVX-512 CPUs) or scalar", force);
         }
     }
     st->gemm = kind < 0 ? CPU_GEMM_SCALAR : (enum cpu_gemm_kind)kind;

@@ -9,16 +9,22 @@
 
 void cpu_gemm_tile_avx2(const float *in, const float *w, float *out, int ldo, int nc, int K);
 void cpu_gemm_tile_scalar(const float *in, const float *w, float *out, int ldo, int nc, int K);
+void cpu_gemm_tile_avx512(const float *in, const float *w, float *out, int ldo, int nc, int K);
 
 int cpu_gemm_pad_rows(int n) { return (n + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS * CPU_GEMM_ROWS; }
 
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind) {
-    return kind == CPU_GEMM_BLAS ? "OpenBLAS sgemm" : kind == CPU_GEMM_AVX2 ? "own AVX2 kernel" : "own C kernel";
+    return kind == CPU_GEMM_BLAS     ? "OpenBLAS sgemm"
+           : kind == CPU_GEMM_AVX2   ? "own AVX2 kernel"
+           : kind == CPU_GEMM_AVX512 ? "own AVX-512 kernel"
+                                     : "own C kernel";
 }
 
 void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, float *out, int ldo,
                    int nc, int K) {
-    if (kind == CPU_GEMM_AVX2)
+    if (kind == CPU_GEMM_AVX512)
+        cpu_gemm_tile_avx512(in, w, out, ldo, nc, K);
+    else if (kind == CPU_GEMM_AVX2)
         cpu_gemm_tile_avx2(in, w, out, ldo, nc, K);
     else if (kind == CPU_GEMM_SCALAR)
         cpu_gemm_tile_scalar(in, w, out, ldo, nc, K);
@@ -58,8 +64,13 @@ static int blas_core_is_sse_only(void) {
     return 0;
 }
 
+// Our fastest kernel on this CPU.
+static int own_best_kind(void) {
+    return cpu_gemm_have_avx512() ? CPU_GEMM_AVX512 : cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
+}
+
 int cpu_gemm_pick(const int (*shapes)[2], int n) {
-    if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return CPU_GEMM_AVX2;
+    if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return own_best_kind();
     int kmax = 1;
     for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
     size_t tile = (size_t)CPU_GEMM_ROWS * kmax, wsz = (size_t)CPU_GEMM_COLS * kmax,
@@ -74,7 +85,7 @@ int cpu_gemm_pick(const int (*shapes)[2], int n) {
     }
     free(buf);
     if (ok) return CPU_GEMM_BLAS;
-    return cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
+    return own_best_kind();
 }
 
 struct gemm_job {

@@ -20,6 +20,7 @@ enum cpu_gemm_kind {
     CPU_GEMM_BLAS = 0,    // OpenBLAS cblas_sgemm, single-threaded per tile
     CPU_GEMM_AVX2 = 1,    // our AVX2 + FMA kernel
     CPU_GEMM_SCALAR = 2,  // our portable C kernel
+    CPU_GEMM_AVX512 = 3,  // our AVX-512F + FMA kernel (cpu_gemm_avx512.c)
 };
 
 // Rounds n up to a multiple of CPU_GEMM_ROWS.
@@ -27,11 +28,12 @@ int cpu_gemm_pad_rows(int n);
 
 // Chooses the kernel for tiles of the given (K, nc) shapes (n of them): OpenBLAS when a row's
 // result does not depend on its place in a tile, else ours (also when OpenBLAS runs pre-AVX
-// kernels on an AVX2 CPU). Deterministic for a given machine
+// kernels on an AVX2 CPU; our AVX-512 kernel first where the CPU has it). Deterministic for a given machine
 // and OpenBLAS build. Returns the kind, or -1 when out of memory.
 int cpu_gemm_pick(const int (*shapes)[2], int n);
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
-int cpu_gemm_have_avx2(void);  // 1 when the CPU runs AVX2 + FMA
+int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA
+int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA
 
 // in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS.
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,

@@ -1,16 +1,18 @@
-// cpu_gemm_avx512.c: our AVX-512F + FMA GEMM tile kernel. Each output is one chain of fused
-// multiply-adds over k = 0, 1, ..., K-1 starting from 0, so its bits depend only on its row of
-// `in`, its row of `w` and K: never on its place in the tile, on nc or on the blocking below.
+// cpu_gemm_avx512.c: our AVX-512F + FMA GEMM tile kernel. Each output is computed as: for
+// each chunk of KC k (in order), a chain of fused multiply-adds over the chunk's k in increasing
+// order starting from 0, added to the running sum of the earlier chunks (blocked summation:
+// smaller rounding error than one long chain). The order depends only on K: never on the
+// output's place in the tile, on nc or on the register blocking below.
 // Blocking: 32-column panels of w are packed k-major (KC k at a time, on the stack); an 8-row by
 // 32-column block of out lives in 16 zmm accumulators across one k chunk (A broadcast, two B
-// loads per k) and is stored to `out` between chunks (a float store/load is exact).
+// loads per k); the running sums live in `out` between chunks (a float store/load is exact).
 #include <immintrin.h>
 
 #include "kernels/cpu/cpu_gemm.h"
 
 void cpu_gemm_tile_avx512(const float *in, const float *w, float *out, int ldo, int nc, int K);
 
-#define GEMM512_KC 256  // k per packed panel: 32 KiB of B, stays in L1/L2
+#define GEMM512_KC 128  // k per packed panel: 16 KiB of B, stays in L1
 #define GEMM512_NR 32   // columns per panel: two zmm
 #define GEMM512_MR 8    // rows per register block; CPU_GEMM_ROWS is a multiple of it
 
@@ -31,19 +33,14 @@ static void pack_panel(const float *w, int K, int k0, int kc, int j0, int nj, fl
     }
 }
 
-// c (MR, 32 masked by m0/m1; stride ldc) (+)= a (MR, kc; stride lda) @ bp (kc, 32).
+// c (MR, 32 masked by m0/m1; stride ldc) = [c +] a (MR, kc; stride lda) @ bp (kc, 32): the
+// chunk's sums start from 0 and are added to c (unless first) only at the end.
 __attribute__((target("avx512f,fma"), always_inline)) static inline void
 micro_8x32(const float *a, long lda, const float *bp, int kc, float *c, long ldc, __mmask16 m0,
            __mmask16 m1, int first) {
     __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;
-    if (first) {
-        c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = _mm512_setzero_ps();
-        c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = _mm512_setzero_ps();
-    } else {
-#define LD(r) c##r##0 = _mm512_maskz_loadu_ps(m0, c + r * ldc), c##r##1 = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16)
-        LD(0); LD(1); LD(2); LD(3); LD(4); LD(5); LD(6); LD(7);
-#undef LD
-    }
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = _mm512_setzero_ps();
+    c40 = c41 = c50 = c51 = c60 = c61 = c70 = c71 = _mm512_setzero_ps();
     const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda;
     const float *a4 = a + 4 * lda, *a5 = a + 5 * lda, *a6 = a + 6 * lda, *a7 = a + 7 * lda;
     for (int k = 0; k < kc; k++) {
@@ -52,6 +49,11 @@ micro_8x32(const float *a, long lda, const float *bp, int kc, float *c, long ldc
 #define FM(r) x = _mm512_set1_ps(a##r[k]), c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1)
         FM(0); FM(1); FM(2); FM(3); FM(4); FM(5); FM(6); FM(7);
 #undef FM
+    }
+    if (!first) {  // add this chunk's sums to the earlier chunks' (blocked summation)
+#define AD(r) c##r##0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, c + r * ldc), c##r##0), c##r##1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, c + r * ldc + 16), c##r##1)
+        AD(0); AD(1); AD(2); AD(3); AD(4); AD(5); AD(6); AD(7);
+#undef AD
     }
 #define ST(r) _mm512_mask_storeu_ps(c + r * ldc, m0, c##r##0), _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c##r##1)
     ST(0); ST(1); ST(2); ST(3); ST(4); ST(5); ST(6); ST(7);
