@@ -66,10 +66,12 @@ def build_stories(bd, out):
     return d, tokbin, mrp.make_tokenizer(tokbin)
 
 
-def build_random25m(out, seed=25):
+def build_random25m(out, seed=25, vocab=0):
+    """vocab > the tokenizer's: a logits width padded like real checkpoints' (GPT-2 50257,
+    Llama 32000); lm-eval's log-softmax runs over all of it at every position."""
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    d = os.path.join(out, "random25m_hf")
-    cfg = LlamaConfig(vocab_size=mpf.vocab_size_of(GPT2_TOK), hidden_size=512, intermediate_size=1536,
+    d = os.path.join(out, "random25m_hf" if not vocab else "random25m_v%d_hf" % vocab)
+    cfg = LlamaConfig(vocab_size=max(vocab, mpf.vocab_size_of(GPT2_TOK)), hidden_size=512, intermediate_size=1536,
                       num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=4,
                       max_position_embeddings=1024, rope_theta=10000.0, tie_word_embeddings=False,
                       bos_token_id=0, eos_token_id=0)
@@ -223,6 +225,8 @@ def main():
     ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
+    ap.add_argument("--random-vocab", type=int, default=0,
+                    help="logits width of the random llama (default: the tokenizer's 703; e.g. 32000 as real models)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -247,7 +251,7 @@ def main():
                 ckpt, tokbin, tok = build_stories(bd, a.out)
                 limit = a.limit_stories
             elif name == "random25m":
-                ckpt, tokbin, tok = build_random25m(a.out)
+                ckpt, tokbin, tok = build_random25m(a.out, vocab=a.random_vocab)
                 limit = a.limit_random
             else:
                 sys.exit("unknown model %r (stories260K, random25m)" % name)
