@@ -1,3 +1,4 @@
+// error.c: recording the first error of a call chain as one printable line (error.h).
 #include "common/error.h"
 
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// fileio.c: whole-file reads, read-only maps, atomic writes and SHA-256 (fileio.h).
 #define _POSIX_C_SOURCE 200809L
 #include "common/fileio.h"
 

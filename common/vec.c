@@ -1,3 +1,4 @@
+// vec.c: growable token-id arrays and byte strings (vec.h).
 #include "common/vec.h"
 
 #include <stdarg.h>

@@ -52,7 +52,16 @@ static int parse_int(const char *flag, const char *s, int lo, int *out) {
 // --limit N (the first N documents) or, as lm-eval, a fraction F in (0, 1): the first
 // ceil(F * documents) of each task; a number >= 1 with a fractional part is truncated (int(F)).
 static int parse_limit(const char *s, struct run_options *o) {
-    if (!strpbrk(s, ".eE")) return parse_int("--limit", s, 1, &o->limit);
+    if (!strpbrk(s, ".eE")) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (!*s || *end || v < 1 || v > 1 << 30) {
+            fprintf(stderr, "xsa-eval run: --limit expects an integer >= 1 or a fraction in (0, 1), got '%s'\n", s);
+            return 2;
+        }
+        o->limit = (int)v;
+        return 0;
+    }
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || !(v > 0) || v > 1 << 30) {
@@ -145,6 +154,16 @@ int cmd_run(int argc, char **argv) {
     }
     if (o.n_models == 0 || !o.tasks) {
         fprintf(stderr, "xsa-eval run: --model and --tasks are required (e.g. xsa-eval run --model ckpt/ --tasks all)\n");
+        return 2;
+    }
+    // Spelling mistakes in --device / --dtype are usage errors: report them before any data is
+    // fetched (the backend, which checks them fully, opens only after the data is ready).
+    if (strcmp(o.device, "auto") && strcmp(o.device, "cpu") && strncmp(o.device, "cuda", 4)) {
+        fprintf(stderr, "xsa-eval run: --device %s: unknown device; use auto, cpu, cuda or cuda:N\n", o.device);
+        return 2;
+    }
+    if (o.dtype && strcmp(o.dtype, "bfloat16") && strcmp(o.dtype, "float32")) {
+        fprintf(stderr, "xsa-eval run: --dtype %s: unknown dtype; use bfloat16 or float32\n", o.dtype);
         return 2;
     }
     xsa_error err = {0};

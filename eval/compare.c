@@ -238,7 +238,7 @@ int compare_results(const struct results *a, const struct results *b, const stru
     if (compare_inputs_differ(a, b, c->not_comparable, sizeof c->not_comparable)) {
         if (!opt->force)
             return xsa_fail(err, XSA_EBADINPUT, "%s vs %s: not comparable: %s; rerun both on the same data and "
-                            "settings, or pass --force to compare anyway", opt->path_a ? opt->path_a : "A",
+                            "settings (xsa-eval compare --force compares them anyway)", opt->path_a ? opt->path_a : "A",
                             opt->path_b ? opt->path_b : "B", c->not_comparable);
         c->forced = 1;
     }

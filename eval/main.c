@@ -23,7 +23,7 @@ static const struct {
 
 static void usage(FILE *f) {
     fprintf(f, "xsa-eval %s: is my XSA checkpoint better than my SA checkpoint downstream?\n\n", XSA_EVAL_VERSION);
-    fprintf(f, "usage: xsa-eval <command> [flags]   (xsa-eval <command> --help for its flags)\n\n");
+    fprintf(f, "usage: xsa-eval <command> [flags]   (xsa-eval <command> --help for its flags; --version)\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 }

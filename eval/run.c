@@ -434,6 +434,11 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int n_tasks = 0;
     int rc = task_expand_list(opt->tasks, defs, RUN_MAX_TASKS, &n_tasks, err);
     if (rc) return rc;
+    // A mistyped checkpoint path is reported before any data is read or downloaded.
+    for (int m = 0; m < opt->n_models; m++)
+        if (!file_exists(opt->models[m]) && !dir_exists(opt->models[m]))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: no such checkpoint (a directory with config.json, or a llama2.c .bin)",
+                            opt->models[m]);
     // --offline: name every missing task at once, with the download command (data/data.h).
     if ((rc = data_check_offline(defs, n_tasks, &opt->data, err))) return rc;
     struct task_data tds[RUN_MAX_TASKS];

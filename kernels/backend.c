@@ -94,7 +94,8 @@ int backend_open_dtype(struct backend *be, const char *device, const char *dtype
         int rc = fn(be, index, fp32, m, opt, &cerr);
         if (rc) {
             memset(be, 0, sizeof *be);
-            return xsa_fail(err, rc, "--device %s: %s", device, cerr.msg);
+            return xsa_fail(err, rc, "--device %s: %s%s", device, cerr.msg,
+                            rc == XSA_ERUNTIME ? "; use --device cpu (or auto) on this machine" : "");
         }
         return 0;
     }

@@ -1,4 +1,4 @@
-// llama2.c.h: Karpathy's llama2.c legacy (version 0) checkpoint format, as run.c reads it.
+// llama2c.h: Karpathy's llama2.c legacy (version 0) checkpoint format, as llama2.c's run.c reads it.
 // 7 int32: dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size (negative: unshared
 // classifier), seq_len; then fp32 tensors stacked per kind across layers: token_embedding
 // (V,C), rms_att (L,C), wq (L,C,C), wk (L,KV,C), wv (L,KV,C), wo (L,C,C), rms_ffn (L,C),

@@ -1,3 +1,4 @@
+// jsonw.c: the fixed-layout JSON writer of jsonw.h (golden-testable files, %.17g numbers).
 #include "reports/jsonw.h"
 
 #include <math.h>

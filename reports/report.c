@@ -1,3 +1,4 @@
+// report.c: Markdown pieces shared by compare and report, and the model-by-task table of `xsa-eval report` (report.h).
 #include "reports/report.h"
 
 #include <math.h>

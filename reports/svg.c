@@ -1,3 +1,4 @@
+// svg.c: hand-written SVG bar charts for the reports (svg.h).
 #include "reports/svg.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+// check.c: the test runner behind tests/check.h.
 #include "tests/check.h"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// fixture_io.c: reading committed fixtures in tests (fixture_io.h).
 #include "tests/fixture_io.h"
 
 #include <stdio.h>

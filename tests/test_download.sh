@@ -206,8 +206,8 @@ else
 fi
 
 # Offline with missing data: one message with the exact command for every missing task.
-expect_exit offline_run_all_missing 3 "9 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,openbookqa,piqa,social_iqa,winogrande --cache-dir $TMP/empty\`" -- "$XSA_BIN" run --model X --tasks all --offline --cache-dir "$TMP/empty"
-expect_exit offline_run_some_missing 3 "8 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,piqa,social_iqa,winogrande --cache-dir $TMP/c1\`" -- "$XSA_BIN" run --model X --tasks all --offline --cache-dir "$TMP/c1"
+expect_exit offline_run_all_missing 3 "9 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,openbookqa,piqa,social_iqa,winogrande --cache-dir $TMP/empty\`" -- "$XSA_BIN" run --model tests/fixtures/models/gpt2_tiny --tasks all --offline --cache-dir "$TMP/empty"
+expect_exit offline_run_some_missing 3 "8 of 9 tasks .*run \`xsa-eval download --tasks arc_easy,arc_challenge,boolq,hellaswag,lambada_openai,piqa,social_iqa,winogrande --cache-dir $TMP/c1\`" -- "$XSA_BIN" run --model tests/fixtures/models/gpt2_tiny --tasks all --offline --cache-dir "$TMP/c1"
 
 # TLS: a self-signed certificate is refused; --ca-bundle trusts it. No flag turns verification off.
 if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \

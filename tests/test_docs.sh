@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Documentation matches the program: every --flag named in README.md and docs/ exists in some
+# subcommand's --help, and error messages suggest only flags the failing command has.
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+X=$XSA_BIN
+F=tests/fixtures/results
+
+help=$( ("$X" --help; for c in run download tasks info tokenize logprobs compare report check; do
+    "$X" "$c" --help || echo "HELP FAILED: $c"; done) 2>&1)
+case $help in *"HELP FAILED"*) fail help_all "a subcommand's --help failed" ;; *) pass help_all ;; esac
+
+# Flags of the helper scripts in tools/ (gpu-check.sh, bench_cuda, hf_gpu_bench.py), not of xsa-eval.
+tool_flags=" --bundle --parity --parity-attention --tiny "
+missing=""
+for f in README.md docs/*.md demo/README.md reports/examples/README.md; do
+    for fl in $(grep -oE -- '(^|[^a-zA-Z0-9_-])--[a-z][a-z0-9-]*' "$f" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+        case $tool_flags in *" $fl "*) continue ;; esac
+        echo "$help" | grep -qE -- "$fl([^a-z0-9-]|$)" || missing="$missing $f:$fl"
+    done
+done
+if [ -z "$missing" ]; then pass documented_flags_exist; else fail documented_flags_exist "not in any --help:$missing"; fi
+
+# check has no --force: its refusal must not tell the user to pass one to check.
+out=$("$X" check --baseline $F/xsa.json --results $F/xsa_other_data.json 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && echo "$out" | grep -q "not comparable" && ! echo "$out" | grep -qE "or pass --force"; then
+    pass check_refusal_hint
+else
+    fail check_refusal_hint "exit $rc: $out"
+fi
+expect_exit compare_refusal_hint 2 "compare --force" -- "$X" compare $F/xsa.json $F/xsa_other_data.json
+# Usage mistakes in run's flags are exit 2 before any data is looked for (an empty cache here
+# would otherwise give "not available offline", exit 3).
+E="$TMP/empty-cache"
+expect_exit run_bad_device_first 2 "^xsa-eval run: --device gpu: unknown device; use auto, cpu, cuda or cuda:N" -- \
+    "$X" run --model demo/sa --tasks arc_easy --device gpu --offline --cache-dir "$E"
+expect_exit run_bad_dtype_first 2 "^xsa-eval run: --dtype fp16: unknown dtype; use bfloat16 or float32" -- \
+    "$X" run --model demo/sa --tasks arc_easy --dtype fp16 --offline --cache-dir "$E"
+expect_exit run_limit_zero_hint 2 "--limit expects an integer >= 1 or a fraction in \(0, 1\), got '0'" -- \
+    "$X" run --model demo/sa --tasks arc_easy --limit 0
+finish
