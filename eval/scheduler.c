@@ -4,18 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/batch.h"
+
 // One distinct request after deduplication.
 struct unit {
     int req;           // representative request index
     int row;           // row it is scored in
-    int branch_start;  // packed offset of its branch within the row (-1: entirely in the prefix)
+    int branch;        // index of its branch among the row's distinct branches (-1: entirely in the prefix)
     double logprob;
     int greedy;
 };
 
 struct row {
-    int first_unit, n_units;  // units (contiguous in `order`) scored in this row
+    int first_unit, n_units;  // units (contiguous in `units`) scored in this row
     int prefix_len;           // shared prefix length
+    int n_branches;           // distinct branches; branch b is the remainder of its first unit
     int n_tokens;             // prefix + all distinct branches
 };
 
@@ -75,40 +78,6 @@ static int cmp_row_size(const void *pa, const void *pb) {
     return a->first_unit < b->first_unit ? -1 : a->first_unit > b->first_unit;
 }
 
-struct batch_arrays {  // backing store of one score_batch
-    int32_t *token, *pos, *s0lo, *s0hi, *s1lo, *s1hi;  // (T)
-    int32_t *eidx, *etgt;                              // (S)
-    int32_t *eunit;                                    // (S) unit each entry belongs to
-    int cap_t, cap_s;
-};
-
-static int batch_reserve(struct batch_arrays *b, int t, int s) {
-    if (t > b->cap_t) {
-        int32_t **arr[] = {&b->token, &b->pos, &b->s0lo, &b->s0hi, &b->s1lo, &b->s1hi};
-        for (size_t i = 0; i < 6; i++) {
-            int32_t *p = realloc(*arr[i], (size_t)t * sizeof **arr[i]);
-            if (!p) return -1;
-            *arr[i] = p;
-        }
-        b->cap_t = t;
-    }
-    if (s > b->cap_s) {
-        int32_t **arr[] = {&b->eidx, &b->etgt, &b->eunit};
-        for (size_t i = 0; i < 3; i++) {
-            int32_t *p = realloc(*arr[i], (size_t)s * sizeof **arr[i]);
-            if (!p) return -1;
-            *arr[i] = p;
-        }
-        b->cap_s = s;
-    }
-    return 0;
-}
-
-static void batch_arrays_free(struct batch_arrays *b) {
-    free(b->token); free(b->pos); free(b->s0lo); free(b->s0hi); free(b->s1lo); free(b->s1hi);
-    free(b->eidx); free(b->etgt); free(b->eunit);
-}
-
 int scheduler_score(struct backend *be, const struct sched_request *reqs, int n, const struct sched_options *opt,
                     struct sched_result *out, struct sched_stats *stats, xsa_error *err) {
     memset(stats, 0, sizeof *stats);
@@ -125,7 +94,11 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
     struct unit *units = malloc((size_t)n * sizeof *units);
     int *unit_pos = malloc((size_t)n * sizeof *unit_pos);  // unit index -> position in sorted units
     struct row *rows = malloc((size_t)n * sizeof *rows);
-    struct batch_arrays ba = {0};
+    struct batch_builder bb;
+    batch_init(&bb);
+    struct ivec eunit = {0};  // (S) the unit each entry of the batch belongs to
+    const int32_t **br = NULL;  // (max branches) the current row's branches
+    int *br_len = NULL, *br_first = NULL;
     if (!unit_of || !units || !unit_pos || !rows) {
         rc = xsa_fail(err, XSA_ERUNTIME, "out of memory scheduling %d requests", n);
         goto done;
@@ -146,7 +119,7 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
     memcpy(units, sorted, (size_t)n_units * sizeof *units);
     free(sorted);
 
-    int n_rows = 0;
+    int n_rows = 0, max_branches = 0;
     for (int u = 0; u < n_units;) {
         int end = u + 1;
         if (opt->share)
@@ -163,85 +136,76 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
         row->first_unit = u;
         row->n_units = end - u;
         row->prefix_len = p;
+        row->n_branches = 0;
         row->n_tokens = p;
         // Branches: each unit's remainder, identical remainders stored once.
         for (int v = u; v < end; v++) {
             const struct sched_request *q = &reqs[units[v].req];
             units[v].row = n_rows;
-            units[v].branch_start = -1;
+            units[v].branch = -1;
             if (q->n_input == p) continue;
             for (int w = u; w < v; w++) {
                 const struct sched_request *o = &reqs[units[w].req];
-                if (units[w].branch_start >= 0 && o->n_input == q->n_input &&
+                if (units[w].branch >= 0 && o->n_input == q->n_input &&
                     !memcmp(o->input + p, q->input + p, (size_t)(q->n_input - p) * sizeof *q->input)) {
-                    units[v].branch_start = units[w].branch_start;
+                    units[v].branch = units[w].branch;
                     break;
                 }
             }
-            if (units[v].branch_start < 0) {
-                units[v].branch_start = row->n_tokens;
+            if (units[v].branch < 0) {
+                units[v].branch = row->n_branches++;
                 row->n_tokens += q->n_input - p;
             }
         }
+        if (row->n_branches > max_branches) max_branches = row->n_branches;
         n_rows++;
         u = end;
     }
     stats->rows = n_rows;
     qsort(rows, (size_t)n_rows, sizeof *rows, cmp_row_size);
 
+    br = malloc(((size_t)max_branches + 1) * sizeof *br);
+    br_len = malloc(((size_t)max_branches + 1) * sizeof *br_len);
+    br_first = malloc(((size_t)max_branches + 1) * sizeof *br_first);
+    if (!br || !br_len || !br_first) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
     long done_units = 0;
     for (int r0 = 0; r0 < n_rows && !rc;) {
         // Pack rows [r0, r1) into one batch.
-        int t = 0, s = 0, r1 = r0;
-        while (r1 < n_rows && (r1 == r0 || t + rows[r1].n_tokens <= opt->batch_tokens)) {
-            t += rows[r1].n_tokens;
-            for (int v = rows[r1].first_unit; v < rows[r1].first_unit + rows[r1].n_units; v++) s += reqs[units[v].req].n_cont;
-            r1++;
-        }
-        if (batch_reserve(&ba, t, s)) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory for a batch of %d tokens", t); break; }
-        int ti = 0, si = 0;
-        for (int r = r0; r < r1; r++) {
+        int t = 0, r1 = r0;
+        while (r1 < n_rows && (r1 == r0 || t + rows[r1].n_tokens <= opt->batch_tokens)) t += rows[r1++].n_tokens;
+        batch_reset(&bb);
+        eunit.n = 0;
+        for (int r = r0; r < r1 && !rc; r++) {
             const struct row *row = &rows[r];
-            int start = ti, p = row->prefix_len;
-            const struct sched_request *first = &reqs[units[row->first_unit].req];
-            for (int i = 0; i < p; i++, ti++) {
-                ba.token[ti] = first->input[i];
-                ba.pos[ti] = i;
-                ba.s0lo[ti] = start; ba.s0hi[ti] = ti + 1;
-                ba.s1lo[ti] = ba.s1hi[ti] = 0;
-            }
+            int p = row->prefix_len, start;
             for (int v = row->first_unit; v < row->first_unit + row->n_units; v++) {
                 const struct sched_request *q = &reqs[units[v].req];
-                int bs = units[v].branch_start;
-                if (bs >= 0 && start + bs == ti) {  // first unit owning this branch writes it
-                    for (int i = p; i < q->n_input; i++, ti++) {
-                        ba.token[ti] = q->input[i];
-                        ba.pos[ti] = i;
-                        ba.s0lo[ti] = start; ba.s0hi[ti] = start + p;
-                        ba.s1lo[ti] = start + bs; ba.s1hi[ti] = ti + 1;
-                    }
-                }
-                for (int j = 0; j < q->n_cont; j++, si++) {
+                int b = units[v].branch;
+                if (b >= 0) br[b] = q->input + p, br_len[b] = q->n_input - p;  // same remainder for every owner
+            }
+            rc = batch_add_tree(&bb, reqs[units[row->first_unit].req].input, p, br, br_len, row->n_branches, &start,
+                                br_first, err);
+            for (int v = row->first_unit; !rc && v < row->first_unit + row->n_units; v++) {
+                const struct sched_request *q = &reqs[units[v].req];
+                int b = units[v].branch;
+                for (int j = 0; !rc && j < q->n_cont; j++) {
                     int k = q->n_input - q->n_cont + j;  // input position predicting cont[j]
-                    ba.eidx[si] = k < p ? start + k : start + bs + (k - p);
-                    ba.etgt[si] = q->cont[j];
-                    ba.eunit[si] = v;
+                    rc = batch_add_entry(&bb, k < p ? start + k : br_first[b] + (k - p), q->cont[j], err);
+                    if (!rc && ivec_push(&eunit, v)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
                 }
             }
         }
-        struct score_batch b = {
-            .n_tokens = ti, .token = ba.token, .pos = ba.pos, .span0_lo = ba.s0lo, .span0_hi = ba.s0hi,
-            .span1_lo = ba.s1lo, .span1_hi = ba.s1hi, .n_entries = si, .entry_index = ba.eidx, .entry_target = ba.etgt,
-        };
-        float *lp = malloc((size_t)si * sizeof *lp);
-        uint8_t *gr = malloc((size_t)si);
+        if (rc) break;
+        struct score_batch b = batch_view(&bb);
+        float *lp = malloc((size_t)b.n_entries * sizeof *lp + 1);
+        uint8_t *gr = malloc((size_t)b.n_entries + 1);
         if (!lp || !gr) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
         if (!rc) rc = be->score(be, &b, lp, gr, err);
         if (!rc) {
-            // Sum each unit's entries in continuation order (entries were written in that order).
-            for (int e = 0; e < si; e++) {
-                struct unit *un = &units[ba.eunit[e]];
-                if (e == 0 || ba.eunit[e - 1] != ba.eunit[e]) { un->logprob = 0; un->greedy = 1; }
+            // Sum each unit's entries in continuation order (entries were added in that order).
+            for (int e = 0; e < b.n_entries; e++) {
+                struct unit *un = &units[eunit.v[e]];
+                if (e == 0 || eunit.v[e - 1] != eunit.v[e]) { un->logprob = 0; un->greedy = 1; }
                 un->logprob += (double)lp[e];
                 un->greedy &= gr[e] != 0;
             }
@@ -249,7 +213,7 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
         }
         free(lp);
         free(gr);
-        stats->tokens_computed += ti;
+        stats->tokens_computed += b.n_tokens;
         stats->batches++;
         if (opt->progress) opt->progress(opt->progress_ctx, done_units, n_units);
         r0 = r1;
@@ -260,7 +224,9 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
             out[r].greedy = units[unit_of[r]].greedy;
         }
 done:
-    batch_arrays_free(&ba);
+    batch_free(&bb);
+    ivec_free(&eunit);
+    free(br); free(br_len); free(br_first);
     free(unit_of); free(units); free(unit_pos); free(rows);
     return rc;
 }
