@@ -144,6 +144,24 @@ int sha256_file_hex(const char *path, char out[65], xsa_error *err) {
     return rc;
 }
 
+int file_mkdirs(const char *path, const char *hint, xsa_error *err) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s; %s", buf, strerror(errno), hint);
+            *p = c;
+            if (!c) break;
+        }
+    }
+    if (!dir_exists(path)) return xsa_fail(err, XSA_ERUNTIME, "%s: not a folder; %s", path, hint);
+    return 0;
+}
+
 int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);

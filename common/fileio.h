@@ -25,6 +25,10 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
 int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err);
 int sha256_file_hex(const char *path, char out[65], xsa_error *err);
 
+// mkdir -p: creates `path` and its missing parents (0755). On failure the message names the
+// folder and ends with `hint` (how to fix it, e.g. "choose another --output").
+int file_mkdirs(const char *path, const char *hint, xsa_error *err);
+
 int file_exists(const char *path);
 int dir_exists(const char *path);
 

@@ -36,23 +36,7 @@ int cache_task_path(const char *root, const struct task_def *t, const char *spli
     return 0;
 }
 
-int cache_mkdirs(const char *path, xsa_error *err) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s; " HINT_WRITABLE, buf, strerror(errno));
-            *p = c;
-            if (!c) break;
-        }
-    }
-    if (!dir_exists(path)) return xsa_fail(err, XSA_ERUNTIME, "%s: not a folder; " HINT_WRITABLE, path);
-    return 0;
-}
+int cache_mkdirs(const char *path, xsa_error *err) { return file_mkdirs(path, HINT_WRITABLE, err); }
 
 void cache_time_now(char out[32]) {
     time_t now = time(NULL);

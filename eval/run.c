@@ -3,12 +3,10 @@
 // results JSON, samples JSONL, a table on stdout, and for two models the comparison report.
 #include "eval/run.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,22 +101,6 @@ static const char *basename_of(const char *path, char *buf, size_t n) {
               *c == '-' || *c == '_'))
             *c = '_';
     return buf;
-}
-
-static int mkdir_p(const char *path, xsa_error *err) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; ; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create folder: %s", buf, strerror(errno));
-            *p = c;
-            if (!c) break;
-        }
-    }
-    return 0;
 }
 
 // Per-doc and aggregate metrics of one task, as lm-eval computes them.
@@ -364,7 +346,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     char dir[4096];
     if (!rc) {
         snprintf(dir, sizeof dir, "%s/%s", opt->output, r->model.name);
-        rc = mkdir_p(dir, err);
+        rc = file_mkdirs(dir, "choose a writable --output folder", err);
     }
     // Encode every task before scoring any, so that a request lm-eval would refuse (a
     // continuation longer than the context window) stops the run before hours of scoring.

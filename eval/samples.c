@@ -45,12 +45,12 @@ int samples_write(const char *path, const struct task_def *t, const struct task_
         }
         cJSON_AddItemToObject(o, "requests", reqs);
         if (t->output != TASK_LOGLIKELIHOOD) {
-            cJSON_AddNumberToObject(o, "pred", metrics_argmax(lls, nr));
-            if (doc->choice_len) {
-                double norm[64];
-                for (int c = 0; c < nr; c++) norm[c] = lls[c] / doc->choice_len[c];
-                cJSON_AddNumberToObject(o, "pred_norm", metrics_argmax(norm, nr));
-            }
+            // The predictions the metrics counted (one rule for both, eval/metrics.c).
+            int pred = -1, pred_norm = -1;
+            if (doc->choice_len) metrics_mc_doc(lls, doc->choice_len, nr, doc->gold, NULL, NULL, &pred, &pred_norm);
+            else pred = metrics_argmax(lls, nr);
+            cJSON_AddNumberToObject(o, "pred", pred);
+            if (doc->choice_len) cJSON_AddNumberToObject(o, "pred_norm", pred_norm);
             cJSON_AddNumberToObject(o, "gold", doc->gold);
         }
         for (int m = 0; m < tr->n_metrics; m++) cJSON_AddNumberToObject(o, tr->metric[m], tr->per_doc[m][d]);
