@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
         float *out[3] = {malloc(sizeof(float) * T * Q), malloc(sizeof(float) * T * Q),
                          malloc(sizeof(float) * T * Q)};
         int32_t *sp = malloc(sizeof(int32_t) * 4 * T);
-        long stride = (long)G * (T + CPU_ATTN_PAD);
+        long stride = CPU_ATTN_SCRATCH(G, T);
         float *scratch = malloc(sizeof(float) * 2 * stride);
         if (!q || !k || !v || !kt || !vt || !out[0] || !out[1] || !out[2] || !sp || !scratch) {
             fprintf(stderr, "bench_attention: out of memory\n");

@@ -54,7 +54,7 @@ static void gemm_pass(const struct model *m, int T, const float *in, float *out,
         for (int i = 0; i < ns; i++) {
             const float *w = layer_weight(&m->layers[l], i);
             if (pool)
-                cpu_gemm_linear(pool, kind, in, w, NULL, out, cpu_gemm_pad_rows(T), s[i].K, s[i].N);
+                cpu_gemm_linear(pool, kind, in, w, NULL, NULL, out, cpu_gemm_pad_rows(T), s[i].K, s[i].N);
             else
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, s[i].N, s[i].K, 1.0f, in,
                             s[i].K, w, s[i].K, 0.0f, out, s[i].N);

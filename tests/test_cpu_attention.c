@@ -2,7 +2,8 @@
 // reference: AVX2 and scalar agree to float rounding, a token's output is bit-identical
 // however its keys are split into prefix + branch spans and whatever the keys outside its
 // spans hold (NaN there never leaks in), the output does not change with thread count, and the
-// vector exp is accurate to 1.5 ulp with the documented edge cases.
+// vector exp is accurate to 1.5 ulp with the documented edge cases. Tokens scored as a group
+// equal each token scored alone, bit for bit.
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,7 +31,7 @@ static void prob_init(struct prob *p, int T, int H, int Hkv, int hd, uint64_t se
     p->q = malloc(sizeof(float) * Q), p->out = malloc(sizeof(float) * Q);
     p->k = malloc(sizeof(float) * KV), p->v = malloc(sizeof(float) * KV);
     p->kt = malloc(sizeof(float) * KV), p->vt = malloc(sizeof(float) * KV);
-    p->stride = (long)(H / Hkv) * (T + CPU_ATTN_PAD);
+    p->stride = CPU_ATTN_SCRATCH(H / Hkv, T);
     p->scratch = malloc(sizeof(float) * 3 * p->stride);
     p->sp = malloc(sizeof(int32_t) * 4 * T);
     for (long i = 0; i < Q; i++) p->q[i] = 2.5f * urand(&seed);
@@ -169,6 +170,74 @@ TEST(spans_split_anywhere_bit_identical) {
     }
 }
 
+// Tokens grouped by cpu_attn_tokens_avx2 (scores of up to 4 tokens computed together) give the
+// same bits as each token alone, for prefix tokens and branch tokens whose span boundary falls
+// anywhere in a key block, and NaN in keys past the group (later tokens) never reaches them.
+TEST(grouped_tokens_bit_identical_to_single) {
+    if (!cpu_gemm_have_avx2()) {
+        fprintf(stderr, "  no AVX2 on this CPU: grouped kernel not run\n");
+        return;
+    }
+    static const int gshapes[][3] = {{8, 4, 8}, {6, 2, 12}, {8, 2, 64}, {3, 3, 5}, {8, 1, 16}};
+    int bad = 0, leaked = 0, cases = 0;
+    for (size_t si = 0; si < sizeof gshapes / sizeof gshapes[0]; si++) {
+        int H = gshapes[si][0], Hkv = gshapes[si][1], hd = gshapes[si][2], G = H / Hkv, KV = Hkv * hd;
+        for (int np = 1; np <= 21; np += 4)
+            for (int first = 0; first < 12; first++) {
+                // Row: prefix [0, np), then one branch from np; tokens first.. grouped by 1..4.
+                int T = np + 16, ld = T + 3;
+                struct prob p;
+                prob_init(&p, T, H, Hkv, hd, 500 + si * 97 + np * 13 + first);
+                float *kt = malloc(sizeof(float) * KV * ld), *vt = malloc(sizeof(float) * KV * ld);
+                float *pbuf = malloc(sizeof(float) * CPU_ATTN_SCRATCH(G, T)), *y1 = malloc(sizeof(float) * 4 * G * hd);
+                float *k0 = malloc(sizeof(float) * T * KV), *v0 = malloc(sizeof(float) * T * KV);
+                memcpy(k0, p.k, sizeof(float) * T * KV), memcpy(v0, p.v, sizeof(float) * T * KV);
+                for (int n_tok = 1; n_tok <= 4; n_tok++) {
+                    int t0 = first, t1 = t0 + n_tok;
+                    memcpy(p.k, k0, sizeof(float) * T * KV), memcpy(p.v, v0, sizeof(float) * T * KV);
+                    if (t1 > T) continue;
+                    int branch = t0 >= np;  // prefix tokens see [0, t+1); branch tokens [0, np) + [np, t+1)
+                    if (!branch && t1 > np) continue;  // a group never mixes the two
+                    for (int t = t1; t < T; t++)  // later tokens: NaN
+                        for (int c = 0; c < KV; c++) p.k[(long)t * KV + c] = p.v[(long)t * KV + c] = NAN;
+                    for (int c = 0; c < KV; c++)
+                        for (int t = 0; t < T; t++) kt[(long)c * ld + t] = p.k[(long)t * KV + c], vt[(long)c * ld + t] = p.v[(long)t * KV + c];
+                    for (int kvh = 0; kvh < Hkv; kvh++) {
+                        struct cpu_attn_token tk[4];
+                        long pst = CPU_ATTN_SCRATCH(G, T) / (4L * G);
+                        for (int j = 0; j < n_tok; j++) {
+                            int t = t0 + j;
+                            tk[j] = (struct cpu_attn_token){
+                                .q = p.q + ((long)t * H + kvh * G) * hd, .kt = kt + (long)kvh * hd * ld,
+                                .vt = vt + (long)kvh * hd * ld, .ld = ld, .k = p.k + kvh * hd, .v = p.v + kvh * hd,
+                                .ks = KV, .G = G, .hd = hd, .scale = 1.0f / sqrtf((float)hd),
+                                .p = pbuf + (long)j * G * pst, .pstride = pst, .y = y1 + (long)j * G * hd};
+                            tk[j].lo[0] = 0, tk[j].hi[0] = branch ? np : t + 1;
+                            tk[j].lo[1] = branch ? np : t + 1, tk[j].hi[1] = t + 1;
+                        }
+                        cpu_attn_tokens_avx2(tk, n_tok);
+                        for (int j = 0; j < n_tok; j++) {
+                            float single[8 * 64];
+                            struct cpu_attn_token one = tk[j];
+                            one.p = pbuf, one.y = single;
+                            for (int i = 0; i < G * hd; i++) leaked |= !isfinite(tk[j].y[i]);
+                            float grouped[8 * 64];
+                            memcpy(grouped, tk[j].y, sizeof(float) * G * hd);
+                            cpu_attn_token_avx2(&one);
+                            bad |= memcmp(grouped, single, sizeof(float) * G * hd) != 0;
+                            cases++;
+                        }
+                    }
+                }
+                free(kt), free(vt), free(pbuf), free(y1), free(k0), free(v0);
+                prob_free(&p);
+            }
+    }
+    CHECK_MSG(!bad, "a grouped token differs from the same token alone");
+    CHECK_MSG(!leaked, "NaN in later tokens reached a grouped token");
+    CHECK(cases > 1000);
+}
+
 // XSA: each head's output is orthogonal to the token's own value vector (both kernels).
 TEST(xsa_epilogue_orthogonal) {
     enum cpu_attn_kind kk[2];
@@ -228,5 +297,6 @@ TEST(pick_kernel) {
     CHECK_EQ_INT(cpu_attention_pick("avx2"), cpu_gemm_have_avx2() ? CPU_ATTN_AVX2 : -1);
 }
 
-RUN_TESTS(T(kernels_match_float64), T(spans_split_anywhere_bit_identical), T(xsa_epilogue_orthogonal),
+RUN_TESTS(T(kernels_match_float64), T(spans_split_anywhere_bit_identical),
+          T(grouped_tokens_bit_identical_to_single), T(xsa_epilogue_orthogonal),
           T(exp_accuracy_and_edges), T(pick_kernel))

@@ -196,7 +196,7 @@ TEST(attention_tiles_and_xsa_match_cpu) {
     for (int i = 0; i < T * HKV * HD; i++) k[i] = 2.0f * urand(&s), v[i] = urand(&s);
     for (int i = 0; i < HD; i++) v[(T - 1) * HKV * HD + i] = 0;  // a zero own value vector: XSA is a no-op
     struct cpu_pool *pool = cpu_pool_create(1);
-    long stride = (long)(H / HKV) * (TMAX + CPU_ATTN_PAD);
+    long stride = CPU_ATTN_SCRATCH(H / HKV, TMAX);
     float *scratch = malloc(sizeof(float) * (size_t)stride);
     float *kt = malloc(sizeof(float) * HKV * HD * TMAX), *vt = malloc(sizeof(float) * HKV * HD * TMAX);
     CHECK(pool && scratch && kt && vt);

@@ -49,31 +49,52 @@ static void xsa_project(float *y, const float *vo, int hd) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
+// Do tokens s and t read their keys the same way (cpu_attn_tokens_avx2's condition)?
+static int same_key_map(const struct cpu_attention_args *a, int s, int t) {
+    if (a->span0_lo[s] != a->span0_lo[t]) return 0;
+    int b1s = a->span1_hi[s] > a->span1_lo[s], b1t = a->span1_hi[t] > a->span1_lo[t];
+    if (!b1s && !b1t) return 1;
+    return b1s && b1t && a->span0_hi[s] == a->span0_hi[t] && a->span1_lo[s] == a->span1_lo[t];
+}
+
 static void attention_task(void *ctx, int i, int w) {
     const struct cpu_attention_args *a = ctx;
     int n_chunks = (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS;
     // Latest tokens (longest spans) first: the pool's dynamic claiming then balances better.
     int chunk = n_chunks - 1 - i / a->Hkv, kvh = i % a->Hkv;
     int hd = a->hd, G = a->H / a->Hkv;
+    int group = a->kind == CPU_ATTN_AVX2 ? CPU_ATTN_GROUP_QUERIES / G : 1;
+    if (group > CPU_ATTN_GROUP) group = CPU_ATTN_GROUP;
+    if (group < 1) group = 1;
     long qs = (long)a->H * hd, ks = (long)a->Hkv * hd, plane = (long)kvh * hd * a->ldt;
-    struct cpu_attn_token tk = {
-        .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt,
-        .k = a->k + (long)kvh * hd, .v = a->v + (long)kvh * hd, .ks = ks, .G = G, .hd = hd,
-        .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride,
-        .pstride = a->scratch_stride / G,
-    };
+    long pstride = a->scratch_stride / ((long)CPU_ATTN_GROUP * G);
+    struct cpu_attn_token tk[CPU_ATTN_GROUP];
+    for (int j = 0; j < group; j++)
+        tk[j] = (struct cpu_attn_token){
+            .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt,
+            .k = a->k + (long)kvh * hd, .v = a->v + (long)kvh * hd, .ks = ks, .G = G, .hd = hd,
+            .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride + j * G * pstride,
+            .pstride = pstride,
+        };
     int t1 = (chunk + 1) * CPU_ATTN_TOKENS < a->T ? (chunk + 1) * CPU_ATTN_TOKENS : a->T;
-    for (int t = chunk * CPU_ATTN_TOKENS; t < t1; t++) {
-        tk.q = a->q + t * qs + (long)kvh * G * hd;
-        tk.y = a->out + t * qs + (long)kvh * G * hd;
-        tk.lo[0] = a->span0_lo[t], tk.hi[0] = a->span0_hi[t];
-        tk.lo[1] = a->span1_lo[t], tk.hi[1] = a->span1_hi[t];
+    for (int t0 = chunk * CPU_ATTN_TOKENS, n; t0 < t1; t0 += n) {
+        n = 1;
+        while (n < group && t0 + n < t1 && same_key_map(a, t0, t0 + n)) n++;
+        for (int j = 0; j < n; j++) {
+            int t = t0 + j;
+            tk[j].q = a->q + t * qs + (long)kvh * G * hd;
+            tk[j].y = a->out + t * qs + (long)kvh * G * hd;
+            tk[j].lo[0] = a->span0_lo[t], tk[j].hi[0] = a->span0_hi[t];
+            tk[j].lo[1] = a->span1_lo[t], tk[j].hi[1] = a->span1_hi[t];
+        }
         if (a->kind == CPU_ATTN_AVX2)
-            cpu_attn_token_avx2(&tk);
+            cpu_attn_tokens_avx2(tk, n);
         else
-            cpu_attn_token_scalar(&tk);
+            cpu_attn_token_scalar(&tk[0]);
         if (a->xsa)
-            for (int g = 0; g < G; g++) xsa_project(tk.y + (long)g * hd, a->v + t * ks + (long)kvh * hd, hd);
+            for (int j = 0; j < n; j++)
+                for (int g = 0; g < G; g++)
+                    xsa_project(tk[j].y + (long)g * hd, a->v + (t0 + j) * ks + (long)kvh * hd, hd);
     }
 }
 

@@ -20,6 +20,14 @@
 
 #define CPU_ATTN_TOKENS 16  // query tokens per task
 #define CPU_ATTN_PAD 8      // extra floats per head of score scratch (the last short block)
+#define CPU_ATTN_GROUP 4    // tokens whose scores are computed together (AVX2 kernel)
+#define CPU_ATTN_GROUP_QUERIES 64  // at most this many (token, head) queries in a group
+// Score scratch per thread for G query heads per kv head and spans of up to n keys.
+#define CPU_ATTN_SCRATCH(G, n) ((long)CPU_ATTN_GROUP * (G) * ((n) + CPU_ATTN_PAD))
+// Extra floats per row of the transposed K/V planes: with t_cap a multiple of 64, rows a
+// multiple of 4 KiB apart would all fall in one L1 set, and a key block's hd loads would
+// evict each other.
+#define CPU_ATTN_LD_PAD 16
 
 enum cpu_attn_kind {
     CPU_ATTN_AVX2 = 1,    // AVX2 + FMA kernel
@@ -38,7 +46,7 @@ struct cpu_attention_args {
     float *kt, *vt;        // (Hkv*hd, ldt) scratch: K and V transposed, row kvh*hd + d (AVX2)
     long ldt;              // >= T
     float *scratch;        // (n_threads, scratch_stride) attention weights
-    long scratch_stride;   // >= (H/Hkv) * (longest span0 + span1 + CPU_ATTN_PAD)
+    long scratch_stride;   // >= CPU_ATTN_SCRATCH(H/Hkv, longest span0 + span1)
 };
 
 // One query token's heads that share a kv head (the kernel's unit of work).
@@ -66,6 +74,10 @@ void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a);
 
 // Kernels (cpu_attention_kernel.c); exposed for tests and benchmarks.
 void cpu_attn_token_avx2(const struct cpu_attn_token *t);
+// n_tok <= CPU_ATTN_GROUP tokens (n_tok * G <= CPU_ATTN_GROUP_QUERIES) of one kv head whose keys map alike (same span0 start, and
+// no span 1 for all or the same span 0 end and span 1 start for all): the same results as
+// cpu_attn_token_avx2 on each, bit for bit.
+void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok);
 void cpu_attn_token_scalar(const struct cpu_attn_token *t);
 // y[i] = e^x[i] for x[i] <= 88 (softmax arguments are <= 0); 0 below ln(FLT_MIN), NaN stays
 // NaN. Max error 1.2 ulp (scalar) / 0.9 ulp (AVX2) against the exact value.

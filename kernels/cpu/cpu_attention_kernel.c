@@ -200,13 +200,13 @@ AVX2_INLINE __m256 key_edge_load(const float *plane, const struct key_segs *ks, 
                         _mm256_maskload_ps(plane + ks->a1 + sg->p0, m1));
 }
 
-// One head; hd is a literal at the specialised call sites so loops unroll into registers.
-AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g, const int hd,
-                           int n) {
+// One head's scores (scaled, -inf past n) into its p; returns their max. hd is a literal at
+// the specialised call sites so loops unroll into registers.
+AVX2_INLINE float head_scores_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g,
+                                   const int hd, int n) {
     long ld = t->ld;
     const float *restrict q = t->q + (long)g * hd;  // restrict: stores to p do not move q
     float *restrict p = t->p + (long)g * t->pstride;
-    float *restrict y = t->y + (long)g * hd;
     const __m256 scale = _mm256_set1_ps(t->scale), ninf = _mm256_set1_ps(-INFINITY);
     __m256 vmx = ninf;
     for (int si = 0; si < ks->n_seg; si++) {
@@ -225,7 +225,31 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
         __m256 qv[16];  // small heads: q broadcast once, kept in registers
 #pragma GCC unroll 16
         for (int d = 0; d < 16; d++) qv[d] = _mm256_set1_ps(d < hd ? q[d] : 0.0f);
-        for (int P = sg->p0; P < sg->p1; P += 8) {
+        int P = sg->p0;
+        // Four blocks at a time: four independent FMA chains hide the FMA latency that one
+        // chain over d waits on. Each lane's arithmetic is the one-block loop's below.
+        for (; P + 32 <= sg->p1; P += 32) {
+            __m256 q0 = hd <= 16 ? qv[0] : _mm256_set1_ps(q[0]);
+            __m256 a0 = _mm256_mul_ps(q0, _mm256_loadu_ps(kp + P));
+            __m256 a1 = _mm256_mul_ps(q0, _mm256_loadu_ps(kp + P + 8));
+            __m256 a2 = _mm256_mul_ps(q0, _mm256_loadu_ps(kp + P + 16));
+            __m256 a3 = _mm256_mul_ps(q0, _mm256_loadu_ps(kp + P + 24));
+#pragma GCC unroll 16
+            for (int d = 1; d < hd; d++) {
+                __m256 qd = hd <= 16 ? qv[d] : _mm256_set1_ps(q[d]);
+                const float *kd = kp + d * ld + P;
+                a0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd), a0);
+                a1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 8), a1);
+                a2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 16), a2);
+                a3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kd + 24), a3);
+            }
+            a0 = _mm256_mul_ps(a0, scale), a1 = _mm256_mul_ps(a1, scale);
+            a2 = _mm256_mul_ps(a2, scale), a3 = _mm256_mul_ps(a3, scale);
+            _mm256_storeu_ps(p + P, a0), _mm256_storeu_ps(p + P + 8, a1);
+            _mm256_storeu_ps(p + P + 16, a2), _mm256_storeu_ps(p + P + 24, a3);
+            vmx = _mm256_max_ps(vmx, _mm256_max_ps(_mm256_max_ps(a0, a1), _mm256_max_ps(a2, a3)));
+        }
+        for (; P < sg->p1; P += 8) {
             __m256 acc = _mm256_mul_ps(hd <= 16 ? qv[0] : _mm256_set1_ps(q[0]), _mm256_loadu_ps(kp + P));
 #pragma GCC unroll 16
             for (int d = 1; d < hd; d++)
@@ -235,8 +259,17 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
             vmx = _mm256_max_ps(vmx, acc);
         }
     }
-    // exp in place, fused into the first pass over V (later dim groups reread it).
-    const __m256 mx = _mm256_set1_ps(hmax8(vmx));
+    return hmax8(vmx);
+}
+
+// One head's output from its scores (max mx): exp in place, fused into the first pass over V
+// (later dim groups reread it).
+AVX2_INLINE void head_values_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g,
+                                  const int hd, int n, float mx_s) {
+    long ld = t->ld;
+    float *restrict p = t->p + (long)g * t->pstride;
+    float *restrict y = t->y + (long)g * hd;
+    const __m256 mx = _mm256_set1_ps(mx_s);
     __m256 vsum = _mm256_setzero_ps();
     int d0 = 0;
     for (; d0 + 8 <= hd; d0 += 8) {  // 8 dims at a time: 8 accumulators stay in registers
@@ -298,6 +331,11 @@ AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs
     }
 }
 
+AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g, const int hd,
+                           int n) {
+    head_values_avx2(t, ks, g, hd, n, head_scores_avx2(t, ks, g, hd, n));
+}
+
 AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
     int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1], n = n0 + n1;
     struct key_segs ks;
@@ -309,6 +347,105 @@ AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
         case 32: head_avx2(t, &ks, g, 32, n); break;
         case 64: head_avx2(t, &ks, g, 64, n); break;
         default: head_avx2(t, &ks, g, t->hd, n); break;
+        }
+    }
+}
+
+// ---- several tokens at once ----------------------------------------------------------------
+// Tokens whose keys map the same way (same span 0 start; no span 1, or the same span 0 end
+// and span 1 start) differ only in how many keys they have. Their scores are computed
+// together: each K load serves up to 8 (token, head) queries in independent FMA chains,
+// instead of one query waiting on one chain and streaming K from L2 per head. A query's
+// lanes run exactly the single-token arithmetic; lanes past its own keys read the group's
+// later keys (real tokens) and are then set to -inf, as the single-token edge block does.
+
+#define GROUP_Q 8  // queries per pass over the keys
+
+// Scores of M queries (qs[i], written to ps[i], ns[i] keys) over the key blocks of ks (the
+// group's longest token); mx[i] their maxima.
+AVX2_INLINE void group_scores(const struct cpu_attn_token *t, const struct key_segs *ks, const int M,
+                              const float *const *qs, float *const *ps, const int *ns, float *mx) {
+    int hd = t->hd;
+    long ld = t->ld;
+    const __m256 scale = _mm256_set1_ps(t->scale), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 vmx[GROUP_Q];
+    for (int i = 0; i < M; i++) vmx[i] = ninf;
+    for (int si = 0; si < ks->n_seg; si++) {
+        const struct key_seg *sg = &ks->seg[si];
+        for (int P = sg->p0; P < sg->p1; P += 8) {
+            __m256 acc[GROUP_Q];
+            __m256 kv = sg->edge ? key_edge_load(t->kt, ks, sg) : _mm256_loadu_ps(t->kt + sg->base + P);
+#pragma GCC unroll 8
+            for (int i = 0; i < M; i++) acc[i] = _mm256_mul_ps(_mm256_broadcast_ss(qs[i]), kv);
+            for (int d = 1; d < hd; d++) {
+                kv = sg->edge ? key_edge_load(t->kt + d * ld, ks, sg) : _mm256_loadu_ps(t->kt + d * ld + sg->base + P);
+#pragma GCC unroll 8
+                for (int i = 0; i < M; i++) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(qs[i] + d), kv, acc[i]);
+            }
+#pragma GCC unroll 8
+            for (int i = 0; i < M; i++) {
+                __m256 sc = _mm256_mul_ps(acc[i], scale);
+                sc = _mm256_blendv_ps(ninf, sc, _mm256_castsi256_ps(lane_mask(ns[i] - P)));
+                _mm256_storeu_ps(ps[i] + P, sc);
+                vmx[i] = _mm256_max_ps(vmx[i], sc);
+            }
+        }
+    }
+    for (int i = 0; i < M; i++) mx[i] = hmax8(vmx[i]);
+}
+
+AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
+    if (n_tok == 1) {
+        cpu_attn_token_avx2(t);
+        return;
+    }
+    int G = t->G, nq = n_tok * G, last = 0, nmax = 0;
+    int nt[CPU_ATTN_GROUP];
+    for (int i = 0; i < n_tok; i++) {
+        nt[i] = t[i].hi[0] - t[i].lo[0] + t[i].hi[1] - t[i].lo[1];
+        if (nt[i] > nmax) nmax = nt[i], last = i;
+    }
+    const struct cpu_attn_token *L = &t[last];
+    int n0 = L->hi[0] - L->lo[0], n1 = L->hi[1] - L->lo[1];
+    struct key_segs ks;
+    key_segs_init(&ks, L->lo[0], (n1 ? L->lo[1] : L->hi[0]) - (long)n0, n0, nmax);
+    float mx[CPU_ATTN_GROUP_QUERIES];
+    for (int q0 = 0; q0 < nq; q0 += GROUP_Q) {
+        int M = nq - q0 < GROUP_Q ? nq - q0 : GROUP_Q;
+        const float *qs[GROUP_Q];
+        float *ps[GROUP_Q];
+        int ns[GROUP_Q];
+        for (int i = 0; i < M; i++) {
+            int tok = (q0 + i) / G, g = (q0 + i) % G;
+            qs[i] = t[tok].q + (long)g * t->hd;
+            ps[i] = t[tok].p + (long)g * t[tok].pstride;
+            ns[i] = nt[tok];
+        }
+        switch (M) {  // a literal M keeps the accumulators in registers
+        case 8: group_scores(t, &ks, 8, qs, ps, ns, mx + q0); break;
+        case 7: group_scores(t, &ks, 7, qs, ps, ns, mx + q0); break;
+        case 6: group_scores(t, &ks, 6, qs, ps, ns, mx + q0); break;
+        case 5: group_scores(t, &ks, 5, qs, ps, ns, mx + q0); break;
+        case 4: group_scores(t, &ks, 4, qs, ps, ns, mx + q0); break;
+        case 3: group_scores(t, &ks, 3, qs, ps, ns, mx + q0); break;
+        case 2: group_scores(t, &ks, 2, qs, ps, ns, mx + q0); break;
+        default: group_scores(t, &ks, 1, qs, ps, ns, mx + q0); break;
+        }
+    }
+    for (int i = 0; i < n_tok; i++) {
+        const struct cpu_attn_token *ti = &t[i];
+        int m0 = ti->hi[0] - ti->lo[0], m1 = ti->hi[1] - ti->lo[1];
+        struct key_segs ksi;
+        key_segs_init(&ksi, ti->lo[0], (m1 ? ti->lo[1] : ti->hi[0]) - (long)m0, m0, nt[i]);
+        for (int g = 0; g < G; g++) {
+            float m = mx[i * G + g];
+            switch (t->hd) {
+            case 8: head_values_avx2(ti, &ksi, g, 8, nt[i], m); break;
+            case 16: head_values_avx2(ti, &ksi, g, 16, nt[i], m); break;
+            case 32: head_values_avx2(ti, &ksi, g, 32, nt[i], m); break;
+            case 64: head_values_avx2(ti, &ksi, g, 64, nt[i], m); break;
+            default: head_values_avx2(ti, &ksi, g, t->hd, nt[i], m); break;
+            }
         }
     }
 }

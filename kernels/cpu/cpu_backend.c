@@ -3,7 +3,9 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kernels/cpu/cpu_gemm.h"
@@ -12,9 +14,22 @@
 #define CPU_MAX_THREADS 256
 #define CPU_MAX_TOKENS (1 << 24)  // keeps every (T, width) offset far inside a long
 
+// Asks for transparent huge pages on a big buffer: attention and the GEMMs stride through
+// rows far apart, and 4 KiB pages then miss the TLB on most loads.
+static void want_huge_pages(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+    uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)((2u << 20) - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
 static int grow(void **p, size_t n, size_t elem) {
     void *q = realloc(*p, n * elem);
     if (!q) return -1;
+    want_huge_pages(q, n * elem);
     memset(q, 0, n * elem);  // pad rows of GEMM inputs must hold finite values
     *p = q;
     return 0;
@@ -38,9 +53,9 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
                   grow((void **)&st->ff2, n * F, sizeof(float)) ||
                   grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float)) ||
                   grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float)) ||
-                  grow((void **)&st->att_p, (size_t)st->n_threads * G * (n + CPU_ATTN_PAD), sizeof(float)) ||
-                  grow((void **)&st->kt, n * KV, sizeof(float)) ||
-                  grow((void **)&st->vt, n * KV, sizeof(float)) ||
+                  grow((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float)) ||
+                  grow((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float)) ||
+                  grow((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float)) ||
                   grow((void **)&st->hrows, n * C, sizeof(float)) ||
                   grow((void **)&st->row_of, n, sizeof(int32_t)) ||
                   grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
@@ -51,7 +66,8 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
             return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for a batch of %d tokens", T);
         }
         st->t_cap = (int)n;
-        st->att_stride = (long)(G * (n + CPU_ATTN_PAD));
+        st->t_ld = (long)n + CPU_ATTN_LD_PAD;
+        st->att_stride = CPU_ATTN_SCRATCH(G, (long)n);
     }
     if (S > st->s_cap) {
         size_t n = (size_t)S;
@@ -70,12 +86,12 @@ void cpu_state_free_buffers(struct cpu_state *st) {
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
                     st->row_first, st->stats, st->row_entries, st->entry_logit};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
-    float *lg = st->lg;
-    struct cpu_pool *pool = st->pool;
-    const struct model *m = st->m;
-    int nt = st->n_threads;
+    // What lives for the backend's whole life survives; the batch buffers go.
+    struct cpu_state keep = *st;
     memset(st, 0, sizeof *st);
-    st->lg = lg, st->pool = pool, st->m = m, st->n_threads = nt;
+    st->lg = keep.lg, st->pool = keep.pool, st->m = keep.m, st->n_threads = keep.n_threads;
+    st->gemm = keep.gemm, st->attn = keep.attn;
+    st->pk_mem = keep.pk_mem, st->pk = keep.pk, st->pk_head = keep.pk_head;
 }
 
 // Checks every index of the batch against the contract before anything reads through it.
@@ -138,9 +154,48 @@ static void cpu_destroy(struct backend *be) {
     if (!st) return;
     cpu_state_free_buffers(st);
     free(st->lg);
+    free(st->pk_mem);
+    free(st->pk);
     cpu_pool_destroy(st->pool);
     free(st);
     be->impl = NULL;
+}
+
+// Packs every GEMM weight for the AVX-512 kernel. Without the memory for it, leaves st->pk
+// NULL: the kernel then packs per tile, with the same results.
+static void cpu_pack_weights(struct cpu_state *st) {
+    const struct model *m = st->m;
+    const struct model_config *c = &m->cfg;
+    int C = c->d_model, F = c->d_ff, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
+    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    size_t per_layer = cpu_gemm_packed_size(Q, C) + 2 * cpu_gemm_packed_size(KV, C) +
+                       cpu_gemm_packed_size(C, Q) + (gpt2 ? 1 : 2) * cpu_gemm_packed_size(F, C) +
+                       cpu_gemm_packed_size(C, F);
+    size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
+    st->pk_mem = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
+    st->pk = calloc((size_t)c->n_layer, sizeof *st->pk);
+    if (!st->pk_mem || !st->pk) {
+        free(st->pk_mem);
+        free(st->pk);
+        st->pk_mem = NULL, st->pk = NULL;
+        return;
+    }
+    want_huge_pages(st->pk_mem, total * sizeof(float));
+    float *p = st->pk_mem;
+#define PACK(dst, w, N, K) (cpu_gemm_pack(st->pool, (w), (N), (K), p), (dst) = p, p += cpu_gemm_packed_size((N), (K)))
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        struct cpu_packed_layer *d = &st->pk[l];
+        PACK(d->wq, w->wq, Q, C);
+        PACK(d->wk, w->wk, KV, C);
+        PACK(d->wv, w->wv, KV, C);
+        PACK(d->wo, w->wo, C, Q);
+        if (!gpt2) PACK(d->w_gate, w->w_gate, F, C);
+        PACK(d->w_up, w->w_up, F, C);
+        PACK(d->w_down, w->w_down, C, F);
+    }
+    PACK(st->pk_head, m->lm_head, c->vocab_size, C);
+#undef PACK
 }
 
 // Checks what the forward relies on, so a malformed model cannot make it read out of bounds.
@@ -233,8 +288,9 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         cpu_destroy(be);
         return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
     }
-    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s (OpenBLAS core %s), %s", nt,
-             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), openblas_get_corename(),
+    if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st);
+    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s (OpenBLAS core %s), %s", nt,
+             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), st->pk ? ", packed weights" : "", openblas_get_corename(),
              cpu_attention_kind_name(st->attn));
     return 0;
 }

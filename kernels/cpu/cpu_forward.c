@@ -70,15 +70,16 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[l];
+    const struct cpu_packed_layer *pk = st->pk ? &st->pk[l] : NULL;
     int T = b->n_tokens, C = c->d_model, F = c->d_ff;
     int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
 
     struct rows_job j = {.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
                          .bias = w->attn_norm_b, .out = st->xn};
     run_rows(st, &j);
-    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wq, w->bq, st->q, Tp, C, Q);
-    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, w->bk, st->k, Tp, C, KV);
-    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, w->bv, st->v, Tp, C, KV);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Tp, C, Q);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
+    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
     if (c->rope != ROPE_NONE) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .out = st->q, .p2 = st->k,
                               .cos_t = st->rope_cos, .sin_t = st->rope_sin};
@@ -89,14 +90,14 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                                    .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
                                    .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
                                    .xsa = c->xsa[l], .kind = st->attn, .kt = st->kt, .vt = st->vt,
-                                   .ldt = st->t_cap, .scratch = st->att_p,
+                                   .ldt = st->t_ld, .scratch = st->att_p,
                                    .scratch_stride = st->att_stride};
     cpu_attention(st->pool, &a);
     if (probe && probe->layer == l) {
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, w->bo, st->o, Tp, Q, C);
+    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Tp, Q, C);
     j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
     run_rows(st, &j);
 
@@ -104,15 +105,15 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                           .bias = w->mlp_norm_b, .out = st->xn};
     run_rows(st, &j);
     if (c->arch == MODEL_ARCH_GPT2) {
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, w->b_up, st->ff, Tp, C, F);
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Tp, C, F);
         j = (struct rows_job){.op = OP_GELU, .m = m, .b = b, .T = T, .out = st->ff, .width = F};
     } else {
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_gate, w->b_gate, st->ff, Tp, C, F);
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, w->b_up, st->ff2, Tp, C, F);
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Tp, C, F);
+        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Tp, C, F);
         j = (struct rows_job){.op = OP_SWIGLU, .m = m, .b = b, .T = T, .out = st->ff, .p2 = st->ff2, .width = F};
     }
     run_rows(st, &j);
-    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, w->b_down, st->o, Tp, F, C);
+    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Tp, F, C);
     j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
     run_rows(st, &j);
 }
@@ -159,7 +160,7 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = R, .in = st->xn, .w = m->final_norm_w,
                           .bias = m->final_norm_b, .out = st->hrows};
     run_rows(st, &j);
-    struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, R, Rp, C, c->vocab_size, st->row_first,
+    struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, st->pk_head, R, Rp, C, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
                                 st->lg, logprob, greedy};
     cpu_logits(st->pool, &a);

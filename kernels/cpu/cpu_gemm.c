@@ -90,7 +90,7 @@ int cpu_gemm_pick(const int (*shapes)[2], int n) {
 
 struct gemm_job {
     enum cpu_gemm_kind kind;
-    const float *in, *w, *b;
+    const float *in, *w, *wp, *b;
     float *out;
     int K, N, n_col_blocks;
 };
@@ -101,8 +101,12 @@ static void gemm_task(void *ctx, int i, int w) {
     int r0 = (i / j->n_col_blocks) * CPU_GEMM_ROWS;
     int c0 = (i % j->n_col_blocks) * CPU_GEMM_COLS;
     int nc = j->N - c0 < CPU_GEMM_COLS ? j->N - c0 : CPU_GEMM_COLS;
-    cpu_gemm_tile(j->kind, j->in + (size_t)r0 * j->K, j->w + (size_t)c0 * j->K,
-                  j->out + (size_t)r0 * j->N + c0, j->N, nc, j->K);
+    if (j->wp)
+        cpu_gemm_tile_packed(j->in + (size_t)r0 * j->K, j->wp + (size_t)c0 * j->K, j->out + (size_t)r0 * j->N + c0,
+                             j->N, nc, j->K);
+    else
+        cpu_gemm_tile(j->kind, j->in + (size_t)r0 * j->K, j->w + (size_t)c0 * j->K,
+                      j->out + (size_t)r0 * j->N + c0, j->N, nc, j->K);
     if (!j->b) return;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS; r++) {
         float *o = j->out + (size_t)r * j->N;
@@ -111,7 +115,25 @@ static void gemm_task(void *ctx, int i, int w) {
 }
 
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
-                     const float *w, const float *b, float *out, int M, int K, int N) {
-    struct gemm_job j = {kind, in, w, b, out, K, N, (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS};
+                     const float *w, const float *wp, const float *b, float *out, int M, int K, int N) {
+    struct gemm_job j = {kind, in, w, kind == CPU_GEMM_AVX512 ? wp : NULL, b, out, K, N,
+                         (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS};
     cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
+}
+
+struct pack_job {
+    const float *w;
+    float *wp;
+    int N, K;
+};
+
+static void pack_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct pack_job *j = ctx;
+    cpu_gemm_pack_panel(j->w, j->N, j->K, i, j->wp);
+}
+
+void cpu_gemm_pack(struct cpu_pool *pool, const float *w, int N, int K, float *wp) {
+    struct pack_job j = {w, wp, N, K};
+    cpu_pool_run(pool, (N + CPU_GEMM_PANEL - 1) / CPU_GEMM_PANEL, pack_task, &j);
 }

@@ -11,10 +11,13 @@
 #ifndef XSA_KERNELS_CPU_GEMM_H
 #define XSA_KERNELS_CPU_GEMM_H
 
+#include <stddef.h>
+
 #include "kernels/cpu/cpu_pool.h"
 
 #define CPU_GEMM_ROWS 64
 #define CPU_GEMM_COLS 256
+#define CPU_GEMM_PANEL 32  // columns per packed panel of the AVX-512 kernel (divides CPU_GEMM_COLS)
 
 enum cpu_gemm_kind {
     CPU_GEMM_BLAS = 0,    // OpenBLAS cblas_sgemm, single-threaded per tile
@@ -35,13 +38,23 @@ const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
 int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA
 int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA
 
-// in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS.
+// in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS. wp: w packed
+// by cpu_gemm_pack (AVX-512 kind only), or NULL.
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
-                     const float *w, const float *b, float *out, int M, int K, int N);
+                     const float *w, const float *wp, const float *b, float *out, int M, int K, int N);
+
+// Weights packed once for the AVX-512 kernel: panel p holds columns [32p, 32p + 32) of w^T,
+// k-major (K rows of 32 floats, zero past N), panels one after another.
+size_t cpu_gemm_packed_size(int N, int K);  // floats
+void cpu_gemm_pack_panel(const float *w, int N, int K, int p, float *wp);  // panel p of wp
+void cpu_gemm_pack(struct cpu_pool *pool, const float *w, int N, int K, float *wp);  // all panels
 
 // One tile on the calling thread: out (CPU_GEMM_ROWS, nc; row stride ldo) =
 // in (CPU_GEMM_ROWS, K) @ w (nc, K)^T. Callers keep nc fixed per column position.
 void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, float *out, int ldo,
                    int nc, int K);
+// The AVX-512 tile from packed weights (wp: the panel of the tile's first column); the same
+// bits as cpu_gemm_tile with CPU_GEMM_AVX512.
+void cpu_gemm_tile_packed(const float *in, const float *wp, float *out, int ldo, int nc, int K);
 
 #endif

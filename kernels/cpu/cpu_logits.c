@@ -17,9 +17,13 @@ static void logits_task(void *ctx, int i, int w) {
     int nv = a->V - v0 < CPU_VOCAB_CHUNK ? a->V - v0 : CPU_VOCAB_CHUNK;
     float *lg = a->scratch + (long)w * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK;  // (ROWS, nv)
     // Column blocks of CPU_GEMM_COLS ids: the same tile shapes as every other GEMM here.
-    for (int c0 = 0; c0 < nv; c0 += CPU_GEMM_COLS)
-        cpu_gemm_tile(a->gemm, a->h + (long)r0 * a->C, a->lm_head + (long)(v0 + c0) * a->C, lg + c0, nv,
-                      nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS, a->C);
+    for (int c0 = 0; c0 < nv; c0 += CPU_GEMM_COLS) {
+        int nc = nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS;
+        if (a->lm_head_packed && a->gemm == CPU_GEMM_AVX512)
+            cpu_gemm_tile_packed(a->h + (long)r0 * a->C, a->lm_head_packed + (long)(v0 + c0) * a->C, lg + c0, nv, nc, a->C);
+        else
+            cpu_gemm_tile(a->gemm, a->h + (long)r0 * a->C, a->lm_head + (long)(v0 + c0) * a->C, lg + c0, nv, nc, a->C);
+    }
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
         const float *x = lg + (long)(r - r0) * nv;
         float mx = x[0];

@@ -20,6 +20,7 @@ struct cpu_logits_args {
     enum cpu_gemm_kind gemm;
     const float *h;                  // (Rp, C) final-normed hidden rows; Rp % CPU_GEMM_ROWS == 0
     const float *lm_head;            // (V, C)
+    const float *lm_head_packed;     // lm_head by cpu_gemm_pack (AVX-512 kind), or NULL
     int R, Rp, C, V;
     const int32_t *row_first;        // (R + 1) entries of row r: row_entries[row_first[r]..r+1]
     const int32_t *row_entries;      // (S) entry ids grouped by row

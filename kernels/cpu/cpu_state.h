@@ -10,8 +10,18 @@
 #include "kernels/cpu/cpu_logits.h"
 #include "kernels/cpu/cpu_pool.h"
 
+// A layer's weights packed for the AVX-512 kernel (cpu_gemm_pack).
+struct cpu_packed_layer {
+    const float *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down;  // w_gate NULL for gpt2
+};
+
 struct cpu_state {
     const struct model *m;
+    // Weights packed once at open when the AVX-512 kernel runs; NULL otherwise, or when there
+    // is no memory for them (the kernel then packs each tile as it goes: same bits, slower).
+    float *pk_mem;                // one allocation holding every packed matrix
+    struct cpu_packed_layer *pk;  // (n_layer)
+    const float *pk_head;         // lm_head packed
     struct cpu_pool *pool;
     int n_threads;
     enum cpu_gemm_kind gemm;  // chosen once at open (cpu_gemm_pick)
@@ -27,8 +37,9 @@ struct cpu_state {
     float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
     float *rope_cos, *rope_sin;  // (t_cap, hd/2)
     float *att_p;      // (n_threads, att_stride) attention weights
-    long att_stride;   // (H/Hkv) * (t_cap + CPU_ATTN_PAD)
-    float *kt, *vt;    // (Hkv*hd, t_cap) K and V transposed for attention
+    long att_stride;   // CPU_ATTN_SCRATCH(H/Hkv, t_cap)
+    float *kt, *vt;    // (Hkv*hd, t_ld) K and V transposed for attention
+    long t_ld;         // t_cap + CPU_ATTN_LD_PAD
     // Logits at scored rows.
     float *hrows;      // (t_cap, C) final-normed hidden rows of distinct scored tokens
     int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored
