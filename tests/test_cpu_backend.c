@@ -2,7 +2,7 @@
 // score, batch composition and thread count change no bit, XSA outputs are orthogonal to the
 // token's own value vector, log-probabilities are normalised over the full vocabulary, argmax
 // ties go to the lowest id, bad batches fail with code 2 without crashing, weights packed at
-// load change no bit, and every GEMM and attention kernel passes the same checks.
+// load and a last block run on the scored tokens only change no bit, and every GEMM and attention kernel passes the same checks.
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -97,6 +97,50 @@ TEST(prefix_branches_match_plain_rows) {
         backend_close(&be);
         random_model_free(&m);
     }
+}
+
+// The last block runs on the scored tokens only; a probe on that block makes it run on every
+// token. Both give the same bits, for a tree batch scored at scattered tokens (entries out of
+// token order, one token scored twice), with XSA in the last block and without.
+TEST(last_block_on_scored_tokens_bit_identical) {
+    for (int si = 0; si < N_SPECS; si++)
+        for (int x = 0; x < 2; x++) {
+            struct model m;
+            CHECK(random_model_init(&m, &specs[si]) == 0);
+            int L = m.cfg.n_layer;
+            m.cfg.xsa[L - 1] = (unsigned char)x;
+            struct backend be;
+            CHECK(open_cpu(&be, &m, 2, 64) == 0);
+            int32_t pre[21], br[3][7];
+            int blen[3] = {7, 1, 5};
+            make_tokens(pre, 21, m.cfg.vocab_size, 300 + si);
+            for (int b = 0; b < 3; b++) make_tokens(br[b], blen[b], m.cfg.vocab_size, 400 + b);
+            const int32_t *brp[3] = {br[0], br[1], br[2]};
+            struct batch_builder t;
+            batch_init(&t);
+            int pf, bf[3];
+            xsa_error err = {0};
+            CHECK(batch_add_tree(&t, pre, 21, brp, blen, 3, &pf, bf, &err) == 0);
+            for (int b = 2; b >= 0; b--)  // later branches first: rows gathered out of token order
+                for (int i = blen[b] - 1; i >= 1; i--) batch_add_entry(&t, bf[b] + i - 1, br[b][i], &err);
+            batch_add_entry(&t, pf + 20, br[0][0], &err);
+            batch_add_entry(&t, pf + 3, pre[4], &err);
+            batch_add_entry(&t, pf + 20, br[1][0], &err);  // the same token, another target
+            struct score_batch b = batch_view(&t);
+            float lg[32], lf[32];
+            uint8_t gg[32], gf[32];
+            int S = b.n_entries;
+            CHECK(S <= 32);
+            CHECK(be.score(&be, &b, lg, gg, &err) == 0);
+            struct cpu_probe pr = {L - 1, NULL, NULL};
+            CHECK(cpu_backend_score_probe(&be, &b, lf, gf, &pr, &err) == 0);
+            CHECK_MSG(memcmp(lg, lf, sizeof(float) * S) == 0 && memcmp(gg, gf, (size_t)S) == 0,
+                      "spec %d xsa %d: last block on scored tokens differs from the full block", si, x);
+            for (int i = 0; i < S; i++) CHECK(lg[i] < 0 && isfinite(lg[i]));
+            batch_free(&t);
+            backend_close(&be);
+            random_model_free(&m);
+        }
 }
 
 // One request scored alone and at several places in bigger batches, with 1-3 threads.
@@ -563,7 +607,8 @@ TEST(every_attention_kernel) {
     random_model_free(&m);
 }
 
-RUN_TESTS(T(packed_weights_bit_identical), T(prefix_branches_match_plain_rows), T(batch_composition_bit_identical),
+RUN_TESTS(T(packed_weights_bit_identical), T(prefix_branches_match_plain_rows),
+          T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(bad_batches_fail_with_code_2), T(backend_open_devices),
           T(batch_builder_spans), T(every_gemm_kernel), T(every_attention_kernel))

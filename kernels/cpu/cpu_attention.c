@@ -59,7 +59,8 @@ static int same_key_map(const struct cpu_attention_args *a, int s, int t) {
 
 static void attention_task(void *ctx, int i, int w) {
     const struct cpu_attention_args *a = ctx;
-    int n_chunks = (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS;
+    int nq = a->rows ? a->n_rows : a->T;  // queries
+    int n_chunks = (nq + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS;
     // Latest tokens (longest spans) first: the pool's dynamic claiming then balances better.
     int chunk = n_chunks - 1 - i / a->Hkv, kvh = i % a->Hkv;
     int hd = a->hd, G = a->H / a->Hkv;
@@ -76,14 +77,15 @@ static void attention_task(void *ctx, int i, int w) {
             .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride + j * G * pstride,
             .pstride = pstride,
         };
-    int t1 = (chunk + 1) * CPU_ATTN_TOKENS < a->T ? (chunk + 1) * CPU_ATTN_TOKENS : a->T;
-    for (int t0 = chunk * CPU_ATTN_TOKENS, n; t0 < t1; t0 += n) {
+    int i1 = (chunk + 1) * CPU_ATTN_TOKENS < nq ? (chunk + 1) * CPU_ATTN_TOKENS : nq;
+    for (int i0 = chunk * CPU_ATTN_TOKENS, n; i0 < i1; i0 += n) {  // query i is token tok(i)
+#define TOK(i) (a->rows ? a->rows[i] : (i))
         n = 1;
-        while (n < group && t0 + n < t1 && same_key_map(a, t0, t0 + n)) n++;
+        while (n < group && i0 + n < i1 && same_key_map(a, TOK(i0), TOK(i0 + n))) n++;
         for (int j = 0; j < n; j++) {
-            int t = t0 + j;
-            tk[j].q = a->q + t * qs + (long)kvh * G * hd;
-            tk[j].y = a->out + t * qs + (long)kvh * G * hd;
+            int t = TOK(i0 + j);
+            tk[j].q = a->q + (i0 + j) * qs + (long)kvh * G * hd;
+            tk[j].y = a->out + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].lo[0] = a->span0_lo[t], tk[j].hi[0] = a->span0_hi[t];
             tk[j].lo[1] = a->span1_lo[t], tk[j].hi[1] = a->span1_hi[t];
         }
@@ -94,12 +96,14 @@ static void attention_task(void *ctx, int i, int w) {
         if (a->xsa)
             for (int j = 0; j < n; j++)
                 for (int g = 0; g < G; g++)
-                    xsa_project(tk[j].y + (long)g * hd, a->v + (t0 + j) * ks + (long)kvh * hd, hd);
+                    xsa_project(tk[j].y + (long)g * hd, a->v + (long)TOK(i0 + j) * ks + (long)kvh * hd, hd);
+#undef TOK
     }
 }
 
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a) {
     if (a->kind == CPU_ATTN_AVX2)
         cpu_pool_run(pool, (a->T + TRANSPOSE_TOKENS - 1) / TRANSPOSE_TOKENS, transpose_task, (void *)a);
-    cpu_pool_run(pool, (a->T + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS * a->Hkv, attention_task, (void *)a);
+    int nq = a->rows ? a->n_rows : a->T;
+    cpu_pool_run(pool, (nq + CPU_ATTN_TOKENS - 1) / CPU_ATTN_TOKENS * a->Hkv, attention_task, (void *)a);
 }

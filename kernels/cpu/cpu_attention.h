@@ -45,6 +45,8 @@ struct cpu_attention_args {
     enum cpu_attn_kind kind;
     float *kt, *vt;        // (Hkv*hd, ldt) scratch: K and V transposed, row kvh*hd + d (AVX2)
     long ldt;              // >= T
+    const int32_t *rows;   // NULL: queries are tokens 0..T-1. Else n_rows queries, query i is
+    int n_rows;            //   token rows[i] (q and out are then (n_rows, H*hd); k, v, spans by token)
     float *scratch;        // (n_threads, scratch_stride) attention weights
     long scratch_stride;   // >= CPU_ATTN_SCRATCH(H/Hkv, longest span0 + span1)
 };

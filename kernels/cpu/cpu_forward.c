@@ -22,6 +22,7 @@ struct rows_job {
     float *p2;                   // OP_ROPE: k ; OP_SWIGLU: up ; OP_ADD: addend (const)
     const float *cos_t, *sin_t;
     int width;                   // floats per row of out (OP_ADD, OP_GELU, OP_SWIGLU)
+    const int32_t *idx;          // OP_ROPE: row r of out (q) is token idx[r] (NULL: token r)
 };
 
 static void rows_task(void *ctx, int i, int w) {
@@ -41,11 +42,15 @@ static void rows_task(void *ctx, int i, int w) {
     case OP_NORM:
         cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
         break;
-    case OP_ROPE: {
-        int hd = c->head_dim, h2 = hd / 2, half = c->rope == ROPE_HALF;
+    case OP_ROPE: {  // q rows (out, unless NULL) and k rows (p2, unless NULL)
+        int hd = c->head_dim, h2 = hd / 2, half = c->rope == ROPE_HALF, Q = c->n_head * hd;
         const float *co = j->cos_t + (long)r0 * h2, *si = j->sin_t + (long)r0 * h2;
-        cpu_rope_apply(j->out + (long)r0 * c->n_head * hd, n, c->n_head * hd, c->n_head, hd, half, co, si);
-        cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
+        if (j->out && !j->idx) cpu_rope_apply(j->out + (long)r0 * Q, n, Q, c->n_head, hd, half, co, si);
+        if (j->out && j->idx)
+            for (int r = r0; r < r0 + n; r++)
+                cpu_rope_apply(j->out + (long)r * Q, 1, Q, c->n_head, hd, half, j->cos_t + (long)j->idx[r] * h2,
+                               j->sin_t + (long)j->idx[r] * h2);
+        if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
         break;
     }
     case OP_ADD:
@@ -64,57 +69,76 @@ static void run_rows(struct cpu_state *st, struct rows_job *j) {
     cpu_pool_run(st->pool, (j->T + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS, rows_task, j);
 }
 
-// One transformer block on st->x (T rows; GEMMs run on Tp padded rows).
+// One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
+// block) only the R scored tokens st->row_tok[0..R) go on after K and V: their logits are all
+// the block's output feeds, and every step computes a row from that row alone (attention from
+// the token's own keys), so their bits are those of the full block. Their residual rows are
+// then left gathered in st->xn (R rows), not in st->x.
 static void forward_layer(struct cpu_state *st, const struct score_batch *b, int l, int Tp,
-                          const struct cpu_probe *probe) {
+                          const struct cpu_probe *probe, int R) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[l];
     const struct cpu_packed_layer *pk = st->pk ? &st->pk[l] : NULL;
     int T = b->n_tokens, C = c->d_model, F = c->d_ff;
     int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
+    int rows = R >= 0, N = rows ? R : T, Np = rows ? cpu_gemm_pad_rows(R) : Tp;  // rows after K, V
+    float *x = rows ? st->xn : st->x;       // residual rows the block updates
+    float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
 
     struct rows_job j = {.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
                          .bias = w->attn_norm_b, .out = st->xn};
     run_rows(st, &j);
-    cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Tp, C, Q);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
+    if (rows) {  // all normed inputs first: xn then takes the residual rows
+        for (int r = 0; r < R; r++)
+            memcpy(st->hrows + (long)r * C, st->xn + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+        for (int r = 0; r < R; r++)
+            memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+    }
+    cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
     if (c->rope != ROPE_NONE) {
-        j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .out = st->q, .p2 = st->k,
+        j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
                               .cos_t = st->rope_cos, .sin_t = st->rope_sin};
+        if (!rows) j.out = st->q;
         run_rows(st, &j);
+        if (rows) {
+            j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = R, .out = st->q, .idx = st->row_tok,
+                                  .cos_t = st->rope_cos, .sin_t = st->rope_sin};
+            run_rows(st, &j);
+        }
     }
     struct cpu_attention_args a = {.q = st->q, .k = st->k, .v = st->v, .out = st->att,
                                    .span0_lo = b->span0_lo, .span0_hi = b->span0_hi,
                                    .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
                                    .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
                                    .xsa = c->xsa[l], .kind = st->attn, .kt = st->kt, .vt = st->vt,
-                                   .ldt = st->t_ld, .scratch = st->att_p,
-                                   .scratch_stride = st->att_stride};
+                                   .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
+                                   .scratch = st->att_p, .scratch_stride = st->att_stride};
     cpu_attention(st->pool, &a);
-    if (probe && probe->layer == l) {
+    if (probe && probe->layer == l) {  // (never the gathered block: cpu_forward sees to that)
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Tp, Q, C);
-    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
+    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Np, Q, C);
+    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = N, .out = x, .p2 = st->o, .width = C};
     run_rows(st, &j);
 
-    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->mlp_norm_w,
-                          .bias = w->mlp_norm_b, .out = st->xn};
+    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
+                          .bias = w->mlp_norm_b, .out = xin};
     run_rows(st, &j);
     if (c->arch == MODEL_ARCH_GPT2) {
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Tp, C, F);
-        j = (struct rows_job){.op = OP_GELU, .m = m, .b = b, .T = T, .out = st->ff, .width = F};
+        cpu_gemm_linear(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F);
+        j = (struct rows_job){.op = OP_GELU, .m = m, .b = b, .T = N, .out = st->ff, .width = F};
     } else {
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Tp, C, F);
-        cpu_gemm_linear(st->pool, st->gemm, st->xn, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Tp, C, F);
-        j = (struct rows_job){.op = OP_SWIGLU, .m = m, .b = b, .T = T, .out = st->ff, .p2 = st->ff2, .width = F};
+        cpu_gemm_linear(st->pool, st->gemm, xin, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Np, C, F);
+        cpu_gemm_linear(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F);
+        j = (struct rows_job){.op = OP_SWIGLU, .m = m, .b = b, .T = N, .out = st->ff, .p2 = st->ff2, .width = F};
     }
     run_rows(st, &j);
-    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Tp, F, C);
-    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = T, .out = st->x, .p2 = st->o, .width = C};
+    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C);
+    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = N, .out = x, .p2 = st->o, .width = C};
     run_rows(st, &j);
 }
 
@@ -146,17 +170,20 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
                  uint8_t *greedy, const struct cpu_probe *probe) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
-    int T = b->n_tokens, C = c->d_model, Tp = cpu_gemm_pad_rows(T);
+    int T = b->n_tokens, C = c->d_model, Tp = cpu_gemm_pad_rows(T), L = c->n_layer;
 
     struct rows_job j = {.op = OP_EMBED, .m = m, .b = b, .T = T, .out = st->x};
     run_rows(st, &j);
     if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c->head_dim, c->rope_theta, st->rope_cos, st->rope_sin);
-    for (int l = 0; l < c->n_layer; l++) forward_layer(st, b, l, Tp, probe);
+    // The last block runs on the scored tokens only, unless a probe wants all of its rows.
+    int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1);
+    int R = b->n_entries > 0 ? group_entries(st, b) : 0, Rp = cpu_gemm_pad_rows(R);
+    for (int l = 0; l < L; l++) forward_layer(st, b, l, Tp, probe, gather && l == L - 1 ? R : -1);
     if (b->n_entries == 0) return;
 
-    int R = group_entries(st, b), Rp = cpu_gemm_pad_rows(R);
-    for (int r = 0; r < R; r++)
-        memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+    if (!gather)  // residual rows of the scored tokens, gathered into xn as the last block leaves them
+        for (int r = 0; r < R; r++)
+            memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = R, .in = st->xn, .w = m->final_norm_w,
                           .bias = m->final_norm_b, .out = st->hrows};
     run_rows(st, &j);
