@@ -497,6 +497,39 @@ TEST(packed_weights_bit_identical) {
     CHECK_EQ_INT(cases, 48);
 }
 
+// XSA_CPU_PACK=1 packs the weights at open, =0 never: the same bits either way, and the
+// device description says which.
+TEST(packing_choice_same_bits) {
+    if (!cpu_gemm_have_avx512()) {
+        fprintf(stderr, "  no AVX-512 on this CPU: weights are never packed\n");
+        return;
+    }
+    struct model m;
+    CHECK(random_model_init(&m, &specs[2]) == 0);  // tied head, vocab over one chunk
+    int32_t toks[40];
+    make_tokens(toks, 40, m.cfg.vocab_size, 57);
+    float lp[2][39];
+    uint8_t gr[2][39];
+    for (int k = 0; k < 2; k++) {
+        setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 40) == 0);
+        CHECK((strstr(be.device_desc, "packed weights") != NULL) == (k == 0));
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, 40, &first, &err);
+        batch_add_entries_seq(&bb, first, toks, 40, &err);
+        CHECK(score(&be, &bb, lp[k], gr[k]) == 0);
+        batch_free(&bb);
+        backend_close(&be);
+    }
+    unsetenv("XSA_CPU_PACK");
+    CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
+    random_model_free(&m);
+}
+
 // Every GEMM kernel (forced with XSA_CPU_GEMM: blas, avx2, scalar, avx512 where the CPU has
 // them) agrees with the others within 1e-5, and our own kernels pass the bit-identity checks
 // above on any CPU; unknown or unsupported kernel names fail with code 2.
@@ -607,7 +640,7 @@ TEST(every_attention_kernel) {
     random_model_free(&m);
 }
 
-RUN_TESTS(T(packed_weights_bit_identical), T(prefix_branches_match_plain_rows),
+RUN_TESTS(T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(bad_batches_fail_with_code_2), T(backend_open_devices),

@@ -161,8 +161,23 @@ static void cpu_destroy(struct backend *be) {
     be->impl = NULL;
 }
 
-// Packs every GEMM weight for the AVX-512 kernel. Without the memory for it, leaves st->pk
-// NULL: the kernel then packs per tile, with the same results.
+// Memory the kernel could give us without swapping: MemAvailable, else free pages.
+static size_t available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    if (kb) return (size_t)kb * 1024;
+    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : 0;
+}
+
+// Packs every GEMM weight for the AVX-512 kernel, when the copy takes at most half of the
+// memory available (malloc would not fail on an overcommitting system; the OOM killer would
+// come later) or XSA_CPU_PACK=1; XSA_CPU_PACK=0 never packs. Otherwise st->pk stays NULL and
+// the kernel packs per tile: the same results, about 1.5x slower GEMMs.
 static void cpu_pack_weights(struct cpu_state *st) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
@@ -172,6 +187,9 @@ static void cpu_pack_weights(struct cpu_state *st) {
                        cpu_gemm_packed_size(C, Q) + (gpt2 ? 1 : 2) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
     size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
+    const char *force = getenv("XSA_CPU_PACK");
+    if (force && !strcmp(force, "0")) return;
+    if (!(force && !strcmp(force, "1")) && total * sizeof(float) > available_bytes() / 2) return;
     st->pk_mem = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
     st->pk = calloc((size_t)c->n_layer, sizeof *st->pk);
     if (!st->pk_mem || !st->pk) {
