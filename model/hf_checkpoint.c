@@ -2,6 +2,7 @@
 // llama) -> struct model. Every tensor the config implies must be present with that exact
 // shape; any tensor left over (other than known non-weight buffers) is an error, so a
 // checkpoint with parts xsa-eval would silently ignore is refused.
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ struct hf_loader {
     float *scratch;      // (C, max(3C, F)) for Conv1D weights before transposition
     char dtype[8];       // "" until the first tensor; "mixed" when they differ
     int dry;             // 1: only check that each tensor is there with its shape; copy nothing
+    int aliased;         // some weight points into the file mapping (the model then keeps it)
 };
 
 static void fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
@@ -42,13 +44,33 @@ static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, 
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but config.json implies %s",
                         ld->st.files[t->file].path, full, got_s, want_s);
     }
-    if (ld->dry) return 0;
+    if (ld->dry || !dst) return 0;
     int rc = safetensors_read_f32(&ld->st, t, dst, err);
     if (rc) return rc;
     t->used = 1;
     if (!ld->dtype[0]) snprintf(ld->dtype, sizeof ld->dtype, "%.7s", t->dtype_name);
     else if (strcmp(ld->dtype, t->dtype_name)) snprintf(ld->dtype, sizeof ld->dtype, "mixed");
     return 0;
+}
+
+// A weight the model keeps as it is stored: F32 data aligned for float is used in place
+// (*dstp then points into the mapping; the arena slot stays untouched, so costs no memory),
+// anything else is converted into *dstp.
+static int load_w(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, float **dstp, xsa_error *err) {
+    int rc = load(ld, name, d0, d1, NULL, err);  // shape checks only (see load's dry path)
+    if (rc || ld->dry) return rc;
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    struct st_tensor *t = safetensors_find(&ld->st, full);
+    if (t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+        *dstp = (float *)(uintptr_t)t->data;  // read-only mapping: weights are never written
+        ld->aliased = 1;
+        t->used = 1;
+        if (!ld->dtype[0]) snprintf(ld->dtype, sizeof ld->dtype, "%.7s", t->dtype_name);
+        else if (strcmp(ld->dtype, t->dtype_name)) snprintf(ld->dtype, sizeof ld->dtype, "mixed");
+        return 0;
+    }
+    return load(ld, name, d0, d1, *dstp, err);
 }
 
 // dst (ncols, rows) = columns [col0, col0 + ncols) of src (rows, src_cols), transposed:
@@ -70,8 +92,14 @@ static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_err
         snprintf(n, sizeof n, "h.%d.%s", l, suffix);               \
         rc = load(ld, n, d0, d1, dst, err);                        \
     } while (0)
-    LOAD("ln_1.weight", C, 0, w->attn_norm_w);
-    LOAD("ln_1.bias", C, 0, w->attn_norm_b);
+#define LOADW(suffix, d0, d1, dst)                                 \
+    do {                                                           \
+        if (rc) break;                                             \
+        snprintf(n, sizeof n, "h.%d.%s", l, suffix);               \
+        rc = load_w(ld, n, d0, d1, &(dst), err);                   \
+    } while (0)
+    LOADW("ln_1.weight", C, 0, w->attn_norm_w);
+    LOADW("ln_1.bias", C, 0, w->attn_norm_b);
     LOAD("attn.c_attn.weight", C, 3 * C, ld->scratch);  // (C, 3C): q | k | v columns
     if (!rc && !ld->dry) {
         transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), 0, (size_t)C, w->wq);
@@ -86,16 +114,17 @@ static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_err
     }
     LOAD("attn.c_proj.weight", C, C, ld->scratch);
     if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)C, 0, (size_t)C, w->wo);
-    LOAD("attn.c_proj.bias", C, 0, w->bo);
-    LOAD("ln_2.weight", C, 0, w->mlp_norm_w);
-    LOAD("ln_2.bias", C, 0, w->mlp_norm_b);
+    LOADW("attn.c_proj.bias", C, 0, w->bo);
+    LOADW("ln_2.weight", C, 0, w->mlp_norm_w);
+    LOADW("ln_2.bias", C, 0, w->mlp_norm_b);
     LOAD("mlp.c_fc.weight", C, F, ld->scratch);  // (C, F)
     if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)F, 0, (size_t)F, w->w_up);
-    LOAD("mlp.c_fc.bias", F, 0, w->b_up);
+    LOADW("mlp.c_fc.bias", F, 0, w->b_up);
     LOAD("mlp.c_proj.weight", F, C, ld->scratch);  // (F, C)
     if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)F, (size_t)C, 0, (size_t)C, w->w_down);
-    LOAD("mlp.c_proj.bias", C, 0, w->b_down);
+    LOADW("mlp.c_proj.bias", C, 0, w->b_down);
 #undef LOAD
+#undef LOADW
     return rc;
 }
 
@@ -106,16 +135,17 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     size_t wide = (size_t)(3 * C > c->d_ff ? 3 * C : c->d_ff);
     if (!ld->dry && !ld->scratch && !(ld->scratch = malloc((size_t)C * wide * sizeof(float))))
         return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    int rc = load(ld, "wte.weight", c->vocab_size, C, m->tok_emb, err);
-    if (!rc) rc = load(ld, "wpe.weight", c->max_seq_len, C, m->pos_emb, err);
+    int rc = load_w(ld, "wte.weight", c->vocab_size, C, &m->tok_emb, err);
+    if (!rc) rc = load_w(ld, "wpe.weight", c->max_seq_len, C, &m->pos_emb, err);
     for (int l = 0; l < c->n_layer && !rc; l++) rc = load_gpt2_layer(ld, m, l, err);
-    if (!rc) rc = load(ld, "ln_f.weight", C, 0, m->final_norm_w, err);
-    if (!rc) rc = load(ld, "ln_f.bias", C, 0, m->final_norm_b, err);
+    if (!rc) rc = load_w(ld, "ln_f.weight", C, 0, &m->final_norm_w, err);
+    if (!rc) rc = load_w(ld, "ln_f.bias", C, 0, &m->final_norm_b, err);
     if (rc) return rc;
     ld->prefix = "";  // lm_head sits outside `transformer.`
     struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
-    if (!c->tied_head) return load(ld, "lm_head.weight", c->vocab_size, C, m->lm_head, err);
+    if (!c->tied_head) return load_w(ld, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
     if (head) head->used = 1;  // a tied head saved anyway: transformers ties it, so do we
+    m->lm_head = m->tok_emb;
     return 0;
 }
 
@@ -123,7 +153,7 @@ static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int 
     const struct model_config *c = &m->cfg;
     int64_t C = c->d_model, F = c->d_ff, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim;
     ld->prefix = "";
-    int rc = load(ld, "model.embed_tokens.weight", c->vocab_size, C, m->tok_emb, err);
+    int rc = load_w(ld, "model.embed_tokens.weight", c->vocab_size, C, &m->tok_emb, err);
     char n[160];
     for (int l = 0; l < c->n_layer && !rc; l++) {
         struct layer_weights *w = &m->layers[l];
@@ -131,7 +161,7 @@ static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int 
     do {                                                           \
         if (rc) break;                                             \
         snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);    \
-        rc = load(ld, n, d0, d1, dst, err);                        \
+        rc = load_w(ld, n, d0, d1, &(dst), err);                   \
     } while (0)
         LOAD("input_layernorm.weight", C, 0, w->attn_norm_w);
         LOAD("self_attn.q_proj.weight", Q, C, w->wq);
@@ -155,11 +185,12 @@ static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int 
         }
 #undef LOAD
     }
-    if (!rc) rc = load(ld, "model.norm.weight", C, 0, m->final_norm_w, err);
+    if (!rc) rc = load_w(ld, "model.norm.weight", C, 0, &m->final_norm_w, err);
     if (rc) return rc;
     struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
-    if (!c->tied_head) return load(ld, "lm_head.weight", c->vocab_size, C, m->lm_head, err);
+    if (!c->tied_head) return load_w(ld, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
     if (head) head->used = 1;
+    m->lm_head = m->tok_emb;  // tied: the embedding, wherever it now lives
     return 0;
 }
 
@@ -172,6 +203,11 @@ static int ignorable(const char *name) {
         if (n >= k && !strcmp(name + n - k, suffixes[i])) return 1;
     }
     return 0;
+}
+
+static void release_mapping(void *p) {
+    safetensors_close(p);
+    free(p);
 }
 
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
@@ -208,6 +244,17 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
         snprintf(m->xsa_source, sizeof m->xsa_source, "%s", hc.has_xsa ? "config" : "none");
     }
     free(ld.scratch);
+    if (!rc && ld.aliased) {  // the model keeps the mapping its weights point into
+        struct safetensors *keep = malloc(sizeof *keep);
+        if (!keep) {
+            rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        } else {
+            *keep = ld.st;
+            m->mapping = keep;
+            m->mapping_release = release_mapping;
+            return 0;
+        }
+    }
     safetensors_close(&ld.st);
     return rc;
 }

@@ -185,6 +185,7 @@ void model_xsa_describe(const struct model_config *cfg, char *out, size_t n) {
 
 void model_free(struct model *m) {
     if (!m) return;
+    if (m->mapping_release) m->mapping_release(m->mapping);
     free(m->arena);
     free(m->layers);
     memset(m, 0, sizeof *m);

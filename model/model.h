@@ -69,8 +69,12 @@ struct model {
     char xsa_source[16];               // "config" | "--xsa" | "none"
     long long n_params;                // distinct parameters (tied head counted once)
 
-    void *arena;                       // owns every float array above
+    void *arena;                       // owns every float array above that is not in `mapping`
     size_t arena_bytes;
+    // F32 weights of a safetensors checkpoint are not copied: their arrays point into the
+    // read-only mapping of the file, which the model then owns. Weights are never written.
+    void *mapping;
+    void (*mapping_release)(void *mapping);
 };
 
 // Loads a checkpoint directory (config.json + model.safetensors or a sharded index) or a

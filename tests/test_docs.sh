@@ -10,8 +10,10 @@ help=$( ("$X" --help; for c in run download tasks info tokenize logprobs compare
     "$X" "$c" --help || echo "HELP FAILED: $c"; done) 2>&1)
 case $help in *"HELP FAILED"*) fail help_all "a subcommand's --help failed" ;; *) pass help_all ;; esac
 
-# Flags of the helper scripts in tools/ (gpu-check.sh, bench_cuda, hf_gpu_bench.py), not of xsa-eval.
-tool_flags=" --bundle --parity --parity-attention --tiny "
+# Flags of the helper scripts in tools/ and the benchmarks in bench/, not of xsa-eval: those
+# their sources define (argparse names, case labels, strcmp'd strings).
+tool_flags=" $(grep -ohE -- '"--[a-z][a-z0-9-]*"|--[a-z][a-z0-9-]*\)' tools/*.py tools/*.sh bench/*.c |
+    grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' ') "
 missing=""
 for f in README.md docs/*.md demo/README.md reports/examples/README.md; do
     for fl in $(grep -oE -- '(^|[^a-zA-Z0-9_-])--[a-z][a-z0-9-]*' "$f" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
