@@ -172,7 +172,8 @@ TEST(spans_split_anywhere_bit_identical) {
 
 // Tokens grouped by cpu_attn_tokens_avx2 (scores of up to 4 tokens computed together) give the
 // same bits as each token alone, for prefix tokens and branch tokens whose span boundary falls
-// anywhere in a key block, and NaN in keys past the group (later tokens) never reaches them.
+// anywhere in a key block; NaN in the keys and values of later tokens, group mates included,
+// never reaches a token.
 TEST(grouped_tokens_bit_identical_to_single) {
     if (!cpu_gemm_have_avx2()) {
         fprintf(stderr, "  no AVX2 on this CPU: grouped kernel not run\n");
@@ -214,6 +215,29 @@ TEST(grouped_tokens_bit_identical_to_single) {
                                 .p = pbuf + (long)j * G * pst, .pstride = pst, .y = y1 + (long)j * G * hd};
                             tk[j].lo[0] = 0, tk[j].hi[0] = branch ? np : t + 1;
                             tk[j].lo[1] = branch ? np : t + 1, tk[j].hi[1] = t + 1;
+                        }
+                        // The group's first token with NaN in every later token's keys and
+                        // values (its group mates' included): it must never read them.
+                        if (n_tok > 1) {
+                            float keep_k[64 * 8], keep_v[64 * 8], first[8 * 64], alone[8 * 64];
+                            for (int t = t0 + 1; t < t1; t++)
+                                for (int c = 0; c < hd; c++) {
+                                    long at = (long)(kvh * hd + c) * ld + t;
+                                    keep_k[(t - t0 - 1) * hd + c] = kt[at], keep_v[(t - t0 - 1) * hd + c] = vt[at];
+                                    kt[at] = vt[at] = NAN;
+                                }
+                            cpu_attn_tokens_avx2(tk, n_tok);
+                            memcpy(first, tk[0].y, sizeof(float) * G * hd);
+                            struct cpu_attn_token one = tk[0];
+                            one.p = pbuf + 3L * G * pst, one.y = alone;
+                            cpu_attn_token_avx2(&one);
+                            for (int i = 0; i < G * hd; i++) leaked |= !isfinite(first[i]);
+                            bad |= memcmp(first, alone, sizeof(float) * G * hd) != 0;
+                            for (int t = t0 + 1; t < t1; t++)
+                                for (int c = 0; c < hd; c++) {
+                                    long at = (long)(kvh * hd + c) * ld + t;
+                                    kt[at] = keep_k[(t - t0 - 1) * hd + c], vt[at] = keep_v[(t - t0 - 1) * hd + c];
+                                }
                         }
                         cpu_attn_tokens_avx2(tk, n_tok);
                         for (int j = 0; j < n_tok; j++) {

@@ -26,7 +26,8 @@ benchdata only holds a text dump of it that lm-eval cannot read), or, when ../sh
 the synthetic rows of tests/fixtures/data (nine tasks, random25m only).
 
     python3 tools/bench_lm_eval.py [--models stories260K,random25m] [--limit-stories 40]
-                                   [--limit-random 4] [--out /tmp/xsa_bench_lm_eval]
+                                   [--limit-random 4] [--random-vocab N] [--repeat N]
+                                   [--out /tmp/xsa_bench_lm_eval]
 
 Writes OUT/summary.json with every figure; nothing in the repository is written.
 """
@@ -178,17 +179,37 @@ def compare(out, xsa_samples, tasks):
     return bad, n_docs, n_req, worst
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def bench_model(name, ckpt, tokbin, tok, tasks, limit, data_dir, out, a):
-    print("== %s: %s, tasks %s, --limit %d" % (name, ckpt, ",".join(tasks), limit), flush=True)
-    lm_out, lm_wall, scoring, max_len, n_params = run_lm_eval(ckpt, tok, tasks, limit, a.batch_size)
-    print("   lm-eval  %.1f s (loglikelihood %.1f s of which tokenizing %.1f s, %d requests)" %
-          (lm_wall, scoring["s"], scoring["tokenize_s"], scoring["requests"]), flush=True)
-    extra = ["--threads", str(a.threads)] if a.threads else []
-    res, xs, xs_wall, cmd = run_xsa(ckpt, tokbin, tasks, limit, data_dir, out, extra)
-    tm = res["xsa_eval"]["timing"]
-    print("   xsa-eval %.1f s (score %.1f s, %d requests)  %s" % (xs_wall, tm["score_s"], tm["requests"], cmd),
+    """Runs lm-eval and xsa-eval a.repeat times each, alternately (this machine's speed drifts
+    by 10-20% from minute to minute), checks every run's predictions, reports medians."""
+    print("== %s: %s, tasks %s, --limit %d, %d run(s) each" % (name, ckpt, ",".join(tasks), limit, a.repeat),
           flush=True)
-    bad, n_docs, n_req, worst = compare(lm_out, xs, tasks)
+    extra = ["--threads", str(a.threads)] if a.threads else []
+    lm_walls, lm_model, lm_tok, xs_walls, xs_score, bad = [], [], [], [], [], []
+    for rep in range(a.repeat):
+        lm_out, lm_wall, scoring, max_len, n_params = run_lm_eval(ckpt, tok, tasks, limit, a.batch_size)
+        print("   lm-eval  %.1f s (loglikelihood %.1f s of which tokenizing %.1f s, %d requests)" %
+              (lm_wall, scoring["s"], scoring["tokenize_s"], scoring["requests"]), flush=True)
+        res, xs, xs_wall, cmd = run_xsa(ckpt, tokbin, tasks, limit, data_dir, out, extra)
+        tm = res["xsa_eval"]["timing"]
+        print("   xsa-eval %.1f s (score %.1f s, %d requests)  %s" % (xs_wall, tm["score_s"], tm["requests"], cmd),
+              flush=True)
+        lm_walls.append(lm_wall)
+        lm_model.append(scoring["s"] - scoring["tokenize_s"])
+        lm_tok.append(scoring["tokenize_s"])
+        xs_walls.append(xs_wall)
+        xs_score.append(tm["score_s"])
+        b, n_docs, n_req, worst = compare(lm_out, xs, tasks)
+        bad += ["run %d: %s" % (rep + 1, x) for x in b]
+    lm_wall, xs_wall = median(lm_walls), median(xs_walls)
+    scoring = {"s": median(lm_model) + median(lm_tok), "tokenize_s": median(lm_tok)}
+    tm = dict(tm, score_s=median(xs_score))
     metr = {}
     for t in tasks:
         for k, v in lm_out["results"][t].items():
@@ -207,6 +228,8 @@ def bench_model(name, ckpt, tokbin, tok, tasks, limit, data_dir, out, a):
            "xsa_eval": {"wall_s": xs_wall, "score_s": tm["score_s"], "tokenize_s": tm["tokenize_s"],
                         "tokens_scored": tm["tokens_scored"], "tokens_computed": tm["tokens_computed"],
                         "command": cmd, "device_desc": res["xsa_eval"]["backend"]["device_desc"]},
+           "runs": {"lm_eval_wall_s": lm_walls, "lm_eval_model_s": lm_model, "xsa_eval_wall_s": xs_walls,
+                    "xsa_eval_score_s": xs_score},
            "speedup_wall": lm_wall / xs_wall,
            "speedup_wall_no_lm_eval_tokenizer": (lm_wall - scoring["tokenize_s"]) / xs_wall,
            "speedup_scoring": (scoring["s"] - scoring["tokenize_s"]) / max(tm["score_s"], 1e-9),
@@ -225,6 +248,8 @@ def main():
     ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs of each side, alternately; medians are reported (default 1)")
     ap.add_argument("--random-vocab", type=int, default=0,
                     help="logits width of the random llama (default: the tokenizer's 703; e.g. 32000 as real models)")
     a = ap.parse_args()
@@ -257,7 +282,8 @@ def main():
                 sys.exit("unknown model %r (stories260K, random25m)" % name)
         recs.append(bench_model(name, ckpt, tokbin, tok, tasks, limit, data_dir, a.out, a))
     print("\nwall: whole run (data, tokenizing, scoring, metrics with 100000 bootstrap iterations, logs);"
-          " model: lm-eval's loglikelihood minus its tokenizing vs xsa-eval's scheduler+backend time")
+          " model: lm-eval's loglikelihood minus its tokenizing vs xsa-eval's scheduler+backend time;"
+          " medians of %d run(s) each" % a.repeat)
     print("| model | params | docs | requests | lm-eval wall s | (its tokenizing s) | xsa-eval wall s | wall speedup "
           "| wall speedup w/o lm-eval tokenizing | lm-eval model s | xsa-eval model s | model speedup "
           "| identical predictions | worst abs dll |")
