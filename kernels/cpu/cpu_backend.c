@@ -26,12 +26,14 @@ static void want_huge_pages(void *p, size_t bytes) {
 #endif
 }
 
+// A bigger zeroed buffer (pad rows of GEMM inputs must hold finite values; the old contents
+// are not kept). calloc gets big blocks from mmap already zero, so pages a batch never
+// reaches are never touched.
 static int grow(void **p, size_t n, size_t elem) {
-    void *q = realloc(*p, n * elem);
-    if (!q) return -1;
-    want_huge_pages(q, n * elem);
-    memset(q, 0, n * elem);  // pad rows of GEMM inputs must hold finite values
-    *p = q;
+    free(*p);
+    *p = calloc(n, elem);
+    if (!*p) return -1;
+    want_huge_pages(*p, n * elem);
     return 0;
 }
 
