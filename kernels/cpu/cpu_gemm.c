@@ -92,14 +92,16 @@ struct gemm_job {
     enum cpu_gemm_kind kind;
     const float *in, *w, *wp, *b;
     float *out;
-    int K, N, n_col_blocks;
+    int K, N, n_col_blocks, n_row_tiles;
 };
 
 static void gemm_task(void *ctx, int i, int w) {
     (void)w;
     const struct gemm_job *j = ctx;
-    int r0 = (i / j->n_col_blocks) * CPU_GEMM_ROWS;
-    int c0 = (i % j->n_col_blocks) * CPU_GEMM_COLS;
+    // Column block outermost: consecutive tasks (and so each thread's next task) reuse one
+    // block of weights from L2 while the 64-row input tiles stream past it.
+    int r0 = (i % j->n_row_tiles) * CPU_GEMM_ROWS;
+    int c0 = (i / j->n_row_tiles) * CPU_GEMM_COLS;
     int nc = j->N - c0 < CPU_GEMM_COLS ? j->N - c0 : CPU_GEMM_COLS;
     if (j->wp)
         cpu_gemm_tile_packed(j->in + (size_t)r0 * j->K, j->wp + (size_t)c0 * j->K, j->out + (size_t)r0 * j->N + c0,
@@ -117,7 +119,7 @@ static void gemm_task(void *ctx, int i, int w) {
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
                      const float *w, const float *wp, const float *b, float *out, int M, int K, int N) {
     struct gemm_job j = {kind, in, w, kind == CPU_GEMM_AVX512 ? wp : NULL, b, out, K, N,
-                         (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS};
+                         (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS, M / CPU_GEMM_ROWS};
     cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
 }
 

@@ -13,7 +13,9 @@ int cpu_logits_chunks(int V) { return (V + CPU_VOCAB_CHUNK - 1) / CPU_VOCAB_CHUN
 static void logits_task(void *ctx, int i, int w) {
     const struct cpu_logits_args *a = ctx;
     int n_chunks = cpu_logits_chunks(a->V);
-    int r0 = (i / n_chunks) * CPU_GEMM_ROWS, chunk = i % n_chunks;
+    // Vocabulary chunk outermost: consecutive tasks reuse one chunk of the head's weights.
+    int n_tiles = a->Rp / CPU_GEMM_ROWS;
+    int r0 = (i % n_tiles) * CPU_GEMM_ROWS, chunk = i / n_tiles;
     int v0 = chunk * CPU_VOCAB_CHUNK;
     int nv = a->V - v0 < CPU_VOCAB_CHUNK ? a->V - v0 : CPU_VOCAB_CHUNK;
     float *lg = a->scratch + (long)w * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK;  // (ROWS, nv)
