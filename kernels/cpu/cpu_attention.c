@@ -1,6 +1,7 @@
 // cpu_attention.c: transposes K and V into per-kv-head planes, then runs tasks of
-// (kv head, CPU_ATTN_TOKENS query tokens) through the chosen kernel and applies XSA's
-// projection off the token's own value vector.
+// (kv head, CPU_ATTN_TOKENS queries: every token, or the tokens a->rows lists) through the
+// chosen kernel, in groups of consecutive tokens whose keys map alike (AVX2), and applies
+// XSA's projection off the token's own value vector.
 #include "kernels/cpu/cpu_attention.h"
 
 #include <math.h>
@@ -49,6 +50,9 @@ static void xsa_project(float *y, const float *vo, int hd) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
+// The token that query i attends from.
+static inline int query_token(const struct cpu_attention_args *a, int i) { return a->rows ? a->rows[i] : i; }
+
 // Do tokens s and t read their keys the same way (cpu_attn_tokens_avx2's condition)?
 static int same_key_map(const struct cpu_attention_args *a, int s, int t) {
     if (a->span0_lo[s] != a->span0_lo[t]) return 0;
@@ -78,12 +82,11 @@ static void attention_task(void *ctx, int i, int w) {
             .pstride = pstride,
         };
     int i1 = (chunk + 1) * CPU_ATTN_TOKENS < nq ? (chunk + 1) * CPU_ATTN_TOKENS : nq;
-    for (int i0 = chunk * CPU_ATTN_TOKENS, n; i0 < i1; i0 += n) {  // query i is token tok(i)
-#define TOK(i) (a->rows ? a->rows[i] : (i))
+    for (int i0 = chunk * CPU_ATTN_TOKENS, n; i0 < i1; i0 += n) {
         n = 1;
-        while (n < group && i0 + n < i1 && same_key_map(a, TOK(i0), TOK(i0 + n))) n++;
+        while (n < group && i0 + n < i1 && same_key_map(a, query_token(a, i0), query_token(a, i0 + n))) n++;
         for (int j = 0; j < n; j++) {
-            int t = TOK(i0 + j);
+            int t = query_token(a, i0 + j);
             tk[j].q = a->q + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].y = a->out + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].lo[0] = a->span0_lo[t], tk[j].hi[0] = a->span0_hi[t];
@@ -96,8 +99,7 @@ static void attention_task(void *ctx, int i, int w) {
         if (a->xsa)
             for (int j = 0; j < n; j++)
                 for (int g = 0; g < G; g++)
-                    xsa_project(tk[j].y + (long)g * hd, a->v + (long)TOK(i0 + j) * ks + (long)kvh * hd, hd);
-#undef TOK
+                    xsa_project(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd);
     }
 }
 

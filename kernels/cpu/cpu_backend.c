@@ -1,5 +1,6 @@
 // cpu_backend.c: the CPU backend: checks a batch against the contract, sizes scratch once,
-// runs the fp32 forward (cpu_forward.c) on OpenBLAS + a pthread pool.
+// packs the weights for the AVX-512 GEMM when memory allows, runs the fp32 forward
+// (cpu_forward.c) on our kernels or OpenBLAS + a pthread pool.
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 // cpu_forward.c: the fp32 forward pass over a packed batch, then log-softmax at the scored
 // rows only. Row-wise steps run as tasks of CPU_GEMM_ROWS rows; every step computes a row
 // from that row alone (attention: from the row's own key spans), so a request's scores do not
-// depend on its neighbours in the batch.
+// depend on its neighbours in the batch. The last block runs only on the scored tokens
+// (after K and V for all), since its output feeds nothing else.
 #include <math.h>
 #include <string.h>
 

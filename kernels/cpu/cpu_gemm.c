@@ -1,5 +1,6 @@
-// cpu_gemm.c: tiled single-threaded GEMM calls spread over the worker pool, and the choice
-// between OpenBLAS and our kernel (cpu_gemm_kernel.c).
+// cpu_gemm.c: tiled single-threaded GEMM calls spread over the worker pool, the choice
+// between OpenBLAS and our kernels (cpu_gemm_kernel.c, cpu_gemm_avx512.c), and packing
+// weights for the AVX-512 kernel.
 #include "kernels/cpu/cpu_gemm.h"
 
 #include <cblas.h>
