@@ -27,6 +27,7 @@ the synthetic rows of tests/fixtures/data (nine tasks, random25m only).
 
     python3 tools/bench_lm_eval.py [--models stories260K,random25m] [--limit-stories 40]
                                    [--limit-random 4] [--random-vocab N] [--repeat N]
+                                   [--random-shape body26m|tiny25m]
                                    [--out /tmp/xsa_bench_lm_eval]
 
 Writes OUT/summary.json with every figure; nothing in the repository is written.
@@ -67,15 +68,27 @@ def build_stories(bd, out):
     return d, tokbin, mrp.make_tokenizer(tokbin)
 
 
-def build_random25m(out, seed=25, vocab=0):
+# Shapes of the random llama: "body26m" has 25.9M parameters with the tokenizer's 703-wide
+# head (most of them in the blocks); "tiny25m" has 25.3M with a tied 32000-wide embedding,
+# shaped like small real checkpoints (about half of the parameters in the embedding).
+RANDOM_SHAPES = {
+    "body26m": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
+                    num_key_value_heads=4, tie_word_embeddings=False),
+    "tiny25m": dict(hidden_size=384, intermediate_size=1536, num_hidden_layers=6, num_attention_heads=6,
+                    num_key_value_heads=2, tie_word_embeddings=True, vocab=32000),
+}
+
+
+def build_random25m(out, seed=25, vocab=0, shape="body26m"):
     """vocab > the tokenizer's: a logits width padded like real checkpoints' (GPT-2 50257,
     Llama 32000); lm-eval's log-softmax runs over all of it at every position."""
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    d = os.path.join(out, "random25m_hf" if not vocab else "random25m_v%d_hf" % vocab)
-    cfg = LlamaConfig(vocab_size=max(vocab, mpf.vocab_size_of(GPT2_TOK)), hidden_size=512, intermediate_size=1536,
-                      num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=4,
-                      max_position_embeddings=1024, rope_theta=10000.0, tie_word_embeddings=False,
-                      bos_token_id=0, eos_token_id=0)
+    kw = dict(RANDOM_SHAPES[shape])
+    vocab = max(vocab, kw.pop("vocab", 0))
+    name = "random25m" if shape == "body26m" else shape
+    d = os.path.join(out, name + "_hf" if not vocab else "%s_v%d_hf" % (name, vocab))
+    cfg = LlamaConfig(vocab_size=max(vocab, mpf.vocab_size_of(GPT2_TOK)), max_position_embeddings=1024,
+                      rope_theta=10000.0, bos_token_id=0, eos_token_id=0, **kw)
     torch.manual_seed(seed)
     m = LlamaForCausalLM(cfg).float().eval()
     mmf.randomize(m, seed)
@@ -248,6 +261,8 @@ def main():
     ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
+    ap.add_argument("--random-shape", default="body26m", choices=sorted(RANDOM_SHAPES),
+                    help="shape of the random llama (default body26m)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of each side, alternately; medians are reported (default 1)")
     ap.add_argument("--random-vocab", type=int, default=0,
@@ -276,7 +291,7 @@ def main():
                 ckpt, tokbin, tok = build_stories(bd, a.out)
                 limit = a.limit_stories
             elif name == "random25m":
-                ckpt, tokbin, tok = build_random25m(a.out, vocab=a.random_vocab)
+                ckpt, tokbin, tok = build_random25m(a.out, vocab=a.random_vocab, shape=a.random_shape)
                 limit = a.limit_random
             else:
                 sys.exit("unknown model %r (stories260K, random25m)" % name)
