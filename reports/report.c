@@ -107,7 +107,9 @@ int report_model_section(struct sbuf *o, const char *heading, const struct resul
     cell.n = 0;
     if (!rc) rc = md_text(&cell, r->device[0] ? r->device : "?") ||
                   (r->device_desc[0] ? sbuf_puts(&cell, ", ") || md_text(&cell, r->device_desc) : 0) ||
-                  sbuf_printf(&cell, ", %d threads", r->threads) || row2(o, "device", cell.s);
+                  // The CPU backend's description already names its thread count.
+                  (strstr(r->device_desc, "thread") ? 0 : sbuf_printf(&cell, ", %d threads", r->threads)) ||
+                  row2(o, "device", cell.s);
     cell.n = 0;
     if (!rc) rc = md_code(&cell, r->command[0] ? r->command : "-") || row2(o, "command", cell.s);
     if (!rc) rc = sbuf_puts(o, "\n");
