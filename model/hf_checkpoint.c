@@ -28,9 +28,10 @@ static void fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
     if (used < n) snprintf(out + used, n - used, "]");
 }
 
-// Finds `name` (with the loader prefix), checks its shape is (d0) or (d0, d1), converts it to
-// float32 into dst. d1 == 0 means a 1-D tensor.
-static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, float *dst, xsa_error *err) {
+// Finds `name` (with the loader prefix) and checks its shape is (d0) or (d0, d1); d1 == 0
+// means a 1-D tensor.
+static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, struct st_tensor **out,
+                       xsa_error *err) {
     char full[256];
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     struct st_tensor *t = safetensors_find(&ld->st, full);
@@ -44,33 +45,42 @@ static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, 
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but config.json implies %s",
                         ld->st.files[t->file].path, full, got_s, want_s);
     }
-    if (ld->dry || !dst) return 0;
-    int rc = safetensors_read_f32(&ld->st, t, dst, err);
-    if (rc) return rc;
+    *out = t;
+    return 0;
+}
+
+// Marks t consumed and folds its dtype into the checkpoint's.
+static void note_used(struct hf_loader *ld, struct st_tensor *t) {
     t->used = 1;
     if (!ld->dtype[0]) snprintf(ld->dtype, sizeof ld->dtype, "%.7s", t->dtype_name);
     else if (strcmp(ld->dtype, t->dtype_name)) snprintf(ld->dtype, sizeof ld->dtype, "mixed");
-    return 0;
+}
+
+// Checks `name` (find_tensor) and converts it to float32 into dst.
+static int load(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, float *dst, xsa_error *err) {
+    struct st_tensor *t;
+    int rc = find_tensor(ld, name, d0, d1, &t, err);
+    if (rc || ld->dry) return rc;
+    rc = safetensors_read_f32(&ld->st, t, dst, err);
+    if (!rc) note_used(ld, t);
+    return rc;
 }
 
 // A weight the model keeps as it is stored: F32 data aligned for float is used in place
 // (*dstp then points into the mapping; the arena slot stays untouched, so costs no memory),
 // anything else is converted into *dstp.
 static int load_w(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, float **dstp, xsa_error *err) {
-    int rc = load(ld, name, d0, d1, NULL, err);  // shape checks only (see load's dry path)
+    struct st_tensor *t;
+    int rc = find_tensor(ld, name, d0, d1, &t, err);
     if (rc || ld->dry) return rc;
-    char full[256];
-    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
-    struct st_tensor *t = safetensors_find(&ld->st, full);
     if (t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
         *dstp = (float *)(uintptr_t)t->data;  // read-only mapping: weights are never written
         ld->aliased = 1;
-        t->used = 1;
-        if (!ld->dtype[0]) snprintf(ld->dtype, sizeof ld->dtype, "%.7s", t->dtype_name);
-        else if (strcmp(ld->dtype, t->dtype_name)) snprintf(ld->dtype, sizeof ld->dtype, "mixed");
-        return 0;
+    } else if ((rc = safetensors_read_f32(&ld->st, t, *dstp, err))) {
+        return rc;
     }
-    return load(ld, name, d0, d1, *dstp, err);
+    note_used(ld, t);
+    return 0;
 }
 
 // dst (ncols, rows) = columns [col0, col0 + ncols) of src (rows, src_cols), transposed:

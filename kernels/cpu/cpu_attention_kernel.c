@@ -331,24 +331,33 @@ AVX2_INLINE void head_values_avx2(const struct cpu_attn_token *t, const struct k
     }
 }
 
-AVX2_INLINE void head_avx2(const struct cpu_attn_token *t, const struct key_segs *ks, int g, const int hd,
-                           int n) {
-    head_values_avx2(t, ks, g, hd, n, head_scores_avx2(t, ks, g, hd, n));
+// head_values_avx2 with hd as a literal for the common head sizes.
+AVX2_INLINE void head_values_hd(const struct cpu_attn_token *t, const struct key_segs *ks, int g, int n, float mx) {
+    switch (t->hd) {
+    case 8: head_values_avx2(t, ks, g, 8, n, mx); break;
+    case 16: head_values_avx2(t, ks, g, 16, n, mx); break;
+    case 32: head_values_avx2(t, ks, g, 32, n, mx); break;
+    case 64: head_values_avx2(t, ks, g, 64, n, mx); break;
+    default: head_values_avx2(t, ks, g, t->hd, n, mx); break;
+    }
+}
+
+// head_scores_avx2 likewise.
+AVX2_INLINE float head_scores_hd(const struct cpu_attn_token *t, const struct key_segs *ks, int g, int n) {
+    switch (t->hd) {
+    case 8: return head_scores_avx2(t, ks, g, 8, n);
+    case 16: return head_scores_avx2(t, ks, g, 16, n);
+    case 32: return head_scores_avx2(t, ks, g, 32, n);
+    case 64: return head_scores_avx2(t, ks, g, 64, n);
+    default: return head_scores_avx2(t, ks, g, t->hd, n);
+    }
 }
 
 AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
     int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1], n = n0 + n1;
     struct key_segs ks;
     key_segs_init(&ks, t->lo[0], (n1 ? t->lo[1] : t->hi[0]) - (long)n0, n0, n);
-    for (int g = 0; g < t->G; g++) {
-        switch (t->hd) {
-        case 8: head_avx2(t, &ks, g, 8, n); break;
-        case 16: head_avx2(t, &ks, g, 16, n); break;
-        case 32: head_avx2(t, &ks, g, 32, n); break;
-        case 64: head_avx2(t, &ks, g, 64, n); break;
-        default: head_avx2(t, &ks, g, t->hd, n); break;
-        }
-    }
+    for (int g = 0; g < t->G; g++) head_values_hd(t, &ks, g, n, head_scores_hd(t, &ks, g, n));
 }
 
 // ---- several tokens at once ----------------------------------------------------------------
@@ -437,15 +446,6 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
         int m0 = ti->hi[0] - ti->lo[0], m1 = ti->hi[1] - ti->lo[1];
         struct key_segs ksi;
         key_segs_init(&ksi, ti->lo[0], (m1 ? ti->lo[1] : ti->hi[0]) - (long)m0, m0, nt[i]);
-        for (int g = 0; g < G; g++) {
-            float m = mx[i * G + g];
-            switch (t->hd) {
-            case 8: head_values_avx2(ti, &ksi, g, 8, nt[i], m); break;
-            case 16: head_values_avx2(ti, &ksi, g, 16, nt[i], m); break;
-            case 32: head_values_avx2(ti, &ksi, g, 32, nt[i], m); break;
-            case 64: head_values_avx2(ti, &ksi, g, 64, nt[i], m); break;
-            default: head_values_avx2(ti, &ksi, g, t->hd, nt[i], m); break;
-            }
-        }
+        for (int g = 0; g < G; g++) head_values_hd(ti, &ksi, g, nt[i], mx[i * G + g]);
     }
 }

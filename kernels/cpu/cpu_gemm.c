@@ -34,6 +34,14 @@ void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, flo
                     0.0f, out, ldo);
 }
 
+void cpu_gemm_tile_w(enum cpu_gemm_kind kind, const float *in, const float *w, const float *wp, int c0,
+                     float *out, int ldo, int nc, int K) {
+    if (wp && kind == CPU_GEMM_AVX512)
+        cpu_gemm_tile_packed(in, wp + (size_t)c0 * K, out, ldo, nc, K);
+    else
+        cpu_gemm_tile(kind, in, w + (size_t)c0 * K, out, ldo, nc, K);
+}
+
 // Does OpenBLAS give a row the same bits wherever it sits in a (K, nc) tile? Tries shifts of a
 // pseudo-random tile (all small ones, to catch kernels that cycle over a few rows).
 static int blas_is_position_invariant(int K, int nc, float *in, float *in2, float *w, float *o1,
@@ -104,12 +112,8 @@ static void gemm_task(void *ctx, int i, int w) {
     int r0 = (i % j->n_row_tiles) * CPU_GEMM_ROWS;
     int c0 = (i / j->n_row_tiles) * CPU_GEMM_COLS;
     int nc = j->N - c0 < CPU_GEMM_COLS ? j->N - c0 : CPU_GEMM_COLS;
-    if (j->wp)
-        cpu_gemm_tile_packed(j->in + (size_t)r0 * j->K, j->wp + (size_t)c0 * j->K, j->out + (size_t)r0 * j->N + c0,
-                             j->N, nc, j->K);
-    else
-        cpu_gemm_tile(j->kind, j->in + (size_t)r0 * j->K, j->w + (size_t)c0 * j->K,
-                      j->out + (size_t)r0 * j->N + c0, j->N, nc, j->K);
+    cpu_gemm_tile_w(j->kind, j->in + (size_t)r0 * j->K, j->w, j->wp, c0, j->out + (size_t)r0 * j->N + c0, j->N,
+                    nc, j->K);
     if (!j->b) return;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS; r++) {
         float *o = j->out + (size_t)r * j->N;
@@ -119,7 +123,7 @@ static void gemm_task(void *ctx, int i, int w) {
 
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
                      const float *w, const float *wp, const float *b, float *out, int M, int K, int N) {
-    struct gemm_job j = {kind, in, w, kind == CPU_GEMM_AVX512 ? wp : NULL, b, out, K, N,
+    struct gemm_job j = {kind, in, w, wp, b, out, K, N,
                          (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS, M / CPU_GEMM_ROWS};
     cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
 }

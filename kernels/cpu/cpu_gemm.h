@@ -53,6 +53,10 @@ void cpu_gemm_pack(struct cpu_pool *pool, const float *w, int N, int K, float *w
 // in (CPU_GEMM_ROWS, K) @ w (nc, K)^T. Callers keep nc fixed per column position.
 void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, float *out, int ldo,
                    int nc, int K);
+// The tile of columns [c0, c0 + nc) of w (N, K): from wp (w packed by cpu_gemm_pack) when
+// given and the kind is AVX-512, else from w; the same bits either way.
+void cpu_gemm_tile_w(enum cpu_gemm_kind kind, const float *in, const float *w, const float *wp, int c0,
+                     float *out, int ldo, int nc, int K);
 // The AVX-512 tile from packed weights (wp: the panel of the tile's first column); the same
 // bits as cpu_gemm_tile with CPU_GEMM_AVX512.
 void cpu_gemm_tile_packed(const float *in, const float *wp, float *out, int ldo, int nc, int K);

@@ -5,8 +5,8 @@
 
 #include <math.h>
 
-#include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_ops.h"
 
 int cpu_logits_chunks(int V) { return (V + CPU_VOCAB_CHUNK - 1) / CPU_VOCAB_CHUNK; }
 
@@ -20,13 +20,9 @@ static void logits_task(void *ctx, int i, int w) {
     int nv = a->V - v0 < CPU_VOCAB_CHUNK ? a->V - v0 : CPU_VOCAB_CHUNK;
     float *lg = a->scratch + (long)w * CPU_GEMM_ROWS * CPU_VOCAB_CHUNK;  // (ROWS, nv)
     // Column blocks of CPU_GEMM_COLS ids: the same tile shapes as every other GEMM here.
-    for (int c0 = 0; c0 < nv; c0 += CPU_GEMM_COLS) {
-        int nc = nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS;
-        if (a->lm_head_packed && a->gemm == CPU_GEMM_AVX512)
-            cpu_gemm_tile_packed(a->h + (long)r0 * a->C, a->lm_head_packed + (long)(v0 + c0) * a->C, lg + c0, nv, nc, a->C);
-        else
-            cpu_gemm_tile(a->gemm, a->h + (long)r0 * a->C, a->lm_head + (long)(v0 + c0) * a->C, lg + c0, nv, nc, a->C);
-    }
+    for (int c0 = 0; c0 < nv; c0 += CPU_GEMM_COLS)
+        cpu_gemm_tile_w(a->gemm, a->h + (long)r0 * a->C, a->lm_head, a->lm_head_packed, v0 + c0, lg + c0, nv,
+                        nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS, a->C);
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
         const float *x = lg + (long)(r - r0) * nv;
         float mx = x[0];
@@ -40,14 +36,11 @@ static void logits_task(void *ctx, int i, int w) {
             int id = a->row_entries[e], tg = a->entry_target[id];
             if (tg >= v0 && tg < v0 + nv) a->entry_logit[id] = x[tg - v0];
         }
-        // The row's logits are not needed past here: e^(x - max) in place, vectorised where
-        // the CPU allows (libm's scalar expf was a third of this task), summed in id order.
+        // The row's logits are not needed past here: e^(x - max) in place (libm's scalar expf
+        // was a third of this task), summed in id order.
         float *ex = lg + (long)(r - r0) * nv;
         for (int j = 0; j < nv; j++) ex[j] = x[j] - mx;
-        if (a->vexp)
-            cpu_attn_exp_avx2(ex, ex, nv);
-        else
-            for (int j = 0; j < nv; j++) ex[j] = expf(ex[j]);
+        cpu_exp_inplace(ex, nv);
         double s = 0;
         for (int j = 0; j < nv; j++) s += ex[j];
         a->stats[(long)r * n_chunks + chunk] = (struct cpu_chunk_stat){mx, v0 + am, s};

@@ -30,7 +30,6 @@ struct cpu_logits_args {
     float *scratch;                  // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     float *out_logprob;              // (S) out
     uint8_t *out_greedy;             // (S) out
-    int vexp;                        // 1: the AVX2 vector exp (cpu_attn_exp_avx2), else libm
 };
 
 int cpu_logits_chunks(int V);

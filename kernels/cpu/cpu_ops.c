@@ -41,24 +41,29 @@ void cpu_gelu_tanh(float *x, long n) {
     }
 }
 
-// e^-g from the attention kernels' vector exp (0.9 ulp; -g clamped at 88, where silu is 0
-// to 1e-36 either way): libm's scalar expf was most of the activation's time.
-void cpu_swiglu(float *gate, const float *up, long n) {
-    if (cpu_gemm_have_avx2()) {
-        float e[256];
-        for (long i0 = 0; i0 < n; i0 += 256) {
-            int m = n - i0 < 256 ? (int)(n - i0) : 256;
-            float *g = gate + i0;
-            const float *u = up + i0;
-            for (int i = 0; i < m; i++) e[i] = -g[i];
-            cpu_attn_exp_avx2(e, e, m);
-            for (int i = 0; i < m; i++) g[i] = g[i] / (1.0f + e[i]) * u[i];
-        }
+// vec: the AVX2 vector exp, else libm's expf.
+static void exp_inplace(float *x, long n, int vec) {
+    if (!vec) {
+        for (long i = 0; i < n; i++) x[i] = expf(x[i]);
         return;
     }
-    for (long i = 0; i < n; i++) {
-        float g = gate[i];
-        gate[i] = g / (1.0f + expf(-g)) * up[i];
+    for (long i = 0; i < n; i += 1 << 20) cpu_attn_exp_avx2(x + i, x + i, n - i < (1 << 20) ? (int)(n - i) : 1 << 20);
+}
+
+void cpu_exp_inplace(float *x, long n) { exp_inplace(x, n, cpu_gemm_have_avx2()); }
+
+// silu(g) = g / (1 + e^-g), e^-g by exp_inplace in chunks (-g clamped at 88 on the vector
+// path, where silu is 0 to 1e-36 either way).
+void cpu_swiglu(float *gate, const float *up, long n) {
+    int vec = cpu_gemm_have_avx2();
+    float e[256];
+    for (long i0 = 0; i0 < n; i0 += 256) {
+        int m = n - i0 < 256 ? (int)(n - i0) : 256;
+        float *g = gate + i0;
+        const float *u = up + i0;
+        for (int i = 0; i < m; i++) e[i] = -g[i];
+        exp_inplace(e, m, vec);
+        for (int i = 0; i < m; i++) g[i] = g[i] / (1.0f + e[i]) * u[i];
     }
 }
 

@@ -15,6 +15,10 @@ void cpu_add_inplace(float *x, const float *y, long n);
 // HF gelu_new (tanh approximation), in place; (n)
 void cpu_gelu_tanh(float *x, long n);
 
+// x = e^x in place for x <= 88: the AVX2 vector exp (0.9 ulp, cpu_attn_exp_avx2) where the
+// CPU has it, else libm's expf; (n)
+void cpu_exp_inplace(float *x, long n);
+
 // gate = silu(gate) * up, in place in gate; (n)
 void cpu_swiglu(float *gate, const float *up, long n);
 
