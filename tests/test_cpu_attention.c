@@ -183,10 +183,13 @@ TEST(grouped_tokens_bit_identical_to_single) {
     int bad = 0, leaked = 0, cases = 0;
     for (size_t si = 0; si < sizeof gshapes / sizeof gshapes[0]; si++) {
         int H = gshapes[si][0], Hkv = gshapes[si][1], hd = gshapes[si][2], G = H / Hkv, KV = Hkv * hd;
-        for (int np = 1; np <= 21; np += 4)
-            for (int first = 0; first < 12; first++) {
-                // Row: prefix [0, np), then one branch from np; tokens first.. grouped by 1..4.
-                int T = np + 16, ld = T + 3;
+        for (int np = 1; np <= 41; np += 4)
+            for (int fk = 0; fk < 36; fk++) {
+                // Row: prefix [0, np), then one branch of 40 from np; tokens first.. grouped by
+                // 1..4, first at the row's start, around the branch point and deep in the branch.
+                int T = np + 40, ld = T + 3;
+                int first = fk < 12 ? fk : fk < 20 ? np - 4 + (fk - 12) : fk < 28 ? np + 16 + (fk - 20) : np + 29 + (fk - 28);
+                if (first < 0) continue;
                 struct prob p;
                 prob_init(&p, T, H, Hkv, hd, 500 + si * 97 + np * 13 + first);
                 float *kt = malloc(sizeof(float) * KV * ld), *vt = malloc(sizeof(float) * KV * ld);
