@@ -59,13 +59,23 @@ if grep -qsF '](demo_delta.svg)' "$REP" && grep -qsF '](demo_acc.svg)' "$REP" \
     && [ -s "$TMP/rep/demo_delta.svg" ] && [ -s "$TMP/rep/demo_acc.svg" ]; then pass report_charts
 else fail report_charts "charts missing or not linked relatively"; fi
 
-# The committed example was made from the committed checkpoints (rerun `make demo` if not).
+# The committed example was made from the committed checkpoints (rerun `make demo-example` if not).
 rows() { grep -sE '^\| (\*\*)?[a-z_]+( \([0-9] tasks\)\*\*)? \| (acc|acc_norm|mean) \||perplexity \(lower' "$1"; }
 if [ -f reports/examples/demo.md ] && [ "$(rows reports/examples/demo.md)" = "$(rows "$REP")" ] && [ -n "$(rows "$REP")" ]; then
     pass committed_demo_in_sync
 else
-    fail committed_demo_in_sync "reports/examples/demo.md differs from a fresh run; run: make demo"
+    fail committed_demo_in_sync "reports/examples/demo.md differs from a fresh run; run: make demo-example"
     diff <(rows reports/examples/demo.md 2>/dev/null) <(rows "$REP") | head -4 | sed 's/^/    /'
+fi
+
+# Without DEMO_REPORT the report goes under DEMO_OUT, and the committed copy is left alone.
+before=$(sha256sum reports/examples/demo.md 2>/dev/null)
+XSA_BIN=$XSA_BIN DEMO_OUT=$TMP/out2 bash tools/demo.sh >"$TMP/demo2.log" 2>&1
+if [ -s "$TMP/out2/demo.md" ] && grep -q "^demo: report   $TMP/out2/demo.md" "$TMP/demo2.log" \
+    && [ "$(sha256sum reports/examples/demo.md 2>/dev/null)" = "$before" ]; then
+    pass default_report_under_out
+else
+    fail default_report_under_out "no $TMP/out2/demo.md, or reports/examples/demo.md was rewritten"
 fi
 
 # A second run replaces, not adds, results files.

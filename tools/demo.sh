@@ -2,19 +2,21 @@
 # tools/demo.sh: the offline demo behind `make demo`. Scores the two tiny bundled checkpoints
 # (demo/sa: standard attention, demo/xsa: XSA in every layer; made by
 # tools/make_demo_checkpoints.py) on all nine tasks' bundled synthetic rows, then writes the
-# SA-vs-XSA comparison to reports/examples/demo.md with its two SVG charts beside it.
+# SA-vs-XSA comparison to out/demo/demo.md with its two SVG charts beside it. The committed
+# copy, reports/examples/demo.md, is regenerated with `make demo-example` (its results paths
+# and timings change with every run, so `make demo` leaves it alone).
 # No network, no GPU, a second or so on two cores.
 #
 # Environment (all optional; paths relative to the repository root):
 #   XSA_BIN      the binary (default ./xsa-eval)
 #   DEMO_OUT     results folder (default out/demo, git-ignored)
-#   DEMO_REPORT  comparison report (default reports/examples/demo.md)
+#   DEMO_REPORT  comparison report (default out/demo/demo.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 XSA_BIN=${XSA_BIN:-./xsa-eval}
 OUT=${DEMO_OUT:-out/demo}
-REPORT=${DEMO_REPORT:-reports/examples/demo.md}
+REPORT=${DEMO_REPORT:-$OUT/demo.md}
 DATA=tests/fixtures/data   # canonical <task>/<split>.jsonl; row counts differ from the real sets
 
 if [ ! -x "$XSA_BIN" ]; then
