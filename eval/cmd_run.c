@@ -19,7 +19,8 @@ static void usage(FILE *f) {
             "  --limit N             first N documents of each task (0 < N < 1: that fraction of them, rounded up)\n"
             "  --output DIR          results folder (default ./results)\n"
             "  --log-samples         one JSONL per task with every request's tokens and scores\n"
-            "  --batch-tokens N      tokens per backend call (default 4096)\n"
+            "  --batch-tokens N      tokens per backend call (default: sized for the device, 4096 on the CPU,\n"
+            "                        65536 on a GPU or as many as fit in its memory)\n"
             "  --no-share            one row per request (no shared prefixes)\n"
             "  --add-bos | --no-add-bos   BOS handling (default: the tokenizer's own, as lm-eval >= 0.4.9.2)\n"
             "  --max-length N        context window (default: the model's)\n"
@@ -93,7 +94,7 @@ int cmd_run(int argc, char **argv) {
         {0, 0, 0, 0},
     };
     struct run_options o = {
-        .device = "auto", .limit = -1, .output = "results", .batch_tokens = 4096, .share = 1, .add_bos = -1,
+        .device = "auto", .limit = -1, .output = "results", .batch_tokens = 0, .share = 1, .add_bos = -1,
     };
     // The command line as typed, for the results' provenance.
     static char command[4096];

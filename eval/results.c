@@ -205,6 +205,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_str(&w, "device", r->device);
     jsonw_str(&w, "device_desc", r->device_desc);
     jsonw_int(&w, "threads", r->threads);
+    if (r->batch_tokens > 0) jsonw_int(&w, "batch_tokens", r->batch_tokens);  // absent from older files
     jsonw_end(&w);
     jsonw_object(&w, "data");
     for (int i = 0; i < r->n_tasks; i++) {
@@ -496,7 +497,8 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
     const cJSON *be = get(xe, "backend");
     if ((rc = get_str(c, be, "device", r->device, sizeof r->device, 0)) ||
         (rc = get_str(c, be, "device_desc", r->device_desc, sizeof r->device_desc, 0)) ||
-        (rc = get_int(c, be, "threads", &r->threads, 0)))
+        (rc = get_int(c, be, "threads", &r->threads, 0)) ||
+        (rc = get_int(c, be, "batch_tokens", &r->batch_tokens, 0)))
         return rc;
     r->limit = -1;
     const cJSON *lim = get(xe, "limit");

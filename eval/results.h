@@ -43,6 +43,7 @@ struct results {
     struct model_info model;
     char device[32], device_desc[256];
     int threads;
+    int batch_tokens;              // scheduler token budget per backend call
     int limit;                     // -1 when none
     double limit_fraction;         // in (0, 1) for a fractional --limit (then limit is -1); else 0
     int num_fewshot;

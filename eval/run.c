@@ -213,6 +213,8 @@ static int open_model(const struct run_options *opt, const char *path, const cha
     mi->add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
     snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);
+    // --batch-tokens, else what the backend's device is sized for
+    r->batch_tokens = opt->batch_tokens > 0 ? opt->batch_tokens : mr->be.batch_tokens > 0 ? mr->be.batch_tokens : 4096;
     r->load_s = now_s() - t0;
     return 0;
 }
@@ -374,7 +376,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         struct task_work *w = &tw[ti];
         struct progress_ctx pc = {.model = r->model.name, .task = td->def->name, .t0 = now_s(),
                                   .tty = !opt->quiet && isatty(2)};
-        struct sched_options so = {.batch_tokens = opt->batch_tokens, .share = opt->share,
+        struct sched_options so = {.batch_tokens = r->batch_tokens, .share = opt->share,
                                    .progress = progress_line, .progress_ctx = &pc};
         struct sched_stats st;
         double t0 = now_s();

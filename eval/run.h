@@ -20,7 +20,7 @@ struct run_options {
     double limit_fraction;    // in (0, 1): --limit as a fraction, ceil(n * f) docs per task (lm-eval); else 0
     const char *output;       // results folder
     int log_samples;
-    int batch_tokens;
+    int batch_tokens;         // --batch-tokens; 0: the backend's default for its device
     int share;                // 0 with --no-share
     int quiet;
     int add_bos;              // -1 tokenizer default, 0 --no-add-bos, 1 --add-bos

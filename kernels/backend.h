@@ -39,12 +39,15 @@ struct score_batch {
 
 struct backend_options {
     int n_threads;                // CPU threads; 0 = all cores
-    int max_batch_tokens;         // largest T the caller will send (sizes scratch buffers)
+    int max_batch_tokens;         // largest T the caller will send (sizes scratch buffers); 0 = the
+                                  // backend's default for its device (see backend.batch_tokens)
 };
 
 struct backend {
     const char *name;             // "cpu" | "cuda"
     char device_desc[256];        // human-readable device, for reports
+    int batch_tokens;             // tokens per call the device is sized for: max_batch_tokens when
+                                  // given, else CPU 4096, CUDA 65536 or as many as fit in GPU memory
     void *impl;
     // Fills logprob[S] and greedy[S]. Returns 0 or an error code with err set.
     int (*score)(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy,

@@ -67,6 +67,20 @@ fi
 expect_exit limit_fraction_zero 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.0
 expect_exit limit_fraction_junk 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.5x
 
+# The batch budget: the device's default without --batch-tokens (4096 on the CPU), the flag's
+# value with it; recorded in the results, and the scores are the same either way.
+run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --output "$TMP/b0" >/dev/null 2>&1
+run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --batch-tokens 64 --output "$TMP/b1" >/dev/null 2>&1
+f0=$(find "$TMP/b0" -name 'results_*.json' | head -n 1) f1=$(find "$TMP/b1" -name 'results_*.json' | head -n 1)
+bt() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['xsa_eval']['backend']['batch_tokens'])" "$1" 2>/dev/null; }
+acc() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results']['arc_easy'])" "$1" 2>/dev/null; }
+if [ "$(bt "$f0")" = 4096 ] && [ "$(bt "$f1")" = 64 ] && [ -n "$(acc "$f0")" ] && [ "$(acc "$f0")" = "$(acc "$f1")" ]; then
+    pass batch_tokens_default_and_flag
+else
+    fail batch_tokens_default_and_flag "batch_tokens $(bt "$f0") / $(bt "$f1") (want 4096 / 64), or scores differ"
+fi
+expect_exit batch_tokens_zero 2 "--batch-tokens" -- run --model $M --tasks piqa --batch-tokens 0
+
 # Bare form and the table on stdout.
 expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piqa --data-dir $D --allow-data-change --quiet --output "$TMP/o6"
 finish

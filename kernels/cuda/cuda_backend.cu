@@ -11,6 +11,8 @@
 #define CU_MAX_TOKENS (1 << 24)            // keeps every (T, width) offset far inside a long
 #define CU_VOCAB_CHUNK 16384               // vocabulary ids per logits GEMM
 #define CU_MEM_MARGIN ((size_t)512 << 20)  // left free for cuBLAS workspaces and the driver
+#define CU_DEFAULT_BATCH_TOKENS 65536      // without --batch-tokens: packed batches large enough
+                                           // that launches and syncs stop mattering (anchors.md)
 
 // ---- weights ----------------------------------------------------------------------------
 // The next 256-byte aligned block of `bytes` after *off, as an address from base.
@@ -492,7 +494,7 @@ static int open_state(struct cu_state *st, int index, const struct backend_optio
     int rc = upload_weights(st, base, bytes, err);
     if (rc) return rc;
     st->act_bytes_per_token = act_bytes_per_token(st);
-    int want = opt && opt->max_batch_tokens > 0 ? opt->max_batch_tokens : 4096;
+    int want = opt && opt->max_batch_tokens > 0 ? opt->max_batch_tokens : CU_DEFAULT_BATCH_TOKENS;
     int fit = tokens_that_fit(st);
     if (want > fit) want = fit > 0 ? fit : 1;
     return reserve_tokens(st, want, err);
@@ -520,6 +522,7 @@ extern "C" int xsa_cuda_backend_open(struct backend *be, int index, int fp32, co
         memset(be, 0, sizeof *be);
         return rc;
     }
+    be->batch_tokens = st->t_cap;  // the requested or default budget, cut to what fits
     snprintf(be->device_desc, sizeof be->device_desc,
              "%.96s (cuda:%d, sm_%d%d, %.0f GiB), cuBLAS, %s weights, fp32 accumulation, %d-token batches",
              prop.name, index, prop.major, prop.minor, prop.totalGlobalMem / 1073741824.0,
