@@ -269,6 +269,18 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
     return rc;
 }
 
+// What the scheduler saved and how fast the backend went, on stderr (not with --quiet).
+static void print_throughput(const struct results *r, const struct run_options *opt) {
+    if (opt->quiet || r->requests == 0) return;
+    double s = r->score_s > 0 ? r->score_s : 1e-9;
+    fprintf(stderr, "xsa-eval: %s: %lld requests, %lld tokens requested, %lld computed (%.2fx fewer, %s); "
+            "scored in %.2f s: %.0f requests/s, %.0f computed tokens/s (%s, %d-token batches)\n",
+            r->model.name, r->requests, r->tokens_scored, r->tokens_computed,
+            r->tokens_computed > 0 ? (double)r->tokens_scored / (double)r->tokens_computed : 0.0,
+            opt->share ? "shared prefixes" : "--no-share", r->score_s, (double)r->requests / s,
+            (double)r->tokens_computed / s, r->device, r->batch_tokens);
+}
+
 static void print_table(const struct results *r, FILE *f) {
     fprintf(f, "\n%s (%s, %s, XSA layers: %s)\n\n", r->model.name, r->model.arch, r->device, r->model.xsa_layers);
     fprintf(f, "| task | metric | value | ± stderr | n |\n|---|---|---:|---:|---:|\n");
@@ -447,6 +459,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         if (!rc) {
             print_table(&res[m], stdout);
             printf("\nresults: %s\n", paths[m]);
+            fflush(stdout);
+            print_throughput(&res[m], opt);
         }
     }
     if (!rc && opt->n_models == 2) {

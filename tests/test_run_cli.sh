@@ -81,6 +81,18 @@ else
 fi
 expect_exit batch_tokens_zero 2 "--batch-tokens" -- run --model $M --tasks piqa --batch-tokens 0
 
+# Without --quiet, stderr says what sharing saved and how fast scoring went (--no-share still
+# scores identical requests once).
+expect_exit throughput_line 0 "xsa-eval: gpt2_bpe: [0-9]+ requests, ([0-9]+) tokens requested, [0-9]+ computed \([0-9.]+x fewer, shared prefixes\); scored in [0-9.]+ s: [0-9]+ requests/s, [0-9]+ computed tokens/s \(cpu, 4096-token batches\)" \
+    -- "$XSA_BIN" run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --output "$TMP/b2"
+expect_exit throughput_line_no_share 0 "tokens requested, [0-9]+ computed \([0-9.]+x fewer, --no-share\)" \
+    -- "$XSA_BIN" run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --no-share --output "$TMP/b3"
+if run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --output "$TMP/b4" 2>&1 | grep -q "computed tokens/s"; then
+    fail throughput_line_quiet "--quiet printed the throughput line"
+else
+    pass throughput_line_quiet
+fi
+
 # Bare form and the table on stdout.
 expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piqa --data-dir $D --allow-data-change --quiet --output "$TMP/o6"
 finish
