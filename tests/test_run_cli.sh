@@ -83,7 +83,7 @@ expect_exit batch_tokens_zero 2 "--batch-tokens" -- run --model $M --tasks piqa 
 
 # Without --quiet, stderr says what sharing saved and how fast scoring went (--no-share still
 # scores identical requests once).
-expect_exit throughput_line 0 "xsa-eval: gpt2_bpe: [0-9]+ requests, ([0-9]+) tokens requested, [0-9]+ computed \([0-9.]+x fewer, shared prefixes\); scored in [0-9.]+ s: [0-9]+ requests/s, [0-9]+ computed tokens/s \(cpu, 4096-token batches\)" \
+expect_exit throughput_line 0 "xsa-eval: gpt2_bpe: [0-9]+ requests, [0-9]+ tokens requested, [0-9]+ computed \([0-9.]+x fewer, shared prefixes\); scored in [0-9.]+ s: [0-9]+ requests/s, [0-9]+ computed tokens/s \(cpu, 4096-token batches\)" \
     -- "$XSA_BIN" run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --output "$TMP/b2"
 expect_exit throughput_line_no_share 0 "tokens requested, [0-9]+ computed \([0-9.]+x fewer, --no-share\)" \
     -- "$XSA_BIN" run --model $M --tasks arc_easy --data-dir $D --allow-data-change --device cpu --no-share --output "$TMP/b3"

@@ -45,7 +45,7 @@ B=$(ls "$OUT"/xsa/results_*.json)
 "$XSA_BIN" compare "$A" "$B" -o "$REPORT"
 
 # Say what the numbers are, right under the title, so the report cannot be read as a result.
-note='> **Pipeline demonstration, not a benchmark result.** A and B are tiny models (0.26M parameters) trained for 200 steps on text written for this repository and on the very synthetic rows scored here (`tests/fixtures/data`, a dozen per task), so they have partly memorised the answers. B (XSA) reaches a lower training loss in the same steps, hence its higher scores. Nothing here says how SA and XSA compare on the real benchmarks. Regenerate with `make demo`; the checkpoints come from `tools/make_demo_checkpoints.py` (see `demo/README.md`).'
+note='> **Pipeline demonstration, not a benchmark result.** A and B are tiny models (0.26M parameters) trained for 200 steps on text written for this repository and on the very synthetic rows scored here (`tests/fixtures/data`, a dozen per task), so they have partly memorised the answers. B (XSA) reaches a lower training loss in the same steps, hence its higher scores. Nothing here says how SA and XSA compare on the real benchmarks. Regenerate with `make demo` (`make demo-example` rewrites the committed copy in `reports/examples/`); the checkpoints come from `tools/make_demo_checkpoints.py` (see `demo/README.md`).'
 tmp="$REPORT.tmp.$$"
 awk -v note="$note" 'NR == 1 { print; print ""; print note; next } { print }' "$REPORT" > "$tmp"
 mv "$tmp" "$REPORT"
