@@ -213,8 +213,8 @@ static int open_model(const struct run_options *opt, const char *path, const cha
     mi->add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
     snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);
-    // --batch-tokens, else what the backend's device is sized for
-    r->batch_tokens = opt->batch_tokens > 0 ? opt->batch_tokens : mr->be.batch_tokens > 0 ? mr->be.batch_tokens : 4096;
+    // --batch-tokens, else what the backend's device is sized for (every backend sets it)
+    r->batch_tokens = opt->batch_tokens > 0 ? opt->batch_tokens : mr->be.batch_tokens;
     r->load_s = now_s() - t0;
     return 0;
 }

@@ -301,8 +301,9 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     }
     // Default budget: 64 row tiles per GEMM keep every core busy, and the activations of 4096
     // tokens stay under a GB up to 3B-parameter models.
-    be->batch_tokens = opt && opt->max_batch_tokens > 0 ? opt->max_batch_tokens : CPU_DEFAULT_BATCH_TOKENS;
-    int want = opt && opt->max_batch_tokens > 0 ? opt->max_batch_tokens : CPU_GEMM_ROWS;
+    int given = opt && opt->max_batch_tokens > 0;
+    be->batch_tokens = given ? opt->max_batch_tokens : CPU_DEFAULT_BATCH_TOKENS;
+    int want = given ? opt->max_batch_tokens : CPU_GEMM_ROWS;
     if (want > CPU_MAX_TOKENS) want = CPU_MAX_TOKENS;
     rc = cpu_state_reserve(st, want, want, err);
     if (rc) {
