@@ -9,6 +9,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/batch.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 #include "tests/check.h"
 #include "tests/random_model.h"
@@ -320,6 +321,61 @@ TEST(argmax_ties_lowest_id) {
         batch_free(&bb);
     }
     random_model_free(&m);
+}
+
+// cpu_argmax (8 lanes where the CPU has AVX2) finds what the plain loop finds: ties to the
+// first index, a NaN first element wins, later NaNs never do, all -inf gives index 0; every
+// length around the vector width and its tail.
+TEST(vector_argmax_as_plain_loop) {
+    float x[200];
+    uint32_t s = 7u;
+    int cases = 0, bad = 0;
+    for (int n = 1; n <= 150; n++)
+        for (int kind = 0; kind < 6; kind++) {
+            for (int i = 0; i < n; i++) {
+                s = s * 1664525u + 1013904223u;
+                x[i] = kind == 1 ? (float)(s >> 29) : (float)((s >> 8) & 0xffff) / 4096.0f - 8.0f;  // kind 1: many ties
+            }
+            if (kind == 2) x[0] = NAN;
+            if (kind == 3)
+                for (int i = 1; i < n; i += 3) x[i] = NAN;
+            if (kind == 4)
+                for (int i = 0; i < n; i++) x[i] = (i % 5 == 2) ? NAN : -INFINITY;
+            if (kind == 5) x[n - 1] = 100.0f, x[n / 2] = 100.0f;
+            float m = x[0], got_m;
+            int am = 0;
+            for (int j = 1; j < n; j++)
+                if (x[j] > m) m = x[j], am = j;
+            int got = cpu_argmax(x, n, &got_m);
+            bad |= got != am || memcmp(&got_m, &m, sizeof m) != 0;
+            cases++;
+        }
+    CHECK_MSG(!bad, "cpu_argmax differs from the plain loop");
+    CHECK(cases == 900);
+}
+
+// SwiGLU's vector path: silu(g) * u to float rounding of a double reference, and the same
+// bits wherever a value sits in the array (lanes and the scalar tail do the same arithmetic).
+TEST(swiglu_vector_path) {
+    enum { N = 1003 };
+    static float g[N], u[N], g2[N + 5], u2[N + 5];
+    uint32_t s = 99u;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u;
+        g[i] = (float)((s >> 8) & 0xffff) / 2048.0f - 16.0f;
+        s = s * 1664525u + 1013904223u;
+        u[i] = (float)((s >> 8) & 0xffff) / 8192.0f - 4.0f;
+    }
+    g[5] = -100.0f, g[6] = 100.0f, g[7] = 0.0f;
+    memcpy(g2 + 5, g, sizeof g), memcpy(u2 + 5, u, sizeof u);
+    float ref[N];
+    for (int i = 0; i < N; i++) ref[i] = (float)((double)g[i] / (1.0 + exp(-(double)g[i])) * u[i]);
+    cpu_swiglu(g, u, N);
+    cpu_swiglu(g2 + 5, u2 + 5, N);
+    double worst = 0;
+    for (int i = 0; i < N; i++) worst = fmax(worst, fabs(g[i] - ref[i]) / fmax(fabs(ref[i]), 1e-30));
+    CHECK_MSG(worst < 1e-6, "max relative |swiglu - reference| %g", worst);
+    CHECK(memcmp(g, g2 + 5, sizeof g) == 0);
 }
 
 static int score_raw(struct backend *be, const struct score_batch *b, char *msg) {
@@ -643,5 +699,6 @@ TEST(every_attention_kernel) {
 RUN_TESTS(T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
-          T(argmax_ties_lowest_id), T(bad_batches_fail_with_code_2), T(backend_open_devices),
+          T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path),
+          T(bad_batches_fail_with_code_2), T(backend_open_devices),
           T(batch_builder_spans), T(every_gemm_kernel), T(every_attention_kernel))

@@ -360,55 +360,201 @@ AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
     for (int g = 0; g < t->G; g++) head_values_hd(t, &ks, g, n, head_scores_hd(t, &ks, g, n));
 }
 
-// ---- several tokens at once ----------------------------------------------------------------
+// ---- several queries at once ----------------------------------------------------------------
 // Tokens whose keys map the same way (same span 0 start; no span 1, or the same span 0 end
-// and span 1 start) differ only in how many keys they have. Their scores are computed
-// together: each K load serves up to 8 (token, head) queries in independent FMA chains,
-// instead of one query waiting on one chain and streaming K from L2 per head. A query's
-// lanes run exactly the single-token arithmetic; lanes past its own keys read the group's
-// later keys (real tokens) and are then set to -inf, as the single-token edge block does.
+// and span 1 start) differ only in how many keys they have, and a token's G query heads share
+// its keys outright. Their work is done in sets that share loads:
+//   scores  SET_Q queries x SET_NB key blocks: per head dim, SET_NB K loads and SET_Q query
+//           broadcasts feed SET_Q * SET_NB independent FMA chains (one query alone: one load
+//           per FMA, waiting on its chain);
+//   values  up to 3 heads of one token x 4 dims: each V load feeds every head of the set.
+// A query's lanes run exactly the single-token arithmetic (cpu_attn_token_avx2), in the same
+// order, so the bits are the same. In the scores, lanes past a query's own keys read the
+// group's later keys (real tokens) and are then set to -inf, as the single-token edge block
+// does; the values read only the token's own keys.
 
-#define GROUP_Q 8  // queries per pass over the keys
+#define SET_Q 4   // queries per set (scores)
+#define SET_NB 3  // key blocks per pass (scores): 4 x 3 accumulators + 3 K + 1 broadcast = 16 ymm
 
-// Scores of M queries (qs[i], written to ps[i], ns[i] keys) over the key blocks of ks (the
-// group's longest token); mx[i] their maxima.
-AVX2_INLINE void group_scores(const struct cpu_attn_token *t, const struct key_segs *ks, const int M,
-                              const float *const *qs, float *const *ps, const int *ns, float *mx) {
-    int hd = t->hd;
-    long ld = t->ld;
-    const __m256 scale = _mm256_set1_ps(t->scale), ninf = _mm256_set1_ps(-INFINITY);
-    __m256 vmx[GROUP_Q];
-    for (int i = 0; i < M; i++) vmx[i] = ninf;
-    for (int si = 0; si < ks->n_seg; si++) {
-        const struct key_seg *sg = &ks->seg[si];
-        for (int P = sg->p0; P < sg->p1; P += 8) {
-            __m256 acc[GROUP_Q];
-            __m256 kv = sg->edge ? key_edge_load(t->kt, ks, sg) : _mm256_loadu_ps(t->kt + sg->base + P);
-#pragma GCC unroll 8
-            for (int i = 0; i < M; i++) acc[i] = _mm256_mul_ps(_mm256_broadcast_ss(qs[i]), kv);
-            for (int d = 1; d < hd; d++) {
-                kv = sg->edge ? key_edge_load(t->kt + d * ld, ks, sg) : _mm256_loadu_ps(t->kt + d * ld + sg->base + P);
-#pragma GCC unroll 8
-                for (int i = 0; i < M; i++) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(qs[i] + d), kv, acc[i]);
-            }
-#pragma GCC unroll 8
-            for (int i = 0; i < M; i++) {
-                __m256 sc = _mm256_mul_ps(acc[i], scale);
-                sc = _mm256_blendv_ps(ninf, sc, _mm256_castsi256_ps(lane_mask(ns[i] - P)));
-                _mm256_storeu_ps(ps[i] + P, sc);
-                vmx[i] = _mm256_max_ps(vmx[i], sc);
-            }
+// Scores of M queries over NB consecutive whole key blocks at kp + P (kp: the K plane at
+// position 0 of the segment), scaled; lanes at or past ns[i] are -inf.
+AVX2_INLINE void set_scores_whole(const float *kp, long ld, int hd, const int M, const int NB,
+                                  const float *const *qs, float *const *ps, const int *ns, int P, __m256 scale) {
+    __m256 acc[SET_Q][SET_NB];
+    const float *kd = kp + P;
+#pragma GCC unroll 4
+    for (int i = 0; i < M; i++) {
+        __m256 qb = _mm256_broadcast_ss(qs[i]);
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) acc[i][b] = _mm256_mul_ps(qb, _mm256_loadu_ps(kd + 8 * b));
+    }
+    for (int d = 1; d < hd; d++) {
+        kd += ld;
+        __m256 kv[SET_NB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) kv[b] = _mm256_loadu_ps(kd + 8 * b);
+#pragma GCC unroll 4
+        for (int i = 0; i < M; i++) {
+            __m256 qb = _mm256_broadcast_ss(qs[i] + d);
+#pragma GCC unroll 4
+            for (int b = 0; b < NB; b++) acc[i][b] = _mm256_fmadd_ps(qb, kv[b], acc[i][b]);
         }
     }
-    for (int i = 0; i < M; i++) mx[i] = hmax8(vmx[i]);
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; i++)
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; b++) {
+            __m256 sc = _mm256_mul_ps(acc[i][b], scale);
+            sc = _mm256_blendv_ps(ninf, sc, _mm256_castsi256_ps(lane_mask(ns[i] - P - 8 * b)));
+            _mm256_storeu_ps(ps[i] + P + 8 * b, sc);
+        }
+}
+
+// The same for one edge block at sg->p0 (lanes gathered from both spans).
+AVX2_INLINE void set_scores_edge(const float *kt, long ld, int hd, const int M, const struct key_segs *ks,
+                                 const struct key_seg *sg, const float *const *qs, float *const *ps,
+                                 const int *ns, __m256 scale) {
+    __m256 acc[SET_Q];
+    __m256 kv = key_edge_load(kt, ks, sg);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; i++) acc[i] = _mm256_mul_ps(_mm256_broadcast_ss(qs[i]), kv);
+    for (int d = 1; d < hd; d++) {
+        kv = key_edge_load(kt + d * ld, ks, sg);
+#pragma GCC unroll 4
+        for (int i = 0; i < M; i++) acc[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(qs[i] + d), kv, acc[i]);
+    }
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+#pragma GCC unroll 4
+    for (int i = 0; i < M; i++) {
+        __m256 sc = _mm256_mul_ps(acc[i], scale);
+        sc = _mm256_blendv_ps(ninf, sc, _mm256_castsi256_ps(lane_mask(ns[i] - sg->p0)));
+        _mm256_storeu_ps(ps[i] + sg->p0, sc);
+    }
+}
+
+// Scores of M <= SET_Q queries over the key blocks of ks (the group's longest token).
+AVX2_INLINE void set_scores(const struct cpu_attn_token *t, const struct key_segs *ks, const int M,
+                            const float *const *qs, float *const *ps, const int *ns) {
+    int hd = t->hd;
+    long ld = t->ld;
+    const __m256 scale = _mm256_set1_ps(t->scale);
+    for (int si = 0; si < ks->n_seg; si++) {
+        const struct key_seg *sg = &ks->seg[si];
+        if (sg->edge) {
+            set_scores_edge(t->kt, ld, hd, M, ks, sg, qs, ps, ns, scale);
+            continue;
+        }
+        const float *kp = t->kt + sg->base;
+        int P = sg->p0;
+        for (; P + 8 * SET_NB <= sg->p1; P += 8 * SET_NB) set_scores_whole(kp, ld, hd, M, SET_NB, qs, ps, ns, P, scale);
+        for (; P < sg->p1; P += 8) set_scores_whole(kp, ld, hd, M, 1, qs, ps, ns, P, scale);
+    }
+}
+
+// Softmax numerators of one query in place: e^(s - max) over its blocks [0, n rounded up to
+// 8) (lanes past n hold -inf and become 0); returns their sum, lane partials over blocks in
+// order.
+AVX2_INLINE float softmax_exp(float *p, int n) {
+    __m256 vmx = _mm256_set1_ps(-INFINITY);
+    for (int P = 0; P < n; P += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(p + P));
+    const __m256 mx = _mm256_set1_ps(hmax8(vmx));
+    __m256 vsum = _mm256_setzero_ps();
+    for (int P = 0; P < n; P += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p + P), mx));
+        _mm256_storeu_ps(p + P, e);
+        vsum = _mm256_add_ps(vsum, e);
+    }
+    return hsum8(vsum);
+}
+
+// (hsum8(a), hsum8(b), hsum8(c), hsum8(d)) with the same additions in the same pairs: the
+// four reductions side by side instead of one after another.
+AVX2_INLINE __m128 hsum8x4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    // Lanes i and i + 4: (a | b) and (c | d) halves of four lanes each.
+    __m256 ab = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+    __m256 cd = _mm256_add_ps(_mm256_permute2f128_ps(c, d, 0x20), _mm256_permute2f128_ps(c, d, 0x31));
+    // Lanes 0 + 2 and 1 + 3 of each half: (a a c c | b b d d).
+    __m256 z = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    // The two partials of each: (a c a c | b d b d), then interleaved to (a b c d).
+    __m256 r = _mm256_add_ps(_mm256_shuffle_ps(z, z, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(z, z, _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm_unpacklo_ps(_mm256_castps256_ps128(r), _mm256_extractf128_ps(r, 1));
+}
+
+#define SET_D 4  // dims per pass (values): 3 heads x 4 dims + 3 weights + 1 V = 16 ymm
+
+// Outputs of M heads of one token (weights ps[i], sums sums[i], outputs ys[i]) over the
+// token's own keys ks: dims D at a time, then any tail dims one at a time.
+AVX2_INLINE void set_values(const struct cpu_attn_token *t, const struct key_segs *ks, const int M, const int D,
+                            float *const *ps, const float *sums, float *const *ys) {
+    int hd = t->hd;
+    long ld = t->ld;
+    int d0 = 0;
+    for (; d0 + D <= hd; d0 += D) {
+        __m256 acc[3][8];
+#pragma GCC unroll 3
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 8
+            for (int dd = 0; dd < D; dd++) acc[i][dd] = _mm256_setzero_ps();
+        const float *vd = t->vt + d0 * ld;
+        for (int si = 0; si < ks->n_seg; si++) {
+            const struct key_seg *sg = &ks->seg[si];
+            if (sg->edge) {
+                __m256 pv[3];
+#pragma GCC unroll 3
+                for (int i = 0; i < M; i++) pv[i] = _mm256_loadu_ps(ps[i] + sg->p0);
+#pragma GCC unroll 8
+                for (int dd = 0; dd < D; dd++) {
+                    __m256 vv = key_edge_load(vd + dd * ld, ks, sg);
+#pragma GCC unroll 3
+                    for (int i = 0; i < M; i++) acc[i][dd] = _mm256_fmadd_ps(pv[i], vv, acc[i][dd]);
+                }
+                continue;
+            }
+            const float *vp = vd + sg->base;
+            for (int P = sg->p0; P < sg->p1; P += 8) {
+                __m256 pv[3];
+#pragma GCC unroll 3
+                for (int i = 0; i < M; i++) pv[i] = _mm256_loadu_ps(ps[i] + P);
+#pragma GCC unroll 8
+                for (int dd = 0; dd < D; dd++) {
+                    __m256 vv = _mm256_loadu_ps(vp + dd * ld + P);
+#pragma GCC unroll 3
+                    for (int i = 0; i < M; i++) acc[i][dd] = _mm256_fmadd_ps(pv[i], vv, acc[i][dd]);
+                }
+            }
+        }
+#pragma GCC unroll 3
+        for (int i = 0; i < M; i++)
+#pragma GCC unroll 2
+            for (int dd = 0; dd < D; dd += 4)
+                _mm_storeu_ps(ys[i] + d0 + dd, _mm_div_ps(hsum8x4(acc[i][dd], acc[i][dd + 1], acc[i][dd + 2], acc[i][dd + 3]),
+                                                          _mm_set1_ps(sums[i])));
+    }
+    for (; d0 < hd; d0++)  // dims beyond a multiple of D: same order, one at a time
+        for (int i = 0; i < M; i++) {
+            __m256 acc = _mm256_setzero_ps();
+            const float *vd = t->vt + d0 * ld;
+            for (int si = 0; si < ks->n_seg; si++) {
+                const struct key_seg *sg = &ks->seg[si];
+                if (sg->edge) {
+                    acc = _mm256_fmadd_ps(_mm256_loadu_ps(ps[i] + sg->p0), key_edge_load(vd, ks, sg), acc);
+                    continue;
+                }
+                for (int P = sg->p0; P < sg->p1; P += 8)
+                    acc = _mm256_fmadd_ps(_mm256_loadu_ps(ps[i] + P), _mm256_loadu_ps(vd + sg->base + P), acc);
+            }
+            ys[i][d0] = hsum8(acc) / sums[i];
+        }
 }
 
 AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
-    if (n_tok == 1) {
+    int G = t->G, nq = n_tok * G, last = 0, nmax = 0;
+    if (nq == 1) {  // nothing to share
         cpu_attn_token_avx2(t);
         return;
     }
-    int G = t->G, nq = n_tok * G, last = 0, nmax = 0;
     int nt[CPU_ATTN_GROUP];
     for (int i = 0; i < n_tok; i++) {
         nt[i] = t[i].hi[0] - t[i].lo[0] + t[i].hi[1] - t[i].lo[1];
@@ -418,12 +564,11 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
     int n0 = L->hi[0] - L->lo[0], n1 = L->hi[1] - L->lo[1];
     struct key_segs ks;
     key_segs_init(&ks, L->lo[0], (n1 ? L->lo[1] : L->hi[0]) - (long)n0, n0, nmax);
-    float mx[CPU_ATTN_GROUP_QUERIES];
-    for (int q0 = 0; q0 < nq; q0 += GROUP_Q) {
-        int M = nq - q0 < GROUP_Q ? nq - q0 : GROUP_Q;
-        const float *qs[GROUP_Q];
-        float *ps[GROUP_Q];
-        int ns[GROUP_Q];
+    for (int q0 = 0; q0 < nq; q0 += SET_Q) {
+        int M = nq - q0 < SET_Q ? nq - q0 : SET_Q;
+        const float *qs[SET_Q];
+        float *ps[SET_Q];
+        int ns[SET_Q];
         for (int i = 0; i < M; i++) {
             int tok = (q0 + i) / G, g = (q0 + i) % G;
             qs[i] = t[tok].q + (long)g * t->hd;
@@ -431,14 +576,10 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
             ns[i] = nt[tok];
         }
         switch (M) {  // a literal M keeps the accumulators in registers
-        case 8: group_scores(t, &ks, 8, qs, ps, ns, mx + q0); break;
-        case 7: group_scores(t, &ks, 7, qs, ps, ns, mx + q0); break;
-        case 6: group_scores(t, &ks, 6, qs, ps, ns, mx + q0); break;
-        case 5: group_scores(t, &ks, 5, qs, ps, ns, mx + q0); break;
-        case 4: group_scores(t, &ks, 4, qs, ps, ns, mx + q0); break;
-        case 3: group_scores(t, &ks, 3, qs, ps, ns, mx + q0); break;
-        case 2: group_scores(t, &ks, 2, qs, ps, ns, mx + q0); break;
-        default: group_scores(t, &ks, 1, qs, ps, ns, mx + q0); break;
+        case 4: set_scores(t, &ks, 4, qs, ps, ns); break;
+        case 3: set_scores(t, &ks, 3, qs, ps, ns); break;
+        case 2: set_scores(t, &ks, 2, qs, ps, ns); break;
+        default: set_scores(t, &ks, 1, qs, ps, ns); break;
         }
     }
     for (int i = 0; i < n_tok; i++) {
@@ -446,6 +587,20 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
         int m0 = ti->hi[0] - ti->lo[0], m1 = ti->hi[1] - ti->lo[1];
         struct key_segs ksi;
         key_segs_init(&ksi, ti->lo[0], (m1 ? ti->lo[1] : ti->hi[0]) - (long)m0, m0, nt[i]);
-        for (int g = 0; g < G; g++) head_values_hd(ti, &ksi, g, nt[i], mx[i * G + g]);
+        // Heads in sets of 3, then 2 (two sets of 2 rather than 3 + 1); one head alone
+        // takes 8 dims per pass.
+        for (int g0 = 0, M; g0 < G; g0 += M) {
+            M = G - g0 == 4 ? 2 : G - g0 < 3 ? G - g0 : 3;
+            float *ps[3], *ys[3], sums[3];
+            for (int j = 0; j < M; j++) {
+                ps[j] = ti->p + (long)(g0 + j) * ti->pstride, ys[j] = ti->y + (long)(g0 + j) * ti->hd;
+                sums[j] = softmax_exp(ps[j], nt[i]);
+            }
+            switch (M) {
+            case 3: set_values(ti, &ksi, 3, SET_D, ps, sums, ys); break;
+            case 2: set_values(ti, &ksi, 2, SET_D, ps, sums, ys); break;
+            default: set_values(ti, &ksi, 1, 8, ps, sums, ys); break;
+            }
+        }
     }
 }

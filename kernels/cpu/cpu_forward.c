@@ -11,7 +11,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 
-enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_ADD, OP_GELU, OP_SWIGLU };
+enum rows_op { OP_EMBED, OP_NORM, OP_ROPE };
 
 struct rows_job {
     enum rows_op op;
@@ -20,9 +20,8 @@ struct rows_job {
     int T;
     const float *in, *w, *bias;  // OP_NORM: x, gain, bias
     float *out;
-    float *p2;                   // OP_ROPE: k ; OP_SWIGLU: up ; OP_ADD: addend (const)
+    float *p2;                   // OP_ROPE: k
     const float *cos_t, *sin_t;
-    int width;                   // floats per row of out (OP_ADD, OP_GELU, OP_SWIGLU)
     const int32_t *idx;          // OP_ROPE: row r of out (q) is token idx[r] (NULL: token r)
 };
 
@@ -54,20 +53,39 @@ static void rows_task(void *ctx, int i, int w) {
         if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
         break;
     }
-    case OP_ADD:
-        cpu_add_inplace(j->out + (long)r0 * j->width, j->p2 + (long)r0 * j->width, (long)n * j->width);
-        break;
-    case OP_GELU:
-        cpu_gelu_tanh(j->out + (long)r0 * j->width, (long)n * j->width);
-        break;
-    case OP_SWIGLU:
-        cpu_swiglu(j->out + (long)r0 * j->width, j->p2 + (long)r0 * j->width, (long)n * j->width);
-        break;
     }
 }
 
 static void run_rows(struct cpu_state *st, struct rows_job *j) {
     cpu_pool_run(st->pool, (j->T + CPU_GEMM_ROWS - 1) / CPU_GEMM_ROWS, rows_task, j);
+}
+
+// Row-wise steps fused into the GEMM whose output they read (cpu_gemm_linear_then): each runs
+// on the real rows (< n) of a finished tile, the same arithmetic as a pass of its own.
+struct tile_step {
+    float *dst;  // residual rows (add_to_residual), gate rows (swiglu_into_gate)
+    int n, ld;   // real rows; floats per row of dst
+};
+
+// dst += tile: the residual add after the output and down projections.
+static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
+        cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
+}
+
+// dst = silu(dst) * tile: SwiGLU on the up projection's tile (dst holds the gate's output).
+static void swiglu_into_gate(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
+        cpu_swiglu(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
+}
+
+// GELU on the tile in place (gpt2's up projection).
+static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_gelu_tanh(out + (long)(r - r0) * ldo, nc);
+    (void)c0;
 }
 
 // One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
@@ -122,25 +140,24 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Np, Q, C);
-    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = N, .out = x, .p2 = st->o, .width = C};
-    run_rows(st, &j);
+    struct tile_step res = {.dst = x, .n = N, .ld = C};
+    cpu_gemm_linear_then(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Np, Q, C,
+                         add_to_residual, &res);
 
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
                           .bias = w->mlp_norm_b, .out = xin};
     run_rows(st, &j);
+    struct tile_step ff = {.dst = st->ff, .n = N, .ld = F};
     if (c->arch == MODEL_ARCH_GPT2) {
-        cpu_gemm_linear(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F);
-        j = (struct rows_job){.op = OP_GELU, .m = m, .b = b, .T = N, .out = st->ff, .width = F};
+        cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
+                             gelu_in_place, &ff);
     } else {
         cpu_gemm_linear(st->pool, st->gemm, xin, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Np, C, F);
-        cpu_gemm_linear(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F);
-        j = (struct rows_job){.op = OP_SWIGLU, .m = m, .b = b, .T = N, .out = st->ff, .p2 = st->ff2, .width = F};
+        cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
+                             swiglu_into_gate, &ff);
     }
-    run_rows(st, &j);
-    cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C);
-    j = (struct rows_job){.op = OP_ADD, .m = m, .b = b, .T = N, .out = x, .p2 = st->o, .width = C};
-    run_rows(st, &j);
+    cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
+                         add_to_residual, &res);
 }
 
 // Groups entries by distinct token index (rows in order of first appearance) as CSR.

@@ -102,6 +102,8 @@ struct gemm_job {
     const float *in, *w, *wp, *b;
     float *out;
     int K, N, n_col_blocks, n_row_tiles;
+    cpu_gemm_epilogue epi;
+    void *epi_ctx;
 };
 
 static void gemm_task(void *ctx, int i, int w) {
@@ -114,18 +116,25 @@ static void gemm_task(void *ctx, int i, int w) {
     int nc = j->N - c0 < CPU_GEMM_COLS ? j->N - c0 : CPU_GEMM_COLS;
     cpu_gemm_tile_w(j->kind, j->in + (size_t)r0 * j->K, j->w, j->wp, c0, j->out + (size_t)r0 * j->N + c0, j->N,
                     nc, j->K);
-    if (!j->b) return;
-    for (int r = r0; r < r0 + CPU_GEMM_ROWS; r++) {
-        float *o = j->out + (size_t)r * j->N;
-        for (int c = c0; c < c0 + nc; c++) o[c] += j->b[c];
-    }
+    if (j->b)
+        for (int r = r0; r < r0 + CPU_GEMM_ROWS; r++) {
+            float *o = j->out + (size_t)r * j->N;
+            for (int c = c0; c < c0 + nc; c++) o[c] += j->b[c];
+        }
+    if (j->epi) j->epi(j->epi_ctx, j->out + (size_t)r0 * j->N + c0, j->N, r0, c0, nc);
+}
+
+void cpu_gemm_linear_then(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in, const float *w,
+                          const float *wp, const float *b, float *out, int M, int K, int N,
+                          cpu_gemm_epilogue epi, void *epi_ctx) {
+    struct gemm_job j = {kind, in, w, wp, b, out, K, N,
+                         (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS, M / CPU_GEMM_ROWS, epi, epi_ctx};
+    cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
 }
 
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
                      const float *w, const float *wp, const float *b, float *out, int M, int K, int N) {
-    struct gemm_job j = {kind, in, w, wp, b, out, K, N,
-                         (N + CPU_GEMM_COLS - 1) / CPU_GEMM_COLS, M / CPU_GEMM_ROWS};
-    cpu_pool_run(pool, (M / CPU_GEMM_ROWS) * j.n_col_blocks, gemm_task, &j);
+    cpu_gemm_linear_then(pool, kind, in, w, wp, b, out, M, K, N, NULL, NULL);
 }
 
 struct pack_job {

@@ -43,6 +43,14 @@ int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
                      const float *w, const float *wp, const float *b, float *out, int M, int K, int N);
 
+// Called on each finished tile of out (rows [r0, r0 + CPU_GEMM_ROWS), columns [c0, c0 + nc),
+// bias added) by the thread that computed it, while the tile is still in its cache: a
+// row-wise step fused into the GEMM instead of another pass over memory.
+typedef void (*cpu_gemm_epilogue)(void *ctx, float *out, int ldo, int r0, int c0, int nc);
+void cpu_gemm_linear_then(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in, const float *w,
+                          const float *wp, const float *b, float *out, int M, int K, int N,
+                          cpu_gemm_epilogue epi, void *epi_ctx);
+
 // Weights packed once for the AVX-512 kernel: panel p holds columns [32p, 32p + 32) of w^T,
 // k-major (K rows of 32 floats, zero past N), panels one after another.
 size_t cpu_gemm_packed_size(int N, int K);  // floats

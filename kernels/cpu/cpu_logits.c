@@ -25,13 +25,8 @@ static void logits_task(void *ctx, int i, int w) {
                         nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS, a->C);
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
         const float *x = lg + (long)(r - r0) * nv;
-        float mx = x[0];
-        int am = 0;
-        for (int j = 1; j < nv; j++)
-            if (x[j] > mx) {
-                mx = x[j];
-                am = j;
-            }
+        float mx;
+        int am = cpu_argmax(x, nv, &mx);
         for (int e = a->row_first[r]; e < a->row_first[r + 1]; e++) {
             int id = a->row_entries[e], tg = a->entry_target[id];
             if (tg >= v0 && tg < v0 + nv) a->entry_logit[id] = x[tg - v0];
@@ -39,8 +34,7 @@ static void logits_task(void *ctx, int i, int w) {
         // The row's logits are not needed past here: e^(x - max) in place (libm's scalar expf
         // was a third of this task), summed in id order.
         float *ex = lg + (long)(r - r0) * nv;
-        for (int j = 0; j < nv; j++) ex[j] = x[j] - mx;
-        cpu_exp_inplace(ex, nv);
+        cpu_exp_minus(ex, nv, mx);
         double s = 0;
         for (int j = 0; j < nv; j++) s += ex[j];
         a->stats[(long)r * n_chunks + chunk] = (struct cpu_chunk_stat){mx, v0 + am, s};

@@ -2,6 +2,7 @@
 // does not hinge on summation order.
 #include "kernels/cpu/cpu_ops.h"
 
+#include <immintrin.h>
 #include <math.h>
 
 #include "kernels/cpu/cpu_attention.h"
@@ -52,17 +53,38 @@ static void exp_inplace(float *x, long n, int vec) {
 
 void cpu_exp_inplace(float *x, long n) { exp_inplace(x, n, cpu_gemm_have_avx2()); }
 
+// The vector path of cpu_swiglu: the scalar loops' operations, 8 lanes at a time.
+__attribute__((target("avx2,fma"))) static void swiglu_avx2(float *g, const float *u, long n) {
+    _Alignas(32) float e[256];
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    for (long i0 = 0; i0 < n; i0 += 256) {
+        int m = n - i0 < 256 ? (int)(n - i0) : 256, i = 0;
+        for (; i + 8 <= m; i += 8) _mm256_store_ps(e + i, _mm256_xor_ps(_mm256_loadu_ps(g + i0 + i), sign));
+        for (; i < m; i++) e[i] = -g[i0 + i];
+        cpu_attn_exp_avx2(e, e, m);
+        for (i = 0; i + 8 <= m; i += 8) {
+            __m256 gi = _mm256_loadu_ps(g + i0 + i);
+            gi = _mm256_mul_ps(_mm256_div_ps(gi, _mm256_add_ps(one, _mm256_load_ps(e + i))), _mm256_loadu_ps(u + i0 + i));
+            _mm256_storeu_ps(g + i0 + i, gi);
+        }
+        for (; i < m; i++) g[i0 + i] = g[i0 + i] / (1.0f + e[i]) * u[i0 + i];
+    }
+}
+
 // silu(g) = g / (1 + e^-g), e^-g by exp_inplace in chunks (-g clamped at 88 on the vector
 // path, where silu is 0 to 1e-36 either way).
 void cpu_swiglu(float *gate, const float *up, long n) {
-    int vec = cpu_gemm_have_avx2();
+    if (cpu_gemm_have_avx2()) {
+        swiglu_avx2(gate, up, n);
+        return;
+    }
     float e[256];
     for (long i0 = 0; i0 < n; i0 += 256) {
         int m = n - i0 < 256 ? (int)(n - i0) : 256;
         float *g = gate + i0;
         const float *u = up + i0;
         for (int i = 0; i < m; i++) e[i] = -g[i];
-        exp_inplace(e, m, vec);
+        exp_inplace(e, m, 0);
         for (int i = 0; i < m; i++) g[i] = g[i] / (1.0f + e[i]) * u[i];
     }
 }
@@ -94,4 +116,65 @@ void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, cons
             }
         }
     }
+}
+
+static int argmax_scalar(const float *x, int n, float *mx) {
+    float m = x[0];
+    int am = 0;
+    for (int j = 1; j < n; j++)
+        if (x[j] > m) m = x[j], am = j;
+    *mx = m;
+    return am;
+}
+
+// Lane l follows positions l, l + 8, ... with the scalar loop's strict >, so it holds its
+// first maximum; the first position of the overall maximum is the least index among lanes
+// holding it. NaN never wins a compare; lanes that start on one start from -inf instead.
+__attribute__((target("avx2"))) static int argmax_avx2(const float *x, int n, float *mx) {
+    __m256 v = _mm256_loadu_ps(x);
+    __m256 vm = _mm256_blendv_ps(v, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    __m256i vi = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), idx = vi;
+    const __m256i eight = _mm256_set1_epi32(8);
+    int j = 8;
+    for (; j + 8 <= n; j += 8) {
+        v = _mm256_loadu_ps(x + j);
+        idx = _mm256_add_epi32(idx, eight);
+        __m256 gt = _mm256_cmp_ps(v, vm, _CMP_GT_OQ);
+        vm = _mm256_blendv_ps(vm, v, gt);
+        vi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(vi), _mm256_castsi256_ps(idx), gt));
+    }
+    float lm[8];
+    int li[8];
+    _mm256_storeu_ps(lm, vm);
+    _mm256_storeu_si256((__m256i *)li, vi);
+    float m = lm[0];
+    for (int l = 1; l < 8; l++) m = lm[l] > m ? lm[l] : m;
+    int am = n;
+    for (int l = 0; l < 8; l++)
+        if (lm[l] == m && li[l] < am) am = li[l];
+    for (; j < n; j++)
+        if (x[j] > m) m = x[j], am = j;
+    *mx = m;
+    return am;
+}
+
+int cpu_argmax(const float *x, int n, float *mx) {
+    // A NaN first element wins outright in the scalar loop.
+    if (n < 16 || x[0] != x[0] || !cpu_gemm_have_avx2()) return argmax_scalar(x, n, mx);
+    return argmax_avx2(x, n, mx);
+}
+
+__attribute__((target("avx2"))) static void sub_avx2(float *x, long n, float m) {
+    long i = 0;
+    const __m256 vm = _mm256_set1_ps(m);
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    for (; i < n; i++) x[i] -= m;
+}
+
+void cpu_exp_minus(float *x, long n, float m) {
+    if (cpu_gemm_have_avx2())
+        sub_avx2(x, n, m);
+    else
+        for (long i = 0; i < n; i++) x[i] -= m;
+    cpu_exp_inplace(x, n);
 }

@@ -19,6 +19,14 @@ void cpu_gelu_tanh(float *x, long n);
 // CPU has it, else libm's expf; (n)
 void cpu_exp_inplace(float *x, long n);
 
+// x = e^(x - m) in place, by cpu_exp_inplace; (n)
+void cpu_exp_minus(float *x, long n, float m);
+
+// The first index of the largest of x[0..n) (n >= 1), its value in *mx: what the loop
+// `if (x[j] > mx) mx = x[j], am = j` from mx = x[0], am = 0 finds (a NaN x[0] wins, later
+// NaNs never do), on 8 lanes where the CPU has AVX2.
+int cpu_argmax(const float *x, int n, float *mx);
+
 // gate = silu(gate) * up, in place in gate; (n)
 void cpu_swiglu(float *gate, const float *up, long n);
 
