@@ -18,16 +18,24 @@ Models:
   stories260K  ../shared/benchdata/models/stories260K (llama2.c), converted to a Hugging Face
                Llama by tools/make_real_parity_fixtures.py's convert_model; tokenizer tok512.bin
                (xsa-eval reads it directly, lm-eval through make_tokenizer's Python port)
-  random25m    a random-weight Llama of ~25M parameters (d 512, 8 layers, 8 heads / 4 KV heads,
-               MLP 1536, context 1024), weights drawn by make_model_fixtures.randomize, with the
-               byte-level BPE tokenizer.json of tests/fixtures/tokenizers/gpt2 (vocab 700)
+  random25m    a random-weight Llama of ~25M parameters, weights drawn by
+               make_model_fixtures.randomize, with the byte-level BPE tokenizer.json of
+               tests/fixtures/tokenizers/gpt2 (700 tokens), context 1024, in two shapes, each run in
+               turn (--random-shape):
+                 tiny25m  d 384, 6 layers, 6 heads / 2 KV heads, MLP 1536, a tied 32000-wide
+                          embedding (25.3M): shaped like small real checkpoints (llama2.c's
+                          stories15M/42M, TinyStories), half of the parameters in the embedding
+                 body26m  d 512, 8 layers, 8 heads / 4 KV heads, MLP 1536, the tokenizer's 703-wide
+                          head (25.9M): nearly everything in the blocks, as in parameter-golf's
+                          1024-token models; the hardest case for a speedup (lm-eval's wasted
+                          logits are cheap there)
 Data: the real files of ../shared/benchdata (eight tasks; HellaSwag is left out because
 benchdata only holds a text dump of it that lm-eval cannot read), or, when ../shared is absent,
 the synthetic rows of tests/fixtures/data (nine tasks, random25m only).
 
     python3 tools/bench_lm_eval.py [--models stories260K,random25m] [--limit-stories 40]
                                    [--limit-random 4] [--random-vocab N] [--repeat N]
-                                   [--random-shape body26m|tiny25m]
+                                   [--random-shape tiny25m,body26m]
                                    [--out /tmp/xsa_bench_lm_eval]
 
 Writes OUT/summary.json with every figure; nothing in the repository is written.
@@ -261,13 +269,18 @@ def main():
     ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
-    ap.add_argument("--random-shape", default="body26m", choices=sorted(RANDOM_SHAPES),
-                    help="shape of the random llama (default body26m)")
+    ap.add_argument("--random-shape", default="tiny25m,body26m",
+                    help="shapes of the random llama, comma-separated, each benchmarked in turn (%s; default "
+                         "tiny25m,body26m)" % ", ".join(sorted(RANDOM_SHAPES)))
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs of each side, alternately; medians are reported (default 1)")
     ap.add_argument("--random-vocab", type=int, default=0,
                     help="logits width of the random llama (default: the tokenizer's 703; e.g. 32000 as real models)")
     a = ap.parse_args()
+    shapes = a.random_shape.split(",")
+    for sh in shapes:
+        if sh not in RANDOM_SHAPES:
+            sys.exit("unknown --random-shape %r (%s)" % (sh, ", ".join(sorted(RANDOM_SHAPES))))
     if a.threads:
         torch.set_num_threads(a.threads)
     if str(a.batch_size).isdigit():
@@ -282,20 +295,24 @@ def main():
         print("note: %s absent: tests/fixtures/data (synthetic rows) and random25m only" % bd)
         mpf.install_local_loader()
         tasks, data_dir = FIXTURE_TASKS, os.path.join(ROOT, "tests", "fixtures", "data")
-    recs = []
+    runs = []  # (name, shape): random25m once per shape
     for name in a.models.split(","):
+        if name not in ("stories260K", "random25m"):
+            sys.exit("unknown model %r (stories260K, random25m)" % name)
+        runs += [(name, sh) for sh in shapes] if name == "random25m" else [(name, None)]
+    recs = []
+    for name, shape in runs:
         with contextlib.redirect_stdout(sys.stderr):  # transformers / lm-eval chatter
             if name == "stories260K":
                 if not real:
                     continue
                 ckpt, tokbin, tok = build_stories(bd, a.out)
                 limit = a.limit_stories
-            elif name == "random25m":
-                ckpt, tokbin, tok = build_random25m(a.out, vocab=a.random_vocab, shape=a.random_shape)
-                limit = a.limit_random
             else:
-                sys.exit("unknown model %r (stories260K, random25m)" % name)
-        recs.append(bench_model(name, ckpt, tokbin, tok, tasks, limit, data_dir, a.out, a))
+                ckpt, tokbin, tok = build_random25m(a.out, vocab=a.random_vocab, shape=shape)
+                limit = a.limit_random
+        label = name if shape is None else "%s (%s)" % (name, shape)
+        recs.append(bench_model(label, ckpt, tokbin, tok, tasks, limit, data_dir, a.out, a))
     print("\nwall: whole run (data, tokenizing, scoring, metrics with 100000 bootstrap iterations, logs);"
           " model: lm-eval's loglikelihood minus its tokenizing vs xsa-eval's scheduler+backend time;"
           " medians of %d run(s) each" % a.repeat)

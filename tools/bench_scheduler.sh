@@ -12,7 +12,7 @@
 #   BENCH_LIMIT_BIG (random 26M llama, default 8), LM_LIMIT_STORIES (default 40),
 #   LM_LIMIT_RANDOM (default 4), LM_REPEAT (runs of each side, medians; default 1),
 #   LM_RANDOM_VOCAB (logits width of the random llama; default its tokenizer's 703),
-#   LM_RANDOM_SHAPE (body26m, the default, or tiny25m: see tools/bench_lm_eval.py),
+#   LM_RANDOM_SHAPE (shapes of the random llama, default tiny25m,body26m: see tools/bench_lm_eval.py),
 #   BENCH_OUT (default /tmp/xsa_bench_lm_eval).
 # lm-eval's side needs: pip install torch transformers lm-eval datasets
 set -euo pipefail
@@ -27,5 +27,5 @@ echo
 echo "## 2. xsa-eval vs lm-evaluation-harness, same checkpoint and rows, this CPU (tools/bench_lm_eval.py)"
 echo
 python3 tools/bench_lm_eval.py --limit-stories "${LM_LIMIT_STORIES:-40}" --limit-random "${LM_LIMIT_RANDOM:-4}" \
-    --repeat "${LM_REPEAT:-1}" --random-vocab "${LM_RANDOM_VOCAB:-0}" --random-shape "${LM_RANDOM_SHAPE:-body26m}" \
+    --repeat "${LM_REPEAT:-1}" --random-vocab "${LM_RANDOM_VOCAB:-0}" --random-shape "${LM_RANDOM_SHAPE:-tiny25m,body26m}" \
     --out "${BENCH_OUT:-/tmp/xsa_bench_lm_eval}" 2>"${BENCH_OUT:-/tmp/xsa_bench_lm_eval}.log"
