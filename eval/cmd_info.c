@@ -23,6 +23,11 @@ static const char *rope_name(enum rope_style r) {
     return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : "none";
 }
 
+// The MLP's activation, as config.json names it (llama: SwiGLU).
+static const char *act_name(const struct model_config *c) {
+    return c->arch == MODEL_ARCH_LLAMA ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+}
+
 static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
@@ -33,6 +38,7 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
     printf("head_dim       %d\n", c->head_dim);
     printf("d_ff           %d\n", c->d_ff);
+    printf("activation     %s\n", act_name(c));
     printf("vocab          %d\n", c->vocab_size);
     printf("context        %d\n", c->max_seq_len);
     printf("parameters     %lld (%.2fM)\n", m->n_params, (double)m->n_params / 1e6);
@@ -64,6 +70,7 @@ static int print_json(const struct model *m, const char *xsa, const char *tok) {
     cJSON_AddNumberToObject(o, "n_kv_head", c->n_kv_head);
     cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
     cJSON_AddNumberToObject(o, "d_ff", c->d_ff);
+    cJSON_AddStringToObject(o, "activation", act_name(c));
     cJSON_AddNumberToObject(o, "vocab_size", c->vocab_size);
     cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
     cJSON_AddNumberToObject(o, "n_params", (double)m->n_params);

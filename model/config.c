@@ -107,8 +107,9 @@ static int parse_gpt2(struct hf_config *hc, const cJSON *r, const char *path, xs
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
     if (rc) return rc;
-    if (strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: activation_function \"%.64s\" is not supported (xsa-eval implements gelu_new / gelu_pytorch_tanh)", path, act);
+    c->gelu_exact = !strcmp(act, "gelu");
+    if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: activation_function \"%.64s\" is not supported (xsa-eval implements gelu_new / gelu_pytorch_tanh and gelu)", path, act);
     int scale_by_idx = 0, reorder = 0, scale_w = 1;
     rc = get_bool(r, "scale_attn_by_inverse_layer_idx", 0, &scale_by_idx, path, err);
     if (!rc) rc = get_bool(r, "reorder_and_upcast_attn", 0, &reorder, path, err);

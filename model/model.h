@@ -37,6 +37,8 @@ struct model_config {
     float norm_eps;
     float rope_theta;
     int tied_head;    // 1 when lm_head shares tok_emb
+    int gelu_exact;   // gpt2: 1 for activation_function "gelu" (erf, nanoGPT's nn.GELU), 0 for
+                      // the tanh approximation (gelu_new, GPT-2's own)
     int bos_id, eos_id;              // from config.json / header; -1 when absent
     unsigned char xsa[MODEL_MAX_LAYERS];  // xsa[l] = 1: Exclusive Self Attention in layer l
 };

@@ -60,6 +60,10 @@ TEST(activations_match_cpu) {
         double ref = 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * (double)v * v * v)));
         CHECK_NEAR(xsa_gelu_tanh(v), c, 1e-6 * (1 + fabs(c)));
         CHECK_NEAR(xsa_gelu_tanh(v), ref, 1e-5 * (1 + fabs(ref)));
+        float e = v;
+        cpu_gelu_erf(&e, 1);
+        CHECK_NEAR(xsa_gelu_erf(v), e, 1e-6 * (1 + fabs(e)));
+        CHECK_NEAR(xsa_gelu_erf(v), 0.5 * v * (1.0 + erf(v / sqrt(2.0))), 1e-5 * (1 + fabs(e)));
         cpu_swiglu(&g, &u, 1);
         CHECK_NEAR(xsa_swiglu(v, u), g, 1e-6 * (1 + fabs(g)));
         CHECK_NEAR(xsa_swiglu(v, u), v / (1.0 + exp(-(double)v)) * u, 1e-5 * (1 + fabs(g)));

@@ -7,6 +7,9 @@ G=$F/gpt2_tiny
 
 # Good inputs.
 expect_exit info_gpt2 0 "architecture +gpt2" -- "$XSA_BIN" info --model $G
+expect_exit info_gelu_new 0 "activation +gelu_new" -- "$XSA_BIN" info --model $G
+expect_exit info_gelu_exact 0 "activation +gelu$" -- "$XSA_BIN" info --model $F/gpt2_gelu
+expect_exit info_swiglu_json 0 '"activation":[[:space:]]*"swiglu"' -- "$XSA_BIN" info --model $F/llama_gqa --json
 expect_exit info_sharded 0 "parameters +37120" -- "$XSA_BIN" info --model $F/gpt2_tiny_sharded
 expect_exit info_llama_gqa 0 "heads +4 \(kv heads 2\)" -- "$XSA_BIN" info --model $F/llama_gqa
 expect_exit info_bf16_json 0 '"dtype":[[:space:]]*"BF16"' -- "$XSA_BIN" info --model $F/llama_bf16 --json

@@ -266,6 +266,15 @@ def main():
     save(m, args.out, "llama_bf16")
     write_reference(args.out, "llama_bf16", LlamaForCausalLM, "BF16", "float32", "1", 13)
 
+    # (d) gpt2_gelu: gpt2_tiny's shape with the exact erf GELU (activation_function "gelu"),
+    # as nanoGPT checkpoints (nn.GELU) convert; untied head.
+    cfg = GPT2Config(vocab_size=300, n_positions=64, n_embd=32, n_layer=2, n_head=4,
+                     activation_function="gelu", tie_word_embeddings=False, bos_token_id=0, eos_token_id=0)
+    m = GPT2LMHeadModel(cfg)
+    randomize(m, 4)
+    save(m, args.out, "gpt2_gelu")
+    write_reference(args.out, "gpt2_gelu", GPT2LMHeadModel, "F32", "float64", "0", 14)
+
     for name in sorted(os.listdir(args.out)):
         d = os.path.join(args.out, name)
         for f in os.listdir(d):

@@ -65,6 +65,7 @@ static void run_rows(struct cpu_state *st, struct rows_job *j) {
 struct tile_step {
     float *dst;  // residual rows (add_to_residual), gate rows (swiglu_into_gate)
     int n, ld;   // real rows; floats per row of dst
+    int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact)
 };
 
 // dst += tile: the residual add after the output and down projections.
@@ -81,10 +82,11 @@ static void swiglu_into_gate(void *ctx, float *out, int ldo, int r0, int c0, int
         cpu_swiglu(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
 }
 
-// GELU on the tile in place (gpt2's up projection).
+// GELU on the tile in place (gpt2's up projection), exact or tanh as the config says.
 static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
-    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_gelu_tanh(out + (long)(r - r0) * ldo, nc);
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
+        (s->exact ? cpu_gelu_erf : cpu_gelu_tanh)(out + (long)(r - r0) * ldo, nc);
     (void)c0;
 }
 
@@ -147,7 +149,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
                           .bias = w->mlp_norm_b, .out = xin};
     run_rows(st, &j);
-    struct tile_step ff = {.dst = st->ff, .n = N, .ld = F};
+    struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact};
     if (c->arch == MODEL_ARCH_GPT2) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
                              gelu_in_place, &ff);

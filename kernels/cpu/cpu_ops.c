@@ -42,6 +42,10 @@ void cpu_gelu_tanh(float *x, long n) {
     }
 }
 
+void cpu_gelu_erf(float *x, long n) {
+    for (long i = 0; i < n; i++) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+
 // vec: the AVX2 vector exp, else libm's expf.
 static void exp_inplace(float *x, long n, int vec) {
     if (!vec) {

@@ -15,6 +15,9 @@ void cpu_add_inplace(float *x, const float *y, long n);
 // HF gelu_new (tanh approximation), in place; (n)
 void cpu_gelu_tanh(float *x, long n);
 
+// HF gelu (exact, erf), in place; (n)
+void cpu_gelu_erf(float *x, long n);
+
 // x = e^x in place for x <= 88: the AVX2 vector exp (0.9 ulp, cpu_attn_exp_avx2) where the
 // CPU has it, else libm's expf; (n)
 void cpu_exp_inplace(float *x, long n);

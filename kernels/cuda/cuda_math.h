@@ -49,6 +49,9 @@ XSA_HD float xsa_gelu_tanh(float v) {
     return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
 }
 
+// HF gelu (nn.functional.gelu, exact): 0.5 x (1 + erf(x / sqrt(2)))
+XSA_HD float xsa_gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+
 // SwiGLU: silu(gate) * up
 XSA_HD float xsa_swiglu(float g, float up) { return g / (1.0f + expf(-g)) * up; }
 

@@ -138,16 +138,19 @@ int cu_qkv_bias_rope(struct cu_state *st, const float *bias, int T, xsa_error *e
     return 0;
 }
 
-// ffa (T, F) = act(ff + bias); swiglu: ff rows are (gate F | up F), else (F) with GELU-tanh.
+// ffa (T, F) = act(ff + bias); swiglu: ff rows are (gate F | up F), else (F) with GELU (erf
+// when exact, else tanh).
 __global__ void mlp_act_kernel(const float *ff, const float *bias, void *ffa, int T, int F, int swiglu,
-                               int fp32) {
+                               int exact, int fp32) {
     long n = (long)T * F;
     int ld = swiglu ? 2 * F : F;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
         long t = i / F;
         int f = (int)(i % F);
         float g = ff[t * ld + f] + (bias ? bias[f] : 0.0f);
-        float v = swiglu ? xsa_swiglu(g, ff[t * ld + F + f] + (bias ? bias[F + f] : 0.0f)) : xsa_gelu_tanh(g);
+        float v = swiglu  ? xsa_swiglu(g, ff[t * ld + F + f] + (bias ? bias[F + f] : 0.0f))
+                  : exact ? xsa_gelu_erf(g)
+                          : xsa_gelu_tanh(g);
         act_store(ffa, i, v, fp32);
     }
 }
@@ -155,7 +158,7 @@ __global__ void mlp_act_kernel(const float *ff, const float *bias, void *ffa, in
 int cu_mlp_act(struct cu_state *st, const float *bias, int T, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
     mlp_act_kernel<<<grid_for((long)T * c->d_ff, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(
-        st->ff, bias, st->ffa, T, c->d_ff, c->arch == MODEL_ARCH_LLAMA, st->fp32);
+        st->ff, bias, st->ffa, T, c->d_ff, c->arch == MODEL_ARCH_LLAMA, c->gelu_exact, st->fp32);
     CU_LAUNCHED();
     return 0;
 }
