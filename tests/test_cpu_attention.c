@@ -179,7 +179,7 @@ TEST(grouped_tokens_bit_identical_to_single) {
         fprintf(stderr, "  no AVX2 on this CPU: grouped kernel not run\n");
         return;
     }
-    static const int gshapes[][3] = {{8, 4, 8}, {6, 2, 12}, {8, 2, 64}, {3, 3, 5}, {8, 1, 16}};
+    static const int gshapes[][3] = {{8, 4, 8}, {6, 2, 12}, {8, 2, 64}, {3, 3, 5}, {8, 1, 16}, {10, 2, 13}};
     int bad = 0, leaked = 0, cases = 0;
     for (size_t si = 0; si < sizeof gshapes / sizeof gshapes[0]; si++) {
         int H = gshapes[si][0], Hkv = gshapes[si][1], hd = gshapes[si][2], G = H / Hkv, KV = Hkv * hd;

@@ -331,7 +331,7 @@ TEST(vector_argmax_as_plain_loop) {
     uint32_t s = 7u;
     int cases = 0, bad = 0;
     for (int n = 1; n <= 150; n++)
-        for (int kind = 0; kind < 6; kind++) {
+        for (int kind = 0; kind < 7; kind++) {
             for (int i = 0; i < n; i++) {
                 s = s * 1664525u + 1013904223u;
                 x[i] = kind == 1 ? (float)(s >> 29) : (float)((s >> 8) & 0xffff) / 4096.0f - 8.0f;  // kind 1: many ties
@@ -342,6 +342,8 @@ TEST(vector_argmax_as_plain_loop) {
             if (kind == 4)
                 for (int i = 0; i < n; i++) x[i] = (i % 5 == 2) ? NAN : -INFINITY;
             if (kind == 5) x[n - 1] = 100.0f, x[n / 2] = 100.0f;
+            if (kind == 6)  // signed zeros: the value kept is the first index's
+                for (int i = 0; i < n; i++) x[i] = i % 3 == 1 ? -0.0f : i % 3 == 2 ? 0.0f : -1.0f;
             float m = x[0], got_m;
             int am = 0;
             for (int j = 1; j < n; j++)
@@ -351,7 +353,7 @@ TEST(vector_argmax_as_plain_loop) {
             cases++;
         }
     CHECK_MSG(!bad, "cpu_argmax differs from the plain loop");
-    CHECK(cases == 900);
+    CHECK(cases == 1050);
 }
 
 // SwiGLU's vector path: silu(g) * u to float rounding of a double reference, and the same

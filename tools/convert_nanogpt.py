@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 
 import torch
 from safetensors.torch import save_file
@@ -157,9 +158,10 @@ def main():
     eos = a.eos_id if a.eos_id is not None else (50256 if args["vocab_size"] > 50256 else None)
     tensors = convert(sd, args)
     cfg = config_json(args, xsa_layers(a.xsa, args["n_layer"]), eos)
-    tmp = a.out + ".partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    parent = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(parent):
+        fail("%s: no such folder to write into" % parent)
+    tmp = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(a.out) + ".partial-")
     try:
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
         with open(os.path.join(tmp, "config.json"), "w") as f:

@@ -10,7 +10,9 @@
 // (lane i = position 8b + i; the block across the span boundary gathers from both), lane
 // partials reduce in a fixed tree. So a branch token (prefix span + branch span) computes
 // exactly what the same keys in one plain row do, and which task, thread or batch position a
-// token lands in never changes its arithmetic. Only the token's own keys are ever read.
+// token lands in never changes its arithmetic. A token's weighted sum of values reads only its
+// own keys; grouped scores (cpu_attn_tokens_avx2) also read group mates' later keys in the last
+// blocks and set those lanes to -inf, so nothing of them reaches the token.
 #ifndef XSA_KERNELS_CPU_ATTENTION_H
 #define XSA_KERNELS_CPU_ATTENTION_H
 
@@ -21,7 +23,7 @@
 #define CPU_ATTN_TOKENS 16  // query tokens per task
 #define CPU_ATTN_PAD 8      // extra floats per head of score scratch (the last short block)
 #define CPU_ATTN_GROUP 4    // tokens whose scores are computed together (AVX2 kernel)
-#define CPU_ATTN_GROUP_QUERIES 64  // at most this many (token, head) queries in a group
+#define CPU_ATTN_GROUP_QUERIES 64  // tasks group at most this many (token, head) queries (a scheduling choice)
 // Score scratch per thread for G query heads per kv head and spans of up to n keys.
 #define CPU_ATTN_SCRATCH(G, n) ((long)CPU_ATTN_GROUP * (G) * ((n) + CPU_ATTN_PAD))
 // Extra floats per row of the transposed K/V planes: with t_cap a multiple of 64, rows a
@@ -76,8 +78,8 @@ void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a);
 
 // Kernels (cpu_attention_kernel.c); exposed for tests and benchmarks.
 void cpu_attn_token_avx2(const struct cpu_attn_token *t);
-// n_tok <= CPU_ATTN_GROUP tokens (n_tok * G <= CPU_ATTN_GROUP_QUERIES) of one kv head whose keys map alike (same span0 start, and
-// no span 1 for all or the same span 0 end and span 1 start for all): the same results as
+// n_tok <= CPU_ATTN_GROUP tokens of one kv head whose keys map alike (same span0 start, and no
+// span 1 for all or the same span 0 end and span 1 start for all): the same results as
 // cpu_attn_token_avx2 on each, bit for bit.
 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok);
 void cpu_attn_token_scalar(const struct cpu_attn_token *t);

@@ -153,9 +153,10 @@ __attribute__((target("avx2"))) static int argmax_avx2(const float *x, int n, fl
     _mm256_storeu_si256((__m256i *)li, vi);
     float m = lm[0];
     for (int l = 1; l < 8; l++) m = lm[l] > m ? lm[l] : m;
-    int am = n;
+    int am = n, best = 0;
     for (int l = 0; l < 8; l++)
-        if (lm[l] == m && li[l] < am) am = li[l];
+        if (lm[l] == m && li[l] < am) am = li[l], best = l;
+    m = lm[best];  // -0 and +0 compare equal: the value at the first index, as the loop keeps it
     for (; j < n; j++)
         if (x[j] > m) m = x[j], am = j;
     *mx = m;

@@ -84,7 +84,8 @@ int cu_norm(struct cu_state *st, const float *x, const int32_t *rows, void *out,
             const float *w, const float *b, xsa_error *err);
 // qkv += bias; RoPE on the q and k parts (when the model has RoPE).
 int cu_qkv_bias_rope(struct cu_state *st, const float *bias, int T, xsa_error *err);
-// ffa = act(ff + bias): GELU-tanh (gpt2, width F) or SwiGLU over (gate | up) (llama).
+// ffa = act(ff + bias): GELU, tanh or erf as the config says (gpt2, width F), or SwiGLU over
+// (gate | up) (llama).
 int cu_mlp_act(struct cu_state *st, const float *bias, int T, xsa_error *err);
 // x[t] += b for every row; (T, C).
 int cu_add_bias(struct cu_state *st, const float *b, int T, xsa_error *err);
