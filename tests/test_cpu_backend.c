@@ -380,6 +380,29 @@ TEST(swiglu_vector_path) {
     CHECK(memcmp(g, g2 + 5, sizeof g) == 0);
 }
 
+// RMSNorm runs 4 rows at a time where the CPU has AVX2: each row must get the bits it gets
+// alone (1 row: the plain loop), for widths that leave tails of every length.
+TEST(rms_norm_rows_as_one_row) {
+    static const int widths[] = {1, 3, 4, 7, 8, 13, 37, 64, 384, 515};
+    float x[6 * 515], w[515], all[6 * 515], one[515];
+    uint32_t s = 5u;
+    int bad = 0;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        int C = widths[wi];
+        for (int i = 0; i < 6 * C; i++) {
+            s = s * 1664525u + 1013904223u;
+            x[i] = ((float)((s >> 8) & 0xffff) / 4096.0f - 8.0f) * (i % 7 == 0 ? 1000.0f : 1.0f);
+        }
+        for (int i = 0; i < C; i++) w[i] = 1.0f + 0.01f * (float)(i % 13);
+        cpu_norm_rows(x, all, 6, C, w, NULL, 1e-5f);
+        for (int r = 0; r < 6; r++) {
+            cpu_norm_rows(x + (long)r * C, one, 1, C, w, NULL, 1e-5f);
+            bad |= memcmp(one, all + (long)r * C, sizeof(float) * C) != 0;
+        }
+    }
+    CHECK_MSG(!bad, "a row normed among 6 differs from the same row alone");
+}
+
 static int score_raw(struct backend *be, const struct score_batch *b, char *msg) {
     float lp[8];
     uint8_t gr[8];
@@ -701,6 +724,6 @@ TEST(every_attention_kernel) {
 RUN_TESTS(T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
-          T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path),
+          T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(rms_norm_rows_as_one_row),
           T(bad_batches_fail_with_code_2), T(backend_open_devices),
           T(batch_builder_spans), T(every_gemm_kernel), T(every_attention_kernel))

@@ -8,9 +8,45 @@
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
 
+// RMSNorm of 4 rows at once on AVX2: lane j of the double accumulator runs row j's sum of
+// squares in the one-row loop's order (each square is exact in double, so the FMA rounds as
+// the loop's add does), 4 rows' dependency chains in flight instead of one. Then
+// out = w * (x * rstd) 8 floats at a time: the same bits as the loop below.
+__attribute__((target("avx2,fma"))) static void rms_norm4(const float *x, float *out, int C, const float *w,
+                                                          float eps) {
+    __m256d acc = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 4 <= C; i += 4) {
+        __m128 c0 = _mm_loadu_ps(x + i), c1 = _mm_loadu_ps(x + C + i);
+        __m128 c2 = _mm_loadu_ps(x + 2L * C + i), c3 = _mm_loadu_ps(x + 3L * C + i);
+        _MM_TRANSPOSE4_PS(c0, c1, c2, c3);  // ck: element i + k of rows 0..3
+        __m256d d = _mm256_cvtps_pd(c0);
+        acc = _mm256_fmadd_pd(d, d, acc);
+        d = _mm256_cvtps_pd(c1), acc = _mm256_fmadd_pd(d, d, acc);
+        d = _mm256_cvtps_pd(c2), acc = _mm256_fmadd_pd(d, d, acc);
+        d = _mm256_cvtps_pd(c3), acc = _mm256_fmadd_pd(d, d, acc);
+    }
+    double ss[4];
+    _mm256_storeu_pd(ss, acc);
+    for (int j = 0; j < 4; j++) {
+        const float *xr = x + (long)j * C;
+        float *o = out + (long)j * C;
+        for (int k = i; k < C; k++) ss[j] += (double)xr[k] * xr[k];
+        float rstd = (float)(1.0 / sqrt((float)(ss[j] / C) + eps));
+        const __m256 vr = _mm256_set1_ps(rstd);
+        int k = 0;
+        for (; k + 8 <= C; k += 8)
+            _mm256_storeu_ps(o + k, _mm256_mul_ps(_mm256_loadu_ps(w + k), _mm256_mul_ps(_mm256_loadu_ps(xr + k), vr)));
+        for (; k < C; k++) o[k] = w[k] * (xr[k] * rstd);
+    }
+}
+
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps) {
-    for (int r = 0; r < n; r++) {
+    int r = 0;
+    if (!b && cpu_gemm_have_avx2())
+        for (; r + 4 <= n; r += 4) rms_norm4(x + (long)r * C, out + (long)r * C, C, w, eps);
+    for (; r < n; r++) {
         const float *xr = x + (long)r * C;
         float *o = out + (long)r * C;
         if (b) {
@@ -30,7 +66,17 @@ void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, con
     }
 }
 
+__attribute__((target("avx2"))) static void add_avx2(float *x, const float *y, long n) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) x[i] += y[i];
+}
+
 void cpu_add_inplace(float *x, const float *y, long n) {
+    if (cpu_gemm_have_avx2()) {
+        add_avx2(x, y, n);
+        return;
+    }
     for (long i = 0; i < n; i++) x[i] += y[i];
 }
 
