@@ -173,7 +173,7 @@ def main():
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    n = sum(t.numel() for k, t in tensors.items())
+    n = sum(t.numel() for t in tensors.values())
     print("%s: GPT-2 layout, %d layers, d %d, %d heads, vocab %d, %.2fM parameters (head tied), xsa %s" %
           (a.out, args["n_layer"], args["n_embd"], args["n_head"], args["vocab_size"], n / 1e6, a.xsa))
 

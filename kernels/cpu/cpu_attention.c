@@ -44,22 +44,20 @@ __attribute__((target("avx2"))) static void transpose8x8(const float *src, long 
     }
 }
 
-// kt[kvh*hd + d][t] = k[t][kvh*hd + d] for a run of tokens (same for v): 8 x 8 blocks on
-// AVX2, then the edges one float at a time.
+// kt[kvh*hd + d][t] = k[t][kvh*hd + d] for a run of tokens (same for v): 8 x 8 blocks,
+// then the edges one float at a time. Only the AVX2 kernel reads the planes, so only it
+// runs this.
 static void transpose_task(void *ctx, int i, int w) {
     (void)w;
     const struct cpu_attention_args *a = ctx;
     int KV = a->Hkv * a->hd, t0 = i * TRANSPOSE_TOKENS;
     int t1 = t0 + TRANSPOSE_TOKENS < a->T ? t0 + TRANSPOSE_TOKENS : a->T;
-    int tv = t0, cv = 0;  // [t0, tv) x [0, cv) done in blocks
-    if (cpu_gemm_have_avx2()) {
-        tv = t0 + (t1 - t0) / 8 * 8, cv = KV / 8 * 8;
-        for (int t = t0; t < tv; t += 8)
-            for (int c = 0; c < cv; c += 8) {
-                transpose8x8(a->k + (long)t * KV + c, KV, a->kt + (long)c * a->ldt + t, a->ldt);
-                transpose8x8(a->v + (long)t * KV + c, KV, a->vt + (long)c * a->ldt + t, a->ldt);
-            }
-    }
+    int tv = t0 + (t1 - t0) / 8 * 8, cv = KV / 8 * 8;  // [t0, tv) x [0, cv) in blocks
+    for (int t = t0; t < tv; t += 8)
+        for (int c = 0; c < cv; c += 8) {
+            transpose8x8(a->k + (long)t * KV + c, KV, a->kt + (long)c * a->ldt + t, a->ldt);
+            transpose8x8(a->v + (long)t * KV + c, KV, a->vt + (long)c * a->ldt + t, a->ldt);
+        }
     for (int c = 0; c < KV; c++) {
         float *kt = a->kt + c * a->ldt, *vt = a->vt + c * a->ldt;
         for (int t = c < cv ? tv : t0; t < t1; t++) {
