@@ -2,16 +2,31 @@
 # `make asan` runs the tests under AddressSanitizer + UBSan; `make bench` builds benchmarks;
 # `make demo` scores the bundled SA and XSA demo checkpoints offline (out/demo/demo.md);
 # `make demo-example` regenerates the committed copy, reports/examples/demo.md.
-# Sources are found by folder, so a new file needs no Makefile edit.
+# Sources are found by folder, so a new file needs no Makefile edit. On a fresh Debian machine
+# the first build installs the packages of tools/debian-packages.txt (tools/install-deps.sh).
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -MMD -MP
-CFLAGS  += $(shell pkg-config --cflags openblas libcjson 2>/dev/null) -I/usr/include/cjson
-LDLIBS  += $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-LDLIBS  += -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lpthread -ldl -lm
+# What the build itself needs: always added, so a user's CC, CPPFLAGS, CFLAGS, LDFLAGS and
+# LDLIBS (make CFLAGS=-O3) add to these instead of replacing them. SAN: sanitizer flags (asan).
+XSA_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -MMD -MP $(PKG_CFLAGS) -I/usr/include/cjson
+ALL_CFLAGS = $(XSA_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN)
+ALL_LDFLAGS = $(CFLAGS) $(SAN) $(LDFLAGS)
+XSA_LDLIBS = $(PKG_LIBS) -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lpthread -ldl -lm
+
+# The Debian packages are checked (and installed, as root) before anything is compiled:
+# $(BUILD)/deps.mk is remade first, then make rereads it with pkg-config's flags.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+include $(BUILD)/deps.mk
+endif
+$(BUILD)/deps.mk: tools/install-deps.sh tools/debian-packages.txt
+	@bash tools/install-deps.sh
+	@mkdir -p $(BUILD)
+	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags openblas libcjson 2>/dev/null)"; \
+	   echo "PKG_LIBS := $$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)"; } > $@.tmp && mv $@.tmp $@
 
 LIB_DIRS := common model kernels kernels/cpu tasks eval data reports
 LIB_SRC  := $(filter-out eval/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
@@ -35,7 +50,7 @@ endif
 all: xsa-eval $(CUDA_SO)
 
 xsa-eval: $(BUILD)/eval/main.o $(BUILD)/libxsa.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libxsa.a: $(LIB_OBJ)
 	@rm -f $@
@@ -43,23 +58,29 @@ $(BUILD)/libxsa.a: $(LIB_OBJ)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 TEST_LIB := $(BUILD)/tests/check.o $(BUILD)/tests/fixture_io.o
 $(BUILD)/tests/test_%: tests/test_%.c $(TEST_LIB) $(BUILD)/libxsa.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(TEST_LIB) $(BUILD)/libxsa.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_LIB) $(BUILD)/libxsa.a $(XSA_LDLIBS) $(LDLIBS)
 
 $(BUILD)/bench/bench_%: bench/bench_%.c $(BUILD)/libxsa.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libxsa.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libxsa.a $(XSA_LDLIBS) $(LDLIBS)
 
 ifneq ($(CUDA_SO),)
-NVCCFLAGS ?= -O3 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra -Werror all-warnings -I. \
+# One object per .cu file (each launches only its own kernels), so touching one kernel
+# recompiles one file; -MMD -MP lists the headers each includes.
+NVCCFLAGS ?= -O3 -std=c++17 -Xcompiler -Wall,-Wextra -Werror all-warnings \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
-$(CUDA_SO): $(CUDA_SRC) $(wildcard kernels/cuda/*.h kernels/cuda/*.cuh) kernels/backend.h model/model.h
+CUDA_OBJ := $(CUDA_SRC:%.cu=$(BUILD)/%.o)
+$(BUILD)/kernels/cuda/%.o: kernels/cuda/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -shared -o $@ $(CUDA_SRC) -lcublas -lcublasLt
+	$(NVCC) $(NVCCFLAGS) -I. -Xcompiler -fPIC -MMD -MP -c -o $@ $<
+$(CUDA_SO): $(CUDA_OBJ)
+	$(NVCC) $(NVCCFLAGS) -shared -o $@ $^ -lcublas -lcublasLt
+-include $(CUDA_OBJ:.o=.d)
 endif
 
 test: xsa-eval $(TEST_BIN)
@@ -67,11 +88,11 @@ test: xsa-eval $(TEST_BIN)
 
 # Sanitizers: a separate build tree; the test runner uses its binaries.
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    xsa-eval-asan test-asan
 
 xsa-eval-asan: $(BUILD)/eval/main.o $(BUILD)/libxsa.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
 test-asan: xsa-eval-asan $(TEST_BIN)
 	ASAN_OPTIONS=detect_leaks=1 XSA_BIN=./xsa-eval-asan BUILD=$(BUILD) bash tests/run.sh

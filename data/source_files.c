@@ -1,5 +1,5 @@
 // source_files.c: downloads a task's files (plain or zip members) into the raw folder, laid
-// out like ../shared/benchdata/<dir>/, checks pinned digests, and runs the task's adapter.
+// out as docs/data-dir.md describes, checks pinned digests, and runs the task's adapter.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

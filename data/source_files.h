@@ -10,7 +10,7 @@ struct source_file {
     const char *url;          // full URL (mirrors already applied)
     const char *member;       // path inside the zip at url, NULL when url is the file itself
     const char *dest;         // file name in the raw folder (the benchdata/<dir>/ layout)
-    const char *sha256;       // pinned digest of dest when known (../shared/benchdata/SHA256SUMS)
+    const char *sha256;       // pinned digest of dest when known (the published file's)
     const char *raw_sha256;   // pinned digest of the zip when known
 };
 

@@ -1,6 +1,5 @@
 // source_original.c: the original authors' files (reference/tasks.md §3.3), as plain JSONL
-// or zip members, pinned to the digests of the real files in ../shared/benchdata where
-// those are known to equal upstream (PROVENANCE.md). --originals-mirror BASE fetches
+// or zip members, pinned to the digests of the published files where those are known. --originals-mirror BASE fetches
 // https://host/path as BASE/host/path instead, for an air-gapped mirror or a test server.
 #include <stdio.h>
 #include <string.h>

@@ -25,7 +25,7 @@ static void usage(FILE *f) {
             "  --add-bos | --no-add-bos   BOS handling (default: the tokenizer's own, as lm-eval >= 0.4.9.2)\n"
             "  --max-length N        context window (default: the model's)\n"
             "  --threads N           CPU threads (default: all cores)\n"
-            "  --data-dir DIR        local data (../shared/benchdata layout or canonical <task>/<split>.jsonl)\n"
+            "  --data-dir DIR        local data: <task>/<split>.jsonl, or the original authors' files (docs/data-dir.md)\n"
             "  --cache-dir DIR       dataset cache (default $XDG_CACHE_HOME/xsa-eval)\n"
             "  --offline             never touch the network\n"
             "  --datasets-server URL, --hf-endpoint URL, --originals-mirror URL, --source LIST, --ca-bundle FILE,\n"

@@ -65,7 +65,6 @@ const struct task_result *results_find_task(const struct results *r, const char 
 // Index of `metric` in t->metric, or -1.
 int results_metric_index(const struct task_result *t, const char *metric);
 
-// Added by the compare/report/check work:
 // The JSON text of `r` (what results_write_json writes) into `out` (caller frees).
 int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err);
 // t->preferred_metric when set and present, else acc_norm when present, else "acc".

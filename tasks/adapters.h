@@ -1,4 +1,4 @@
-// adapters.h: original-author data files (laid out like ../shared/benchdata/<taskdir>/) turned
+// adapters.h: original-author data files (laid out as docs/data-dir.md describes) turned
 // into canonical rows, and loading a task's docs from a --data-dir of either layout.
 #ifndef XSA_TASKS_ADAPTERS_H
 #define XSA_TASKS_ADAPTERS_H

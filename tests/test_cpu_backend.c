@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 #include "tests/check.h"
+#include "tests/exact_backend.h"
 #include "tests/random_model.h"
 
 // gpt2; llama with GQA and HF rope; llama2.c-style rope, tied head, biases, vocab > one chunk.
@@ -29,10 +30,25 @@ static void make_tokens(int32_t *out, int n, int V, uint64_t seed) {
     }
 }
 
+// Puts an environment variable back as it was (tests that force a kernel leave the outer
+// setting, e.g. CI's kernel matrix, to the tests after them). saved: a strdup'd value or NULL.
+static void env_restore(const char *name, char *saved) {
+    if (saved) setenv(name, saved, 1);
+    else unsetenv(name);
+    free(saved);
+}
+
+static char *env_save(const char *name) {
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+// Opens with the kernel XSA_CPU_GEMM forces, or the backend's own pick where a forced OpenBLAS
+// would not be batch-invariant (tests/exact_backend.h): these tests assert bit identity.
 static int open_cpu(struct backend *be, const struct model *m, int threads, int max_tokens) {
     struct backend_options o = {.n_threads = threads, .max_batch_tokens = max_tokens};
     xsa_error err = {0};
-    int rc = backend_open(be, "cpu", m, &o, &err);
+    int rc = backend_open_batch_invariant(be, m, &o, &err);
     if (rc) fprintf(stderr, "  backend_open: %s\n", err.msg);
     return rc;
 }
@@ -591,6 +607,10 @@ TEST(packing_choice_same_bits) {
     make_tokens(toks, 40, m.cfg.vocab_size, 57);
     float lp[2][39];
     uint8_t gr[2][39];
+    // Packing applies to the AVX-512 kernel only, so force it: the backend may pick OpenBLAS
+    // (where it is batch-invariant, as on a Cooperlake core), or the caller may force another.
+    char *saved = env_save("XSA_CPU_GEMM");
+    setenv("XSA_CPU_GEMM", "avx512", 1);
     for (int k = 0; k < 2; k++) {
         setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
         struct backend be;
@@ -607,6 +627,7 @@ TEST(packing_choice_same_bits) {
         backend_close(&be);
     }
     unsetenv("XSA_CPU_PACK");
+    env_restore("XSA_CPU_GEMM", saved);
     CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
     random_model_free(&m);
 }
@@ -623,6 +644,7 @@ TEST(every_gemm_kernel) {
     float lp[4][29];
     uint8_t gr[29];
     int ran = 0;
+    char *saved = env_save("XSA_CPU_GEMM");
     for (int k = 0; k < 4; k++) {
         setenv("XSA_CPU_GEMM", kinds[k], 1);
         struct backend be;
@@ -658,7 +680,7 @@ TEST(every_gemm_kernel) {
         CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
         CHECK(strstr(err.msg, "XSA_CPU_GEMM=") != NULL);
     }
-    unsetenv("XSA_CPU_GEMM");
+    env_restore("XSA_CPU_GEMM", saved);
     CHECK(ran >= 2);
     random_model_free(&m);
 }
@@ -678,6 +700,7 @@ TEST(every_attention_kernel) {
     float lp[2][69], *att[2] = {malloc(sizeof(float) * T * Q), malloc(sizeof(float) * T * Q)};
     uint8_t gr[69];
     int ran = 0;
+    char *saved = env_save("XSA_CPU_ATTN");
     for (int k = 0; k < 2; k++) {
         setenv("XSA_CPU_ATTN", kinds[k], 1);
         struct backend be;
@@ -715,7 +738,7 @@ TEST(every_attention_kernel) {
     xsa_error err = {0};
     CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
     CHECK(strstr(err.msg, "XSA_CPU_ATTN=sse") != NULL);
-    unsetenv("XSA_CPU_ATTN");
+    env_restore("XSA_CPU_ATTN", saved);
     free(att[0]);
     free(att[1]);
     random_model_free(&m);

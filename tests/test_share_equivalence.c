@@ -17,6 +17,7 @@
 #include "model/tokenizer.h"
 #include "tasks/task.h"
 #include "tests/check.h"
+#include "tests/exact_backend.h"
 
 #define MAX_TASKS 16
 
@@ -65,7 +66,7 @@ static int fixture_load(struct fixture *f, const char *model_dir) {
     if (!rc) rc = tokenizer_find(model_dir, tp, sizeof tp, &err);
     if (!rc) rc = tokenizer_load(&f->tok, tp, &err);
     struct backend_options bo = {.n_threads = 2, .max_batch_tokens = 8192};
-    if (!rc) rc = backend_open(&f->be, "cpu", &f->m, &bo, &err);
+    if (!rc) rc = backend_open_batch_invariant(&f->be, &f->m, &bo, &err);
     f->ok = !rc;
     const struct task_def *defs[MAX_TASKS];
     int n = 0;

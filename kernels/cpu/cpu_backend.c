@@ -283,6 +283,14 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         }
     }
     st->gemm = kind < 0 ? CPU_GEMM_SCALAR : (enum cpu_gemm_kind)kind;
+    // A forced OpenBLAS that rounds a row by its place in a tile makes scores depend on the
+    // batch in the last bits: allowed (for measuring), never silent.
+    int variant = force && !strcmp(force, "blas") &&
+                  cpu_gemm_blas_invariant(shapes, (int)(sizeof shapes / sizeof shapes[0])) == 0;
+    if (variant)
+        fprintf(stderr, "xsa-eval: XSA_CPU_GEMM=blas: OpenBLAS core %s rounds a row by its place in a tile, "
+                        "so scores can change in the last bits with the batch (--batch-tokens, --no-share); "
+                        "unset XSA_CPU_GEMM for batch-invariant scores\n", openblas_get_corename());
     // XSA_CPU_ATTN=avx2|scalar forces an attention kernel (tests run both).
     const char *force_attn = getenv("XSA_CPU_ATTN");
     int attn = cpu_attention_pick(force_attn);
@@ -315,8 +323,8 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
     }
     if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st);
-    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s (OpenBLAS core %s), %s", nt,
-             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), st->pk ? ", packed weights" : "", openblas_get_corename(),
-             cpu_attention_kind_name(st->attn));
+    snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s%s (OpenBLAS core %s), %s", nt,
+             nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), variant ? " (forced, not batch-invariant)" : "",
+             st->pk ? ", packed weights" : "", openblas_get_corename(), cpu_attention_kind_name(st->attn));
     return 0;
 }

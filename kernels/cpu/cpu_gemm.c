@@ -78,8 +78,7 @@ static int own_best_kind(void) {
     return cpu_gemm_have_avx512() ? CPU_GEMM_AVX512 : cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;
 }
 
-int cpu_gemm_pick(const int (*shapes)[2], int n) {
-    if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return own_best_kind();
+int cpu_gemm_blas_invariant(const int (*shapes)[2], int n) {
     int kmax = 1;
     for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
     size_t tile = (size_t)CPU_GEMM_ROWS * kmax, wsz = (size_t)CPU_GEMM_COLS * kmax,
@@ -93,8 +92,13 @@ int cpu_gemm_pick(const int (*shapes)[2], int n) {
                                         buf + 2 * tile + wsz, buf + 2 * tile + wsz + osz);
     }
     free(buf);
-    if (ok) return CPU_GEMM_BLAS;
-    return own_best_kind();
+    return ok;
+}
+
+int cpu_gemm_pick(const int (*shapes)[2], int n) {
+    if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return own_best_kind();
+    int ok = cpu_gemm_blas_invariant(shapes, n);
+    return ok < 0 ? -1 : ok ? CPU_GEMM_BLAS : own_best_kind();
 }
 
 struct gemm_job {

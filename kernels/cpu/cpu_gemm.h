@@ -34,6 +34,9 @@ int cpu_gemm_pad_rows(int n);
 // kernels on an AVX2 CPU; our AVX-512 kernel first where the CPU has it). Deterministic for a given machine
 // and OpenBLAS build. Returns the kind, or -1 when out of memory.
 int cpu_gemm_pick(const int (*shapes)[2], int n);
+// 1 when OpenBLAS gives a row the same bits wherever it sits in a tile of each shape, 0 when
+// not, -1 when out of memory.
+int cpu_gemm_blas_invariant(const int (*shapes)[2], int n);
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
 int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA
 int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA

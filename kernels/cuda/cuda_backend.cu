@@ -12,7 +12,7 @@
 #define CU_VOCAB_CHUNK 16384               // vocabulary ids per logits GEMM
 #define CU_MEM_MARGIN ((size_t)512 << 20)  // left free for cuBLAS workspaces and the driver
 #define CU_DEFAULT_BATCH_TOKENS 65536      // without --batch-tokens: packed batches large enough
-                                           // that launches and syncs stop mattering (anchors.md)
+                                           // that launches and syncs stop mattering (docs/cuda.md)
 
 // ---- weights ----------------------------------------------------------------------------
 // The next 256-byte aligned block of `bytes` after *off, as an address from base.
