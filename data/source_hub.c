@@ -1,6 +1,6 @@
 // source_hub.c: JSON/JSONL data files in a task's Hugging Face dataset repository,
 // {hf-endpoint}/datasets/D/resolve/REV/PATH. Most of the nine repositories hold parquet
-// only (reference/tasks.md §3.1); the ones with JSON Lines are listed here. The revision
+// only (docs/lm-eval-semantics.md §3.1); the ones with JSON Lines are listed here. The revision
 // actually served (X-Repo-Commit) goes into the manifest.
 #include <curl/curl.h>
 #include <stdio.h>

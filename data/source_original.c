@@ -1,4 +1,4 @@
-// source_original.c: the original authors' files (reference/tasks.md §3.3), as plain JSONL
+// source_original.c: the original authors' files (docs/lm-eval-semantics.md §3.3), as plain JSONL
 // or zip members, pinned to the digests of the published files where those are known. --originals-mirror BASE fetches
 // https://host/path as BASE/host/path instead, for an air-gapped mirror or a test server.
 #include <stdio.h>

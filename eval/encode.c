@@ -1,4 +1,4 @@
-// encode.c: lm-eval's request tokenization (see encode.h and reference/tasks.md §1.5-1.6).
+// encode.c: lm-eval's request tokenization (see encode.h and docs/lm-eval-semantics.md §1.5-1.6).
 #include "eval/encode.h"
 
 #include <stdlib.h>
@@ -34,7 +34,7 @@ int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, c
     if (clen == 0) {
         // TemplateLM.loglikelihood: an empty context becomes [prefix_token_id]; the continuation
         // is encoded without special tokens. When the continuation already starts with the
-        // prefix token, that token is the context instead (v0.4.12; reference/tasks.md §1.5).
+        // prefix token, that token is the context instead (v0.4.12; docs/lm-eval-semantics.md §1.5).
         int rc = encode_text(tok, opt, continuation, tlen, 0, cont_enc, err);
         if (rc) return rc;
         if (opt->prefix_token_id < 0)

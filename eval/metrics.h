@@ -1,5 +1,5 @@
 // metrics.h: per-document metrics and their aggregation, exactly as lm-evaluation-harness v0.4
-// computes them (lm_eval/api/metrics.py, ConfigurableTask.process_results; reference/tasks.md
+// computes them (lm_eval/api/metrics.py, ConfigurableTask.process_results; docs/lm-eval-semantics.md
 // sections 1.7 and 1.8).
 //
 // Python's `sum()` of floats changed in CPython 3.12 (gh-100425): <= 3.11 adds left to right,

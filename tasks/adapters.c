@@ -154,7 +154,7 @@ static int conv_boolq_sg(const cJSON *s, int i, const char *lab, cJSON *d, const
 }
 
 // Google dev.jsonl {question, title, answer, passage} -> SuperGLUE's text, whose passage is
-// "<title> -- <passage>" (reference/tasks.md §2.2; not checked against the HF rows offline).
+// "<title> -- <passage>" (docs/lm-eval-semantics.md §2.2; not checked against the HF rows offline).
 static int conv_boolq_google(const cJSON *s, int i, const char *lab, cJSON *d, const char *w, xsa_error *e) {
     (void)lab;
     const cJSON *title = cJSON_GetObjectItemCaseSensitive(s, "title");

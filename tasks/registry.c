@@ -1,4 +1,4 @@
-// registry.c: the nine tasks, as lm-eval v0.4.12 configures them (reference/tasks.md §2, §3.2).
+// registry.c: the nine tasks, as lm-eval v0.4.12 configures them (docs/lm-eval-semantics.md §2, §3.2).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -349,7 +349,7 @@ TEST(test_aggregates_bit_exact_py312) {
 }
 
 TEST(test_pythia160m_arc_easy_documented) {
-    // reference/tasks.md 1.8: 1034 correct of 2376 -> 0.4351851851851852 +- 0.010173216430370908.
+    // docs/lm-eval-semantics.md §1.8: 1034 correct of 2376 -> 0.4351851851851852 +- 0.010173216430370908.
     // The stderr's last bits depend on where the 1s sit (the order of the squared deviations
     // in the sum; we do not have pythia's per-doc outcomes), so it is checked to 1e-15 here;
     // the fixture's "pythia160m_arc_easy" array is checked bit for bit above.

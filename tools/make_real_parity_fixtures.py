@@ -42,7 +42,7 @@ def lines(path):
 
 
 def rows_for(task, bd):
-    """Hugging Face schema rows from the original-author files (reference/tasks.md §3.3)."""
+    """Hugging Face schema rows from the original-author files (docs/lm-eval-semantics.md §3.3)."""
     def qa(path, stem_key):
         out = []
         for r in jsonl(path):
