@@ -11,6 +11,7 @@ enum {
     XSA_EREGRESSION = 1,  // `check` found a regression
     XSA_EBADINPUT = 2,    // bad usage or bad input (file, flag, data)
     XSA_ERUNTIME = 3,     // download, device, out of memory
+    XSA_EINTERRUPT = 130, // stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it)
 };
 
 typedef struct xsa_error {

@@ -9,6 +9,7 @@
 #include "common/fileio.h"
 #include "eval/check.h"
 #include "eval/commands.h"
+#include "eval/outdir.h"
 
 static void check_usage(FILE *f) {
     fprintf(f, "usage: xsa-eval check --baseline BASE.json --results NEW.json [--max-drop POINTS] [--alpha A]\n"
@@ -59,6 +60,11 @@ int cmd_check(int argc, char **argv) {
             fprintf(stderr, "xsa-eval check: unknown argument or missing value: %s (see xsa-eval check --help)\n", a);
             return 2;
         }
+    }
+    xsa_error oerr = {0};
+    if (verdict_path && outdir_check_file("--verdict", verdict_path, &oerr)) {
+        fprintf(stderr, "xsa-eval check: %s\n", oerr.msg);
+        return 2;
     }
     if (!opt.baseline_path || !opt.results_path) {
         fprintf(stderr, "xsa-eval check: --baseline BASE.json and --results NEW.json are required\n");

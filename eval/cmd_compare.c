@@ -7,6 +7,7 @@
 
 #include "eval/commands.h"
 #include "eval/compare.h"
+#include "eval/outdir.h"
 #include "reports/report.h"
 
 static void compare_usage(FILE *f) {
@@ -72,6 +73,11 @@ int cmd_compare(int argc, char **argv) {
             return 2;
         } else if (nfiles < 2) files[nfiles++] = a;
         else { fprintf(stderr, "xsa-eval compare: expected exactly two results files (got a third: %s)\n", a); return 2; }
+    }
+    xsa_error oerr = {0};
+    if (out && outdir_check_file("-o", out, &oerr)) {
+        fprintf(stderr, "xsa-eval compare: %s\n", oerr.msg);
+        return 2;
     }
     if (nfiles != 2) {
         fprintf(stderr, "xsa-eval compare: expected two results files, A.json B.json\n");

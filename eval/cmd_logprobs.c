@@ -2,6 +2,7 @@
 // as TSV `pos token logprob greedy` for pos >= 1 (log P(token[pos] | token[<pos])).
 #include <errno.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,10 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
         struct score_batch b = batch_view(&bb);
         rc = be.score(&be, &b, lp, gr, err);
     }
+    for (int p = 1; !rc && p < n; p++)  // nothing non-finite is printed as a log-probability
+        if (!isfinite(lp[p - 1]))
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %d is %g: the forward "
+                          "pass overflowed or the weights are damaged", m->path, ids->v[p], p, (double)lp[p - 1]);
     if (!rc) {
         printf("pos\ttoken\tlogprob\tgreedy\n");
         for (int p = 1; p < n; p++) printf("%d\t%d\t%.7f\t%d\n", p, ids->v[p], lp[p - 1], gr[p - 1]);

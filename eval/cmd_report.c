@@ -6,6 +6,7 @@
 
 #include "common/fileio.h"
 #include "eval/commands.h"
+#include "eval/outdir.h"
 #include "reports/report.h"
 
 static void report_usage(FILE *f) {
@@ -30,6 +31,12 @@ int cmd_report(int argc, char **argv) {
             return 2;
         } else paths[n++] = a;
     }
+    xsa_error oerr = {0};
+    if (out && outdir_check_file("-o", out, &oerr)) {
+        fprintf(stderr, "xsa-eval report: %s\n", oerr.msg);
+        free(paths);
+        return 2;
+    }
     if (n == 0) {
         fprintf(stderr, "xsa-eval report: expected one or more results files\n");
         report_usage(stderr);
@@ -52,8 +59,9 @@ int cmd_report(int argc, char **argv) {
     if (!rc && out) {
         rc = report_chart(rp, n, &svg, &err);
         if (!rc && sbuf_printf(&svg_path, "%s_acc.svg", full.s)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
-        if (!rc) rc = file_write_atomic(svg_path.s, svg.s, svg.n, &err);
-        if (!rc) rc = file_write_atomic(out, md.s, md.n, &err);
+        const char *files[2] = {svg_path.s, out}, *data[2] = {svg.s, md.s};
+        size_t lens[2] = {svg.n, md.n};
+        if (!rc) rc = outdir_write_set(2, files, data, lens, &err);
         if (!rc) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     }
     if (rc) fprintf(stderr, "xsa-eval report: %s\n", err.msg);

@@ -30,6 +30,8 @@ static void usage(FILE *f) {
             "  --offline             never touch the network\n"
             "  --datasets-server URL, --hf-endpoint URL, --originals-mirror URL, --source LIST, --ca-bundle FILE,\n"
             "  --allow-data-change   data sources and integrity, as for xsa-eval download\n"
+            "  --no-resume           ignore the journal a killed run of the same command left (default: resume)\n"
+            "  --cache-requests DIR  reuse requests scored by earlier runs of the same model (kept in DIR)\n"
             "  --quiet               no progress line\n");
 }
 
@@ -37,6 +39,7 @@ enum {
     OPT_XSA = 1000, OPT_TOKENIZER, OPT_FEWSHOT, OPT_LIMIT, OPT_LOG_SAMPLES, OPT_BATCH_TOKENS, OPT_DATA_DIR,
     OPT_CACHE_DIR, OPT_OFFLINE, OPT_NO_SHARE, OPT_QUIET, OPT_ADD_BOS, OPT_NO_ADD_BOS, OPT_THREADS, OPT_MAX_LENGTH,
     OPT_DATASETS_SERVER, OPT_HF_ENDPOINT, OPT_CA_BUNDLE, OPT_ALLOW_DATA_CHANGE, OPT_DTYPE, OPT_ORIGINALS_MIRROR, OPT_SOURCE,
+    OPT_NO_RESUME, OPT_CACHE_REQUESTS,
 };
 
 static int parse_int(const char *flag, const char *s, int lo, int *out) {
@@ -90,11 +93,13 @@ int cmd_run(int argc, char **argv) {
         {"hf-endpoint", required_argument, 0, OPT_HF_ENDPOINT}, {"ca-bundle", required_argument, 0, OPT_CA_BUNDLE},
         {"allow-data-change", no_argument, 0, OPT_ALLOW_DATA_CHANGE}, {"dtype", required_argument, 0, OPT_DTYPE},
         {"originals-mirror", required_argument, 0, OPT_ORIGINALS_MIRROR}, {"source", required_argument, 0, OPT_SOURCE},
+        {"no-resume", no_argument, 0, OPT_NO_RESUME}, {"cache-requests", required_argument, 0, OPT_CACHE_REQUESTS},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     struct run_options o = {
         .device = "auto", .limit = -1, .output = "results", .batch_tokens = 0, .share = 1, .add_bos = -1,
+        .resume = 1,
     };
     // The command line as typed, for the results' provenance.
     static char command[4096];
@@ -140,6 +145,14 @@ int cmd_run(int argc, char **argv) {
         case OPT_DTYPE: o.dtype = optarg; break;
         case OPT_ORIGINALS_MIRROR: o.data.originals_mirror = optarg; break;
         case OPT_SOURCE: o.data.sources = optarg; break;
+        case OPT_NO_RESUME: o.resume = 0; break;
+        case OPT_CACHE_REQUESTS:
+            if (!*optarg) {
+                fprintf(stderr, "xsa-eval run: --cache-requests '': empty path; name a folder\n");
+                return 2;
+            }
+            o.cache_requests = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         case ':':
             fprintf(stderr, "xsa-eval run: %s needs a value (see xsa-eval run --help)\n", argv[optind - 1]);

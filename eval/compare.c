@@ -2,6 +2,7 @@
 // The statistics themselves live in eval/stats.c; this file pairs documents, picks metrics,
 // checks comparability and lays out the report.
 #include "eval/compare.h"
+#include "eval/outdir.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -427,9 +428,9 @@ int compare_write_report(const struct results *a, const struct results *b, const
         if (compare_charts(&c, la, lb, &dsvg, &asvg) || sbuf_printf(&p1, "%s_delta.svg", full.s) ||
             sbuf_printf(&p2, "%s_acc.svg", full.s))
             rc = xsa_fail(err, XSA_ERUNTIME, "compare charts: out of memory");
-        if (!rc) rc = file_write_atomic(p1.s, dsvg.s, dsvg.n, err);
-        if (!rc) rc = file_write_atomic(p2.s, asvg.s, asvg.n, err);
-        if (!rc) rc = file_write_atomic(md_path, md.s, md.n, err);
+        const char *paths[3] = {p1.s, p2.s, md_path}, *data[3] = {dsvg.s, asvg.s, md.s};
+        size_t lens[3] = {dsvg.n, asvg.n, md.n};
+        if (!rc) rc = outdir_write_set(3, paths, data, lens, err);
     }
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&dsvg); sbuf_free(&asvg); sbuf_free(&p1); sbuf_free(&p2);
     comparison_free(&c);

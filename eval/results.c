@@ -420,6 +420,33 @@ static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
     return 0;
 }
 
+// A results file is compared and gated on only when every score in it is possible: finite,
+// accuracies in [0, 1] from per-document 0/1 values, perplexities from per-document
+// log-likelihoods <= 0, and each summary equal to what its per-document values give.
+static int check_scores(struct rd *c, const struct task_result *t) {
+    if (t->n_docs < 1) return bad(c, "results.%s: no documents were scored%s", t->name, "");
+    for (int m = 0; m < t->n_metrics; m++) {
+        const char *name = t->metric[m];
+        double v = t->value[m], se = t->stderr_[m], sum = 0;
+        int acc = !strncmp(name, "acc", 3), ppl = !strcmp(name, "perplexity");
+        if (!isfinite(v)) return bad(c, "results.%s: %s is not a finite number; a non-finite score is never compared", t->name, name);
+        if (!isnan(se) && !(isfinite(se) && se >= 0))
+            return bad(c, "results.%s: %s_stderr must be a non-negative number or \"N/A\"%s", t->name, name);
+        for (int d = 0; d < t->n_docs; d++) {
+            double x = t->per_doc[m][d];
+            if ((acc && x != 0 && x != 1) || (ppl && !(isfinite(x) && x <= 0)) || !isfinite(x))
+                return bad(c, "xsa_eval.per_doc.%s.%s holds an impossible value (an accuracy not 0 or 1, or a "
+                              "log-likelihood that is positive or not finite)", t->name, name);
+            sum += x;
+        }
+        double mean = sum / t->n_docs, want = ppl ? exp(-mean) : mean;
+        if ((acc && (v < 0 || v > 1)) || fabs(v - want) > 1e-9 * fmax(1, fabs(want)))
+            return bad(c, "results.%s: %s disagrees with its per-document values (the file was edited or damaged)",
+                       t->name, name);
+    }
+    return 0;
+}
+
 static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJSON *tres, struct task_result *t) {
     int rc = read_metrics(c, tres, t);
     if (rc) return rc;
@@ -443,7 +470,7 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     if (t->preferred_metric[0] && results_metric_index(t, t->preferred_metric) < 0)
         return bad(c, "xsa_eval.data.%s.preferred_metric names a metric the task lacks: %s", t->name,
                    t->preferred_metric);
-    if ((rc = read_per_doc(c, get(get(xe, "per_doc"), t->name), t))) return rc;
+    if ((rc = read_per_doc(c, get(get(xe, "per_doc"), t->name), t)) || (rc = check_scores(c, t))) return rc;
     const cJSON *ns = get(get(root, "n-samples"), t->name);
     int eff = t->n_docs;
     t->n_docs_original = t->n_docs;

@@ -4,6 +4,7 @@
 #include "eval/run.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,9 @@
 #include "eval/compare.h"
 #include "eval/encode.h"
 #include "eval/fewshot.h"
+#include "eval/journal.h"
 #include "eval/metrics.h"
+#include "eval/outdir.h"
 #include "eval/results.h"
 #include "eval/samples.h"
 #include "eval/scheduler.h"
@@ -88,19 +91,6 @@ static void progress_line(void *ctx, long done, long total) {
     fprintf(stderr, "\r%s  %-15s %6ld/%-6ld requests  %7.1f req/s  ETA %4.0fs ", p->model, p->task, done, total,
             rate, rate > 0 ? (total - done) / rate : 0.0);
     if (done == total) fputc('\n', stderr);
-}
-
-static const char *basename_of(const char *path, char *buf, size_t n) {
-    size_t len = strlen(path);
-    while (len > 1 && path[len - 1] == '/') len--;
-    size_t s = len;
-    while (s > 0 && path[s - 1] != '/') s--;
-    snprintf(buf, n, "%.*s", (int)(len - s), path + s);
-    for (char *c = buf; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
-              *c == '-' || *c == '_'))
-            *c = '_';
-    return buf;
 }
 
 // Per-doc and aggregate metrics of one task, as lm-eval computes them.
@@ -296,13 +286,6 @@ static void print_table(const struct results *r, FILE *f) {
     fflush(f);
 }
 
-static void iso_time(double t, char *buf, size_t n) {
-    time_t s = (time_t)t;
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H-%M-%S", &tm);
-}
-
 // One task's requests for one model: encodings, scheduler requests and results.
 struct task_work {
     int n_req;
@@ -341,6 +324,89 @@ static int task_work_encode(const struct run_options *opt, const struct task_dat
     return encode_task(opt, td, mr, w->have_fs ? &w->fs : NULL, w->enc, w->req, w->first_req, truncated, err);
 }
 
+// One task's requests being scored, as the scheduler's batch callback sees them: to name the
+// request of a non-finite score, and to journal what each batch finished.
+struct task_scoring {
+    const struct task_data *td;
+    const struct task_work *w;
+    const int *todo;        // (n_todo) request index of each scheduled request
+    uint8_t (*keys)[16];    // (n_req) request keys (reqstore_key)
+    uint8_t (*bkeys)[16];   // (n_todo) scratch: the keys of one batch's requests
+    struct run_journal *jn;
+};
+
+// A log-likelihood that is not finite is an error, never a score (it would make the first
+// choice win every document).
+static int check_finite(const struct task_scoring *ts, int k, double logprob, xsa_error *err) {
+    if (isfinite(logprob)) return 0;
+    int d = 0;
+    while (d + 1 < ts->td->n_docs && ts->w->first_req[d + 1] <= k) d++;
+    return xsa_fail(err, XSA_ERUNTIME, "%s doc %d request %d: the model's log-likelihood is %g: its forward pass "
+                    "overflowed or its weights are damaged, so there is no score to report (nothing was written)",
+                    ts->td->def->name, ts->td->docs[d].doc_id, k - ts->w->first_req[d], logprob);
+}
+
+static int on_batch_done(void *ctx, const int *req, const struct sched_result *res, int n, xsa_error *err) {
+    struct task_scoring *ts = ctx;
+    for (int i = 0; i < n; i++) {
+        int k = ts->todo[req[i]], rc = check_finite(ts, k, res[i].logprob, err);
+        if (rc) return rc;
+        memcpy(ts->bkeys[i], ts->keys[k], 16);
+    }
+    return journal_record(ts->jn, (const uint8_t (*)[16])ts->bkeys, res, n, err);
+}
+
+// Scores a task's requests into w->res: those the journal or the request cache holds are
+// taken from it (their bits are what scoring them gives: scores never depend on the batch),
+// the rest go to the scheduler, and every finished batch is journaled.
+static int score_task(struct model_run *mr, const struct task_data *td, struct task_work *w, struct run_journal *jn,
+                      struct sched_options *so, struct sched_stats *st, xsa_error *err) {
+    size_t n = (size_t)w->n_req + 1;
+    uint8_t (*keys)[16] = malloc(n * 16), (*bkeys)[16] = malloc(n * 16);
+    int *todo = malloc(n * sizeof *todo);
+    struct sched_request *sub = malloc(n * sizeof *sub);
+    struct sched_result *sub_res = malloc(n * sizeof *sub_res);
+    int rc = keys && bkeys && todo && sub && sub_res ? 0 : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int n_todo = 0;
+    long long reused_tokens = 0;
+    for (int k = 0; !rc && k < w->n_req; k++) {
+        reqstore_key(&w->req[k], keys[k]);
+        if (journal_lookup(jn, keys[k], &w->res[k])) {
+            reused_tokens += w->req[k].n_input;
+            continue;
+        }
+        todo[n_todo] = k;
+        sub[n_todo++] = w->req[k];
+    }
+    struct task_scoring ts = {td, w, todo, keys, bkeys, jn};
+    so->batch_done = on_batch_done;
+    so->batch_done_ctx = &ts;
+    if (!rc) rc = scheduler_score(&mr->be, sub, n_todo, so, sub_res, st, err);
+    for (int i = 0; !rc && i < n_todo; i++) w->res[todo[i]] = sub_res[i];
+    st->requests += w->n_req - n_todo;  // as an uninterrupted run counts them
+    st->tokens_requested += reused_tokens;
+    free(keys), free(bkeys), free(todo), free(sub), free(sub_res);
+    return rc;
+}
+
+// The run settings a journal is valid for, besides the model (journal_scopes): the tokenizer,
+// every option that changes a request's tokens or which documents run, and the data digests.
+static int run_settings(const struct run_options *opt, const struct results *r, const struct task_data *tds,
+                        int n_tasks, struct sbuf *out, xsa_error *err) {
+    int bad = sbuf_printf(out, "tokenizer %s\nadd_bos %d\nmax_length %d\nnum_fewshot %d\nlimit %d %.17g\n",
+                          r->model.tokenizer_sha256, r->model.add_bos, r->model.max_length, opt->num_fewshot,
+                          opt->limit, opt->limit_fraction);
+    for (int i = 0; i < n_tasks && !bad; i++) bad = sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].sha256);
+    return bad ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+}
+
+// SIGINT / SIGTERM: scoring stops after the batch in flight; the journal keeps what was done.
+static volatile sig_atomic_t run_stop_requested;
+static void on_stop_signal(int sig) {
+    (void)sig;
+    run_stop_requested = 1;
+}
+
 // Scores every task with one model and writes its results; *out_path receives the file.
 static int evaluate_model(const struct run_options *opt, const char *path, const char *name, struct task_data *tds, int n_tasks,
                           const char *stamp, struct results *r, char *out_path, size_t out_n, xsa_error *err) {
@@ -354,14 +420,20 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     r->start_time = now_s();
     struct model_run mr;
     int rc = open_model(opt, path, name, &mr, r, err);
-    r->threads = opt->threads > 0 ? opt->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);  // 0 means all cores
+    // What runs: the CPU backend caps --threads at what it can start.
+    r->threads = mr.be_open && mr.be.n_threads > 0 ? mr.be.n_threads
+                 : opt->threads > 0                 ? opt->threads
+                                                    : (int)sysconf(_SC_NPROCESSORS_ONLN);
     r->tasks = calloc((size_t)n_tasks, sizeof *r->tasks);
     if (!rc && !r->tasks) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     char dir[4096];
     if (!rc) {
         snprintf(dir, sizeof dir, "%s/%s", opt->output, r->model.name);
-        rc = file_mkdirs(dir, "choose a writable --output folder", err);
+        rc = outdir_prepare_dir("--output", dir, err);
     }
+    if (!rc) outdir_sweep(dir);  // what killed runs left behind (their journals stay)
+    char (*samples)[4096] = calloc((size_t)n_tasks + 1, sizeof *samples);  // (n_tasks) final samples paths
+    if (!rc && !samples) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     // Encode every task before scoring any, so that a request lm-eval would refuse (a
     // continuation longer than the context window) stops the run before hours of scoring.
     struct task_work *tw = calloc((size_t)n_tasks + 1, sizeof *tw);
@@ -382,6 +454,15 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         rc = task_work_encode(opt, td, &mr, &tw[ti], &tr->truncated_requests, err);
         r->tokenize_s += now_s() - t0;
     }
+    struct run_journal jn = {0};
+    struct sbuf settings = {0};
+    char model_scope[65], run_scope[65];
+    int have_jn = 0;
+    if (!rc) rc = run_settings(opt, r, tds, n_tasks, &settings, err);
+    if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
+    if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, opt->resume, opt->quiet, err);
+    have_jn = !rc;
+    sbuf_free(&settings);
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -389,20 +470,26 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         struct progress_ctx pc = {.model = r->model.name, .task = td->def->name, .t0 = now_s(),
                                   .tty = !opt->quiet && isatty(2)};
         struct sched_options so = {.batch_tokens = r->batch_tokens, .share = opt->share,
-                                   .progress = progress_line, .progress_ctx = &pc};
+                                   .progress = progress_line, .progress_ctx = &pc, .stop = &run_stop_requested};
         struct sched_stats st;
         double t0 = now_s();
-        rc = scheduler_score(&mr.be, w->req, w->n_req, &so, w->res, &st, err);
+        rc = score_task(&mr, td, w, &jn, &so, &st, err);
         r->score_s += now_s() - t0;
         r->requests += st.requests;
         r->tokens_scored += st.tokens_requested;
         r->tokens_computed += st.tokens_computed;
         if (!rc) rc = task_metrics(td, w->res, w->first_req, opt->threads, tr, err);
-        if (!rc && opt->log_samples) {
-            char sp[4096];
-            if (snprintf(sp, sizeof sp, "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >= (int)sizeof sp)
+        for (int k = 0; !rc && k < tr->n_metrics; k++)
+            if (!isfinite(tr->value[k]))
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: %s is %g: not a score to report (nothing was written)",
+                              td->def->name, tr->metric[k], tr->value[k]);
+        if (!rc && opt->log_samples) {  // written pending, committed with the results file
+            char sp[4200];
+            if (snprintf(samples[ti], sizeof samples[ti], "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >=
+                (int)sizeof samples[ti])
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
-            else
+            if (!rc) rc = outdir_pending_path(samples[ti], sp, sizeof sp, err);
+            if (!rc)
                 rc = samples_write(sp, td->def, td->docs, td->n_docs, w->have_fs ? &w->fs : NULL, w->enc, w->res,
                                    w->first_req, tr, err);
         }
@@ -413,15 +500,33 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     }
     for (int ti = 0; tw && ti < n_tasks; ti++) task_work_free(&tw[ti]);
     free(tw);
-    model_run_close(&mr);
     r->end_time = now_s();
     r->total_s = r->end_time - r->start_time;
-    if (!rc) {
-        if (snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
-        else
-            rc = results_write_json(r, out_path, err);
+    // Commit: samples first, the results file last, none replacing another run's file.
+    char pending[4200];
+    if (!rc && snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
+    if (!rc) rc = outdir_pending_path(out_path, pending, sizeof pending, err);
+    if (!rc) rc = results_write_json(r, pending, err);
+    for (int ti = 0; !rc && ti < n_tasks; ti++)
+        if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
+    if (!rc) rc = outdir_commit(out_path, err);
+    if (rc) {
+        for (int ti = 0; samples && ti < n_tasks; ti++)
+            if (samples[ti][0]) outdir_discard(samples[ti]);
+        outdir_discard(out_path);
     }
+    if (rc == XSA_EINTERRUPT && have_jn) {
+        err->code = 0;
+        xsa_fail(err, XSA_EINTERRUPT, "interrupted; the requests scored so far are kept in %.900s: rerun the same "
+                 "command to resume (--no-resume starts over)", jn.journal_path);
+    }
+    if (!rc && jn.reused && !opt->quiet)
+        fprintf(stderr, "xsa-eval: %s: %ld requests came from the journal or the request cache\n", r->model.name,
+                jn.reused);
+    if (have_jn) journal_close(&jn, rc == 0);
+    free(samples);
+    model_run_close(&mr);
     return rc;
 }
 
@@ -430,6 +535,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int n_tasks = 0;
     int rc = task_expand_list(opt->tasks, defs, RUN_MAX_TASKS, &n_tasks, err);
     if (rc) return rc;
+    if (!opt->output || !*opt->output)
+        return xsa_fail(err, XSA_EBADINPUT, "--output '': empty path; name a folder (default: results)");
     // A mistyped checkpoint path is reported before any data is read or downloaded.
     for (int m = 0; m < opt->n_models; m++)
         if (!file_exists(opt->models[m]) && !dir_exists(opt->models[m]))
@@ -443,16 +550,22 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         rc = load_task_data(opt, defs[i], &tds[i], err);
         if (!rc) loaded++;
     }
+    if (!rc) rc = outdir_prepare_dir("--output", opt->output, err);
     char stamp[64];
-    iso_time(now_s(), stamp, sizeof stamp);
+    outdir_stamp(stamp, sizeof stamp);
     struct results res[RUN_MAX_MODELS];
     char paths[RUN_MAX_MODELS][4096];
     int n_done = 0;
     char names[RUN_MAX_MODELS][256];
     for (int m = 0; m < opt->n_models; m++) {
-        basename_of(opt->models[m], names[m], sizeof names[m]);
+        outdir_model_name(opt->models[m], names[m], sizeof names[m]);
         if (m > 0 && !strcmp(names[m], names[0])) strncat(names[m], "_2", sizeof names[m] - strlen(names[m]) - 1);
     }
+    struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    run_stop_requested = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     for (int m = 0; m < opt->n_models && !rc; m++) {
         rc = evaluate_model(opt, opt->models[m], names[m], tds, n_tasks, stamp, &res[m], paths[m], sizeof paths[m], err);
         n_done = m + 1;
@@ -463,6 +576,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
             print_throughput(&res[m], opt);
         }
     }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (!rc && opt->n_models == 2) {
         char md[4096];
         snprintf(md, sizeof md, "%s/compare_%s_vs_%s.md", opt->output, res[0].model.name, res[1].model.name);

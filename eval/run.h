@@ -27,6 +27,8 @@ struct run_options {
     int threads;
     int max_length;           // 0: the model's context length
     const char *command;      // the command line, for the results
+    int resume;               // 1: take what a killed run's journal holds (0 with --no-resume)
+    const char *cache_requests;  // --cache-requests DIR, or NULL
     struct data_options data;
 };
 

@@ -169,7 +169,14 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
     br_first = malloc(((size_t)max_branches + 1) * sizeof *br_first);
     if (!br || !br_len || !br_first) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
     long done_units = 0;
+    struct ivec done_req = {0};       // (units of the batch) representative request of each
+    struct sched_result *done_res = opt->batch_done ? malloc((size_t)n_units * sizeof *done_res) : NULL;
+    if (opt->batch_done && !done_res) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
     for (int r0 = 0; r0 < n_rows && !rc;) {
+        if (opt->stop && *opt->stop) {
+            rc = xsa_fail(err, XSA_EINTERRUPT, "interrupted");
+            break;
+        }
         // Pack rows [r0, r1) into one batch.
         int t = 0, r1 = r0;
         while (r1 < n_rows && (r1 == r0 || t + rows[r1].n_tokens <= opt->batch_tokens)) t += rows[r1++].n_tokens;
@@ -210,6 +217,14 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
                 un->greedy &= gr[e] != 0;
             }
             for (int r = r0; r < r1; r++) done_units += rows[r].n_units;
+            done_req.n = 0;
+            for (int r = r0; r < r1 && opt->batch_done && !rc; r++)
+                for (int v = rows[r].first_unit; v < rows[r].first_unit + rows[r].n_units && !rc; v++) {
+                    done_res[done_req.n] = (struct sched_result){units[v].logprob, units[v].greedy};
+                    if (ivec_push(&done_req, units[v].req)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+                }
+            if (!rc && opt->batch_done)
+                rc = opt->batch_done(opt->batch_done_ctx, done_req.v, done_res, (int)done_req.n, err);
         }
         free(lp);
         free(gr);
@@ -223,6 +238,8 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
             out[r].logprob = units[unit_of[r]].logprob;
             out[r].greedy = units[unit_of[r]].greedy;
         }
+    ivec_free(&done_req);
+    free(done_res);
 done:
     batch_free(&bb);
     ivec_free(&eunit);

@@ -8,6 +8,7 @@
 #ifndef XSA_EVAL_SCHEDULER_H
 #define XSA_EVAL_SCHEDULER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "common/error.h"
@@ -32,6 +33,12 @@ struct sched_options {
     // Called after each batch with the number of requests finished so far (may be NULL).
     void (*progress)(void *ctx, long done, long total);
     void *progress_ctx;
+    // Called after each batch with the distinct requests it finished (indices into reqs and
+    // their results), e.g. to journal them (may be NULL); a non-zero return stops scoring.
+    int (*batch_done)(void *ctx, const int *req, const struct sched_result *res, int n, xsa_error *err);
+    void *batch_done_ctx;
+    // Scoring stops between batches (XSA_EINTERRUPT) once *stop is non-zero (may be NULL).
+    const volatile sig_atomic_t *stop;
 };
 
 struct sched_stats {

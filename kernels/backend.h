@@ -46,6 +46,9 @@ struct backend_options {
 struct backend {
     const char *name;             // "cpu" | "cuda"
     char device_desc[256];        // human-readable device, for reports
+    char numerics[128];           // what decides a score's bits (kernels, dtype; not threads or
+                                  // batches): two backends with the same string give the same scores
+    int n_threads;                // CPU threads it runs (0 on a GPU)
     int batch_tokens;             // tokens per call the device is sized for: max_batch_tokens when
                                   // given, else CPU 4096, CUDA 65536 or as many as fit in GPU memory
     void *impl;

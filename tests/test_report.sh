@@ -27,7 +27,7 @@ if cmp -s "$TMP/report_acc.svg" $E/report_acc.svg; then pass golden_report_acc.s
 expect_exit compare_stdout 0 "^\| lambada_openai \| acc \| 33.00 ± 2.35 \| 39.00 ± 2.44 \| \+6.00 \|" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json
 expect_exit report_one_file 0 "^\| boolq \| acc \| 61.00 ± 2.44 \|$" -- "$XSA_BIN" report $F/xsa.json
 expect_exit compare_metric_acc 0 "^\| arc_easy \| acc \| 43.00" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --metric acc --iters 200
-expect_exit lambada_perplexity 0 "lambada_openai perplexity \(lower is better\): A 41.120, B 35.835" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --iters 200
+expect_exit lambada_perplexity 0 "lambada_openai perplexity \(lower is better\): A 41.120, B 36.173" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --iters 200
 expect_exit report_perplexity_row 0 "^\| lambada_openai \| perplexity \|" -- "$XSA_BIN" report $F/sa.json $F/xsa.json
 
 # Refusals and --force.
@@ -48,10 +48,26 @@ expect_exit report_help 0 "usage: xsa-eval report" -- "$XSA_BIN" report --help
 # Nothing half-written on refusal.
 "$XSA_BIN" compare $F/xsa.json $F/xsa_other_data.json -o "$TMP/refused.md" >/dev/null 2>&1
 if [ ! -e "$TMP/refused.md" ] && [ ! -e "$TMP/refused_delta.svg" ]; then pass no_output_on_refusal; else fail no_output_on_refusal "files written"; fi
-# A LAMBADA perplexity that overflowed is null in the file (lm-eval's math.exp raises there):
-# the file still reads, and both reports say so instead of printing inf or nan.
+# Nothing non-finite or impossible is ever compared or reported: a null (overflowed) perplexity,
+# an accuracy outside [0, 1], a positive log-likelihood, a summary that disagrees with the
+# per-document values.
 sed '0,/"perplexity,none": [-0-9.e+]*/s//"perplexity,none": null/' $F/xsa.json >"$TMP/ppl_null.json"
-expect_exit report_ppl_overflow 0 "^\| lambada_openai \| perplexity \| n/a \(overflow\) \|" -- "$XSA_BIN" report "$TMP/ppl_null.json"
-expect_exit compare_ppl_overflow 0 "perplexity \(lower is better\): A 41.120, B n/a \(overflow\)\.$" -- "$XSA_BIN" compare $F/sa.json "$TMP/ppl_null.json" --iters 200
+expect_exit report_ppl_overflow 2 "lambada_openai: perplexity is not a finite number" -- "$XSA_BIN" report "$TMP/ppl_null.json"
+expect_exit compare_ppl_overflow 2 "lambada_openai: perplexity is not a finite number" -- "$XSA_BIN" compare $F/sa.json "$TMP/ppl_null.json" --iters 200
+sed '0,/"acc,none": [-0-9.e+]*/s//"acc,none": 1.25/' $F/xsa.json >"$TMP/acc_big.json"
+expect_exit compare_acc_above_1 2 "arc_easy: acc disagrees with its per-document values" -- "$XSA_BIN" compare $F/sa.json "$TMP/acc_big.json"
+python3 - "$F/xsa.json" "$TMP" <<'EOF'
+import json, sys
+def edit(name, f):
+    r = json.load(open(sys.argv[1]))
+    f(r)
+    json.dump(r, open(sys.argv[2] + "/" + name, "w"))
+edit("acc_half.json", lambda r: r["xsa_eval"]["per_doc"]["piqa"]["acc"].__setitem__(0, 0.5))
+edit("ll_positive.json", lambda r: r["xsa_eval"]["per_doc"]["lambada_openai"]["perplexity"].__setitem__(0, 0.25))
+edit("summary_edited.json", lambda r: r["results"]["boolq"].__setitem__("acc,none", r["results"]["boolq"]["acc,none"] + 0.01))
+EOF
+expect_exit check_acc_not_0_or_1 2 "per_doc.piqa.acc holds an impossible value" -- "$XSA_BIN" check --baseline $F/xsa.json --results "$TMP/acc_half.json"
+expect_exit report_positive_ll 2 "per_doc.lambada_openai.perplexity holds an impossible value" -- "$XSA_BIN" report "$TMP/ll_positive.json"
+expect_exit check_summary_edited 2 "boolq: acc disagrees with its per-document values" -- "$XSA_BIN" check --baseline "$TMP/summary_edited.json" --results $F/xsa.json
 
 finish

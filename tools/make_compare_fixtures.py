@@ -263,7 +263,8 @@ def main():
             if m == "perplexity":
                 ll = -np.round(rng.gamma(2.0, 1.85, n), 6)
                 sa[tn][m] = ll
-                xsa[tn][m] = np.round(ll + rng.normal(0.12, 0.4, n), 6)
+                # A log-likelihood is a sum of log-probabilities: never above 0.
+                xsa[tn][m] = np.minimum(np.round(ll + rng.normal(0.12, 0.4, n), 6), 0.0)
                 continue
             a = correctness(rng, n, SA_ACC[tn][m])
             sa[tn][m] = a

@@ -326,5 +326,11 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s%s (OpenBLAS core %s), %s", nt,
              nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), variant ? " (forced, not batch-invariant)" : "",
              st->pk ? ", packed weights" : "", openblas_get_corename(), cpu_attention_kind_name(st->attn));
+    // Packing and threads change no bit; OpenBLAS's core does, and so does libm's expf where
+    // the vector exp is not used (CPUs without AVX2).
+    snprintf(be->numerics, sizeof be->numerics, "cpu fp32, %s%s%s, %s, %s exp", cpu_gemm_kind_name(st->gemm),
+             st->gemm == CPU_GEMM_BLAS ? " core " : "", st->gemm == CPU_GEMM_BLAS ? openblas_get_corename() : "",
+             cpu_attention_kind_name(st->attn), cpu_gemm_have_avx2() ? "AVX2" : "libm");
+    be->n_threads = nt;
     return 0;
 }

@@ -527,5 +527,8 @@ extern "C" int xsa_cuda_backend_open(struct backend *be, int index, int fp32, co
              "%.96s (cuda:%d, sm_%d%d, %.0f GiB), cuBLAS, %s weights, fp32 accumulation, %d-token batches",
              prop.name, index, prop.major, prop.minor, prop.totalGlobalMem / 1073741824.0,
              fp32 ? "float32" : "bfloat16", st->t_cap);
+    // cuBLAS may pick other algorithms on another GPU model or library version.
+    snprintf(be->numerics, sizeof be->numerics, "cuda %s weights, %.64s sm_%d%d, cuBLAS %d", fp32 ? "float32" : "bfloat16",
+             prop.name, prop.major, prop.minor, CUBLAS_VERSION);
     return 0;
 }

@@ -1,0 +1,88 @@
+// journal.c: the run journal and the request cache of one model's run (journal.h).
+#include "eval/journal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/vec.h"
+
+int journal_scopes(const struct model *m, const char *numerics, const char *settings, char model_scope[65],
+                   char run_scope[65], xsa_error *err) {
+    // The configuration as bytes: a field a later architecture adds is in the scope by itself.
+    struct sbuf b = {0};
+    int rc = 0;
+    if (sbuf_printf(&b, "xsa-eval model scope 1\nweights %s\nnumerics %s\nconfig ", m->weights_sha256, numerics))
+        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    const unsigned char *cfg = (const unsigned char *)&m->cfg;
+    for (size_t i = 0; !rc && i < sizeof m->cfg; i++)
+        if (sbuf_printf(&b, "%02x", cfg[i])) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = sha256_hex(b.s, b.n, model_scope, err);
+    b.n = 0;
+    if (!rc && sbuf_printf(&b, "xsa-eval run scope 1\nmodel %s\n%s", model_scope, settings))
+        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) rc = sha256_hex(b.s, b.n, run_scope, err);
+    sbuf_free(&b);
+    return rc;
+}
+
+int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, const char model_scope[65],
+                 const char run_scope[65], int resume, int quiet, xsa_error *err) {
+    memset(j, 0, sizeof *j);
+    j->journal.fd = j->cache.fd = -1;
+    if (snprintf(j->journal_path, sizeof j->journal_path, "%s/journal_%.16s.xsaj", dir, run_scope) >=
+        (int)sizeof j->journal_path)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
+    if (!resume) unlink(j->journal_path);
+    long dropped = 0;
+    int rc = reqstore_open(&j->journal, j->journal_path, run_scope, 1, &dropped, err);
+    if (rc < 0) {
+        if (!quiet)
+            fprintf(stderr, "xsa-eval: %s is in use by a concurrent run of the same command; this run keeps no journal\n",
+                    j->journal_path);
+        rc = 0;
+    } else if (!rc) {
+        j->have_journal = 1;
+        if (dropped && !quiet)
+            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a record torn by an interrupted run\n", j->journal_path,
+                    dropped);
+        if (j->journal.n && !quiet)
+            fprintf(stderr, "xsa-eval: resuming from %s: %zu requests already scored\n", j->journal_path, j->journal.n);
+    }
+    if (!rc && cache_dir) {
+        char path[4200];
+        if ((rc = file_mkdirs(cache_dir, "choose a writable --cache-requests folder", err))) return rc;
+        if (snprintf(path, sizeof path, "%s/%.32s.xsar", cache_dir, model_scope) >= (int)sizeof path)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: --cache-requests path too long", cache_dir);
+        rc = reqstore_open(&j->cache, path, model_scope, 0, &dropped, err);
+        j->have_cache = !rc;
+        if (!rc && dropped && !quiet)
+            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a torn record\n", path, dropped);
+    }
+    if (rc) journal_close(j, 0);
+    return rc;
+}
+
+int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out) {
+    int found = (j->have_journal && reqstore_find(&j->journal, key, out)) ||
+                (j->have_cache && reqstore_find(&j->cache, key, out));
+    j->reused += found;
+    return found;
+}
+
+int journal_record(struct run_journal *j, const uint8_t (*keys)[16], const struct sched_result *res, int n,
+                   xsa_error *err) {
+    int rc = j->have_journal ? reqstore_append(&j->journal, keys, res, n, err) : 0;
+    if (!rc && j->have_cache) rc = reqstore_append(&j->cache, keys, res, n, err);
+    return rc;
+}
+
+void journal_close(struct run_journal *j, int success) {
+    if (j->have_journal) {
+        reqstore_close(&j->journal);
+        if (success) unlink(j->journal_path);
+    }
+    if (j->have_cache) reqstore_close(&j->cache);
+    j->have_journal = j->have_cache = 0;
+}

@@ -1,0 +1,48 @@
+// journal.h: what one model's run has already scored, so that nothing is scored twice:
+//   the journal   <output>/<model>/journal_<scope>.xsaj: every finished batch's requests,
+//                 found again by a rerun with the same model, data and settings after a kill
+//                 (resume), removed when the run's results are written;
+//   the cache     --cache-requests DIR: <DIR>/<model scope>.xsar, shared by every run of the
+//                 same model numerics (e.g. a later run that adds a task), never removed.
+// Both are request stores (reqstore.h). A request's record is keyed by its tokens; the
+// scopes hold everything else a score depends on (journal_scopes).
+#ifndef XSA_EVAL_JOURNAL_H
+#define XSA_EVAL_JOURNAL_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "eval/reqstore.h"
+#include "eval/scheduler.h"
+#include "model/model.h"
+
+struct run_journal {
+    struct reqstore journal, cache;
+    int have_journal, have_cache;
+    char journal_path[4200];
+    long reused;  // requests answered from the journal or the cache
+};
+
+// model_scope: SHA-256 (hex) of the weights digest, every configuration field (XSA layers
+// included) and the backend's numerics; run_scope: of model_scope and `settings` (the data
+// digests and every option that changes a request's tokens or which requests run).
+int journal_scopes(const struct model *m, const char *numerics, const char *settings, char model_scope[65],
+                   char run_scope[65], xsa_error *err);
+
+// Opens the journal in `dir` (resume 0: an existing one is discarded first) and, when
+// cache_dir is set, the request cache. A journal held by a concurrent run of the same
+// command is left to it (this run keeps none; said on stderr unless quiet).
+int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, const char model_scope[65],
+                 const char run_scope[65], int resume, int quiet, xsa_error *err);
+
+// 1 and *out filled when the journal or the cache has scored this key.
+int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out);
+
+// Records n scored requests (their keys and results) in the journal and the cache.
+int journal_record(struct run_journal *j, const uint8_t (*keys)[16], const struct sched_result *res, int n,
+                   xsa_error *err);
+
+// Closes both; success: the run's results are written, so the journal is removed.
+void journal_close(struct run_journal *j, int success);
+
+#endif

@@ -1,0 +1,47 @@
+// outdir.h: the files a run writes under --output (and a report under -o): one safe folder
+// name per model, run stamps no two runs share, files that appear only whole and never
+// replace another run's, and the sweep of what killed runs of this program left behind.
+//
+// A file is first written as "<final>.pending.<pid>" (file_write_atomic, so itself whole),
+// then renamed to <final> without replacing anything (renameat2 RENAME_NOREPLACE): a run's
+// samples first, its results file last, so a results file always has its samples.
+#ifndef XSA_EVAL_OUTDIR_H
+#define XSA_EVAL_OUTDIR_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+// The folder name for a checkpoint: the last component of its real path (so "ckpt/.." and
+// "ckpt/." name what they point at), with characters outside [A-Za-z0-9._-] as '_', never
+// empty, "." or "..", and never starting with '.'.
+void outdir_model_name(const char *model_path, char *buf, size_t n);
+
+// "2026-12-01T11-55-49.123456_3fa9c2": UTC time to the microsecond and 24 random bits.
+void outdir_stamp(char *buf, size_t n);
+
+// A usable --output folder (created when missing); "" or a path that cannot be a folder is
+// exit 2 naming `flag`.
+int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err);
+// A usable output file for -o/--verdict: not "", not a folder, in a folder that exists.
+int outdir_check_file(const char *flag, const char *path, xsa_error *err);
+
+// "<final>.pending.<pid>" into buf.
+int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);
+// Renames a pending file to its final name, failing (exit 3) rather than replacing a file.
+int outdir_commit(const char *final, xsa_error *err);
+// Removes this process's pending file of `final` (a failed run).
+void outdir_discard(const char *final);
+
+// Writes n files that belong together (a report and its charts, all in one folder) so that
+// either all of them are replaced or none is: each is written whole into a temporary folder
+// beside them (".xsa-report.tmp.<pid>"), and only then renamed into place. A full disk
+// leaves the old files as they were.
+int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
+
+// Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
+// results_*, samples_*, and report folders ".xsa-report.tmp.<pid>" whose process is gone;
+// never a file of a live process, never any other name. Returns how many it removed.
+int outdir_sweep(const char *dir);
+
+#endif

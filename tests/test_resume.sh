@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The run journal: a run killed (SIGKILL at random points, 20 times over) or interrupted
+# (SIGINT) and then rerun scores only what is missing, and its results and samples are
+# bit-identical to an uninterrupted run's; a torn record is dropped; --no-resume starts
+# over; on success the journal and every temporary file are gone. And the request cache
+# (--cache-requests): a later run of the same model reuses what an earlier one scored.
+. "$(dirname "$0")/lib.sh"
+M=demo/sa
+# 500 synthetic PIQA rows: long enough a run to be killed in the middle.
+mkdir -p "$TMP/data/piqa"
+python3 - > "$TMP/data/piqa/validation.jsonl" <<'EOF'
+import json, random
+r = random.Random(5)
+words = ("the a of to and in is it that for on was with as by at from this be or an are which but not have had "
+         "one all were when we there can your more if out so what up its about into than them some could time").split()
+s = lambda n: " ".join(r.choice(words) for _ in range(n))
+for i in range(500):
+    print(json.dumps({"goal": s(r.randint(8, 30)) + "?", "sol1": s(r.randint(5, 25)) + ".",
+                      "sol2": s(r.randint(5, 25)) + ".", "label": r.randint(0, 1)}))
+EOF
+LOUD=(run --model $M --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu --threads 1
+      --batch-tokens 256 --log-samples --cache-dir "$TMP/c")
+ARGS=("${LOUD[@]}" --quiet)
+run() { "$XSA_BIN" "${ARGS[@]}" "$@"; }  # in the background, start "$XSA_BIN" itself, so that $! is its pid
+# Results without what differs between any two runs (times, paths, throughput).
+strip() {
+    python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("date", "start_time", "end_time", "total_evaluation_time_seconds"): r.pop(k, None)
+r["xsa_eval"].pop("timing", None)
+r["xsa_eval"].pop("command", None)
+print(json.dumps(r, sort_keys=True))
+EOF
+}
+same_as_reference() {  # same_as_reference DIR: its one results file and samples equal the reference's
+    local res; res=$(ls "$1"/sa/results_*.json 2>/dev/null)
+    [ "$(echo "$res" | grep -c .)" -eq 1 ] || { echo "$(echo "$res" | grep -c .) results files"; return 1; }
+    [ "$(strip "$res")" = "$(strip "$TMP"/ref/sa/results_*.json)" ] || { echo "results differ"; return 1; }
+    cmp -s "$(ls "$1"/sa/samples_piqa_*.jsonl)" "$(ls "$TMP"/ref/sa/samples_piqa_*.jsonl)" || { echo "samples differ"; return 1; }
+}
+
+run --output "$TMP/ref" >/dev/null 2>&1 || fail reference_run "exit $?"
+# Waits until the journal in DIR holds K records (a point in the run that does not depend on
+# the machine's speed), or the process PID has ended (returns 1).
+wait_records() {
+    local pid=$1 dir=$2 want=$((80 + 32 * $3)) j
+    while kill -0 "$pid" 2>/dev/null; do
+        for j in "$dir"/sa/journal_*.xsaj; do
+            [ -f "$j" ] && [ "$(stat -c %s "$j" 2>/dev/null || echo 0)" -ge $want ] && return 0
+        done
+        sleep 0.002
+    done
+    return 1
+}
+
+# SIGKILL at 20 random points (seeded: after 0 to 900 of the ~1000 records), each in its own
+# folder, each then resumed: every resumed run's results and samples equal the uninterrupted
+# run's, and it leaves no journal or temporary file.
+points=$(python3 -c "import random; r = random.Random(7); print(' '.join(str(r.randint(0, 900)) for _ in range(20)))")
+kills=0 bad="" i=0
+for k in $points; do
+    i=$((i + 1))
+    "$XSA_BIN" "${ARGS[@]}" --output "$TMP/k$i" >/dev/null 2>&1 &
+    pid=$!
+    wait_records $pid "$TMP/k$i" "$k" && kill -KILL $pid 2>/dev/null && kills=$((kills + 1))
+    wait $pid 2>/dev/null
+    ls "$TMP/k$i"/sa/results_*.json >/dev/null 2>&1 || run --output "$TMP/k$i" >/dev/null 2>&1
+    msg=$(same_as_reference "$TMP/k$i") || bad="$bad kill $i after $k records: $msg;"
+    left=$(ls -a "$TMP/k$i"/sa | grep -vE '^(\.|\.\.|results_.*\.json|samples_piqa_.*\.jsonl)$')
+    [ -z "$left" ] || bad="$bad kill $i left $left;"
+    rm -rf "$TMP/k$i"
+done
+if [ -n "$bad" ]; then fail resume_after_kill_bit_identical "$bad"
+elif [ $kills -lt 15 ]; then fail resume_after_kill_bit_identical "only $kills of 20 kills landed before the run ended"
+else pass "resume_after_kill_bit_identical_${kills}_of_20"; fi
+
+# SIGINT: exit 130 naming the journal, no results or samples file; the rerun says it resumes.
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+    "$XSA_BIN" "${LOUD[@]}" --output "$TMP/i" >/dev/null 2>"$TMP/int.log" &
+pid=$!
+wait_records $pid "$TMP/i" 300
+kill -INT $pid
+wait $pid; rc=$?
+if [ $rc -eq 130 ] && grep -q "interrupted; the requests scored so far are kept in $TMP/i/sa/journal_" "$TMP/int.log" &&
+    [ -z "$(ls "$TMP"/i/sa | grep -E '^(results|samples)_')" ]; then pass sigint_exit_130_keeps_journal
+else fail sigint_exit_130_keeps_journal "exit $rc: $(tail -1 "$TMP/int.log")"; fi
+# A torn record (a kill in the middle of a write) at the journal's end is dropped.
+printf 'torn-rec' >> "$(ls "$TMP"/i/sa/journal_*.xsaj)"
+"$XSA_BIN" "${LOUD[@]}" --output "$TMP/i" >/dev/null 2>"$TMP/res.log"
+if grep -q "dropped 8 bytes of a record torn" "$TMP/res.log" && grep -qE "resuming from .*: [0-9]+ requests already scored" "$TMP/res.log" &&
+    msg=$(same_as_reference "$TMP/i"); then pass sigint_then_resume_bit_identical
+else fail sigint_then_resume_bit_identical "$msg $(cat "$TMP/res.log" | head -3)"; fi
+
+# --no-resume: a journal left by a kill is not used.
+"$XSA_BIN" "${ARGS[@]}" --output "$TMP/n" >/dev/null 2>&1 & pid=$!
+wait_records $pid "$TMP/n" 300; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+"$XSA_BIN" "${LOUD[@]}" --output "$TMP/n" --no-resume >/dev/null 2>"$TMP/nr.log"; rc=$?
+if [ $rc -eq 0 ] && ! grep -q "resuming" "$TMP/nr.log" && msg=$(same_as_reference "$TMP/n"); then pass no_resume_starts_over
+else fail no_resume_starts_over "exit $rc $msg"; fi
+
+# A journal that is not one (or of another scope) is named, with the fix.
+mkdir -p "$TMP/b/sa"
+"$XSA_BIN" "${ARGS[@]}" --output "$TMP/b" >/dev/null 2>&1 & pid=$!
+wait_records $pid "$TMP/b" 300; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+j=$(ls "$TMP"/b/sa/journal_*.xsaj 2>/dev/null)
+if [ -n "$j" ]; then
+    printf 'NOTAJRNL' | dd of="$j" bs=1 seek=0 conv=notrunc 2>/dev/null
+    expect_exit damaged_journal_named 2 "journal_.*\.xsaj: not an xsa-eval request store; remove it" -- run --output "$TMP/b"
+else
+    skip damaged_journal_named "the run ended before its kill"
+fi
+
+# The request cache: a run of piqa fills it; a run of piqa + arc_easy elsewhere reuses every
+# piqa request, and its piqa numbers equal the reference's.
+"$XSA_BIN" run --model $M --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu --quiet \
+    --cache-dir "$TMP/c" --output "$TMP/q1" --cache-requests "$TMP/rc" >/dev/null 2>&1
+mkdir -p "$TMP/data2" && cp -r "$TMP/data/piqa" tests/fixtures/data/arc_easy "$TMP/data2/"
+"$XSA_BIN" run --model $M --tasks piqa,arc_easy --data-dir "$TMP/data2" --allow-data-change --offline --device cpu \
+    --cache-dir "$TMP/c" --output "$TMP/q2" --cache-requests "$TMP/rc" >/dev/null 2>"$TMP/q2.log"
+if grep -q "sa: 1000 requests came from the journal or the request cache" "$TMP/q2.log" &&
+    python3 - "$TMP"/ref/sa/results_*.json "$TMP"/q2/sa/results_*.json <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["results"]["piqa"] == b["results"]["piqa"], "piqa differs"
+assert a["xsa_eval"]["per_doc"]["piqa"] == b["xsa_eval"]["per_doc"]["piqa"], "per-doc differs"
+EOF
+then pass request_cache_reused_exactly; else fail request_cache_reused_exactly "$(grep -v warning "$TMP/q2.log" | head -2)"; fi
+# Another model does not see it (its scope differs): nothing reused.
+"$XSA_BIN" run --model demo/xsa --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu \
+    --cache-dir "$TMP/c" --output "$TMP/q3" --cache-requests "$TMP/rc" >/dev/null 2>"$TMP/q3.log"
+grep -q "came from the journal or the request cache" "$TMP/q3.log" && fail cache_scoped_by_model "reused by another model" \
+    || pass cache_scoped_by_model
+expect_exit cache_requests_empty 2 "--cache-requests '': empty path" -- run --output "$TMP/q4" --cache-requests ''
+finish

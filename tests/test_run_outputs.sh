@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What `xsa-eval run` writes: results names no two runs share (concurrent runs, runs in the
+# same second), model folders that never escape --output, empty paths refused, the threads
+# that ran recorded, a non-finite log-likelihood refused with exit 3 and nothing written, and
+# only the leftovers of killed runs of this program swept.
+. "$(dirname "$0")/lib.sh"
+D=tests/fixtures/data
+M=demo/sa
+run() { "$XSA_BIN" run --quiet --tasks piqa --data-dir $D --allow-data-change --offline --device cpu --cache-dir "$TMP/c" "$@"; }
+
+# Five concurrent runs into one --output, then two back to back: seven results files.
+for i in 1 2 3 4 5; do run --model $M --output "$TMP/o" >"$TMP/c$i.log" 2>&1 & done
+fails=0; for i in 1 2 3 4 5; do wait -n || fails=$((fails + 1)); done
+run --model $M --output "$TMP/o" >/dev/null 2>&1 && run --model $M --output "$TMP/o" >/dev/null 2>&1 || fails=$((fails + 1))
+n=$(ls "$TMP"/o/sa/results_*.json 2>/dev/null | wc -l)
+paths=$(grep -h "^results: " "$TMP"/c*.log | sort -u | wc -l)
+if [ $fails -eq 0 ] && [ "$n" -eq 7 ] && [ "$paths" -eq 5 ]; then pass results_never_collide
+else fail results_never_collide "$fails failed, $n results files, $paths distinct paths printed"; fi
+if ls "$TMP"/o/sa/ | grep -qvE '^results_[0-9T:.-]+_[0-9a-f]{6}\.json$'; then fail no_leftovers "$(ls "$TMP"/o/sa | head -3)"
+else pass no_leftovers; fi
+
+# A checkpoint named through "/.." or "/." gets its own folder's name, inside --output.
+mkdir -p "$TMP/ck" && cp demo/sa/* "$TMP/ck/" && mkdir -p "$TMP/ck/sub"
+expect_exit model_path_dotdot 0 "^results: $TMP/o2/ck/results_" -- run --model "$TMP/ck/sub/.." --output "$TMP/o2"
+expect_exit model_path_dot 0 "^results: $TMP/o2/ck/results_" -- run --model "$TMP/ck/." --output "$TMP/o2"
+[ -z "$(ls "$TMP" | grep -vE '^(c|o|o2|ck|c[0-9]\.log)$')" ] && pass nothing_outside_output || fail nothing_outside_output "$(ls "$TMP")"
+
+# Empty or unusable output paths are usage errors (exit 2), before any work.
+F=tests/fixtures/results
+expect_exit output_empty 2 "--output '': empty path" -- run --model $M --output ''
+: > "$TMP/afile"
+expect_exit output_is_file 2 "afile: not a folder; choose a writable --output folder" -- run --model $M --output "$TMP/afile"
+expect_exit compare_o_empty 2 "-o '': empty path" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json -o ''
+expect_exit report_o_empty 2 "-o '': empty path" -- "$XSA_BIN" report $F/sa.json -o ''
+expect_exit check_verdict_empty 2 "--verdict '': empty path" -- "$XSA_BIN" check --baseline $F/sa.json --results $F/xsa.json --verdict ''
+expect_exit compare_o_folder 2 "is a folder" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP"
+expect_exit check_verdict_no_dir 2 "no folder $TMP/nope" -- "$XSA_BIN" check --baseline $F/sa.json --results $F/xsa.json --verdict "$TMP/nope/v.json"
+
+# --threads past what the backend starts: the results record what ran.
+run --model $M --output "$TMP/o3" --threads 10000 >/dev/null 2>&1
+got=$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["xsa_eval"]["backend"]; print(b["threads"], b["device_desc"].split(",")[1].strip())' "$TMP"/o3/sa/results_*.json 2>&1)
+case $got in "256 256 threads") pass threads_recorded_as_run ;; *) fail threads_recorded_as_run "$got" ;; esac
+
+# Finite weights whose forward pass overflows (3e38 in an MLP projection): exit 3 naming the task,
+# document and request; no results or samples file.
+mkdir -p "$TMP/huge" && cp demo/sa/* "$TMP/huge/"
+python3 - "$TMP/huge/model.safetensors" <<'EOF'
+import json, struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+lo, hi = h["model.layers.0.mlp.down_proj.weight"]["data_offsets"]
+b[8 + n + lo:8 + n + hi] = struct.pack("<f", 3e38) * ((hi - lo) // 4)
+open(p, "wb").write(b)
+EOF
+expect_exit nonfinite_loglikelihood_exit_3 3 "piqa doc [0-9]+ request [01]: the model's log-likelihood is (nan|-nan|-inf|inf)" -- \
+    run --model "$TMP/huge" --output "$TMP/o4" --log-samples
+[ -z "$(find "$TMP/o4" -name 'results_*' -o -name 'samples_*' 2>/dev/null)" ] && pass nonfinite_writes_nothing \
+    || fail nonfinite_writes_nothing "$(find "$TMP/o4" -type f)"
+expect_exit nonfinite_logprobs_exit_3 3 "log-probability of token 2 at position 1 is -?nan" -- \
+    "$XSA_BIN" logprobs --model "$TMP/huge" --tokens 1,2,3 --device cpu
+
+# The sweep: a dead run's pending and temporary files go; a live process's, a user's file
+# with ".tmp." in its name, and journals stay.
+dead=$(sh -c 'echo $$')
+mkdir -p "$TMP/o5/sa"
+touch "$TMP/o5/sa/results_x.json.pending.$dead" "$TMP/o5/sa/samples_piqa_x.jsonl.pending.$dead.tmp.$dead" \
+      "$TMP/o5/sa/results_y.json.pending.$$" "$TMP/o5/sa/notes.tmp.$dead" "$TMP/o5/sa/notes.tmp.txt"
+run --model $M --output "$TMP/o5" >/dev/null 2>&1
+left=$(cd "$TMP/o5/sa" && ls | grep -v '^results_[0-9T]' | sort | tr '\n' ' ')
+if [ "$left" = "notes.tmp.$dead notes.tmp.txt results_y.json.pending.$$ " ]; then pass sweep_only_dead_runs_files
+else fail sweep_only_dead_runs_files "left: $left"; fi
+finish
