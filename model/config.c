@@ -11,9 +11,17 @@
 
 #define REQUIRED INT32_MIN  // "no default" for get_int
 
+// The value of `key` in `obj`: the last one when a key is given twice, as Python's json (and
+// so transformers) reads the file; cJSON's own lookup returns the first.
+static const cJSON *item(const cJSON *obj, const char *key) {
+    const cJSON *found = NULL, *e;
+    cJSON_ArrayForEach(e, obj) if (e->string && !strcmp(e->string, key)) found = e;
+    return found;
+}
+
 static int get_int(const cJSON *root, const char *key, int def, int lo, int hi, int *out,
                    const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *j = item(root, key);
     if (!j || cJSON_IsNull(j)) {
         if (def == REQUIRED) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" is missing", path, key);
         *out = def;
@@ -28,7 +36,7 @@ static int get_int(const cJSON *root, const char *key, int def, int lo, int hi, 
 
 static int get_float(const cJSON *root, const char *key, double def, double lo, double hi,
                      float *out, const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *j = item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = (float)def; return 0; }
     double d = cJSON_IsNumber(j) ? j->valuedouble : NAN;
     if (!(d >= lo && d <= hi)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be a number in [%g, %g]", path, key, lo, hi);
@@ -37,7 +45,7 @@ static int get_float(const cJSON *root, const char *key, double def, double lo, 
 }
 
 static int get_bool(const cJSON *root, const char *key, int def, int *out, const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *j = item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     if (!cJSON_IsBool(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be true or false", path, key);
     *out = cJSON_IsTrue(j);
@@ -46,7 +54,7 @@ static int get_bool(const cJSON *root, const char *key, int def, int *out, const
 
 // bos/eos: an id, a list of ids (the first is taken, as for Llama 3's eos list), or absent (-1).
 static int get_token_id(const cJSON *root, const char *key, int *out, const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *j = item(root, key);
     if (cJSON_IsArray(j)) j = cJSON_GetArrayItem(j, 0);
     if (!j || cJSON_IsNull(j)) { *out = -1; return 0; }
     if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > (1 << 24) || floor(j->valuedouble) != j->valuedouble)
@@ -57,7 +65,7 @@ static int get_token_id(const cJSON *root, const char *key, int *out, const char
 
 static int get_string(const cJSON *root, const char *key, const char *def, const char **out,
                       const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *j = item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     if (!cJSON_IsString(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be a string", path, key);
     *out = j->valuestring;
@@ -66,7 +74,7 @@ static int get_string(const cJSON *root, const char *key, const char *def, const
 
 // "xsa_layers": "all" | "none" | [i, j, ...]; absent means standard attention everywhere.
 static int parse_xsa_layers(struct hf_config *hc, const cJSON *root, const char *path, xsa_error *err) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "xsa_layers");
+    const cJSON *j = item(root, "xsa_layers");
     memset(hc->cfg.xsa, 0, sizeof hc->cfg.xsa);
     if (!j || cJSON_IsNull(j)) return 0;
     hc->has_xsa = 1;
@@ -132,7 +140,7 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xs
     static const char *keys[] = {"rope_parameters", "rope_scaling"};
     int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
     for (int k = 0; k < 2 && !rc; k++) {
-        const cJSON *j = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+        const cJSON *j = item(r, keys[k]);
         if (!j || cJSON_IsNull(j)) continue;
         if (!cJSON_IsObject(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be an object or null", path, keys[k]);
         const char *type = NULL;
@@ -141,7 +149,7 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xs
         if (rc) return rc;
         if (strcmp(type, "default"))
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s type \"%.32s\" is not supported (xsa-eval implements plain RoPE: null or \"default\")", path, keys[k], type);
-        if (cJSON_GetObjectItemCaseSensitive(j, "rope_theta"))
+        if (item(j, "rope_theta"))
             rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
     }
     return rc;

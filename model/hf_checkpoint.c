@@ -2,10 +2,12 @@
 // llama) -> struct model. Every tensor the config implies must be present with that exact
 // shape; any tensor left over (other than known non-weight buffers) is an error, so a
 // checkpoint with parts xsa-eval would silently ignore is refused.
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/config.h"
 #include "model/model_internal.h"
@@ -74,6 +76,7 @@ static int load_w(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1
     int rc = find_tensor(ld, name, d0, d1, &t, err);
     if (rc || ld->dry) return rc;
     if (t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+        if ((rc = safetensors_check_finite(&ld->st, t, (const float *)t->data, err))) return rc;
         *dstp = (float *)(uintptr_t)t->data;  // read-only mapping: weights are never written
         ld->aliased = 1;
     } else if ((rc = safetensors_read_f32(&ld->st, t, *dstp, err))) {
@@ -221,6 +224,10 @@ static void release_mapping(void *p) {
 }
 
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
+    // Checked first: otherwise the first file opened (config.json) takes the blame.
+    if (access(dir, X_OK) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: cannot search the checkpoint directory (%s); make it readable and searchable (chmod u+rx %s) or run as a user who may",
+                        dir, strerror(errno), dir);
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
     struct hf_config hc;

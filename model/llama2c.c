@@ -1,6 +1,7 @@
 // llama2c.c: llama2.c legacy .bin -> struct model (RoPE on adjacent pairs, theta 10000).
 #include "model/llama2c.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,10 +21,25 @@ static int32_t read_i32(const unsigned char *p) {
     return v;
 }
 
-// Copies the next n floats of the file into dst.
-static const unsigned char *copy_f32(const unsigned char *p, float *dst, size_t n) {
-    memcpy(dst, p, n * sizeof(float));
-    return p + n * sizeof(float);
+// The next tensor of the file, `count` slices of n floats, into dst[0..count) (one per layer,
+// or one for a tensor outside the layers); refused whole if it holds NaN or Inf, under its name
+// in llama2.c's run.c and with its element index in the file. *p moves past it.
+static int take_f32(const unsigned char **p, const char *name, float *const *dst, int count, size_t n,
+                    const char *path, xsa_error *err) {
+    int rc = model_check_finite((const float *)(const void *)*p, (size_t)count * n, path, name, err);
+    for (int i = 0; i < count && !rc; i++) {
+        memcpy(dst[i], *p, n * sizeof(float));
+        *p += n * sizeof(float);
+    }
+    return rc;
+}
+
+// take_f32 for a tensor stacked across the layers: slice l goes to the `field` of layer l.
+static int take_layers(const unsigned char **p, const char *name, struct model *m, size_t field, size_t n,
+                       const char *path, xsa_error *err) {
+    float *dst[MODEL_MAX_LAYERS];
+    for (int l = 0; l < m->cfg.n_layer; l++) memcpy(&dst[l], (char *)&m->layers[l] + field, sizeof dst[l]);
+    return take_f32(p, name, dst, m->cfg.n_layer, n, path, err);
 }
 
 static int check_header(const int32_t h[7], const char *path, xsa_error *err) {
@@ -90,20 +106,23 @@ int llama2c_load(struct model *m, const char *path, xsa_error *err) {
     if (rc) { file_unmap(&mf); return rc; }
 
     const unsigned char *p = mf.data + LLAMA2C_HEADER_BYTES;
-    int nl = c->n_layer;
-    p = copy_f32(p, m->tok_emb, V * C);                                         // (V, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].attn_norm_w, C);  // (L, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].wq, C * C);       // (L, C, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].wk, KV * C);      // (L, KV, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].wv, KV * C);      // (L, KV, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].wo, C * C);       // (L, C, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].mlp_norm_w, C);   // (L, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].w_gate, F * C);   // w1 (L, F, C)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].w_down, C * F);   // w2 (L, C, F)
-    for (int l = 0; l < nl; l++) p = copy_f32(p, m->layers[l].w_up, F * C);     // w3 (L, F, C)
-    p = copy_f32(p, m->final_norm_w, C);                                        // (C)
+#define LAYERS(name, field, n) \
+    if (!rc) rc = take_layers(&p, name, m, offsetof(struct layer_weights, field), n, path, err)
+    rc = take_f32(&p, "token_embedding_table", &m->tok_emb, 1, V * C, path, err);  // (V, C)
+    LAYERS("rms_att_weight", attn_norm_w, C);                                     // (L, C)
+    LAYERS("wq", wq, C * C);                                                      // (L, C, C)
+    LAYERS("wk", wk, KV * C);                                                     // (L, KV, C)
+    LAYERS("wv", wv, KV * C);                                                     // (L, KV, C)
+    LAYERS("wo", wo, C * C);                                                      // (L, C, C)
+    LAYERS("rms_ffn_weight", mlp_norm_w, C);                                      // (L, C)
+    LAYERS("w1", w_gate, F * C);                                                  // (L, F, C)
+    LAYERS("w2", w_down, C * F);                                                  // (L, C, F)
+    LAYERS("w3", w_up, F * C);                                                    // (L, F, C)
+#undef LAYERS
+    if (!rc) rc = take_f32(&p, "rms_final_weight", &m->final_norm_w, 1, C, path, err);  // (C)
     p += 2 * T * (hd / 2) * sizeof(float);  // freq_cis_real/imag: RoPE is recomputed from theta
-    if (!c->tied_head) p = copy_f32(p, m->lm_head, V * C);                      // wcls (V, C)
+    if (!rc && !c->tied_head) rc = take_f32(&p, "wcls", &m->lm_head, 1, V * C, path, err);  // (V, C)
+    if (rc) { file_unmap(&mf); return rc; }
 
     snprintf(m->format, sizeof m->format, "llama2c");
     snprintf(m->dtype, sizeof m->dtype, "F32");

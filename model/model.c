@@ -108,6 +108,43 @@ int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error 
     return 0;
 }
 
+// A float is NaN or +-Inf exactly when its exponent bits are all ones. Bits, not isfinite():
+// -ffast-math cannot fold them away, and the test vectorises with plain SSE2.
+#define F32_EXP_BITS 0x7f800000u
+#define FINITE_BLOCK 1024  // a fixed trip count, so the compiler vectorises the scan
+
+static int f32_nonfinite(const float *x) {
+    uint32_t u;
+    memcpy(&u, x, sizeof u);
+    return (u & F32_EXP_BITS) == F32_EXP_BITS;
+}
+
+size_t model_first_nonfinite(const float *x, size_t n) {
+    size_t i = 0;
+    for (; i + FINITE_BLOCK <= n; i += FINITE_BLOCK) {
+        int bad = 0;
+        for (size_t k = 0; k < FINITE_BLOCK; k++) bad |= f32_nonfinite(x + i + k);
+        if (bad) break;  // in this block: located below
+    }
+    for (; i < n; i++)
+        if (f32_nonfinite(x + i)) return i;
+    return n;
+}
+
+int model_check_finite(const float *x, size_t n, const char *path, const char *tensor, xsa_error *err) {
+    size_t first = model_first_nonfinite(x, n);
+    if (first == n) return 0;
+    size_t bad = 0;
+    for (size_t i = first; i < n; i++) bad += (size_t)f32_nonfinite(x + i);
+    uint32_t u;
+    memcpy(&u, x + first, sizeof u);
+    const char *what = (u & 0x7fffffu) ? "NaN" : u >> 31 ? "-Inf" : "+Inf";  // a mantissa: NaN
+    char count[64] = "";
+    if (bad > 1) snprintf(count, sizeof count, "; %zu values are NaN or Inf", bad);
+    return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' holds %s at element %zu (of %zu%s): the checkpoint is damaged; re-export it",
+                    path, tensor, what, first, n, count);
+}
+
 // Parses a non-negative decimal integer that fills all of [s, end).
 static int parse_index(const char *s, const char *end, long *out) {
     if (s == end || end - s > 9) return -1;

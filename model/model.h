@@ -92,4 +92,9 @@ void model_xsa_describe(const struct model_config *cfg, char *out, size_t n);
 
 void model_free(struct model *m);
 
+// Index of the first NaN or +-Inf among x[0..n), or n when every value is finite. The readers
+// refuse a checkpoint holding one (model_load fails naming the tensor); exposed for the load
+// benchmark, which times this check alone.
+size_t model_first_nonfinite(const float *x, size_t n);
+
 #endif

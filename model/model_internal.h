@@ -10,6 +10,9 @@
 // The tied head aliases tok_emb. The arena is uninitialised.
 int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error *err);
 
+// Refuses non-finite weights: 0 when x[0..n) are all finite, else XSA_EBADINPUT with a message
+// naming `path`, `tensor`, the first bad element and how many there are.
+int model_check_finite(const float *x, size_t n, const char *path, const char *tensor, xsa_error *err);
 
 // Hugging Face checkpoint directory (config.json + safetensors) -> m.
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err);

@@ -2,10 +2,15 @@
 #include "model/safetensors.h"
 
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model/model_internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; this reader assumes a little-endian host"
@@ -280,16 +285,44 @@ static int open_sharded(struct safetensors *st, const char *dir, const char *ind
     return rc;
 }
 
+// Sets *present to whether `path` is a regular file (0 when nothing is there). Something that is
+// there but cannot be read as one (a directory, a link that loops or leads nowhere) is refused
+// by name, not reported missing; `kind` says what it should be ("a safetensors file") and `file`
+// how a fix names it ("the weights file").
+static int entry_present(const char *path, const char *kind, const char *file, int *present, xsa_error *err) {
+    struct stat s;
+    *present = 0;
+    if (stat(path, &s) == 0) {
+        if (S_ISREG(s.st_mode)) { *present = 1; return 0; }
+        if (S_ISDIR(s.st_mode)) return xsa_fail(err, XSA_EBADINPUT, "%s: a directory, not %s; remove it, or put %s in its place", path, kind, file);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file, so not %s; put %s in its place", path, kind, file);
+    }
+    int e = errno;
+    if (e == ELOOP)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a symbolic link that loops (it leads back to itself); point it at %s", path, file);
+    char target[512];
+    ssize_t n = e == ENOENT ? readlink(path, target, sizeof target - 1) : -1;
+    if (n >= 0) {
+        target[n] = '\0';
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a symbolic link to %s, which does not exist; the download is incomplete: fetch the checkpoint again, or point the link at %s",
+                        path, target, file);
+    }
+    if (e == ENOENT) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(e));
+}
+
 int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err) {
     memset(st, 0, sizeof *st);
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    int rc;
-    if (file_exists(path)) {
+    int present, rc = entry_present(path, "a safetensors file", "the weights file", &present, err);
+    if (rc) return rc;
+    if (present) {
         rc = safetensors_open_file(st, path, err);
     } else {
         snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-        if (!file_exists(path))
+        if ((rc = entry_present(path, "a shard index", "the index file", &present, err))) return rc;
+        if (!present)
             return xsa_fail(err, XSA_EBADINPUT, "%s: no model.safetensors or model.safetensors.index.json in the checkpoint directory", dir);
         rc = open_sharded(st, dir, path, err);
     }
@@ -309,17 +342,26 @@ int safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t
     switch (t->dtype) {
     case ST_F32:
         memcpy(dst, p, t->nbytes);
-        return 0;
+        break;
     case ST_F16:
         for (size_t i = 0; i < t->nbytes / 2; i++) dst[i] = st_f16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
-        return 0;
+        break;
     case ST_BF16:
         for (size_t i = 0; i < t->nbytes / 2; i++) dst[i] = st_bf16_to_f32((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
-        return 0;
+        break;
     default:
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has dtype %s; xsa-eval reads F32, F16 and BF16 weights",
                         st->files[t->file].path, t->name, t->dtype_name);
     }
+    // F16 and BF16 convert exactly (a finite value stays finite, NaN and Inf stay what they
+    // are), so the float32 values judge the stored ones. One vectorised scan of dst costs less
+    // than a test per value inside the scalar conversion loops (3 ms against 6 ms for 26M).
+    return safetensors_check_finite(st, t, dst, err);
+}
+
+int safetensors_check_finite(const struct safetensors *st, const struct st_tensor *t, const float *vals, xsa_error *err) {
+    size_t n = t->nbytes / (t->dtype == ST_F32 ? 4 : 2);
+    return model_check_finite(vals, n, st->files[t->file].path, t->name, err);
 }
 
 int safetensors_sha256(const struct safetensors *st, char out[65], xsa_error *err) {

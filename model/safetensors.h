@@ -55,9 +55,15 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
 // The tensor called `name`, or NULL.
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);
 
-// Converts a F32/F16/BF16 tensor to float32 into dst (numel floats, same row-major order).
+// Converts a F32/F16/BF16 tensor to float32 into dst (numel floats, same row-major order);
+// refuses one holding NaN or Inf (safetensors_check_finite).
 int safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *dst,
                          xsa_error *err);
+
+// Refuses a F32/F16/BF16 tensor whose values, `vals` (numel floats: converted, or the mapping
+// itself for F32), hold a NaN or an Inf, naming the file, the tensor and the element.
+int safetensors_check_finite(const struct safetensors *st, const struct st_tensor *t, const float *vals,
+                             xsa_error *err);
 
 // SHA-256 identity of the weights: for one file its SHA-256; for shards, the SHA-256 of the
 // concatenated 64-hex-digit digests of the shard files in sorted file-name order.

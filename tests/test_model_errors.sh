@@ -82,6 +82,75 @@ expect_exit no_weights 2 "noweights: no model.safetensors or model.safetensors.i
 
 expect_exit weights_file_not_dir 2 "pass the checkpoint directory" -- "$XSA_BIN" info --model $G/model.safetensors
 
+# Damaged weights: a NaN or an Inf is refused at load, naming the file, the tensor and the
+# element, never scored (every log-likelihood would be NaN and the first choice would win).
+# poke FILE TENSOR ELEMENT BYTES [COUNT]: overwrites COUNT (default 1) elements of TENSOR from
+# ELEMENT on with BYTES (printf escapes, one element of the tensor's dtype, little-endian).
+poke() {
+    local f=$1 name=$2 el=$3 bytes=$4 count=${5:-1} hlen entry begin size all=""
+    hlen=$(od -An -tu8 -N8 "$f" | tr -d ' ')
+    entry=$(head -c $((8 + hlen)) "$f" | tail -c "$hlen" | grep -oE "\"${name//./\\.}\":\{[^}]*\}")
+    begin=$(echo "$entry" | sed -E 's/.*"data_offsets":\[([0-9]+),.*/\1/')
+    case "$entry" in *'"F32"'*) size=4 ;; *) size=2 ;; esac
+    for ((i = 0; i < count; i++)); do all="$all$bytes"; done
+    printf "$all" | dd of="$f" bs=1 seek=$((8 + hlen + begin + size * el)) conv=notrunc 2>/dev/null
+}
+mkd() { rm -rf "$TMP/$1"; mkdir "$TMP/$1"; cp "$2"/config.json "$2"/model.safetensors "$TMP/$1/"; }
+F32_NAN='\000\000\300\177' F32_INF='\000\000\200\177' F32_NEG_INF='\000\000\200\377'
+mkd nan_emb demo/sa; poke "$TMP/nan_emb/model.safetensors" model.embed_tokens.weight 123 "$F32_NAN"
+expect_exit nan_in_embedding 2 "nan_emb/model.safetensors: tensor 'model.embed_tokens.weight' holds NaN at element 123 \(of 65536\): the checkpoint is damaged" -- "$XSA_BIN" info --model "$TMP/nan_emb"
+mkd inf_q demo/sa; poke "$TMP/inf_q/model.safetensors" model.layers.0.self_attn.q_proj.weight 4095 "$F32_INF"
+expect_exit inf_in_layer_weight 2 "inf_q/model.safetensors: tensor 'model.layers.0.self_attn.q_proj.weight' holds \+Inf at element 4095 \(of 4096\)" -- "$XSA_BIN" info --model "$TMP/inf_q"
+mkd nan_norm demo/sa; poke "$TMP/nan_norm/model.safetensors" model.layers.3.post_attention_layernorm.weight 0 "$F32_NAN" 64
+expect_exit all_nan_norm_weight 2 "nan_norm/model.safetensors: tensor 'model.layers.3.post_attention_layernorm.weight' holds NaN at element 0 \(of 64; 64 values are NaN or Inf\)" -- "$XSA_BIN" info --model "$TMP/nan_norm"
+mk inf_gpt2; poke "$TMP/inf_gpt2/model.safetensors" transformer.h.1.attn.c_attn.weight 100 "$F32_NEG_INF"
+expect_exit neg_inf_in_gpt2_conv1d 2 "inf_gpt2/model.safetensors: tensor 'transformer.h.1.attn.c_attn.weight' holds -Inf at element 100 \(of 3072\)" -- "$XSA_BIN" info --model "$TMP/inf_gpt2"
+mkd nan_bf16 $F/llama_bf16; poke "$TMP/nan_bf16/model.safetensors" model.layers.2.mlp.down_proj.weight 7 '\300\177'
+expect_exit nan_in_bf16 2 "nan_bf16/model.safetensors: tensor 'model.layers.2.mlp.down_proj.weight' holds NaN at element 7 \(of 2048\)" -- "$XSA_BIN" info --model "$TMP/nan_bf16"
+# An F16 checkpoint: llama_bf16's header retyped (same length; its bf16 bit patterns are all
+# finite as f16 too), then one f16 NaN.
+mkd f16 $F/llama_bf16; LC_ALL=C sed -i 's/"BF16"/"F16" /g' "$TMP/f16/model.safetensors"
+expect_exit f16_finite_loads 0 "dtype +F16" -- "$XSA_BIN" info --model "$TMP/f16"
+poke "$TMP/f16/model.safetensors" model.norm.weight 31 '\000\176'
+expect_exit nan_in_f16 2 "f16/model.safetensors: tensor 'model.norm.weight' holds NaN at element 31 \(of 32\)" -- "$XSA_BIN" info --model "$TMP/f16"
+# 3e38 and FLT_MAX are finite float32: loaded as they are (whether a forward pass overflows is
+# the backend's concern), and the weights SHA-256 is that of the file.
+mkd huge demo/sa; poke "$TMP/huge/model.safetensors" model.layers.1.mlp.up_proj.weight 9 '\346\261\141\177\377\377\177\177'
+sha=$(sha256sum "$TMP/huge/model.safetensors" | cut -c1-64)
+expect_exit f32_huge_finite_loads 0 "weights sha256 $sha" -- "$XSA_BIN" info --model "$TMP/huge"
+if [ -f "$stories" ]; then
+    cp "$stories" "$TMP/nan.bin"; chmod u+w "$TMP/nan.bin"
+    # rms_att_weight follows the (512, 64) embedding: float 32768 + 64 + 5 is layer 1's element 5.
+    printf "$F32_NAN" | dd of="$TMP/nan.bin" bs=1 seek=$((28 + 4 * (32768 + 64 + 5))) conv=notrunc 2>/dev/null
+    expect_exit nan_in_llama2c 2 "nan.bin: tensor 'rms_att_weight' holds NaN at element 69 \(of 320\)" -- "$XSA_BIN" info --model "$TMP/nan.bin"
+else
+    skip nan_in_llama2c "../shared/benchdata absent"
+fi
+
+# A model.safetensors that is there but is no file is named as what it is, not reported absent.
+mk wloop; rm "$TMP/wloop/model.safetensors"; ln -s model.safetensors "$TMP/wloop/model.safetensors"
+expect_exit weights_symlink_loop 2 "wloop/model.safetensors: a symbolic link that loops .*point it at the weights file" -- "$XSA_BIN" info --model "$TMP/wloop"
+mk wdangle; rm "$TMP/wdangle/model.safetensors"; ln -s blobs/missing "$TMP/wdangle/model.safetensors"
+expect_exit weights_dangling_symlink 2 "wdangle/model.safetensors: a symbolic link to blobs/missing, which does not exist" -- "$XSA_BIN" info --model "$TMP/wdangle"
+mk wdir; rm "$TMP/wdir/model.safetensors"; mkdir "$TMP/wdir/model.safetensors"
+expect_exit weights_is_directory 2 "wdir/model.safetensors: a directory, not a safetensors file" -- "$XSA_BIN" info --model "$TMP/wdir"
+mk idir; rm "$TMP/idir/model.safetensors"; mkdir "$TMP/idir/model.safetensors.index.json"
+expect_exit index_is_directory 2 "idir/model.safetensors.index.json: a directory, not a shard index" -- "$XSA_BIN" info --model "$TMP/idir"
+if [ "$(id -u)" != 0 ]; then
+    mk noexec; chmod 666 "$TMP/noexec"
+    expect_exit dir_unsearchable 2 "noexec: cannot search the checkpoint directory \(Permission denied\); .*chmod u\+rx" -- "$XSA_BIN" info --model "$TMP/noexec"
+    chmod 000 "$TMP/noexec"
+    expect_exit dir_mode_000 2 "noexec: cannot search the checkpoint directory \(Permission denied\)" -- "$XSA_BIN" info --model "$TMP/noexec"
+    chmod 755 "$TMP/noexec"
+else
+    skip dir_unsearchable "running as root: permissions do not apply"
+    skip dir_mode_000 "running as root: permissions do not apply"
+fi
+
+# config.json keys given twice: the last one counts, as in Python's json (so transformers).
+mk dupkey; sed -i 's/"n_layer": 2,/"n_layer": 3, "n_layer": 2,/' "$TMP/dupkey/config.json"
+expect_exit config_duplicate_key_last_wins 0 "layers +2$" -- "$XSA_BIN" info --model "$TMP/dupkey"
+
 printf 'not a model' > "$TMP/garbage.bin"
 expect_exit llama2c_too_short 2 "garbage.bin: 11 bytes is too short" -- "$XSA_BIN" info --model "$TMP/garbage.bin"
 printf 'this is not a llama2.c checkpoint at all' > "$TMP/garbage.bin"

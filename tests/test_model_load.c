@@ -679,8 +679,207 @@ TEST(test_sharded_index_errors) {
     rm_dir(dir);
 }
 
+// The first NaN or Inf is found wherever it sits (block edges included), whatever its sign or
+// payload; FLT_MAX, subnormals and -0 are finite.
+TEST(test_first_nonfinite) {
+    enum { N = 3000 };
+    static float x[N];
+    static const uint32_t finite[] = {0x7f7fffffu, 0xff7fffffu, 0x00000001u, 0x80000000u, 0x3f800000u};
+    for (int i = 0; i < N; i++) {
+        uint32_t u = finite[i % 5];
+        memcpy(&x[i], &u, 4);
+    }
+    CHECK_EQ_INT(model_first_nonfinite(x, N), N);
+    CHECK_EQ_INT(model_first_nonfinite(x, 0), 0);
+    static const uint32_t bad[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7f800000u, 0xff800000u};
+    static const size_t at[] = {0, 1, 1023, 1024, 1025, 2047, 2048, N - 1};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+            float keep = x[at[k]];
+            memcpy(&x[at[k]], &bad[b], 4);
+            CHECK_MSG(model_first_nonfinite(x, N) == at[k], "0x%08x at %zu", bad[b], at[k]);
+            CHECK_EQ_INT(model_first_nonfinite(x, at[k]), at[k]);  // not within the first at[k]
+            x[at[k]] = keep;
+        }
+    x[2500] = NAN;
+    x[1500] = INFINITY;
+    CHECK_EQ_INT(model_first_nonfinite(x, N), 1500);
+}
+
+// Copies checkpoint directory `src` (config.json + model.safetensors) to a new temp dir,
+// with `pad` spaces added to the safetensors header (pad 1 leaves the data unaligned for
+// float, so F32 weights are copied rather than used in place) and the `nb` bytes of `tensor`
+// from byte `at` of its data on overwritten with `bytes` (tensor NULL: none).
+static int damaged_copy(char *dir, const char *src, int pad, const char *tensor, size_t at, const void *bytes, size_t nb) {
+    char path[256], *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    if (make_tmpdir(dir)) return -1;
+    snprintf(path, sizeof path, "%s/config.json", src);
+    if (copy_file(path, dir, "config.json", SIZE_MAX)) return -1;
+    snprintf(path, sizeof path, "%s/model.safetensors", src);
+    if (file_read_all(path, 64u << 20, &data, &n, &err)) return -1;
+    uint64_t hl = 0;
+    for (int i = 7; i >= 0; i--) hl = hl << 8 | (unsigned char)data[i];
+    unsigned char *out = malloc(n + (size_t)pad);
+    uint64_t nhl = hl + (uint64_t)pad;
+    for (int i = 0; i < 8; i++) out[i] = (unsigned char)(nhl >> (8 * i));
+    memcpy(out + 8, data + 8, hl);
+    memset(out + 8 + hl, ' ', (size_t)pad);
+    memcpy(out + 8 + nhl, data + 8 + hl, n - 8 - hl);
+    int rc = 0;
+    if (tensor) {
+        cJSON *h = cJSON_ParseWithLength(data + 8, hl);
+        const cJSON *off = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, tensor), "data_offsets"), 0);
+        if (cJSON_IsNumber(off)) memcpy(out + 8 + nhl + (size_t)off->valuedouble + at, bytes, nb);
+        else rc = -1;
+        cJSON_Delete(h);
+    }
+    if (!rc) rc = write_file(dir, "model.safetensors", out, n + (size_t)pad);
+    free(out);
+    free(data);
+    return rc;
+}
+
+// Makes dir/model.safetensors, a copy of llama_bf16, an F16 checkpoint: its header retyped
+// (same length), its bit patterns kept (all finite as f16 too).
+static int retype_f16(const char *dir) {
+    char path[128], *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (file_read_all(path, 1 << 20, &data, &n, &err)) return -1;
+    for (char *hit; (hit = memmem(data, n, "\"BF16\"", 6));) memcpy(hit, "\"F16\" ", 6);
+    int rc = write_file(dir, "model.safetensors", data, n);
+    free(data);
+    return rc;
+}
+
+// A NaN or an Inf in any weight is refused at load with the file, the tensor and the element,
+// whichever way the tensor is read: F32 in place from the mapping, F32 copied (unaligned),
+// BF16 and F16 converted, a gpt2 Conv1D weight transposed, and llama2.c .bin tensors.
+TEST(test_nonfinite_weights_refused) {
+    static const uint32_t f32_nan = 0x7fc00000u, f32_inf = 0x7f800000u, f32_ninf = 0xff800000u;
+    static const uint16_t bf16_inf = 0x7f80, f16_nan = 0x7e00;
+    static const struct {
+        const char *src;
+        int pad;
+        const char *tensor;
+        size_t el;
+        const void *bytes;
+        size_t nb;
+        const char *want;
+    } cases[] = {
+        {FIX "llama_gqa", 0, "model.embed_tokens.weight", 5, &f32_nan, 4, "'model.embed_tokens.weight' holds NaN at element 5 (of 9600)"},
+        {FIX "llama_gqa", 1, "model.layers.1.self_attn.o_proj.weight", 1023, &f32_inf, 4, "'model.layers.1.self_attn.o_proj.weight' holds +Inf at element 1023 (of 1024)"},
+        {FIX "llama_gqa", 0, "lm_head.weight", 9599, &f32_ninf, 4, "'lm_head.weight' holds -Inf at element 9599 (of 9600)"},
+        {FIX "gpt2_tiny", 0, "transformer.h.0.mlp.c_proj.weight", 64, &f32_nan, 4, "'transformer.h.0.mlp.c_proj.weight' holds NaN at element 64 (of 4096)"},
+        {FIX "llama_bf16", 0, "model.layers.0.input_layernorm.weight", 3, &bf16_inf, 2, "'model.layers.0.input_layernorm.weight' holds +Inf at element 3 (of 32)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[64];
+        CHECK(damaged_copy(dir, cases[i].src, cases[i].pad, cases[i].tensor, cases[i].el * cases[i].nb, cases[i].bytes, cases[i].nb) == 0);
+        expect_load_error(dir, cases[i].want, "/model.safetensors: tensor");
+        expect_load_error(dir, ": the checkpoint is damaged; re-export it", NULL);
+        rm_dir(dir);
+    }
+    char dir[64], path[128];
+    CHECK(damaged_copy(dir, FIX "llama_bf16", 0, "model.norm.weight", 0, &f16_nan, 2) == 0);
+    CHECK(retype_f16(dir) == 0);
+    expect_load_error(dir, "'model.norm.weight' holds NaN at element 0 (of 32)", NULL);
+    rm_dir(dir);
+    char *data = NULL;
+    size_t n = 0;
+    xsa_error err = {0};
+    // llama2.c: w2 (stacked (L, C, F) = (2, 8, 12)) with NaN in layer 1, then wcls with -Inf.
+    CHECK(make_tmpdir(dir) == 0);
+    size_t nf = write_llama2c(dir, "m.bin", 1, 0);
+    snprintf(path, sizeof path, "%s/m.bin", dir);
+    data = NULL;
+    CHECK(file_read_all(path, 1 << 20, &data, &n, &err) == 0);
+    if (data) {
+        size_t w2 = 80 + 16 + 128 + 64 + 64 + 128 + 16 + 192;  // floats before w2
+        memcpy(data + 28 + 4 * (w2 + 96 + 7), &f32_nan, 4);
+        write_file(dir, "m.bin", data, n);
+        expect_load_error(path, "m.bin: tensor 'w2' holds NaN at element 103 (of 192)", NULL);
+        memcpy(data + 28 + 4 * (w2 + 96 + 7), "\0\0\0\0", 4);
+        memcpy(data + 28 + 4 * (nf - 1), &f32_ninf, 4);
+        write_file(dir, "m.bin", data, n);
+        expect_load_error(path, "m.bin: tensor 'wcls' holds -Inf at element 79 (of 80)", NULL);
+        memcpy(data + 28 + 4 * (nf - 1), "\0\0\0\0", 4);
+        write_file(dir, "m.bin", data, n);  // the undamaged file still loads
+        struct model m;
+        load_ok(&m, path);
+        model_free(&m);
+        free(data);
+    }
+    rm_dir(dir);
+}
+
+// Finite extremes load unchanged: F32 3e38 and +-FLT_MAX (finite in the file, so accepted;
+// whether a forward pass overflows is the backend's concern), BF16 and F16 maxima (F16 and BF16
+// cannot overflow float32). The weights SHA-256 is the file's, and unaligned F32 is copied.
+TEST(test_finite_extremes_load) {
+    static const uint32_t f32[4] = {0x7f61b1e6u /* 3e38 */, 0x7f7fffffu, 0xff7fffffu, 0x00000001u};
+    char dir[64], path[128], hex[65];
+    xsa_error err = {0};
+    for (int pad = 0; pad <= 1; pad++) {
+        CHECK(damaged_copy(dir, FIX "llama_gqa", pad, "model.layers.2.mlp.up_proj.weight", 0, f32, sizeof f32) == 0);
+        struct model m;
+        load_ok(&m, dir);
+        if (m.layers) {
+            CHECK(memcmp(m.layers[2].w_up, f32, sizeof f32) == 0);
+            CHECK(m.layers[2].w_up[0] == 3e38f);
+            CHECK_EQ_INT(m.mapping != NULL, !pad);  // aligned F32 is used in place, unaligned copied
+        }
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        CHECK(sha256_file_hex(path, hex, &err) == 0);
+        CHECK_STR(m.weights_sha256, hex);
+        model_free(&m);
+        rm_dir(dir);
+    }
+    static const uint16_t bf16_max[2] = {0x7f7f, 0xff7f};
+    CHECK(damaged_copy(dir, FIX "llama_bf16", 0, "model.embed_tokens.weight", 10 * 2, bf16_max, sizeof bf16_max) == 0);
+    struct model m;
+    load_ok(&m, dir);
+    if (m.tok_emb) CHECK(m.tok_emb[10] == st_bf16_to_f32(0x7f7f) && m.tok_emb[11] == -m.tok_emb[10] && isfinite(m.tok_emb[10]));
+    model_free(&m);
+    rm_dir(dir);
+    static const uint16_t f16_max[2] = {0x7bff, 0xfbff};
+    CHECK(damaged_copy(dir, FIX "llama_bf16", 0, "model.norm.weight", 30 * 2, f16_max, sizeof f16_max) == 0);
+    CHECK(retype_f16(dir) == 0);
+    load_ok(&m, dir);
+    CHECK_STR(m.dtype, "F16");
+    if (m.final_norm_w) CHECK(m.final_norm_w[30] == 65504.0f && m.final_norm_w[31] == -65504.0f);
+    model_free(&m);
+    rm_dir(dir);
+}
+
+// config.json keys given twice count with their last value, as Python's json (so transformers)
+// reads them; that holds for nested objects too, and a bad last value is refused.
+TEST(test_config_duplicate_keys) {
+    struct hf_config hc;
+    xsa_error err = {0};
+    const char *dup = "{\"model_type\":\"bert\",\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,"
+                      "\"num_hidden_layers\":1,\"num_hidden_layers\":3,\"num_attention_heads\":2,\"tie_word_embeddings\":false,"
+                      "\"tie_word_embeddings\":true,\"rope_parameters\":{\"rope_type\":\"yarn\"},"
+                      "\"rope_parameters\":{\"rope_type\":\"default\",\"rope_theta\":1.0,\"rope_theta\":500000.0},\"xsa_layers\":[0],\"xsa_layers\":[2]}";
+    CHECK_MSG(hf_config_parse_text(&hc, dup, "cfg.json", &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(hc.cfg.arch, MODEL_ARCH_LLAMA);
+    CHECK_EQ_INT(hc.cfg.n_layer, 3);
+    CHECK_EQ_INT(hc.cfg.tied_head, 1);
+    CHECK_NEAR(hc.cfg.rope_theta, 500000.0, 0);
+    CHECK(!hc.cfg.xsa[0] && !hc.cfg.xsa[1] && hc.cfg.xsa[2]);
+    const char *bad_last = "{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,"
+                           "\"num_hidden_layers\":1,\"num_attention_heads\":2,\"hidden_act\":\"silu\",\"hidden_act\":\"gelu\"}";
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(hf_config_parse_text(&hc, bad_last, "cfg.json", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "hidden_act \"gelu\"") != NULL, "%s", err.msg);
+}
+
 RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama_gqa),
           T(test_llama_bf16_converted), T(test_stories260K), T(test_llama2c_layout), T(test_xsa_spec),
           T(test_config_xsa_layers), T(test_config_refusals), T(test_fp16_bf16_conversion),
           T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
-          T(test_safetensors_hostile_headers), T(test_config_larger_than_weights))
+          T(test_safetensors_hostile_headers), T(test_config_larger_than_weights), T(test_first_nonfinite),
+          T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys))
