@@ -52,8 +52,9 @@ int check_markdown(const struct results *base, const struct results *cand, const
     double pct = c->level * 100;
     int rc = sbuf_printf(o, "## xsa-eval check: %s\n\n", v->pass ? "PASS :white_check_mark:" : "FAIL :x:");
     if (!rc) rc = sbuf_puts(o, "Baseline ") || md_code(o, opt->baseline_path ? opt->baseline_path : "-") ||
-                  sbuf_printf(o, " (%s) vs candidate ", report_label(base)) ||
-                  md_code(o, opt->results_path ? opt->results_path : "-") || sbuf_printf(o, " (%s). ", report_label(cand));
+                  sbuf_puts(o, " (") || md_text(o, report_label(base)) || sbuf_puts(o, ") vs candidate ") ||
+                  md_code(o, opt->results_path ? opt->results_path : "-") || sbuf_puts(o, " (") ||
+                  md_text(o, report_label(cand)) || sbuf_puts(o, "). ");
     if (!rc)
         rc = sbuf_printf(o, "A task fails when it drops by more than %.2f points and the drop is significant (exact McNemar "
                             "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "

@@ -293,7 +293,7 @@ int compare_markdown(const struct results *a, const struct results *b, const str
                      const struct compare_options *opt, const char *chart_base, struct sbuf *o, xsa_error *err) {
     const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
     double pct = c->level * 100;
-    int rc = sbuf_printf(o, "# %s (A) vs %s (B)\n\n", la, lb);
+    int rc = sbuf_puts(o, "# ") || md_text(o, la) || sbuf_puts(o, " (A) vs ") || md_text(o, lb) || sbuf_puts(o, " (B)\n\n");
     if (!rc && c->forced)
         rc = sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
                             "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
@@ -352,11 +352,8 @@ int compare_markdown(const struct results *a, const struct results *b, const str
         rc = sbuf_printf(o, "## Charts\n\n![Per-task delta B - A with its %g%% interval](%s_delta.svg)\n\n"
                             "![Per-task score of A and B](%s_acc.svg)\n\n", pct, chart_base, chart_base);
     if (!rc) rc = sbuf_puts(o, "## Models\n\n");
-    char heading[300];
-    snprintf(heading, sizeof heading, "A: %s", la);
-    if (!rc) rc = report_model_section(o, heading, a, opt->path_a);
-    snprintf(heading, sizeof heading, "B: %s", lb);
-    if (!rc) rc = report_model_section(o, heading, b, opt->path_b);
+    if (!rc) rc = report_model_section(o, "A: ", la, a, opt->path_a);
+    if (!rc) rc = report_model_section(o, "B: ", lb, b, opt->path_b);
     const struct results *rs[2] = {a, b};
     const char *labels[2] = {"A", "B"};
     if (!rc) rc = sbuf_puts(o, "## Provenance\n\n");

@@ -19,12 +19,15 @@ int md_code(struct sbuf *o, const char *s) {
     return rc;
 }
 
-// Plain table-cell text: | escaped, newlines dropped.
-static int md_text(struct sbuf *o, const char *s) {
+int md_text(struct sbuf *o, const char *s) {
     int rc = 0;
     for (; *s && !rc; s++) {
-        if (*s == '|') rc = sbuf_puts(o, "\\|");
-        else if (*s == '\n') rc = sbuf_puts(o, " ");
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) rc = sbuf_puts(o, " ");  // a newline would end the table row or heading
+        else if (c == '<') rc = sbuf_puts(o, "&lt;");
+        else if (c == '>') rc = sbuf_puts(o, "&gt;");
+        else if (c == '&') rc = sbuf_puts(o, "&amp;");
+        else if (strchr("\\`*_[]|#!", c)) rc = sbuf_printf(o, "\\%c", c);
         else rc = sbuf_append(o, s, 1);
     }
     return rc;
@@ -73,11 +76,12 @@ int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf 
 
 static int row2(struct sbuf *o, const char *k, const char *v) { return sbuf_printf(o, "| %s | %s |\n", k, v); }
 
-int report_model_section(struct sbuf *o, const char *heading, const struct results *r, const char *results_path) {
+int report_model_section(struct sbuf *o, const char *prefix, const char *label, const struct results *r,
+                         const char *results_path) {
     const struct model_info *m = &r->model;
     char d1[17], d2[17], num[32];
     struct sbuf cell = {0};
-    int rc = sbuf_printf(o, "### %s\n\n| | |\n|---|---|\n", heading);
+    int rc = sbuf_printf(o, "### %s", prefix) || md_text(o, label) || sbuf_puts(o, "\n\n| | |\n|---|---|\n");
     if (!rc && results_path) rc = md_code(&cell, results_path) || row2(o, "results", cell.s);
     cell.n = 0;
     if (!rc) rc = md_code(&cell, m->path[0] ? m->path : "-") ||
@@ -296,9 +300,9 @@ int report_markdown(const struct results *const *rs, const char *const *paths, i
     if (!rc && chart_base) rc = sbuf_printf(o, "\n![Per-task score of each run](%s_acc.svg)\n", chart_base);
     if (!rc) rc = sbuf_puts(o, "\n## Models\n\n");
     for (int i = 0; i < n && !rc; i++) {
-        char heading[300];
-        snprintf(heading, sizeof heading, "%d. %s", i + 1, labels[i]);
-        rc = report_model_section(o, heading, rs[i], paths ? paths[i] : NULL);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%d. ", i + 1);
+        rc = report_model_section(o, prefix, labels[i], rs[i], paths ? paths[i] : NULL);
     }
     if (!rc) rc = sbuf_puts(o, "## Provenance\n\n");
     if (!rc) rc = report_provenance(o, rs, labels, n);

@@ -9,7 +9,8 @@
 
 // "### <heading>" and a two-column table: results file, checkpoint, architecture, parameters,
 // XSA layers, weights digest, tokenizer, device, version, command.
-int report_model_section(struct sbuf *o, const char *heading, const struct results *r, const char *results_path);
+int report_model_section(struct sbuf *o, const char *prefix, const char *label, const struct results *r,
+                         const char *results_path);
 
 // Provenance of n runs side by side: limit/few-shot, versions, timings, throughput, and the
 // data digests per task (short; "same" where every run agrees).        rs, labels: (n)
@@ -25,6 +26,9 @@ int report_chart(const struct results *const *rs, int n, struct sbuf *out, xsa_e
 
 // Formatting helpers (shared with eval/compare.c).
 int md_code(struct sbuf *o, const char *s);      // `s` with | escaped for table cells
+// Text from a file (a model name, a device) as Markdown shows it, literally: control characters
+// as spaces, < > & as entities, Markdown punctuation backslash-escaped.
+int md_text(struct sbuf *o, const char *s);
 const char *report_short_digest(const char *hex, char buf[17]);   // first 12 hex digits, or "-"
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
 // "<dir>/<name minus .md>" of a report path: where its charts go; and "<name minus .md>".

@@ -70,4 +70,19 @@ expect_exit check_acc_not_0_or_1 2 "per_doc.piqa.acc holds an impossible value" 
 expect_exit report_positive_ll 2 "per_doc.lambada_openai.perplexity holds an impossible value" -- "$XSA_BIN" report "$TMP/ll_positive.json"
 expect_exit check_summary_edited 2 "boolq: acc disagrees with its per-document values" -- "$XSA_BIN" check --baseline "$TMP/summary_edited.json" --results $F/xsa.json
 
+# A model name with a newline, HTML and Markdown in it is shown literally, never as markup.
+python3 - "$F/xsa.json" "$TMP/evil.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["xsa_eval"]["model"]["name"] = "evil\n# Owned <script>alert(1)</script> | [x](http://a) *b*"
+json.dump(r, open(sys.argv[2], "w"))
+EOF
+"$XSA_BIN" compare $F/sa.json "$TMP/evil.json" -o "$TMP/evil.md" >/dev/null 2>&1
+"$XSA_BIN" report "$TMP/evil.json" >"$TMP/evil_report.md" 2>/dev/null
+"$XSA_BIN" check --baseline $F/sa.json --results "$TMP/evil.json" >"$TMP/evil_check.md" 2>/dev/null
+if [ -s "$TMP/evil.md" ] && [ -s "$TMP/evil_report.md" ] && [ -s "$TMP/evil_check.md" ] &&
+    ! grep -qE '^# Owned|<script>|(^|[^\\])\[x\]\(http' "$TMP/evil.md" "$TMP/evil_report.md" "$TMP/evil_check.md" &&
+    grep -qF 'evil \# Owned &lt;script&gt;' "$TMP/evil.md"; then pass model_name_shown_literally
+else fail model_name_shown_literally "$(grep -hE "Owned" "$TMP"/evil*.md | head -2)"; fi
+
 finish
