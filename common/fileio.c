@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,11 +72,48 @@ void file_unmap(struct mapped_file *mf) {
     mf->size = 0;
 }
 
+int file_temp_path(const char *path, char *out, size_t n) {
+    int w = snprintf(out, n, "%s.tmp.%ld", path, (long)getpid());
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+int file_is_stale_temp(const char *name, const char *base) {
+    size_t bl = strlen(base);
+    if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".tmp.", 5) != 0) return 0;
+    const char *d = name + bl + 5;
+    if (*d < '1' || *d > '9' || strlen(d) > 10) return 0;  // "%ld" of a pid: no sign, no leading zero
+    long pid = 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9') return 0;
+        pid = pid * 10 + (*d - '0');
+    }
+    if (pid > 0x7fffffffL) return 0;
+    // EPERM: the process exists (another user's); only "no such process" means its writer is gone.
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int file_sync_dir(const char *dir, xsa_error *err) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open the folder to sync it: %s", dir, strerror(errno));
+    int rc = 0;
+    if (fsync(fd) != 0 && errno != EINVAL) rc = xsa_fail(err, XSA_ERUNTIME, "%s: folder fsync failed: %s", dir, strerror(errno));
+    close(fd);
+    return rc;
+}
+
 int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err) {
     size_t n = strlen(path);
-    char *tmp = malloc(n + 32);
-    if (!tmp) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+    char *tmp = malloc(n + 32), *dir = malloc(n + 2);
+    if (!tmp || !dir) {
+        free(tmp);
+        free(dir);
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    file_temp_path(path, tmp, n + 32);
+    // The folder whose entry the rename changes: "." for a bare name, "/" for "/name".
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, n + 2, ".");
+    else snprintf(dir, n + 2, "%.*s", slash == path ? 1 : (int)(slash - path), path);
     // O_EXCL | O_NOFOLLOW: never write through a planted symlink; a stale temp of a dead
     // process with the same pid is removed first.
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
@@ -83,6 +121,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
     if (fd < 0) {
         int rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
         free(tmp);
+        free(dir);
         return rc;
     }
     const char *p = data;
@@ -102,7 +141,9 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
     if (close(fd) != 0 && !rc) rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", tmp, strerror(errno));
     if (!rc && rename(tmp, path) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", path, strerror(errno));
     if (rc) unlink(tmp);
+    else rc = file_sync_dir(dir, err);  // the new name itself must survive a crash
     free(tmp);
+    free(dir);
     return rc;
 }
 

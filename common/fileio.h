@@ -17,9 +17,19 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_le
 int file_map(const char *path, struct mapped_file *mf, xsa_error *err);
 void file_unmap(struct mapped_file *mf);
 
-// Writes `len` bytes to `path` via a temp file in the same folder, fsync, rename:
-// readers see the old file or the new one, never a partial one.
+// Writes `len` bytes to `path` via a temp file in the same folder, fsync, rename, fsync of the
+// folder: readers see the old file or the new one, never a partial one, also after a crash.
 int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err);
+
+// The one name of a writer's temp file: "<path>.tmp.<pid of this process>". 0, or -1 when it
+// does not fit in `n`.
+int file_temp_path(const char *path, char *out, size_t n);
+// 1 when `name` is exactly "<base>.tmp.<pid>" (file_temp_path's form) and no process <pid>
+// exists any more: a killed writer's leftover. A live process's temp, or any other name, is 0.
+int file_is_stale_temp(const char *name, const char *base);
+// fsync of a folder, so a rename or a new name in it survives a crash. A file system that
+// cannot sync folders (EINVAL) is not an error.
+int file_sync_dir(const char *dir, xsa_error *err);
 
 // SHA-256 of a buffer / of a file, as 64 lowercase hex digits plus NUL (OpenSSL EVP).
 int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err);

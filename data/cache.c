@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "common/fileio.h"
 #include "common/version.h"
+#include "tasks/rows.h"
 
 #define HINT_WRITABLE "the cache folder must be writable: pass --cache-dir DIR (or --offline to use what is cached)"
 
@@ -148,34 +150,98 @@ static cJSON *manifest_json(const struct cache_entry *e) {
     return o;
 }
 
-// Writes `path`.tmp.<pid> in full and fsyncs it (a new file: never through a symlink). The
-// name goes to tmp (size n). On failure nothing is left behind.
-static int write_temp(const char *path, const char *data, size_t len, char *tmp, size_t n, xsa_error *err) {
-    if (snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid()) >= (int)n)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
+// Creates `path`.tmp.<pid> (file_temp_path) as a new file: never through a symlink. The name
+// goes to tmp (size n).
+static int temp_create(const char *path, char *tmp, size_t n, int *fd, xsa_error *err) {
+    if (file_temp_path(path, tmp, n) != 0) return xsa_fail(err, XSA_EBADINPUT, "%s: path is too long", path);
     unlink(tmp);  // a leftover of an earlier process with our pid
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s; " HINT_WRITABLE, tmp, strerror(errno));
-    int rc = 0;
-    for (size_t off = 0; off < len && !rc;) {
+    *fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (*fd < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s; " HINT_WRITABLE, tmp, strerror(errno));
+    return 0;
+}
+
+static int write_all(int fd, const char *data, size_t len, const char *path, xsa_error *err) {
+    for (size_t off = 0; off < len;) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", tmp, strerror(errno));
-        else off += (size_t)w;
+        if (w < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", path, strerror(errno));
+        off += (size_t)w;
     }
+    return 0;
+}
+
+// Writes `path`.tmp.<pid> in full and fsyncs it. On failure nothing is left behind.
+static int write_temp(const char *path, const char *data, size_t len, char *tmp, size_t n, xsa_error *err) {
+    int fd = -1;
+    int rc = temp_create(path, tmp, n, &fd, err);
+    if (rc) return rc;
+    rc = write_all(fd, data, len, tmp, err);
     if (!rc && fsync(fd) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", tmp, strerror(errno));
     if (close(fd) != 0 && !rc) rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", tmp, strerror(errno));
     if (rc) unlink(tmp);
     return rc;
 }
 
-int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
-                 const struct cache_entry *e, xsa_error *err) {
-    char dir[4096], mpath[4096], dpath[4096], mtmp[4200], dtmp[4200];
+int cache_writer_open(const char *root, const struct task_def *t, struct cache_writer *w, xsa_error *err) {
+    memset(w, 0, sizeof *w);
+    char dir[4096], dpath[4096];
     int rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
-    if (!rc) rc = cache_task_path(root, t, t->split, ".manifest.json", mpath, sizeof mpath, err);
     if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
     if (!rc) rc = cache_mkdirs(dir, err);
+    if (!rc && !(w->md = EVP_MD_CTX_new())) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc && !EVP_DigestInit_ex(w->md, EVP_sha256(), NULL)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
+    if (!rc) rc = temp_create(dpath, w->path, sizeof w->path, &w->fd, err);
+    if (rc) {
+        EVP_MD_CTX_free(w->md);
+        memset(w, 0, sizeof *w);
+        return rc;
+    }
+    w->is_open = w->has_temp = 1;
+    return 0;
+}
+
+int cache_writer_add(struct cache_writer *w, const char *data, size_t len, xsa_error *err) {
+    if (!w->is_open) return xsa_fail(err, XSA_ERUNTIME, "internal: the cache writer is not open");
+    // Past this the copy could never be read back (cache_verify's limit): refuse it now.
+    if (len > CACHE_MAX_FILE - w->bytes)
+        return xsa_fail(err, XSA_ERUNTIME, "%s: the rows pass the cache's %zu-byte limit for one split", w->path,
+                        CACHE_MAX_FILE);
+    int rc = write_all(w->fd, data, len, w->path, err);
+    if (rc) return rc;
+    if (!EVP_DigestUpdate(w->md, data, len)) return xsa_fail(err, XSA_ERUNTIME, "SHA-256 update failed");
+    for (size_t i = 0; i < len; i++) w->rows += data[i] == '\n';
+    w->bytes += len;
+    return 0;
+}
+
+int cache_writer_finish(struct cache_writer *w, char sha256[65], xsa_error *err) {
+    if (!w->is_open) return xsa_fail(err, XSA_ERUNTIME, "internal: the cache writer is not open");
+    unsigned char dg[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0;
+    int rc = fsync(w->fd) != 0 ? xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", w->path, strerror(errno)) : 0;
+    if (close(w->fd) != 0 && !rc) rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", w->path, strerror(errno));
+    w->is_open = 0;
+    if (!rc && (!EVP_DigestFinal_ex(w->md, dg, &dl) || dl != 32)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 final failed");
+    for (unsigned int i = 0; !rc && i < 32; i++) snprintf(sha256 + 2 * i, 3, "%02x", dg[i]);
+    EVP_MD_CTX_free(w->md);
+    w->md = NULL;
+    return rc;
+}
+
+void cache_writer_discard(struct cache_writer *w) {
+    if (w->is_open) close(w->fd);
+    if (w->has_temp) unlink(w->path);
+    EVP_MD_CTX_free(w->md);
+    memset(w, 0, sizeof *w);
+}
+
+int cache_commit_writer(const char *root, const struct task_def *t, struct cache_writer *w,
+                        const struct cache_entry *e, xsa_error *err) {
+    char dir[4096], mpath[4096], dpath[4096], mtmp[4200];
+    int rc = w->has_temp && !w->is_open ? 0 : xsa_fail(err, XSA_ERUNTIME, "internal: no finished JSONL to commit");
+    if (!rc) rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
+    if (!rc) rc = cache_task_path(root, t, t->split, ".manifest.json", mpath, sizeof mpath, err);
+    if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
     if (rc) return rc;
     cJSON *m = manifest_json(e);
     char *text = m ? cJSON_Print(m) : NULL;
@@ -189,33 +255,44 @@ int cache_commit(const char *root, const struct task_def *t, const char *jsonl, 
     // Both files are written in full before the old copy is touched: a full disk (or any write
     // error) leaves the previous copy valid. Then the old manifest goes first, so between the
     // two renames the copy reads as "not cached", never as the new data with the old digest.
-    rc = write_temp(dpath, jsonl, len, dtmp, sizeof dtmp, err);
-    if (!rc && (rc = write_temp(mpath, withnl, tl + 1, mtmp, sizeof mtmp, err))) unlink(dtmp);
+    rc = write_temp(mpath, withnl, tl + 1, mtmp, sizeof mtmp, err);
     free(withnl);
     if (rc) return rc;
     if (unlink(mpath) != 0 && errno != ENOENT) rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot replace: %s", mpath, strerror(errno));
-    if (!rc && rename(dtmp, dpath) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", dpath, strerror(errno));
+    if (!rc && rename(w->path, dpath) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", dpath, strerror(errno));
+    if (!rc) w->has_temp = 0;
     if (!rc && rename(mtmp, mpath) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", mpath, strerror(errno));
     if (rc) {
-        unlink(dtmp);
         unlink(mtmp);
         return rc;
     }
     // Make the renames durable too.
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) { fsync(dfd); close(dfd); }
+    file_sync_dir(dir, NULL);
     return 0;
 }
 
-// Under the lock no other writer exists, so any "*.tmp.<pid>" file is a killed writer's leftover.
-static void remove_stale_temps(const char *dir) {
+int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
+                 const struct cache_entry *e, xsa_error *err) {
+    struct cache_writer w;
+    char sha[65];
+    int rc = cache_writer_open(root, t, &w, err);
+    if (rc) return rc;
+    rc = cache_writer_add(&w, jsonl, len, err);
+    if (!rc) rc = cache_writer_finish(&w, sha, err);
+    if (!rc) rc = cache_commit_writer(root, t, &w, e, err);
+    cache_writer_discard(&w);
+    return rc;
+}
+
+void cache_remove_stale_temps(const char *dir, const char *const *bases, int n) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *de;
     char path[4096];
     while ((de = readdir(d))) {
-        if (strstr(de->d_name, ".tmp.") && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
-            unlink(path);
+        int ours = 0;
+        for (int i = 0; i < n && !ours; i++) ours = file_is_stale_temp(de->d_name, bases[i]);
+        if (ours && snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path) unlink(path);
     }
     closedir(d);
 }
@@ -241,9 +318,12 @@ int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, x
             return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", lpath, strerror(errno));
         }
     }
-    remove_stale_temps(dir);
-    char raw[4200];  // zip members are extracted there with the same temp naming
-    if (snprintf(raw, sizeof raw, "%s/raw/%s", root, t->name) < (int)sizeof raw) remove_stale_temps(raw);
+    // The two names cache_commit writes; raw/<task>/ is swept by the file sources, which know theirs.
+    char data[64], manifest[64];
+    snprintf(data, sizeof data, "%s.jsonl", t->split);
+    snprintf(manifest, sizeof manifest, "%s.manifest.json", t->split);
+    const char *bases[] = {data, manifest};
+    cache_remove_stale_temps(dir, bases, 2);
     *fd = f;
     return 0;
 }
@@ -268,24 +348,25 @@ int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, c
         if (k > i) {
             const char *end = NULL;
             cJSON *o = cJSON_ParseWithLengthOpts(buf + i, k - i, &end, 0);
-            if (!cJSON_IsObject(o) || (end && end != buf + k)) {
+            char field[256];
+            int rc = 0;
+            if (!cJSON_IsObject(o) || (end && end != buf + k))
+                rc = xsa_fail(err, code, "%s:%d: not a JSON object on one line", where, line);
+            else if (task_json_find_nul(buf + i, k - i, field, sizeof field))
+                rc = xsa_fail(err, code, "%s:%d: field '%s' holds a NUL character (\\u0000), which would cut its "
+                              "text short; fix or drop that row", where, line, field);
+            else if (*n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                cJSON **r = realloc(*rows, (size_t)cap * sizeof *r);
+                if (!r) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory reading %s", where);
+                else *rows = r;
+            }
+            if (rc) {
                 cJSON_Delete(o);
                 rows_free(*rows, *n);
                 *rows = NULL;
                 *n = 0;
-                return xsa_fail(err, code, "%s:%d: not a JSON object on one line", where, line);
-            }
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 1024;
-                cJSON **r = realloc(*rows, (size_t)cap * sizeof *r);
-                if (!r) {
-                    cJSON_Delete(o);
-                    rows_free(*rows, *n);
-                    *rows = NULL;
-                    *n = 0;
-                    return xsa_fail(err, XSA_ERUNTIME, "out of memory reading %s", where);
-                }
-                *rows = r;
+                return rc;
             }
             (*rows)[(*n)++] = o;
         }

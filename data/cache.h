@@ -3,7 +3,8 @@
 //   <task>/<split>.jsonl          canonical rows: cJSON_PrintUnformatted(row) + "\n", dataset order
 //   <task>/<split>.manifest.json  source, URL, revision, rows, SHA-256 of raw and canonical, time
 //   <task>/.lock                  flock()ed by the process that downloads the task
-//   raw/<task>/<file>             raw downloads (<file>.part while incomplete, resumed by Range)
+//   raw/<task>/<file>             raw downloads (<file>.part while incomplete; after a failure kept
+//                                 only when the connection dropped, for the next run's Range resume)
 // The manifest is written after the JSONL and is the commit point: a copy is valid only when
 // the JSONL's digest and line count equal the manifest's. Both are written in full (temp file,
 // fsync) before the old copy is touched, so a failed write (full disk) keeps the old copy valid.
@@ -54,10 +55,37 @@ int cache_verify(const char *root, const struct task_def *t, struct cache_entry 
 int cache_commit(const char *root, const struct task_def *t, const char *jsonl, size_t len,
                  const struct cache_entry *e, xsa_error *err);
 
+// The task's JSONL written piece by piece (rows as they arrive) into its temp file
+// <task>/<split>.jsonl.tmp.<pid>, digested and counted on the way, bounded by CACHE_MAX_FILE;
+// then committed like cache_commit. Call with the task's lock held.
+struct evp_md_ctx_st;
+struct cache_writer {
+    int fd;
+    int is_open;                // fd is open (between open and finish)
+    int has_temp;               // the temp file exists (until committed or discarded)
+    char path[4200];            // the temp file
+    struct evp_md_ctx_st *md;   // SHA-256 of the bytes added
+    size_t bytes;
+    long rows;                  // newlines added
+};
+int cache_writer_open(const char *root, const struct task_def *t, struct cache_writer *w, xsa_error *err);
+int cache_writer_add(struct cache_writer *w, const char *data, size_t len, xsa_error *err);
+// fsync, close and the SHA-256 of everything added.
+int cache_writer_finish(struct cache_writer *w, char sha256[65], xsa_error *err);
+// Renames the finished temp file into place, then writes the manifest `e` (the commit point).
+int cache_commit_writer(const char *root, const struct task_def *t, struct cache_writer *w,
+                        const struct cache_entry *e, xsa_error *err);
+// Closes and removes what was not committed; safe on a zeroed or committed writer.
+void cache_writer_discard(struct cache_writer *w);
+
 // Takes the task's download lock (waiting, with a note on stderr unless quiet, when another
-// process holds it) and removes temp files a killed writer left. cache_unlock releases it.
+// process holds it) and removes the temp files of the task's JSONL and manifest that a killed
+// writer left. cache_unlock releases it.
 int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, xsa_error *err);
 void cache_unlock(int fd);
+// Removes from `dir` the temp files "<base>.tmp.<pid>" (file_temp_path's names) of the given
+// base names whose writer process is gone; nothing else, whatever its name.
+void cache_remove_stale_temps(const char *dir, const char *const *bases, int n);
 
 // Splits JSONL into rows (objects). `where` names the source for errors ("file" -> "file:line").
 int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err);

@@ -41,33 +41,55 @@ struct xfer {
     int decided;                 // the response status was looked at (first body byte)
     int discard;                 // non-2xx response: keep only a snippet for the message
     int restart;                 // a 206 for the wrong range: the .part was emptied, retry from zero
+    int keep_part;               // failed for good, but transiently: .part kept for a later resume
     char snippet[160];
     size_t snippet_len;
     char local_err[256];         // a local failure (disk, size limit) that stopped the transfer
     char errbuf[CURL_ERROR_SIZE];
 };
 
-static long env_long(const char *name, long dflt, long lo, long hi) {
+// One XSA_HTTP_* variable: unset or empty keeps the default; anything but a plain decimal
+// number in [lo, hi] is refused (a typo must not silently fall back to the default).
+static int env_long(const char *name, long dflt, long lo, long hi, const char *unit, long *out, xsa_error *err) {
     const char *s = getenv(name);
-    if (!s || !*s) return dflt;
+    *out = dflt;
+    if (!s || !*s) return 0;
     char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi) return dflt;
-    return v;
+    errno = 0;
+    long v = *s >= '0' && *s <= '9' ? strtol(s, &end, 10) : -1;
+    if (!end || *end || errno || v < lo || v > hi)
+        return xsa_fail(err, XSA_EBADINPUT, "%s=%.40s: not a whole number from %ld to %ld (%s); fix it or unset it",
+                        name, s, lo, hi, unit);
+    *out = v;
+    return 0;
 }
 
-void http_options_default(struct http_options *o) {
+int http_options_default(struct http_options *o, xsa_error *err) {
+    static const struct { const char *name; long dflt, lo, hi; const char *unit; } env[] = {
+        {"XSA_HTTP_CONNECT_TIMEOUT", 20, 1, 600, "seconds"},
+        {"XSA_HTTP_LOW_SPEED_TIME", 30, 1, 3600, "seconds"},
+        {"XSA_HTTP_MAX_RETRIES", 5, 0, 50, "retries after the first try"},
+        {"XSA_HTTP_BACKOFF_MS", 1000, 0, 600000, "milliseconds"},
+        {"XSA_HTTP_MAX_TOTAL", 600, 1, 86400, "seconds per task"},
+        {"XSA_HTTP_PARALLEL", 8, 1, 64, "transfers at once"},
+    };
+    long v[6];
     memset(o, 0, sizeof *o);
-    o->connect_timeout_s = env_long("XSA_HTTP_CONNECT_TIMEOUT", 20, 1, 600);
-    o->low_speed_time_s = env_long("XSA_HTTP_LOW_SPEED_TIME", 30, 1, 3600);
+    for (int i = 0; i < 6; i++) {
+        int rc = env_long(env[i].name, env[i].dflt, env[i].lo, env[i].hi, env[i].unit, &v[i], err);
+        if (rc) return rc;
+    }
+    o->connect_timeout_s = v[0];
+    o->low_speed_time_s = v[1];
     o->low_speed_bytes = 512;
-    o->max_retries = (int)env_long("XSA_HTTP_MAX_RETRIES", 5, 0, 50);
-    o->backoff_base_ms = env_long("XSA_HTTP_BACKOFF_MS", 1000, 0, 600000);
+    o->max_retries = (int)v[2];
+    o->backoff_base_ms = v[3];
     o->backoff_max_ms = 30000;
-    o->max_total_s = env_long("XSA_HTTP_MAX_TOTAL", 600, 1, 86400);
-    o->max_parallel = (int)env_long("XSA_HTTP_PARALLEL", 8, 1, 64);
+    o->max_total_s = v[4];
+    o->max_parallel = (int)v[5];
     o->max_redirects = 10;
     o->max_body_bytes = (size_t)512 << 20;
+    return 0;
 }
 
 int http_client_new(struct http_client **out, const struct http_options *o, struct progress *pr, xsa_error *err) {
@@ -231,9 +253,14 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
     curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirects);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    // Never from https down to plain http: that would drop the TLS verification the user relies on.
-    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(x->req->url, "https:", 6) ? "http,https" : "https");
+    // Only http(s), also for redirects (never file://, ftp://, ...), and never from https down to
+    // plain http: that would drop the TLS verification the user relies on. An old libcurl that
+    // cannot restrict them must not fetch at all.
+    if (curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+        curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, strncmp(x->req->url, "https:", 6) ? "http,https" : "https") !=
+            CURLE_OK)
+        return xsa_fail(err, XSA_ERUNTIME, "libcurl %s cannot restrict protocols to http and https (needs 7.85 or later)",
+                        curl_version_info(CURLVERSION_NOW)->version);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s);
@@ -319,6 +346,18 @@ static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
     return rc;
 }
 
+// On a final failure that was transient (a dropped connection, a timeout, a busy server: only
+// the retries or the time ran out) the bytes received stay in the .part for the next run to
+// resume by Range, and `note` says so; http_fetch removes the .part after any other failure.
+// Kept files stay under the size limit: passing it is a failure that removes them.
+static void xfer_keep_part(struct xfer *x, int transient, char *note, size_t n) {
+    struct stat ps;
+    if (!transient || !x->part_path || stat(x->part_path, &ps) != 0 || ps.st_size <= 0) return;
+    x->keep_part = 1;
+    snprintf(note, n, "; %lld bytes kept in %s; the next download resumes from there", (long long)ps.st_size,
+             x->part_path);
+}
+
 // Decides what a finished attempt means: 0 done, 1 retry scheduled, else an error code.
 static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *not_found, xsa_error *err) {
     struct http_request *r = x->req;
@@ -335,8 +374,8 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
         progress_add(c->progress, 0, r->units);
         return 0;
     }
-    xfer_close_file(x, 0, NULL);  // a .part file stays for a Range resume
-    if (x->local_err[0]) return xsa_fail(err, XSA_ERUNTIME, "%s", x->local_err);
+    xfer_close_file(x, 0, NULL);  // the .part stays while a retry may resume it
+    if (x->local_err[0]) return xsa_fail(err, XSA_ERUNTIME, "%s", x->local_err);  // removed by http_fetch
     int retry = x->restart || (cc != CURLE_OK ? retryable_curl(cc) : retryable_status(st));
     // A host that does not resolve is most often an offline or air-gapped machine: retry once
     // for a resolver hiccup, not max_retries times with backoff, so a run fails in seconds.
@@ -357,15 +396,24 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
     } else if (cc == CURLE_FILESIZE_EXCEEDED)
         snprintf(what, sizeof what, "response larger than the %zu-byte limit (curl error %d)",
                  r->max_bytes ? r->max_bytes : c->opt.max_body_bytes, (int)cc);
-    else if (cc == CURLE_UNSUPPORTED_PROTOCOL && redirects > 0)
-        snprintf(what, sizeof what, "%s (curl error %d): a redirect from https to plain http was refused",
-                 x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
+    else if (cc == CURLE_UNSUPPORTED_PROTOCOL && redirects > 0) {
+        char *to = NULL;
+        curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &to);
+        if (to && !strncmp(to, "http:", 5))
+            snprintf(what, sizeof what, "%s (curl error %d): a redirect from https to plain http was refused",
+                     x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
+        else
+            snprintf(what, sizeof what, "redirect to a non-HTTP URL refused (%.160s); only http and https are followed "
+                     "(curl error %d)", to ? to : "?", (int)cc);
+    }
     else if (cc != CURLE_OK)
         snprintf(what, sizeof what, "%s (curl error %d)", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc);
     else {
         clean_snippet(x->snippet);
         snprintf(what, sizeof what, "HTTP %ld%s%.120s", st, x->snippet_len ? ": " : "", x->snippet);
     }
+    int transient = retry || (cc == CURLE_OPERATION_TIMEDOUT && !x->restart);
+    char kept[700] = "";
     if (retry && r->tries <= c->opt.max_retries) {
         double delay_ms = 0;
         curl_off_t ra = -1;
@@ -382,12 +430,14 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
             x->next_at = now + delay_ms / 1000.0;
             return 1;
         }
-        return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s; giving up: the next retry (in %.0f s) would pass the %ld s limit",
-                        r->url, what, delay_ms / 1000.0, c->opt.max_total_s);
+        xfer_keep_part(x, transient, kept, sizeof kept);
+        return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s; giving up: the next retry (in %.0f s) would pass the %ld s limit%s",
+                        r->url, what, delay_ms / 1000.0, c->opt.max_total_s, kept);
     }
     if (not_found && st >= 400 && st < 500 && !retryable_status(st)) *not_found = 1;
-    return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s%s", r->url, what,
-                    retry ? (r->tries > 1 ? " (retries exhausted)" : "") : "");
+    xfer_keep_part(x, transient, kept, sizeof kept);
+    return xsa_fail(err, XSA_ERUNTIME, "GET %s: %s%s%s", r->url, what,
+                    retry ? (r->tries > 1 ? " (retries exhausted)" : "") : "", kept);
 }
 
 int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not_found, xsa_error *err) {
@@ -451,6 +501,8 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
     for (int i = 0; i < n; i++) {
         if (xs[i].active) curl_multi_remove_handle(c->multi, xs[i].easy);
         xfer_close_file(&xs[i], 0, NULL);
+        // A failed (or aborted) download leaves no partial file, but the one kept for a resume.
+        if (rc && xs[i].part_path && !xs[i].done && !xs[i].keep_part) unlink(xs[i].part_path);
         if (xs[i].easy) curl_easy_cleanup(xs[i].easy);
         free(xs[i].part_path);
     }

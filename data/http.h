@@ -25,14 +25,18 @@ struct http_options {
 };
 
 // Defaults for the public services, then overrides from the environment (tests, slow links):
-// XSA_HTTP_CONNECT_TIMEOUT, XSA_HTTP_LOW_SPEED_TIME (s), XSA_HTTP_MAX_RETRIES,
-// XSA_HTTP_BACKOFF_MS, XSA_HTTP_MAX_TOTAL (s), XSA_HTTP_PARALLEL.
-void http_options_default(struct http_options *o);
+// XSA_HTTP_CONNECT_TIMEOUT 1..600 s, XSA_HTTP_LOW_SPEED_TIME 1..3600 s, XSA_HTTP_MAX_RETRIES
+// 0..50, XSA_HTTP_BACKOFF_MS 0..600000, XSA_HTTP_MAX_TOTAL 1..86400 s, XSA_HTTP_PARALLEL 1..64.
+// Unset or empty: the default; anything else outside those ranges is XSA_EBADINPUT naming it.
+int http_options_default(struct http_options *o, xsa_error *err);
 
 struct http_request {
     const char *url;           // in
-    const char *dest_path;     // NULL: body kept in memory; else streamed to dest_path + ".part"
-                               // (resumed with Range on retry or on a later run), renamed on success
+    const char *dest_path;     // NULL: body kept in memory; else streamed to dest_path + ".part",
+                               // renamed on success. On a failure the .part is removed, except
+                               // after a transient one (dropped connection, timeout, busy server):
+                               // then it is kept (under the size limit; the message says so) and a
+                               // later run resumes it by Range
     long units;                // rows this request brings, for the progress bar
     int gzip;                  // ask for compressed transfer (memory bodies only)
     size_t max_bytes;          // refuse a body (decompressed) larger than this; 0: the client's max_body_bytes

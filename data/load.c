@@ -25,6 +25,10 @@ void data_rows_free(cJSON **rows, int n) { rows_free(rows, n); }
 // Row count and canonical digest against the registry. `code` is what a mismatch returns.
 static int check_registry_pins(const struct task_def *t, const struct data_options *opt, long rows, const char *sha,
                                const char *where, int code, xsa_error *err) {
+    // Nothing can be scored on no rows (the bootstrap fails much later): never accepted.
+    if (rows <= 0)
+        return xsa_fail(err, code, "%s: no rows (%s); an empty split cannot be evaluated: the source is empty or "
+                        "damaged", t->name, where);
     char what[256] = "";
     if (t->n_docs > 0 && rows != t->n_docs)
         snprintf(what, sizeof what, "%ld rows, expected %d", rows, t->n_docs);
@@ -76,11 +80,14 @@ static int load_local(const struct task_def *t, const struct data_options *opt, 
 struct resolved {
     char root[4096];
     char viewer[1024], hub[1024];
+    struct http_options http;     // defaults and XSA_HTTP_* (checked before anything is touched)
 };
 
 static int resolve(const struct data_options *opt, struct resolved *rs, xsa_error *err) {
     int rc = cache_root_dir(opt->cache_dir, rs->root, sizeof rs->root, err);
+    if (!rc) rc = http_options_default(&rs->http, err);
     if (rc) return rc;
+    rs->http.ca_bundle = opt->ca_bundle;
     const char *v = opt->datasets_server && *opt->datasets_server ? opt->datasets_server : DATA_DEFAULT_DATASETS_SERVER;
     const char *env = getenv("HF_ENDPOINT");
     const char *h = opt->hf_endpoint && *opt->hf_endpoint ? opt->hf_endpoint
@@ -113,24 +120,23 @@ static int check_sources(const char *list, xsa_error *err) {
     return 0;
 }
 
-// Fetches from the sources in order, checks, commits. Called with the task's lock held.
+// Fetches from the sources in order, checks, commits. Called with the task's lock held. Rows
+// the viewer streamed to the cache's temp file are not in `out` (out->rows NULL).
 static int fetch_and_commit(const struct task_def *t, const struct data_options *opt, const struct resolved *rs,
                             struct source_result *out, struct cache_entry *e, xsa_error *err) {
     const char *list = opt->sources && *opt->sources ? opt->sources : DATA_DEFAULT_SOURCES;
     char raw_dir[4200];
     snprintf(raw_dir, sizeof raw_dir, "%s/raw/%s", rs->root, t->name);
-    struct http_options ho;
-    http_options_default(&ho);
-    ho.ca_bundle = opt->ca_bundle;
     struct progress pr;
     progress_begin(&pr, t->name, t->n_docs, opt->quiet);
     struct http_client *http = NULL;
-    int rc = http_client_new(&http, &ho, &pr, err);
+    int rc = http_client_new(&http, &rs->http, &pr, err);
     if (rc) return rc;
-    struct source_ctx sc = {.t = t, .opt = opt, .http = http, .raw_dir = raw_dir, .datasets_server = rs->viewer,
-                            .hf_endpoint = rs->hub};
+    struct source_ctx sc = {.t = t, .opt = opt, .http = http, .cache_root = rs->root, .raw_dir = raw_dir,
+                            .datasets_server = rs->viewer, .hf_endpoint = rs->hub, .parallel = rs->http.max_parallel};
     xsa_error first = {0}, last = {0};  // the first failure is reported; the last is noted on moving on
     int tried = 0, done = 0, local = 0;  // local: the cache could not be written (no other source helps)
+    int first_bad = 0;                   // the first failure is the data's, not the network's
     char buf[256], used[16] = "";
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !done; tok = strtok_r(NULL, ",", &save)) {
@@ -146,12 +152,20 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
         }
         xsa_error_clear(&last);
         tried++;
+        local = src_rc && r.store_failed;
+        int bad = src_rc && r.bad_data;
         char *text = NULL;
         size_t len = 0;
         char sha[65] = "";
-        if (!src_rc) src_rc = rows_serialize(r.rows, r.n, &text, &len, &e1);
-        if (!src_rc) src_rc = sha256_hex(text, len, sha, &e1);
-        if (!src_rc) src_rc = check_registry_pins(t, opt, r.n, sha, r.url, XSA_ERUNTIME, &e1);
+        if (r.streamed) {  // rows checked by the viewer and already in the cache's temp file
+            if (!src_rc) str_copy(sha, sizeof sha, r.sha256);
+        } else {
+            if (!src_rc) src_rc = rows_serialize(r.rows, r.n, &text, &len, &e1);
+            if (!src_rc) src_rc = sha256_hex(text, len, sha, &e1);
+            // What `run` would refuse never reaches the cache: every row through the task's parser.
+            if (!src_rc) bad = (src_rc = source_validate_rows(t, r.rows, r.n, 0, tok, r.url, &e1)) != 0;
+        }
+        if (!src_rc) bad = (src_rc = check_registry_pins(t, opt, r.n, sha, r.url, XSA_ERUNTIME, &e1)) != 0;
         if (!src_rc) {
             memset(e, 0, sizeof *e);
             snprintf(e->task, sizeof e->task, "%s", t->name);
@@ -166,18 +180,23 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
             str_copy(e->sha256, sizeof e->sha256, sha);
             cache_time_now(e->time);
             e->preprocessed = r.preprocessed;
-            src_rc = cache_commit(rs->root, t, text, len, e, &e1);
+            src_rc = r.streamed ? cache_commit_writer(rs->root, t, &r.jsonl, e, &e1)
+                                : cache_commit(rs->root, t, text, len, e, &e1);
             local = src_rc != 0;
         }
         free(text);
         if (src_rc) {
             source_result_free(&r);
             last = e1;
-            if (!first.code || local) first = e1;
+            if (!first.code || local) {
+                first = e1;
+                first_bad = bad;
+            }
             if (local) break;
             continue;
         }
         snprintf(used, sizeof used, "%s", tok);
+        cache_writer_discard(&r.jsonl);  // committed: nothing left to remove
         *out = r;
         done = 1;
     }
@@ -190,7 +209,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     // Input errors (a bad --ca-bundle) stay 2; everything else from the network is 3.
     int code = first.code == XSA_EBADINPUT ? XSA_EBADINPUT : XSA_ERUNTIME;
     // The network worked when the data did not match or could not be stored: no network hint then.
-    int integrity = local || strstr(first.msg, "mismatch") != NULL;
+    int integrity = local || first_bad || strstr(first.msg, "mismatch") != NULL;
     return xsa_fail(err, code, "%s: %s failed: %s%s%s%s", t->name, local ? "storing the download" : "download",
                     first.msg, tried > 1 && !local ? " (other sources failed too)" : "", integrity ? "" : "; ",
                     integrity ? "" : HINT_NETWORK);
@@ -251,29 +270,32 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
         return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `%s` where the network is reachable, "
                         "or pass --data-dir", t->name, why[0] ? why : "forced download", cmd);
     }
-    int lock = -1;
+    int lock = -1, fresh = 0;  // fresh: stored by this call
     if (!valid) {
         if ((rc = cache_lock(rs.root, t, opt->quiet, &lock, err))) return rc;
         // Another process may have filled it while we waited.
-        if (!opt->force && (rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err))) {
-            cache_unlock(lock);
-            return rc;
-        }
-        if (!valid) {
+        if (!opt->force) rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err);
+        if (!rc && !valid) {
             struct source_result r = {0};
             rc = fetch_and_commit(t, opt, &rs, &r, e, err);
-            cache_unlock(lock);
-            if (rc) return rc;
-            if (rows_out) *rows_out = r;
+            fresh = 1;
+            if (!rc && rows_out && r.rows) *rows_out = r;
             else source_result_free(&r);
-            return 0;
+            // Rows the viewer streamed to the cache are read back from the copy just stored.
+            if (!rc && rows_out && !rows_out->rows &&
+                !(rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, &buf, &len, err)) && !valid)
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: the copy just stored does not read back: %s", t->name, why);
         }
         cache_unlock(lock);
+        if (rc || (fresh && (!rows_out || rows_out->rows))) {
+            free(buf);
+            return rc;
+        }
     }
-    *was_cached = 1;
+    *was_cached = !fresh;
     char where[4200];
     snprintf(where, sizeof where, "cache %s/%s/%s.jsonl", rs.root, t->name, t->split);
-    rc = check_registry_pins(t, opt, e->rows, e->sha256, where, XSA_ERUNTIME, err);
+    if (!fresh) rc = check_registry_pins(t, opt, e->rows, e->sha256, where, XSA_ERUNTIME, err);
     if (!rc && rows_out) {
         rc = rows_parse_jsonl(buf, len, where, XSA_ERUNTIME, &rows_out->rows, &rows_out->n, err);
         rows_out->preprocessed = e->preprocessed;

@@ -41,6 +41,27 @@ void source_result_free(struct source_result *r) {
     rows_free(r->rows, r->n);
     r->rows = NULL;
     r->n = r->cap = 0;
+    cache_writer_discard(&r->jsonl);
+}
+
+int source_validate_rows(const struct task_def *t, cJSON *const *rows, int n, long first, const char *source,
+                         const char *url, xsa_error *err) {
+    char **where = calloc(n > 0 ? (size_t)n : 1, sizeof *where);
+    int rc = where ? 0 : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    for (int i = 0; !rc && i < n; i++) {
+        char buf[700];
+        snprintf(buf, sizeof buf, "%s row %ld (%.600s)", source, first + i + 1, url);
+        if (!(where[i] = strdup(buf))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    struct task_doc *docs = NULL;
+    int n_docs = 0;
+    xsa_error e1 = {0};
+    if (!rc && task_docs_from_rows(t, rows, where, n, 0, &docs, &n_docs, &e1))
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s", e1.msg);  // bad data from a source: exit 3, like a digest mismatch
+    task_docs_free(docs, n_docs);
+    for (int i = 0; where && i < n; i++) free(where[i]);
+    free(where);
+    return rc;
 }
 
 int source_adapt_dir(const struct task_def *t, const char *dir, struct source_result *r, xsa_error *err) {
@@ -132,6 +153,10 @@ int source_fetch_files(struct source_ctx *c, const struct source_file *files, in
     if (n <= 0 || n > SOURCE_MAX_FILES) return xsa_fail(err, XSA_EBADINPUT, "%s: bad file plan", c->t->name);
     int rc = cache_mkdirs(c->raw_dir, err);
     if (rc) return rc;
+    // Under the task's lock: temps of our own names whose writer was killed (zip extraction).
+    const char *bases[SOURCE_MAX_FILES];
+    for (int i = 0; i < n; i++) bases[i] = files[i].dest;
+    cache_remove_stale_temps(c->raw_dir, bases, n);
     char dl[SOURCE_MAX_FILES][4096];       // download path of each file (zip: the archive)
     struct http_request reqs[SOURCE_MAX_FILES];
     int req_of[SOURCE_MAX_FILES], n_req = 0;

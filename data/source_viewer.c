@@ -3,6 +3,9 @@
 // concurrently over the client's one multi handle. Every page is checked: its row_idx values
 // (rows may come in any order within a page), its length, no truncated cells, and
 // num_rows_total agreeing with the first page and, unless --allow-data-change, the registry.
+// Pages are fetched XSA_HTTP_PARALLEL at a time and each is checked, its rows built into docs by
+// the task's parser and written to the cache's temp file before the next batch: memory holds
+// the pages in flight, never the whole split.
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -10,10 +13,11 @@
 #include <string.h>
 
 #include "data/sources.h"
+#include "tasks/rows.h"
 
 #define VIEWER_PAGE 100            // MAX_NUM_ROWS_PER_PAGE of the viewer
 #define VIEWER_MAX_ROWS 2000000    // refuse absurd num_rows_total values
-#define VIEWER_PAGE_MAX_BYTES ((size_t)16 << 20)  // a real page is under 1 MB; every page stays in memory
+#define VIEWER_PAGE_MAX_BYTES ((size_t)16 << 20)  // a real page is under 1 MB; `parallel` of them are in memory
 
 struct viewer_split {
     const char *dataset, *config;
@@ -34,11 +38,30 @@ static int viewer_url(const struct source_ctx *c, const struct viewer_split *vs,
     return 0;
 }
 
-// Checks one page and moves its rows into r at [offset, offset + count).
-static int viewer_take_page(const char *url, const char *body, long offset, long expect_count, long *total,
-                            struct source_result *r, xsa_error *err) {
-    cJSON *o = cJSON_Parse(body);
+struct viewer_stream {          // where checked pages go, in dataset order
+    const struct task_def *t;
+    struct source_result *r;    // r->jsonl: the cache's temp file; failure flags
+    EVP_MD_CTX *md;             // raw digest over the page bodies, in order
+    long total;                 // num_rows_total of the first page; -1 before it
+};
+
+static void viewer_canonical_row(const struct task_def *t, cJSON *row);
+
+// Checks one page (the rows at [offset, offset + count)), builds each row's doc with the task's
+// parser and appends the rows, in row_idx order, to the cache's temp file.
+static int viewer_take_page(struct viewer_stream *vs, const char *url, const char *body, size_t len, long offset,
+                            xsa_error *err) {
+    cJSON *slot[VIEWER_PAGE] = {0};  // the page's rows by row_idx - offset
+    char field[256], *text = NULL;
+    size_t tl = 0;
+    long count = 0;
     int rc = 0;
+    if (task_json_find_nul(body, len, field, sizeof field)) {
+        vs->r->bad_data = 1;
+        return xsa_fail(err, XSA_ERUNTIME, "%s: %s holds a NUL character (\\u0000), which would cut its text short",
+                        url, field);
+    }
+    cJSON *o = cJSON_ParseWithLength(body, len);
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
     const cJSON *tot = cJSON_GetObjectItemCaseSensitive(o, "num_rows_total");
     const cJSON *partial = cJSON_GetObjectItemCaseSensitive(o, "partial");
@@ -54,15 +77,15 @@ static int viewer_take_page(const char *url, const char *body, long offset, long
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: num_rows_total %.0f is out of range", url, tot->valuedouble);
         goto out;
     }
-    if (*total < 0) *total = (long)tot->valuedouble;
-    else if ((long)tot->valuedouble != *total) {
+    if (vs->total < 0) vs->total = (long)tot->valuedouble;
+    else if ((long)tot->valuedouble != vs->total) {
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: num_rows_total changed between pages (%ld, then %.0f); the dataset is being updated, try again later",
-                      url, *total, tot->valuedouble);
+                      url, vs->total, tot->valuedouble);
         goto out;
     }
-    if (expect_count < 0) expect_count = *total - offset < VIEWER_PAGE ? *total - offset : VIEWER_PAGE;
-    if (cJSON_GetArraySize(rows) != expect_count) {
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: page has %d rows, expected %ld", url, cJSON_GetArraySize(rows), expect_count);
+    count = vs->total - offset < VIEWER_PAGE ? vs->total - offset : VIEWER_PAGE;
+    if (cJSON_GetArraySize(rows) != count) {
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: page has %d rows, expected %ld", url, cJSON_GetArraySize(rows), count);
         goto out;
     }
     long i = 0;
@@ -70,10 +93,9 @@ static int viewer_take_page(const char *url, const char *body, long offset, long
         // Each row lands at its row_idx, which must be on this page and not seen before.
         const cJSON *idx = cJSON_GetObjectItemCaseSensitive(item, "row_idx");
         double at = cJSON_IsNumber(idx) ? idx->valuedouble : -1;
-        if (at < (double)offset || at >= (double)(offset + expect_count) || at != (double)(long)at ||
-            r->rows[(long)at]) {
+        if (at < (double)offset || at >= (double)(offset + count) || at != (double)(long)at || slot[(long)at - offset]) {
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row_idx is missing, repeated or not in [%ld, %ld)", url, i,
-                          offset, offset + expect_count);
+                          offset, offset + count);
             goto out;
         }
         const cJSON *trunc = cJSON_GetObjectItemCaseSensitive(item, "truncated_cells");
@@ -89,10 +111,24 @@ static int viewer_take_page(const char *url, const char *body, long offset, long
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row is not an object", url, i);
             goto out;
         }
-        r->rows[(long)at] = row;
+        viewer_canonical_row(vs->t, row);
+        slot[(long)at - offset] = row;
     }
+    // count rows, none repeated: every slot is filled.
+    if ((rc = source_validate_rows(vs->t, slot, (int)count, offset, "viewer", url, err))) {
+        vs->r->bad_data = 1;
+        goto out;
+    }
+    if ((rc = rows_serialize(slot, (int)count, &text, &tl, err))) goto out;
+    if ((rc = cache_writer_add(&vs->r->jsonl, text, tl, err))) {
+        vs->r->store_failed = 1;
+        goto out;
+    }
+    if (!EVP_DigestUpdate(vs->md, body, len)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 update failed");
 out:
+    for (long k = 0; k < VIEWER_PAGE; k++) cJSON_Delete(slot[k]);
     cJSON_Delete(o);
+    free(text);
     return rc;
 }
 
@@ -130,70 +166,52 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
         http_requests_free(&first, 1);
         return rc;
     }
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-        EVP_MD_CTX_free(md);
-        http_requests_free(&first, 1);
-        return xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
-    }
-    // Peek at the total, then allocate every slot so pages can land in any order.
-    long total = -1;
-    cJSON *peek = cJSON_Parse(first.body);
-    const cJSON *tot = cJSON_GetObjectItemCaseSensitive(peek, "num_rows_total");
-    long n_total = cJSON_IsNumber(tot) && tot->valuedouble >= 0 && tot->valuedouble <= VIEWER_MAX_ROWS ? (long)tot->valuedouble : 0;
-    cJSON_Delete(peek);
-    r->rows = calloc((size_t)(n_total > 0 ? n_total : 1), sizeof *r->rows);
-    r->cap = (int)(n_total > 0 ? n_total : 1);
-    struct http_request *reqs = NULL;
-    char (*urls)[1024] = NULL;
-    int n_pages = 0;
-    if (!r->rows) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto out; }
-    if ((rc = viewer_take_page(first_url, first.body, 0, -1, &total, r, err))) goto out;
-    EVP_DigestUpdate(md, first.body, first.len);
+    struct viewer_stream st = {.t = c->t, .r = r, .md = EVP_MD_CTX_new(), .total = -1};
+    int batch = c->parallel > 0 && c->parallel < 64 ? c->parallel : 64;  // pages in memory at once
+    struct http_request *reqs = calloc((size_t)batch, sizeof *reqs);
+    char (*urls)[1024] = calloc((size_t)batch, sizeof *urls);
+    if (!st.md || !EVP_DigestInit_ex(st.md, EVP_sha256(), NULL) || !reqs || !urls)
+        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc && (rc = cache_writer_open(c->cache_root, c->t, &r->jsonl, err))) r->store_failed = 1;
+    if (!rc) rc = viewer_take_page(&st, first_url, first.body, first.len, 0, err);
+    http_requests_free(&first, 1);
+    long total = st.total;
     str_copy(r->url, sizeof r->url, first_url);
     // A different size is an error anyway (the registry's pin): say so before fetching every page.
-    if (c->t->n_docs > 0 && total != c->t->n_docs && !c->opt->allow_data_change) {
+    if (!rc && c->t->n_docs > 0 && total != c->t->n_docs && !c->opt->allow_data_change) {
+        r->bad_data = 1;
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: data mismatch: %ld rows, expected %d (%s reports num_rows_total %ld); "
                       "the data changed upstream; pass --allow-data-change to accept it",
                       c->t->name, total, c->t->n_docs, first_url, total);
-        goto out;
     }
-    n_pages = (int)((total + VIEWER_PAGE - 1) / VIEWER_PAGE) - 1;
-    if (n_pages > 0) {
-        reqs = calloc((size_t)n_pages, sizeof *reqs);
-        urls = calloc((size_t)n_pages, sizeof *urls);
-        if (!reqs || !urls) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto out; }
-        for (int p = 0; p < n_pages && !rc; p++) {
-            long off = (long)(p + 1) * VIEWER_PAGE;
+    int n_pages = rc ? 0 : (int)((total + VIEWER_PAGE - 1) / VIEWER_PAGE) - 1;
+    for (int p0 = 0; !rc && p0 < n_pages; p0 += batch) {
+        int nb = n_pages - p0 < batch ? n_pages - p0 : batch;
+        for (int k = 0; k < nb && !rc; k++) {
+            long off = (long)(p0 + k + 1) * VIEWER_PAGE;
             long len = total - off < VIEWER_PAGE ? total - off : VIEWER_PAGE;
-            rc = viewer_url(c, vs, off, len, urls[p], sizeof urls[p], err);
-            reqs[p] = (struct http_request){.url = urls[p], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES};
+            rc = viewer_url(c, vs, off, len, urls[k], sizeof urls[k], err);
+            reqs[k] = (struct http_request){.url = urls[k], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES};
         }
-        if (!rc) rc = http_fetch(c->http, reqs, n_pages, NULL, err);
-        for (int p = 0; p < n_pages && !rc; p++) {
-            long off = (long)(p + 1) * VIEWER_PAGE;
-            rc = viewer_take_page(urls[p], reqs[p].body, off, -1, &total, r, err);
-            EVP_DigestUpdate(md, reqs[p].body, reqs[p].len);
-        }
+        if (!rc) rc = http_fetch(c->http, reqs, nb, NULL, err);
+        for (int k = 0; k < nb && !rc; k++)
+            rc = viewer_take_page(&st, urls[k], reqs[k].body, reqs[k].len, (long)(p0 + k + 1) * VIEWER_PAGE, err);
+        http_requests_free(reqs, nb);
     }
+    if (!rc && (rc = cache_writer_finish(&r->jsonl, r->sha256, err))) r->store_failed = 1;
+    if (!rc && r->jsonl.rows != total)
+        rc = xsa_fail(err, XSA_ERUNTIME, "internal: %ld rows streamed of %ld", r->jsonl.rows, total);
     if (!rc) {
         r->n = (int)total;
-        for (long i = 0; i < total; i++) viewer_canonical_row(c->t, r->rows[i]);
+        r->streamed = 1;
         unsigned char dg[32];
         unsigned int dl = 0;
-        EVP_DigestFinal_ex(md, dg, &dl);
+        EVP_DigestFinal_ex(st.md, dg, &dl);
         for (int i = 0; i < 32; i++) snprintf(r->raw_sha256 + 2 * i, 3, "%02x", dg[i]);
+    } else {
+        cache_writer_discard(&r->jsonl);
     }
-out:
-    if (rc) {  // rows may be partly filled: free them all
-        for (int i = 0; i < r->cap; i++) cJSON_Delete(r->rows ? r->rows[i] : NULL);
-        free(r->rows);
-        r->rows = NULL;
-        r->n = r->cap = 0;
-    }
-    EVP_MD_CTX_free(md);
-    http_requests_free(&first, 1);
-    if (reqs) http_requests_free(reqs, n_pages);
+    EVP_MD_CTX_free(st.md);
     free(reqs);
     free(urls);
     return rc;

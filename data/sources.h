@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/error.h"
+#include "data/cache.h"
 #include "data/data.h"
 #include "data/http.h"
 #include "tasks/task.h"
@@ -16,14 +17,21 @@ struct source_ctx {
     const struct task_def *t;
     const struct data_options *opt;
     struct http_client *http;
+    const char *cache_root;       // where the viewer streams its rows (cache_writer)
     const char *raw_dir;          // cache root/raw/<task>: downloads, laid out like benchdata/<dir>
     const char *datasets_server;  // resolved base URLs, no trailing slash
     const char *hf_endpoint;
+    int parallel;                 // transfers in flight at once (viewer pages held in memory)
 };
 
 struct source_result {
-    cJSON **rows;                 // (n) in dataset order, owned
+    cJSON **rows;                 // (n) in dataset order, owned; NULL when streamed
     int n, cap;
+    int streamed;                 // the rows are in `jsonl` (checked, canonical), not in rows
+    struct cache_writer jsonl;    // streamed: the finished temp file, committed by the caller
+    char sha256[65];              // streamed: digest of the canonical JSONL
+    int bad_data;                 // on failure: the data is wrong (not the network)
+    int store_failed;             // on failure: the cache could not be written
     char url[512];                // where the rows came from (first URL)
     char revision[128];           // upstream revision when known
     char raw_sha256[65];          // over the raw downloaded bytes, in order
@@ -46,6 +54,12 @@ int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_err
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
 void source_result_free(struct source_result *r);
+
+// Builds the doc of each row with the task's own parser (what `run` does), so rows `run` would
+// refuse never reach the cache. rows[i] is row first+i of the split; errors (XSA_ERUNTIME)
+// name the source and the row: "viewer row 43 (URL): field 'question_stem' missing".
+int source_validate_rows(const struct task_def *t, cJSON *const *rows, int n, long first, const char *source,
+                         const char *url, xsa_error *err);
 
 // Runs the tasks engineer's adapter over a folder laid out like benchdata/<dir>.
 // Errors keep the adapter's code; the caller decides what a bad file means.

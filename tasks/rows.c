@@ -8,6 +8,65 @@
 #include "common/fileio.h"
 #include "tasks/pystr.h"
 
+#define NUL_PATH_DEPTH 16   // containers named in a path; deeper ones are counted only
+
+struct nul_level {
+    char kind;         // '{' or '['
+    int want_key;      // object: the next string is a key
+    long index;        // array: position of the current item
+    char key[48];      // object: the current key (truncated)
+};
+
+static void nul_path(const struct nul_level *lv, int depth, char *path, size_t n) {
+    size_t used = 0;
+    path[0] = '\0';
+    for (int k = 0; k < depth && k < NUL_PATH_DEPTH && used < n; k++) {
+        int w = lv[k].kind == '{' ? snprintf(path + used, n - used, "%s%s", used ? "." : "", lv[k].key)
+                                  : snprintf(path + used, n - used, "[%ld]", lv[k].index);
+        if (w > 0) used += (size_t)w;
+    }
+}
+
+int task_json_find_nul(const char *text, size_t len, char *path, size_t n) {
+    if (!memchr(text, '\0', len) && !memmem(text, len, "\\u0000", 6)) return 0;  // the common case
+    struct nul_level lv[NUL_PATH_DEPTH];
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        struct nul_level *top = depth > 0 && depth <= NUL_PATH_DEPTH ? &lv[depth - 1] : NULL;
+        if (c == '"') {
+            int is_key = top && top->kind == '{' && top->want_key;
+            size_t kl = 0;
+            for (i++; i < len && text[i] != '"'; i++) {
+                int nul = text[i] == '\0';
+                if (text[i] == '\\' && i + 1 < len) {
+                    i++;
+                    nul = text[i] == 'u' && i + 4 < len && !memcmp(text + i + 1, "0000", 4);
+                }
+                if (nul) {
+                    if (is_key) top->key[kl] = '\0';
+                    nul_path(lv, depth, path, n);
+                    return 1;
+                }
+                if (is_key && kl + 1 < sizeof top->key) top->key[kl++] = text[i];
+            }
+            if (is_key) {
+                top->key[kl] = '\0';
+                top->want_key = 0;
+            }
+        } else if (c == '{' || c == '[') {
+            if (depth < NUL_PATH_DEPTH) lv[depth] = (struct nul_level){.kind = c, .want_key = c == '{'};
+            depth++;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if (c == ',' && top) {
+            if (top->kind == '{') top->want_key = 1;
+            else top->index++;
+        }
+    }
+    return 0;
+}
+
 int task_rows_push(struct task_rows *r, cJSON *row, const char *where, xsa_error *err) {
     if (r->n >= TASK_ROWS_MAX) {
         cJSON_Delete(row);
@@ -84,6 +143,13 @@ int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct 
             cJSON_Delete(row);
             task_rows_free(out);
             return xsa_fail(err, XSA_EBADINPUT, "%s: not one JSON object per line (JSONL expected)", where);
+        }
+        char field[256];
+        if (task_json_find_nul(line, n, field, sizeof field)) {
+            cJSON_Delete(row);
+            task_rows_free(out);
+            return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' holds a NUL character (\\u0000), which would cut "
+                            "its text short; fix or drop that row", where, field);
         }
         if ((rc = task_rows_push(out, row, where, err))) {
             task_rows_free(out);

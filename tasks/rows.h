@@ -25,6 +25,11 @@ int task_rows_read_jsonl(const char *path, struct task_rows *out, xsa_error *err
 // Same on a buffer; `name` is the file name used in "name:line".
 int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct task_rows *out,
                           xsa_error *err);
+// cJSON hands out C strings, so a NUL inside a JSON string (a "\u0000" escape or a raw 0 byte)
+// would silently cut the text short. Returns 1 when `text` (len bytes of JSON) has one, with
+// the path of the value holding it in `path` (size n): "choices.text[2]", "rows[4].row.q".
+int task_json_find_nul(const char *text, size_t len, char *path, size_t n);
+
 // Appends a row (ownership passes to `r`, also on error).
 int task_rows_push(struct task_rows *r, cJSON *row, const char *where, xsa_error *err);
 void task_rows_free(struct task_rows *r);

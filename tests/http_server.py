@@ -20,6 +20,13 @@ Always active (count ignored):
   norange     Range ignored (200, whole file) offrange 206 starting 10 bytes before the asked range
   lfs         302 to /<tag>/cdn/0/... with X-Repo-Commit; cdn: files without X-Repo-Commit
   away        302 to --redirect-base + the rest of the path
+  scheme      302 to file:///etc/passwd (a non-HTTP URL)
+  endless     files: 200 without Content-Length, bytes until the client hangs up
+  empty       num_rows_total = 0, no rows
+  badutf8     row 42: a field holds a byte that is not UTF-8
+  badschema   row 42: question_stem is missing
+  nul         row 42: question_stem holds "\\u0000"
+  fat         num_rows_total = 6000, each row padded to about 20 KB (2 MB pages)
 Binds 127.0.0.1 on an ephemeral port, writes the port to --port-file, logs one JSON line per
 request to --log (--real NAME=PATH serves a real file instead), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
 """
@@ -204,7 +211,7 @@ class Handler(BaseHTTPRequestHandler):
             gap = now - LAST.get(prefix, now)
             LAST[prefix] = now
         always = ("404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
-                  "norange", "offrange", "lfs", "cdn", "away")
+                  "norange", "offrange", "lfs", "cdn", "away", "scheme", "endless", "empty", "badutf8", "badschema", "nul", "fat")
         active = fault if (fault in always or hit <= int(count or 0)) else "ok"
         rng = self.headers.get("Range")
         with open(ARGS.log, "a") as f:
@@ -229,6 +236,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_body(404, b'{"error":"The dataset does not exist, or is not accessible."}')
         if active == "loop":
             return self.send_body(302, b"", extra={"Location": self.path})
+        if active == "scheme":
+            return self.send_body(302, b"", extra={"Location": "file:///etc/passwd"})
         if rest == "rows":
             return self.viewer(parse_qs(url.query), active, hit)
         return self.file(rest, active, rng)
@@ -239,7 +248,7 @@ class Handler(BaseHTTPRequestHandler):
         if key not in ARGS.rows:
             return self.send_body(404, b'{"error":"The dataset does not exist, or is not accessible."}')
         n = ARGS.rows[key]
-        total = {"wrongcount": n - 1, "growing": n + hit - 1, "huge": 1000000}.get(fault, n)
+        total = {"wrongcount": n - 1, "growing": n + hit - 1, "huge": 1000000, "empty": 0, "fat": 6000}.get(fault, n)
         off, length = int(q.get("offset", ["0"])[0]), int(q.get("length", ["100"])[0])
         if length > 100:
             return self.send_body(422, b'{"error":"Parameter \'length\' must not be greater than 100"}')
@@ -251,9 +260,18 @@ class Handler(BaseHTTPRequestHandler):
             rows[0]["truncated_cells"] = [FEATURES[dataset][1][0]]
         if fault == "bigpage" and rows:
             rows[0]["row"][FEATURES[dataset][1][0]] = "x" * (17 << 20)
+        for r in rows:
+            if fault == "fat":
+                r["row"]["pad"] = "p" * 20000
+            if r["row_idx"] == 42 and fault == "badutf8":
+                r["row"]["question_stem"] = "BAD-UTF8-HERE"
+            if r["row_idx"] == 42 and fault == "badschema":
+                del r["row"]["question_stem"]
+            if r["row_idx"] == 42 and fault == "nul":
+                r["row"]["question_stem"] = "before\u0000after"
         features = [{"feature_idx": k, "name": name, "type": typ} for k, (name, typ) in enumerate(FEATURES[dataset])]
         body = json.dumps({"features": features, "rows": rows, "num_rows_total": total, "num_rows_per_page": 100,
-                           "partial": fault == "partial"}).encode()
+                           "partial": fault == "partial"}).encode().replace(b"BAD-UTF8-HERE", b"caf\xe9")
         self.send_body(200, body, fault=fault if fault in ("reset", "short", "stall") else None)
 
     def file(self, rest, fault, rng):
@@ -265,6 +283,8 @@ class Handler(BaseHTTPRequestHandler):
                 body = f.read()
         if body is None:
             return self.send_body(404, b"Entry not found", ctype="text/plain")
+        if fault == "endless":
+            return self.endless()
         extra = {"X-Repo-Commit": "0123456789abcdef0123456789abcdef01234567", "Accept-Ranges": "bytes"}
         if fault == "cdn":
             del extra["X-Repo-Commit"]
@@ -279,6 +299,20 @@ class Handler(BaseHTTPRequestHandler):
             body, status = body[start:], 206
         self.send_body(status, body, ctype="application/octet-stream", extra=extra,
                        fault=fault if fault in ("reset", "short", "stall") else None)
+
+
+    def endless(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chunk = b"x" * (1 << 20)
+        self.close_connection = True
+        try:
+            while True:
+                self.wfile.write(chunk)
+        except OSError:
+            pass
 
 
 def main():

@@ -3,12 +3,14 @@
 // resolution, offline errors, and --data-dir loading from both layouts.
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fileio.h"
 #include "data/cache.h"
 #include "data/data.h"
 #include "tasks/adapters.h"
+#include "tasks/rows.h"
 #include "tests/check.h"
 
 static const struct task_def synth = {
@@ -63,6 +65,44 @@ TEST(parse_rejects_non_objects) {
     xsa_error_clear(&err);
     const char *trail = "{\"a\":1} x\n";
     CHECK_EQ_INT(rows_parse_jsonl(trail, strlen(trail), "g", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
+}
+
+// cJSON hands out C strings: a "\u0000" (or a raw NUL byte) inside a field would silently cut
+// the text short, so such a row is refused, naming the file, line and field.
+TEST(parse_refuses_nul_in_field) {
+    static const struct { const char *text; size_t len; const char *field; } bad[] = {
+        {"{\"a\":1}\n{\"q\":\"x\\u0000y\"}\n", 0, "field 'q'"},
+        {"{\"a\":1}\n{\"c\":{\"text\":[\"ok\",\"a\\u0000\"]},\"z\":2}\n", 0, "field 'c.text[1]'"},
+        {"{\"a\":1}\n{\"k\\u0000\":1}\n", 0, "field 'k"},
+        {"{\"a\":1}\n{\"q\":\"x\0y\"}\n", 20, "field 'q'"},  // a raw NUL byte
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t len = bad[i].len ? bad[i].len : strlen(bad[i].text);
+        cJSON **rows = NULL;
+        int n = 0;
+        xsa_error err = {0};
+        CHECK_EQ_INT(rows_parse_jsonl(bad[i].text, len, "f.jsonl", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
+        CHECK_MSG(strstr(err.msg, "f.jsonl:2: ") && strstr(err.msg, bad[i].field) && strstr(err.msg, "NUL"), "%s", err.msg);
+        CHECK(rows == NULL && n == 0);
+        struct task_rows tr = {0};
+        xsa_error e2 = {0};
+        CHECK_EQ_INT(task_rows_parse_jsonl("g.jsonl", bad[i].text, len, &tr, &e2), XSA_EBADINPUT);
+        CHECK_MSG(strstr(e2.msg, "g.jsonl:2: ") && strstr(e2.msg, bad[i].field) && strstr(e2.msg, "NUL"), "%s", e2.msg);
+        CHECK_EQ_INT(tr.n, 0);
+    }
+    // An escaped backslash before "u0000" is six plain characters, not a NUL.
+    const char *ok = "{\"q\":\"x\\\\u0000y\",\"r\":\"\\\\\"}\n";
+    cJSON **rows = NULL;
+    int n = 0;
+    xsa_error err = {0};
+    CHECK_EQ_INT(rows_parse_jsonl(ok, strlen(ok), "f", XSA_ERUNTIME, &rows, &n, &err), 0);
+    CHECK_EQ_INT(n, 1);
+    if (n == 1) CHECK_STR(cJSON_GetObjectItem(rows[0], "q")->valuestring, "x\\u0000y");
+    rows_free(rows, n);
+    struct task_rows tr = {0};
+    CHECK_EQ_INT(task_rows_parse_jsonl("g", ok, strlen(ok), &tr, &err), 0);
+    CHECK_EQ_INT(tr.n, 1);
+    task_rows_free(&tr);
 }
 
 static void commit_synth(const char *root, xsa_error *err) {
@@ -162,6 +202,86 @@ TEST(cache_pins_row_count) {
     CHECK_EQ_INT(system(cmd), 0);
 }
 
+// A split with no rows cannot be evaluated (every metric and the bootstrap need one): refused
+// at load, also under --allow-data-change, from the cache and from --data-dir.
+TEST(zero_rows_refused) {
+    char *root = tmpdir();
+    if (!root) return;
+    xsa_error err = {0};
+    struct cache_entry e = {0};
+    snprintf(e.task, sizeof e.task, "synth_task");
+    snprintf(e.split, sizeof e.split, "test");
+    snprintf(e.source, sizeof e.source, "viewer");
+    snprintf(e.url, sizeof e.url, "http://127.0.0.1/x");
+    sha256_hex("", 0, e.sha256, &err);
+    cache_time_now(e.time);
+    CHECK_EQ_INT(cache_commit(root, &synth, "", 0, &e, &err), 0);
+    struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1, .allow_data_change = 1};
+    cJSON **rows = NULL;
+    int n = -1;
+    char sha[65], src[512];
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
+    CHECK_MSG(strstr(err.msg, "synth_task: no rows (cache ") && strstr(err.msg, "an empty split cannot be evaluated"), "%s", err.msg);
+    CHECK(rows == NULL && n == 0);
+    struct data_options local = {.data_dir = root, .quiet = 1, .allow_data_change = 1};
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&synth, &local, &rows, &n, sha, src, NULL, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "synth_task: no rows (local:") != NULL, "%s", err.msg);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+static void touch(const char *dir, const char *name) {
+    char p[8400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (f) fclose(f);
+}
+
+static int present(const char *dir, const char *name) {
+    char p[8400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+// The lock's sweep removes exactly the temp files cache_commit names (<split>.jsonl.tmp.<pid>,
+// <split>.manifest.json.tmp.<pid>) whose writer is gone; a user's file with ".tmp." in its name,
+// a live writer's temp and other names stay.
+TEST(lock_sweeps_only_dead_writers_temps) {
+    char *root = tmpdir();
+    if (!root) return;
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    CHECK(child > 0);
+    waitpid(child, NULL, 0);  // now a pid no process has
+    char dir[4200], raw[4200], dead_data[64], dead_man[64], live[64], other[64];
+    snprintf(dir, sizeof dir, "%s/synth_task", root);
+    snprintf(raw, sizeof raw, "%s/raw/synth_task", root);
+    snprintf(dead_data, sizeof dead_data, "test.jsonl.tmp.%ld", (long)child);
+    snprintf(dead_man, sizeof dead_man, "test.manifest.json.tmp.%ld", (long)child);
+    snprintf(live, sizeof live, "test.jsonl.tmp.%ld", (long)getppid());
+    snprintf(other, sizeof other, "other.jsonl.tmp.%ld", (long)child);
+    xsa_error err = {0};
+    CHECK_EQ_INT(file_mkdirs(raw, "", &err), 0);
+    CHECK_EQ_INT(file_mkdirs(dir, "", &err), 0);
+    const char *keep[] = {"notes.tmp.txt", live, other, "test.jsonl.tmp.12x", "test.jsonl.tmp."};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) touch(dir, keep[i]);
+    touch(dir, dead_data);
+    touch(dir, dead_man);
+    touch(raw, "notes.tmp.txt");
+    int fd = -1;
+    CHECK_EQ_INT(cache_lock(root, &synth, 1, &fd, &err), 0);
+    cache_unlock(fd);
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) CHECK_MSG(present(dir, keep[i]), "%s was removed", keep[i]);
+    CHECK_MSG(present(raw, "notes.tmp.txt"), "raw/synth_task/notes.tmp.txt was removed");
+    CHECK_MSG(!present(dir, dead_data), "%s was kept", dead_data);
+    CHECK_MSG(!present(dir, dead_man), "%s was kept", dead_man);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 TEST(cache_root_resolution) {
     char out[4096];
     xsa_error err = {0};
@@ -231,6 +351,7 @@ TEST(data_dir_benchdata_all_tasks) {
     }
 }
 
-RUN_TESTS(T(serialize_is_canonical), T(parse_rejects_non_objects), T(cache_commit_verify_and_tamper),
-          T(cache_pins_row_count), T(cache_root_resolution), T(data_dir_cache_layout_and_errors),
+RUN_TESTS(T(serialize_is_canonical), T(parse_rejects_non_objects), T(parse_refuses_nul_in_field),
+          T(cache_commit_verify_and_tamper), T(cache_pins_row_count), T(zero_rows_refused),
+          T(lock_sweeps_only_dead_writers_temps), T(cache_root_resolution), T(data_dir_cache_layout_and_errors),
           T(data_dir_benchdata_all_tasks))

@@ -130,12 +130,17 @@ wait $p1; r1=$?; wait $p2; r2=$?
 cache_valid concurrent_one_valid_copy "$C" openbookqa test 500
 [ "$(hits /cc/slow/0)" = 5 ] && pass concurrent_fetched_once || fail concurrent_fetched_once "$(hits /cc/slow/0) page requests, wanted 5"
 
-# Ctrl-C in the middle leaves a valid cache (nothing, or a whole copy); the next run completes.
+# Ctrl-C in the middle of the pages: the process dies of SIGINT and leaves nothing in the cache;
+# the next run completes. A background job of a non-interactive shell starts with SIGINT
+# ignored (and `trap - INT` cannot undo that), so the wrapper restores the default first.
 C=$TMP/c14
-"$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ci/slow/0" >/dev/null 2>&1 & p=$!
-sleep 0.5; kill -INT $p; wait $p
-if [ -f "$C/openbookqa/test.manifest.json" ]; then cache_valid interrupt_leaves_valid "$C" openbookqa test 500
-else cache_clean interrupt_leaves_valid "$C" openbookqa; fi
+python3 -c 'import signal,os,sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+    "$XSA_BIN" download --quiet --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ci/slow/0" >/dev/null 2>&1 & p=$!
+for _ in $(seq 200); do [ "$(hits /ci/slow/0)" -ge 1 ] && break; sleep 0.05; done   # mid-download: a page is on its way
+kill -INT $p; wait $p; rc=$?
+[ $rc = 130 ] && pass interrupt_kills || fail interrupt_kills "exit $rc after SIGINT, wanted 130 (killed by SIGINT)"
+left=$(find "$C" -type f ! -name .lock 2>/dev/null)
+[ -z "$left" ] && pass interrupt_leaves_nothing || fail interrupt_leaves_nothing "left behind: $left"
 expect_exit after_interrupt 0 "openbookqa +500 rows" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
 # SIGKILL while holding the lock: the kernel releases the flock; the next run neither waits nor fails.
 C=$TMP/c24
@@ -159,6 +164,65 @@ expect_exit viewer_total_absurd 3 "data mismatch: 1000000 rows, expected 500" --
 [ "$(hits /hu/huge/0)" = 1 ] && pass viewer_total_checked_first || fail viewer_total_checked_first "$(hits /hu/huge/0) requests"
 expect_exit viewer_page_too_big 3 "larger than the 16777216-byte limit" -- dl --tasks openbookqa --cache-dir "$TMP/q6" --datasets-server "$B/bp/bigpage/0"
 cache_clean viewer_bounds_clean "$TMP/q6" openbookqa
+
+# A failed file download leaves no partial file: an endless body trips the 512 MiB cap, a
+# write error (a file size limit) stops another. Only a dropped connection keeps its .part,
+# says so, and the next run resumes it with Range.
+C=$TMP/c25
+expect_exit endless_file_capped 3 "response larger than the 536870912-byte limit" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/en/endless/0" --source hub
+left=$(find "$C" -name '*.part' -printf '%p (%s bytes) ')
+[ -z "$left" ] && pass endless_no_part_left || fail endless_no_part_left "$left"
+expect_exit part_write_error 3 "write failed: File too large" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --source hub --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/we/ok/0" --allow-data-change
+left=$(find "$C" -name '*.part' -printf '%p (%s bytes) ')
+[ -z "$left" ] && pass write_error_no_part_left || fail write_error_no_part_left "$left"
+C=$TMP/c26
+expect_exit part_kept_said 3 "Connection reset.*[0-9]+ bytes kept in .*lambada_test.jsonl.part; the next download resumes from there" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/kp/reset/99" --source hub --allow-data-change
+kept=$(stat -c %s "$C/raw/lambada_openai/lambada_test.jsonl.part" 2>/dev/null || echo 0)
+full=$(stat -c %s "$TMP/c5/raw/lambada_openai/lambada_test.jsonl")
+[ "$kept" -gt 0 ] && [ "$kept" -lt "$full" ] && pass part_kept_partial || fail part_kept_partial "$kept of $full bytes kept"
+expect_exit part_kept_resumed 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/kq/ok/0" --source hub --allow-data-change
+grep -q "\"/kq/ok/0/datasets.*\"range\": \"bytes=$kept-\"" "$LOG" && pass part_kept_range_sent || fail part_kept_range_sent "no Range: bytes=$kept- request"
+cmp -s "$C/raw/lambada_openai/lambada_test.jsonl" "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" && pass part_kept_resumed_exact || fail part_kept_resumed_exact "raw file differs"
+
+# Rows that `run` would refuse never reach the cache: each row goes through the task's own
+# row->doc parser before the commit, and the error names the source and the row. A NUL in a
+# field (which would cut the C string short) and a split with no rows are refused too.
+expect_exit viewer_bad_utf8_refused 3 "openbookqa: download failed: viewer row 43 \(.*offset=0&length=100\): field 'question_stem' is not valid UTF-8$" -- dl --tasks openbookqa --cache-dir "$TMP/q7" --datasets-server "$B/bu/badutf8/0" --source viewer
+cache_clean viewer_bad_utf8_clean "$TMP/q7" openbookqa
+expect_exit viewer_bad_schema_refused 3 "viewer row 43 \(.*\): field 'question_stem' missing" -- dl --tasks openbookqa --cache-dir "$TMP/q8" --datasets-server "$B/bs/badschema/0" --source viewer --allow-data-change
+cache_clean viewer_bad_schema_clean "$TMP/q8" openbookqa
+expect_exit viewer_nul_refused 3 "offset=0&length=100: rows\[42\]\.row\.question_stem holds a NUL character" -- dl --tasks openbookqa --cache-dir "$TMP/q9" --datasets-server "$B/nu/nul/0" --source viewer
+cache_clean viewer_nul_clean "$TMP/q9" openbookqa
+expect_exit viewer_zero_rows 3 "openbookqa: no rows \(.*\); an empty split cannot be evaluated" -- dl --tasks openbookqa --cache-dir "$TMP/q10" --datasets-server "$B/em/empty/0" --source viewer --allow-data-change
+cache_clean viewer_zero_rows_clean "$TMP/q10" openbookqa
+
+# Memory holds the pages in flight and the one being parsed, not the split: 60 pages of 2 MB
+# (120 MB served) are streamed to the cache's temp file; peak RSS stays well under the total.
+# Under AddressSanitizer its quarantine of freed blocks (256 MB) would be measured instead: off here.
+C=$TMP/c27
+rss=$(python3 -c 'import resource,subprocess,sys; r=subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
+      env XSA_HTTP_PARALLEL=4 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" "$XSA_BIN" download --quiet --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ft/fat/0" --allow-data-change)
+served=$(( $(stat -c %s "$C/openbookqa/test.jsonl" 2>/dev/null || echo 0) >> 20 ))
+[ "${rss%% *}" = 0 ] && [ "$served" -ge 100 ] && [ "${rss##* }" -lt $((served / 2)) ] && pass viewer_memory_bounded ||
+    fail viewer_memory_bounded "exit ${rss%% *}, peak RSS ${rss##* } MB for $served MB of rows"
+cache_valid viewer_streamed_valid "$C" openbookqa test 6000
+
+# `run` downloads on demand: the viewer's streamed rows are read back from the copy just stored,
+# a file source's rows come straight from memory; both stored copies are valid.
+C=$TMP/c32
+expect_exit run_downloads_on_demand 0 "\| openbookqa \| acc " -- "$XSA_BIN" run --model tests/fixtures/parity/models/gpt2_bpe --tasks openbookqa,lambada_openai --cache-dir "$C" --datasets-server "$B/a/ok/0" --hf-endpoint "$B/he/ok/0" --allow-data-change --limit 2 --output "$TMP/run32"
+cache_valid run_viewer_copy_valid "$C" openbookqa test 500
+cache_valid run_hub_copy_valid "$C" lambada_openai test 5153
+
+# Only the temp files our own writers name (<file>.tmp.<pid>) are swept, and only when that
+# process is gone: a user's notes.tmp.txt and a live writer's temp stay.
+C=$TMP/c28
+dead=$(sh -c 'echo $$')
+mkdir -p "$C/raw/winogrande" && touch "$C/raw/winogrande/notes.tmp.txt" "$C/raw/winogrande/dev.jsonl.tmp.$dead" "$C/raw/winogrande/dev.jsonl.tmp.$$"
+expect_exit sweep_download 0 "winogrande +1267 rows" -- dl --tasks winogrande --cache-dir "$C" --originals-mirror "$B/sw/ok/0" --source original
+[ -f "$C/raw/winogrande/notes.tmp.txt" ] && pass sweep_keeps_user_file || fail sweep_keeps_user_file "notes.tmp.txt was deleted"
+[ -f "$C/raw/winogrande/dev.jsonl.tmp.$$" ] && pass sweep_keeps_live_writer || fail sweep_keeps_live_writer "a live process's temp was deleted"
+[ ! -e "$C/raw/winogrande/dev.jsonl.tmp.$dead" ] && pass sweep_removes_dead_writer || fail sweep_removes_dead_writer "dev.jsonl.tmp.$dead is still there"
 
 # Resume: a .part left by an earlier run is resumed with Range; a server that ignores Range
 # (200) restarts it from zero, one that answers another range (206) too; never appended wrongly.
@@ -265,6 +329,21 @@ if start_server nine; then
     [ $rc = 0 ] && ! echo "$out" | grep -q "label outside" && pass nine_viewer_rows_build_docs ||
         fail nine_viewer_rows_build_docs "exit $rc: $(echo "$out" | grep -v accepted | head -3)"
 fi
+
+# A redirect to another scheme is refused as such (only http and https are ever followed).
+expect_exit redirect_to_file_refused 3 "GET $B/fs/scheme/0/rows.*: redirect to a non-HTTP URL refused \(file:///etc/passwd\); only http and https are followed" -- dl --tasks openbookqa --cache-dir "$TMP/c29" --datasets-server "$B/fs/scheme/0" --source viewer
+cache_clean redirect_to_file_clean "$TMP/c29" openbookqa
+
+# Invalid XSA_HTTP_* values are bad input (exit 2) naming the variable and its range.
+for v in XSA_HTTP_CONNECT_TIMEOUT:1:600 XSA_HTTP_LOW_SPEED_TIME:1:3600 XSA_HTTP_MAX_RETRIES:0:50 XSA_HTTP_BACKOFF_MS:0:600000 \
+         XSA_HTTP_MAX_TOTAL:1:86400 XSA_HTTP_PARALLEL:1:64; do
+    IFS=: read -r name lo hi <<<"$v"
+    for bad in abc -1 99999999999 "5s" " 5"; do
+        expect_exit "env_${name}_${bad// /_}" 2 "$name=.*: not a whole number from $lo to $hi" -- env "$name=$bad" "$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$TMP/c30" --datasets-server "$B/a/ok/0"
+    done
+done
+[ -z "$(find "$TMP/c30" -type f 2>/dev/null)" ] && pass env_bad_touches_nothing || fail env_bad_touches_nothing "$(find "$TMP/c30" -type f)"
+expect_exit env_in_range 0 "downloaded" -- env XSA_HTTP_MAX_RETRIES=0 XSA_HTTP_BACKOFF_MS=0 XSA_HTTP_PARALLEL=64 "$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$TMP/c31" --datasets-server "$B/a/ok/0"
 
 # Bad usage: exit 2.
 expect_exit unknown_task 2 "frobnicate" -- dl --tasks frobnicate --cache-dir "$TMP/c16"
