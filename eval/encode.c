@@ -102,3 +102,13 @@ void encoded_request_free(struct encoded_request *r) {
     ivec_free(&r->input);
     ivec_free(&r->cont);
 }
+
+int encode_check_vocab(const struct encoded_request *e, int vocab_size, const char *tokenizer_path, xsa_error *err) {
+    const struct ivec *parts[2] = {&e->input, &e->cont};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < parts[p]->n; i++)
+            if (parts[p]->v[i] < 0 || parts[p]->v[i] >= vocab_size)
+                return xsa_fail(err, XSA_EBADINPUT, "%s: token id %d is outside the model's vocabulary of %d: the "
+                                "tokenizer does not belong to this model", tokenizer_path, parts[p]->v[i], vocab_size);
+    return 0;
+}

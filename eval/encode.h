@@ -41,4 +41,8 @@ int encode_request(const struct tokenizer *tok, const struct encode_options *opt
 
 void encoded_request_free(struct encoded_request *r);
 
+// Refuses an encoding with a token id outside [0, vocab_size): the tokenizer (named by
+// tokenizer_path) does not belong to the model.
+int encode_check_vocab(const struct encoded_request *e, int vocab_size, const char *tokenizer_path, xsa_error *err);
+
 #endif

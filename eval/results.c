@@ -11,19 +11,13 @@
 
 #include "common/fileio.h"
 #include "reports/jsonw.h"
+#include "tasks/task.h"
 
 #define RESULTS_MAX_FILE (1u << 30)   // 1 GiB: far above nine full tasks' per-doc arrays
 #define RESULTS_MAX_TASKS 64
 #define RESULTS_MAX_DOCS 10000000
 
-static const char *const paper_tasks[] = {"arc_easy", "boolq", "hellaswag", "lambada_openai",
-                                          "openbookqa", "piqa", "social_iqa", "winogrande"};
-
-int results_is_paper_task(const char *name) {
-    for (size_t i = 0; i < sizeof paper_tasks / sizeof paper_tasks[0]; i++)
-        if (!strcmp(name, paper_tasks[i])) return 1;
-    return 0;
-}
+int results_is_paper_task(const char *name) { return task_in_group(name, "paper"); }
 
 const char *results_limit_text(const struct results *r, char *buf, size_t cap) {
     if (r->limit_fraction > 0) snprintf(buf, cap, "%g", r->limit_fraction);
@@ -120,6 +114,30 @@ static void write_model(struct jsonw *w, const struct model_info *m) {
     jsonw_str(w, "tokenizer_sha256", m->tokenizer_sha256);
     jsonw_bool(w, "add_bos", m->add_bos);
     jsonw_end(w);
+}
+
+int results_set_model(struct results *r, const struct model *m, const char *path, const char *name,
+                      const char *tokenizer_path, xsa_error *err) {
+    struct model_info *mi = &r->model;
+    const struct model_config *c = &m->cfg;
+    snprintf(mi->path, sizeof mi->path, "%s", path);
+    snprintf(mi->name, sizeof mi->name, "%s", name);
+    snprintf(mi->format, sizeof mi->format, "%s", m->format);
+    snprintf(mi->arch, sizeof mi->arch, "%s", c->arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
+    snprintf(mi->dtype, sizeof mi->dtype, "%s", m->dtype);
+    snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", m->weights_sha256);
+    snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tokenizer_path);
+    int rc = sha256_file_hex(tokenizer_path, mi->tokenizer_sha256, err);
+    if (rc) return rc;
+    model_xsa_describe(c, mi->xsa_layers, sizeof mi->xsa_layers);
+    snprintf(mi->xsa_source, sizeof mi->xsa_source, "%s", m->xsa_source);
+    mi->n_params = m->n_params;
+    mi->n_layer = c->n_layer;
+    mi->d_model = c->d_model;
+    mi->n_head = c->n_head;
+    mi->n_kv_head = c->n_kv_head;
+    mi->vocab_size = c->vocab_size;
+    return 0;
 }
 
 int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {

@@ -4,6 +4,7 @@
 #define XSA_EVAL_RESULTS_H
 
 #include "common/error.h"
+#include "model/model.h"
 #include "common/vec.h"
 
 #define RESULTS_MAX_METRICS 4
@@ -54,6 +55,12 @@ struct results {
     int n_tasks;
     struct task_result *tasks;     // (n_tasks)
 };
+
+// Fills r->model from a loaded checkpoint: its path and folder name, format, architecture,
+// digests (the tokenizer's read from tokenizer_path), XSA layers and shape. max_length and
+// add_bos are the run's and stay to the caller.
+int results_set_model(struct results *r, const struct model *m, const char *path, const char *name,
+                      const char *tokenizer_path, xsa_error *err);
 
 // Writes `r` atomically to `path` (temp file, fsync, rename).
 int results_write_json(const struct results *r, const char *path, xsa_error *err);

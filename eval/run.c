@@ -17,18 +17,18 @@
 #include "eval/encode.h"
 #include "eval/fewshot.h"
 #include "eval/journal.h"
-#include "eval/metrics.h"
 #include "eval/outdir.h"
 #include "eval/results.h"
 #include "eval/samples.h"
 #include "eval/scheduler.h"
+#include "eval/task_metrics.h"
 #include "kernels/backend.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
+#include "reports/report.h"
 #include "tasks/task.h"
 
 #define RUN_MAX_TASKS 32
-#define BOOTSTRAP_ITERS 100000
 
 struct task_data {  // one task's documents, shared by every model of the run
     const struct task_def *def;
@@ -93,58 +93,6 @@ static void progress_line(void *ctx, long done, long total) {
     if (done == total) fputc('\n', stderr);
 }
 
-// Per-doc and aggregate metrics of one task, as lm-eval computes them.
-static int task_metrics(const struct task_data *td, const struct sched_result *res, const int *first_req,
-                        int n_threads, struct task_result *tr, xsa_error *err) {
-    const struct task_def *t = td->def;
-    int n = td->n_docs;
-    // Metric names in lm-eval order.
-    char list[64];
-    snprintf(list, sizeof list, "%s", t->metrics);
-    tr->n_metrics = 0;
-    for (char *tok = strtok(list, ","); tok && tr->n_metrics < RESULTS_MAX_METRICS; tok = strtok(NULL, ",")) {
-        int k = tr->n_metrics++;
-        snprintf(tr->metric[k], sizeof tr->metric[k], "%s", tok);
-        tr->higher_is_better[k] = strcmp(tok, "perplexity") != 0;
-        tr->per_doc[k] = malloc((n > 0 ? (size_t)n : 1) * sizeof(double));
-        if (!tr->per_doc[k]) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
-    tr->doc_id = malloc((n > 0 ? (size_t)n : 1) * sizeof *tr->doc_id);
-    if (!tr->doc_id) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    int i_acc = results_metric_index(tr, "acc"), i_norm = results_metric_index(tr, "acc_norm");
-    int i_ppl = results_metric_index(tr, "perplexity");
-    double lls[64];
-    for (int d = 0; d < n; d++) {
-        const struct task_doc *doc = &td->docs[d];
-        const struct sched_result *r = &res[first_req[d]];
-        tr->doc_id[d] = doc->doc_id;
-        double acc = 0, acc_norm = 0;
-        if (t->output == TASK_LOGLIKELIHOOD) {
-            double ppl_item;
-            metrics_ll_doc(r[0].logprob, r[0].greedy, &ppl_item, &acc);
-            if (i_ppl >= 0) tr->per_doc[i_ppl][d] = ppl_item;
-        } else {
-            if (doc->n_requests > 64) return xsa_fail(err, XSA_EBADINPUT, "%s doc %d: more than 64 choices", t->name, d);
-            for (int c = 0; c < doc->n_requests; c++) lls[c] = r[c].logprob;
-            int pred, pred_norm;
-            metrics_mc_doc(lls, doc->choice_len, doc->n_requests, doc->gold, &acc, &acc_norm, &pred, &pred_norm);
-        }
-        if (i_acc >= 0) tr->per_doc[i_acc][d] = acc;
-        if (i_norm >= 0) tr->per_doc[i_norm][d] = acc_norm;
-    }
-    for (int k = 0; k < tr->n_metrics; k++) {
-        if (k == i_ppl) {
-            tr->value[k] = metrics_perplexity(tr->per_doc[k], n);
-            tr->stderr_[k] = n > 1 ? metrics_perplexity_bootstrap_stderr(tr->per_doc[k], n, BOOTSTRAP_ITERS, n_threads) : NAN;
-        } else {
-            tr->value[k] = metrics_mean(tr->per_doc[k], n);
-            tr->stderr_[k] = metrics_mean_stderr(tr->per_doc[k], n);
-        }
-    }
-    snprintf(tr->preferred_metric, sizeof tr->preferred_metric, "%s", t->preferred_metric);
-    return 0;
-}
-
 struct model_run {  // one model's loaded state
     struct model m;
     struct tokenizer *tok;
@@ -181,26 +129,9 @@ static int open_model(const struct run_options *opt, const char *path, const cha
     if ((rc = backend_open_dtype(&mr->be, opt->device, opt->dtype, &mr->m, &bo, err))) return rc;
     mr->be_open = 1;
 
-    struct model_info *mi = &r->model;
-    const struct model_config *c = &mr->m.cfg;
-    snprintf(mi->path, sizeof mi->path, "%s", path);
-    snprintf(mi->name, sizeof mi->name, "%s", name);
-    snprintf(mi->format, sizeof mi->format, "%s", mr->m.format);
-    snprintf(mi->arch, sizeof mi->arch, "%s", c->arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
-    snprintf(mi->dtype, sizeof mi->dtype, "%s", mr->m.dtype);
-    snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", mr->m.weights_sha256);
-    snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tpath);
-    if ((rc = sha256_file_hex(tpath, mi->tokenizer_sha256, err))) return rc;
-    model_xsa_describe(c, mi->xsa_layers, sizeof mi->xsa_layers);
-    snprintf(mi->xsa_source, sizeof mi->xsa_source, "%s", mr->m.xsa_source);
-    mi->n_params = mr->m.n_params;
-    mi->n_layer = c->n_layer;
-    mi->d_model = c->d_model;
-    mi->n_head = c->n_head;
-    mi->n_kv_head = c->n_kv_head;
-    mi->vocab_size = c->vocab_size;
-    mi->max_length = opt->max_length > 0 ? opt->max_length : c->max_seq_len;
-    mi->add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
+    if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
+    r->model.max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len;
+    r->model.add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
     snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);
     // --batch-tokens, else what the backend's device is sized for (every backend sets it)
@@ -239,14 +170,7 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
                 rc = xsa_fail(err, rc, "%s: %s doc %d request %d: %s", td->source, td->def->name, doc->doc_id, c, msg);
                 break;
             }
-            for (size_t i = 0; i < enc[k].input.n && !rc; i++)
-                if (enc[k].input.v[i] < 0 || enc[k].input.v[i] >= mr->m.cfg.vocab_size)
-                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: token id %d is outside the model's vocabulary of %d: the tokenizer does not belong to this model",
-                                  tokenizer_path(mr->tok), enc[k].input.v[i], mr->m.cfg.vocab_size);
-            for (size_t i = 0; i < enc[k].cont.n && !rc; i++)
-                if (enc[k].cont.v[i] < 0 || enc[k].cont.v[i] >= mr->m.cfg.vocab_size)
-                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: token id %d is outside the model's vocabulary of %d: the tokenizer does not belong to this model",
-                                  tokenizer_path(mr->tok), enc[k].cont.v[i], mr->m.cfg.vocab_size);
+            rc = encode_check_vocab(&enc[k], mr->m.cfg.vocab_size, tokenizer_path(mr->tok), err);
             *truncated += enc[k].truncated;
             req[k] = (struct sched_request){
                 .input = enc[k].input.v, .n_input = (int)enc[k].input.n,
@@ -269,21 +193,6 @@ static void print_throughput(const struct results *r, const struct run_options *
             r->tokens_computed > 0 ? (double)r->tokens_scored / (double)r->tokens_computed : 0.0,
             opt->share ? "shared prefixes" : "--no-share", r->score_s, (double)r->requests / s,
             (double)r->tokens_computed / s, r->device, r->batch_tokens);
-}
-
-static void print_table(const struct results *r, FILE *f) {
-    fprintf(f, "\n%s (%s, %s, XSA layers: %s)\n\n", r->model.name, r->model.arch, r->device, r->model.xsa_layers);
-    fprintf(f, "| task | metric | value | ± stderr | n |\n|---|---|---:|---:|---:|\n");
-    for (int i = 0; i < r->n_tasks; i++) {
-        const struct task_result *t = &r->tasks[i];
-        for (int k = 0; k < t->n_metrics; k++) {
-            char se[32];
-            if (isnan(t->stderr_[k])) snprintf(se, sizeof se, "N/A");
-            else snprintf(se, sizeof se, "%.4f", t->stderr_[k]);
-            fprintf(f, "| %s | %s | %.4f | %s | %d |\n", k == 0 ? t->name : "", t->metric[k], t->value[k], se, t->n_docs);
-        }
-    }
-    fflush(f);
 }
 
 // One task's requests for one model: encodings, scheduler requests and results.
@@ -478,7 +387,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         r->requests += st.requests;
         r->tokens_scored += st.tokens_requested;
         r->tokens_computed += st.tokens_computed;
-        if (!rc) rc = task_metrics(td, w->res, w->first_req, opt->threads, tr, err);
+        if (!rc) rc = task_metrics_compute(td->def, td->docs, td->n_docs, w->res, w->first_req, opt->threads, tr, err);
         for (int k = 0; !rc && k < tr->n_metrics; k++)
             if (!isfinite(tr->value[k]))
                 rc = xsa_fail(err, XSA_ERUNTIME, "%s: %s is %g: not a score to report (nothing was written)",
@@ -570,7 +479,7 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         rc = evaluate_model(opt, opt->models[m], names[m], tds, n_tasks, stamp, &res[m], paths[m], sizeof paths[m], err);
         n_done = m + 1;
         if (!rc) {
-            print_table(&res[m], stdout);
+            report_run_table(&res[m], stdout);
             printf("\nresults: %s\n", paths[m]);
             fflush(stdout);
             print_throughput(&res[m], opt);

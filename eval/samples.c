@@ -17,8 +17,8 @@ int samples_write(const char *path, const struct task_def *t, const struct task_
         const struct task_doc *doc = &docs[d];
         cJSON *o = cJSON_CreateObject();
         cJSON *reqs = cJSON_CreateArray();
-        double lls[64];
-        int nr = doc->n_requests < 64 ? doc->n_requests : 64;
+        double lls[TASK_MAX_CHOICES];  // doc_alloc caps n_requests
+        int nr = doc->n_requests;
         cJSON_AddNumberToObject(o, "doc_id", doc->doc_id);
         for (int c = 0; c < doc->n_requests; c++) {
             int k = first_req[d] + c;

@@ -310,3 +310,18 @@ int report_markdown(const struct results *const *rs, const char *const *paths, i
     free(labels);
     return rc ? xsa_fail(err, XSA_ERUNTIME, "report: out of memory") : 0;
 }
+
+void report_run_table(const struct results *r, FILE *f) {
+    fprintf(f, "\n%s (%s, %s, XSA layers: %s)\n\n", r->model.name, r->model.arch, r->device, r->model.xsa_layers);
+    fprintf(f, "| task | metric | value | ± stderr | n |\n|---|---|---:|---:|---:|\n");
+    for (int i = 0; i < r->n_tasks; i++) {
+        const struct task_result *t = &r->tasks[i];
+        for (int k = 0; k < t->n_metrics; k++) {
+            char se[32];
+            if (isnan(t->stderr_[k])) snprintf(se, sizeof se, "N/A");
+            else snprintf(se, sizeof se, "%.4f", t->stderr_[k]);
+            fprintf(f, "| %s | %s | %.4f | %s | %d |\n", k == 0 ? t->name : "", t->metric[k], t->value[k], se, t->n_docs);
+        }
+    }
+    fflush(f);
+}

@@ -3,6 +3,8 @@
 #ifndef XSA_REPORTS_REPORT_H
 #define XSA_REPORTS_REPORT_H
 
+#include <stdio.h>
+
 #include "common/error.h"
 #include "common/vec.h"
 #include "eval/results.h"
@@ -38,5 +40,8 @@ int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf 
 int report_command_line(int argc, char **argv, struct sbuf *out);
 // The run's label: model name, else the results file name.
 const char *report_label(const struct results *r);
+
+// The table `run` prints after scoring a model: each task's metrics, stderrs and documents.
+void report_run_table(const struct results *r, FILE *f);
 
 #endif

@@ -57,6 +57,9 @@ int row_get_int(const cJSON *row, const char *field, const char *where, int *out
 
 int doc_alloc(struct task_doc *d, int doc_id, int n_requests, xsa_error *err) {
     memset(d, 0, sizeof *d);
+    if (n_requests > TASK_MAX_CHOICES)
+        return xsa_fail(err, XSA_EBADINPUT, "doc %d has %d choices; xsa-eval scores at most %d", doc_id, n_requests,
+                        TASK_MAX_CHOICES);
     d->doc_id = doc_id;
     d->gold = -100;
     d->req = calloc((size_t)n_requests, sizeof *d->req);

@@ -75,6 +75,11 @@ static int in_group(const char *groups, const char *group) {
     return 0;
 }
 
+int task_in_group(const char *name, const char *group) {
+    const struct task_def *t = task_find(name);
+    return t && in_group(t->groups, group);
+}
+
 int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err) {
     int want[N_TASKS] = {0};
     *n_out = 0;

@@ -19,6 +19,8 @@ struct task_request {
     char *continuation;  // UTF-8, owned by the doc (delimiter included)
 };
 
+#define TASK_MAX_CHOICES 64  // requests (choices, contexts) of one document; doc_alloc refuses more
+
 struct task_doc {
     int doc_id;                 // position in the evaluated split (0-based)
     int n_requests;             // MC: choices; MI: contexts; LL: 1
@@ -52,6 +54,8 @@ struct task_def {
 // The registry (tasks/registry.c).
 const struct task_def *task_registry(int *n);
 const struct task_def *task_find(const char *name);
+// 1 when task `name` belongs to `group` ("all", "paper"), else 0.
+int task_in_group(const char *name, const char *group);
 // Expands "all", "paper" and comma-separated names into a list without duplicates, in
 // registry order. Unknown names are an error listing the valid ones.
 int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err);
