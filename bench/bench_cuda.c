@@ -254,8 +254,8 @@ static void parity_model(const char *name, const struct random_model_spec *sp, i
     for (int k = 0; k < 3 && ok; k++) {
         lp[k] = malloc(sizeof(float) * S), gr[k] = malloc((size_t)S);
         struct backend be;
-        struct backend_options o = {0, 256};  // small: the GPU grows or splits the batch
-        if (backend_open_dtype(&be, dev[k], dt[k], &m, &o, &err) || be.score(&be, &b, lp[k], gr[k], &err)) {
+        struct backend_options o = {.max_batch_tokens = 256};  // small: the GPU grows or splits the batch
+        if (backend_options_from_env(&o, &err) || backend_open_dtype(&be, dev[k], dt[k], &m, &o, &err) || backend_score(&be, &b, lp[k], gr[k], &err)) {
             verdict(0, name, err.msg);
             ok = 0;
         }
@@ -373,8 +373,12 @@ int main(int argc, char **argv) {
            m.n_params / 1e9, now_s() - t0);
 
     struct backend be;
-    struct backend_options o = {0, batch_tokens};
+    struct backend_options o = {.max_batch_tokens = batch_tokens};
     xsa_error err = {0};
+    if (backend_options_from_env(&o, &err)) {
+        fprintf(stderr, "bench_cuda: %s\n", err.msg);
+        return 2;
+    }
     t0 = now_s();
     char lib[4400];
     cuda_lib_path(lib, sizeof lib);
@@ -423,7 +427,7 @@ int main(int argc, char **argv) {
         if (full && batch_n_tokens(&bb) > 0) {
             struct score_batch b = batch_view(&bb);
             double t1 = now_s();
-            rc = b.n_entries > 1000000 ? -1 : be.score(&be, &b, lp, gr, &err);
+            rc = b.n_entries > 1000000 ? -1 : backend_score(&be, &b, lp, gr, &err);
             if (warm) {
                 t_score += now_s() - t1;
                 tokens += b.n_tokens;

@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
                 double t_plain, t_tiled, t_own, t_512 = 0, t_fwd;
                 struct backend be;
                 struct backend_options o = {.n_threads = nt, .max_batch_tokens = T};
-                if (backend_open(&be, "cpu", &m, &o, &err)) {
+                if (backend_options_from_env(&o, &err) || backend_open(&be, "cpu", &m, &o, &err)) {
                     fprintf(stderr, "bench_forward: %s\n", err.msg);
                     return 3;
                 }
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
                 if (have512) TIME_IT(mm, t_512, gemm_pass(&m, T, in, out, pool, CPU_GEMM_AVX512));
                 cpu_pool_destroy(pool);
                 int rc = 0;
-                TIME_IT(mm, t_fwd, rc |= be.score(&be, &b, lp, gr, &err));
+                TIME_IT(mm, t_fwd, rc |= backend_score(&be, &b, lp, gr, &err));
                 backend_close(&be);
                 if (rc) {
                     fprintf(stderr, "bench_forward: %s\n", err.msg);

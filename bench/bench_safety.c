@@ -248,6 +248,7 @@ int main(int argc, char **argv) {
     if (!rc && (!reqs || !r0 || !r1 || !toks)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
     if (!rc && !(rc = write_checkpoint(dir, 0, &err)) && !(rc = model_load(&m, dir, &err))) have_model = 1;
     struct backend_options bo = {.n_threads = 0, .max_batch_tokens = 4096};
+    if (!rc) rc = backend_options_from_env(&bo, &err);
     if (!rc && !(rc = backend_open(&be, "cpu", &m, &bo, &err))) have_be = 1;
     for (int r = 0; r < reps && !rc; r++) {
         plain[r] = score_once(&be, reqs, n, 0, dir, r0, NULL, &err);

@@ -172,7 +172,8 @@ static int bench_model(const char *name, const struct model *m, const struct tok
                        int n_ts, int limit, const struct opts *o, xsa_error *err) {
     struct backend be;
     struct backend_options bo = {.n_threads = o->threads, .max_batch_tokens = o->batch_tokens};
-    int rc = backend_open(&be, "cpu", m, &bo, err);
+    int rc = backend_options_from_env(&bo, err);
+    if (!rc) rc = backend_open(&be, "cpu", m, &bo, err);
     if (rc) return rc;
     fprintf(stderr, "%s: %lld parameters, %s\n", name, (long long)m->n_params, be.device_desc);
     struct totals tot = {0};

@@ -109,7 +109,9 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     int n = (int)ids->n;
     struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = n};
     struct backend be;
-    int rc = backend_open_dtype(&be, a->device, a->dtype, m, &o, err);
+    int rc = backend_options_from_env(&o, err);
+    if (rc) return rc;
+    rc = backend_open_dtype(&be, a->device, a->dtype, m, &o, err);
     if (rc) return rc;
     struct batch_builder bb;
     batch_init(&bb);
@@ -121,7 +123,7 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     if (!rc) rc = batch_add_entries_seq(&bb, first, ids->v, n, err);
     if (!rc) {
         struct score_batch b = batch_view(&bb);
-        rc = be.score(&be, &b, lp, gr, err);
+        rc = backend_score(&be, &b, lp, gr, err);
     }
     for (int p = 1; !rc && p < n; p++)  // nothing non-finite is printed as a log-probability
         if (!isfinite(lp[p - 1]))

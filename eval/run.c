@@ -126,6 +126,7 @@ static int open_model(const struct run_options *opt, const char *path, const cha
         fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",
                 tpath, tokenizer_vocab_size(mr->tok), mr->m.cfg.vocab_size);
     struct backend_options bo = {.n_threads = opt->threads, .max_batch_tokens = opt->batch_tokens};
+    if ((rc = backend_options_from_env(&bo, err))) return rc;
     if ((rc = backend_open_dtype(&mr->be, opt->device, opt->dtype, &mr->m, &bo, err))) return rc;
     mr->be_open = 1;
 

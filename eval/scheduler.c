@@ -207,7 +207,7 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
         float *lp = malloc((size_t)b.n_entries * sizeof *lp + 1);
         uint8_t *gr = malloc((size_t)b.n_entries + 1);
         if (!lp || !gr) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        if (!rc) rc = be->score(be, &b, lp, gr, err);
+        if (!rc) rc = backend_score(be, &b, lp, gr, err);
         if (!rc) {
             // Sum each unit's entries in continuation order (entries were added in that order).
             for (int e = 0; e < b.n_entries; e++) {

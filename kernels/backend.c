@@ -53,17 +53,113 @@ static cuda_open_fn cuda_find(char *why, size_t n) {
     return NULL;
 }
 
+int backend_check_model(const struct model *m, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
+        c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||
+        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model shape not supported "
+                        "(layers %d, heads %d/%d, head_dim %d, d_model %d, d_ff %d, vocab %d)", m->path,
+                        c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
+    if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
+    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up ||
+            !w->w_down || (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
+    }
+    return 0;
+}
+
+int backend_check_batch(const struct model_config *c, const struct score_batch *b, xsa_error *err) {
+    if (b->n_tokens < 0 || b->n_tokens > BACKEND_MAX_TOKENS || b->n_entries < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "backend: batch of %d tokens and %d entries is out of range (tokens <= %d)",
+                        b->n_tokens, b->n_entries, BACKEND_MAX_TOKENS);
+    if (b->n_tokens > 0 && (!b->token || !b->pos || !b->span0_lo || !b->span0_hi || !b->span1_lo || !b->span1_hi))
+        return xsa_fail(err, XSA_EBADINPUT, "backend: batch has %d tokens but missing arrays", b->n_tokens);
+    if (b->n_entries > 0 && (!b->entry_index || !b->entry_target))
+        return xsa_fail(err, XSA_EBADINPUT, "backend: batch has %d entries but missing arrays", b->n_entries);
+    for (int t = 0; t < b->n_tokens; t++) {
+        if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
+            return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has id %d outside the vocabulary [0, %d)",
+                            t, b->token[t], c->vocab_size);
+        int pmax = c->arch == MODEL_ARCH_GPT2 ? c->max_seq_len : BACKEND_MAX_TOKENS;
+        if (b->pos[t] < 0 || b->pos[t] >= pmax)
+            return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has position %d outside [0, %d); shorten the input",
+                            t, b->pos[t], pmax);
+        int l0 = b->span0_lo[t], h0 = b->span0_hi[t], l1 = b->span1_lo[t], h1 = b->span1_hi[t];
+        if (l0 < 0 || l0 > h0 || h0 > t + 1 || l1 < 0 || l1 > h1 || h1 > t + 1 ||
+            (l1 < h1 && h0 > l1) || h0 - l0 + h1 - l1 == 0)
+            return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has key spans [%d,%d) + [%d,%d); they must be "
+                            "ordered, non-empty in total and end at or before the token itself", t, l0, h0, l1, h1);
+    }
+    for (int s = 0; s < b->n_entries; s++) {
+        if (b->entry_index[s] < 0 || b->entry_index[s] >= b->n_tokens)
+            return xsa_fail(err, XSA_EBADINPUT, "backend: scoring entry %d reads token index %d outside [0, %d)",
+                            s, b->entry_index[s], b->n_tokens);
+        if (b->entry_target[s] < 0 || b->entry_target[s] >= c->vocab_size)
+            return xsa_fail(err, XSA_EBADINPUT, "backend: scoring entry %d has target id %d outside the vocabulary [0, %d)",
+                            s, b->entry_target[s], c->vocab_size);
+    }
+    return 0;
+}
+
+int backend_options_from_env(struct backend_options *o, xsa_error *err) {
+    static const char *gemm[] = {"blas", "avx2", "avx512", "scalar"}, *attn[] = {"avx2", "scalar"};
+    const char *g = getenv("XSA_CPU_GEMM"), *a = getenv("XSA_CPU_ATTN"), *p = getenv("XSA_CPU_PACK"),
+               *c = getenv("XSA_CUDA_MAX_TOKENS");
+    int ok = 0;
+    for (int i = 0; g && *g && i < 4; i++) ok |= !strcmp(g, gemm[i]);
+    if (g && *g && !ok) return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_GEMM=%s: use blas, avx2, avx512 or scalar", g);
+    ok = 0;
+    for (int i = 0; a && *a && i < 2; i++) ok |= !strcmp(a, attn[i]);
+    if (a && *a && !ok) return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_ATTN=%s: use avx2 or scalar", a);
+    if (p && *p && strcmp(p, "0") && strcmp(p, "1"))
+        return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_PACK=%s: use 0 (never pack) or 1 (always)", p);
+    char *end = NULL;
+    long cap = c && *c ? strtol(c, &end, 10) : 0;
+    if (c && *c && (*end || cap < 1 || cap > BACKEND_MAX_TOKENS))
+        return xsa_fail(err, XSA_EBADINPUT, "XSA_CUDA_MAX_TOKENS=%s: a whole number from 1 to %d", c, BACKEND_MAX_TOKENS);
+    o->cpu_gemm = g && *g ? g : NULL;
+    o->cpu_attn = a && *a ? a : NULL;
+    o->cpu_pack = !p || !*p ? BACKEND_PACK_AUTO : !strcmp(p, "1") ? BACKEND_PACK_ALWAYS : BACKEND_PACK_NEVER;
+    o->cuda_max_tokens = (int)cap;
+    return 0;
+}
+
+int backend_score(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy, xsa_error *err) {
+    int rc = backend_check_batch(&be->model->cfg, b, err);
+    return rc ? rc : be->score(be, b, logprob, greedy, err);
+}
+
 int backend_open(struct backend *be, const char *device, const struct model *m,
                  const struct backend_options *opt, xsa_error *err) {
     return backend_open_dtype(be, device, NULL, m, opt, err);
 }
 
+static int open_device(struct backend *be, const char *device, int fp32, const struct model *m,
+                       const struct backend_options *opt, xsa_error *err);
+
 int backend_open_dtype(struct backend *be, const char *device, const char *dtype, const struct model *m,
                        const struct backend_options *opt, xsa_error *err) {
     memset(be, 0, sizeof *be);
+    int rc = backend_check_model(m, err);
+    if (rc) return rc;
     if (dtype && strcmp(dtype, "bfloat16") && strcmp(dtype, "float32"))
         return xsa_fail(err, XSA_EBADINPUT, "--dtype %s: unknown dtype; use bfloat16 or float32", dtype);
-    int fp32 = dtype && !strcmp(dtype, "float32");
+    rc = open_device(be, device, dtype && !strcmp(dtype, "float32"), m, opt, err);
+    if (!rc) be->model = m;
+    return rc;
+}
+
+// Opens the CPU or CUDA backend that `device` names (see backend_open).
+static int open_device(struct backend *be, const char *device, int fp32, const struct model *m,
+                       const struct backend_options *opt, xsa_error *err) {
+    int rc;
     if (!device || !strcmp(device, "cpu")) return cpu_backend_open(be, m, opt, err);
     char why[1200];
     if (!strcmp(device, "auto")) {
@@ -91,7 +187,7 @@ int backend_open_dtype(struct backend *be, const char *device, const char *dtype
             return xsa_fail(err, XSA_ERUNTIME, "--device %s: the CUDA backend is not available: %s; use --device cpu",
                             device, why);
         xsa_error cerr = {0};
-        int rc = fn(be, index, fp32, m, opt, &cerr);
+        rc = fn(be, index, fp32, m, opt, &cerr);
         if (rc) {
             memset(be, 0, sizeof *be);
             return xsa_fail(err, rc, "--device %s: %s%s", device, cerr.msg,

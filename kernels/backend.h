@@ -26,6 +26,8 @@
 #include "common/error.h"
 #include "model/model.h"
 
+#define BACKEND_MAX_TOKENS (1 << 24)  // tokens per batch: keeps every (T, width) offset far inside a long
+
 struct score_batch {
     int n_tokens;                 // T
     const int32_t *token;         // (T) input token ids
@@ -37,11 +39,27 @@ struct score_batch {
     const int32_t *entry_target;  // (S) target token id, 0 <= id < vocab_size
 };
 
+enum backend_pack {               // weight packing for the CPU's AVX-512 kernel
+    BACKEND_PACK_AUTO = 0,        // when the packed copy takes at most half of the available memory
+    BACKEND_PACK_ALWAYS = 1,
+    BACKEND_PACK_NEVER = 2,
+};
+
 struct backend_options {
     int n_threads;                // CPU threads; 0 = all cores
     int max_batch_tokens;         // largest T the caller will send (sizes scratch buffers); 0 = the
                                   // backend's default for its device (see backend.batch_tokens)
+    // Kernel choices, for measuring and testing; zero / NULL: the backend picks.
+    const char *cpu_gemm;         // blas | avx2 | avx512 | scalar
+    const char *cpu_attn;         // avx2 | scalar
+    enum backend_pack cpu_pack;
+    int cuda_max_tokens;          // caps the GPU's activation buffers (exercises the sub-batch split)
 };
+
+// The kernel choices of the environment (XSA_CPU_GEMM, XSA_CPU_ATTN, XSA_CPU_PACK,
+// XSA_CUDA_MAX_TOKENS; README "Environment"), read once by the command line into o. A value
+// outside its set is exit 2 naming the variable and what it takes. Unset or empty: no choice.
+int backend_options_from_env(struct backend_options *o, xsa_error *err);
 
 struct backend {
     const char *name;             // "cpu" | "cuda"
@@ -51,8 +69,10 @@ struct backend {
     int n_threads;                // CPU threads it runs (0 on a GPU)
     int batch_tokens;             // tokens per call the device is sized for: max_batch_tokens when
                                   // given, else CPU 4096, CUDA 65536 or as many as fit in GPU memory
+    const struct model *model;    // what it scores (set by backend_open)
     void *impl;
-    // Fills logprob[S] and greedy[S]. Returns 0 or an error code with err set.
+    // Fills logprob[S] and greedy[S] for a batch backend_check_batch accepted (callers go
+    // through backend_score). Returns 0 or an error code with err set.
     int (*score)(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy,
                  xsa_error *err);
     void (*destroy)(struct backend *be);
@@ -67,6 +87,18 @@ int backend_open(struct backend *be, const char *device, const struct model *m,
 int backend_open_dtype(struct backend *be, const char *device, const char *dtype, const struct model *m,
                        const struct backend_options *opt, xsa_error *err);
 void backend_close(struct backend *be);
+
+// Scores a batch: the contract checks below, then the backend. The one way to call a backend.
+int backend_score(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy, xsa_error *err);
+
+// What every backend relies on, checked once here so that a malformed model or batch cannot
+// make a kernel read out of bounds (exit 2 with what is wrong):
+//   the model: a supported shape and architecture, every weight the forward reads present;
+//   the batch: sizes in range, arrays present, token ids and targets in the vocabulary,
+//   positions in range (gpt2: below its learned positions), key spans ordered and causal,
+//   entries reading tokens of the batch.
+int backend_check_model(const struct model *m, xsa_error *err);
+int backend_check_batch(const struct model_config *c, const struct score_batch *b, xsa_error *err);
 
 // CPU backend constructor (kernels/cpu).
 int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,

@@ -12,7 +12,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 #include "tests/check.h"
-#include "tests/exact_backend.h"
+#include "tests/backend_env.h"
 #include "tests/random_model.h"
 
 // gpt2; llama with GQA and HF rope; llama2.c-style rope, tied head, biases, vocab > one chunk.
@@ -44,7 +44,7 @@ static char *env_save(const char *name) {
 }
 
 // Opens with the kernel XSA_CPU_GEMM forces, or the backend's own pick where a forced OpenBLAS
-// would not be batch-invariant (tests/exact_backend.h): these tests assert bit identity.
+// would not be batch-invariant (tests/backend_env.h): these tests assert bit identity.
 static int open_cpu(struct backend *be, const struct model *m, int threads, int max_tokens) {
     struct backend_options o = {.n_threads = threads, .max_batch_tokens = max_tokens};
     xsa_error err = {0};
@@ -56,7 +56,7 @@ static int open_cpu(struct backend *be, const struct model *m, int threads, int 
 static int score(struct backend *be, const struct batch_builder *bb, float *lp, uint8_t *gr) {
     struct score_batch b = batch_view(bb);
     xsa_error err = {0};
-    int rc = be->score(be, &b, lp, gr, &err);
+    int rc = backend_score(be, &b, lp, gr, &err);
     if (rc) fprintf(stderr, "  score: %s\n", err.msg);
     return rc;
 }
@@ -148,7 +148,7 @@ TEST(last_block_on_scored_tokens_bit_identical) {
             uint8_t gg[32], gf[32];
             int S = b.n_entries;
             CHECK(S <= 32);
-            CHECK(be.score(&be, &b, lg, gg, &err) == 0);
+            CHECK(backend_score(&be, &b, lg, gg, &err) == 0);
             struct cpu_probe pr = {L - 1, NULL, NULL};
             CHECK(cpu_backend_score_probe(&be, &b, lf, gf, &pr, &err) == 0);
             CHECK_MSG(memcmp(lg, lf, sizeof(float) * S) == 0 && memcmp(gg, gf, (size_t)S) == 0,
@@ -423,7 +423,7 @@ static int score_raw(struct backend *be, const struct score_batch *b, char *msg)
     float lp[8];
     uint8_t gr[8];
     xsa_error err = {0};
-    int rc = be->score(be, b, lp, gr, &err);
+    int rc = backend_score(be, b, lp, gr, &err);
     snprintf(msg, 1024, "%s", err.msg);
     return rc;
 }
@@ -650,7 +650,7 @@ TEST(every_gemm_kernel) {
         struct backend be;
         struct backend_options o = {.n_threads = 2, .max_batch_tokens = 30};
         xsa_error err = {0};
-        if (backend_open(&be, "cpu", &m, &o, &err)) {
+        if (backend_open_env(&be, &m, &o, &err)) {
             fprintf(stderr, "  %s: %s (skipped)\n", kinds[k], err.msg);
             memcpy(lp[k], lp[0], sizeof lp[0]);
             continue;
@@ -677,7 +677,7 @@ TEST(every_gemm_kernel) {
         struct backend be;
         struct backend_options o = {.n_threads = 1, .max_batch_tokens = 8};
         xsa_error err = {0};
-        CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
+        CHECK_EQ_INT(backend_open_env(&be, &m, &o, &err), 2);
         CHECK(strstr(err.msg, "XSA_CPU_GEMM=") != NULL);
     }
     env_restore("XSA_CPU_GEMM", saved);
@@ -706,7 +706,7 @@ TEST(every_attention_kernel) {
         struct backend be;
         struct backend_options o = {.n_threads = 2, .max_batch_tokens = T};
         xsa_error err = {0};
-        if (backend_open(&be, "cpu", &m, &o, &err)) {
+        if (backend_open_env(&be, &m, &o, &err)) {
             fprintf(stderr, "  %s: %s (skipped)\n", kinds[k], err.msg);
             memcpy(lp[k], lp[0], sizeof lp[0]);
             memcpy(att[k], att[0], sizeof(float) * T * Q);
@@ -736,7 +736,7 @@ TEST(every_attention_kernel) {
     struct backend be;
     struct backend_options o = {.n_threads = 1, .max_batch_tokens = 8};
     xsa_error err = {0};
-    CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 2);
+    CHECK_EQ_INT(backend_open_env(&be, &m, &o, &err), 2);
     CHECK(strstr(err.msg, "XSA_CPU_ATTN=sse") != NULL);
     env_restore("XSA_CPU_ATTN", saved);
     free(att[0]);

@@ -15,6 +15,7 @@
 #include "kernels/backend.h"
 #include "kernels/batch.h"
 #include "model/model.h"
+#include "tests/backend_env.h"
 #include "tests/check.h"
 
 #define TOL_F32 1e-4
@@ -63,8 +64,8 @@ static int check_model(const char *model_path, const char *ref_path) {
         struct score_batch b = batch_view(&bb);
         struct backend be;
         struct backend_options o = {.n_threads = 2, .max_batch_tokens = n};
-        CHECK_EQ_INT(backend_open(&be, "cpu", &m, &o, &err), 0);
-        CHECK_EQ_INT(be.score(&be, &b, lp, gr, &err), 0);
+        CHECK_EQ_INT(backend_open_env(&be, &m, &o, &err), 0);
+        CHECK_EQ_INT(backend_score(&be, &b, lp, gr, &err), 0);
         for (int p = 0; p + 1 < n; p++) {
             double ref = cJSON_GetArrayItem(lps, p)->valuedouble;
             int g = cJSON_IsTrue(cJSON_GetArrayItem(grs, p));

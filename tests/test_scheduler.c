@@ -36,7 +36,9 @@ static int fake_score(struct backend *be, const struct score_batch *b, float *lp
     return 0;
 }
 
-static struct backend fake = {.name = "fake", .score = fake_score};
+// The model backend_score checks batches against: token ids below 1000, positions unbounded (llama).
+static struct model fake_model = {.cfg = {.arch = MODEL_ARCH_LLAMA, .vocab_size = 1000}};
+static struct backend fake = {.name = "fake", .model = &fake_model, .score = fake_score};
 
 struct req_set {
     int n;

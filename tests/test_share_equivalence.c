@@ -16,8 +16,8 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "tasks/task.h"
+#include "tests/backend_env.h"
 #include "tests/check.h"
-#include "tests/exact_backend.h"
 
 #define MAX_TASKS 16
 
@@ -255,7 +255,7 @@ TEST(test_bad_requests_are_errors) {
     CHECK(model_load(&m, "tests/fixtures/parity/models/gpt2_bpe", &err) == 0);
     struct backend be;
     struct backend_options bo = {.n_threads = 1, .max_batch_tokens = 512};
-    CHECK(backend_open(&be, "cpu", &m, &bo, &err) == 0);
+    CHECK(backend_open_env(&be, &m, &bo, &err) == 0);
     int32_t tok[200];
     for (int i = 0; i < 200; i++) tok[i] = i % 50 + 1;
     struct sched_result out = {.logprob = 123};

@@ -13,7 +13,7 @@
 #include "kernels/cpu/cpu_state.h"
 
 #define CPU_MAX_THREADS 256
-#define CPU_MAX_TOKENS (1 << 24)  // keeps every (T, width) offset far inside a long
+#define CPU_MAX_TOKENS BACKEND_MAX_TOKENS
 #define CPU_DEFAULT_BATCH_TOKENS 4096
 
 // Asks for transparent huge pages on a big buffer: attention and the GEMMs stride through
@@ -99,44 +99,10 @@ void cpu_state_free_buffers(struct cpu_state *st) {
 }
 
 // Checks every index of the batch against the contract before anything reads through it.
-static int cpu_validate_batch(const struct model_config *c, const struct score_batch *b,
-                              xsa_error *err) {
-    if (b->n_tokens < 0 || b->n_tokens > CPU_MAX_TOKENS || b->n_entries < 0)
-        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch of %d tokens and %d entries is out of range (tokens <= %d)",
-                        b->n_tokens, b->n_entries, CPU_MAX_TOKENS);
-    if (b->n_tokens > 0 && (!b->token || !b->pos || !b->span0_lo || !b->span0_hi || !b->span1_lo || !b->span1_hi))
-        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch has %d tokens but missing arrays", b->n_tokens);
-    if (b->n_entries > 0 && (!b->entry_index || !b->entry_target))
-        return xsa_fail(err, XSA_EBADINPUT, "cpu backend: batch has %d entries but missing arrays", b->n_entries);
-    for (int t = 0; t < b->n_tokens; t++) {
-        if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
-            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has id %d outside the vocabulary [0, %d)",
-                            t, b->token[t], c->vocab_size);
-        int pmax = c->arch == MODEL_ARCH_GPT2 ? c->max_seq_len : CPU_MAX_TOKENS;
-        if (b->pos[t] < 0 || b->pos[t] >= pmax)
-            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has position %d outside [0, %d); shorten the input",
-                            t, b->pos[t], pmax);
-        int l0 = b->span0_lo[t], h0 = b->span0_hi[t], l1 = b->span1_lo[t], h1 = b->span1_hi[t];
-        if (l0 < 0 || l0 > h0 || h0 > t + 1 || l1 < 0 || l1 > h1 || h1 > t + 1 ||
-            (l1 < h1 && h0 > l1) || h0 - l0 + h1 - l1 == 0)
-            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: token %d has key spans [%d,%d) + [%d,%d); they must be "
-                            "ordered, non-empty in total and end at or before the token itself", t, l0, h0, l1, h1);
-    }
-    for (int s = 0; s < b->n_entries; s++) {
-        if (b->entry_index[s] < 0 || b->entry_index[s] >= b->n_tokens)
-            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: scoring entry %d reads token index %d outside [0, %d)",
-                            s, b->entry_index[s], b->n_tokens);
-        if (b->entry_target[s] < 0 || b->entry_target[s] >= c->vocab_size)
-            return xsa_fail(err, XSA_EBADINPUT, "cpu backend: scoring entry %d has target id %d outside the vocabulary [0, %d)",
-                            s, b->entry_target[s], c->vocab_size);
-    }
-    return 0;
-}
-
 int cpu_backend_score_probe(struct backend *be, const struct score_batch *b, float *logprob,
                             uint8_t *greedy, const struct cpu_probe *probe, xsa_error *err) {
     struct cpu_state *st = be->impl;
-    int rc = cpu_validate_batch(&st->m->cfg, b, err);
+    int rc = backend_check_batch(&st->m->cfg, b, err);
     if (rc) return rc;
     if (probe && (probe->layer < 0 || probe->layer >= st->m->cfg.n_layer))
         return xsa_fail(err, XSA_EBADINPUT, "cpu backend: probe layer %d outside [0, %d)", probe->layer,
@@ -180,9 +146,9 @@ static size_t available_bytes(void) {
 
 // Packs every GEMM weight for the AVX-512 kernel, when the copy takes at most half of the
 // memory available (malloc would not fail on an overcommitting system; the OOM killer would
-// come later) or XSA_CPU_PACK=1; XSA_CPU_PACK=0 never packs. Otherwise st->pk stays NULL and
+// come later) or `pack` says always; never when it says never. Otherwise st->pk stays NULL and
 // the kernel packs per tile: the same results, about 1.5x slower GEMMs.
-static void cpu_pack_weights(struct cpu_state *st) {
+static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     int C = c->d_model, F = c->d_ff, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
@@ -191,9 +157,8 @@ static void cpu_pack_weights(struct cpu_state *st) {
                        cpu_gemm_packed_size(C, Q) + (gpt2 ? 1 : 2) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
     size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
-    const char *force = getenv("XSA_CPU_PACK");
-    if (force && !strcmp(force, "0")) return;
-    if (!(force && !strcmp(force, "1")) && total * sizeof(float) > available_bytes() / 2) return;
+    if (pack == BACKEND_PACK_NEVER) return;
+    if (pack != BACKEND_PACK_ALWAYS && total * sizeof(float) > available_bytes() / 2) return;
     st->pk_mem = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
     st->pk = calloc((size_t)c->n_layer, sizeof *st->pk);
     if (!st->pk_mem || !st->pk) {
@@ -220,34 +185,10 @@ static void cpu_pack_weights(struct cpu_state *st) {
 #undef PACK
 }
 
-// Checks what the forward relies on, so a malformed model cannot make it read out of bounds.
-static int cpu_check_model(const struct model *m, xsa_error *err) {
-    const struct model_config *c = &m->cfg;
-    if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
-        c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||
-        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: model shape not supported by the cpu backend "
-                        "(layers %d, heads %d/%d, head_dim %d, d_model %d, d_ff %d, vocab %d)", m->path,
-                        c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
-    if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
-    if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
-    for (int l = 0; l < c->n_layer; l++) {
-        const struct layer_weights *w = &m->layers[l];
-        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up ||
-            !w->w_down || (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
-    }
-    return 0;
-}
-
 int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,
                      xsa_error *err) {
     memset(be, 0, sizeof *be);
-    int rc = cpu_check_model(m, err);
-    if (rc) return rc;
+    int rc = 0;
     int nt = opt ? opt->n_threads : 0;
     if (nt <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -270,8 +211,8 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
                        {c->d_ff, CPU_GEMM_COLS}, {c->d_ff, c->d_model % CPU_GEMM_COLS},
                        {c->d_model, V % CPU_VOCAB_CHUNK % CPU_GEMM_COLS}};
     int kind = cpu_gemm_pick(shapes, (int)(sizeof shapes / sizeof shapes[0]));
-    // XSA_CPU_GEMM=blas|avx2|avx512|scalar forces a kernel (tests run every kernel through the same checks).
-    const char *force = getenv("XSA_CPU_GEMM");
+    // A forced kernel (XSA_CPU_GEMM; tests run every kernel through the same checks).
+    const char *force = opt ? opt->cpu_gemm : NULL;
     if (force && *force) {
         if (!strcmp(force, "blas")) kind = CPU_GEMM_BLAS;
         else if (!strcmp(force, "avx2") && cpu_gemm_have_avx2()) kind = CPU_GEMM_AVX2;
@@ -291,8 +232,8 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         fprintf(stderr, "xsa-eval: XSA_CPU_GEMM=blas: OpenBLAS core %s rounds a row by its place in a tile, "
                         "so scores can change in the last bits with the batch (--batch-tokens, --no-share); "
                         "unset XSA_CPU_GEMM for batch-invariant scores\n", openblas_get_corename());
-    // XSA_CPU_ATTN=avx2|scalar forces an attention kernel (tests run both).
-    const char *force_attn = getenv("XSA_CPU_ATTN");
+    // A forced attention kernel (XSA_CPU_ATTN; tests run both).
+    const char *force_attn = opt ? opt->cpu_attn : NULL;
     int attn = cpu_attention_pick(force_attn);
     if (attn < 0) {
         cpu_destroy(be);
@@ -322,7 +263,7 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
         cpu_destroy(be);
         return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
     }
-    if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st);
+    if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st, opt ? opt->cpu_pack : BACKEND_PACK_AUTO);
     snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s%s (OpenBLAS core %s), %s", nt,
              nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), variant ? " (forced, not batch-invariant)" : "",
              st->pk ? ", packed weights" : "", openblas_get_corename(), cpu_attention_kind_name(st->attn));

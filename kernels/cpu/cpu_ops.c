@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cuda/cuda_math.h"
 
 // RMSNorm of 4 rows at once on AVX2: lane j of the double accumulator runs row j's sum of
 // squares in the one-row loop's order (each square is exact in double, so the FMA rounds as
@@ -142,9 +143,9 @@ void cpu_swiglu(float *gate, const float *up, long n) {
 void cpu_rope_table(const int32_t *pos, int T, int hd, float theta, float *cos_t, float *sin_t) {
     int h2 = hd / 2;
     for (int i = 0; i < h2; i++) {
-        float inv = 1.0f / powf(theta, (float)(2 * i) / (float)hd);
+        float inv = xsa_rope_inv_freq(i, hd, theta);  // the formula both backends share
         for (int t = 0; t < T; t++) {
-            float a = (float)pos[t] * inv;
+            float a = xsa_rope_angle_inv(pos[t], inv);
             cos_t[(long)t * h2 + i] = cosf(a);
             sin_t[(long)t * h2 + i] = sinf(a);
         }

@@ -8,7 +8,7 @@
 
 #include "kernels/cuda/cuda_internal.cuh"
 
-#define CU_MAX_TOKENS (1 << 24)            // keeps every (T, width) offset far inside a long
+#define CU_MAX_TOKENS BACKEND_MAX_TOKENS
 #define CU_VOCAB_CHUNK 16384               // vocabulary ids per logits GEMM
 #define CU_MEM_MARGIN ((size_t)512 << 20)  // left free for cuBLAS workspaces and the driver
 #define CU_DEFAULT_BATCH_TOKENS 65536      // without --batch-tokens: packed batches large enough
@@ -211,8 +211,7 @@ static int tokens_that_fit(struct cu_state *st) {
     fr = fr > CU_MEM_MARGIN ? fr - CU_MEM_MARGIN : 0;
     size_t n = fr / st->act_bytes_per_token;
     // XSA_CUDA_MAX_TOKENS caps the activation buffers, so checks can exercise the sub-batch split.
-    const char *cap = getenv("XSA_CUDA_MAX_TOKENS");
-    if (cap && atoi(cap) > 0 && (size_t)atoi(cap) < n) n = (size_t)atoi(cap);
+    if (st->max_tokens > 0 && (size_t)st->max_tokens < n) n = (size_t)st->max_tokens;
     return n > CU_MAX_TOKENS ? CU_MAX_TOKENS : (int)n;
 }
 
@@ -237,39 +236,6 @@ static int reserve_entries(struct cu_state *st, int S, xsa_error *err) {
 
 // ---- scoring ----------------------------------------------------------------------------
 // The same checks as the CPU backend: every index is bounded before anything reads through it.
-static int validate_batch(const struct model_config *c, const struct score_batch *b, xsa_error *err) {
-    if (b->n_tokens < 0 || b->n_tokens > CU_MAX_TOKENS || b->n_entries < 0)
-        return cu_fail(err, XSA_EBADINPUT, "cuda backend: batch of %d tokens and %d entries is out of range (tokens <= %d)",
-                       b->n_tokens, b->n_entries, CU_MAX_TOKENS);
-    if (b->n_tokens > 0 && (!b->token || !b->pos || !b->span0_lo || !b->span0_hi || !b->span1_lo || !b->span1_hi))
-        return cu_fail(err, XSA_EBADINPUT, "cuda backend: batch has %d tokens but missing arrays", b->n_tokens);
-    if (b->n_entries > 0 && (!b->entry_index || !b->entry_target))
-        return cu_fail(err, XSA_EBADINPUT, "cuda backend: batch has %d entries but missing arrays", b->n_entries);
-    for (int t = 0; t < b->n_tokens; t++) {
-        if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
-            return cu_fail(err, XSA_EBADINPUT, "cuda backend: token %d has id %d outside the vocabulary [0, %d)", t,
-                           b->token[t], c->vocab_size);
-        int pmax = c->arch == MODEL_ARCH_GPT2 ? c->max_seq_len : CU_MAX_TOKENS;
-        if (b->pos[t] < 0 || b->pos[t] >= pmax)
-            return cu_fail(err, XSA_EBADINPUT, "cuda backend: token %d has position %d outside [0, %d); shorten the input",
-                           t, b->pos[t], pmax);
-        int l0 = b->span0_lo[t], h0 = b->span0_hi[t], l1 = b->span1_lo[t], h1 = b->span1_hi[t];
-        if (l0 < 0 || l0 > h0 || h0 > t + 1 || l1 < 0 || l1 > h1 || h1 > t + 1 || (l1 < h1 && h0 > l1) ||
-            h0 - l0 + h1 - l1 == 0)
-            return cu_fail(err, XSA_EBADINPUT, "cuda backend: token %d has key spans [%d,%d) + [%d,%d); they must be "
-                           "ordered, non-empty in total and end at or before the token itself", t, l0, h0, l1, h1);
-    }
-    for (int s = 0; s < b->n_entries; s++) {
-        if (b->entry_index[s] < 0 || b->entry_index[s] >= b->n_tokens)
-            return cu_fail(err, XSA_EBADINPUT, "cuda backend: scoring entry %d reads token index %d outside [0, %d)", s,
-                           b->entry_index[s], b->n_tokens);
-        if (b->entry_target[s] < 0 || b->entry_target[s] >= c->vocab_size)
-            return cu_fail(err, XSA_EBADINPUT, "cuda backend: scoring entry %d has target id %d outside the vocabulary [0, %d)",
-                           s, b->entry_target[s], c->vocab_size);
-    }
-    return 0;
-}
-
 // The forward of tokens [0, n) already on the device.
 static int forward(struct cu_state *st, int n, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
@@ -355,8 +321,8 @@ static int score_part(struct cu_state *st, const struct score_batch *b, int t0, 
 static int cu_score(struct backend *be, const struct score_batch *b, float *logprob, uint8_t *greedy,
                     xsa_error *err) {
     struct cu_state *st = (struct cu_state *)be->impl;
-    int rc = validate_batch(&st->m->cfg, b, err);
-    if (rc || b->n_tokens == 0) return rc;
+    int rc = 0;  // backend_score checked the batch (kernels/backend.h)
+    if (b->n_tokens == 0) return 0;
     CU_CHECK(cudaSetDevice(st->device));
     int T = b->n_tokens, S = b->n_entries;
     if (T > st->t_cap) {
@@ -416,26 +382,12 @@ static void cu_destroy(struct backend *be) {
     be->impl = NULL;
 }
 
+// What this backend adds to backend_check_model: its attention kernel holds a head in shared
+// memory.
 static int check_model(const struct model *m, xsa_error *err) {
-    const struct model_config *c = &m->cfg;
-    if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
-        c->n_head % c->n_kv_head || c->head_dim < 1 || c->head_dim > 256 || c->d_model < 1 || c->d_ff < 1 ||
-        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2))
-        return cu_fail(err, XSA_EBADINPUT, "%s: model shape not supported by the cuda backend (layers %d, heads %d/%d, "
-                       "head_dim %d (<= 256), d_model %d, d_ff %d, vocab %d)", m->path, c->n_layer, c->n_head,
-                       c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
-    if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
-        return cu_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
-    if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers ||
-        (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
-        return cu_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
-    for (int l = 0; l < c->n_layer; l++) {
-        const struct layer_weights *w = &m->layers[l];
-        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up || !w->w_down ||
-            (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
-            return cu_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
-    }
+    if (m->cfg.head_dim > 256)
+        return cu_fail(err, XSA_EBADINPUT, "%s: head_dim %d is not supported by the cuda backend (<= 256)", m->path,
+                       m->cfg.head_dim);
     return 0;
 }
 
@@ -512,6 +464,7 @@ extern "C" int xsa_cuda_backend_open(struct backend *be, int index, int fp32, co
     st->m = m;
     st->device = index;
     st->fp32 = fp32;
+    st->max_tokens = opt ? opt->cuda_max_tokens : 0;
     st->vchunk = m->cfg.vocab_size < CU_VOCAB_CHUNK ? m->cfg.vocab_size : CU_VOCAB_CHUNK;
     be->impl = st;
     be->name = "cuda";

@@ -49,6 +49,7 @@ struct cu_state {
     const struct model *m;
     int device;
     int fp32;                            // 1: fp32 weights and GEMM inputs; 0: bf16
+    int max_tokens;                      // backend_options.cuda_max_tokens (0: what memory allows)
     cudaStream_t stream;
     cublasHandle_t blas;
     struct cu_layer *layers;             // (n_layer)

@@ -1,5 +1,6 @@
 // cuda_math.h: the arithmetic of every CUDA kernel, as __host__ __device__ helpers, so the
-// CPU tests (tests/test_cuda_math.c, plain C11) check the same code the GPU runs.
+// CPU tests (tests/test_cuda_math.c, plain C11) check the same code the GPU runs; the CPU
+// backend takes formulas both backends must share from here too (RoPE's frequencies).
 // C-compatible: under nvcc the helpers are __host__ __device__, under a C compiler plain
 // static inline functions. No CUDA types appear here; bf16 travels as its uint16_t bits.
 #ifndef XSA_KERNELS_CUDA_MATH_H
