@@ -1,20 +1,35 @@
 // cmd_info.c: `xsa-eval info --model PATH [--xsa SPEC] [--json]`: what a checkpoint is.
 #include <cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/cli.h"
 #include "eval/commands.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-static void info_usage(FILE *f) {
-    fprintf(f,
-            "usage: xsa-eval info --model PATH [--xsa SPEC] [--json]\n"
-            "  --model PATH   checkpoint directory (config.json + safetensors) or llama2.c .bin file\n"
-            "  --xsa SPEC     all | none | last:N | i,j,...  (overrides config.json's xsa_layers)\n"
-            "  --json         print one JSON object instead of text\n");
+enum { F_MODEL = 256, F_XSA, F_JSON };
+
+static const struct cli_flag flags[] = {
+    {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
+    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
+    {"json", F_JSON, NULL, "print one JSON object instead of text"},
+};
+
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--json]", NULL, flags, 3, 0, 0};
+
+struct info_args {
+    const char *model, *xsa;
+    int json;
+};
+
+static int on_flag(void *ctx, int key, const char *v) {
+    struct info_args *a = ctx;
+    if (key == F_MODEL) a->model = v;
+    else if (key == F_XSA) a->xsa = v;
+    else a->json = 1;
+    return 0;
 }
 
 static const char *arch_name(enum model_arch a) { return a == MODEL_ARCH_GPT2 ? "gpt2" : "llama"; }
@@ -99,46 +114,15 @@ static int print_json(const struct model *m, const char *xsa, const char *tok) {
 }
 
 int cmd_info(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"model", required_argument, NULL, 'm'},
-        {"xsa", required_argument, NULL, 'x'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *model_path = NULL, *xsa_spec = NULL;
-    int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model_path = optarg; break;
-        case 'x': xsa_spec = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': info_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "xsa-eval info: %s needs a value\n", argv[optind - 1]);
-            info_usage(stderr);
-            return 2;
-        default:
-            fprintf(stderr, "xsa-eval info: unknown flag '%s'\n", argv[optind - 1]);
-            info_usage(stderr);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "xsa-eval info: unexpected argument '%s'\n", argv[optind]);
-        info_usage(stderr);
-        return 2;
-    }
-    if (!model_path) {
-        fprintf(stderr, "xsa-eval info: --model is required\n");
-        info_usage(stderr);
-        return 2;
-    }
+    struct info_args a = {0};
+    int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *model_path = a.model, *xsa_spec = a.xsa;
+    int json = a.json;
+    if (!model_path) return cli_fail(&cmd, "--model is required");
     xsa_error err = {0};
     struct model m;
-    int rc = model_load(&m, model_path, &err);
+    rc = model_load(&m, model_path, &err);
     if (rc) {
         fprintf(stderr, "xsa-eval info: %s\n", err.msg);
         return rc;

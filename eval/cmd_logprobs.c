@@ -1,13 +1,13 @@
 // cmd_logprobs.c: `xsa-eval logprobs`: per-token log-probabilities of one token sequence,
 // as TSV `pos token logprob greedy` for pos >= 1 (log P(token[pos] | token[<pos])).
-#include <errno.h>
-#include <stdint.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/vec.h"
+#include "eval/cli.h"
 #include "eval/commands.h"
 #include "kernels/backend.h"
 #include "kernels/batch.h"
@@ -21,49 +21,51 @@ struct logprobs_args {
     int threads;
 };
 
-static void logprobs_usage(FILE *f) {
-    fprintf(f,
-            "usage: xsa-eval logprobs --model PATH (--tokens 1,2,3 | --text STR) [--xsa SPEC]\n"
-            "                         [--device auto|cpu|cuda[:N]] [--dtype bfloat16|float32] [--threads N]\n"
-            "                         [--tokenizer FILE]\n"
-            "Prints TSV `pos token logprob greedy`: log P(token[pos] | tokens[<pos]) for pos >= 1,\n"
-            "and whether token[pos] is the argmax. --text is encoded with the checkpoint's tokenizer\n"
-            "(special tokens such as BOS added as the reference library does), or with --tokenizer FILE.\n"
-            "--dtype picks the GPU's weight precision (default bfloat16); the CPU always computes in fp32.\n");
-}
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER };
+
+static const struct cli_flag flags[] = {
+    {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
+    {"tokens", F_TOKENS, "1,2,3", "the token ids to score (at least 2)"},
+    {"text", F_TEXT, "STR", "text encoded with the checkpoint's tokenizer (or --tokenizer)"},
+    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
+    {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
+    {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
+    {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
+};
+
+static const struct cli_command cmd = {
+    "logprobs", "--model PATH (--tokens 1,2,3 | --text STR) [flags]",
+    "Prints TSV `pos token logprob greedy`: log P(token[pos] | tokens[<pos]) for pos >= 1, and\n"
+    "whether token[pos] is the argmax. --text is encoded with special tokens such as BOS added as\n"
+    "the reference library does.\n",
+    flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 static int fail_usage(const char *msg, const char *arg) {
-    fprintf(stderr, "xsa-eval logprobs: %s%s%s (see xsa-eval logprobs --help)\n", msg, arg ? ": " : "",
-            arg ? arg : "");
-    return XSA_EBADINPUT;
+    return cli_fail(&cmd, "%s%s%s", msg, arg ? ": " : "", arg ? arg : "");
 }
 
-// Returns 0, 1 for --help, or XSA_EBADINPUT after printing the error.
+static int on_flag(void *ctx, int key, const char *v) {
+    struct logprobs_args *a = ctx;
+    switch (key) {
+    case F_MODEL: a->model = v; break;
+    case F_TOKENS: a->tokens = v; break;
+    case F_TEXT: a->text = v; break;
+    case F_XSA: a->xsa = v; break;
+    case F_DEVICE: a->device = v; break;
+    case F_DTYPE: a->dtype = v; break;
+    case F_TOKENIZER: a->tokenizer = v; break;
+    case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
+    }
+    return 0;
+}
+
+// Returns 0, -1 for --help, or XSA_EBADINPUT after printing the error.
 static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
     memset(a, 0, sizeof *a);
     a->device = "auto";
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) return 1;
-        const char **dst = !strcmp(f, "--model") ? &a->model : !strcmp(f, "--tokens") ? &a->tokens
-                         : !strcmp(f, "--text") ? &a->text : !strcmp(f, "--xsa") ? &a->xsa
-                         : !strcmp(f, "--device") ? &a->device : !strcmp(f, "--dtype") ? &a->dtype
-                         : !strcmp(f, "--tokenizer") ? &a->tokenizer : NULL;
-        const char *threads = NULL;
-        if (!dst && strcmp(f, "--threads")) return fail_usage("unknown flag", f);
-        if (i + 1 >= argc) return fail_usage("flag needs a value", f);
-        if (dst) {
-            *dst = argv[++i];
-            continue;
-        }
-        threads = argv[++i];
-        char *end;
-        errno = 0;
-        long v = strtol(threads, &end, 10);
-        if (!*threads || *end || errno || v < 0 || v > 4096)
-            return fail_usage("--threads takes a whole number in [0, 4096] (0 = all cores), got", threads);
-        a->threads = (int)v;
-    }
+    int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, a, NULL, 0, &n_pos);
+    if (rc) return rc;
     if (!a->model) return fail_usage("--model PATH is required", NULL);
     if (!a->tokens == !a->text) return fail_usage("give exactly one of --tokens 1,2,3 or --text STR", NULL);
     if (a->tokenizer && !a->text) return fail_usage("--tokenizer only applies with --text", NULL);
@@ -144,11 +146,7 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
 int cmd_logprobs(int argc, char **argv) {
     struct logprobs_args a;
     int rc = logprobs_parse(argc, argv, &a);
-    if (rc == 1) {
-        logprobs_usage(stdout);
-        return 0;
-    }
-    if (rc) return rc;
+    if (rc) return rc < 0 ? 0 : rc;
     struct ivec ids = {0};
     if (a.tokens && (rc = parse_token_list(a.tokens, &ids))) {
         ivec_free(&ids);

@@ -5,48 +5,42 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "eval/cli.h"
 #include "eval/commands.h"
 #include "eval/outdir.h"
 #include "reports/report.h"
 
-static void report_usage(FILE *f) {
-    fprintf(f, "usage: xsa-eval report RESULTS.json... [-o report.md]\n"
-               "  Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
-               "  +- stderr for every results file, group averages, model headers and provenance.\n"
-               "  -o FILE  write the report there with FILE_acc.svg beside it (default: stdout, no chart)\n");
+static const struct cli_flag flags[] = {
+    {"output", 'o', "FILE", "write the report there with FILE_acc.svg beside it (default: stdout, no chart)"},
+};
+
+static const struct cli_command cmd = {
+    "report", "RESULTS.json... [-o report.md]",
+    "Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
+    "+- stderr for every results file, group averages, model headers and provenance.\n",
+    flags, 1, 0, 0};
+
+static int on_flag(void *ctx, int key, const char *v) {
+    if (key == 'o') *(const char **)ctx = v;
+    return 0;
 }
 
 int cmd_report(int argc, char **argv) {
     const char *out = NULL;
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     if (!paths) { fprintf(stderr, "xsa-eval report: out of memory\n"); return 3; }
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { report_usage(stdout); free(paths); return 0; }
-        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) out = argv[++i];
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "xsa-eval report: unknown flag or missing value: %s (see xsa-eval report --help)\n", a);
-            free(paths);
-            return 2;
-        } else paths[n++] = a;
-    }
+    int n = 0, rc = cli_parse(&cmd, argc, argv, on_flag, &out, paths, argc, &n);
     xsa_error oerr = {0};
-    if (out && outdir_check_file("-o", out, &oerr)) {
-        fprintf(stderr, "xsa-eval report: %s\n", oerr.msg);
+    if (!rc && out && outdir_check_file("-o", out, &oerr)) rc = cli_fail(&cmd, "%s", oerr.msg);
+    if (!rc && n == 0) rc = cli_fail(&cmd, "expected one or more results files");
+    if (rc) {
         free(paths);
-        return 2;
-    }
-    if (n == 0) {
-        fprintf(stderr, "xsa-eval report: expected one or more results files\n");
-        report_usage(stderr);
-        free(paths);
-        return 2;
+        return rc < 0 ? 0 : rc;
     }
     struct results *rs = calloc((size_t)n, sizeof *rs);
     const struct results **rp = calloc((size_t)n, sizeof *rp);
     xsa_error err = {0};
-    int rc = (!rs || !rp) ? xsa_fail(&err, XSA_ERUNTIME, "out of memory") : 0;
+    rc = (!rs || !rp) ? xsa_fail(&err, XSA_ERUNTIME, "out of memory") : 0;
     for (int i = 0; i < n && !rc; i++) {
         rc = results_read_json(&rs[i], paths[i], &err);
         rp[i] = &rs[i];

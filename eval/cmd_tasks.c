@@ -5,25 +5,40 @@
 
 #include "data/cache.h"
 #include "data/data.h"
+#include "eval/cli.h"
 #include "eval/commands.h"
 #include "tasks/task.h"
 
+enum { F_CACHE_DIR = 256, F_JSON };
+
+static const struct cli_flag flags[] = {
+    {"cache-dir", F_CACHE_DIR, "DIR", "dataset cache to report on (default $XDG_CACHE_HOME/xsa-eval)"},
+    {"json", F_JSON, NULL, "one JSON array instead of a table"},
+};
+
+static const struct cli_command cmd = {
+    "tasks", "[--cache-dir DIR] [--json]",
+    "Lists the tasks, their groups, split, size, source dataset, and whether a verified copy is cached.\n",
+    flags, 2, 0, 0};
+
+struct tasks_args {
+    const char *cache_dir;
+    int json;
+};
+
+static int on_flag(void *ctx, int key, const char *v) {
+    struct tasks_args *a = ctx;
+    if (key == F_CACHE_DIR) a->cache_dir = v;
+    else a->json = 1;
+    return 0;
+}
+
 int cmd_tasks(int argc, char **argv) {
-    const char *cache_dir = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: xsa-eval tasks [--cache-dir DIR] [--json]\n"
-                   "  lists the tasks, their groups, split, size, source dataset, and whether a verified copy is cached\n");
-            return 0;
-        } else if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) cache_dir = argv[++i];
-        else if (!strncmp(argv[i], "--cache-dir=", 12)) cache_dir = argv[i] + 12;
-        else {
-            fprintf(stderr, "xsa-eval tasks: unknown flag '%s' (see xsa-eval tasks --help)\n", argv[i]);
-            return 2;
-        }
-    }
+    struct tasks_args a = {0};
+    int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *cache_dir = a.cache_dir;
+    int json = a.json;
     int n = 0;
     const struct task_def *reg = task_registry(&n);
     xsa_error err = {0};

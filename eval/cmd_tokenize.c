@@ -10,16 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/cli.h"
 #include "eval/commands.h"
 #include "model/tokenizer.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: xsa-eval tokenize --tokenizer FILE [--jsonl] [--add-special]\n"
-            "  stdin lines -> token ids, one output line per input line.\n"
-            "  --tokenizer FILE  tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin\n"
-            "  --jsonl           each input line is a JSON string; each output line a JSON array\n"
-            "  --add-special     add the tokenizer's special tokens (e.g. BOS), as add_special_tokens=True\n");
+enum { F_TOKENIZER = 256, F_JSONL, F_ADD_SPECIAL };
+
+static const struct cli_flag flags[] = {
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin (required)"},
+    {"jsonl", F_JSONL, NULL, "each input line is a JSON string; each output line a JSON array"},
+    {"add-special", F_ADD_SPECIAL, NULL, "add the tokenizer's special tokens (e.g. BOS), as add_special_tokens=True"},
+};
+
+static const struct cli_command cmd = {
+    "tokenize", "--tokenizer FILE [--jsonl] [--add-special]", "stdin lines -> token ids, one output line per input line.\n",
+    flags, 3, 0, 0};
+
+struct tokenize_args {
+    const char *path;
+    int jsonl, add_special;
+};
+
+static int on_flag(void *ctx, int key, const char *v) {
+    struct tokenize_args *a = ctx;
+    if (key == F_TOKENIZER) a->path = v;
+    else if (key == F_JSONL) a->jsonl = 1;
+    else a->add_special = 1;
+    return 0;
 }
 
 static int hex4(const char *s, uint32_t *v) {
@@ -86,29 +103,15 @@ static int json_string(const char *s, size_t len, struct sbuf *out) {
 }
 
 int cmd_tokenize(int argc, char **argv) {
-    const char *path = NULL;
-    int jsonl = 0, add_special = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) path = argv[++i];
-        else if (!strcmp(argv[i], "--jsonl")) jsonl = 1;
-        else if (!strcmp(argv[i], "--add-special")) add_special = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "xsa-eval tokenize: unknown or incomplete flag '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!path) {
-        fprintf(stderr, "xsa-eval tokenize: --tokenizer FILE is required\n");
-        usage(stderr);
-        return 2;
-    }
+    struct tokenize_args a = {0};
+    int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *path = a.path;
+    int jsonl = a.jsonl, add_special = a.add_special;
+    if (!path) return cli_fail(&cmd, "--tokenizer FILE is required");
     struct tokenizer *t = NULL;
     xsa_error err = {0};
-    int rc = tokenizer_load(&t, path, &err);
+    rc = tokenizer_load(&t, path, &err);
     if (rc) {
         fprintf(stderr, "xsa-eval tokenize: %s\n", err.msg);
         return rc;

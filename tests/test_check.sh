@@ -21,9 +21,9 @@ expect_exit different_limits 2 "limits differ" -- check --baseline $F/xsa.json -
 expect_exit lm_eval_file 2 "not an xsa-eval results file" -- check --baseline $F/lm_eval_plain.json --results $F/xsa.json
 expect_exit no_baseline 2 "required" -- check --results $F/xsa.json
 expect_exit bad_alpha 2 "alpha" -- check --baseline $F/xsa.json --results $F/xsa.json --alpha 2
-expect_exit bad_max_drop 2 "not a number" -- check --baseline $F/xsa.json --results $F/xsa.json --max-drop x
+expect_exit bad_max_drop 2 "--max-drop x: expected a number in \[0, 100\]" -- check --baseline $F/xsa.json --results $F/xsa.json --max-drop x
 expect_exit negative_max_drop 2 "max-drop" -- check --baseline $F/xsa.json --results $F/xsa.json --max-drop -1
-expect_exit unknown_flag 2 "unknown argument" -- check --baseline $F/xsa.json --results $F/xsa.json --frob
+expect_exit unknown_flag 2 "unknown flag '--frob'" -- check --baseline $F/xsa.json --results $F/xsa.json --frob
 expect_exit help 0 "usage: xsa-eval check" -- check --help
 
 # One-line message on errors: nothing on stdout, one line on stderr.

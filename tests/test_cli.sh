@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
-# Command-line basics: help, version, unknown commands.
+# Command-line basics: help, version, unknown commands, and the one parser every subcommand
+# uses (eval/cli.c): the same forms and messages everywhere.
 . "$(dirname "$0")/lib.sh"
 expect_exit help 0 "usage: xsa-eval" -- "$XSA_BIN" --help
 expect_exit version 0 "^xsa-eval [0-9]" -- "$XSA_BIN" --version
 expect_exit unknown_command 2 "unknown command 'frobnicate'" -- "$XSA_BIN" frobnicate
 expect_exit no_args 2 "usage" -- "$XSA_BIN"
+
+F=tests/fixtures/results
+# --name=VALUE works for every command (check used to refuse it), flags after positionals too.
+expect_exit check_equals_form 0 "PASS" -- "$XSA_BIN" check --baseline=$F/xsa.json --results=$F/xsa.json --seed=7 --iters=200
+expect_exit compare_flags_after_files 0 "^# xsa-125m \(A\) vs xsa-125m \(B\)" -- "$XSA_BIN" compare $F/xsa.json $F/xsa.json --iters=200
+# --seed is one integer type in compare and check; ranges are said the same way.
+for c in "compare $F/sa.json $F/xsa.json" "check --baseline $F/sa.json --results $F/xsa.json"; do
+    name=${c%% *}
+    expect_exit "${name}_seed_integer" 2 "--seed 1.5: expected a whole number from 1 to 9007199254740992" -- $XSA_BIN $c --seed 1.5
+    expect_exit "${name}_alpha_range" 2 "--alpha 1: expected a number in \(0, 1\)" -- $XSA_BIN $c --alpha 1
+done
+# Every command: one form for an unknown flag and for a missing value, and --help from the table.
+for c in run download tasks info tokenize logprobs compare report check; do
+    expect_exit "${c}_unknown_flag" 2 "^xsa-eval $c: unknown flag '--frob' \(see xsa-eval $c --help\)$" -- "$XSA_BIN" $c --frob
+    expect_exit "${c}_help" 0 "^usage: xsa-eval $c .*|^  -h, --help +this text$" -- "$XSA_BIN" $c --help
+done
+for c in "run --tasks" "download --tasks" "tasks --cache-dir" "info --model" "tokenize --tokenizer" "logprobs --model" \
+         "compare -o" "report -o" "check --verdict"; do
+    expect_exit "${c%% *}_missing_value" 2 "^xsa-eval ${c%% *}: ${c#* } needs a value" -- "$XSA_BIN" $c
+done
 finish

@@ -5,7 +5,7 @@
 M=tests/fixtures/models/llama_gqa  # vocab 300
 LP="$XSA_BIN logprobs"
 
-expect_exit unknown_flag 2 "unknown flag: --frob" -- $LP --frob 1
+expect_exit unknown_flag 2 "unknown flag '--frob'" -- $LP --frob 1
 expect_exit missing_model 2 "--model PATH is required" -- $LP --tokens 1,2
 expect_exit missing_value 2 "needs a value" -- $LP --model "$M" --tokens
 expect_exit no_input 2 "exactly one of --tokens" -- $LP --model "$M"

@@ -28,8 +28,8 @@ out=$("$XSA_BIN" tokenize --tokenizer $FIX/hf_sp/tokenizer.json < /dev/null) && 
     fail empty_stdin "output '$out'"
 
 expect_exit no_tokenizer 2 "--tokenizer FILE is required" -- "$XSA_BIN" tokenize
-expect_exit bad_flag 2 "unknown or incomplete flag '--frob'" -- "$XSA_BIN" tokenize --frob
-expect_exit flag_without_value 2 "incomplete flag '--tokenizer'" -- "$XSA_BIN" tokenize --tokenizer
+expect_exit bad_flag 2 "unknown flag '--frob'" -- "$XSA_BIN" tokenize --frob
+expect_exit flag_without_value 2 "--tokenizer needs a value" -- "$XSA_BIN" tokenize --tokenizer
 expect_exit missing_file 2 "$TMP/nope.json" -- "$XSA_BIN" tokenize --tokenizer "$TMP/nope.json"
 printf '{"model": {"type": "WordPiece", "vocab": {}}}' > "$TMP/wp.json"
 expect_exit unsupported_model 2 "wp.json: unsupported model type 'WordPiece'" -- "$XSA_BIN" tokenize --tokenizer "$TMP/wp.json"

@@ -1,0 +1,72 @@
+// cli.h: the one command-line parser of every subcommand. A command is a table of flags;
+// cli_parse runs getopt_long over it (--name VALUE, --name=VALUE, a short -x VALUE where the
+// table gives one; flags and positional arguments in any order), hands each flag to the
+// command's handler, and prints --help from the same table. Bad usage is one line on stderr,
+// "xsa-eval CMD: ... (see xsa-eval CMD --help)", and exit 2.
+#ifndef XSA_EVAL_CLI_H
+#define XSA_EVAL_CLI_H
+
+#include <stdio.h>
+
+#include "data/data.h"
+
+#define CLI_KEY_DATA 1000  // keys from here up belong to cli_data_flags
+#define CLI_KEY_STATS 1100 // and from here up to the statistics flags
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)  // a numeric default, as help text
+
+struct cli_flag {
+    const char *name;  // long name, without "--"
+    int key;           // what the handler receives: a short option letter ('o') or an id >= 256
+    const char *arg;   // the value's placeholder ("FILE"), or NULL for a switch
+    const char *help;  // one line for --help
+};
+
+struct cli_command {
+    const char *name;               // "compare"
+    const char *usage;              // what follows "usage: xsa-eval NAME "
+    const char *about;              // lines printed after the flags (may be NULL)
+    const struct cli_flag *flags;   // (n_flags)
+    int n_flags;
+    int data_flags;                 // 1: the data-source flags of run and download are accepted too
+    int stats_flags;                // 1: the statistics flags of compare and check are accepted too
+};
+
+// What the statistics flags (--metric, --alpha, --iters, --seed) set; the caller fills the defaults.
+struct cli_stats {
+    const char *metric;             // auto | acc | acc_norm
+    double alpha;                   // in (0, 1)
+    int iters;                      // bootstrap resamples, 1 .. 10^7
+    unsigned long long seed;        // 1 .. 2^53 (exact in JSON)
+};
+
+// Handles one flag; returns 0, or 2 after printing why the value is bad.
+typedef int (*cli_handler)(void *ctx, int key, const char *value);
+
+// Parses argv[1..] (argv itself is left as typed, for provenance). The positional arguments,
+// in order, go to pos (room for max_pos; one more is "unexpected argument"), their count to
+// *n_pos. Returns 0, 2 for bad usage (said on stderr), or -1 when --help was printed on stdout
+// (the command then exits 0).
+int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
+              int max_pos, int *n_pos);
+void cli_usage(const struct cli_command *c, FILE *f);
+// One line on stderr in the parser's form, then 2: `return cli_fail(c, "--x and --y contradict");`.
+int cli_fail(const struct cli_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Typed values, each checked in full (no trailing junk) and against its range; 2 after
+// printing "CMD: --flag VALUE: expected ..." otherwise.
+int cli_int(const struct cli_command *c, const char *flag, const char *s, long lo, long hi, int *out);
+int cli_u64(const struct cli_command *c, const char *flag, const char *s, unsigned long long lo,
+            unsigned long long hi, unsigned long long *out);
+// A number in the open interval (lo, hi) when open, else the closed [lo, hi].
+int cli_double(const struct cli_command *c, const char *flag, const char *s, double lo, double hi, int open,
+               double *out);
+
+// The data-source flags `run` and `download` share (--cache-dir, --offline, --datasets-server,
+// --hf-endpoint, --originals-mirror, --source, --ca-bundle, --allow-data-change): their
+// handler, for keys >= CLI_KEY_DATA.
+int cli_data_flag(struct data_options *d, int key, const char *value);
+// The statistics flags' handler, for keys >= CLI_KEY_STATS: 0, or 2 after printing why.
+int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, const char *value);
+
+#endif
