@@ -28,8 +28,8 @@ $(BUILD)/deps.mk: tools/install-deps.sh tools/debian-packages.txt
 	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags openblas libcjson 2>/dev/null)"; \
 	   echo "PKG_LIBS := $$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)"; } > $@.tmp && mv $@.tmp $@
 
-LIB_DIRS := common model kernels kernels/cpu tasks eval data reports
-LIB_SRC  := $(filter-out eval/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_DIRS := common data tasks model kernels kernels/cpu eval reports cli
+LIB_SRC  := $(filter-out cli/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
@@ -49,7 +49,7 @@ endif
 .SECONDARY:
 all: xsa-eval $(CUDA_SO)
 
-xsa-eval: $(BUILD)/eval/main.o $(BUILD)/libxsa.a
+xsa-eval: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
 $(BUILD)/libxsa.a: $(LIB_OBJ)
@@ -91,7 +91,7 @@ asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    xsa-eval-asan test-asan
 
-xsa-eval-asan: $(BUILD)/eval/main.o $(BUILD)/libxsa.a
+xsa-eval-asan: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
 test-asan: xsa-eval-asan $(TEST_BIN)
@@ -108,4 +108,4 @@ demo-example: xsa-eval
 clean:
 	rm -rf build build-asan xsa-eval xsa-eval-asan
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/eval/main.d
+-include $(LIB_OBJ:.o=.d) $(BUILD)/cli/main.d

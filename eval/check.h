@@ -37,14 +37,6 @@ struct check_verdict {
 // bad options, XSA_ERUNTIME for out of memory. Free with check_verdict_free().
 int check_evaluate(const struct results *base, const struct results *cand, const struct check_options *opt,
                    struct check_verdict *v, xsa_error *err);
-// A Markdown summary fit for a pull-request comment.
-int check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
-                   const struct check_options *opt, struct sbuf *out);
-// The verdict as JSON: {"pass", "baseline", "results", "max_drop", "alpha", "bootstrap_iters",
-// "seed", "tasks": [{task, metric, n, baseline, new, delta, ci, mcnemar_p, regressed}],
-// "average": {tasks, baseline, new, delta, ci, regressed}} (values in points where named
-// delta/ci, fractions for baseline/new; 10 significant digits).
-int check_verdict_json(const struct check_verdict *v, const struct check_options *opt, struct sbuf *out);
 void check_verdict_free(struct check_verdict *v);
 
 #endif

@@ -1,5 +1,5 @@
 // results.c: the results JSON (docs/results-format.md): lm-eval v0.4's layout plus the
-// xsa_eval block. The writer uses reports/jsonw (fixed layout, %.17g doubles); the reader
+// xsa_eval block. The writer uses common/jsonw (fixed layout, %.17g doubles); the reader
 // validates every type and size before it trusts a value.
 #include "eval/results.h"
 
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "reports/jsonw.h"
+#include "common/jsonw.h"
 #include "tasks/task.h"
 
 #define RESULTS_MAX_FILE (1u << 30)   // 1 GiB: far above nine full tasks' per-doc arrays

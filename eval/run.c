@@ -13,7 +13,6 @@
 
 #include "common/fileio.h"
 #include "common/version.h"
-#include "eval/compare.h"
 #include "eval/encode.h"
 #include "eval/fewshot.h"
 #include "eval/journal.h"
@@ -25,7 +24,6 @@
 #include "kernels/backend.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
-#include "reports/report.h"
 #include "tasks/task.h"
 
 #define RUN_MAX_TASKS 32
@@ -479,22 +477,13 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     for (int m = 0; m < opt->n_models && !rc; m++) {
         rc = evaluate_model(opt, opt->models[m], names[m], tds, n_tasks, stamp, &res[m], paths[m], sizeof paths[m], err);
         n_done = m + 1;
-        if (!rc) {
-            report_run_table(&res[m], stdout);
-            printf("\nresults: %s\n", paths[m]);
-            fflush(stdout);
-            print_throughput(&res[m], opt);
-        }
+        if (!rc && opt->model_done) opt->model_done(opt->done_ctx, &res[m], paths[m]);
+        if (!rc) print_throughput(&res[m], opt);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (!rc && opt->n_models == 2) {
-        char md[4096];
-        snprintf(md, sizeof md, "%s/compare_%s_vs_%s.md", opt->output, res[0].model.name, res[1].model.name);
-        struct compare_options co = {.path_a = paths[0], .path_b = paths[1], .command = opt->command};
-        rc = compare_write_report(&res[0], &res[1], &co, md, err);
-        if (!rc) printf("comparison: %s\n", md);
-    }
+    if (!rc && opt->n_models == 2 && opt->pair_done)
+        rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
     for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
     return rc;

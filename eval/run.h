@@ -4,6 +4,7 @@
 #define XSA_EVAL_RUN_H
 
 #include "data/data.h"
+#include "eval/results.h"
 
 #define RUN_MAX_MODELS 2
 
@@ -30,6 +31,12 @@ struct run_options {
     int resume;               // 1: take what a killed run's journal holds (0 with --no-resume)
     const char *cache_requests;  // --cache-requests DIR, or NULL
     struct data_options data;
+    // What the caller shows as results come (may be NULL): each model's results once written,
+    // and for two models both, to write their comparison.
+    void (*model_done)(void *ctx, const struct results *r, const char *path);
+    int (*pair_done)(void *ctx, const struct results *a, const char *path_a, const struct results *b,
+                     const char *path_b, xsa_error *err);
+    void *done_ctx;
 };
 
 int run_evaluate(const struct run_options *opt, xsa_error *err);

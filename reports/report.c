@@ -33,6 +33,12 @@ int md_text(struct sbuf *o, const char *s) {
     return rc;
 }
 
+void report_fmt_p(double p, char buf[32]) {
+    if (isnan(p)) snprintf(buf, 32, "-");
+    else if (p >= 0.001) snprintf(buf, 32, "%.3f", p);
+    else snprintf(buf, 32, "%.1e", p);
+}
+
 const char *report_short_digest(const char *hex, char buf[17]) {
     if (!hex || !hex[0]) return "-";
     snprintf(buf, 17, "%.12s", hex);

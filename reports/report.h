@@ -32,6 +32,7 @@ int md_code(struct sbuf *o, const char *s);      // `s` with | escaped for table
 // as spaces, < > & as entities, Markdown punctuation backslash-escaped.
 int md_text(struct sbuf *o, const char *s);
 const char *report_short_digest(const char *hex, char buf[17]);   // first 12 hex digits, or "-"
+void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
 // "<dir>/<name minus .md>" of a report path: where its charts go; and "<name minus .md>".
 int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);

@@ -8,6 +8,8 @@
 #include "common/fileio.h"
 #include "eval/check.h"
 #include "eval/compare.h"
+#include "reports/check_report.h"
+#include "reports/compare_report.h"
 #include "tests/check.h"
 
 #define FIX "tests/fixtures/results/"

@@ -8,7 +8,7 @@ task subset, another limit, an lm-eval file without the xsa_eval block), and ref
 per-task and average statistics computed independently with numpy, scipy and statsmodels
 (means, stderr, deltas, McNemar exact p-values, percentile paired-bootstrap intervals).
 
-The files are written with the same byte layout as reports/jsonw.c (objects one member per
+The files are written with the same byte layout as common/jsonw.c (objects one member per
 line, arrays inline, doubles as %.17g), so the C reader + writer must reproduce them exactly.
 
 Run from the repo root: python3 tools/make_compare_fixtures.py

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "data/data.h"
-#include "eval/cli.h"
-#include "eval/commands.h"
 #include "tasks/task.h"
 
 enum { F_TASKS = 256, F_FORCE, F_QUIET = 'q' };

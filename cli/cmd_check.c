@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "common/fileio.h"
 #include "eval/check.h"
-#include "eval/cli.h"
-#include "eval/commands.h"
 #include "eval/outdir.h"
+#include "reports/check_report.h"
 
 enum { F_BASELINE = 256, F_RESULTS, F_VERDICT, F_MAX_DROP };
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/cli.h"
-#include "eval/commands.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "model/tokenizer.h"
 
 enum { F_TOKENIZER = 256, F_JSONL, F_ADD_SPECIAL };

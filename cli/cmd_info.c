@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/cli.h"
-#include "eval/commands.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 

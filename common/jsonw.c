@@ -1,5 +1,5 @@
 // jsonw.c: the fixed-layout JSON writer of jsonw.h (golden-testable files, %.17g numbers).
-#include "reports/jsonw.h"
+#include "common/jsonw.h"
 
 #include <math.h>
 #include <stdio.h>

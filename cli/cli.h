@@ -3,8 +3,8 @@
 // table gives one; flags and positional arguments in any order), hands each flag to the
 // command's handler, and prints --help from the same table. Bad usage is one line on stderr,
 // "xsa-eval CMD: ... (see xsa-eval CMD --help)", and exit 2.
-#ifndef XSA_EVAL_CLI_H
-#define XSA_EVAL_CLI_H
+#ifndef XSA_CLI_CLI_H
+#define XSA_CLI_CLI_H
 
 #include <stdio.h>
 

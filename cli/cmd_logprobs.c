@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "common/vec.h"
-#include "eval/cli.h"
-#include "eval/commands.h"
 #include "kernels/backend.h"
 #include "kernels/batch.h"
 #include "model/model.h"

@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/cli.h"
-#include "eval/commands.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "eval/run.h"
+#include "reports/compare_report.h"
+#include "reports/report.h"
 
 enum {
     F_XSA = 256, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
@@ -93,6 +95,26 @@ static int on_flag(void *ctx, int key, const char *v) {
     return 0;
 }
 
+// Each model's table and results path on stdout as soon as it is written.
+static void print_model(void *ctx, const struct results *r, const char *path) {
+    (void)ctx;
+    report_run_table(r, stdout);
+    printf("\nresults: %s\n", path);
+    fflush(stdout);
+}
+
+// Two models: their comparison beside the model folders.
+static int write_comparison(void *ctx, const struct results *a, const char *path_a, const struct results *b,
+                            const char *path_b, xsa_error *err) {
+    const struct run_options *o = ctx;
+    char md[4096];
+    snprintf(md, sizeof md, "%s/compare_%s_vs_%s.md", o->output, a->model.name, b->model.name);
+    struct compare_options co = {.path_a = path_a, .path_b = path_b, .command = o->command};
+    int rc = compare_write_report(a, b, &co, md, err);
+    if (!rc) printf("comparison: %s\n", md);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv) {
     struct run_options o = {
         .device = "auto", .limit = -1, .output = "results", .batch_tokens = 0, .share = 1, .add_bos = -1,
@@ -105,6 +127,9 @@ int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc && cl < sizeof command; i++)
         cl += (size_t)snprintf(command + cl, sizeof command - cl, " %s", argv[i]);
     o.command = command;
+    o.model_done = print_model;
+    o.pair_done = write_comparison;
+    o.done_ctx = &o;
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &o, NULL, 0, &n_pos);
     if (rc) return rc < 0 ? 0 : rc;
     if (o.n_models == 0 || !o.tasks)

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "common/fileio.h"
-#include "eval/cli.h"
-#include "eval/commands.h"
 #include "eval/outdir.h"
 #include "reports/report.h"
 

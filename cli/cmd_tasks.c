@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "data/cache.h"
 #include "data/data.h"
-#include "eval/cli.h"
-#include "eval/commands.h"
 #include "tasks/task.h"
 
 enum { F_CACHE_DIR = 256, F_JSON };

@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/cli.h"
-#include "eval/commands.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
 #include "eval/compare.h"
 #include "eval/outdir.h"
+#include "reports/compare_report.h"
 #include "reports/report.h"
 
 enum { F_FORCE = 256 };

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "common/version.h"
-#include "eval/commands.h"
 
 static const struct {
     const char *name;

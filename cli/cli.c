@@ -1,5 +1,5 @@
 // cli.c: the command-line parser every subcommand uses (cli.h).
-#include "eval/cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,0 +1,103 @@
+// check_report.c: the two outputs of the regression gate (eval/check.h judges): the Markdown
+// summary for a pull-request comment and the verdict JSON.
+#include "reports/check_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "reports/report.h"
+
+int check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
+                   const struct check_options *opt, struct sbuf *o) {
+    const struct comparison *c = &v->cmp;
+    double pct = c->level * 100;
+    int rc = sbuf_printf(o, "## xsa-eval check: %s\n\n", v->pass ? "PASS :white_check_mark:" : "FAIL :x:");
+    if (!rc) rc = sbuf_puts(o, "Baseline ") || md_code(o, opt->baseline_path ? opt->baseline_path : "-") ||
+                  sbuf_puts(o, " (") || md_text(o, report_label(base)) || sbuf_puts(o, ") vs candidate ") ||
+                  md_code(o, opt->results_path ? opt->results_path : "-") || sbuf_puts(o, " (") ||
+                  md_text(o, report_label(cand)) || sbuf_puts(o, "). ");
+    if (!rc)
+        rc = sbuf_printf(o, "A task fails when it drops by more than %.2f points and the drop is significant (exact McNemar "
+                            "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "
+                            "fails when it drops by more than %.2f points and its interval is below 0.\n\n",
+                         opt->max_drop, opt->alpha, pct, c->all.n_tasks, opt->max_drop);
+    if (!rc)
+        rc = sbuf_printf(o, "| task | metric | baseline | new | \xce\x94 (pts) | %g%% CI | McNemar p | verdict |\n"
+                            "|---|---|--:|--:|--:|:-:|--:|---|\n", pct);
+    for (int i = 0; i < c->n_rows && !rc; i++) {
+        const struct compare_row *r = &c->rows[i];
+        char p[32];
+        report_fmt_p(r->p, p);
+        const char *verdict = v->regressed[i] ? "**regressed**"
+                              : r->delta < -opt->max_drop ? "drop, not significant"
+                              : r->real && r->delta > 0 ? "improved" : "ok";
+        rc = sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->task, r->metric,
+                         r->a * 100, r->b * 100, r->delta, r->lo, r->hi, p, verdict);
+    }
+    const struct compare_avg *g = &c->all;
+    if (!rc && g->present)
+        rc = sbuf_printf(o, "| **average (%d tasks)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
+                         g->n_tasks, g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
+                         v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
+    if (!rc) {
+        if (v->pass) rc = sbuf_puts(o, "\nNo significant regression.\n");
+        else rc = sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",
+                              v->avg_regressed ? " and a regression of the average" : "");
+    }
+    char iters[32];
+    report_thousands(c->iters, iters);
+    if (!rc) rc = sbuf_printf(o, "\n<sub>xsa-eval check, %s bootstrap resamples, seed %llu.</sub>\n", iters,
+                              (unsigned long long)c->seed);
+    return rc ? -1 : 0;
+}
+
+int check_verdict_json(const struct check_verdict *v, const struct check_options *opt, struct sbuf *out) {
+    const struct comparison *c = &v->cmp;
+    struct jsonw w = {0};
+    jsonw_object(&w, NULL);
+    jsonw_bool(&w, "pass", v->pass);
+    jsonw_str(&w, "baseline", opt->baseline_path ? opt->baseline_path : "");
+    jsonw_str(&w, "results", opt->results_path ? opt->results_path : "");
+    jsonw_num_prec(&w, "max_drop", opt->max_drop, 10);
+    jsonw_num_prec(&w, "alpha", opt->alpha, 10);
+    jsonw_int(&w, "bootstrap_iters", c->iters);
+    jsonw_int(&w, "seed", (long long)c->seed);
+    jsonw_array(&w, "tasks");
+    for (int i = 0; i < c->n_rows; i++) {
+        const struct compare_row *r = &c->rows[i];
+        jsonw_object(&w, NULL);
+        jsonw_str(&w, "task", r->task);
+        jsonw_str(&w, "metric", r->metric);
+        jsonw_int(&w, "n", r->n);
+        jsonw_num_prec(&w, "baseline", r->a, 10);
+        jsonw_num_prec(&w, "new", r->b, 10);
+        jsonw_num_prec(&w, "delta", r->delta, 10);
+        jsonw_array(&w, "ci");
+        jsonw_num_prec(&w, NULL, r->lo, 10);
+        jsonw_num_prec(&w, NULL, r->hi, 10);
+        jsonw_end(&w);
+        jsonw_num_prec(&w, "mcnemar_p", r->p, 10);
+        jsonw_bool(&w, "regressed", v->regressed[i]);
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    const struct compare_avg *g = &c->all;
+    jsonw_object(&w, "average");
+    jsonw_int(&w, "tasks", g->n_tasks);
+    jsonw_num_prec(&w, "baseline", g->a, 10);
+    jsonw_num_prec(&w, "new", g->b, 10);
+    jsonw_num_prec(&w, "delta", g->delta, 10);
+    jsonw_array(&w, "ci");
+    jsonw_num_prec(&w, NULL, g->lo, 10);
+    jsonw_num_prec(&w, NULL, g->hi, 10);
+    jsonw_end(&w);
+    jsonw_bool(&w, "regressed", v->avg_regressed);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    if (w.failed) { jsonw_free(&w); return -1; }
+    *out = w.out;
+    return 0;
+}
