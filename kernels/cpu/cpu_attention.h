@@ -76,7 +76,8 @@ const char *cpu_attention_kind_name(enum cpu_attn_kind kind);
 
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a);
 
-// Kernels (cpu_attention_kernel.c); exposed for tests and benchmarks.
+// Kernels (cpu_attention_ref.c: the plain reference; cpu_attention_avx2.c); exposed for tests
+// and benchmarks.
 void cpu_attn_token_avx2(const struct cpu_attn_token *t);
 // n_tok <= CPU_ATTN_GROUP tokens of one kv head whose keys map alike (same span0 start, and no
 // span 1 for all or the same span 0 end and span 1 start for all): the same results as
