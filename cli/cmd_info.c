@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "model/hub_cache.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
@@ -120,6 +121,15 @@ int cmd_info(int argc, char **argv) {
     const char *model_path = a.model, *xsa_spec = a.xsa;
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");
+    struct hub_model hub;
+    xsa_error herr = {0};
+    if (hub_is_repo_id(model_path)) {  // org/name[@revision]: the Hugging Face cache's snapshot
+        if ((rc = hub_resolve(model_path, &hub, &herr))) {
+            fprintf(stderr, "xsa-eval info: %s\n", herr.msg);
+            return rc;
+        }
+        model_path = hub.path;
+    }
     xsa_error err = {0};
     struct model m;
     rc = model_load(&m, model_path, &err);

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "eval/run.h"
+#include "model/hub_cache.h"
 #include "reports/compare_report.h"
 #include "reports/report.h"
 
@@ -134,6 +135,18 @@ int cmd_run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (o.n_models == 0 || !o.tasks)
         return cli_fail(&cmd, "--model and --tasks are required (e.g. xsa-eval run --model ckpt/ --tasks all)");
+    // A model named org/name[@revision] is read from the Hugging Face cache in place.
+    static struct hub_model hub[RUN_MAX_MODELS];
+    xsa_error herr = {0};
+    for (int m = 0; m < o.n_models; m++) {
+        if (!hub_is_repo_id(o.models[m])) continue;
+        if ((rc = hub_resolve(o.models[m], &hub[m], &herr))) {
+            fprintf(stderr, "xsa-eval run: %s\n", herr.msg);
+            return rc;
+        }
+        o.models[m] = hub[m].path;
+        o.hub[m] = &hub[m];
+    }
     // Spelling mistakes in --device / --dtype are usage errors: report them before any data is
     // fetched (the backend, which checks them fully, opens only after the data is ready).
     if (strcmp(o.device, "auto") && strcmp(o.device, "cpu") && strncmp(o.device, "cuda", 4)) {

@@ -113,6 +113,11 @@ static void write_model(struct jsonw *w, const struct model_info *m) {
     jsonw_str(w, "tokenizer", m->tokenizer);
     jsonw_str(w, "tokenizer_sha256", m->tokenizer_sha256);
     jsonw_bool(w, "add_bos", m->add_bos);
+    if (m->hub_repo[0]) {  // the Hub repo and the commit its files came from
+        jsonw_str(w, "hub_repo", m->hub_repo);
+        jsonw_str(w, "hub_revision", m->hub_revision);
+        jsonw_str(w, "hub_commit", m->hub_commit);
+    }
     jsonw_end(w);
 }
 
@@ -521,7 +526,10 @@ static int read_model(struct rd *c, const cJSON *m, struct model_info *mi) {
         (rc = get_str(c, m, "xsa_source", mi->xsa_source, sizeof mi->xsa_source, 0)) ||
         (rc = get_str(c, m, "tokenizer", mi->tokenizer, sizeof mi->tokenizer, 0)) ||
         (rc = get_str(c, m, "tokenizer_sha256", mi->tokenizer_sha256, sizeof mi->tokenizer_sha256, 0)) ||
-        (rc = get_bool(c, m, "add_bos", &mi->add_bos)))
+        (rc = get_bool(c, m, "add_bos", &mi->add_bos)) ||
+        (rc = get_str(c, m, "hub_repo", mi->hub_repo, sizeof mi->hub_repo, 0)) ||
+        (rc = get_str(c, m, "hub_revision", mi->hub_revision, sizeof mi->hub_revision, 0)) ||
+        (rc = get_str(c, m, "hub_commit", mi->hub_commit, sizeof mi->hub_commit, 0)))
         return rc;
     mi->n_params = np;
     return 0;

@@ -105,7 +105,8 @@ static void model_run_close(struct model_run *mr) {
     memset(mr, 0, sizeof *mr);
 }
 
-static int open_model(const struct run_options *opt, const char *path, const char *name, struct model_run *mr,
+static int open_model(const struct run_options *opt, const char *path, const struct hub_model *hub, const char *name,
+                      struct model_run *mr,
                       struct results *r, xsa_error *err) {
     memset(mr, 0, sizeof *mr);
     double t0 = now_s();
@@ -129,6 +130,11 @@ static int open_model(const struct run_options *opt, const char *path, const cha
     mr->be_open = 1;
 
     if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
+    if (hub) {
+        snprintf(r->model.hub_repo, sizeof r->model.hub_repo, "%s", hub->repo);
+        snprintf(r->model.hub_revision, sizeof r->model.hub_revision, "%s", hub->revision);
+        snprintf(r->model.hub_commit, sizeof r->model.hub_commit, "%s", hub->commit);
+    }
     r->model.max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len;
     r->model.add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
@@ -316,7 +322,8 @@ static void on_stop_signal(int sig) {
 }
 
 // Scores every task with one model and writes its results; *out_path receives the file.
-static int evaluate_model(const struct run_options *opt, const char *path, const char *name, struct task_data *tds, int n_tasks,
+static int evaluate_model(const struct run_options *opt, const char *path, const struct hub_model *hub, const char *name,
+                          struct task_data *tds, int n_tasks,
                           const char *stamp, struct results *r, char *out_path, size_t out_n, xsa_error *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->version, sizeof r->version, "%s", XSA_EVAL_VERSION);
@@ -327,7 +334,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     r->share_prefixes = opt->share;
     r->start_time = now_s();
     struct model_run mr;
-    int rc = open_model(opt, path, name, &mr, r, err);
+    int rc = open_model(opt, path, hub, name, &mr, r, err);
     // What runs: the CPU backend caps --threads at what it can start.
     r->threads = mr.be_open && mr.be.n_threads > 0 ? mr.be.n_threads
                  : opt->threads > 0                 ? opt->threads
@@ -466,7 +473,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int n_done = 0;
     char names[RUN_MAX_MODELS][256];
     for (int m = 0; m < opt->n_models; m++) {
-        outdir_model_name(opt->models[m], names[m], sizeof names[m]);
+        // A repo id names its folder after the repo (its snapshot folder is a commit hash).
+        outdir_model_name(opt->hub[m] ? opt->hub[m]->repo : opt->models[m], names[m], sizeof names[m]);
         if (m > 0 && !strcmp(names[m], names[0])) strncat(names[m], "_2", sizeof names[m] - strlen(names[m]) - 1);
     }
     struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
@@ -475,7 +483,8 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     for (int m = 0; m < opt->n_models && !rc; m++) {
-        rc = evaluate_model(opt, opt->models[m], names[m], tds, n_tasks, stamp, &res[m], paths[m], sizeof paths[m], err);
+        rc = evaluate_model(opt, opt->models[m], opt->hub[m], names[m], tds, n_tasks, stamp, &res[m], paths[m],
+                            sizeof paths[m], err);
         n_done = m + 1;
         if (!rc && opt->model_done) opt->model_done(opt->done_ctx, &res[m], paths[m]);
         if (!rc) print_throughput(&res[m], opt);

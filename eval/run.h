@@ -5,11 +5,13 @@
 
 #include "data/data.h"
 #include "eval/results.h"
+#include "model/hub_cache.h"
 
 #define RUN_MAX_MODELS 2
 
 struct run_options {
-    const char *models[RUN_MAX_MODELS];
+    const char *models[RUN_MAX_MODELS];        // checkpoint paths
+    const struct hub_model *hub[RUN_MAX_MODELS];  // where a model was named by repo id, else NULL
     int n_models;
     const char *tasks;        // --tasks LIST
     const char *device;       // auto | cpu | cuda[:N]

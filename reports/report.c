@@ -94,6 +94,10 @@ int report_model_section(struct sbuf *o, const char *prefix, const char *label, 
                   sbuf_printf(&cell, " (%s, %s)", m->format[0] ? m->format : "?", m->dtype[0] ? m->dtype : "?") ||
                   row2(o, "checkpoint", cell.s);
     cell.n = 0;
+    if (!rc && m->hub_repo[0])
+        rc = md_code(&cell, m->hub_repo) || sbuf_puts(&cell, " @ ") || md_text(&cell, m->hub_revision) ||
+             sbuf_printf(&cell, " (commit `%.12s`)", m->hub_commit) || row2(o, "Hugging Face repo", cell.s);
+    cell.n = 0;
     if (!rc) {
         rc = sbuf_printf(&cell, "%s: %d layers, d_model %d, %d heads", m->arch[0] ? m->arch : "?", m->n_layer,
                          m->d_model, m->n_head);
