@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 int ivec_reserve(struct ivec *a, size_t cap) {
     if (cap <= a->cap) return 0;
     size_t ncap = a->cap ? a->cap : 16;
     while (ncap < cap) ncap *= 2;
-    int32_t *v = realloc(a->v, ncap * sizeof *v);
-    if (!v) return -1;
-    a->v = v;
+    a->v = xsa_realloc(a->v, ncap * sizeof *a->v);
     a->cap = ncap;
     return 0;
 }
@@ -41,9 +41,7 @@ static int sbuf_reserve(struct sbuf *b, size_t cap) {
     if (cap + 1 <= b->cap) return 0;
     size_t ncap = b->cap ? b->cap : 64;
     while (ncap < cap + 1) ncap *= 2;
-    char *s = realloc(b->s, ncap);
-    if (!s) return -1;
-    b->s = s;
+    b->s = xsa_realloc(b->s, ncap);
     b->cap = ncap;
     return 0;
 }
@@ -63,7 +61,8 @@ int sbuf_printf(struct sbuf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || sbuf_reserve(b, b->n + (size_t)n)) return -1;
+    if (n < 0) return -1;  // an invalid format: not a memory failure
+    sbuf_reserve(b, b->n + (size_t)n);
     va_start(ap, fmt);
     vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -15,7 +15,9 @@ struct sbuf {        // growable byte string, always NUL-terminated when s != NU
     size_t n, cap;
 };
 
-// Each returns 0, or -1 when memory runs out (the vector is left unchanged).
+// Growth never fails: memory running out ends the process (common/xalloc.h). Each returns 0
+// (sbuf_printf -1 for an invalid format); callers in stages not yet moved to that policy
+// still test the result.
 int ivec_push(struct ivec *a, int32_t x);
 int ivec_append(struct ivec *a, const int32_t *xs, size_t n);
 int ivec_reserve(struct ivec *a, size_t cap);

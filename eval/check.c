@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 
 int check_evaluate(const struct results *base, const struct results *cand, const struct check_options *opt,
                    struct check_verdict *v, xsa_error *err) {
@@ -17,11 +19,7 @@ int check_evaluate(const struct results *base, const struct results *cand, const
                                  .path_a = opt->baseline_path, .path_b = opt->results_path};
     int rc = compare_results(base, cand, &co, &v->cmp, err);
     if (rc) return rc;
-    v->regressed = calloc((size_t)v->cmp.n_rows + 1, sizeof *v->regressed);
-    if (!v->regressed) {
-        check_verdict_free(v);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    v->regressed = xsa_calloc((size_t)v->cmp.n_rows + 1, sizeof *v->regressed);
     for (int i = 0; i < v->cmp.n_rows; i++) {
         const struct compare_row *r = &v->cmp.rows[i];
         v->regressed[i] = r->delta < -opt->max_drop && r->p < opt->alpha && r->hi < 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "eval/stats.h"
 
 static int appendf(char *buf, size_t cap, const char *fmt, const char *a, const char *b, const char *c) {
@@ -79,8 +80,7 @@ static int pair_docs(const struct task_result *ta, const struct task_result *tb,
         *n_out = ta->n_docs;
         return 0;
     }
-    int *sb = malloc(sizeof(int) * 2 * (size_t)(tb->n_docs + 1));  // (n_b, 2): doc_id, index, sorted
-    if (!sb) return xsa_fail(err, XSA_ERUNTIME, "out of memory pairing documents");
+    int *sb = xsa_malloc(sizeof(int) * 2 * (size_t)(tb->n_docs + 1));  // (n_b, 2): doc_id, index, sorted
     for (int i = 0; i < tb->n_docs; i++) { sb[2 * i] = tb->doc_id[i]; sb[2 * i + 1] = i; }
     qsort(sb, (size_t)tb->n_docs, 2 * sizeof(int), cmp_pair);
     int rc = 0, k = 0;
@@ -133,10 +133,10 @@ static int compare_task(const struct task_result *ta, const struct task_result *
     snprintf(row->task, sizeof row->task, "%s", ta->name);
     snprintf(row->metric, sizeof row->metric, "%s", metric);
     int n = ta->n_docs;
-    int *ia = malloc(sizeof(int) * (size_t)(n + 1)), *ib = malloc(sizeof(int) * (size_t)(n + 1));  // (n)
-    *pa = malloc(sizeof(double) * (size_t)(n + 1));                                                 // (n)
-    *pb = malloc(sizeof(double) * (size_t)(n + 1));                                                 // (n)
-    int rc = (!ia || !ib || !*pa || !*pb) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    int *ia = xsa_malloc(sizeof(int) * (size_t)(n + 1)), *ib = xsa_malloc(sizeof(int) * (size_t)(n + 1));  // (n)
+    *pa = xsa_malloc(sizeof(double) * (size_t)(n + 1));                                                     // (n)
+    *pb = xsa_malloc(sizeof(double) * (size_t)(n + 1));                                                     // (n)
+    int rc = 0;
     if (!rc) rc = pair_docs(ta, tb, intersect, ia, ib, &n, err);
     for (int k = 0; !rc && k < n; k++) {
         (*pa)[k] = ta->per_doc[ma][ia[k]];
@@ -167,7 +167,7 @@ static int compare_task(const struct task_result *ta, const struct task_result *
         row->p = stats_mcnemar_exact_p(row->n10, row->n01);
         double d, lo, hi;
         if (stats_paired_bootstrap_ci(*pa, *pb, n, c->iters, c->seed, c->level, &d, &lo, &hi))
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: bootstrap failed (out of memory?)", ta->name);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no paired documents to bootstrap", ta->name);
         row->delta = d * 100;
         row->lo = lo * 100;
         row->hi = hi * 100;
@@ -187,10 +187,10 @@ static int compare_task(const struct task_result *ta, const struct task_result *
 // Average over the rows selected by `paper_only`.                  pa, pb: (n_rows) per-row arrays
 static int compare_average(struct comparison *c, double *const *pa, double *const *pb, int paper_only,
                            struct compare_avg *avg, xsa_error *err) {
-    const double **sa = malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
-    const double **sb = malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
-    int *n = malloc(sizeof(int) * (size_t)(c->n_rows + 1));
-    int rc = (!sa || !sb || !n) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    const double **sa = xsa_malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
+    const double **sb = xsa_malloc(sizeof(double *) * (size_t)(c->n_rows + 1));
+    int *n = xsa_malloc(sizeof(int) * (size_t)(c->n_rows + 1));
+    int rc = 0;
     int k = 0;
     double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
     for (int i = 0; i < c->n_rows && !rc; i++) {
@@ -207,7 +207,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     if (!rc && k > 0) {
         double d, lo, hi;
         if (stats_paired_bootstrap_ci_multi(sa, sb, n, k, c->iters, c->seed, c->level, &d, &lo, &hi))
-            rc = xsa_fail(err, XSA_ERUNTIME, "average: bootstrap failed (out of memory?)");
+            rc = xsa_fail(err, XSA_EBADINPUT, "average: no paired documents to bootstrap");
         avg->present = 1;
         avg->n_tasks = k;
         avg->a = sum_a / k;
@@ -241,9 +241,9 @@ int compare_results(const struct results *a, const struct results *b, const stru
                             opt->path_b ? opt->path_b : "B", c->not_comparable);
         c->forced = 1;
     }
-    c->rows = calloc((size_t)a->n_tasks + 1, sizeof *c->rows);
-    double **pa = calloc((size_t)a->n_tasks + 1, sizeof *pa), **pb = calloc((size_t)a->n_tasks + 1, sizeof *pb);
-    int rc = (!c->rows || !pa || !pb) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    c->rows = xsa_calloc((size_t)a->n_tasks + 1, sizeof *c->rows);
+    double **pa = xsa_calloc((size_t)a->n_tasks + 1, sizeof *pa), **pb = xsa_calloc((size_t)a->n_tasks + 1, sizeof *pb);
+    int rc = 0;
     for (int i = 0; i < a->n_tasks && !rc; i++) {
         const struct task_result *tb = results_find_task(b, a->tasks[i].name);
         if (!tb) continue;  // only under --force: the report lists the difference

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #include "tasks/pystr.h"
 
 const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id, struct sbuf *buf) {
@@ -22,8 +24,7 @@ static int encode_text(const struct tokenizer *tok, const struct encode_options 
         size_t pl = strlen(opt->prefix_text);
         if (n >= pl && !memcmp(s, opt->prefix_text, pl)) add_special = 0;
     }
-    if (add_special && opt->force_bos && opt->bos_id >= 0 && !tokenizer_adds_bos(tok) && ivec_push(out, opt->bos_id))
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (add_special && opt->force_bos && opt->bos_id >= 0 && !tokenizer_adds_bos(tok)) ivec_push(out, opt->bos_id);
     return tokenizer_encode(tok, s, n, add_special, out, err);
 }
 
@@ -40,7 +41,7 @@ int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, c
         if (opt->prefix_token_id < 0)
             return xsa_fail(err, XSA_EBADINPUT, "%s: empty context but the tokenizer has neither BOS nor EOS",
                             tokenizer_path(tok));
-        if (ivec_push(ctx_enc, opt->prefix_token_id)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        ivec_push(ctx_enc, opt->prefix_token_id);
         if (cont_enc->n > 0 && cont_enc->v[0] == opt->prefix_token_id) {
             memmove(cont_enc->v, cont_enc->v + 1, (cont_enc->n - 1) * sizeof *cont_enc->v);
             cont_enc->n--;
@@ -49,8 +50,7 @@ int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, c
     }
     // Trailing whitespace (Python str.rstrip's set) moves onto the continuation.
     size_t keep = pystr_rstrip_len(context, clen);
-    char *whole = malloc(clen + tlen + 1);
-    if (!whole) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char *whole = xsa_malloc(clen + tlen + 1);
     memcpy(whole, context, clen);
     memcpy(whole + clen, continuation, tlen + 1);
     struct ivec w = {0};
@@ -60,7 +60,7 @@ int encode_pair(const struct tokenizer *tok, const struct encode_options *opt, c
     if (!rc) {
         // continuation = whole[len(context_enc):]
         size_t start = ctx_enc->n < w.n ? ctx_enc->n : w.n;
-        if (ivec_append(cont_enc, w.v + start, w.n - start)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        ivec_append(cont_enc, w.v + start, w.n - start);
     }
     ivec_free(&w);
     return rc;
@@ -89,7 +89,7 @@ int encode_request(const struct tokenizer *tok, const struct encode_options *opt
         size_t keep = total > (size_t)opt->max_length + 1 ? (size_t)opt->max_length + 1 : total;
         size_t drop = total - keep;
         out->truncated = drop > 0;
-        if (ivec_reserve(&out->input, keep)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        ivec_reserve(&out->input, keep);
         for (size_t i = drop; !rc && i + 1 < total; i++)
             out->input.v[out->input.n++] = i < ctx.n ? ctx.v[i] : out->cont.v[i - ctx.n];
     }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #include "eval/mt19937.h"
 #include "tasks/rows.h"
 
@@ -69,9 +71,8 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
         return xsa_fail(err, XSA_EBADINPUT, "%s: --num-fewshot %d needs %d examples but its %s split has %d", t->name, k,
                         draw, t->fewshot_split, n_pool);
     }
-    fs->prefix = calloc(n_eval > 0 ? (size_t)n_eval : 1, sizeof *fs->prefix);
-    size_t *pick = malloc((size_t)draw * sizeof *pick);
-    if (!fs->prefix || !pick) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    fs->prefix = xsa_calloc((size_t)n_eval, sizeof *fs->prefix);
+    size_t *pick = xsa_malloc((size_t)draw * sizeof *pick);
     mt19937 rnd;
     mt19937_seed(&rnd, FEWSHOT_SEED);
     for (int d = 0; d < n_eval && !rc; d++) {
@@ -95,7 +96,7 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
                           "%s doc %d: its few-shot draw holds the document itself more than once, leaving %d of %d "
                           "examples (lm-eval fails here too); remove duplicate rows from the %s split",
                           t->name, d, used, k, t->fewshot_split);
-        if (!rc && !s.s && sbuf_puts(&s, "")) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (!rc && !s.s) sbuf_puts(&s, "");
         fs->prefix[d] = s.s;
         fs->n_docs = d + 1;
     }
@@ -107,7 +108,8 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
 
 int fewshot_context(const struct fewshot *fs, int doc, struct sbuf *out, xsa_error *err) {
     if (doc < 0 || doc >= fs->n_docs) return xsa_fail(err, XSA_ERUNTIME, "few-shot context for doc %d not prepared", doc);
-    return sbuf_puts(out, fs->prefix[doc]) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    sbuf_puts(out, fs->prefix[doc]);
+    return 0;
 }
 
 void fewshot_free(struct fewshot *fs) {

@@ -6,22 +6,19 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "common/vec.h"
 
 int journal_scopes(const struct model *m, const char *numerics, const char *settings, char model_scope[65],
                    char run_scope[65], xsa_error *err) {
     // The configuration as bytes: a field a later architecture adds is in the scope by itself.
     struct sbuf b = {0};
-    int rc = 0;
-    if (sbuf_printf(&b, "xsa-eval model scope 1\nweights %s\nnumerics %s\nconfig ", m->weights_sha256, numerics))
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    sbuf_printf(&b, "xsa-eval model scope 1\nweights %s\nnumerics %s\nconfig ", m->weights_sha256, numerics);
     const unsigned char *cfg = (const unsigned char *)&m->cfg;
-    for (size_t i = 0; !rc && i < sizeof m->cfg; i++)
-        if (sbuf_printf(&b, "%02x", cfg[i])) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = sha256_hex(b.s, b.n, model_scope, err);
+    for (size_t i = 0; i < sizeof m->cfg; i++) sbuf_printf(&b, "%02x", cfg[i]);
+    int rc = sha256_hex(b.s, b.n, model_scope, err);
     b.n = 0;
-    if (!rc && sbuf_printf(&b, "xsa-eval run scope 1\nmodel %s\n%s", model_scope, settings))
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) sbuf_printf(&b, "xsa-eval run scope 1\nmodel %s\n%s", model_scope, settings);
     if (!rc) rc = sha256_hex(b.s, b.n, run_scope, err);
     sbuf_free(&b);
     return rc;

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/xalloc.h"
+
 #define MAGIC "XSAREQS1"
 #define HEADER_BYTES 80
 #define RECORD_BYTES 32
@@ -60,10 +62,9 @@ static void put_record(unsigned char r[RECORD_BYTES], const uint8_t key[16], con
     memcpy(r + 28, &c, 4);
 }
 
-static int grow(struct reqstore *s) {
+static void grow(struct reqstore *s) {
     size_t cap = s->cap ? s->cap * 2 : 1024;
-    struct reqstore_slot *ns = calloc(cap, sizeof *ns);
-    if (!ns) return -1;
+    struct reqstore_slot *ns = xsa_calloc(cap, sizeof *ns);
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->slot[i].used) continue;
         size_t j;
@@ -74,13 +75,12 @@ static int grow(struct reqstore *s) {
     free(s->slot);
     s->slot = ns;
     s->cap = cap;
-    return 0;
 }
 
 // Inserts or overwrites key (the same tokens in one scope always score the same, so a
 // duplicate record carries the same value).
-static int put(struct reqstore *s, const uint8_t key[16], double lp, int greedy) {
-    if ((s->n + 1) * 2 > s->cap && grow(s)) return -1;
+static void put(struct reqstore *s, const uint8_t key[16], double lp, int greedy) {
+    if ((s->n + 1) * 2 > s->cap) grow(s);
     size_t j;
     memcpy(&j, key, sizeof j);
     for (j &= s->cap - 1; s->slot[j].used && memcmp(s->slot[j].key, key, 16); j = (j + 1) & (s->cap - 1)) {}
@@ -89,7 +89,6 @@ static int put(struct reqstore *s, const uint8_t key[16], double lp, int greedy)
     s->slot[j].logprob = lp;
     s->slot[j].greedy = greedy;
     s->slot[j].used = 1;
-    return 0;
 }
 
 int reqstore_find(const struct reqstore *s, const uint8_t key[16], struct sched_result *out) {
@@ -107,8 +106,7 @@ int reqstore_find(const struct reqstore *s, const uint8_t key[16], struct sched_
 
 // Reads every record after the header; cuts the file at the first bad one.
 static int load(struct reqstore *s, off_t size, long *dropped, xsa_error *err) {
-    unsigned char *buf = malloc(1 << 20);
-    if (!buf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    unsigned char *buf = xsa_malloc(1 << 20);
     off_t at = HEADER_BYTES, good = HEADER_BYTES;
     int rc = 0, bad = 0;
     while (!rc && !bad && at < size) {
@@ -122,7 +120,7 @@ static int load(struct reqstore *s, off_t size, long *dropped, xsa_error *err) {
             double lp;
             memcpy(&lp, r + 16, 8);
             if (c != fnv1a(r, 28) || r[24] > 1 || r[25] || r[26] || r[27] || !isfinite(lp)) { bad = 1; break; }
-            if (put(s, r, lp, r[24])) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            put(s, r, lp, r[24]);
             good += RECORD_BYTES;
         }
         at += got - got % RECORD_BYTES;
@@ -191,12 +189,11 @@ int reqstore_sync(struct reqstore *s, xsa_error *err) {
 int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct sched_result *res, int n,
                     xsa_error *err) {
     if (s->fd < 0 || n <= 0) return 0;
-    unsigned char *buf = malloc((size_t)n * RECORD_BYTES);
-    if (!buf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    unsigned char *buf = xsa_malloc((size_t)n * RECORD_BYTES);
     int rc = 0;
-    for (int i = 0; i < n && !rc; i++) {
+    for (int i = 0; i < n; i++) {
         put_record(buf + (size_t)i * RECORD_BYTES, keys[i], &res[i]);
-        if (put(s, keys[i], res[i].logprob, res[i].greedy)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        put(s, keys[i], res[i].logprob, res[i].greedy);
     }
     // One locked write with O_APPEND: a reader never sees another writer's half record.
     size_t len = (size_t)n * RECORD_BYTES, off = 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "common/jsonw.h"
 #include "tasks/task.h"
 
@@ -415,8 +416,7 @@ static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
     int n = cJSON_GetArraySize(ids);
     if (n < 0 || n > RESULTS_MAX_DOCS) return bad(c, "xsa_eval.per_doc.%s.doc_id: too many documents%s", t->name, "");
     t->n_docs = n;
-    t->doc_id = malloc((size_t)(n ? n : 1) * sizeof *t->doc_id);
-    if (!t->doc_id) return xsa_fail(c->err, XSA_ERUNTIME, "%s: out of memory", c->path);
+    t->doc_id = xsa_malloc((size_t)n * sizeof *t->doc_id);
     int d = 0;
     for (const cJSON *v = ids->child; v; v = v->next, d++) {
         long long x;
@@ -431,8 +431,7 @@ static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
                        t->name, t->metric[m]);
         if (cJSON_GetArraySize(a) != n)
             return bad(c, "xsa_eval.per_doc.%s.%s: length differs from doc_id", t->name, t->metric[m]);
-        t->per_doc[m] = malloc((size_t)(n ? n : 1) * sizeof(double));
-        if (!t->per_doc[m]) return xsa_fail(c->err, XSA_ERUNTIME, "%s: out of memory", c->path);
+        t->per_doc[m] = xsa_malloc((size_t)n * sizeof(double));
         d = 0;
         for (const cJSON *v = a->child; v; v = v->next, d++) {
             if (cJSON_IsNumber(v)) t->per_doc[m][d] = v->valuedouble;
@@ -577,8 +576,7 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
     int n = cJSON_GetArraySize(res);
     if (n <= 0) return bad(c, "\"results\" holds no tasks%s%s", "", "");
     if (n > RESULTS_MAX_TASKS) return bad(c, "\"results\" holds more tasks than supported%s%s", "", "");
-    r->tasks = calloc((size_t)n, sizeof *r->tasks);
-    if (!r->tasks) return xsa_fail(c->err, XSA_ERUNTIME, "%s: out of memory", c->path);
+    r->tasks = xsa_calloc((size_t)n, sizeof *r->tasks);
     for (const cJSON *tres = res->child; tres; tres = tres->next) {
         struct task_result *t = &r->tasks[r->n_tasks];
         if (strlen(tres->string) >= sizeof t->name) return bad(c, "task name too long: %.100s%s", tres->string, "");

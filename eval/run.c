@@ -13,6 +13,7 @@
 
 #include "common/fileio.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "eval/encode.h"
 #include "eval/fewshot.h"
 #include "eval/journal.h"
@@ -51,12 +52,11 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     int rc = data_load_task(t, &opt->data, &rows, &n_rows, td->sha256, td->source, &td->preprocessed, err);
     if (rc) return rc;
     td->n_rows = n_rows;
-    char **where = calloc(n_rows > 0 ? (size_t)n_rows : 1, sizeof *where);
-    if (!where) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char **where = xsa_calloc((size_t)n_rows, sizeof *where);
     for (int i = 0; !rc && i < n_rows; i++) {
         char buf[600];
         snprintf(buf, sizeof buf, "%s:%d", td->source, i + 1);
-        if (!(where[i] = strdup(buf))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        where[i] = xsa_strdup(buf);
     }
     int n_all = 0;
     if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, 0, &td->docs, &n_all, err);
@@ -166,7 +166,7 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
         for (int c = 0; c < doc->n_requests && !rc; c++, k++) {
             ctx.n = 0;
             if (fs && (rc = fewshot_context(fs, d, &ctx, err))) break;
-            if (sbuf_puts(&ctx, doc->req[c].context)) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            sbuf_puts(&ctx, doc->req[c].context);
             rc = encode_request(mr->tok, &eo, ctx.s, doc->req[c].continuation, &enc[k], err);
             if (rc) {
                 char msg[sizeof err->msg];
@@ -225,11 +225,10 @@ static int task_work_encode(const struct run_options *opt, const struct task_dat
                             struct task_work *w, int *truncated, xsa_error *err) {
     memset(w, 0, sizeof *w);
     for (int d = 0; d < td->n_docs; d++) w->n_req += td->docs[d].n_requests;
-    w->enc = calloc((size_t)w->n_req + 1, sizeof *w->enc);
-    w->req = calloc((size_t)w->n_req + 1, sizeof *w->req);
-    w->res = calloc((size_t)w->n_req + 1, sizeof *w->res);
-    w->first_req = calloc((size_t)td->n_docs + 1, sizeof *w->first_req);
-    if (!w->enc || !w->req || !w->res || !w->first_req) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    w->enc = xsa_calloc((size_t)w->n_req + 1, sizeof *w->enc);
+    w->req = xsa_calloc((size_t)w->n_req + 1, sizeof *w->req);
+    w->res = xsa_calloc((size_t)w->n_req + 1, sizeof *w->res);
+    w->first_req = xsa_calloc((size_t)td->n_docs + 1, sizeof *w->first_req);
     if (opt->num_fewshot > 0) {
         int rc = fewshot_prepare(&w->fs, td->def, td->docs, td->n_rows, td->n_docs, opt->num_fewshot, &opt->data, err);
         if (rc) return rc;
@@ -276,11 +275,11 @@ static int on_batch_done(void *ctx, const int *req, const struct sched_result *r
 static int score_task(struct model_run *mr, const struct task_data *td, struct task_work *w, struct run_journal *jn,
                       struct sched_options *so, struct sched_stats *st, xsa_error *err) {
     size_t n = (size_t)w->n_req + 1;
-    uint8_t (*keys)[16] = malloc(n * 16), (*bkeys)[16] = malloc(n * 16);
-    int *todo = malloc(n * sizeof *todo);
-    struct sched_request *sub = malloc(n * sizeof *sub);
-    struct sched_result *sub_res = malloc(n * sizeof *sub_res);
-    int rc = keys && bkeys && todo && sub && sub_res ? 0 : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    uint8_t (*keys)[16] = xsa_malloc(n * 16), (*bkeys)[16] = xsa_malloc(n * 16);
+    int *todo = xsa_malloc(n * sizeof *todo);
+    struct sched_request *sub = xsa_malloc(n * sizeof *sub);
+    struct sched_result *sub_res = xsa_malloc(n * sizeof *sub_res);
+    int rc = 0;
     int n_todo = 0;
     long long reused_tokens = 0;
     for (int k = 0; !rc && k < w->n_req; k++) {
@@ -305,13 +304,12 @@ static int score_task(struct model_run *mr, const struct task_data *td, struct t
 
 // The run settings a journal is valid for, besides the model (journal_scopes): the tokenizer,
 // every option that changes a request's tokens or which documents run, and the data digests.
-static int run_settings(const struct run_options *opt, const struct results *r, const struct task_data *tds,
-                        int n_tasks, struct sbuf *out, xsa_error *err) {
-    int bad = sbuf_printf(out, "tokenizer %s\nadd_bos %d\nmax_length %d\nnum_fewshot %d\nlimit %d %.17g\n",
-                          r->model.tokenizer_sha256, r->model.add_bos, r->model.max_length, opt->num_fewshot,
-                          opt->limit, opt->limit_fraction);
-    for (int i = 0; i < n_tasks && !bad; i++) bad = sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].sha256);
-    return bad ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+static void run_settings(const struct run_options *opt, const struct results *r, const struct task_data *tds,
+                         int n_tasks, struct sbuf *out) {
+    sbuf_printf(out, "tokenizer %s\nadd_bos %d\nmax_length %d\nnum_fewshot %d\nlimit %d %.17g\n",
+                r->model.tokenizer_sha256, r->model.add_bos, r->model.max_length, opt->num_fewshot, opt->limit,
+                opt->limit_fraction);
+    for (int i = 0; i < n_tasks; i++) sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].sha256);
 }
 
 // SIGINT / SIGTERM: scoring stops after the batch in flight; the journal keeps what was done.
@@ -339,20 +337,17 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     r->threads = mr.be_open && mr.be.n_threads > 0 ? mr.be.n_threads
                  : opt->threads > 0                 ? opt->threads
                                                     : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    r->tasks = calloc((size_t)n_tasks, sizeof *r->tasks);
-    if (!rc && !r->tasks) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    r->tasks = xsa_calloc((size_t)n_tasks, sizeof *r->tasks);
     char dir[4096];
     if (!rc) {
         snprintf(dir, sizeof dir, "%s/%s", opt->output, r->model.name);
         rc = outdir_prepare_dir("--output", dir, err);
     }
     if (!rc) outdir_sweep(dir);  // what killed runs left behind (their journals stay)
-    char (*samples)[4096] = calloc((size_t)n_tasks + 1, sizeof *samples);  // (n_tasks) final samples paths
-    if (!rc && !samples) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char (*samples)[4096] = xsa_calloc((size_t)n_tasks + 1, sizeof *samples);  // (n_tasks) final samples paths
     // Encode every task before scoring any, so that a request lm-eval would refuse (a
     // continuation longer than the context window) stops the run before hours of scoring.
-    struct task_work *tw = calloc((size_t)n_tasks + 1, sizeof *tw);
-    if (!rc && !tw) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct task_work *tw = xsa_calloc((size_t)n_tasks + 1, sizeof *tw);
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -373,7 +368,7 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
     struct sbuf settings = {0};
     char model_scope[65], run_scope[65];
     int have_jn = 0;
-    if (!rc) rc = run_settings(opt, r, tds, n_tasks, &settings, err);
+    if (!rc) run_settings(opt, r, tds, n_tasks, &settings);
     if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
     if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, opt->resume, opt->quiet, err);
     have_jn = !rc;

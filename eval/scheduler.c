@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #include "kernels/batch.h"
 
 // One distinct request after deduplication.
@@ -37,8 +39,7 @@ static int same_request(const struct sched_request *a, const struct sched_reques
 static int dedupe(const struct sched_request *reqs, int n, int *unit_of, struct unit *units) {
     size_t cap = 16;
     while (cap < (size_t)n * 2) cap *= 2;
-    int *slot = malloc(cap * sizeof *slot);
-    if (!slot) return -1;
+    int *slot = xsa_malloc(cap * sizeof *slot);
     for (size_t i = 0; i < cap; i++) slot[i] = -1;
     int n_units = 0;
     for (int r = 0; r < n; r++) {
@@ -90,28 +91,22 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
         stats->tokens_requested += reqs[r].n_input;
     }
     int rc = 0;
-    int *unit_of = malloc((size_t)n * sizeof *unit_of);
-    struct unit *units = malloc((size_t)n * sizeof *units);
-    int *unit_pos = malloc((size_t)n * sizeof *unit_pos);  // unit index -> position in sorted units
-    struct row *rows = malloc((size_t)n * sizeof *rows);
+    int *unit_of = xsa_malloc((size_t)n * sizeof *unit_of);
+    struct unit *units = xsa_malloc((size_t)n * sizeof *units);
+    int *unit_pos = xsa_malloc((size_t)n * sizeof *unit_pos);  // unit index -> position in sorted units
+    struct row *rows = xsa_malloc((size_t)n * sizeof *rows);
     struct batch_builder bb;
     batch_init(&bb);
     struct ivec eunit = {0};  // (S) the unit each entry of the batch belongs to
     const int32_t **br = NULL;  // (max branches) the current row's branches
     int *br_len = NULL, *br_first = NULL;
-    if (!unit_of || !units || !unit_pos || !rows) {
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory scheduling %d requests", n);
-        goto done;
-    }
     int n_units = dedupe(reqs, n, unit_of, units);
-    if (n_units < 0) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
     stats->unique_requests = n_units;
 
     // Group units into rows: sort by group, then each group's units form one row (sharing),
     // or each unit its own row.
     // Keep each unit's identity through the sort: sort a copy and remap unit_of afterwards.
-    struct unit *sorted = malloc((size_t)n_units * sizeof *sorted);
-    if (!sorted) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
+    struct unit *sorted = xsa_malloc((size_t)n_units * sizeof *sorted);
     for (int u = 0; u < n_units; u++) { sorted[u] = units[u]; sorted[u].row = u; }  // row temporarily = old index
     qsort_r(sorted, (size_t)n_units, sizeof *sorted, cmp_unit_group, (void *)reqs);
     for (int u = 0; u < n_units; u++) unit_pos[sorted[u].row] = u;
@@ -164,14 +159,12 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
     stats->rows = n_rows;
     qsort(rows, (size_t)n_rows, sizeof *rows, cmp_row_size);
 
-    br = malloc(((size_t)max_branches + 1) * sizeof *br);
-    br_len = malloc(((size_t)max_branches + 1) * sizeof *br_len);
-    br_first = malloc(((size_t)max_branches + 1) * sizeof *br_first);
-    if (!br || !br_len || !br_first) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
+    br = xsa_malloc(((size_t)max_branches + 1) * sizeof *br);
+    br_len = xsa_malloc(((size_t)max_branches + 1) * sizeof *br_len);
+    br_first = xsa_malloc(((size_t)max_branches + 1) * sizeof *br_first);
     long done_units = 0;
     struct ivec done_req = {0};       // (units of the batch) representative request of each
-    struct sched_result *done_res = opt->batch_done ? malloc((size_t)n_units * sizeof *done_res) : NULL;
-    if (opt->batch_done && !done_res) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); goto done; }
+    struct sched_result *done_res = opt->batch_done ? xsa_malloc((size_t)n_units * sizeof *done_res) : NULL;
     for (int r0 = 0; r0 < n_rows && !rc;) {
         if (opt->stop && *opt->stop) {
             rc = xsa_fail(err, XSA_EINTERRUPT, "interrupted");
@@ -198,16 +191,15 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
                 for (int j = 0; !rc && j < q->n_cont; j++) {
                     int k = q->n_input - q->n_cont + j;  // input position predicting cont[j]
                     rc = batch_add_entry(&bb, k < p ? start + k : br_first[b] + (k - p), q->cont[j], err);
-                    if (!rc && ivec_push(&eunit, v)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+                    if (!rc) ivec_push(&eunit, v);
                 }
             }
         }
         if (rc) break;
         struct score_batch b = batch_view(&bb);
-        float *lp = malloc((size_t)b.n_entries * sizeof *lp + 1);
-        uint8_t *gr = malloc((size_t)b.n_entries + 1);
-        if (!lp || !gr) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        if (!rc) rc = backend_score(be, &b, lp, gr, err);
+        float *lp = xsa_malloc((size_t)b.n_entries * sizeof *lp + 1);
+        uint8_t *gr = xsa_malloc((size_t)b.n_entries + 1);
+        rc = backend_score(be, &b, lp, gr, err);
         if (!rc) {
             // Sum each unit's entries in continuation order (entries were added in that order).
             for (int e = 0; e < b.n_entries; e++) {
@@ -221,7 +213,7 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
             for (int r = r0; r < r1 && opt->batch_done && !rc; r++)
                 for (int v = rows[r].first_unit; v < rows[r].first_unit + rows[r].n_units && !rc; v++) {
                     done_res[done_req.n] = (struct sched_result){units[v].logprob, units[v].greedy};
-                    if (ivec_push(&done_req, units[v].req)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+                    ivec_push(&done_req, units[v].req);
                 }
             if (!rc && opt->batch_done)
                 rc = opt->batch_done(opt->batch_done_ctx, done_req.v, done_res, (int)done_req.n, err);
@@ -240,7 +232,6 @@ int scheduler_score(struct backend *be, const struct sched_request *reqs, int n,
         }
     ivec_free(&done_req);
     free(done_res);
-done:
     batch_free(&bb);
     ivec_free(&eunit);
     free(br); free(br_len); free(br_first);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "common/xalloc.h"
 #include "eval/mt19937.h"
 
 // ---- binomial(n, 1/2) ---------------------------------------------------------------------
@@ -124,13 +125,9 @@ int stats_paired_bootstrap_ci_multi(const double *const *a, const double *const 
         total += (size_t)n[t];
         if ((size_t)n[t] > max_n) max_n = (size_t)n[t];
     }
-    double *d = malloc(total * sizeof *d);          // (sum n,) per-doc b - a, task after task
-    double *u = malloc(max_n * sizeof *u);          // (max n,) one task's random() draws
-    double *reps = malloc((size_t)iters * sizeof *reps);  // (iters,)
-    if (!d || !u || !reps) {
-        free(d), free(u), free(reps);
-        return XSA_ERUNTIME;
-    }
+    double *d = xsa_malloc(total * sizeof *d);          // (sum n,) per-doc b - a, task after task
+    double *u = xsa_malloc(max_n * sizeof *u);          // (max n,) one task's random() draws
+    double *reps = xsa_malloc((size_t)iters * sizeof *reps);  // (iters,)
     double tot = 0.0;
     for (int t = 0, off = 0; t < n_tasks; off += n[t], t++) {
         double s = 0.0;

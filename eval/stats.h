@@ -56,8 +56,7 @@ double stats_quantile_linear(const double *sorted, int n, double q);
 // Paired percentile bootstrap of mean(b - a) over n documents (see the top of this file):
 // *delta = the mean difference, [*lo, *hi] the `level` interval (e.g. 0.95) from `iters`
 // resamples drawn with random.Random(seed). Any output pointer may be NULL.
-// Returns 0, XSA_EBADINPUT (n < 1, iters < 1, level outside (0, 1), NULL inputs) or
-// XSA_ERUNTIME (out of memory). Cost: iters * n draws, one thread.          a, b: (n,)
+// Returns 0, or XSA_EBADINPUT (n < 1, iters < 1, level outside (0, 1), NULL inputs). Cost: iters * n draws, one thread.          a, b: (n,)
 int stats_paired_bootstrap_ci(const double *a, const double *b, int n, int iters, uint64_t seed,
                               double level, double *delta, double *lo, double *hi);
 

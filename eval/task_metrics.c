@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #include "eval/metrics.h"
 
 int task_metrics_compute(const struct task_def *t, const struct task_doc *docs, int n, const struct sched_result *res,
@@ -19,11 +21,9 @@ int task_metrics_compute(const struct task_def *t, const struct task_doc *docs, 
         int k = tr->n_metrics++;
         snprintf(tr->metric[k], sizeof tr->metric[k], "%s", tok);
         tr->higher_is_better[k] = strcmp(tok, "perplexity") != 0;
-        tr->per_doc[k] = malloc((n > 0 ? (size_t)n : 1) * sizeof(double));
-        if (!tr->per_doc[k]) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        tr->per_doc[k] = xsa_malloc((size_t)n * sizeof(double));
     }
-    tr->doc_id = malloc((n > 0 ? (size_t)n : 1) * sizeof *tr->doc_id);
-    if (!tr->doc_id) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    tr->doc_id = xsa_malloc((size_t)n * sizeof *tr->doc_id);
     int i_acc = results_metric_index(tr, "acc"), i_norm = results_metric_index(tr, "acc_norm");
     int i_ppl = results_metric_index(tr, "perplexity");
     double lls[TASK_MAX_CHOICES];
@@ -39,7 +39,8 @@ int task_metrics_compute(const struct task_def *t, const struct task_doc *docs, 
         } else {
             for (int c = 0; c < doc->n_requests; c++) lls[c] = r[c].logprob;
             int pred, pred_norm;
-            metrics_mc_doc(lls, doc->choice_len, doc->n_requests, doc->gold, &acc, &acc_norm, &pred, &pred_norm);
+            if (metrics_mc_doc(lls, doc->choice_len, doc->n_requests, doc->gold, &acc, &acc_norm, &pred, &pred_norm))
+                return xsa_fail(err, XSA_EBADINPUT, "%s doc %d has no choices", t->name, doc->doc_id);
         }
         if (i_acc >= 0) tr->per_doc[i_acc][d] = acc;
         if (i_norm >= 0) tr->per_doc[i_norm][d] = acc_norm;

@@ -1,0 +1,37 @@
+// xalloc.c: allocations that succeed or end the process (xalloc.h).
+#include "common/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+
+static void oom(size_t n) {
+    fprintf(stderr, "xsa-eval: out of memory allocating %zu bytes; free memory, or use a smaller --batch-tokens\n", n);
+    exit(XSA_ERUNTIME);
+}
+
+void *xsa_malloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *xsa_calloc(size_t count, size_t size) {
+    if (size && count > (size_t)-1 / size) oom((size_t)-1);
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) oom(count * size);
+    return p;
+}
+
+void *xsa_realloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *xsa_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    return memcpy(xsa_malloc(n), s, n);
+}

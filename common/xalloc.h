@@ -1,0 +1,15 @@
+// xalloc.h: the memory policy. An allocation a run cannot continue without either succeeds or
+// ends the process with one line on stderr and exit 3, as redis's zmalloc and llm.c's
+// mallocCheck do, so callers carry no out-of-memory branches. (Allocations a run can do
+// without, such as the CPU backend's optional packed weights, use malloc and fall back.)
+#ifndef XSA_COMMON_XALLOC_H
+#define XSA_COMMON_XALLOC_H
+
+#include <stddef.h>
+
+void *xsa_malloc(size_t n);
+void *xsa_calloc(size_t count, size_t size);  // count * size checked for overflow
+void *xsa_realloc(void *p, size_t n);
+char *xsa_strdup(const char *s);
+
+#endif
