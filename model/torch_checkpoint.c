@@ -146,7 +146,8 @@ int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *
         want *= (uint64_t)shape[d];
         numel *= (uint64_t)shape[d];
     }
-    const unsigned char *data = t->storage->data + (size_t)t->offset * es;
+    // an empty tensor's offset is not checked against the storage: point at its start
+    const unsigned char *data = numel ? t->storage->data + (size_t)t->offset * es : t->storage->data;
     if (!contiguous && numel) {
         unsigned char *copy = malloc((size_t)numel * es);
         if (!copy) return xsa_fail(err, XSA_ERUNTIME, "out of memory copying tensor '%s' of %s", name, tf->where);

@@ -242,6 +242,34 @@ TEST(test_nanogpt_checkpoint_values) {
     safetensors_close(&st);
 }
 
-RUN_TESTS(T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
+TEST(test_empty_tensor_points_into_storage) {
+    // An empty view's offset is never checked against its storage (torch allows any), so its
+    // data pointer must not be computed from it.
+    static const unsigned char bytes[16];
+    struct unpickler u = {0};
+    struct pv *s = up_new(&u, PV_STORAGE), *t = up_new(&u, PV_TENSOR);
+    s->dtype = up_dtype_find("FloatStorage");
+    s->numel = 4;
+    s->data = bytes;
+    t->storage = s;
+    t->dtype = s->dtype;
+    t->offset = 1ll << 39;
+    t->ndim = 1;
+    t->shape[0] = 0;
+    t->stride[0] = 1;
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    struct torch_file tf;
+    memset(&tf, 0, sizeof tf);
+    xsa_error err = {0};
+    CHECK_EQ_INT(safetensors_add_file(&st, "empty.pt", &tf.fi, &err), 0);
+    CHECK_EQ_INT(torch_add_tensor(&tf, &st, "e", t, 0, &err), 0);
+    const struct st_tensor *e = safetensors_find(&st, "e");
+    CHECK(e && e->nbytes == 0 && e->data == bytes);
+    safetensors_close(&st);
+    unpickle_free(&u);
+}
+
+RUN_TESTS(T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch),
           T(test_nanogpt_checkpoint_values))

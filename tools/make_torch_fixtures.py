@@ -16,7 +16,7 @@ Needs torch, safetensors and numpy (pip install torch safetensors numpy). Writes
                       model with _orig_mod. prefixes and Linear (out, in) weights, optimizer,
                       iter_num...); nanogpt_nobias/ the same with bias=False and no biases;
                       *_converted/ what tools/convert_nanogpt.py makes of each (the cross-check)
-  bare/model.pt       llama_gqa's state dict as one file, its config.json beside it
+  bare/model.pt       llama_gqa's state dict as one file (pickle protocol 4), its config.json beside it
   bad/*.pt            refused inputs: globals os.system (posix.system), builtins.eval,
                       numpy.core.multiarray._reconstruct; a storage key not in the zip; a tensor
                       past its storage; a truncated storage; the legacy format; a dcp folder
@@ -196,7 +196,7 @@ def main():
     d = os.path.join(out, "bare")  # a state dict file with its config.json beside it
     os.makedirs(d)
     shutil.copyfile(os.path.join(MODELS, "llama_gqa", "config.json"), os.path.join(d, "config.json"))
-    torch.save(load_sd("llama_gqa"), os.path.join(d, "model.pt"))
+    torch.save(load_sd("llama_gqa"), os.path.join(d, "model.pt"), pickle_protocol=4)  # FRAME, MEMOIZE, STACK_GLOBAL
 
     bad = os.path.join(out, "bad")
     os.makedirs(bad)
