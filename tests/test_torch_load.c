@@ -212,6 +212,35 @@ TEST(test_sums_from_torch) {
     check_sums("gpt2_bin", T_DIR "/gpt2_bin");
     check_sums("llama_bf16_bin", T_DIR "/llama_bf16_bin");
     check_sums("llama_views_bin", T_DIR "/llama_views_bin");
+    check_sums("gpt2_f16_bin", T_DIR "/gpt2_f16_bin");
+}
+
+TEST(test_int8_uint8_tensors) {
+    // their bytes as torch holds them (expected.json), the uint8 one a transposed view
+    cJSON *ex = fixture_read_json(T_DIR "/expected.json");
+    const cJSON *fx = cJSON_GetObjectItemCaseSensitive(ex, "int8");
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    xsa_error err = {0};
+    int rc = torch_open_file(&st, T_DIR "/misc/int8.pt", &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    static const char *names[] = {"q", "u"}, *dtypes[] = {"I8", "U8"};
+    for (int i = 0; i < 2 && !rc && fx; i++) {
+        const struct st_tensor *t = safetensors_find(&st, names[i]);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(fx, names[i]), *b = cJSON_GetObjectItemCaseSensitive(e, "bytes");
+        CHECK(t && b);
+        if (!t || !b) continue;
+        CHECK_STR(t->dtype_name, dtypes[i]);
+        CHECK(t->dtype == ST_OTHER);  // readable as a tensor, not as a weight
+        CHECK_EQ_INT((long long)t->nbytes, cJSON_GetArraySize(b));
+        for (int k = 0; k < cJSON_GetArraySize(b) && k < (int)t->nbytes; k++)
+            CHECK_MSG(t->data[k] == (unsigned char)cJSON_GetArrayItem(b, k)->valueint, "%s byte %d", names[i], k);
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+        CHECK_EQ_INT(t->ndim, cJSON_GetArraySize(shape));
+        for (int d = 0; d < t->ndim; d++) CHECK_EQ_INT(t->shape[d], cJSON_GetArrayItem(shape, d)->valueint);
+    }
+    safetensors_close(&st);
+    cJSON_Delete(ex);
 }
 
 TEST(test_nanogpt_checkpoint_values) {
@@ -271,5 +300,5 @@ TEST(test_empty_tensor_points_into_storage) {
 }
 
 RUN_TESTS(T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
-          T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch),
+          T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values))

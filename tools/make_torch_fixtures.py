@@ -9,6 +9,8 @@ Needs torch, safetensors and numpy (pip install torch safetensors numpy). Writes
   gpt2_bin/           gpt2_tiny as pytorch_model.bin, lm_head.weight saved tied (one storage)
   gpt2_sharded_bin/   gpt2_tiny_sharded as two pytorch_model-0000N-of-00002.bin + index
   gpt2_deflated_bin/  gpt2_bin re-zipped with deflated members
+  gpt2_f16_bin/       gpt2_tiny's weights rounded to F16
+  misc/int8.pt        an int8 tensor and a transposed uint8 one (bytes in expected.json)
   llama_bf16_bin/     llama_bf16 (BF16 storages)
   llama_views_bin/    llama_gqa with views: q_proj a transposed (non-contiguous) view, k_proj and
                       v_proj slices of one storage (the second at a storage offset)
@@ -140,6 +142,18 @@ def main():
     with open(os.path.join(d, "pytorch_model.bin.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": sum(v.numel() * v.element_size() for v in sd.values())}, "weight_map": wm}, f, indent=1)
     record(expected, "gpt2_sharded_bin", sd)
+
+    sd = {k: v.half() for k, v in load_sd("gpt2_tiny").items()}
+    d = folder(out, "gpt2_f16_bin", "gpt2_tiny")
+    torch.save(sd, os.path.join(d, "pytorch_model.bin"))
+    record(expected, "gpt2_f16_bin", sd)
+
+    ints = {"q": torch.tensor([-128, -3, 0, 7, 127], dtype=torch.int8),
+            "u": torch.arange(6, dtype=torch.uint8).reshape(2, 3).t()}  # transposed: copied out
+    os.makedirs(os.path.join(out, "misc"))
+    torch.save(ints, os.path.join(out, "misc", "int8.pt"))
+    expected["int8"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", ""),
+                            "bytes": list(v.contiguous().numpy().tobytes())} for k, v in ints.items()}
 
     sd = load_sd("llama_bf16")
     assert all(v.dtype == torch.bfloat16 for v in sd.values())
