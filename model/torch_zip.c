@@ -114,6 +114,22 @@ static int parse_entry(struct torch_zip *z, const unsigned char *c, size_t avail
     return 0;
 }
 
+static int cmp_member(const void *a, const void *b) {
+    return strcmp((*(struct tz_member *const *)a)->name, (*(struct tz_member *const *)b)->name);
+}
+
+// Sorts the names for torch_zip_find; two members of one name would make what is read
+// depend on the reader (ours or libzip), so they are refused.
+static int index_names(struct torch_zip *z, xsa_error *err) {
+    if (!(z->by_name = malloc((size_t)(z->n ? z->n : 1) * sizeof *z->by_name))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    for (int i = 0; i < z->n; i++) z->by_name[i] = &z->members[i];
+    qsort(z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_member);
+    for (int i = 1; i < z->n; i++)
+        if (!strcmp(z->by_name[i]->name, z->by_name[i - 1]->name))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: the zip archive holds two members named '%.200s'; the file is corrupt", z->path, z->by_name[i]->name);
+    return 0;
+}
+
 int torch_zip_open(struct torch_zip *z, const char *path, const unsigned char *data, size_t size, xsa_error *err) {
     memset(z, 0, sizeof *z);
     z->path = path;
@@ -135,14 +151,15 @@ int torch_zip_open(struct torch_zip *z, const char *path, const unsigned char *d
         rc = parse_entry(z, data + at, end - at, &used, err);
         at += used;
     }
+    if (!rc) rc = index_names(z, err);
     if (rc) torch_zip_close(z);
     return rc;
 }
 
 struct tz_member *torch_zip_find(const struct torch_zip *z, const char *name) {
-    for (int i = 0; i < z->n; i++)
-        if (!strcmp(z->members[i].name, name)) return &z->members[i];
-    return NULL;
+    struct tz_member key = {.name = (char *)name}, *kp = &key;
+    struct tz_member **hit = z->n ? bsearch(&kp, z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_member) : NULL;
+    return hit ? *hit : NULL;
 }
 
 static int inflate_member(struct torch_zip *z, struct tz_member *m, xsa_error *err) {
@@ -196,6 +213,7 @@ void torch_zip_close(struct torch_zip *z) {
         free(z->members[i].inflated);
     }
     free(z->members);
+    free(z->by_name);
     if (z->za) zip_discard(z->za);
     memset(z, 0, sizeof *z);
 }

@@ -26,6 +26,7 @@ struct torch_zip {
     const unsigned char *data;  // (size) the whole file
     size_t size;
     struct tz_member *members;  // (n) in central-directory order
+    struct tz_member **by_name; // (n) sorted by name, for lookups; names are unique
     int n;
     void *za;                   // libzip handle over `data`, opened on the first deflated read
 };

@@ -23,6 +23,10 @@ const struct up_dtype *up_dtype_find(const char *storage) {
 }
 
 struct pv *up_new(struct unpickler *u, enum pv_kind kind) {
+    if (u->n_nodes >= UP_MAX_NODES) {
+        u->too_many = 1;
+        return NULL;
+    }
     if (u->n_nodes == u->cap_nodes) {
         size_t cap = u->cap_nodes ? u->cap_nodes * 2 : 256;
         struct pv **n = realloc(u->nodes, cap * sizeof *n);
@@ -88,7 +92,11 @@ static int bad(struct up_state *s, const char *what) {
                     s->u->where, what, s->op_pos);
 }
 
-static int oom(struct up_state *s) { return xsa_fail(s->err, XSA_ERUNTIME, "out of memory reading %s", s->u->where); }
+static int oom(struct up_state *s) {
+    if (s->u->too_many)
+        return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle builds more than %d objects; the file is corrupt or not a checkpoint", s->u->where, UP_MAX_NODES);
+    return xsa_fail(s->err, XSA_ERUNTIME, "out of memory reading %s", s->u->where);
+}
 
 static int need(struct up_state *s, size_t n) { return s->len - s->pos < n ? bad(s, "the pickle ends inside an opcode") : 0; }
 

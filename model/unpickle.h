@@ -17,6 +17,7 @@
 #define UP_MAX_MARKS 4096
 #define UP_MAX_MEMO (1 << 22)
 #define UP_MAX_DIMS 8
+#define UP_MAX_NODES (1 << 22)  // objects built: about 20 per tensor; bounds memory below 1 GiB
 
 enum pv_kind { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_BYTES, PV_TUPLE, PV_LIST, PV_DICT, PV_GLOBAL, PV_STORAGE, PV_TENSOR };
 
@@ -60,12 +61,13 @@ struct unpickler {
     void *ctx;
     struct pv **nodes;            // every node made, freed together
     size_t n_nodes, cap_nodes;
+    int too_many;                 // up_new refused a node past UP_MAX_NODES
 };
 
 // Runs the pickle `data` (len bytes) to its STOP; *root is the value it built, owned by u.
 int unpickle_run(struct unpickler *u, const unsigned char *data, size_t len, struct pv **root, xsa_error *err);
 
-// A fresh node of `kind`, owned by u (NULL when memory runs out).
+// A fresh node of `kind`, owned by u (NULL when memory runs out or past UP_MAX_NODES).
 struct pv *up_new(struct unpickler *u, enum pv_kind kind);
 
 // The value of the string key `key` in a DICT, or NULL.

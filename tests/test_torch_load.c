@@ -115,6 +115,14 @@ TEST(test_unpickle_refusals) {
     CHECK_EQ_INT(run(&u, marks, sizeof marks, &r, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "marks nested past the limit"));
     unpickle_free(&u);
+    // objects made and dropped (None, POP, ...) are bounded too, not only the stack
+    size_t n = 2 * (size_t)UP_MAX_NODES + 4;
+    char *many = malloc(n);
+    for (size_t i = 0; i < n; i += 2) many[i] = 'N', many[i + 1] = '0';
+    CHECK_EQ_INT(run(&u, many, n, &r, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "builds more than 4194304 objects"), "%s", err.msg);
+    unpickle_free(&u);
+    free(many);
 }
 
 // Every tensor of `twin` (a safetensors folder) is in `bin` (a torch folder) with the same

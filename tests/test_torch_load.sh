@@ -56,6 +56,7 @@ expect_exit refuse_in_hf_folder 2 "evil/pytorch_model.bin .*'posix.system'" -- "
 # Damaged archives and foreign formats.
 expect_exit missing_storage_key 2 "missing_key.pt \(archive/data.pkl\): storage key '7' is not in the archive" -- "$XSA_BIN" info --model $T/bad/missing_key.pt
 expect_exit tensor_past_storage 2 "past_storage.pt .*reaches element 5 but the storage holds 4" -- "$XSA_BIN" info --model $T/bad/past_storage.pt
+expect_exit duplicate_member 2 "duplicate_member.pt: the zip archive holds two members named 'archive/data/0'" -- "$XSA_BIN" info --model $T/bad/duplicate_member.pt
 expect_exit storage_short 2 "short_storage.pt .*declares 4 elements of FloatStorage .* holds 12 bytes" -- "$XSA_BIN" info --model $T/bad/short_storage.pt
 expect_exit no_config_beside 2 "good_small.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $T/bad/good_small.pt
 expect_exit legacy_refused 2 "legacy.pt: a torch.save file in the legacy format .*torch.save\(torch.load\(" -- "$XSA_BIN" info --model $T/bad/legacy.pt

@@ -33,6 +33,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -223,6 +224,11 @@ def main():
     torch_like_archive(os.path.join(bad, "short_storage.pt"), {"w": Rebuild(s, 0, (4,), (1,))}, {"0": bytes(12)})
     torch_like_archive(os.path.join(bad, "good_small.pt"), {"w": Rebuild(s, 1, (2,), (1,))},
                        {"0": np.arange(4, dtype=np.float32).tobytes()})
+    with warnings.catch_warnings():  # zipfile warns about the duplicate, which is the point
+        warnings.simplefilter("ignore")
+        rezip(os.path.join(bad, "good_small.pt"), os.path.join(bad, "duplicate_member.pt"))
+        with zipfile.ZipFile(os.path.join(bad, "duplicate_member.pt"), "a") as z:
+            z.writestr("archive/data/0", bytes(16))
     # numpy.core.multiarray._reconstruct spelled as numpy < 2 writes it
     with zipfile.ZipFile(os.path.join(bad, "numpy_reconstruct.pt"), "w") as z:
         z.writestr("archive/data.pkl", b"\x80\x02}q\x00X\x01\x00\x00\x00xq\x01cnumpy.core.multiarray\n_reconstruct\nq\x02"
