@@ -216,6 +216,10 @@ static int resolve_global(struct up_state *s, const char *module, const char *na
     char m[96], n[96];
     printable(module, m, sizeof m);
     printable(name, n, sizeof n);
+    size_t k = strlen(name);
+    if (!strcmp(module, "torch") && k > 7 && !strcmp(name + k - 7, "Storage"))  // a dtype, not code
+        return xsa_fail(s->err, XSA_EBADINPUT, "%s: tensors of storage type torch.%s (byte %zu) are not readable; xsa-eval reads float, half, bfloat16, double, integer and bool storages (convert with tensor.float())",
+                        s->u->where, n, s->op_pos);
     return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle names the global '%s.%s' (byte %zu); refused: xsa-eval never executes code from a checkpoint (it reads tensors, dicts, lists, tuples, strings and numbers only)",
                     s->u->where, m, n, s->op_pos);
 }

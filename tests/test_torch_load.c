@@ -78,6 +78,7 @@ TEST(test_unpickle_refusals) {
         C("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", "the global 'builtins.eval'"),
         C("\x80\x02" "c_codecs\nencode\n.", "the global '_codecs.encode'"),  // protocol 2's bytes
         C("\x80\x02" "ctorch\nload\n.", "the global 'torch.load'"),
+        C("\x80\x02" "ctorch\nComplexFloatStorage\n.", "storage type torch.ComplexFloatStorage (byte 2) are not readable"),
         C("\x80\x02" "ctorch._utils\n_rebuild_tensor\n.", "the global 'torch._utils._rebuild_tensor'"),
         C("\x80\x02" "a.", "APPEND with an empty stack"),
         C("\x80\x02" ")K\x01" "a.", "APPEND to something that is not a list"),

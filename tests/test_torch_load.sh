@@ -69,5 +69,7 @@ printf '\125' | dd of="$TMP/crc/pytorch_model.bin" bs=1 seek=60000 count=1 conv=
 expect_exit deflate_corrupt 2 "crc/pytorch_model.bin.*(does not inflate|corrupt)" -- "$XSA_BIN" info --model "$TMP/crc"
 mkdir "$TMP/shape"; cp $T/gpt2_bin/* "$TMP/shape/"; sed -i 's/"n_positions": 64/"n_positions": 65/' "$TMP/shape/config.json"
 expect_exit shape_mismatch_bin 2 "shape/pytorch_model.bin: tensor 'transformer.wpe.weight' has shape \[64, 32\] but config.json implies \[65, 32\]" -- "$XSA_BIN" info --model "$TMP/shape"
+expect_exit nanogpt_untied 2 "nanogpt_untied.pt: lm_head.weight differs from transformer.wte.weight; nanoGPT ties them" -- "$XSA_BIN" info --model $T/bad/nanogpt_untied.pt
+expect_exit nanogpt_bad_args 2 "nanogpt_args.pt: model_args\['n_layer'\] is missing or not a positive integer" -- "$XSA_BIN" info --model $T/bad/nanogpt_args.pt
 expect_exit not_zip_pt 2 "notzip.pt: not a torch.save zip archive" -- bash -c "echo hello > $TMP/notzip.pt; $XSA_BIN info --model $TMP/notzip.pt"
 finish

@@ -20,7 +20,7 @@ Needs torch, safetensors and numpy (pip install torch safetensors numpy). Writes
                       *_converted/ what tools/convert_nanogpt.py makes of each (the cross-check)
   bare/model.pt       llama_gqa's state dict as one file (pickle protocol 4), its config.json beside it
   bad/*.pt            refused inputs: globals os.system (posix.system), builtins.eval,
-                      numpy.core.multiarray._reconstruct; a storage key not in the zip; a tensor
+                      numpy.core.multiarray._reconstruct; a storage key not in the zip; nanoGPT files with an untied head or n_layer 0; a tensor
                       past its storage; a truncated storage; the legacy format; a dcp folder
   expected.json       per fixture tensor: shape, dtype and float64 sum, computed by torch
 """
@@ -235,6 +235,17 @@ def main():
                    b"cnumpy\nndarray\nq\x03K\x00\x85q\x04C\x01bq\x05\x87q\x06Rq\x07s.")
         z.writestr("archive/byteorder", "little")
     torch.save({"w": torch.ones(3)}, os.path.join(bad, "legacy.pt"), _use_new_zipfile_serialization=False)
+    tiny = dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True, vocab_size=8, dropout=0.0)
+    g = torch.Generator().manual_seed(3)
+    shapes = {"transformer.wte.weight": (8, 4), "transformer.wpe.weight": (4, 4), "transformer.ln_f.weight": (4,),
+              "transformer.ln_f.bias": (4,), "lm_head.weight": (8, 4)}
+    for n, shp in (("ln_1", (4,)), ("ln_2", (4,)), ("attn.c_attn", (12, 4)), ("attn.c_proj", (4, 4)),
+                   ("mlp.c_fc", (16, 4)), ("mlp.c_proj", (4, 16))):
+        shapes["transformer.h.0.%s.weight" % n] = shp
+        shapes["transformer.h.0.%s.bias" % n] = (shp[0],)
+    untied = {k: torch.randn(shp, generator=g) for k, shp in shapes.items()}  # lm_head != wte
+    torch.save({"model_args": tiny, "model": untied}, os.path.join(bad, "nanogpt_untied.pt"))
+    torch.save({"model_args": dict(tiny, n_layer=0), "model": untied}, os.path.join(bad, "nanogpt_args.pt"))
     dcp = os.path.join(bad, "dcp")
     try:
         import torch.distributed.checkpoint as dist_cp
