@@ -12,6 +12,7 @@
 #include "model/config.h"
 #include "model/model_internal.h"
 #include "model/safetensors.h"
+#include "model/torch_checkpoint.h"
 
 struct hf_loader {
     struct safetensors st;
@@ -223,31 +224,22 @@ static void release_mapping(void *p) {
     free(p);
 }
 
-int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
-    // Checked first: otherwise the first file opened (config.json) takes the blame.
-    if (access(dir, X_OK) != 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: cannot search the checkpoint directory (%s); make it readable and searchable (chmod u+rx %s) or run as a user who may",
-                        dir, strerror(errno), dir);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    struct hf_config hc;
-    int rc = hf_config_parse_file(&hc, path, err);
-    if (rc) return rc;
-    m->cfg = hc.cfg;
-    struct hf_loader ld = {.dir = dir};
-    rc = safetensors_open_dir(&ld.st, dir, err);
-    if (rc) return rc;
+int hf_checkpoint_build(struct model *m, const char *where, const struct hf_config *hc, struct safetensors *st, xsa_error *err) {
+    m->cfg = hc->cfg;
+    struct hf_loader ld = {.dir = where, .st = *st};
+    memset(st, 0, sizeof *st);  // ld owns the files now
     // A dry pass first: every tensor the config implies is present with its shape, so nothing
     // is allocated for a config that does not match the weights (the weights bound the size).
     ld.dry = 1;
+    int rc = 0;
     m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!m->layers) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc->attn_bias, hc->mlp_bias, err);
     free(m->layers);
     m->layers = NULL;
     ld.dry = 0;
-    if (!rc) rc = model_alloc_weights(m, hc.attn_bias, hc.mlp_bias, err);
-    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc.attn_bias, hc.mlp_bias, err);
+    if (!rc) rc = model_alloc_weights(m, hc->attn_bias, hc->mlp_bias, err);
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc->attn_bias, hc->mlp_bias, err);
     for (int i = 0; i < ld.st.n_tensors && !rc; i++) {
         const struct st_tensor *t = &ld.st.tensors[i];
         if (!t->used && !ignorable(t->name))
@@ -256,9 +248,9 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     }
     if (!rc) rc = safetensors_sha256(&ld.st, m->weights_sha256, err);
     if (!rc) {
-        snprintf(m->format, sizeof m->format, "safetensors");
+        snprintf(m->format, sizeof m->format, "%s", ld.st.format);
         snprintf(m->dtype, sizeof m->dtype, "%s", ld.dtype);
-        snprintf(m->xsa_source, sizeof m->xsa_source, "%s", hc.has_xsa ? "config" : "none");
+        snprintf(m->xsa_source, sizeof m->xsa_source, "%s", hc->has_xsa ? "config" : "none");
     }
     free(ld.scratch);
     if (!rc && ld.aliased) {  // the model keeps the mapping its weights point into
@@ -274,4 +266,20 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     }
     safetensors_close(&ld.st);
     return rc;
+}
+
+int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
+    // Checked first: otherwise the first file opened (config.json) takes the blame.
+    if (access(dir, X_OK) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: cannot search the checkpoint directory (%s); make it readable and searchable (chmod u+rx %s) or run as a user who may",
+                        dir, strerror(errno), dir);
+    int rc = torch_refuse_dcp(dir, err);
+    if (rc) return rc;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    struct hf_config hc;
+    if ((rc = hf_config_parse_file(&hc, path, err))) return rc;
+    struct safetensors st;
+    if ((rc = safetensors_open_dir(&st, dir, err))) return rc;
+    return hf_checkpoint_build(m, dir, &hc, &st, err);
 }

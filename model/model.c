@@ -19,6 +19,16 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
+// A zip archive: torch.save's format (a llama2.c .bin starts with its header's dim instead).
+static int is_torch_file(const char *path) {
+    unsigned char head[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4;
+}
+
 int model_load(struct model *m, const char *path, xsa_error *err) {
     memset(m, 0, sizeof *m);
     struct stat st;
@@ -29,10 +39,12 @@ int model_load(struct model *m, const char *path, xsa_error *err) {
         rc = hf_checkpoint_load(m, path, err);
     } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
+    } else if (S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"))) {
+        rc = torch_model_load(m, path, err);  // a legacy (non-zip) .pt is refused there, by name
     } else if (S_ISREG(st.st_mode)) {
         rc = llama2c_load(m, path, err);
     } else {
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a checkpoint directory or a llama2.c .bin file", path);
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a checkpoint directory, a torch.save file or a llama2.c .bin file", path);
     }
     if (rc) {
         model_free(m);

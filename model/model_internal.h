@@ -14,7 +14,17 @@ int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error 
 // naming `path`, `tensor`, the first bad element and how many there are.
 int model_check_finite(const float *x, size_t n, const char *path, const char *tensor, xsa_error *err);
 
-// Hugging Face checkpoint directory (config.json + safetensors) -> m.
+// Hugging Face checkpoint directory (config.json + safetensors or pytorch_model.bin) -> m.
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err);
+
+// The weights of `st` (opened by the caller; taken over and closed, also on failure) named as
+// in a Hugging Face checkpoint of config `hc` -> m. `where` names the checkpoint in messages.
+struct hf_config;
+struct safetensors;
+int hf_checkpoint_build(struct model *m, const char *where, const struct hf_config *hc, struct safetensors *st, xsa_error *err);
+
+// A torch.save file: nanoGPT's ckpt.pt (model_args + model), or a bare state dict with a
+// config.json beside it -> m.
+int torch_model_load(struct model *m, const char *path, xsa_error *err);
 
 #endif

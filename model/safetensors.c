@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/model_internal.h"
+#include "model/torch_checkpoint.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors data is little-endian; this reader assumes a little-endian host"
@@ -109,14 +110,13 @@ static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t 
     if (!cJSON_IsString(jd) || !cJSON_IsArray(js) || !cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2)
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' lacks dtype, shape or data_offsets [begin, end]; the file is corrupt", path, name);
     int elsize = 0;
-    enum st_dtype dt = ST_OTHER;
     for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
-        if (!strcmp(jd->valuestring, st_dtypes[i].name)) { elsize = st_dtypes[i].size; dt = st_dtypes[i].dtype; }
+        if (!strcmp(jd->valuestring, st_dtypes[i].name)) elsize = st_dtypes[i].size;
     if (!elsize)
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown dtype '%.16s' (readable: F32, F16, BF16)", path, name, jd->valuestring);
     int ndim = cJSON_GetArraySize(js);
     if (ndim > ST_MAX_DIMS) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has %d dimensions (at most %d)", path, name, ndim, ST_MAX_DIMS);
-    struct st_tensor *t = &st->tensors[st->n_tensors];
+    struct st_tensor scratch, *t = &scratch;
     memset(t, 0, sizeof *t);
     uint64_t numel = 1;
     for (int d = 0; d < ndim; d++) {
@@ -137,16 +137,48 @@ static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t 
     if (end - b != numel * (uint64_t)elsize)
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' spans %llu bytes but its shape and dtype %s need %llu; the file is corrupt",
                         path, name, (unsigned long long)(end - b), jd->valuestring, (unsigned long long)(numel * (uint64_t)elsize));
+    return safetensors_add_tensor(st, file, name, jd->valuestring, ndim, t->shape, data + b, (size_t)(end - b), err);
+}
+
+int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, const char *dtype_name, int ndim,
+                           const int64_t *shape, const unsigned char *data, size_t nbytes, xsa_error *err) {
+    if (safetensors_find(st, name))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' appears twice in the checkpoint", st->files[fi].path, name);
+    if (st->n_tensors >= ST_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", st->files[fi].path, ST_MAX_TENSORS);
+    if (st->n_tensors + 1 > st->cap_tensors) {
+        int cap = st->cap_tensors ? st->cap_tensors * 2 : 64;
+        struct st_tensor *nt = realloc(st->tensors, (size_t)cap * sizeof *nt);
+        if (!nt) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        st->tensors = nt;
+        st->cap_tensors = cap;
+    }
+    struct st_tensor *t = &st->tensors[st->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->dtype = ST_OTHER;
+    for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
+        if (!strcmp(dtype_name, st_dtypes[i].name)) t->dtype = st_dtypes[i].dtype;
     t->name = strdup(name);
     if (!t->name) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    t->dtype = dt;
-    snprintf(t->dtype_name, sizeof t->dtype_name, "%s", jd->valuestring);
+    snprintf(t->dtype_name, sizeof t->dtype_name, "%s", dtype_name);
     t->ndim = ndim;
-    t->data = data + b;
-    t->nbytes = (size_t)(end - b);
-    t->file = file;
+    memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    t->data = data;
+    t->nbytes = nbytes;
+    t->file = fi;
     st->n_tensors++;
     if (index_add(st, st->n_tensors - 1)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    return 0;
+}
+
+int safetensors_keep(struct safetensors *st, int fi, void *buf, xsa_error *err) {
+    struct st_file *f = &st->files[fi];
+    void **n = realloc(f->owned, (f->n_owned + 1) * sizeof *n);
+    if (!n) {
+        free(buf);
+        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    }
+    f->owned = n;
+    f->owned[f->n_owned++] = buf;
     return 0;
 }
 
@@ -180,19 +212,26 @@ static int check_tiling(const struct safetensors *st, int first, const unsigned 
     return rc;
 }
 
-int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err) {
+int safetensors_add_file(struct safetensors *st, const char *path, int *fi, xsa_error *err) {
     if (st->n_files >= ST_MAX_SHARDS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d shard files", path, ST_MAX_SHARDS);
     struct st_file *nf = realloc(st->files, (size_t)(st->n_files + 1) * sizeof *nf);
     if (!nf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     st->files = nf;
-    int fi = st->n_files;
-    struct st_file *f = &st->files[fi];
+    *fi = st->n_files;
+    struct st_file *f = &st->files[*fi];
     memset(f, 0, sizeof *f);
     f->path = strdup(path);
     if (!f->path) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     st->n_files++;  // counted now so close() releases it on any error below
-    int rc = file_map(path, &f->mf, err);
+    return 0;
+}
+
+int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err) {
+    int fi;
+    int rc = safetensors_add_file(st, path, &fi, err);
     if (rc) return rc;
+    struct st_file *f = &st->files[fi];
+    if ((rc = file_map(path, &f->mf, err))) return rc;
     const unsigned char *p = f->mf.data;
     size_t size = f->mf.size;
     if (size < 8) return xsa_fail(err, XSA_EBADINPUT, "%s: %zu bytes is too short for a safetensors file (no header length)", path, size);
@@ -211,19 +250,12 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
         cJSON_Delete(h);
         return xsa_fail(err, XSA_EBADINPUT, "%s: too many tensors (%d)", path, n);
     }
-    struct st_tensor *nt = realloc(st->tensors, (size_t)(st->n_tensors + n + 1) * sizeof *nt);
-    if (!nt) { cJSON_Delete(h); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
-    st->tensors = nt;
     const unsigned char *data = p + 8 + hlen;
     size_t data_size = size - 8 - (size_t)hlen;
     int first = st->n_tensors;
     const cJSON *e;
     cJSON_ArrayForEach(e, h) {
         if (!strcmp(e->string, "__metadata__")) continue;
-        if (safetensors_find(st, e->string)) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' appears twice in the checkpoint", path, e->string);
-            break;
-        }
         if ((rc = parse_entry(st, fi, e, data_size, data, err))) break;
     }
     cJSON_Delete(h);
@@ -238,7 +270,9 @@ static int shard_name_ok(const char *s) {
     return s[0] && s[0] != '.' && !strchr(s, '/') && !strchr(s, '\\') && strlen(s) < 512;
 }
 
-static int open_sharded(struct safetensors *st, const char *dir, const char *index_path, xsa_error *err) {
+typedef int (*open_file_fn)(struct safetensors *st, const char *path, xsa_error *err);
+
+static int open_sharded(struct safetensors *st, const char *dir, const char *index_path, open_file_fn open_file, xsa_error *err) {
     char *text = NULL;
     int rc = file_read_all(index_path, ST_MAX_INDEX_BYTES, &text, NULL, err);
     if (rc) return rc;
@@ -267,7 +301,7 @@ static int open_sharded(struct safetensors *st, const char *dir, const char *ind
             if (i > 0 && !strcmp(names[i], names[i - 1])) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            rc = safetensors_open_file(st, path, err);
+            rc = open_file(st, path, err);
         }
     }
     // Every tensor the index names must be in the shard it names.
@@ -311,21 +345,35 @@ static int entry_present(const char *path, const char *kind, const char *file, i
     return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(e));
 }
 
-int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err) {
-    memset(st, 0, sizeof *st);
+// One weights file `single` of the folder, or the shards its `index` names; *found is 0 when
+// neither is there.
+static int open_kind(struct safetensors *st, const char *dir, const char *single, const char *index, const char *kind,
+                     open_file_fn open_file, int *found, xsa_error *err) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    int present, rc = entry_present(path, "a safetensors file", "the weights file", &present, err);
+    snprintf(path, sizeof path, "%s/%s", dir, single);
+    int present, rc = entry_present(path, kind, "the weights file", &present, err);
     if (rc) return rc;
     if (present) {
-        rc = safetensors_open_file(st, path, err);
-    } else {
-        snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-        if ((rc = entry_present(path, "a shard index", "the index file", &present, err))) return rc;
-        if (!present)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: no model.safetensors or model.safetensors.index.json in the checkpoint directory", dir);
-        rc = open_sharded(st, dir, path, err);
+        *found = 1;
+        return open_file(st, path, err);
     }
+    snprintf(path, sizeof path, "%s/%s", dir, index);
+    if ((rc = entry_present(path, "a shard index", "the index file", &present, err))) return rc;
+    *found = present;
+    return present ? open_sharded(st, dir, path, open_file, err) : 0;
+}
+
+int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err) {
+    memset(st, 0, sizeof *st);
+    int found = 0;
+    snprintf(st->format, sizeof st->format, "safetensors");
+    int rc = open_kind(st, dir, "model.safetensors", "model.safetensors.index.json", "a safetensors file", safetensors_open_file, &found, err);
+    if (!rc && !found) {  // safetensors first: a folder with both is read from its safetensors
+        snprintf(st->format, sizeof st->format, "pytorch");
+        rc = open_kind(st, dir, "pytorch_model.bin", "pytorch_model.bin.index.json", "a torch.save file", torch_open_file, &found, err);
+    }
+    if (!rc && !found)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json in the checkpoint directory", dir);
     if (rc) safetensors_close(st);
     return rc;
 }
@@ -386,6 +434,8 @@ void safetensors_close(struct safetensors *st) {
     for (int i = 0; i < st->n_tensors; i++) free(st->tensors[i].name);
     for (int i = 0; i < st->n_files; i++) {
         file_unmap(&st->files[i].mf);
+        for (size_t k = 0; k < st->files[i].n_owned; k++) free(st->files[i].owned[k]);
+        free(st->files[i].owned);
         free(st->files[i].path);
     }
     free(st->tensors);

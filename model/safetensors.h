@@ -35,22 +35,38 @@ struct st_tensor {
 struct st_file {
     char *path;
     struct mapped_file mf;
+    void **owned;               // (n_owned) buffers tensors of this file point into (torch files)
+    size_t n_owned;
 };
 
 struct safetensors {
     struct st_file *files;      // (n_files) in sorted file-name order
     int n_files;
     struct st_tensor *tensors;  // (n_tensors)
-    int n_tensors;
+    int n_tensors, cap_tensors;
     int32_t *index;             // (index_mask + 1) hash of tensor names -> tensor index, -1 empty
     size_t index_mask;
+    char format[16];            // "safetensors" | "pytorch": what the files are
 };
 
-// Opens `dir`/model.safetensors, or every shard named by `dir`/model.safetensors.index.json.
+// Opens `dir`/model.safetensors, or every shard named by `dir`/model.safetensors.index.json;
+// when neither is there, `dir`/pytorch_model.bin or the shards of pytorch_model.bin.index.json
+// (torch.save files, read by model/torch_checkpoint.c).
 int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err);
 
 // Opens one file (used by the above; exposed for tests).
 int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err);
+
+// Adds an entry for `path` to st->files (not yet mapped) and sets *fi to its index.
+int safetensors_add_file(struct safetensors *st, const char *path, int *fi, xsa_error *err);
+
+// Adds a tensor of file `fi` whose bytes are `data` (nbytes, row-major, little-endian);
+// `dtype_name` is a safetensors dtype ("F32", "I8", ...). A name seen before is refused.
+int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, const char *dtype_name, int ndim,
+                           const int64_t *shape, const unsigned char *data, size_t nbytes, xsa_error *err);
+
+// Hands `buf` (malloc'd) to file `fi`: freed by safetensors_close. On failure buf is freed.
+int safetensors_keep(struct safetensors *st, int fi, void *buf, xsa_error *err);
 
 // The tensor called `name`, or NULL.
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);

@@ -19,9 +19,18 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
                         "%s: no tokenizer.json or tokenizer.model in the checkpoint directory; pass --tokenizer FILE",
                         model_path);
     }
-    // A llama2.c .bin: tokenizer.bin beside it.
     const char *slash = strrchr(model_path, '/');
     int dirlen = slash ? (int)(slash - model_path) : 1;
+    size_t n_path = strlen(model_path);
+    if (n_path > 3 && (!strcmp(model_path + n_path - 3, ".pt") || !strcmp(model_path + n_path - 4, ".pth") ||
+                       (n_path > 5 && !strcmp(model_path + n_path - 5, ".ckpt")))) {
+        // A torch.save file (nanoGPT's ckpt.pt): tokenizer.json beside it, else GPT-2's by flag.
+        snprintf(out, n, "%.*s/tokenizer.json", dirlen, slash ? model_path : ".");
+        if (file_exists(out)) return 0;
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json beside the checkpoint; pass --tokenizer FILE (for nanoGPT's GPT-2 BPE runs, the tokenizer.json of openai-community/gpt2)",
+                        model_path);
+    }
+    // A llama2.c .bin: tokenizer.bin beside it.
     snprintf(out, n, "%.*s/tokenizer.bin", dirlen, slash ? model_path : ".");
     if (file_exists(out)) return 0;
     return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.bin beside the checkpoint; pass --tokenizer FILE", model_path);

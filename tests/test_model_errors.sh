@@ -78,7 +78,7 @@ sed -i 's/"rope_type": "default"/"rope_type": "yarn"/' "$TMP/llama/config.json"
 expect_exit rope_scaling_refused 2 "llama/config.json: rope_parameters type \"yarn\" is not supported" -- "$XSA_BIN" info --model "$TMP/llama"
 
 mk noweights; rm "$TMP/noweights/model.safetensors"
-expect_exit no_weights 2 "noweights: no model.safetensors or model.safetensors.index.json" -- "$XSA_BIN" info --model "$TMP/noweights"
+expect_exit no_weights 2 "noweights: no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json" -- "$XSA_BIN" info --model "$TMP/noweights"
 
 expect_exit weights_file_not_dir 2 "pass the checkpoint directory" -- "$XSA_BIN" info --model $G/model.safetensors
 

@@ -10,7 +10,7 @@ OUT=build/fuzz
 mkdir -p "$OUT/obj"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-O1 -g -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson $SAN"
-LIBS="-lcjson -lssl -lcrypto -lpcre2-8 -lutf8proc -lm"
+LIBS="-lcjson -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lm"
 objs=()
 for src in common/*.c model/*.c; do
     obj="$OUT/obj/$(echo "${src%.c}" | tr / _).o"
@@ -20,7 +20,7 @@ for src in common/*.c model/*.c; do
     objs+=("$obj")
 done
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c tok_hf tok_sp tok_l2c encode)
+[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c torch unpickle tok_hf tok_sp tok_l2c encode)
 for n in "${names[@]}"; do
     case $n in
     tok_hf) src=tests/fuzz/fuzz_tokenizer.c; def=-DFUZZ_KIND=1 ;;

@@ -3,10 +3,12 @@
 
 checkpoint/: u32 LE length of config.json, config.json, then model.safetensors, per fixture.
 llama2c/:    tiny llama2.c legacy checkpoints (shared and unshared classifier).
+unpickle/:   the data.pkl of every torch.save fixture (tests/fixtures/torch).
 """
 import os
 import struct
 import sys
+import zipfile
 
 out = sys.argv[1]
 root = os.path.join(os.path.dirname(__file__), "..", "fixtures", "models")
@@ -29,3 +31,16 @@ for vocab in (16, -16):
         n += V * C
     body = struct.pack("<7i", C, F, L, H, KV, vocab, T) + struct.pack("<%df" % n, *[0.01 * (i % 13) for i in range(n)])
     open(os.path.join(out, "llama2c", "tiny%d.bin" % (vocab < 0)), "wb").write(body)
+
+os.makedirs(os.path.join(out, "unpickle"), exist_ok=True)
+troot = os.path.join(os.path.dirname(__file__), "..", "fixtures", "torch")
+for d, _, files in os.walk(troot):
+    for fn in sorted(files):
+        p = os.path.join(d, fn)
+        if not zipfile.is_zipfile(p):
+            continue
+        with zipfile.ZipFile(p) as z:
+            for m in z.namelist():
+                if m.endswith("/data.pkl"):
+                    with open(os.path.join(out, "unpickle", os.path.relpath(p, troot).replace("/", "_")), "wb") as f:
+                        f.write(z.read(m))

@@ -1,0 +1,209 @@
+// torch_checkpoint.c: torch.save zip archives -> struct safetensors tensors (see the header).
+#include "model/torch_checkpoint.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+
+#define TORCH_MAX_NAME 1024  // a tensor name
+
+static int printable_name(const char *s, size_t len) {
+    if (!len || len > TORCH_MAX_NAME || strlen(s) != len) return 0;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 0;
+    return 1;
+}
+
+static int refuse_legacy(const char *path, const unsigned char *d, size_t n, xsa_error *err) {
+    int tar = n > 262 && !memcmp(d + 257, "ustar", 5);
+    if (tar || (n >= 2 && d[0] == 0x80 && d[1] <= 5))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a torch.save file in the legacy format (torch < 1.6, %s); xsa-eval reads the zip format: convert it with python -c \"import torch; torch.save(torch.load('%s', weights_only=True), 'converted.pt')\"",
+                        path, tar ? "a tar archive" : "a bare pickle", path);
+    return xsa_fail(err, XSA_EBADINPUT, "%s: not a torch.save zip archive (no zip header); pass a checkpoint written by torch.save, a Hugging Face folder or a llama2.c .bin", path);
+}
+
+// persistent_load: ('storage', torch.<T>Storage, key, location, numel) -> the bytes of
+// <prefix>/data/<key>, which must hold numel elements of T.
+static int load_storage(struct unpickler *u, void *ctx, const struct pv *pid, struct pv **out, xsa_error *err) {
+    struct torch_file *tf = ctx;
+    if (pid->kind != PV_TUPLE || pid->n != 5 || pid->v[0]->kind != PV_STR || strcmp(pid->v[0]->s, "storage") ||
+        pid->v[1]->kind != PV_GLOBAL || pid->v[1]->i != UPG_STORAGE || pid->v[2]->kind != PV_STR ||
+        pid->v[3]->kind != PV_STR || pid->v[4]->kind != PV_INT || pid->v[4]->i < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a persistent id that is not ('storage', torch.<type>Storage, key, location, numel); the file is corrupt or not written by torch.save",
+                        tf->where);
+    const struct pv *key = pid->v[2];
+    const struct up_dtype *dt = pid->v[1]->dtype;
+    if (!printable_name(key->s, key->len) || key->len > 128)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a storage key that is not a short printable name; the file is corrupt", tf->where);
+    char name[512];
+    snprintf(name, sizeof name, "%s/data/%s", tf->prefix, key->s);
+    struct tz_member *m = torch_zip_find(&tf->zip, name);
+    if (!m)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: storage key '%s' is not in the archive (no member %s); the file is truncated or corrupt", tf->where, key->s, name);
+    uint64_t numel = (uint64_t)pid->v[4]->i;
+    if (numel > m->size / (uint64_t)dt->size)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: storage '%s' declares %llu elements of %s (%d bytes each) but %s holds %llu bytes; the file is corrupt",
+                        tf->where, key->s, (unsigned long long)numel, dt->storage, dt->size, name, (unsigned long long)m->size);
+    struct pv *s = up_new(u, PV_STORAGE);
+    if (!s || !(s->s = strdup(key->s))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    s->len = key->len;
+    s->dtype = dt;
+    s->numel = numel;
+    int rc = torch_zip_read(&tf->zip, m, &s->data, err);
+    if (!rc) *out = s;
+    return rc;
+}
+
+// The small text members beside data.pkl: byteorder must be little, version a known number.
+static int check_records(struct torch_file *tf, const char *path, xsa_error *err) {
+    char name[300];
+    const unsigned char *b;
+    snprintf(name, sizeof name, "%s/byteorder", tf->prefix);
+    struct tz_member *m = torch_zip_find(&tf->zip, name);
+    int rc = m ? torch_zip_read(&tf->zip, m, &b, err) : 0;
+    if (rc) return rc;
+    if (m && !(m->size == 6 && !memcmp(b, "little", 6)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is not \"little\"; xsa-eval reads little-endian torch.save files (re-save it on a little-endian machine)", path, name);
+    snprintf(name, sizeof name, "%s/version", tf->prefix);
+    if (!(m = torch_zip_find(&tf->zip, name))) {
+        snprintf(name, sizeof name, "%s/.data/version", tf->prefix);
+        m = torch_zip_find(&tf->zip, name);
+    }
+    if (!m) return 0;
+    if ((rc = torch_zip_read(&tf->zip, m, &b, err))) return rc;
+    size_t n = (size_t)m->size;
+    while (n && (b[n - 1] == '\n' || b[n - 1] == '\r')) n--;
+    if (!n || n > 2 || b[0] < '1' || b[0] > '9' || (n == 2 && (b[1] < '0' || b[1] > '9')))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is not a torch.save format version (1..99); the file is corrupt", path, name);
+    return 0;
+}
+
+// The archive's one "<prefix>/data.pkl".
+static int find_pickle(struct torch_file *tf, const char *path, struct tz_member **pkl, xsa_error *err) {
+    *pkl = NULL;
+    for (int i = 0; i < tf->zip.n; i++) {
+        const char *nm = tf->zip.members[i].name, *slash = strchr(nm, '/');
+        if (!slash || strcmp(slash, "/data.pkl") || slash == nm || (size_t)(slash - nm) >= sizeof tf->prefix) continue;
+        if (*pkl)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: the archive holds two pickles (%s and %s); torch.save writes one", path, (*pkl)->name, nm);
+        *pkl = &tf->zip.members[i];
+        snprintf(tf->prefix, sizeof tf->prefix, "%.*s", (int)(slash - nm), nm);
+    }
+    if (!*pkl)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a zip archive with no <name>/data.pkl member; not written by torch.save", path);
+    return 0;
+}
+
+int torch_file_open(struct torch_file *tf, struct safetensors *st, const char *path, xsa_error *err) {
+    memset(tf, 0, sizeof *tf);
+    int rc = safetensors_add_file(st, path, &tf->fi, err);
+    if (rc) return rc;
+    struct mapped_file *mf = &st->files[tf->fi].mf;
+    if ((rc = file_map(path, mf, err))) return rc;
+    if (!torch_zip_magic(mf->data, mf->size)) return refuse_legacy(path, mf->data, mf->size, err);
+    if ((rc = torch_zip_open(&tf->zip, path, mf->data, mf->size, err))) return rc;
+    struct tz_member *pkl;
+    const unsigned char *bytes;
+    if ((rc = find_pickle(tf, path, &pkl, err)) || (rc = check_records(tf, path, err))) return rc;
+    snprintf(tf->where, sizeof tf->where, "%s (%s)", path, pkl->name);
+    if ((rc = torch_zip_read(&tf->zip, pkl, &bytes, err))) return rc;
+    tf->u.where = tf->where;
+    tf->u.persistent = load_storage;
+    tf->u.ctx = tf;
+    return unpickle_run(&tf->u, bytes, (size_t)pkl->size, &tf->root, err);
+}
+
+// Copies the elements of t (any strides) into dst in row-major order of `shape`/`stride`.
+static void copy_strided(const struct pv *t, const int64_t *shape, const int64_t *stride, unsigned char *dst) {
+    size_t es = (size_t)t->dtype->size;
+    int64_t idx[UP_MAX_DIMS] = {0};
+    uint64_t numel = 1;
+    for (int d = 0; d < t->ndim; d++) numel *= (uint64_t)shape[d];
+    for (uint64_t k = 0; k < numel; k++) {
+        int64_t at = t->offset;
+        for (int d = 0; d < t->ndim; d++) at += idx[d] * stride[d];
+        memcpy(dst + k * es, t->storage->data + (size_t)at * es, es);
+        for (int d = t->ndim - 1; d >= 0 && ++idx[d] == shape[d]; d--) idx[d] = 0;
+    }
+}
+
+int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *name, const struct pv *t, int transpose,
+                     xsa_error *err) {
+    int64_t shape[UP_MAX_DIMS], stride[UP_MAX_DIMS];
+    memcpy(shape, t->shape, sizeof shape);
+    memcpy(stride, t->stride, sizeof stride);
+    if (transpose && t->ndim == 2) {
+        shape[0] = t->shape[1], shape[1] = t->shape[0];
+        stride[0] = t->stride[1], stride[1] = t->stride[0];
+    }
+    size_t es = (size_t)t->dtype->size;
+    uint64_t numel = 1, want = 1;
+    int contiguous = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {  // row-major: stride[d] == product of later sizes
+        if (shape[d] != 1 && stride[d] != (int64_t)want) contiguous = 0;
+        want *= (uint64_t)shape[d];
+        numel *= (uint64_t)shape[d];
+    }
+    // an empty tensor's offset is not checked against the storage: point at its start
+    const unsigned char *data = numel ? t->storage->data + (size_t)t->offset * es : t->storage->data;
+    if (!contiguous && numel) {
+        unsigned char *copy = malloc((size_t)numel * es);
+        if (!copy) return xsa_fail(err, XSA_ERUNTIME, "out of memory copying tensor '%s' of %s", name, tf->where);
+        copy_strided(t, shape, stride, copy);
+        int rc = safetensors_keep(st, tf->fi, copy, err);
+        if (rc) return rc;
+        data = copy;
+    }
+    return safetensors_add_tensor(st, tf->fi, name, t->dtype->name, t->ndim, shape, data, (size_t)numel * es, err);
+}
+
+int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err) {
+    if (!sd || sd->kind != PV_DICT)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is not a dict of tensors (a state dict); save model.state_dict()", tf->where);
+    size_t k = strip ? strlen(strip) : 0;
+    int rc = 0;
+    for (size_t i = 0; i < sd->n && !rc; i++) {
+        const struct pv *key = sd->v[2 * i], *val = sd->v[2 * i + 1];
+        if (key->kind != PV_STR || !printable_name(key->s, key->len))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry %zu has a key that is not a printable name; the file is corrupt", tf->where, i);
+        if (val->kind != PV_TENSOR)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is not a tensor; save model.state_dict() only", tf->where, key->s);
+        const char *name = k && !strncmp(key->s, strip, k) ? key->s + k : key->s;
+        rc = torch_add_tensor(tf, st, name, val, 0, err);
+    }
+    return rc;
+}
+
+void torch_file_close(struct torch_file *tf, struct safetensors *st) {
+    // Inflated storages hold tensor bytes: the file entry takes them over.
+    xsa_error ignored = {0};
+    for (int i = 0; i < tf->zip.n; i++) {
+        if (!tf->zip.members[i].inflated) continue;
+        if (safetensors_keep(st, tf->fi, tf->zip.members[i].inflated, &ignored)) {
+            // out of memory: keep() freed the buffer, so no tensor may point into it
+            for (int j = 0; j < st->n_tensors; j++)
+                if (st->tensors[j].file == tf->fi) st->tensors[j].data = NULL, st->tensors[j].nbytes = 0;
+        }
+        tf->zip.members[i].inflated = NULL;
+    }
+    unpickle_free(&tf->u);
+    torch_zip_close(&tf->zip);
+}
+
+int torch_open_file(struct safetensors *st, const char *path, xsa_error *err) {
+    struct torch_file tf;
+    int rc = torch_file_open(&tf, st, path, err);
+    if (!rc) rc = torch_add_state_dict(&tf, st, tf.root, NULL, err);
+    torch_file_close(&tf, st);
+    return rc;
+}
+
+int torch_refuse_dcp(const char *dir, xsa_error *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.metadata", dir);
+    if (!file_exists(path)) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: a torch.distributed.checkpoint folder (.metadata and .distcp shards); convert it to one file with python -c \"from torch.distributed.checkpoint.format_utils import dcp_to_torch_save; dcp_to_torch_save('%s', 'model.pt')\" and pass that",
+                    dir, dir);
+}

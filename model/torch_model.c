@@ -1,0 +1,124 @@
+// torch_model.c: a single torch.save file given as --model: nanoGPT's ckpt.pt (its model_args
+// are the config; the same mapping as tools/convert_nanogpt.py, done in place), or a bare state
+// dict whose Hugging Face config.json sits beside it.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "model/model_internal.h"
+#include "model/torch_checkpoint.h"
+
+static int arg_int(const struct pv *args, const char *key, const char *path, int *out, xsa_error *err) {
+    const struct pv *v = up_dict_get(args, key);
+    if (!v || v->kind != PV_INT || v->i <= 0 || v->i > (1 << 22))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model_args['%s'] is missing or not a positive integer; not a checkpoint of nanoGPT's train.py", path, key);
+    *out = (int)v->i;
+    return 0;
+}
+
+// config.json text of the GPT-2 that nanoGPT's GPT is (what tools/convert_nanogpt.py writes).
+static int nanogpt_config(const struct pv *args, const char *path, struct hf_config *hc, int *bias, xsa_error *err) {
+    int L, H, C, T, V, rc;
+    if ((rc = arg_int(args, "n_layer", path, &L, err)) || (rc = arg_int(args, "n_head", path, &H, err)) ||
+        (rc = arg_int(args, "n_embd", path, &C, err)) || (rc = arg_int(args, "block_size", path, &T, err)) ||
+        (rc = arg_int(args, "vocab_size", path, &V, err)))
+        return rc;
+    const struct pv *b = up_dict_get(args, "bias");
+    if (b && b->kind != PV_BOOL) return xsa_fail(err, XSA_EBADINPUT, "%s: model_args['bias'] is not True or False", path);
+    *bias = !b || b->i;
+    char text[1024], eos[16] = "null";
+    if (V > 50256) snprintf(eos, sizeof eos, "50256");  // GPT-2's <|endoftext|>, as the converter
+    snprintf(text, sizeof text,
+             "{\"model_type\": \"gpt2\", \"vocab_size\": %d, \"n_positions\": %d, \"n_embd\": %d, \"n_layer\": %d, "
+             "\"n_head\": %d, \"n_inner\": null, \"activation_function\": \"gelu\", \"layer_norm_epsilon\": 1e-5, "
+             "\"tie_word_embeddings\": true, \"bos_token_id\": %s, \"eos_token_id\": %s}",
+             V, T, C, L, H, eos, eos);
+    return hf_config_parse_text(hc, text, path, err);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+// nanoGPT's nn.Linear weights are (out, in); GPT-2's Conv1D, which the loader reads, (in, out).
+static int is_linear(const char *name) {
+    static const char *s[] = {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
+    for (size_t i = 0; i < 4; i++)
+        if (ends_with(name, s[i])) return 1;
+    return 0;
+}
+
+// bias=False: LayerNorm and Linear without biases are the same function with zero biases.
+static int add_zero_bias(struct torch_file *tf, struct safetensors *st, const char *name, int64_t n, xsa_error *err) {
+    if (safetensors_find(st, name)) return 0;
+    float *z = calloc((size_t)n, sizeof *z);
+    if (!z) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    int rc = safetensors_keep(st, tf->fi, z, err);
+    return rc ? rc : safetensors_add_tensor(st, tf->fi, name, "F32", 1, &n, (const unsigned char *)z, (size_t)n * sizeof *z, err);
+}
+
+static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct hf_config *hc,
+                           int bias, const char *path, xsa_error *err) {
+    if (!sd || sd->kind != PV_DICT) return xsa_fail(err, XSA_EBADINPUT, "%s: the 'model' entry is not a state dict", path);
+    int rc = 0;
+    for (size_t i = 0; i < sd->n && !rc; i++) {
+        const struct pv *k = sd->v[2 * i], *v = sd->v[2 * i + 1];
+        if (k->kind != PV_STR || v->kind != PV_TENSOR)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu is not a name and a tensor; not a state dict", path, i);
+        const char *name = strncmp(k->s, "_orig_mod.", 10) ? k->s : k->s + 10;  // torch.compile's wrapper
+        rc = torch_add_tensor(tf, st, name, v, is_linear(name) && v->ndim == 2, err);
+    }
+    int64_t C = hc->cfg.d_model;
+    char n[160];
+    for (int l = 0; l < hc->cfg.n_layer && !rc && !bias; l++) {
+        static const char *names[] = {"ln_1", "ln_2", "attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"};
+        const int64_t width[] = {C, C, 3 * C, C, 4 * C, C};
+        for (int j = 0; j < 6 && !rc; j++) {
+            snprintf(n, sizeof n, "transformer.h.%d.%s.bias", l, names[j]);
+            rc = add_zero_bias(tf, st, n, width[j], err);
+        }
+    }
+    if (!rc && !bias) rc = add_zero_bias(tf, st, "transformer.ln_f.bias", C, err);
+    const struct st_tensor *head = safetensors_find(st, "lm_head.weight"), *emb = safetensors_find(st, "transformer.wte.weight");
+    if (!rc && head && emb && (head->nbytes != emb->nbytes || strcmp(head->dtype_name, emb->dtype_name) || memcmp(head->data, emb->data, head->nbytes)))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: lm_head.weight differs from transformer.wte.weight; nanoGPT ties them, this model does not", path);
+    return rc;
+}
+
+static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const char *path, struct hf_config *hc, xsa_error *err) {
+    char cfg[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(cfg, sizeof cfg, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    FILE *f = fopen(cfg, "r");
+    if (!f)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there",
+                        path, cfg);
+    fclose(f);
+    int rc = hf_config_parse_file(hc, cfg, err);
+    return rc ? rc : torch_add_state_dict(tf, st, tf->root, NULL, err);
+}
+
+int torch_model_load(struct model *m, const char *path, xsa_error *err) {
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    snprintf(st.format, sizeof st.format, "pytorch");
+    struct torch_file tf;
+    struct hf_config hc;
+    int rc = torch_file_open(&tf, &st, path, err), bias = 1;
+    const struct pv *args = rc ? NULL : up_dict_get(tf.root, "model_args");
+    if (!rc && args) {
+        if (args->kind != PV_DICT) rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_args is not a dict; not a checkpoint of nanoGPT's train.py", path);
+        if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
+        if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, path, err);
+    } else if (!rc) {
+        rc = bare_state_dict(&tf, &st, path, &hc, err);
+    }
+    torch_file_close(&tf, &st);
+    if (rc) {
+        safetensors_close(&st);
+        return rc;
+    }
+    return hf_checkpoint_build(m, path, &hc, &st, err);
+}

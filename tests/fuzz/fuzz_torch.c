@@ -1,0 +1,37 @@
+// fuzz_torch.c: one torch.save file -> the zip reader, the restricted unpickler and the state
+// dict's tensors (views copied out, F32/F16/BF16 converted). Bad files must fail with one error
+// line, never crash, and never run anything.
+#include <stdint.h>
+
+#include "model/torch_checkpoint.h"
+#include "tests/fuzz/fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char path[256];
+    fuzz_path(path, sizeof path, "model.pt");
+    fuzz_write(path, data, size);
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    struct torch_file tf;
+    xsa_error err = {0};
+    int rc = torch_file_open(&tf, &st, path, &err);
+    if (!rc) {
+        const struct pv *sd = up_dict_get(tf.root, "model");
+        rc = torch_add_state_dict(&tf, &st, sd ? sd : tf.root, "_orig_mod.", &err);
+    }
+    fuzz_check_error(rc, &err);
+    torch_file_close(&tf, &st);
+    for (int i = 0; !rc && i < st.n_tensors; i++) {
+        const struct st_tensor *t = &st.tensors[i];
+        if (t->dtype == ST_OTHER) continue;
+        size_t numel = t->nbytes / (t->dtype == ST_F32 ? 4 : 2);
+        float *dst = malloc(numel ? numel * sizeof *dst : 1);
+        if (!dst) abort();
+        xsa_error e2 = {0};
+        fuzz_check_error(safetensors_read_f32(&st, t, dst, &e2), &e2);
+        free(dst);
+    }
+    safetensors_close(&st);
+    unlink(path);
+    return 0;
+}

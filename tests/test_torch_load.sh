@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# torch.save checkpoints through --model: each fixture of tests/fixtures/torch (written by the
+# real torch.save, tools/make_torch_fixtures.py) gives exactly the logprobs of its safetensors
+# twin; every bad input is exit 2 with one line naming the file and the problem, and a
+# malicious pickle executes nothing.
+. "$(dirname "$0")/lib.sh"
+T=tests/fixtures/torch
+M=tests/fixtures/models
+TOKS=1,5,9,33,2,7,100,4,250,17,3
+
+# same_logprobs NAME A B [flags]: `logprobs` of A and B print the same table, byte for byte.
+same_logprobs() {
+    local name=$1 a=$2 b=$3; shift 3
+    local x y
+    x=$("$XSA_BIN" logprobs --model "$a" --tokens $TOKS --device cpu "$@" 2>&1) || { fail "$name" "$a: $x"; return; }
+    y=$("$XSA_BIN" logprobs --model "$b" --tokens $TOKS --device cpu "$@" 2>&1) || { fail "$name" "$b: $y"; return; }
+    if [ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ]; then pass "$name"; else fail "$name" "$a and $b differ"; fi
+}
+
+same_logprobs bin_gpt2_tied $T/gpt2_bin $M/gpt2_tiny
+same_logprobs bin_gpt2_tied_xsa $T/gpt2_bin $M/gpt2_tiny --xsa all
+same_logprobs bin_deflated $T/gpt2_deflated_bin $M/gpt2_tiny
+same_logprobs bin_sharded $T/gpt2_sharded_bin $M/gpt2_tiny_sharded
+expect_exit info_f16 0 "dtype +F16" -- "$XSA_BIN" info --model $T/gpt2_f16_bin
+same_logprobs bin_bf16 $T/llama_bf16_bin $M/llama_bf16
+same_logprobs bin_views $T/llama_views_bin $M/llama_gqa
+same_logprobs bin_views_xsa $T/llama_views_bin $M/llama_gqa --xsa 0,2
+same_logprobs nanogpt_direct $T/nanogpt/ckpt.pt $T/nanogpt_converted
+same_logprobs nanogpt_nobias_direct $T/nanogpt_nobias/ckpt.pt $T/nanogpt_nobias_converted
+same_logprobs bare_state_dict $T/bare/model.pt $M/llama_gqa
+same_logprobs bin_file_config_beside $T/gpt2_bin/pytorch_model.bin $M/gpt2_tiny
+
+expect_exit info_format_pytorch 0 "format +pytorch" -- "$XSA_BIN" info --model $T/gpt2_bin
+expect_exit info_bf16 0 '"dtype":[[:space:]]*"BF16"' -- "$XSA_BIN" info --model $T/llama_bf16_bin --json
+expect_exit info_nanogpt 0 "activation +gelu$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt
+expect_exit nanogpt_no_tokenizer 2 "ckpt.pt: no tokenizer.json beside the checkpoint; pass --tokenizer FILE" -- "$XSA_BIN" logprobs --model $T/nanogpt/ckpt.pt --text "hello"
+
+# Both formats in one folder: the safetensors file is read (the .bin here is not even valid).
+mkdir "$TMP/both"; cp $M/gpt2_tiny/* "$TMP/both/"; echo junk > "$TMP/both/pytorch_model.bin"
+expect_exit safetensors_preferred 0 "format +safetensors" -- "$XSA_BIN" info --model "$TMP/both"
+
+# Malicious pickles: refused by the global's name, and nothing runs.
+PWNED=/tmp/xsa_pwned_torch_fixture
+for f in os_system:posix.system builtins_eval:__builtin__.eval numpy_array:numpy._core.multiarray._reconstruct \
+         numpy_reconstruct:numpy.core.multiarray._reconstruct; do
+    rm -f "$PWNED"
+    expect_exit "refuse_${f%%:*}" 2 "bad/${f%%:*}.pt \(.*data.pkl\): the pickle names the global '${f#*:}' .*refused: xsa-eval never executes code from a checkpoint" \
+        -- "$XSA_BIN" info --model "$T/bad/${f%%:*}.pt"
+    if [ -e "$PWNED" ]; then fail "nothing_executed_${f%%:*}" "$PWNED exists"; else pass "nothing_executed_${f%%:*}"; fi
+done
+mkdir "$TMP/evil"; cp $M/gpt2_tiny/config.json "$TMP/evil/"; cp $T/bad/os_system.pt "$TMP/evil/pytorch_model.bin"
+rm -f "$PWNED"
+expect_exit refuse_in_hf_folder 2 "evil/pytorch_model.bin .*'posix.system'" -- "$XSA_BIN" logprobs --model "$TMP/evil" --tokens 1,2,3
+[ -e "$PWNED" ] && fail nothing_executed_run "$PWNED exists" || pass nothing_executed_run
+
+# Damaged archives and foreign formats.
+expect_exit missing_storage_key 2 "missing_key.pt \(archive/data.pkl\): storage key '7' is not in the archive" -- "$XSA_BIN" info --model $T/bad/missing_key.pt
+expect_exit tensor_past_storage 2 "past_storage.pt .*reaches element 5 but the storage holds 4" -- "$XSA_BIN" info --model $T/bad/past_storage.pt
+expect_exit duplicate_member 2 "duplicate_member.pt: the zip archive holds two members named 'archive/data/0'" -- "$XSA_BIN" info --model $T/bad/duplicate_member.pt
+expect_exit storage_short 2 "short_storage.pt .*declares 4 elements of FloatStorage .* holds 12 bytes" -- "$XSA_BIN" info --model $T/bad/short_storage.pt
+expect_exit no_config_beside 2 "good_small.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $T/bad/good_small.pt
+expect_exit legacy_refused 2 "legacy.pt: a torch.save file in the legacy format .*torch.save\(torch.load\(" -- "$XSA_BIN" info --model $T/bad/legacy.pt
+expect_exit dcp_refused 2 "bad/dcp: a torch.distributed.checkpoint folder .*dcp_to_torch_save" -- "$XSA_BIN" info --model $T/bad/dcp
+mkdir "$TMP/trunc"; cp $M/gpt2_tiny/config.json "$TMP/trunc/"; head -c 100000 $T/gpt2_bin/pytorch_model.bin > "$TMP/trunc/pytorch_model.bin"
+expect_exit truncated_archive 2 "trunc/pytorch_model.bin: no zip end-of-central-directory record" -- "$XSA_BIN" info --model "$TMP/trunc"
+# A flipped byte inside a deflated member: the CRC (libzip) or the inflater catches it.
+mkdir "$TMP/crc"; cp $T/gpt2_deflated_bin/* "$TMP/crc/"
+printf '\125' | dd of="$TMP/crc/pytorch_model.bin" bs=1 seek=60000 count=1 conv=notrunc 2>/dev/null
+expect_exit deflate_corrupt 2 "crc/pytorch_model.bin.*(does not inflate|corrupt)" -- "$XSA_BIN" info --model "$TMP/crc"
+mkdir "$TMP/shape"; cp $T/gpt2_bin/* "$TMP/shape/"; sed -i 's/"n_positions": 64/"n_positions": 65/' "$TMP/shape/config.json"
+expect_exit shape_mismatch_bin 2 "shape/pytorch_model.bin: tensor 'transformer.wpe.weight' has shape \[64, 32\] but config.json implies \[65, 32\]" -- "$XSA_BIN" info --model "$TMP/shape"
+expect_exit nanogpt_untied 2 "nanogpt_untied.pt: lm_head.weight differs from transformer.wte.weight; nanoGPT ties them" -- "$XSA_BIN" info --model $T/bad/nanogpt_untied.pt
+expect_exit nanogpt_bad_args 2 "nanogpt_args.pt: model_args\['n_layer'\] is missing or not a positive integer" -- "$XSA_BIN" info --model $T/bad/nanogpt_args.pt
+expect_exit not_zip_pt 2 "notzip.pt: not a torch.save zip archive" -- bash -c "echo hello > $TMP/notzip.pt; $XSA_BIN info --model $TMP/notzip.pt"
+finish
