@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "model/safetensors.h"
 
 // Writes data to `path` (a tmpfs path keeps the harness fast). Aborts on I/O failure.
 static inline void fuzz_write(const char *path, const void *data, size_t n) {
@@ -27,6 +28,21 @@ static inline void fuzz_check_error(int rc, const xsa_error *err) {
     if (rc != err->code || (rc != XSA_EBADINPUT && rc != XSA_ERUNTIME) || !err->msg[0] || strchr(err->msg, '\n')) {
         fprintf(stderr, "bad error record: rc %d code %d msg '%s'\n", rc, err->code, err->msg);
         abort();
+    }
+}
+
+// Converts every F32/F16/BF16 tensor of an opened file to float32: each conversion either
+// works or fails with a proper error record.
+static inline void fuzz_read_all_tensors(const struct safetensors *st) {
+    for (int i = 0; i < st->n_tensors; i++) {
+        const struct st_tensor *t = &st->tensors[i];
+        if (t->dtype == ST_OTHER) continue;
+        size_t numel = t->nbytes / (t->dtype == ST_F32 ? 4 : 2);
+        float *dst = malloc(numel ? numel * sizeof *dst : 1);
+        if (!dst) abort();
+        xsa_error e2 = {0};
+        fuzz_check_error(safetensors_read_f32(st, t, dst, &e2), &e2);
+        free(dst);
     }
 }
 
