@@ -61,6 +61,10 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     printf("dtype          %s\n", m->dtype);
     printf("rope           %s", rope_name(c->rope));
     if (c->rope != ROPE_NONE) printf(", theta %g", (double)c->rope_theta);
+    if (c->rope_scaling == ROPE_SCALE_LINEAR) printf(", linear scaling x%g", (double)c->rope_factor);
+    if (c->rope_scaling == ROPE_SCALE_LLAMA3)
+        printf(", llama3 scaling x%g (low %g, high %g, original context %g)", (double)c->rope_factor,
+               (double)c->rope_low_freq, (double)c->rope_high_freq, (double)c->rope_orig_ctx);
     printf("\nnorm eps       %g\n", (double)c->norm_eps);
     printf("tied head      %s\n", c->tied_head ? "yes" : "no");
     printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);

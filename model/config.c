@@ -135,7 +135,7 @@ static int parse_gpt2(struct hf_config *hc, const cJSON *r, const char *path, xs
     return 0;
 }
 
-// rope_scaling (transformers 4) / rope_parameters (transformers 5): only the plain kind.
+// rope_scaling (transformers 4) / rope_parameters (transformers 5): default, linear, llama3.
 static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
     static const char *keys[] = {"rope_parameters", "rope_scaling"};
     int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
@@ -147,9 +147,28 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xs
         rc = get_string(j, "rope_type", NULL, &type, path, err);
         if (!rc && !type) rc = get_string(j, "type", "default", &type, path, err);
         if (rc) return rc;
-        if (strcmp(type, "default"))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: %s type \"%.32s\" is not supported (xsa-eval implements plain RoPE: null or \"default\")", path, keys[k], type);
-        if (item(j, "rope_theta"))
+        struct model_config *c = &hc->cfg;
+        if (!strcmp(type, "linear")) {
+            c->rope_scaling = ROPE_SCALE_LINEAR;
+            rc = get_float(j, "factor", -1, 1e-6, 1e6, &c->rope_factor, path, err);
+        } else if (!strcmp(type, "llama3")) {
+            c->rope_scaling = ROPE_SCALE_LLAMA3;
+            rc = get_float(j, "factor", -1, 1e-6, 1e6, &c->rope_factor, path, err);
+            if (!rc) rc = get_float(j, "low_freq_factor", -1, 1e-6, 1e6, &c->rope_low_freq, path, err);
+            if (!rc) rc = get_float(j, "high_freq_factor", -1, 1e-6, 1e6, &c->rope_high_freq, path, err);
+            if (!rc) rc = get_float(j, "original_max_position_embeddings", -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
+            if (!rc && (c->rope_low_freq < 0 || c->rope_high_freq < 0 || c->rope_orig_ctx < 0))
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type llama3 needs low_freq_factor, high_freq_factor and "
+                              "original_max_position_embeddings", path, keys[k]);
+            if (!rc && !(c->rope_high_freq > c->rope_low_freq))
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s: high_freq_factor must be above low_freq_factor", path, keys[k]);
+        } else if (strcmp(type, "default")) {
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s type \"%.32s\" is not supported (xsa-eval implements "
+                            "default, linear and llama3)", path, keys[k], type);
+        }
+        if (!rc && c->rope_scaling && c->rope_factor < 0)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type %s needs a \"factor\"", path, keys[k], type);
+        if (!rc && item(j, "rope_theta"))
             rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
     }
     return rc;

@@ -23,6 +23,12 @@ enum rope_style {
     ROPE_ADJACENT = 2,  // llama2.c / Meta: pairs (2i, 2i + 1)
 };
 
+enum rope_scaling {     // config.json rope_scaling / rope_parameters, as transformers' rope_utils
+    ROPE_SCALE_NONE = 0,  // "default"
+    ROPE_SCALE_LINEAR,    // inverse frequencies / factor
+    ROPE_SCALE_LLAMA3,    // Llama 3.1/3.2: long wavelengths / factor, short kept, smoothed between
+};
+
 struct model_config {
     enum model_arch arch;
     enum rope_style rope;
@@ -36,6 +42,9 @@ struct model_config {
     int max_seq_len;  // context length used for lm-eval's left truncation
     float norm_eps;
     float rope_theta;
+    enum rope_scaling rope_scaling;
+    float rope_factor;             // linear, llama3
+    float rope_low_freq, rope_high_freq, rope_orig_ctx;  // llama3: low/high_freq_factor, original_max_position_embeddings
     int tied_head;    // 1 when lm_head shares tok_emb
     int gelu_exact;   // gpt2: 1 for activation_function "gelu" (erf, nanoGPT's nn.GELU), 0 for
                       // the tanh approximation (gelu_new, GPT-2's own)

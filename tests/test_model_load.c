@@ -426,7 +426,7 @@ TEST(test_config_refusals) {
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
          "\"num_attention_heads\":2,\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4}}", "rope_scaling type \"yarn\""},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
-         "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters type \"llama3\""},
+         "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters of type llama3 needs low_freq_factor, high_freq_factor and original_max_position_embeddings"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
          "\"num_attention_heads\":2,\"hidden_act\":\"gelu\"}", "hidden_act \"gelu\""},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"

@@ -227,11 +227,34 @@ def strip_transformer_prefix(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="tests/fixtures/models")
+    ap.add_argument("--only", help="comma-separated model names: build just those (the others stay as committed)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
+    only = set(args.only.split(",")) if args.only else None
+
+    def want(name):
+        return only is None or name in only
 
     # (a) gpt2_tiny, fp32, tied head; plus a sharded copy of the same weights.
+    if want("gpt2_tiny"):
+        build_gpt2_tiny(args)
+
+    # (b)-(d): llama_gqa, llama_bf16, gpt2_gelu.
+    for name, build in (("llama_gqa", build_llama_gqa), ("llama_bf16", build_llama_bf16), ("gpt2_gelu", build_gpt2_gelu),
+                        ("llama_rope_linear", build_llama_rope_linear), ("llama_rope_llama3", build_llama_rope_llama3)):
+        if want(name):
+            build(args)
+
+    for name in sorted(os.listdir(args.out)):
+        d = os.path.join(args.out, name)
+        for f in os.listdir(d):
+            os.chmod(os.path.join(d, f), 0o644)  # safetensors writes 0600
+        total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+        print(f"{name}: {total} bytes ({', '.join(sorted(os.listdir(d)))})")
+
+
+def build_gpt2_tiny(args):
     cfg = GPT2Config(vocab_size=300, n_positions=64, n_embd=32, n_layer=2, n_head=4,
                      bos_token_id=0, eos_token_id=0)
     m = GPT2LMHeadModel(cfg)
@@ -245,7 +268,10 @@ def main():
         json.dump(ref, f, indent=1)
         f.write("\n")
 
-    # (b) llama_gqa, fp32, GQA 4:2, untied head.
+
+
+def build_llama_gqa(args):
+    """llama_gqa, fp32, GQA 4:2, untied head."""
     cfg = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
                       rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
@@ -255,7 +281,10 @@ def main():
     save(m, args.out, "llama_gqa")
     write_reference(args.out, "llama_gqa", LlamaForCausalLM, "F32", "float64", "0,2", 12)
 
-    # (c) llama_bf16: same shape, tied embeddings, stored in bfloat16.
+
+
+def build_llama_bf16(args):
+    """llama_bf16: llama_gqa's shape, tied embeddings, stored in bfloat16."""
     cfg = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
                       rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
@@ -266,8 +295,11 @@ def main():
     save(m, args.out, "llama_bf16")
     write_reference(args.out, "llama_bf16", LlamaForCausalLM, "BF16", "float32", "1", 13)
 
-    # (d) gpt2_gelu: gpt2_tiny's shape with the exact erf GELU (activation_function "gelu"),
-    # as nanoGPT checkpoints (nn.GELU) convert; untied head.
+
+
+def build_gpt2_gelu(args):
+    """gpt2_gelu: gpt2_tiny's shape with the exact erf GELU (activation_function "gelu"), as
+    nanoGPT checkpoints (nn.GELU) convert; untied head."""
     cfg = GPT2Config(vocab_size=300, n_positions=64, n_embd=32, n_layer=2, n_head=4,
                      activation_function="gelu", tie_word_embeddings=False, bos_token_id=0, eos_token_id=0)
     m = GPT2LMHeadModel(cfg)
@@ -275,12 +307,29 @@ def main():
     save(m, args.out, "gpt2_gelu")
     write_reference(args.out, "gpt2_gelu", GPT2LMHeadModel, "F32", "float64", "0", 14)
 
-    for name in sorted(os.listdir(args.out)):
-        d = os.path.join(args.out, name)
-        for f in os.listdir(d):
-            os.chmod(os.path.join(d, f), 0o644)  # safetensors writes 0600
-        total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        print(f"{name}: {total} bytes ({', '.join(sorted(os.listdir(d)))})")
+
+def build_llama_rope(args, name, rope, seed):
+    """llama_gqa's shape with scaled RoPE, on contexts long enough that every kind of frequency
+    (kept, divided, smoothed) is in play."""
+    cfg = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=256,
+                      rope_theta=10000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                      rope_scaling=rope, bos_token_id=1, eos_token_id=2)
+    m = LlamaForCausalLM(cfg)
+    randomize(m, seed)
+    save(m, args.out, name)
+    write_reference(args.out, name, LlamaForCausalLM, "F32", "float64", "1", seed + 10)
+
+
+def build_llama_rope_linear(args):
+    build_llama_rope(args, "llama_rope_linear", {"rope_type": "linear", "factor": 4.0}, 5)
+
+
+def build_llama_rope_llama3(args):
+    # Llama 3.1's constants but a 32-token original context, so wavelengths of 8..32 (smoothed)
+    # and above (divided) occur at head_dim 16.
+    build_llama_rope(args, "llama_rope_llama3", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                 "high_freq_factor": 4.0, "original_max_position_embeddings": 32}, 6)
 
 
 if __name__ == "__main__":

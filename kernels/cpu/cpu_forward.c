@@ -194,7 +194,7 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
 
     struct rows_job j = {.op = OP_EMBED, .m = m, .b = b, .T = T, .out = st->x};
     run_rows(st, &j);
-    if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c->head_dim, c->rope_theta, st->rope_cos, st->rope_sin);
+    if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c, st->rope_cos, st->rope_sin);
     // The last block runs on the scored tokens only, unless a probe wants all of its rows.
     int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1);
     int R = b->n_entries > 0 ? group_entries(st, b) : 0, Rp = cpu_gemm_pad_rows(R);

@@ -140,10 +140,10 @@ void cpu_swiglu(float *gate, const float *up, long n) {
     }
 }
 
-void cpu_rope_table(const int32_t *pos, int T, int hd, float theta, float *cos_t, float *sin_t) {
-    int h2 = hd / 2;
+void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t) {
+    int h2 = c->head_dim / 2;
     for (int i = 0; i < h2; i++) {
-        float inv = xsa_rope_inv_freq(i, hd, theta);  // the formula both backends share
+        float inv = xsa_rope_inv_freq_cfg(c, i);  // the formula both backends share
         for (int t = 0; t < T; t++) {
             float a = xsa_rope_angle_inv(pos[t], inv);
             cos_t[(long)t * h2 + i] = cosf(a);

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "model/model.h"
+
 // LayerNorm (b != NULL, biased variance) or RMSNorm as HF LlamaRMSNorm (b == NULL):
 // out[r] = norm(x[r]) * w (+ b); x, out (n, C).
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
@@ -35,7 +37,7 @@ void cpu_swiglu(float *gate, const float *up, long n);
 
 // cos/sin of pos * theta^(-2i/hd) for i < hd/2, as HF computes them in float32;
 // cos_t, sin_t (T, hd/2).
-void cpu_rope_table(const int32_t *pos, int T, int hd, float theta, float *cos_t, float *sin_t);
+void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t);
 
 // Rotates n_heads heads of hd floats of each of T rows of x (row stride ld) in place.
 // half = 1: pairs (i, i + hd/2) (HF rotate_half); half = 0: pairs (2i, 2i + 1) (llama2.c).

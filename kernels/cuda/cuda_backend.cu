@@ -124,7 +124,7 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
         int h2 = c->head_dim / 2;
         float *inv = (float *)malloc((size_t)h2 * sizeof *inv);
         if (!inv) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory");
-        for (int i = 0; i < h2; i++) inv[i] = xsa_rope_inv_freq(i, c->head_dim, c->rope_theta);
+        for (int i = 0; i < h2; i++) inv[i] = xsa_rope_inv_freq_cfg(c, i);
         rc = upload(st, st->rope_inv, inv, (size_t)h2, 0, err);
         free(inv);
     }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/model.h"
+
 #ifdef __CUDACC__
 #define XSA_HD __host__ __device__ __forceinline__
 #else
@@ -76,6 +78,23 @@ XSA_HD float xsa_norm_apply(float x, float mean, float rstd, float w, float b, i
 // a few ulp, and an angle's error grows with the position.
 XSA_HD float xsa_rope_inv_freq(int i, int hd, float theta) {
     return 1.0f / powf(theta, (float)(2 * i) / (float)hd);
+}
+
+// Pair i's inverse frequency with the checkpoint's RoPE scaling, in float32 as transformers'
+// rope_utils computes it (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
+// Host only: both backends build their tables with it.
+static inline float xsa_rope_inv_freq_cfg(const struct model_config *c, int i) {
+    float inv = xsa_rope_inv_freq(i, c->head_dim, c->rope_theta), f = c->rope_factor;
+    if (c->rope_scaling == ROPE_SCALE_LINEAR) return inv / f;
+    if (c->rope_scaling != ROPE_SCALE_LLAMA3) return inv;
+    double low_wavelen = (double)c->rope_orig_ctx / c->rope_low_freq, high_wavelen = (double)c->rope_orig_ctx / c->rope_high_freq;
+    // torch: `2 * math.pi / inv` is reciprocal(inv) * 2pi, a scalar taken in float32.
+    float wavelen = (1.0f / inv) * (float)(2 * 3.14159265358979323846);
+    float scaled = wavelen > (float)low_wavelen ? inv / f : inv;
+    if (wavelen < (float)high_wavelen || wavelen > (float)low_wavelen) return scaled;
+    float smooth = ((1.0f / wavelen) * c->rope_orig_ctx - c->rope_low_freq) /
+                   (float)((double)c->rope_high_freq - c->rope_low_freq);
+    return (1 - smooth) * scaled / f + smooth * scaled;
 }
 
 // Angle of pair i at position pos from its inverse frequency.
