@@ -1,5 +1,5 @@
 // sources.h: where rows come from, tried in order: the Hugging Face dataset viewer API
-// (source_viewer.c), JSON/JSONL files in the Hub repository (source_hub.c), the original
+// (source_viewer.c), Parquet and JSON Lines files in the Hub repository (source_hub.c), the original
 // authors' files (source_original.c). Internal to data/.
 #ifndef XSA_DATA_SOURCES_H
 #define XSA_DATA_SOURCES_H
@@ -49,6 +49,9 @@ static inline void str_copy(char *d, size_t n, const char *s) {
 
 int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+// The Parquet file of t's evaluated split in its Hub repository: *dataset and *path on main;
+// 0 when the task has none there.
+int source_hub_parquet_file(const struct task_def *t, const char **dataset, const char **path);
 int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.

@@ -6,10 +6,13 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "data/cache.h"
+#include "data/data.h"
 #include "data/parquet.h"
+#include "tasks/task.h"
 #include "tests/check.h"
 
 #define DIR_ "tests/fixtures/parquet"
@@ -195,5 +198,92 @@ TEST(damaged_files_fail_cleanly) {
     free(buf);
 }
 
+static int copy_file(const char *from, const char *to) {
+    char *buf = NULL;
+    size_t len = 0;
+    xsa_error err = {0};
+    int rc = file_read_all(from, (size_t)1 << 24, &buf, &len, &err);
+    if (!rc) rc = file_write_atomic(to, buf, len, &err);
+    free(buf);
+    return rc;
+}
+
+// data_load_task's rows, serialized (NULL on failure, err filled).
+static char *load_serialized(const struct task_def *t, const char *dir, char src[512], xsa_error *err) {
+    struct data_options opt = {.data_dir = dir, .quiet = 1, .allow_data_change = 1};  // fixtures are short
+    cJSON **rows = NULL;
+    int n = 0;
+    char sha[65];
+    if (data_load_task(t, &opt, &rows, &n, sha, src, NULL, err)) return NULL;
+    struct rows r = {rows, n, n};
+    char *text = serialize(&r);
+    data_rows_free(rows, n);
+    return text;
+}
+
+// --data-dir DIR/<task>/<split>.parquet, and a Hugging Face hub cache's snapshot of the repository.
+TEST(data_dir_reads_parquet) {
+    char root[] = "/tmp/xsa_test_parquet_XXXXXX";
+    if (!mkdtemp(root)) return;
+    static const char *const tasks[] = {"arc_easy", "arc_challenge", "boolq", "hellaswag", "lambada_openai",
+                                        "openbookqa", "piqa", "social_iqa", "winogrande"};
+    char path[4200], from[512], want_path[512], src[512], cmd[4400];
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++) {
+        const struct task_def *t = task_find(tasks[i]);
+        CHECK(t != NULL);
+        if (!t) continue;
+        snprintf(path, sizeof path, "%s/%s", root, t->name);
+        xsa_error err = {0};
+        CHECK_EQ_INT(cache_mkdirs(path, &err), 0);
+        snprintf(path, sizeof path, "%s/%s/%s.parquet", root, t->name, t->split);
+        snprintf(from, sizeof from, DIR_ "/%s.gzip_v2_groups.parquet", t->name);
+        CHECK_EQ_INT(copy_file(from, path), 0);
+        snprintf(want_path, sizeof want_path, "tests/fixtures/data/%s/%s.jsonl", t->name, t->split);
+        int n_want = 0;
+        char *want = expected_serialized(want_path, &n_want);
+        char *got = load_serialized(t, root, src, &err);
+        CHECK_MSG(got && want && !strcmp(got, want), "%s: %s", t->name, err.msg);
+        CHECK_MSG(got && strstr(src, path), "%s: source %s", t->name, src);
+        free(got);
+        free(want);
+    }
+    // A damaged file is bad input (exit 2) naming it.
+    const struct task_def *piqa = task_find("piqa");
+    snprintf(path, sizeof path, "%s/piqa/validation.parquet", root);
+    xsa_error err = {0};
+    CHECK_EQ_INT(file_write_atomic(path, "PAR1 not really", 15, &err), 0);
+    char *got = load_serialized(piqa, root, src, &err);
+    CHECK(got == NULL);
+    CHECK_EQ_INT(err.code, XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, path) && strstr(err.msg, "not a Parquet file"), "%s", err.msg);
+    free(got);
+    // The hub cache: datasets--ORG--NAME/refs/main names the snapshot folder.
+    const struct task_def *arc = task_find("arc_easy");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/* && mkdir -p '%s/datasets--allenai--ai2_arc/refs' "
+             "'%s/datasets--allenai--ai2_arc/snapshots/0a1b2c/ARC-Easy' && printf '0a1b2c' > "
+             "'%s/datasets--allenai--ai2_arc/refs/main'", root, root, root, root);
+    CHECK_EQ_INT(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/datasets--allenai--ai2_arc/snapshots/0a1b2c/ARC-Easy/test-00000-of-00001.parquet",
+             root);
+    CHECK_EQ_INT(copy_file(DIR_ "/arc_easy.snappy.parquet", path), 0);
+    int n_want = 0;
+    char *want = expected_serialized("tests/fixtures/data/arc_easy/test.jsonl", &n_want);
+    xsa_error e2 = {0};
+    got = load_serialized(arc, root, src, &e2);
+    CHECK_MSG(got && want && !strcmp(got, want), "%s", e2.msg);
+    CHECK_MSG(strstr(src, "snapshots/0a1b2c/ARC-Easy") != NULL, "%s", src);
+    free(got);
+    free(want);
+    // A ref that is not a commit id is not followed.
+    snprintf(cmd, sizeof cmd, "printf '../0a1b2c' > '%s/datasets--allenai--ai2_arc/refs/main'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+    xsa_error e3 = {0};
+    got = load_serialized(arc, root, src, &e3);
+    CHECK(got == NULL && e3.code == XSA_EBADINPUT);
+    free(got);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 RUN_TESTS(T(every_fixture_reads_as_pyarrow_reads_it), T(unsupported_features_are_refused_by_name),
-          T(damaged_files_fail_cleanly))
+          T(damaged_files_fail_cleanly), T(data_dir_reads_parquet))

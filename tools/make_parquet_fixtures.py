@@ -138,10 +138,17 @@ def fixtures():
     print(f"wrote {len(os.listdir(OUT))} files to {OUT}")
 
 
+VOCAB = []
+
+
 def words(rnd, n):
-    vocab = ["the", "man", "is", "then", "a", "woman", "shown", "on", "camera", "and", "begins", "to", "while",
-             "holding", "into", "of", "with", "roof", "ball", "water", "playing", "talking", "people", "large"]
-    return " ".join(rnd.choice(vocab) for _ in range(n))
+    # Common words most of the time, a long tail of rarer ones: text that compresses like English.
+    if not VOCAB:
+        VOCAB.extend(["the", "man", "is", "then", "a", "woman", "shown", "on", "camera", "and", "begins", "to",
+                      "while", "holding", "into", "of", "with", "he", "she", "they", "it", "in", "his", "her"])
+        VOCAB.extend("".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(3, 10)))
+                     for _ in range(20000))
+    return " ".join(VOCAB[rnd.randrange(24)] if rnd.random() < 0.4 else rnd.choice(VOCAB) for _ in range(n))
 
 
 def bench(path, n):
@@ -150,9 +157,9 @@ def bench(path, n):
     acts = [words(rnd, 2).title() for _ in range(190)]
     rows = []
     for i in range(n):
-        a, b = words(rnd, rnd.randint(8, 40)) + ".", words(rnd, rnd.randint(1, 4))
+        a, b = words(rnd, rnd.randint(10, 60)) + ".", words(rnd, rnd.randint(1, 4))
         rows.append({"ind": i * 4 + 24, "activity_label": rnd.choice(acts), "ctx_a": a, "ctx_b": b, "ctx": a + " " + b,
-                     "endings": [words(rnd, rnd.randint(5, 30)) + "." for _ in range(4)],
+                     "endings": [words(rnd, rnd.randint(8, 30)) + "." for _ in range(4)],
                      "source_id": f"activitynet~v_{rnd.getrandbits(40):x}", "split": "val",
                      "split_type": rnd.choice(["indomain", "zeroshot"]), "label": str(rnd.randint(0, 3))})
     pq.write_table(task_table("hellaswag", rows), path, compression="snappy")
