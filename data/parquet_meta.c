@@ -331,6 +331,10 @@ static int read_file_meta(struct meta_reader *mr) {
             int et;
             uint32_t n;
             if (thrift_list(r, &et, &n) || et != THRIFT_STRUCT) return bad(mr->err, mr->where, r, "row groups");
+            // Every column chunk of every row group takes at least a byte of the footer.
+            if ((uint64_t)n * (uint64_t)m->n_leaves > (uint64_t)(r->end - r->p))
+                return xsa_fail(mr->err, XSA_EBADINPUT, "%s: %u row groups of %d columns cannot fit in the footer",
+                                mr->where, n, m->n_leaves);
             m->group_rows = calloc(n ? n : 1, sizeof *m->group_rows);
             m->chunks = calloc(n && m->n_leaves ? (size_t)n * (size_t)m->n_leaves : 1, sizeof *m->chunks);
             if (!m->group_rows || !m->chunks) return xsa_fail(mr->err, XSA_ERUNTIME, "out of memory");

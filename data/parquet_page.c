@@ -335,7 +335,10 @@ static int dict_page(const struct page_ctx *pc, const struct page_header *h, con
         return page_fail(pc, what);
     }
     int32_t nv = h->sub[1];
-    if (nv < 0 || (int64_t)nv > (int64_t)h->usize * 8) return page_fail(pc, "more dictionary entries than bytes");
+    // Each PLAIN value takes at least its width (a string: its 4-byte length; a boolean: 1 bit).
+    int64_t width = nd->type == PQ_INT64 || nd->type == PQ_DOUBLE ? 8 : 4;
+    int64_t fits = nd->type == PQ_BOOLEAN ? (int64_t)h->usize * 8 : (int64_t)h->usize / width;
+    if (nv < 0 || nv > fits) return page_fail(pc, "more dictionary entries than the page can hold");
     const unsigned char *d;
     int rc = decompress(pc, codec, page, (size_t)h->csize, (size_t)h->usize, col, &d);
     if (rc) return rc;

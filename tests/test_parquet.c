@@ -97,7 +97,7 @@ TEST(every_fixture_reads_as_pyarrow_reads_it) {
         files++;
     }
     if (d) closedir(d);
-    CHECK_EQ_INT(files, 9 * 4 + 4);  // nine tasks and the nulls file, four writer variants each
+    CHECK_EQ_INT(files, 11 * 4);  // nine tasks, nulls and types, four writer variants each
 }
 
 static void expect_refused(const char *name, const char *what) {
@@ -181,6 +181,18 @@ TEST(damaged_files_fail_cleanly) {
     memcpy(m + 4, buf + 4 + cut, flen + 8);
     CHECK_EQ_INT(read_mem(m, keep, msg, sizeof msg), XSA_EBADINPUT);
     CHECK_MSG(strstr(msg, "lie outside the file") != NULL, "%s", msg);
+    // A page's bytes changed under its CRC (a question's text, stored as is in this file).
+    size_t plen = 0;
+    unsigned char *plain = load("arc_easy.none_plain_groups.parquet", &plen);
+    unsigned char *at = plain ? memmem(plain, plen, "Which object in the sky", 23) : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        CHECK_EQ_INT(read_mem(plain, plen, msg, sizeof msg), 0);
+        at[3] ^= 0x20;
+        CHECK_EQ_INT(read_mem(plain, plen, msg, sizeof msg), XSA_EBADINPUT);
+        CHECK_MSG(strstr(msg, "column 'question'") && strstr(msg, "CRC mismatch"), "%s", msg);
+    }
+    free(plain);
     // Flipped bytes anywhere: success or one clean error, never a crash (ASan checks reads).
     unsigned s = 12345;
     for (int it = 0; it < 3000; it++) {

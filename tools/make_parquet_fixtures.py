@@ -10,6 +10,7 @@ Writes tests/fixtures/parquet/:
   <task>.expected.jsonl      the rows as pyarrow reads every variant back (identical for all of
                              them; checked here), one json.dumps object a line
   nulls.*                    nulls and empty lists at each level of an ARC-shaped schema
+  types.*                    BOOLEAN, INT32 as int8 and uint32, INT64, FLOAT, DOUBLE, with nulls
   unsupported.*.parquet      files a real writer makes with what the reader refuses by name
   bad_string_length.parquet  a PLAIN string whose length prefix is 0xfffffff0
 
@@ -47,11 +48,12 @@ SCHEMAS = {
     "winogrande": [("sentence", S), ("option1", S), ("option2", S), ("answer", S)],
     "lambada_openai": [("text", S)],
 }
-# name: (compression, use_dictionary, data_page_version, row_group_size, data_page_size)
+# name: (compression, use_dictionary, data_page_version, row_group_size, data_page_size); the
+# uncompressed one also writes page CRCs.
 VARIANTS = {
     "snappy": ("snappy", True, "1.0", None, None),      # what `datasets` writes by default
     "zstd_v2_plain": ("zstd", False, "2.0", None, None),
-    "gzip_v2_groups": ("gzip", True, "2.0", 5, 64),     # several row groups and pages
+    "gzip_v2_groups": ("gzip", True, "2.0", 5, 64),     # several row groups and pages; dictionary fallback
     "none_plain_groups": ("none", False, "1.0", 4, 64),
 }
 
@@ -68,6 +70,11 @@ def write(table, path, compression, dictionary, version, rg, page):
     if page:
         kw["data_page_size"] = page
         kw["write_batch_size"] = 2  # pages are cut between batches
+    if compression == "none":
+        kw["write_page_checksum"] = True
+        kw["write_statistics"] = False  # the only copy of each value is in its page
+    if page and dictionary:
+        kw["dictionary_pagesize_limit"] = 96  # a full dictionary: later pages fall back to PLAIN
     pq.write_table(table, path, **kw)
 
 
@@ -114,6 +121,19 @@ def fixtures():
         assert pq.read_table(path).to_pylist() == nulls, name
     with open(os.path.join(OUT, "nulls.expected.jsonl"), "w", encoding="utf-8") as f:
         f.write(dumps(pq.read_table(os.path.join(OUT, "nulls.snappy.parquet")).to_pylist()))
+    # The other physical types and integer widths the reader maps to JSON (booleans are RLE in v2 pages).
+    types = [
+        {"b": True, "i8": -128, "u32": 4294967295, "i64": -(2 ** 53), "f": 0.1, "d": -2.5e-300, "s": "x"},
+        {"b": False, "i8": 127, "u32": 0, "i64": 2 ** 53, "f": None, "d": 1e300, "s": None},
+        {"b": None, "i8": None, "u32": None, "i64": None, "f": -3.0, "d": None, "s": ""},
+    ] * 3
+    tschema = pa.schema([("b", pa.bool_()), ("i8", pa.int8()), ("u32", pa.uint32()), ("i64", pa.int64()),
+                         ("f", pa.float32()), ("d", pa.float64()), ("s", S)])
+    table = pa.Table.from_pylist(types, schema=tschema)
+    for name, (codec, dic, ver, rg, page) in VARIANTS.items():
+        write(table, os.path.join(OUT, f"types.{name}.parquet"), codec, dic, ver, rg, page)
+    with open(os.path.join(OUT, "types.expected.jsonl"), "w", encoding="utf-8") as f:
+        f.write(dumps(pq.read_table(os.path.join(OUT, "types.snappy.parquet")).to_pylist()))
     # Real writers' features the reader refuses by name.
     boolq = task_table("boolq", canonical(os.path.join(DATA, "boolq", "validation.jsonl")))
     pq.write_table(boolq, os.path.join(OUT, "unsupported.brotli.parquet"), compression="brotli")
