@@ -206,8 +206,9 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
             memset(e, 0, sizeof *e);
             snprintf(e->task, sizeof e->task, "%s", t->name);
             snprintf(e->split, sizeof e->split, "%s", t->split);
-            snprintf(e->dataset, sizeof e->dataset, "%s", t->hf_dataset);
-            snprintf(e->config, sizeof e->config, "%s", t->hf_config ? t->hf_config : "default");
+            // Where the rows really came from (SocialIQA: lighteval/siqa when allenai/social_i_qa has none).
+            snprintf(e->dataset, sizeof e->dataset, "%s", r.dataset[0] ? r.dataset : t->hf_dataset);
+            snprintf(e->config, sizeof e->config, "%s", r.dataset[0] ? r.config : t->hf_config ? t->hf_config : "default");
             snprintf(e->source, sizeof e->source, "%s", tok);
             str_copy(e->url, sizeof e->url, r.url);
             str_copy(e->revision, sizeof e->revision, r.revision);

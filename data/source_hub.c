@@ -56,6 +56,8 @@ static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, struct so
     const char *revs[2] = {"main", "refs%2Fconvert%2Fparquet"}, *paths[2] = {p->path, conv};
     char url[1024];
     int rc = 0;
+    str_copy(r->dataset, sizeof r->dataset, dataset);
+    str_copy(r->config, sizeof r->config, config);
     for (int k = p->path ? 0 : 1; k < 2; k++) {
         int not_found = 0;
         if ((rc = hub_url(c, dataset, revs[k], paths[k], url, sizeof url, err))) return rc;

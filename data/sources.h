@@ -33,6 +33,8 @@ struct source_result {
     int bad_data;                 // on failure: the data is wrong (not the network)
     int store_failed;             // on failure: the cache could not be written
     char url[512];                // where the rows came from (first URL)
+    char dataset[160];            // Hugging Face id the rows came from; "": the task's hf_dataset
+    char config[64];              // with dataset: its config
     char revision[128];           // upstream revision when known
     char raw_sha256[65];          // over the raw downloaded bytes, in order
     int preprocessed;             // rows are already lm-eval-preprocessed (adapter says)

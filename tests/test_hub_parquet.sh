@@ -51,6 +51,8 @@ while read -r task split path variant; do
     expect_exit "hub_parquet_$task" 0 "$task .*hub:$B/h/ok/0/datasets/$path" -- hub --tasks "$task" --cache-dir "$C" --hf-endpoint "$B/h/ok/0"
     same_rows "hub_parquet_rows_$task" "$C/$task/$split.jsonl" "$HERE/fixtures/data/$task/$split.jsonl"
 done <<<"$PLANS"
+grep -q '"dataset":[[:space:]]*"lighteval/siqa"' "$TMP/c_social_iqa/social_iqa/validation.manifest.json" && pass hub_parquet_dataset_recorded ||
+    fail hub_parquet_dataset_recorded "$(grep '"dataset"' "$TMP/c_social_iqa/social_iqa/validation.manifest.json")"
 grep -q '"revision":[[:space:]]*"0123456789abcdef' "$TMP/c_boolq/boolq/validation.manifest.json" && pass hub_parquet_revision ||
     fail hub_parquet_revision "X-Repo-Commit not in the manifest"
 
