@@ -97,7 +97,13 @@ struct chunk_read {
 // ColumnChunk: its metadata must be inline (field 3) and its pages in this file (no file_path).
 static int column_chunk_field(void *ctx, struct thrift_reader *r, int16_t id, int t) {
     struct chunk_read *cr = ctx;
-    if (id == 1) cr->external = 1;
+    if (id == 1 && t == THRIFT_BINARY) {  // file_path; some writers write it empty
+        const unsigned char *s;
+        uint32_t n;
+        if (thrift_binary(r, &s, &n)) return -1;
+        cr->external |= n > 0;
+        return 0;
+    }
     if (id != 3 || t != THRIFT_STRUCT) return thrift_skip(r, t);
     cr->has_meta = 1;
     return thrift_struct(r, column_meta_field, cr->c);

@@ -70,6 +70,10 @@ def write(table, path, compression, dictionary, version, rg, page):
     if page:
         kw["data_page_size"] = page
         kw["write_batch_size"] = 2  # pages are cut between batches
+    if compression == "snappy":
+        # What newer writers add: a page index after the row groups, content-defined page cuts.
+        kw["write_page_index"] = True
+        kw["use_content_defined_chunking"] = True
     if compression == "none":
         kw["write_page_checksum"] = True
         kw["write_statistics"] = False  # the only copy of each value is in its page
