@@ -10,6 +10,7 @@
 #include "common/version.h"
 #include "data/cache.h"
 #include "data/data.h"
+#include "data/parquet.h"
 #include "data/sources.h"
 
 #if __has_include("tasks/adapters.h")
@@ -43,7 +44,29 @@ static int check_registry_pins(const struct task_def *t, const struct data_optio
                     "pass --allow-data-change to accept it", t->name, what, where);
 }
 
-// --data-dir: canonical <dir>/<task>/<split>.jsonl, else the original files in <dir>/<taskdir>/.
+// The task's Hub Parquet file in a Hugging Face hub cache at `dir`:
+// datasets--ORG--NAME/snapshots/<refs/main>/PATH. 1 with `out` set when it exists.
+static int hub_cache_file(const char *dir, const struct task_def *t, char *out, size_t n) {
+    const char *dataset, *file;
+    if (!source_hub_parquet_file(t, &dataset, &file)) return 0;
+    char repo[256], ref[4400], rev[80] = "";
+    const char *slash = strchr(dataset, '/');
+    if (!slash) return 0;
+    snprintf(repo, sizeof repo, "datasets--%.*s--%s", (int)(slash - dataset), dataset, slash + 1);
+    snprintf(ref, sizeof ref, "%s/%s/refs/main", dir, repo);
+    FILE *f = fopen(ref, "r");
+    if (!f) return 0;
+    int ok = fgets(rev, sizeof rev, f) != NULL;
+    fclose(f);
+    rev[strcspn(rev, "\r\n")] = '\0';
+    // A commit id: hex only, so the path cannot leave the snapshots folder.
+    if (!ok || !rev[0] || strspn(rev, "0123456789abcdef") != strlen(rev)) return 0;
+    int w = snprintf(out, n, "%s/%s/snapshots/%s/%s", dir, repo, rev, file);
+    return w > 0 && (size_t)w < n && file_exists(out);
+}
+
+// --data-dir: canonical <dir>/<task>/<split>.jsonl, else <task>/<split>.parquet or a Hugging Face
+// hub cache's Parquet file, else the original files in <dir>/<taskdir>/.
 static int load_local(const struct task_def *t, const struct data_options *opt, struct source_result *r, char source[512],
                       xsa_error *err) {
     char path[4096];
@@ -68,11 +91,24 @@ static int load_local(const struct task_def *t, const struct data_options *opt, 
             return 0;
         }
     }
+    // Parquet: <task>/<split>.parquet, or the file in a Hugging Face hub cache (DIR = ~/.cache/huggingface/hub).
+    snprintf(path, sizeof path, "%s/%s/%s.parquet", opt->data_dir, t->name, t->split);
+    if (file_exists(path) || hub_cache_file(opt->data_dir, t, path, sizeof path)) {
+        long n = 0;
+        int rc = parquet_read_file(path, source_result_emit, r, &n, err);
+        if (rc) {
+            source_result_free(r);
+            return rc;
+        }
+        snprintf(source, 512, "local:%.500s", path);
+        return 0;
+    }
     const char *dn = task_original_dirname(t);
     snprintf(path, sizeof path, "%s/%s", opt->data_dir, dn ? dn : t->name);
     if (!dir_exists(path))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: --data-dir has neither %s/%s.jsonl nor the original files in %s/",
-                        opt->data_dir, t->name, t->split, path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --data-dir has neither %s/%s.jsonl, %s/%s.parquet, a Hugging Face "
+                        "hub cache copy nor the original files in %s/", opt->data_dir, t->name, t->split, t->name,
+                        t->split, path);
     snprintf(source, 512, "local:%.500s", path);
     return source_adapt_dir(t, path, r, err);
 }
@@ -170,8 +206,9 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
             memset(e, 0, sizeof *e);
             snprintf(e->task, sizeof e->task, "%s", t->name);
             snprintf(e->split, sizeof e->split, "%s", t->split);
-            snprintf(e->dataset, sizeof e->dataset, "%s", t->hf_dataset);
-            snprintf(e->config, sizeof e->config, "%s", t->hf_config ? t->hf_config : "default");
+            // Where the rows really came from (SocialIQA: lighteval/siqa when allenai/social_i_qa has none).
+            snprintf(e->dataset, sizeof e->dataset, "%s", r.dataset[0] ? r.dataset : t->hf_dataset);
+            snprintf(e->config, sizeof e->config, "%s", r.dataset[0] ? r.config : t->hf_config ? t->hf_config : "default");
             snprintf(e->source, sizeof e->source, "%s", tok);
             str_copy(e->url, sizeof e->url, r.url);
             str_copy(e->revision, sizeof e->revision, r.revision);

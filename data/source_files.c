@@ -148,8 +148,8 @@ out:
     return rc;
 }
 
-int source_fetch_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
-                       xsa_error *err) {
+int source_download_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
+                          int *not_found, xsa_error *err) {
     if (n <= 0 || n > SOURCE_MAX_FILES) return xsa_fail(err, XSA_EBADINPUT, "%s: bad file plan", c->t->name);
     int rc = cache_mkdirs(c->raw_dir, err);
     if (rc) return rc;
@@ -178,7 +178,7 @@ int source_fetch_files(struct source_ctx *c, const struct source_file *files, in
         req_of[i] = n_req;
         reqs[n_req++] = (struct http_request){.url = files[i].url, .dest_path = dl[i]};
     }
-    if (n_req > 0 && (rc = http_fetch(c->http, reqs, n_req, NULL, err))) return rc;
+    if (n_req > 0 && (rc = http_fetch(c->http, reqs, n_req, not_found, err))) return rc;
     str_copy(r->url, sizeof r->url, files[0].url);
     for (int k = 0; k < n_req; k++)
         if (reqs[k].revision[0] && !r->revision[0]) str_copy(r->revision, sizeof r->revision, reqs[k].revision);
@@ -208,6 +208,13 @@ int source_fetch_files(struct source_ctx *c, const struct source_file *files, in
         snprintf(what, sizeof what, "%s!%s", files[i].url, files[i].member);
         if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, c->opt->quiet, err))) return rc;
     }
+    return 0;
+}
+
+int source_fetch_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
+                       xsa_error *err) {
+    int rc = source_download_files(c, files, n, r, NULL, err);
+    if (rc) return rc;
     rc = source_adapt_dir(c->t, c->raw_dir, r, err);
     if (rc) {
         xsa_error e2 = *err;

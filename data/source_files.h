@@ -14,7 +14,11 @@ struct source_file {
     const char *raw_sha256;   // pinned digest of the zip when known
 };
 
-// Downloads (concurrently, resuming), verifies, extracts and adapts `files` into rows.
+// Downloads (concurrently, resuming), verifies and extracts `files` into c->raw_dir (r gets
+// the URL, revision and raw digest). *not_found (when not NULL) is set on an HTTP 404.
+int source_download_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
+                          int *not_found, xsa_error *err);
+// source_download_files, then the task's adapter turns the files into rows.
 int source_fetch_files(struct source_ctx *c, const struct source_file *files, int n, struct source_result *r,
                        xsa_error *err);
 

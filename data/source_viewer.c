@@ -226,6 +226,10 @@ int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error
         if (!c->opt->quiet) fprintf(stderr, "xsa-eval: %s: %s; trying %s\n", c->t->name, err->msg, alt.dataset);
         xsa_error_clear(err);
         rc = viewer_fetch_split(c, &alt, r, &not_found, err);
+        if (!rc) {
+            str_copy(r->dataset, sizeof r->dataset, alt.dataset);
+            str_copy(r->config, sizeof r->config, alt.config ? alt.config : "default");
+        }
     }
     return rc;
 }

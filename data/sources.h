@@ -1,5 +1,5 @@
 // sources.h: where rows come from, tried in order: the Hugging Face dataset viewer API
-// (source_viewer.c), JSON/JSONL files in the Hub repository (source_hub.c), the original
+// (source_viewer.c), Parquet and JSON Lines files in the Hub repository (source_hub.c), the original
 // authors' files (source_original.c). Internal to data/.
 #ifndef XSA_DATA_SOURCES_H
 #define XSA_DATA_SOURCES_H
@@ -33,6 +33,8 @@ struct source_result {
     int bad_data;                 // on failure: the data is wrong (not the network)
     int store_failed;             // on failure: the cache could not be written
     char url[512];                // where the rows came from (first URL)
+    char dataset[160];            // Hugging Face id the rows came from; "": the task's hf_dataset
+    char config[64];              // with dataset: its config
     char revision[128];           // upstream revision when known
     char raw_sha256[65];          // over the raw downloaded bytes, in order
     int preprocessed;             // rows are already lm-eval-preprocessed (adapter says)
@@ -49,6 +51,9 @@ static inline void str_copy(char *d, size_t n, const char *s) {
 
 int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+// The Parquet file of t's evaluated split in its Hub repository: *dataset and *path on main;
+// 0 when the task has none there.
+int source_hub_parquet_file(const struct task_def *t, const char **dataset, const char **path);
 int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.

@@ -28,7 +28,7 @@ Always active (count ignored):
   nul         row 42: question_stem holds "\\u0000"
   fat         num_rows_total = 6000, each row padded to about 20 KB (2 MB pages)
 Binds 127.0.0.1 on an ephemeral port, writes the port to --port-file, logs one JSON line per
-request to --log (--real NAME=PATH serves a real file instead), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
+request to --log (--real NAME=PATH serves a real file instead, NAME a file name or path suffix), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
 """
 import argparse, email.utils, io, json, os, socket, ssl, struct, sys, threading, time, zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -278,8 +278,10 @@ class Handler(BaseHTTPRequestHandler):
         name = rest.rsplit("/", 1)[-1]
         n = ARGS.files.get(name)
         body = synth_file(name, n) if n is not None else None
-        if name in ARGS.real:
-            with open(ARGS.real[name], "rb") as f:
+        # --real keys: a file name, or a path suffix (several Hub files share one name).
+        real = [v for k, v in ARGS.real.items() if k == name or rest == k or rest.endswith("/" + k)]
+        if real:
+            with open(real[0], "rb") as f:
                 body = f.read()
         if body is None:
             return self.send_body(404, b"Entry not found", ctype="text/plain")
@@ -324,7 +326,7 @@ def main():
     p.add_argument("--stall", type=float, default=4)
     p.add_argument("--rows", action="append", default=[], help="DATASET/CONFIG/SPLIT=N")
     p.add_argument("--files", action="append", default=[], help="NAME=N")
-    p.add_argument("--real", action="append", default=[], help="NAME=PATH: serve a real file for NAME")
+    p.add_argument("--real", action="append", default=[], help="NAME=PATH: serve a real file for NAME (a file name or a path suffix)")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     p.add_argument("--redirect-base", default="", help="where the 'away' fault redirects to")
     ARGS = p.parse_args()

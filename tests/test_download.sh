@@ -119,6 +119,8 @@ expect_exit original_zip 0 "winogrande +1267 rows .*original:$B/oz/ok/0/storage.
 cache_valid original_cache_valid "$TMP/c9" winogrande validation 1267
 expect_exit hf_endpoint_env 0 "lambada_openai .*hub:$B/he/ok/0/datasets/EleutherAI/lambada_openai/resolve/main/data/lambada_test.jsonl" -- env HF_ENDPOINT="$B/he/ok/0" "$XSA_BIN" download --quiet --tasks lambada_openai --cache-dir "$TMP/c10" --source hub --allow-data-change
 expect_exit viewer_alternate_dataset 0 "social_iqa +1954 rows .*dataset=lighteval%2Fsiqa" -- dl --tasks social_iqa --cache-dir "$TMP/c11" --datasets-server "$B/sq/ok/0" --source viewer
+grep -q '"dataset":[[:space:]]*"lighteval/siqa"' "$TMP/c11/social_iqa/validation.manifest.json" && pass viewer_alternate_dataset_recorded ||
+    fail viewer_alternate_dataset_recorded "$(grep '"dataset"' "$TMP/c11/social_iqa/validation.manifest.json")"
 expect_exit fallback_to_next_source 0 "winogrande .*original:" -- dl --tasks winogrande --cache-dir "$TMP/c12" --datasets-server "$B/fb/404/0" --originals-mirror "$B/fb2/ok/0"
 
 # Two concurrent downloads of one task: one waits on the lock, one valid copy, pages fetched once.

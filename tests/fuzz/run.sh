@@ -17,6 +17,7 @@ unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
 tok_hf) seeds=($F/tokenizers/*/tokenizer.json) ;;
 tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
 tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
+parquet) seeds=($F/parquet/*.parquet) ;;
 encode) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/edge_cases.jsonl) ;;
 esac
 mkdir -p build/fuzz/corpus/$n build/fuzz/crashes/$n build/fuzz/seeds/$n

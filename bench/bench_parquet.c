@@ -1,0 +1,88 @@
+// bench_parquet.c: speed of data/parquet.c on one file: the file read from memory into rows
+// (cJSON objects, as the Hub source builds them), and into canonical JSONL (what the cache
+// stores). Prints MB/s of Parquet bytes and rows/s, best of REPEATS runs, one thread.
+// The HellaSwag-validation-shaped input and pyarrow's figures on the same file:
+//   python3 tools/make_parquet_fixtures.py --bench /tmp/hellaswag_bench.parquet
+//   build/bench/bench_parquet /tmp/hellaswag_bench.parquet
+//   python3 tools/bench_parquet_pyarrow.py /tmp/hellaswag_bench.parquet
+// Usage: build/bench/bench_parquet FILE [REPEATS]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/fileio.h"
+#include "data/cache.h"
+#include "data/parquet.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+struct sink {
+    cJSON **rows;
+    int n, cap;
+};
+
+static int keep(void *ctx, cJSON *row, const char *where, xsa_error *err) {
+    struct sink *s = ctx;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 1024;
+        cJSON **r = realloc(s->rows, (size_t)cap * sizeof *r);
+        if (!r) {
+            cJSON_Delete(row);
+            return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
+        }
+        s->rows = r;
+        s->cap = cap;
+    }
+    s->rows[s->n++] = row;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s FILE.parquet [REPEATS]\n", argv[0]);
+        return 2;
+    }
+    int repeats = argc > 2 ? atoi(argv[2]) : 5;
+    if (repeats < 1) repeats = 1;
+    char *buf = NULL;
+    size_t len = 0;
+    xsa_error err = {0};
+    if (file_read_all(argv[1], PARQUET_MAX_FILE, &buf, &len, &err)) {
+        fprintf(stderr, "bench_parquet: %s\n", err.msg);
+        return 2;
+    }
+    double best_rows = 1e30, best_jsonl = 1e30;
+    long n = 0;
+    size_t jsonl_len = 0;
+    for (int k = 0; k < repeats; k++) {
+        struct sink s = {0};
+        double t0 = now();
+        if (parquet_read_rows((const unsigned char *)buf, len, argv[1], keep, &s, &n, &err)) {
+            fprintf(stderr, "bench_parquet: %s\n", err.msg);
+            return 2;
+        }
+        double t1 = now();
+        char *text = NULL;
+        if (rows_serialize(s.rows, s.n, &text, &jsonl_len, &err)) {
+            fprintf(stderr, "bench_parquet: %s\n", err.msg);
+            return 2;
+        }
+        double t2 = now();
+        if (t1 - t0 < best_rows) best_rows = t1 - t0;
+        if (t2 - t0 < best_jsonl) best_jsonl = t2 - t0;
+        free(text);
+        rows_free(s.rows, s.n);
+    }
+    double mb = (double)len / 1e6;
+    printf("xsa-eval parquet -> rows:  %ld rows, %.2f MB file in %.4f s (best of %d): %.1f MB/s, %.0f rows/s\n", n, mb,
+           best_rows, repeats, mb / best_rows, (double)n / best_rows);
+    printf("xsa-eval parquet -> JSONL: %ld rows, %.2f MB JSONL in %.4f s (best of %d): %.1f MB/s, %.0f rows/s\n", n,
+           (double)jsonl_len / 1e6, best_jsonl, repeats, mb / best_jsonl, (double)n / best_jsonl);
+    free(buf);
+    return 0;
+}
