@@ -121,7 +121,8 @@ TEST(rope_both_conventions_match_cpu) {
     uint64_t s = 5;
     for (int half = 0; half < 2; half++) {
         for (int i = 0; i < T * H * HD; i++) x[i] = y[i] = urand(&s);
-        cpu_rope_table(pos, T, HD, 10000.0f, cs, sn);
+        struct model_config c = {.head_dim = HD, .rope_theta = 10000.0f};
+        cpu_rope_table(pos, T, &c, cs, sn);
         cpu_rope_apply(y, T, H * HD, H, HD, half, cs, sn);
         for (int t = 0; t < T; t++)
             for (int h = 0; h < H; h++) {
@@ -356,7 +357,8 @@ TEST(rope_inverse_frequencies_match_cpu) {
     float cs[T * H2], sn[T * H2];
     for (int th = 0; th < 2; th++) {
         float theta = th ? 500000.0f : 10000.0f;
-        cpu_rope_table(pos, T, HD, theta, cs, sn);
+        struct model_config c = {.head_dim = HD, .rope_theta = theta};
+        cpu_rope_table(pos, T, &c, cs, sn);
         for (int t = 0; t < T; t++)
             for (int i = 0; i < H2; i++) {
                 float a = xsa_rope_angle_inv(pos[t], xsa_rope_inv_freq(i, HD, theta));
