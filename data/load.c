@@ -13,11 +13,7 @@
 #include "data/parquet.h"
 #include "data/sources.h"
 
-#if __has_include("tasks/adapters.h")
 #include "tasks/adapters.h"
-#else
-const char *task_original_dirname(const struct task_def *t);
-#endif
 
 #define HINT_NETWORK "check the network, use --offline with a filled cache, or set --datasets-server / --hf-endpoint to a mirror"
 
@@ -246,7 +242,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     // Input errors (a bad --ca-bundle) stay 2; everything else from the network is 3.
     int code = first.code == XSA_EBADINPUT ? XSA_EBADINPUT : XSA_ERUNTIME;
     // The network worked when the data did not match or could not be stored: no network hint then.
-    int integrity = local || first_bad || strstr(first.msg, "mismatch") != NULL;
+    int integrity = local || first_bad;
     return xsa_fail(err, code, "%s: %s failed: %s%s%s%s", t->name, local ? "storing the download" : "download",
                     first.msg, tried > 1 && !local ? " (other sources failed too)" : "", integrity ? "" : "; ",
                     integrity ? "" : HINT_NETWORK);

@@ -11,13 +11,7 @@
 #include "data/cache.h"
 #include "data/source_files.h"
 
-#if __has_include("tasks/adapters.h")
 #include "tasks/adapters.h"
-#else  // the agreed interface, until tasks/adapters.h lands
-int task_adapt_original_dir(const struct task_def *t, const char *dir,
-                            int (*emit)(void *ctx, cJSON *row, const char *where, xsa_error *err), void *ctx,
-                            int *preprocessed, xsa_error *err);
-#endif
 
 #define ZIP_MEMBER_MAX ((size_t)512 << 20)
 
@@ -89,7 +83,9 @@ static const char *url_basename(const char *url, char *out, size_t n) {
     return out;
 }
 
-static int check_pin(const char *what, const char *path, const char *pin, int allow, int quiet, xsa_error *err) {
+// *mismatch is set when the file is there and its digest is wrong (bad data, not the network).
+static int check_pin(const char *what, const char *path, const char *pin, int allow, int quiet, int *mismatch,
+                     xsa_error *err) {
     if (!pin) return 0;
     char sha[65];
     int rc = sha256_file_hex(path, sha, err);
@@ -100,6 +96,7 @@ static int check_pin(const char *what, const char *path, const char *pin, int al
         return 0;
     }
     unlink(path);  // never reuse a file known to be wrong
+    *mismatch = 1;
     return xsa_fail(err, XSA_ERUNTIME,
                     "%s: SHA-256 mismatch: expected %s, found %s (the file changed upstream or the download is damaged; "
                     "pass --allow-data-change to accept it)", what, pin, sha);
@@ -191,7 +188,8 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         for (int j = 0; j < i; j++) dup |= !strcmp(files[j].url, files[i].url);
         if (dup) continue;
         const char *pin = files[i].member ? files[i].raw_sha256 : files[i].sha256;
-        if ((rc = check_pin(files[i].url, dl[i], pin, c->opt->allow_data_change, c->opt->quiet, err))) return rc;
+        if ((rc = check_pin(files[i].url, dl[i], pin, c->opt->allow_data_change, c->opt->quiet, &r->bad_data, err)))
+            return rc;
         char sha[65];
         if ((rc = sha256_file_hex(dl[i], sha, err))) return XSA_ERUNTIME;
         used += (size_t)snprintf(listing + used, sizeof listing - used, "%s  %s\n", sha, files[i].url);
@@ -206,7 +204,8 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         if ((rc = zip_extract(dl[i], files[i].member, dest, err))) return rc;
         char what[700];
         snprintf(what, sizeof what, "%s!%s", files[i].url, files[i].member);
-        if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, c->opt->quiet, err))) return rc;
+        if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, c->opt->quiet, &r->bad_data, err)))
+            return rc;
     }
     return 0;
 }

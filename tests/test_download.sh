@@ -95,6 +95,10 @@ expect_exit server_errors_exhausted 3 "HTTP 500.*retries exhausted" -- dl --task
 expect_exit wrong_row_count 3 "openbookqa: .*499 rows, expected 500.*--allow-data-change" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/wc/wrongcount/0"
 cache_clean wrong_row_count_clean "$C" openbookqa
 expect_exit wrong_digest 3 "SHA-256 mismatch: expected 4aa8d02cd17c719165fc8a7887fddd641f43fcafa4b1c806ca8abc31fabdb226, found [0-9a-f]{64}" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/wd/ok/0" --source hub
+# Bad data, not the network: the message gives no network hint (decided on the source's flag,
+# not on the message's wording).
+out=$(dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/wd/ok/0" --source hub 2>&1)
+case $out in *"check the network"*) fail wrong_digest_no_network_hint "$out" ;; *) pass wrong_digest_no_network_hint ;; esac
 cache_clean wrong_digest_clean "$C" lambada_openai
 [ -z "$(ls "$C/raw/lambada_openai" 2>/dev/null)" ] && pass wrong_digest_raw_removed || fail wrong_digest_raw_removed "$(ls "$C/raw/lambada_openai")"
 expect_exit not_found 3 "does not serve allenai/openbookqa/main/test.*HTTP 404" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/nf/404/0"
