@@ -182,3 +182,17 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
     *out = v;
     return 0;
 }
+
+int cli_model_path(const struct cli_command *c, const char **path, struct hub_model *hub, const struct hub_model **used) {
+    if (used) *used = NULL;
+    if (!hub_is_repo_id(*path)) return 0;
+    xsa_error err = {0};
+    int rc = hub_resolve(*path, hub, &err);
+    if (rc) {
+        fprintf(stderr, "xsa-eval %s: %s\n", c->name, err.msg);
+        return rc;
+    }
+    *path = hub->path;
+    if (used) *used = hub;
+    return 0;
+}

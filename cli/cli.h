@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "data/data.h"
+#include "model/hub_cache.h"
 
 #define CLI_KEY_DATA 1000  // keys from here up belong to cli_data_flags
 #define CLI_KEY_STATS 1100 // and from here up to the statistics flags
@@ -52,6 +53,12 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
 void cli_usage(const struct cli_command *c, FILE *f);
 // One line on stderr in the parser's form, then 2: `return cli_fail(c, "--x and --y contradict");`.
 int cli_fail(const struct cli_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// A --model argument as the commands take it: a path, or a Hugging Face repo id
+// (org/name[@revision], model/hub_cache.h) resolved to its cache snapshot. On success *path is
+// what to load and *used (may be NULL) the resolved repo, or NULL for a path; otherwise the
+// reason is on stderr and the exit code returned. hub: storage that outlives *path.
+int cli_model_path(const struct cli_command *c, const char **path, struct hub_model *hub, const struct hub_model **used);
 
 // Typed values, each checked in full (no trailing junk) and against its range; 2 after
 // printing "CMD: --flag VALUE: expected ..." otherwise.

@@ -126,14 +126,7 @@ int cmd_info(int argc, char **argv) {
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");
     struct hub_model hub;
-    xsa_error herr = {0};
-    if (hub_is_repo_id(model_path)) {  // org/name[@revision]: the Hugging Face cache's snapshot
-        if ((rc = hub_resolve(model_path, &hub, &herr))) {
-            fprintf(stderr, "xsa-eval info: %s\n", herr.msg);
-            return rc;
-        }
-        model_path = hub.path;
-    }
+    if ((rc = cli_model_path(&cmd, &model_path, &hub, NULL))) return rc;
     xsa_error err = {0};
     struct model m;
     rc = model_load(&m, model_path, &err);

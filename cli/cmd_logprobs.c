@@ -68,15 +68,8 @@ static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, a, NULL, 0, &n_pos);
     if (rc) return rc;
     if (!a->model) return fail_usage("--model PATH is required", NULL);
-    static struct hub_model hub;  // org/name[@revision]: the Hugging Face cache's snapshot
-    xsa_error herr = {0};
-    if (hub_is_repo_id(a->model)) {
-        if ((rc = hub_resolve(a->model, &hub, &herr))) {
-            fprintf(stderr, "xsa-eval logprobs: %s\n", herr.msg);
-            return rc;
-        }
-        a->model = hub.path;
-    }
+    static struct hub_model hub;  // a->model may point into it
+    if ((rc = cli_model_path(&cmd, &a->model, &hub, NULL))) return rc;
     if (!a->tokens == !a->text) return fail_usage("give exactly one of --tokens 1,2,3 or --text STR", NULL);
     if (a->tokenizer && !a->text) return fail_usage("--tokenizer only applies with --text", NULL);
     return 0;

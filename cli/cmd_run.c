@@ -137,16 +137,8 @@ int cmd_run(int argc, char **argv) {
         return cli_fail(&cmd, "--model and --tasks are required (e.g. xsa-eval run --model ckpt/ --tasks all)");
     // A model named org/name[@revision] is read from the Hugging Face cache in place.
     static struct hub_model hub[RUN_MAX_MODELS];
-    xsa_error herr = {0};
-    for (int m = 0; m < o.n_models; m++) {
-        if (!hub_is_repo_id(o.models[m])) continue;
-        if ((rc = hub_resolve(o.models[m], &hub[m], &herr))) {
-            fprintf(stderr, "xsa-eval run: %s\n", herr.msg);
-            return rc;
-        }
-        o.models[m] = hub[m].path;
-        o.hub[m] = &hub[m];
-    }
+    for (int m = 0; m < o.n_models; m++)
+        if ((rc = cli_model_path(&cmd, &o.models[m], &hub[m], &o.hub[m]))) return rc;
     // Spelling mistakes in --device / --dtype are usage errors: report them before any data is
     // fetched (the backend, which checks them fully, opens only after the data is ready).
     if (strcmp(o.device, "auto") && strcmp(o.device, "cpu") && strncmp(o.device, "cuda", 4)) {
