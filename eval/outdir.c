@@ -86,11 +86,26 @@ int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err) 
     return 0;
 }
 
+// rename() that never replaces `to` (errno EEXIST when it exists).
+static int rename_noreplace(const char *from, const char *to) {
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+    // A filesystem without RENAME_NOREPLACE: link() refuses an existing name just as well.
+    if (link(from, to) == 0) return unlink(from), 0;
+    if (errno == EEXIST) return -1;
+    // Nor hard links: check, then rename (the stamps' random suffixes keep runs' names apart).
+    if (access(to, F_OK) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(from, to);
+}
+
 int outdir_commit(const char *final, xsa_error *err) {
     char pending[4200];
     int rc = outdir_pending_path(final, pending, sizeof pending, err);
     if (rc) return rc;
-    if (renameat2(AT_FDCWD, pending, AT_FDCWD, final, RENAME_NOREPLACE) != 0) {
+    if (rename_noreplace(pending, final) != 0) {
         int e = errno;
         unlink(pending);
         return xsa_fail(err, XSA_ERUNTIME, "%s: cannot commit: %s%s", final, strerror(e),
