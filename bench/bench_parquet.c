@@ -14,6 +14,7 @@
 #include "common/fileio.h"
 #include "data/cache.h"
 #include "data/parquet.h"
+#include "tasks/rows.h"
 
 static double now(void) {
     struct timespec ts;
@@ -68,7 +69,7 @@ int main(int argc, char **argv) {
         }
         double t1 = now();
         char *text = NULL;
-        if (rows_serialize(s.rows, s.n, &text, &jsonl_len, &err)) {
+        if (task_rows_serialize_array(s.rows, s.n, &text, &jsonl_len, &err)) {
             fprintf(stderr, "bench_parquet: %s\n", err.msg);
             return 2;
         }

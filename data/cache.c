@@ -375,31 +375,6 @@ int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, c
     return 0;
 }
 
-int rows_serialize(cJSON *const *rows, int n, char **out, size_t *len, xsa_error *err) {
-    size_t cap = 1 << 16, used = 0;
-    char *b = malloc(cap);
-    if (!b) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    for (int i = 0; i < n; i++) {
-        char *s = cJSON_PrintUnformatted(rows[i]);
-        if (!s) { free(b); return xsa_fail(err, XSA_ERUNTIME, "out of memory serializing row %d", i); }
-        size_t sl = strlen(s);
-        if (used + sl + 2 > cap) {
-            while (used + sl + 2 > cap) cap *= 2;
-            char *nb = realloc(b, cap);
-            if (!nb) { free(s); free(b); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
-            b = nb;
-        }
-        memcpy(b + used, s, sl);
-        used += sl;
-        b[used++] = '\n';
-        free(s);
-    }
-    b[used] = '\0';
-    *out = b;
-    *len = used;
-    return 0;
-}
-
 void rows_free(cJSON **rows, int n) {
     if (!rows) return;
     for (int i = 0; i < n; i++) cJSON_Delete(rows[i]);

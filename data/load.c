@@ -14,6 +14,7 @@
 #include "data/sources.h"
 
 #include "tasks/adapters.h"
+#include "tasks/rows.h"
 
 #define HINT_NETWORK "check the network, use --offline with a filled cache, or set --datasets-server / --hf-endpoint to a mirror"
 
@@ -192,7 +193,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
         if (r.streamed) {  // rows checked by the viewer and already in the cache's temp file
             if (!src_rc) str_copy(sha, sizeof sha, r.sha256);
         } else {
-            if (!src_rc) src_rc = rows_serialize(r.rows, r.n, &text, &len, &e1);
+            if (!src_rc) src_rc = task_rows_serialize_array(r.rows, r.n, &text, &len, &e1);
             if (!src_rc) src_rc = sha256_hex(text, len, sha, &e1);
             // What `run` would refuse never reaches the cache: every row through the task's parser.
             if (!src_rc) bad = (src_rc = source_validate_rows(t, r.rows, r.n, 0, tok, r.url, &e1)) != 0;
@@ -347,7 +348,7 @@ int data_load_task(const struct task_def *t, const struct data_options *opt, cJS
         rc = load_local(t, opt, &r, source, err);
         char *text = NULL;
         size_t len = 0;
-        if (!rc) rc = rows_serialize(r.rows, r.n, &text, &len, err);
+        if (!rc) rc = task_rows_serialize_array(r.rows, r.n, &text, &len, err);
         if (!rc) rc = sha256_hex(text, len, sha256, err);
         free(text);
         if (!rc) rc = check_registry_pins(t, opt, r.n, sha256, source, XSA_EBADINPUT, err);

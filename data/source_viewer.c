@@ -119,7 +119,7 @@ static int viewer_take_page(struct viewer_stream *vs, const char *url, const cha
         vs->r->bad_data = 1;
         goto out;
     }
-    if ((rc = rows_serialize(slot, (int)count, &text, &tl, err))) goto out;
+    if ((rc = task_rows_serialize_array(slot, (int)count, &text, &tl, err))) goto out;
     if ((rc = cache_writer_add(&vs->r->jsonl, text, tl, err))) {
         vs->r->store_failed = 1;
         goto out;

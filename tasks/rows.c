@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "tasks/pystr.h"
 
 #define NUL_PATH_DEPTH 16   // containers named in a path; deeper ones are counted only
@@ -170,36 +171,26 @@ int task_rows_read_jsonl(const char *path, struct task_rows *out, xsa_error *err
     return rc;
 }
 
-int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, xsa_error *err) {
-    size_t cap = 1 << 16, n = 0;
-    char *s = malloc(cap);
-    if (!s) return xsa_fail(err, XSA_ERUNTIME, "out of memory serializing rows");
-    for (int i = 0; i < r->n; i++) {
-        char *line = cJSON_PrintUnformatted(r->row[i]);
+int task_rows_serialize_array(cJSON *const *rows, int n_rows, char **out, size_t *out_len, xsa_error *err) {
+    struct sbuf b = {0};
+    sbuf_append(&b, "", 0);  // an empty set of rows is "" (a buffer, not NULL)
+    for (int i = 0; i < n_rows; i++) {
+        char *line = cJSON_PrintUnformatted(rows[i]);
         if (!line) {
-            free(s);
-            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot serialize row", r->where[i]);
+            sbuf_free(&b);
+            return xsa_fail(err, XSA_ERUNTIME, "row %d cannot be serialized", i + 1);
         }
-        size_t ln = strlen(line);
-        if (n + ln + 2 > cap) {
-            while (n + ln + 2 > cap) cap *= 2;
-            char *ns = realloc(s, cap);
-            if (!ns) {
-                free(line);
-                free(s);
-                return xsa_fail(err, XSA_ERUNTIME, "out of memory serializing rows");
-            }
-            s = ns;
-        }
-        memcpy(s + n, line, ln);
-        n += ln;
-        s[n++] = '\n';
+        sbuf_puts(&b, line);
+        sbuf_puts(&b, "\n");
         free(line);
     }
-    s[n] = '\0';
-    *out = s;
-    *out_len = n;
+    *out = b.s;
+    *out_len = b.n;
     return 0;
+}
+
+int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, xsa_error *err) {
+    return task_rows_serialize_array(r->row, r->n, out, out_len, err);
 }
 
 int task_rows_sha256(const struct task_rows *r, char out[65], xsa_error *err) {

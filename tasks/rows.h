@@ -34,8 +34,10 @@ int task_json_find_nul(const char *text, size_t len, char *path, size_t n);
 int task_rows_push(struct task_rows *r, cJSON *row, const char *where, xsa_error *err);
 void task_rows_free(struct task_rows *r);
 
-// Appends the canonical serialization of the rows to `out` (a malloc'd NUL-terminated buffer).
+// The canonical serialization of the rows into `out` (a malloc'd NUL-terminated buffer): the
+// bytes every data digest is taken over, by the cache and the task loaders alike.
 int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, xsa_error *err);
+int task_rows_serialize_array(cJSON *const *rows, int n_rows, char **out, size_t *out_len, xsa_error *err);
 // SHA-256 of that serialization, as 64 hex digits.
 int task_rows_sha256(const struct task_rows *r, char out[65], xsa_error *err);
 

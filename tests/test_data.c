@@ -34,7 +34,7 @@ TEST(serialize_is_canonical) {
     CHECK_EQ_INT(n, 3);
     char *text = NULL;
     size_t len = 0;
-    CHECK_EQ_INT(rows_serialize(rows, n, &text, &len, &err), 0);
+    CHECK_EQ_INT(task_rows_serialize_array(rows, n, &text, &len, &err), 0);
     // cJSON_PrintUnformatted + "\n": no spaces, UTF-8 kept raw, blank line and \r dropped.
     CHECK_STR(text, "{\"a\":1,\"t\":\"caf\xc3\xa9 \\\"x\\\"\"}\n{\"a\":2,\"l\":[1,2]}\n{\"a\":3}\n");
     char sha[65], sha2[65];
@@ -45,7 +45,7 @@ TEST(serialize_is_canonical) {
     char *text2 = NULL;
     size_t len2 = 0;
     CHECK_EQ_INT(rows_parse_jsonl(text, len, "mem", XSA_EBADINPUT, &rows2, &n2, &err), 0);
-    CHECK_EQ_INT(rows_serialize(rows2, n2, &text2, &len2, &err), 0);
+    CHECK_EQ_INT(task_rows_serialize_array(rows2, n2, &text2, &len2, &err), 0);
     CHECK_EQ_INT(sha256_hex(text2, len2, sha2, &err), 0);
     CHECK_STR(sha, sha2);
     free(text);

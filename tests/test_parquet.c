@@ -12,6 +12,7 @@
 #include "data/cache.h"
 #include "data/data.h"
 #include "data/parquet.h"
+#include "tasks/rows.h"
 #include "tasks/task.h"
 #include "tests/check.h"
 
@@ -38,7 +39,7 @@ static char *serialize(struct rows *r) {
     char *text = NULL;
     size_t len = 0;
     xsa_error err = {0};
-    if (rows_serialize(r->v, r->n, &text, &len, &err)) return NULL;
+    if (task_rows_serialize_array(r->v, r->n, &text, &len, &err)) return NULL;
     return text;
 }
 
