@@ -77,8 +77,7 @@ static int load_local(const struct task_def *t, const struct data_options *opt, 
         r->cap = r->n;
         if (rc) return rc;
         // OpenBookQA's original file is also openbookqa/test.jsonl: a "question" object
-        // ({stem, choices}) marks the original layout, which the canonical schema never has
-        // (the same rule as task_load_docs_from_dir).
+        // ({stem, choices}) marks the original layout, which the canonical schema never has.
         if (r->n > 0 && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->rows[0], "question"))) {
             source_result_free(r);
         } else {

@@ -1,5 +1,5 @@
 // adapters.h: original-author data files (laid out as docs/data-dir.md describes) turned
-// into canonical rows, and loading a task's docs from a --data-dir of either layout.
+// into canonical rows (data/load.c reads a --data-dir through them).
 #ifndef XSA_TASKS_ADAPTERS_H
 #define XSA_TASKS_ADAPTERS_H
 
@@ -27,13 +27,5 @@ const char *task_original_dirname(const struct task_def *t);
 int task_adapt_original_dir(const struct task_def *t, const char *dir,
                             int (*emit)(void *ctx, cJSON *row, const char *where, xsa_error *err),
                             void *ctx, int *preprocessed, xsa_error *err);
-
-// Loads a task's docs from `data_dir`: canonical `<data_dir>/<task name>/<split>.jsonl` if
-// present, else the original files in `<data_dir>/<taskdir>/`. limit > 0 keeps the first
-// `limit` docs. sha256_out: digest of the canonical serialization of ALL rows (rows.h).
-// Free docs with task_docs_free(docs, n_docs).
-int task_load_docs_from_dir(const struct task_def *t, const char *data_dir, int limit,
-                            struct task_doc **docs, int *n_docs, int *preprocessed,
-                            char sha256_out[65], xsa_error *err);
 
 #endif

@@ -63,7 +63,7 @@ int task_expand_list(const char *spec, const struct task_def **out, int max, int
 // Frees what a doc owns (not the struct itself) and zeroes it.
 void task_doc_free(struct task_doc *d);
 
-// Added: builds docs [0, n) from canonical rows (row i is doc i; where[i] names it for
+// Builds docs [0, n) from canonical rows (row i is doc i; where[i] names it for
 // errors); n_docs = min(n_rows, limit) when limit > 0. On error nothing is left allocated.
 int task_docs_from_rows(const struct task_def *t, cJSON *const *rows, char *const *where,
                         int n_rows, int limit, struct task_doc **docs, int *n_docs, xsa_error *err);

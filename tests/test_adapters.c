@@ -12,6 +12,7 @@
 #include "tasks/rows.h"
 #include "tasks/task.h"
 #include "tests/check.h"
+#include "tests/load_docs.h"
 
 #define ORIG "tests/fixtures/data/original"
 
@@ -81,7 +82,7 @@ TEST(load_docs_from_original_layout) {
     int n, pre;
     char sha[65], want_sha[65];
     xsa_error err = {0};
-    CHECK_EQ_INT(task_load_docs_from_dir(t, ORIG, 0, &docs, &n, &pre, sha, &err), 0);
+    CHECK_EQ_INT(test_load_docs(t, ORIG, 0, &docs, &n, &pre, sha, &err), 0);
     CHECK_EQ_INT(n, 12);
     CHECK_EQ_INT(pre, 0);
     CHECK_STR(docs[0].req[0].context,
@@ -232,7 +233,7 @@ TEST(real_benchdata_row_counts_and_spot_checks) {
         int n, pre;
         char sha[65];
         xsa_error err = {0};
-        int rc = task_load_docs_from_dir(t, dir, 0, &docs, &n, &pre, sha, &err);
+        int rc = test_load_docs(t, dir, 0, &docs, &n, &pre, sha, &err);
         CHECK_MSG(rc == 0, "%s: %s", t->name, err.msg);
         if (rc) continue;
         CHECK_MSG(n == t->n_docs, "%s: %d docs, want %d", t->name, n, t->n_docs);

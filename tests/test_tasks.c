@@ -12,6 +12,7 @@
 #include "tasks/rows.h"
 #include "tasks/task.h"
 #include "tests/check.h"
+#include "tests/load_docs.h"
 
 TEST(registry_has_nine_tasks) {
     int n;
@@ -245,7 +246,7 @@ TEST(load_docs_from_canonical_data_dir) {
     int n, pre;
     char sha[65], sha2[65];
     xsa_error err = {0};
-    CHECK_EQ_INT(task_load_docs_from_dir(t, "tests/fixtures/data", 5, &docs, &n, &pre, sha, &err), 0);
+    CHECK_EQ_INT(test_load_docs(t, "tests/fixtures/data", 5, &docs, &n, &pre, sha, &err), 0);
     CHECK_EQ_INT(n, 5);
     CHECK_EQ_INT(pre, 0);
     task_docs_free(docs, n);
@@ -255,7 +256,7 @@ TEST(load_docs_from_canonical_data_dir) {
     CHECK_EQ_INT(task_rows_sha256(&rows, sha2, &err), 0);
     CHECK_STR(sha, sha2);
     task_rows_free(&rows);
-    CHECK_EQ_INT(task_load_docs_from_dir(t, "tests/fixtures/nowhere", 0, &docs, &n, &pre, sha, &err),
+    CHECK_EQ_INT(test_load_docs(t, "tests/fixtures/nowhere", 0, &docs, &n, &pre, sha, &err),
                  XSA_EBADINPUT);
     CHECK(strstr(err.msg, "piqa/validation.jsonl") != NULL);
 }
