@@ -34,6 +34,11 @@ struct data_options {             // zero-initialise, then set what the command 
 int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
                    char sha256[65], char source[512], int *preprocessed, xsa_error *err);
 
+// Rows of another split of `t` (the few-shot split), from --data-dir: DIR/<task>/<split>.jsonl
+// or .parquet (canonical rows). Freed as data_load_task's.
+int data_load_split(const struct task_def *t, const char *split, const struct data_options *opt, cJSON ***rows,
+                    int *n_rows, char source[512], xsa_error *err);
+
 // With opt->offline (and no data_dir): fails when any task of `list` has no valid cached copy,
 // with one message naming them all and the exact `xsa-eval download` command that fetches
 // them. Otherwise (or when all are cached) returns 0 without touching the network.

@@ -64,10 +64,11 @@ static int hub_cache_file(const char *dir, const struct task_def *t, char *out, 
 
 // --data-dir: canonical <dir>/<task>/<split>.jsonl, else <task>/<split>.parquet or a Hugging Face
 // hub cache's Parquet file, else the original files in <dir>/<taskdir>/.
-static int load_local(const struct task_def *t, const struct data_options *opt, struct source_result *r, char source[512],
-                      xsa_error *err) {
+// `split` is the evaluated one or another (few-shot); only the evaluated split has original files.
+static int load_local(const struct task_def *t, const char *split, const struct data_options *opt,
+                      struct source_result *r, char source[512], xsa_error *err) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s/%s.jsonl", opt->data_dir, t->name, t->split);
+    snprintf(path, sizeof path, "%s/%s/%s.jsonl", opt->data_dir, t->name, split);
     if (file_exists(path)) {
         char *buf = NULL;
         size_t len = 0;
@@ -88,8 +89,9 @@ static int load_local(const struct task_def *t, const struct data_options *opt, 
         }
     }
     // Parquet: <task>/<split>.parquet, or the file in a Hugging Face hub cache (DIR = ~/.cache/huggingface/hub).
-    snprintf(path, sizeof path, "%s/%s/%s.parquet", opt->data_dir, t->name, t->split);
-    if (file_exists(path) || hub_cache_file(opt->data_dir, t, path, sizeof path)) {
+    snprintf(path, sizeof path, "%s/%s/%s.parquet", opt->data_dir, t->name, split);
+    int evaluated = !strcmp(split, t->split);
+    if (file_exists(path) || (evaluated && hub_cache_file(opt->data_dir, t, path, sizeof path))) {
         long n = 0;
         int rc = parquet_read_file(path, source_result_emit, r, &n, err);
         if (rc) {
@@ -99,6 +101,9 @@ static int load_local(const struct task_def *t, const struct data_options *opt, 
         snprintf(source, 512, "local:%.500s", path);
         return 0;
     }
+    if (!evaluated)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --data-dir has neither %s/%s.jsonl nor %s/%s.parquet (the %s split, "
+                        "canonical rows)", opt->data_dir, t->name, split, t->name, split, split);
     const char *dn = task_original_dirname(t);
     snprintf(path, sizeof path, "%s/%s", opt->data_dir, dn ? dn : t->name);
     if (!dir_exists(path))
@@ -344,7 +349,7 @@ int data_load_task(const struct task_def *t, const struct data_options *opt, cJS
     struct source_result r = {0};
     int rc;
     if (opt->data_dir) {
-        rc = load_local(t, opt, &r, source, err);
+        rc = load_local(t, t->split, opt, &r, source, err);
         char *text = NULL;
         size_t len = 0;
         if (!rc) rc = task_rows_serialize_array(r.rows, r.n, &text, &len, err);
@@ -367,6 +372,21 @@ int data_load_task(const struct task_def *t, const struct data_options *opt, cJS
     *rows = r.rows;
     *n_rows = r.n;
     if (preprocessed) *preprocessed = r.preprocessed;
+    return 0;
+}
+
+int data_load_split(const struct task_def *t, const char *split, const struct data_options *opt, cJSON ***rows,
+                    int *n_rows, char source[512], xsa_error *err) {
+    *rows = NULL;
+    *n_rows = 0;
+    if (!opt->data_dir)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the %s split is read from --data-dir only: pass --data-dir DIR with "
+                        "DIR/%s/%s.jsonl (canonical rows)", t->name, split, t->name, split);
+    struct source_result r = {0};
+    int rc = load_local(t, split, opt, &r, source, err);
+    if (rc) return rc;
+    *rows = r.rows;
+    *n_rows = r.n;
     return 0;
 }
 

@@ -9,7 +9,6 @@
 #include "common/xalloc.h"
 
 #include "eval/mt19937.h"
-#include "tasks/rows.h"
 
 #define FEWSHOT_SEED 1234
 
@@ -51,16 +50,18 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
     struct task_doc *own = NULL;
     int n_own = 0, rc = 0;
     if (!same) {
-        char path[4096];
-        if (!data || !data->data_dir)
-            return xsa_fail(err, XSA_EBADINPUT,
-                            "%s: --num-fewshot needs its %s split: pass --data-dir DIR with DIR/%s/%s.jsonl (canonical rows)",
-                            t->name, t->fewshot_split, t->name, t->fewshot_split);
-        snprintf(path, sizeof path, "%s/%s/%s.jsonl", data->data_dir, t->name, t->fewshot_split);
-        struct task_rows rows = {0};
-        if ((rc = task_rows_read_jsonl(path, &rows, err))) return rc;
-        rc = task_docs_from_rows(t, rows.row, rows.where, rows.n, 0, &own, &n_own, err);
-        task_rows_free(&rows);
+        struct data_options none = {0};
+        cJSON **rows = NULL;
+        int n_rows = 0;
+        char source[512];
+        if ((rc = data_load_split(t, t->fewshot_split, data ? data : &none, &rows, &n_rows, source, err))) {
+            char msg[sizeof err->msg];  // said as a --num-fewshot need
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            err->code = 0;
+            return xsa_fail(err, rc, "--num-fewshot: %s", msg);
+        }
+        rc = task_docs_from_rows(t, rows, NULL, n_rows, 0, &own, &n_own, err);
+        data_rows_free(rows, n_rows);
         if (rc) return rc;
         pool = own;
         n_pool = n_own;

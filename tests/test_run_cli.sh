@@ -95,4 +95,9 @@ fi
 
 # Bare form and the table on stdout.
 expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piqa --data-dir $D --allow-data-change --quiet --output "$TMP/o6"
+# Few-shot examples come from the task's few-shot split, read through the data layer.
+mkdir -p "$TMP/fs" && cp -r $D/arc_easy "$TMP/fs/" && rm -f "$TMP/fs/arc_easy/train.jsonl"
+expect_exit fewshot_split_missing 2 "--num-fewshot: $TMP/fs: --data-dir has neither arc_easy/train.jsonl nor arc_easy/train.parquet" -- \
+    run --model $M --tasks arc_easy --num-fewshot 2 --data-dir "$TMP/fs" --allow-data-change --output "$TMP/ofs"
+
 finish
