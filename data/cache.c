@@ -335,43 +335,18 @@ void cache_unlock(int fd) {
 }
 
 int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err) {
+    // The one JSONL reader (tasks/rows.c); here its "file:line" names are not kept.
+    struct task_rows tr;
     *rows = NULL;
     *n = 0;
-    int cap = 0, line = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t j = i;
-        while (j < len && buf[j] != '\n') j++;
-        line++;
-        size_t k = j;
-        while (k > i && (buf[k - 1] == '\r' || buf[k - 1] == ' ' || buf[k - 1] == '\t')) k--;
-        if (k > i) {
-            const char *end = NULL;
-            cJSON *o = cJSON_ParseWithLengthOpts(buf + i, k - i, &end, 0);
-            char field[256];
-            int rc = 0;
-            if (!cJSON_IsObject(o) || (end && end != buf + k))
-                rc = xsa_fail(err, code, "%s:%d: not a JSON object on one line", where, line);
-            else if (task_json_find_nul(buf + i, k - i, field, sizeof field))
-                rc = xsa_fail(err, code, "%s:%d: field '%s' holds a NUL character (\\u0000), which would cut its "
-                              "text short; fix or drop that row", where, line, field);
-            else if (*n == cap) {
-                cap = cap ? cap * 2 : 1024;
-                cJSON **r = realloc(*rows, (size_t)cap * sizeof *r);
-                if (!r) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory reading %s", where);
-                else *rows = r;
-            }
-            if (rc) {
-                cJSON_Delete(o);
-                rows_free(*rows, *n);
-                *rows = NULL;
-                *n = 0;
-                return rc;
-            }
-            (*rows)[(*n)++] = o;
-        }
-        i = j + 1;
+    if (task_rows_parse_jsonl(where, buf, len, &tr, err)) {
+        err->code = code;  // bad --data-dir input (2) or a damaged cache (3), as the caller says
+        return code;
     }
+    for (int i = 0; i < tr.n; i++) free(tr.where[i]);
+    free(tr.where);
+    *rows = tr.row;
+    *n = tr.n;
     return 0;
 }
 
