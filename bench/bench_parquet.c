@@ -14,33 +14,13 @@
 #include "common/fileio.h"
 #include "data/cache.h"
 #include "data/parquet.h"
+#include "data/sources.h"
 #include "tasks/rows.h"
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-struct sink {
-    cJSON **rows;
-    int n, cap;
-};
-
-static int keep(void *ctx, cJSON *row, const char *where, xsa_error *err) {
-    struct sink *s = ctx;
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 1024;
-        cJSON **r = realloc(s->rows, (size_t)cap * sizeof *r);
-        if (!r) {
-            cJSON_Delete(row);
-            return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
-        }
-        s->rows = r;
-        s->cap = cap;
-    }
-    s->rows[s->n++] = row;
-    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -61,9 +41,9 @@ int main(int argc, char **argv) {
     long n = 0;
     size_t jsonl_len = 0;
     for (int k = 0; k < repeats; k++) {
-        struct sink s = {0};
+        struct source_result s = {0};  // rows kept as the data sources keep them
         double t0 = now();
-        if (parquet_read_rows((const unsigned char *)buf, len, argv[1], keep, &s, &n, &err)) {
+        if (parquet_read_rows((const unsigned char *)buf, len, argv[1], source_result_emit, &s, &n, &err)) {
             fprintf(stderr, "bench_parquet: %s\n", err.msg);
             return 2;
         }
@@ -77,7 +57,7 @@ int main(int argc, char **argv) {
         if (t1 - t0 < best_rows) best_rows = t1 - t0;
         if (t2 - t0 < best_jsonl) best_jsonl = t2 - t0;
         free(text);
-        rows_free(s.rows, s.n);
+        source_result_free(&s);
     }
     double mb = (double)len / 1e6;
     printf("xsa-eval parquet -> rows:  %ld rows, %.2f MB file in %.4f s (best of %d): %.1f MB/s, %.0f rows/s\n", n, mb,

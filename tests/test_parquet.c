@@ -12,43 +12,28 @@
 #include "data/cache.h"
 #include "data/data.h"
 #include "data/parquet.h"
+#include "data/sources.h"
 #include "tasks/rows.h"
 #include "tasks/task.h"
 #include "tests/check.h"
 
 #define DIR_ "tests/fixtures/parquet"
 
-struct rows {
-    cJSON **v;
-    int n, cap;
-};
-
-static int collect(void *ctx, cJSON *row, const char *where, xsa_error *err) {
-    (void)where;
-    (void)err;
-    struct rows *r = ctx;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 16;
-        r->v = realloc(r->v, (size_t)r->cap * sizeof *r->v);
-    }
-    r->v[r->n++] = row;
-    return 0;
-}
-
-static char *serialize(struct rows *r) {
+// The rows' canonical serialization (what every digest is taken over), or NULL.
+static char *serialize(cJSON *const *rows, int n) {
     char *text = NULL;
     size_t len = 0;
     xsa_error err = {0};
-    if (task_rows_serialize_array(r->v, r->n, &text, &len, &err)) return NULL;
+    if (task_rows_serialize_array(rows, n, &text, &len, &err)) return NULL;
     return text;
 }
 
 // The rows of `path` serialized canonically, or NULL with err filled.
 static char *read_serialized(const char *path, long *n, xsa_error *err) {
-    struct rows r = {0};
-    int rc = parquet_read_file(path, collect, &r, n, err);
-    char *text = rc ? NULL : serialize(&r);
-    rows_free(r.v, r.n);
+    struct source_result r = {0};  // rows kept as the data sources keep them
+    int rc = parquet_read_file(path, source_result_emit, &r, n, err);
+    char *text = rc ? NULL : serialize(r.rows, r.n);
+    source_result_free(&r);
     return text;
 }
 
@@ -64,8 +49,7 @@ static char *expected_serialized(const char *path, int *n) {
         fprintf(stderr, "  %s\n", err.msg);
         return NULL;
     }
-    struct rows r = {rows, *n, *n};
-    char *text = serialize(&r);
+    char *text = serialize(rows, *n);
     rows_free(rows, *n);
     free(buf);
     return text;
@@ -136,17 +120,17 @@ static unsigned char *load(const char *name, size_t *len) {
 static int read_mem(const unsigned char *buf, size_t len, char *msg, size_t mn) {
     unsigned char *copy = malloc(len ? len : 1);
     memcpy(copy, buf, len);
-    struct rows r = {0};
+    struct source_result r = {0};
     long n = 0;
     xsa_error err = {0};
-    int rc = parquet_read_rows(copy, len, "mem.parquet", collect, &r, &n, &err);
+    int rc = parquet_read_rows(copy, len, "mem.parquet", source_result_emit, &r, &n, &err);
     if (rc) {
         CHECK_MSG(rc == err.code && err.msg[0] && !strchr(err.msg, '\n') && strstr(err.msg, "mem.parquet"),
                   "bad error record: %d '%s'", rc, err.msg);
         CHECK_EQ_INT(r.n, n);
     }
     if (msg) snprintf(msg, mn, "%s", err.msg);
-    rows_free(r.v, r.n);
+    source_result_free(&r);
     free(copy);
     return rc;
 }
@@ -228,8 +212,7 @@ static char *load_serialized(const struct task_def *t, const char *dir, char src
     int n = 0;
     char sha[65];
     if (data_load_task(t, &opt, &rows, &n, sha, src, NULL, err)) return NULL;
-    struct rows r = {rows, n, n};
-    char *text = serialize(&r);
+    char *text = serialize(rows, n);
     data_rows_free(rows, n);
     return text;
 }
