@@ -33,22 +33,58 @@ static int on_flag(void *ctx, int key, const char *v) {
     return 0;
 }
 
-static const char *arch_name(enum model_arch a) { return a == MODEL_ARCH_GPT2 ? "gpt2" : "llama"; }
 
 static const char *rope_name(enum rope_style r) {
     return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : "none";
 }
 
-// The MLP's activation, as config.json names it (llama: SwiGLU).
+// The MLP's activation, as config.json names it (gated: SwiGLU).
 static const char *act_name(const struct model_config *c) {
-    return c->arch == MODEL_ARCH_LLAMA ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+    return model_mlp_gated(c) ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+}
+
+static const char *rope_scaling_name(enum rope_scaling s) {
+    static const char *names[] = {"default", "linear", "llama3", "dynamic", "yarn"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+// Every decoder feature that is on, comma-separated ("" for the family's plain decoder).
+static void features_describe(const struct model *m, char *out, size_t n) {
+    const struct model_config *c = &m->cfg;
+    const struct layer_weights *w = &m->layers[0];
+    size_t used = 0;
+    out[0] = '\0';
+#define FEATURE(...) (used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s", used ? ", " : ""), \
+                      used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__))
+    if (w->attn_norm_w) FEATURE("%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
+    if (w->post_attn_norm_w) FEATURE("RMSNorm on the attention and MLP outputs (post-norms)");
+    if (w->bq) FEATURE("q/k/v biases");
+    if (w->bo) FEATURE("output projection bias");
+    if (w->b_up) FEATURE("MLP biases");
+    if (c->qk_norm) FEATURE("%s q/k RMSNorm%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_w ? "" : " (no gain)");
+    if (c->rope_dims) FEATURE("partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
+    if (c->sliding_window) {
+        int k = 0;
+        for (int l = 0; l < c->n_layer; l++) k += c->swa[l];
+        FEATURE("sliding window %d (%d of %d layers)", c->sliding_window, k, c->n_layer);
+    }
+    if (c->parallel_residual) FEATURE("parallel attention + MLP residual");
+    if (c->fused & MODEL_FUSED_QKV) FEATURE("fused qkv_proj (split at load)");
+    if (c->fused & MODEL_FUSED_QKV_HEADS) FEATURE("fused per-head query_key_value (split at load)");
+    if (c->fused & MODEL_FUSED_GATE_UP) FEATURE("fused gate_up_proj (split at load)");
+    if (c->n_kv_head != c->n_head) FEATURE("grouped-query attention");
+    if (!c->tied_head) FEATURE("untied head");
+#undef FEATURE
 }
 
 static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
     printf("format         %s\n", m->format);
-    printf("architecture   %s\n", arch_name(c->arch));
+    char feat[1024];
+    features_describe(m, feat, sizeof feat);
+    printf("architecture   %s\n", model_family(c));
+    printf("features       %s\n", feat[0] ? feat : "none");
     printf("layers         %d\n", c->n_layer);
     printf("d_model        %d\n", c->d_model);
     printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
@@ -65,6 +101,11 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     if (c->rope_scaling == ROPE_SCALE_LLAMA3)
         printf(", llama3 scaling x%g (low %g, high %g, original context %g)", (double)c->rope_factor,
                (double)c->rope_low_freq, (double)c->rope_high_freq, (double)c->rope_orig_ctx);
+    if (c->rope_scaling == ROPE_SCALE_DYNAMIC)
+        printf(", dynamic scaling x%g (positions below %d)", (double)c->rope_factor, c->max_seq_len);
+    if (c->rope_scaling == ROPE_SCALE_YARN)
+        printf(", yarn scaling x%g (original context %g, beta %g/%g, attention factor %g)", (double)c->rope_factor,
+               (double)c->rope_orig_ctx, (double)c->rope_beta_fast, (double)c->rope_beta_slow, (double)c->rope_attn_factor);
     printf("\nnorm eps       %g\n", (double)c->norm_eps);
     printf("tied head      %s\n", c->tied_head ? "yes" : "no");
     printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);
@@ -83,7 +124,13 @@ static int print_json(const struct model *m, const char *xsa, const char *tok) {
         if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
     cJSON_AddStringToObject(o, "model", m->path);
     cJSON_AddStringToObject(o, "format", m->format);
-    cJSON_AddStringToObject(o, "architecture", arch_name(c->arch));
+    char feat[1024];
+    features_describe(m, feat, sizeof feat);
+    cJSON_AddStringToObject(o, "architecture", model_family(c));
+    cJSON_AddStringToObject(o, "features", feat);
+    cJSON_AddStringToObject(o, "rope_scaling", rope_scaling_name(c->rope_scaling));
+    cJSON_AddNumberToObject(o, "rope_dims", c->rope != ROPE_NONE ? model_rope_dims(c) : 0);
+    cJSON_AddNumberToObject(o, "sliding_window", c->sliding_window);
     cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
     cJSON_AddNumberToObject(o, "d_model", c->d_model);
     cJSON_AddNumberToObject(o, "n_head", c->n_head);

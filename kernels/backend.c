@@ -63,13 +63,21 @@ int backend_check_model(const struct model *m, xsa_error *err) {
                         c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
     if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
         return xsa_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    int gpt2 = c->arch == MODEL_ARCH_GPT2, rd = model_rope_dims(c);
+    if (c->rope != ROPE_NONE && (rd < 2 || rd % 2 || rd > c->head_dim))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %d rotated dims of head_dim %d: RoPE needs an even count up to head_dim", m->path, rd, c->head_dim);
+    if (c->parallel_residual && (gpt2 || c->qk_norm == QK_NORM_FULL))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a parallel residual is implemented for RoPE decoders with pre-norms only", m->path);
+    if (c->sliding_window < 0 || (gpt2 && (c->qk_norm || c->rope_dims || c->parallel_residual)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the gpt2 decoder takes none of the RoPE decoders' features", m->path);
     if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up ||
-            !w->w_down || (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
+        // A block needs its norms before (attn_norm_w, mlp_norm_w) or after (olmo2) each sublayer.
+        int pre = w->attn_norm_w && w->mlp_norm_w, post = w->post_attn_norm_w && w->post_mlp_norm_w;
+        if (!(pre || post) || (c->parallel_residual && post) || !w->wq || !w->wk || !w->wv || !w->wo || !w->w_up ||
+            !w->w_down || (model_mlp_gated(c) && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
     }
     return 0;
@@ -87,7 +95,8 @@ int backend_check_batch(const struct model_config *c, const struct score_batch *
         if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
             return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has id %d outside the vocabulary [0, %d)",
                             t, b->token[t], c->vocab_size);
-        int pmax = c->arch == MODEL_ARCH_GPT2 ? c->max_seq_len : BACKEND_MAX_TOKENS;
+        // Learned positions end at the table; dynamic RoPE's frequencies change past the context.
+        int pmax = c->arch == MODEL_ARCH_GPT2 || c->rope_scaling == ROPE_SCALE_DYNAMIC ? c->max_seq_len : BACKEND_MAX_TOKENS;
         if (b->pos[t] < 0 || b->pos[t] >= pmax)
             return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has position %d outside [0, %d); shorten the input",
                             t, b->pos[t], pmax);

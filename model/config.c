@@ -1,4 +1,7 @@
-// config.c: config.json (gpt2, llama) -> struct model_config, with every field range-checked.
+// config.c: config.json -> struct model_config, with every field range-checked. gpt2 has its
+// own keys; llama, mistral, qwen2, qwen3, olmo2 and phi3 share llama's and differ in fixed
+// choices (biases, q/k norms, norm placement, sliding windows, fused projections); gpt_neox
+// has its own keys over the same RoPE decoder.
 #include "model/config.h"
 
 #include <cJSON.h>
@@ -131,14 +134,19 @@ static int parse_gpt2(struct hf_config *hc, const cJSON *r, const char *path, xs
     c->n_kv_head = c->n_head;
     c->head_dim = c->d_model / c->n_head;
     c->rope_theta = 0;
-    hc->attn_bias = hc->mlp_bias = 1;
+    hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = 1, .o_bias = 1, .mlp_bias = 1};
     return 0;
 }
 
-// rope_scaling (transformers 4) / rope_parameters (transformers 5): default, linear, llama3.
-static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, const char *key, xsa_error *err);
+
+// rope_scaling (transformers 4) / rope_parameters (transformers 5): default, linear, llama3,
+// dynamic, yarn; partial_rotary_factor (top level or in the object; `partial_def` when absent).
+static int parse_rope(struct hf_config *hc, const cJSON *r, float partial_def, const char *path, xsa_error *err) {
     static const char *keys[] = {"rope_parameters", "rope_scaling"};
-    int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
+    struct model_config *c = &hc->cfg;
+    int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
+    if (!rc) rc = get_float(r, "partial_rotary_factor", partial_def, 1e-6, 1, &hc->partial_rotary, path, err);
     for (int k = 0; k < 2 && !rc; k++) {
         const cJSON *j = item(r, keys[k]);
         if (!j || cJSON_IsNull(j)) continue;
@@ -146,10 +154,11 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xs
         const char *type = NULL;
         rc = get_string(j, "rope_type", NULL, &type, path, err);
         if (!rc && !type) rc = get_string(j, "type", "default", &type, path, err);
+        if (!rc && item(j, "partial_rotary_factor"))
+            rc = get_float(j, "partial_rotary_factor", 1.0, 1e-6, 1, &hc->partial_rotary, path, err);
         if (rc) return rc;
-        struct model_config *c = &hc->cfg;
-        if (!strcmp(type, "linear")) {
-            c->rope_scaling = ROPE_SCALE_LINEAR;
+        if (!strcmp(type, "linear") || !strcmp(type, "dynamic")) {
+            c->rope_scaling = !strcmp(type, "linear") ? ROPE_SCALE_LINEAR : ROPE_SCALE_DYNAMIC;
             rc = get_float(j, "factor", -1, 1e-6, 1e6, &c->rope_factor, path, err);
         } else if (!strcmp(type, "llama3")) {
             c->rope_scaling = ROPE_SCALE_LLAMA3;
@@ -162,42 +171,104 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, const char *path, xs
                               "original_max_position_embeddings", path, keys[k]);
             if (!rc && !(c->rope_high_freq > c->rope_low_freq))
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s: high_freq_factor must be above low_freq_factor", path, keys[k]);
+        } else if (!strcmp(type, "yarn")) {
+            c->rope_scaling = ROPE_SCALE_YARN;
+            rc = parse_yarn(c, j, r, path, keys[k], err);
         } else if (strcmp(type, "default")) {
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s type \"%.32s\" is not supported (xsa-eval implements "
-                            "default, linear and llama3)", path, keys[k], type);
+                            "default, linear, dynamic, llama3 and yarn)", path, keys[k], type);
         }
         if (!rc && c->rope_scaling && c->rope_factor < 0)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type %s needs a \"factor\"", path, keys[k], type);
         if (!rc && item(j, "rope_theta"))
-            rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &hc->cfg.rope_theta, path, err);
+            rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
     }
     return rc;
 }
 
-static int parse_llama(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
-    struct model_config *c = &hc->cfg;
-    c->arch = MODEL_ARCH_LLAMA;
-    c->rope = ROPE_HALF;  // transformers' rotate_half layout
-    const char *act = NULL;
-    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
-    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
-    if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
-    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
-    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
-    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
-    if (!rc) rc = get_int(r, "head_dim", 0, 2, 1 << 12, &c->head_dim, path, err);
-    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
-    if (!rc) rc = get_float(r, "rms_norm_eps", 1e-6, 0, 1, &c->norm_eps, path, err);
-    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
-    if (!rc) rc = get_bool(r, "attention_bias", 0, &hc->attn_bias, path, err);
-    if (!rc) rc = get_bool(r, "mlp_bias", 0, &hc->mlp_bias, path, err);
-    if (!rc) rc = get_string(r, "hidden_act", "silu", &act, path, err);
-    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
-    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
-    if (!rc) rc = parse_rope(hc, r, path, err);
+// yarn's mscale as transformers' get_mscale: 0.1 m ln(s) + 1 for s > 1.
+static double yarn_mscale(double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * log(scale) + 1.0; }
+
+// rope_scaling of type yarn (_compute_yarn_parameters): factor (null: max_position_embeddings /
+// original), attention_factor (else from mscale, mscale_all_dim), beta_fast, beta_slow, truncate.
+static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, const char *key, xsa_error *err) {
+    float maxpos, af, ms, msa;
+    int rc = get_float(j, "original_max_position_embeddings", -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
+    if (!rc) rc = get_float(r, "max_position_embeddings", 2048, 1, 1 << 24, &maxpos, path, err);
+    if (!rc && c->rope_orig_ctx < 0) rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type yarn needs original_max_position_embeddings", path, key);
+    if (!rc) rc = get_float(j, "factor", (double)maxpos / c->rope_orig_ctx, 1e-6, 1e6, &c->rope_factor, path, err);
+    if (!rc) rc = get_float(j, "attention_factor", -1, 0, 1e6, &af, path, err);
+    if (!rc) rc = get_float(j, "mscale", 0, 0, 1e6, &ms, path, err);
+    if (!rc) rc = get_float(j, "mscale_all_dim", 0, 0, 1e6, &msa, path, err);
+    if (!rc) rc = get_float(j, "beta_fast", 32, 0, 1e6, &c->rope_beta_fast, path, err);
+    if (!rc) rc = get_float(j, "beta_slow", 1, 0, 1e6, &c->rope_beta_slow, path, err);
+    if (!rc) rc = get_bool(j, "truncate", 1, &c->rope_truncate, path, err);
     if (rc) return rc;
-    if (strcmp(act, "silu"))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
+    // `or 32` / `or 1`: a zero beta takes the default, as in transformers.
+    if (c->rope_beta_fast == 0) c->rope_beta_fast = 32;
+    if (c->rope_beta_slow == 0) c->rope_beta_slow = 1;
+    double f = c->rope_factor;
+    if (af < 0) af = (float)(ms != 0 && msa != 0 ? yarn_mscale(f, ms) / yarn_mscale(f, msa) : yarn_mscale(f, 1));
+    c->rope_attn_factor = af;
+    return 0;
+}
+
+// What a llama-like family fixes and which of llama's keys it reads.
+struct family {
+    const char *name;
+    int bias_keys;      // reads attention_bias (q/k/v/o) and mlp_bias (llama); 2: attention_bias only
+    int qkv_bias;       // q/k/v biases always (qwen2)
+    enum qk_norm qk_norm;
+    int post_norm;      // olmo2: norms after attention and MLP, none before
+    int window;         // 1: sliding_window on every layer (mistral, phi3); 2: qwen's use_sliding_window
+    int fused;          // phi3: qkv_proj and gate_up_proj
+    float eps;          // rms_norm_eps default
+};
+
+static const struct family families[] = {
+    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f},
+    {"mistral", 0, 0, QK_NORM_NONE, 0, 1, 0, 1e-6f},
+    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f},
+    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f},
+    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f},
+    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f},
+};
+
+// sliding_window of every layer (window 1), or qwen's use_sliding_window + max_window_layers /
+// layer_types, as the families' configuration classes resolve them.
+static int parse_window(struct hf_config *hc, const cJSON *r, int kind, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    int use = kind == 1, maxwin = 0, rc = 0;
+    if (kind == 2) {
+        rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
+        if (!rc) rc = get_int(r, "max_window_layers", c->n_layer, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
+    }
+    if (!rc && use) rc = get_int(r, "sliding_window", 0, 1, 1 << 24, &c->sliding_window, path, err);
+    if (rc) return rc;
+    if (!use) c->sliding_window = 0;
+    const cJSON *lt = kind == 2 ? item(r, "layer_types") : NULL;
+    if (lt && !cJSON_IsNull(lt)) {
+        if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != c->n_layer)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: \"layer_types\" must list one type per layer (%d)", path, c->n_layer);
+        int l = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, lt) {
+            int sw = cJSON_IsString(e) && !strcmp(e->valuestring, "sliding_attention");
+            if (!sw && !(cJSON_IsString(e) && !strcmp(e->valuestring, "full_attention")))
+                return xsa_fail(err, XSA_EBADINPUT, "%s: layer_types[%d] must be \"full_attention\" or \"sliding_attention\"", path, l);
+            if (sw && !c->sliding_window)
+                return xsa_fail(err, XSA_EBADINPUT, "%s: layer_types[%d] is sliding_attention but no sliding window is set (use_sliding_window, sliding_window)", path, l);
+            c->swa[l++] = (unsigned char)sw;
+        }
+        return 0;
+    }
+    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind == 1 || l >= maxwin;
+    return 0;
+}
+
+// head_dim, rotated dims and the shape checks every RoPE decoder shares.
+static int finish_rope_decoder(struct hf_config *hc, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
     if (c->head_dim == 0) {
         if (c->d_model % c->n_head)
             return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_size %d is not a multiple of num_attention_heads %d; set head_dim", path, c->d_model, c->n_head);
@@ -208,12 +279,96 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const char *path, x
         return xsa_fail(err, XSA_EBADINPUT, "%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", path, c->n_head, c->n_kv_head);
     if ((long long)c->n_head * c->head_dim > (1 << 16))
         return xsa_fail(err, XSA_EBADINPUT, "%s: num_attention_heads x head_dim is too large", path);
+    int rd = (int)((double)c->head_dim * hc->partial_rotary);  // int(head_dim * factor), as transformers
+    if (rd < 2 || rd % 2)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: partial rotary factor %g of head_dim %d gives %d rotated dims; it must be an even number >= 2",
+                        path, (double)hc->partial_rotary, c->head_dim, rd);
+    c->rope_dims = rd == c->head_dim ? 0 : rd;
     return 0;
 }
+
+// One of the llama-like families: llama's keys, the family's fixed choices.
+static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_HALF;  // transformers' rotate_half layout
+    if (strcmp(fm->name, "llama")) snprintf(c->family, sizeof c->family, "%s", fm->name);
+    const char *act = NULL;
+    int ab = 0, mb = 0;
+    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
+    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
+    if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
+    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
+    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
+    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
+    if (!rc) rc = get_int(r, "head_dim", 0, 2, 1 << 12, &c->head_dim, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
+    if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
+    if (!rc && fm->bias_keys == 1) rc = get_bool(r, "mlp_bias", 0, &mb, path, err);
+    if (!rc) rc = get_string(r, "hidden_act", "silu", &act, path, err);
+    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
+    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
+    if (!rc) rc = parse_rope(hc, r, 1.0f, path, err);
+    if (!rc) rc = parse_window(hc, r, fm->window, path, err);
+    if (rc) return rc;
+    if (strcmp(act, "silu"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
+    hc->ws = (struct weight_spec){.qkv_bias = ab || fm->qkv_bias, .o_bias = ab, .mlp_bias = mb,
+                                  .no_pre_norm = fm->post_norm, .post_norm = fm->post_norm};
+    c->qk_norm = fm->qk_norm;
+    if (fm->fused) c->fused = MODEL_FUSED_QKV | MODEL_FUSED_GATE_UP;
+    return finish_rope_decoder(hc, path, err);
+}
+
+// gpt_neox (Pythia): LayerNorm, GELU MLP with biases, fused per-head q|k|v, partial rotary,
+// parallel residual, untied embed_out.
+static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_HALF;
+    c->mlp_plain = 1;
+    c->fused = MODEL_FUSED_QKV_HEADS;
+    snprintf(c->family, sizeof c->family, "gpt_neox");
+    const char *act = NULL;
+    int ab = 1;
+    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
+    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
+    if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
+    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
+    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_float(r, "layer_norm_eps", 1e-5, 0, 1, &c->norm_eps, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
+    if (!rc) rc = get_bool(r, "use_parallel_residual", 1, &c->parallel_residual, path, err);
+    if (!rc) rc = get_bool(r, "attention_bias", 1, &ab, path, err);
+    if (!rc) rc = get_string(r, "hidden_act", "gelu", &act, path, err);
+    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
+    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
+    float pct = 0.25f, base = 10000;  // GPTNeoXConfig's rotary_pct and rotary_emb_base defaults
+    if (!rc) rc = get_float(r, "rotary_pct", 0.25, 1e-6, 1, &pct, path, err);
+    if (!rc) rc = get_float(r, "rotary_emb_base", 10000.0, 1.0, 1e12, &base, path, err);
+    if (!rc) rc = parse_rope(hc, r, pct, path, err);
+    if (rc) return rc;
+    // rotary_emb_base is the older name: any rope_theta, top level or nested, wins over it.
+    const cJSON *rp = item(r, "rope_parameters"), *rs = item(r, "rope_scaling");
+    if (!item(r, "rope_theta") && !(cJSON_IsObject(rp) && item(rp, "rope_theta")) && !(cJSON_IsObject(rs) && item(rs, "rope_theta")))
+        c->rope_theta = base;
+    c->gelu_exact = !strcmp(act, "gelu");
+    if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements gelu, gelu_new and gelu_pytorch_tanh)", path, act);
+    c->n_kv_head = c->n_head;
+    hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = ab, .o_bias = ab, .mlp_bias = 1};
+    return finish_rope_decoder(hc, path, err);
+}
+
+#define SUPPORTED_TYPES "gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
     hc->cfg.bos_id = hc->cfg.eos_id = -1;
+    hc->partial_rotary = 1;
     cJSON *r = cJSON_Parse(text);
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);
@@ -221,11 +376,15 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
     }
     const char *type = NULL;
     int rc = get_string(r, "model_type", NULL, &type, path, err);
-    if (!rc && !type) rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"model_type\" is missing (supported: gpt2, llama)", path);
+    if (!rc && !type) rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"model_type\" is missing (supported: " SUPPORTED_TYPES ")", path);
+    const struct family *fm = NULL;
+    for (size_t i = 0; !rc && i < sizeof families / sizeof families[0]; i++)
+        if (!strcmp(type, families[i].name)) fm = &families[i];
     if (!rc) {
         if (!strcmp(type, "gpt2")) rc = parse_gpt2(hc, r, path, err);
-        else if (!strcmp(type, "llama")) rc = parse_llama(hc, r, path, err);
-        else rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"%.64s\" is not supported (supported: gpt2, llama)", path, type);
+        else if (!strcmp(type, "gpt_neox")) rc = parse_gpt_neox(hc, r, path, err);
+        else if (fm) rc = parse_llama(hc, r, fm, path, err);
+        else rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"%.64s\" is not supported (supported: " SUPPORTED_TYPES ")", path, type);
     }
     if (!rc) rc = parse_xsa_layers(hc, r, path, err);
     cJSON_Delete(r);

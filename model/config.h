@@ -1,18 +1,20 @@
-// config.h: Hugging Face config.json -> struct model_config, for model_type gpt2 and llama.
+// config.h: Hugging Face config.json -> struct model_config, for model_type gpt2, llama,
+// mistral, qwen2, qwen3, olmo2, gpt_neox and phi3: each family's keys and fixed choices become
+// the one decoder's feature flags.
 // Settings that would change the forward pass in ways xsa-eval does not implement (another
 // activation, rope_scaling) are refused with a message naming them, never ignored.
 #ifndef XSA_MODEL_CONFIG_H
 #define XSA_MODEL_CONFIG_H
 
-#include "model/model.h"
+#include "model/model_internal.h"
 
 #define HF_CONFIG_MAX_BYTES (4u << 20)
 
 struct hf_config {
     struct model_config cfg;
-    int attn_bias;  // llama attention_bias: q/k/v/o projections carry biases (gpt2: always)
-    int mlp_bias;   // llama mlp_bias: gate/up/down carry biases (gpt2: always)
+    struct weight_spec ws;  // the optional weights the family and its keys imply
     int has_xsa;    // config.json declared "xsa_layers"
+    float partial_rotary;  // partial_rotary_factor / rotary_pct (1: every dim rotates)
 };
 
 // Parses config.json text; `path` is only used in messages.

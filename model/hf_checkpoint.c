@@ -1,5 +1,6 @@
-// hf_checkpoint.c: a Hugging Face checkpoint directory (config.json + safetensors, gpt2 or
-// llama) -> struct model. Every tensor the config implies must be present with that exact
+// hf_checkpoint.c: a Hugging Face checkpoint directory (config.json + safetensors or
+// pytorch_model.bin) -> struct model, each family's tensor names mapped onto the one decoder's
+// weights (fused projections split here). Every tensor the config implies must be present with that exact
 // shape; any tensor left over (other than known non-weight buffers) is an error, so a
 // checkpoint with parts xsa-eval would silently ignore is refused.
 #include <errno.h>
@@ -18,7 +19,8 @@ struct hf_loader {
     struct safetensors st;
     const char *dir;
     const char *prefix;  // gpt2: "" (Hub files) or "transformer." (transformers >= 5, nanoGPT)
-    float *scratch;      // (C, max(3C, F)) for Conv1D weights before transposition
+    float *scratch;      // Conv1D weights before transposition, fused tensors before their split
+    size_t scratch_n;    // floats in scratch
     char dtype[8];       // "" until the first tensor; "mixed" when they differ
     int dry;             // 1: only check that each tensor is there with its shape; copy nothing
     int aliased;         // some weight points into the file mapping (the model then keeps it)
@@ -149,6 +151,7 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     size_t wide = (size_t)(3 * C > c->d_ff ? 3 * C : c->d_ff);
     if (!ld->dry && !ld->scratch && !(ld->scratch = malloc((size_t)C * wide * sizeof(float))))
         return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    ld->scratch_n = (size_t)C * wide;
     int rc = load_w(ld, "wte.weight", c->vocab_size, C, &m->tok_emb, err);
     if (!rc) rc = load_w(ld, "wpe.weight", c->max_seq_len, C, &m->pos_emb, err);
     for (int l = 0; l < c->n_layer && !rc; l++) rc = load_gpt2_layer(ld, m, l, err);
@@ -163,46 +166,157 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     return 0;
 }
 
-static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int mlp_bias, xsa_error *err) {
+// A fused tensor of (sum of rows[p], cols) (cols 0: 1-D) split by rows into n parts *dst[p]:
+// part after part (per = 0), or per head, `per` rows of each part in turn (gpt_neox's
+// query_key_value: q, k, v of head 0, then of head 1, ...). Part after part, aligned F32 data is
+// used in place, as load_w does.
+static int load_split(struct hf_loader *ld, const char *name, int n, const int64_t *rows, int64_t cols, int64_t per,
+                      float **dst[], xsa_error *err) {
+    int64_t total = 0, w = cols ? cols : 1;
+    for (int p = 0; p < n; p++) total += rows[p];
+    struct st_tensor *t;
+    int rc = find_tensor(ld, name, total, cols, &t, err);
+    if (rc || ld->dry) return rc;
+    if (!per && t->dtype == ST_F32 && (uintptr_t)t->data % sizeof(float) == 0) {
+        if ((rc = safetensors_check_finite(&ld->st, t, (const float *)t->data, err))) return rc;
+        const float *base = (const float *)(uintptr_t)t->data;
+        for (int p = 0, off = 0; p < n; off += (int)rows[p], p++) *dst[p] = (float *)(uintptr_t)(base + (int64_t)off * w);
+        ld->aliased = 1;
+        note_used(ld, t);
+        return 0;
+    }
+    if ((size_t)(total * w) > ld->scratch_n) {
+        free(ld->scratch);
+        ld->scratch_n = 0;
+        if (!(ld->scratch = malloc((size_t)(total * w) * sizeof(float)))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        ld->scratch_n = (size_t)(total * w);
+    }
+    if ((rc = safetensors_read_f32(&ld->st, t, ld->scratch, err))) return rc;
+    const float *src = ld->scratch;
+    if (!per) {
+        for (int p = 0; p < n; src += rows[p] * w, p++) memcpy(*dst[p], src, (size_t)(rows[p] * w) * sizeof(float));
+    } else {
+        for (int64_t h = 0; h < rows[0] / per; h++)
+            for (int p = 0; p < n; p++, src += per * w) memcpy(*dst[p] + h * per * w, src, (size_t)(per * w) * sizeof(float));
+    }
+    note_used(ld, t);
+    return 0;
+}
+
+// Tensor names of a RoPE decoder family (llama's unless said otherwise).
+struct family_names {
+    const char *embed, *layer, *final_norm, *head;
+    const char *attn_norm, *mlp_norm;    // pre-norms (olmo2: the post-norms)
+    const char *q, *k, *v, *qkv, *o;     // qkv: fused (phi3, gpt_neox) instead of q, k, v
+    const char *gate, *up, *gate_up, *down;
+};
+
+static const struct family_names llama_names = {
+    "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
+    "input_layernorm", "post_attention_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
+    "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
+};
+static const struct family_names olmo2_names = {
+    "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
+    "post_attention_layernorm", "post_feedforward_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
+    "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
+};
+static const struct family_names phi3_names = {
+    "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
+    "input_layernorm", "post_attention_layernorm",
+    NULL, NULL, NULL, "self_attn.qkv_proj", "self_attn.o_proj",
+    NULL, NULL, "mlp.gate_up_proj", "mlp.down_proj",
+};
+static const struct family_names neox_names = {
+    "gpt_neox.embed_in", "gpt_neox.layers.%d.", "gpt_neox.final_layer_norm", "embed_out",
+    "input_layernorm", "post_attention_layernorm",
+    NULL, NULL, NULL, "attention.query_key_value", "attention.dense",
+    NULL, "mlp.dense_h_to_4h", NULL, "mlp.dense_4h_to_h",
+};
+
+static const struct family_names *names_of(const struct model_config *c) {
+    const char *f = model_family(c);
+    return !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names : &llama_names;
+}
+
+static int load_llama(struct hf_loader *ld, struct model *m, const struct weight_spec *ws, xsa_error *err) {
     const struct model_config *c = &m->cfg;
+    const struct family_names *fn = names_of(c);
     int64_t C = c->d_model, F = c->d_ff, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim;
+    int64_t hd = c->head_dim, per = c->fused & MODEL_FUSED_QKV_HEADS ? hd : 0, nq = c->qk_norm == QK_NORM_HEAD ? hd : Q;
+    int64_t nk = c->qk_norm == QK_NORM_HEAD ? hd : KV, qkv_rows[3] = {Q, KV, KV}, gu_rows[2] = {F, F};
     ld->prefix = "";
-    int rc = load_w(ld, "model.embed_tokens.weight", c->vocab_size, C, &m->tok_emb, err);
-    char n[160];
+    char n[192], pre[64];
+    snprintf(n, sizeof n, "%s.weight", fn->embed);
+    int rc = load_w(ld, n, c->vocab_size, C, &m->tok_emb, err);
     for (int l = 0; l < c->n_layer && !rc; l++) {
         struct layer_weights *w = &m->layers[l];
-#define LOAD(suffix, d0, d1, dst)                                  \
+        snprintf(pre, sizeof pre, fn->layer, l);
+#define NAME(part, suffix) snprintf(n, sizeof n, "%s%s.%s", pre, part, suffix)
+#define LOAD(part, suffix, d0, d1, dst)                            \
     do {                                                           \
         if (rc) break;                                             \
-        snprintf(n, sizeof n, "model.layers.%d.%s", l, suffix);    \
+        NAME(part, suffix);                                        \
         rc = load_w(ld, n, d0, d1, &(dst), err);                   \
     } while (0)
-        LOAD("input_layernorm.weight", C, 0, w->attn_norm_w);
-        LOAD("self_attn.q_proj.weight", Q, C, w->wq);
-        LOAD("self_attn.k_proj.weight", KV, C, w->wk);
-        LOAD("self_attn.v_proj.weight", KV, C, w->wv);
-        LOAD("self_attn.o_proj.weight", C, Q, w->wo);
-        if (attn_bias) {
-            LOAD("self_attn.q_proj.bias", Q, 0, w->bq);
-            LOAD("self_attn.k_proj.bias", KV, 0, w->bk);
-            LOAD("self_attn.v_proj.bias", KV, 0, w->bv);
-            LOAD("self_attn.o_proj.bias", C, 0, w->bo);
+#define SPLIT(part, suffix, np, rows, d1, per_, ...)               \
+    do {                                                           \
+        if (rc) break;                                             \
+        float **dst_[] = {__VA_ARGS__};                            \
+        NAME(part, suffix);                                        \
+        rc = load_split(ld, n, np, rows, d1, per_, dst_, err);     \
+    } while (0)
+        if (!ws->no_pre_norm) LOAD(fn->attn_norm, "weight", C, 0, w->attn_norm_w);
+        if (!ws->no_pre_norm && ws->norm_bias) LOAD(fn->attn_norm, "bias", C, 0, w->attn_norm_b);
+        if (fn->qkv) {
+            SPLIT(fn->qkv, "weight", 3, qkv_rows, C, per, &w->wq, &w->wk, &w->wv);
+            if (ws->qkv_bias) SPLIT(fn->qkv, "bias", 3, qkv_rows, 0, per, &w->bq, &w->bk, &w->bv);
+        } else {
+            LOAD(fn->q, "weight", Q, C, w->wq);
+            LOAD(fn->k, "weight", KV, C, w->wk);
+            LOAD(fn->v, "weight", KV, C, w->wv);
+            if (ws->qkv_bias) {
+                LOAD(fn->q, "bias", Q, 0, w->bq);
+                LOAD(fn->k, "bias", KV, 0, w->bk);
+                LOAD(fn->v, "bias", KV, 0, w->bv);
+            }
         }
-        LOAD("post_attention_layernorm.weight", C, 0, w->mlp_norm_w);
-        LOAD("mlp.gate_proj.weight", F, C, w->w_gate);
-        LOAD("mlp.up_proj.weight", F, C, w->w_up);
-        LOAD("mlp.down_proj.weight", C, F, w->w_down);
-        if (mlp_bias) {
-            LOAD("mlp.gate_proj.bias", F, 0, w->b_gate);
-            LOAD("mlp.up_proj.bias", F, 0, w->b_up);
-            LOAD("mlp.down_proj.bias", C, 0, w->b_down);
+        if (c->qk_norm) {
+            LOAD("self_attn.q_norm", "weight", nq, 0, w->q_norm_w);
+            LOAD("self_attn.k_norm", "weight", nk, 0, w->k_norm_w);
         }
+        LOAD(fn->o, "weight", C, Q, w->wo);
+        if (ws->o_bias) LOAD(fn->o, "bias", C, 0, w->bo);
+        if (ws->post_norm) LOAD(fn->attn_norm, "weight", C, 0, w->post_attn_norm_w);
+        if (!ws->no_pre_norm) LOAD(fn->mlp_norm, "weight", C, 0, w->mlp_norm_w);
+        if (!ws->no_pre_norm && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
+        if (fn->gate_up) {
+            SPLIT(fn->gate_up, "weight", 2, gu_rows, C, 0, &w->w_gate, &w->w_up);
+        } else {
+            if (fn->gate) LOAD(fn->gate, "weight", F, C, w->w_gate);
+            LOAD(fn->up, "weight", F, C, w->w_up);
+        }
+        LOAD(fn->down, "weight", C, F, w->w_down);
+        if (ws->mlp_bias) {
+            if (fn->gate) LOAD(fn->gate, "bias", F, 0, w->b_gate);
+            LOAD(fn->up, "bias", F, 0, w->b_up);
+            LOAD(fn->down, "bias", C, 0, w->b_down);
+        }
+        if (ws->post_norm) LOAD(fn->mlp_norm, "weight", C, 0, w->post_mlp_norm_w);
+#undef SPLIT
 #undef LOAD
+#undef NAME
     }
-    if (!rc) rc = load_w(ld, "model.norm.weight", C, 0, &m->final_norm_w, err);
+    snprintf(n, sizeof n, "%s.weight", fn->final_norm);
+    if (!rc) rc = load_w(ld, n, C, 0, &m->final_norm_w, err);
+    snprintf(n, sizeof n, "%s.bias", fn->final_norm);
+    if (!rc && ws->norm_bias) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
     if (rc) return rc;
-    struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
-    if (!c->tied_head) return load_w(ld, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
+    snprintf(n, sizeof n, "%s.weight", fn->head);
+    struct st_tensor *head = safetensors_find(&ld->st, n);
+    if (!c->tied_head) return load_w(ld, n, c->vocab_size, C, &m->lm_head, err);
     if (head) head->used = 1;
     m->lm_head = m->tok_emb;  // tied: the embedding, wherever it now lives
     return 0;
@@ -210,7 +324,8 @@ static int load_llama(struct hf_loader *ld, struct model *m, int attn_bias, int 
 
 // Buffers some exporters save that are not weights: causal masks, RoPE frequencies.
 static int ignorable(const char *name) {
-    static const char *suffixes[] = {".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq"};
+    static const char *suffixes[] = {".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq", ".attention.bias",
+                                     ".attention.masked_bias"};
     size_t n = strlen(name);
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         size_t k = strlen(suffixes[i]);
@@ -234,17 +349,17 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     int rc = 0;
     m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!m->layers) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc->attn_bias, hc->mlp_bias, err);
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     free(m->layers);
     m->layers = NULL;
     ld.dry = 0;
-    if (!rc) rc = model_alloc_weights(m, hc->attn_bias, hc->mlp_bias, err);
-    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, hc->attn_bias, hc->mlp_bias, err);
+    if (!rc) rc = model_alloc_weights(m, &hc->ws, err);
+    if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     for (int i = 0; i < ld.st.n_tensors && !rc; i++) {
         const struct st_tensor *t = &ld.st.tensors[i];
         if (!t->used && !ignorable(t->name))
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for a %s checkpoint; xsa-eval would ignore it, so it refuses the file",
-                          ld.st.files[t->file].path, t->name, m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
+                          ld.st.files[t->file].path, t->name, model_family(&m->cfg));
     }
     if (!rc) rc = safetensors_sha256(&ld.st, m->weights_sha256, err);
     if (!rc) {

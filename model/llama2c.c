@@ -102,7 +102,7 @@ int llama2c_load(struct model *m, const char *path, xsa_error *err) {
         file_unmap(&mf);
         return rc;
     }
-    rc = model_alloc_weights(m, 0, 0, err);
+    rc = model_alloc_weights(m, &(struct weight_spec){0}, err);
     if (rc) { file_unmap(&mf); return rc; }
 
     const unsigned char *p = mf.data + LLAMA2C_HEADER_BYTES;

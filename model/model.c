@@ -70,52 +70,57 @@ static float *take(struct arena_cursor *a, size_t n) {
     return p;
 }
 
-static void layout(struct model *m, struct arena_cursor *a, int attn_bias, int mlp_bias) {
+static void layout(struct model *m, struct arena_cursor *a, const struct weight_spec *ws) {
     const struct model_config *c = &m->cfg;
-    size_t C = (size_t)c->d_model, V = (size_t)c->vocab_size, F = (size_t)c->d_ff;
+    size_t C = (size_t)c->d_model, V = (size_t)c->vocab_size, F = (size_t)c->d_ff, hd = (size_t)c->head_dim;
     size_t Q = (size_t)c->n_head * c->head_dim, KV = (size_t)c->n_kv_head * c->head_dim;
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    int gpt2 = c->arch == MODEL_ARCH_GPT2, gated = model_mlp_gated(c), nb = gpt2 || ws->norm_bias;
+    int qkvb = gpt2 || ws->qkv_bias, ob = gpt2 || ws->o_bias, mb = gpt2 || ws->mlp_bias, pre = !ws->no_pre_norm;
     m->tok_emb = take(a, V * C);
     m->pos_emb = gpt2 ? take(a, (size_t)c->max_seq_len * C) : NULL;
     for (int l = 0; l < c->n_layer; l++) {
         struct layer_weights *w = &m->layers[l];
-        w->attn_norm_w = take(a, C);
-        w->attn_norm_b = gpt2 ? take(a, C) : NULL;
+        w->attn_norm_w = pre ? take(a, C) : NULL;
+        w->attn_norm_b = pre && nb ? take(a, C) : NULL;
         w->wq = take(a, Q * C);
-        w->bq = attn_bias ? take(a, Q) : NULL;
+        w->bq = qkvb ? take(a, Q) : NULL;
         w->wk = take(a, KV * C);
-        w->bk = attn_bias ? take(a, KV) : NULL;
+        w->bk = qkvb ? take(a, KV) : NULL;
         w->wv = take(a, KV * C);
-        w->bv = attn_bias ? take(a, KV) : NULL;
+        w->bv = qkvb ? take(a, KV) : NULL;
+        w->q_norm_w = c->qk_norm ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : Q) : NULL;
+        w->k_norm_w = c->qk_norm ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : KV) : NULL;
         w->wo = take(a, C * Q);
-        w->bo = attn_bias ? take(a, C) : NULL;
-        w->mlp_norm_w = take(a, C);
-        w->mlp_norm_b = gpt2 ? take(a, C) : NULL;
-        w->w_gate = gpt2 ? NULL : take(a, F * C);
-        w->b_gate = !gpt2 && mlp_bias ? take(a, F) : NULL;
+        w->bo = ob ? take(a, C) : NULL;
+        w->post_attn_norm_w = ws->post_norm ? take(a, C) : NULL;
+        w->mlp_norm_w = pre ? take(a, C) : NULL;
+        w->mlp_norm_b = pre && nb ? take(a, C) : NULL;
+        w->w_gate = gated ? take(a, F * C) : NULL;
+        w->b_gate = gated && mb ? take(a, F) : NULL;
         w->w_up = take(a, F * C);
-        w->b_up = mlp_bias ? take(a, F) : NULL;
+        w->b_up = mb ? take(a, F) : NULL;
         w->w_down = take(a, C * F);
-        w->b_down = mlp_bias ? take(a, C) : NULL;
+        w->b_down = mb ? take(a, C) : NULL;
+        w->post_mlp_norm_w = ws->post_norm ? take(a, C) : NULL;
     }
     m->final_norm_w = take(a, C);
-    m->final_norm_b = gpt2 ? take(a, C) : NULL;
+    m->final_norm_b = nb ? take(a, C) : NULL;
     m->lm_head = c->tied_head ? m->tok_emb : take(a, V * C);
 }
 
-int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error *err) {
+int model_alloc_weights(struct model *m, const struct weight_spec *ws, xsa_error *err) {
     if (m->cfg.n_layer < 1 || m->cfg.n_layer > MODEL_MAX_LAYERS)
         return xsa_fail(err, XSA_EBADINPUT, "%d layers is outside [1, %d]", m->cfg.n_layer, MODEL_MAX_LAYERS);
     m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!m->layers) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     struct arena_cursor a = {0};
-    layout(m, &a, attn_bias, mlp_bias);
+    layout(m, &a, ws);
     m->arena = aligned_alloc(ARENA_ALIGN, a.off);
     if (!m->arena)
         return xsa_fail(err, XSA_ERUNTIME, "out of memory allocating %zu bytes of weights", a.off);
     m->arena_bytes = a.off;
     struct arena_cursor b = {.base = m->arena};
-    layout(m, &b, attn_bias, mlp_bias);
+    layout(m, &b, ws);
     m->n_params = b.n_params;
     return 0;
 }

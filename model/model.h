@@ -27,7 +27,20 @@ enum rope_scaling {     // config.json rope_scaling / rope_parameters, as transf
     ROPE_SCALE_NONE = 0,  // "default"
     ROPE_SCALE_LINEAR,    // inverse frequencies / factor
     ROPE_SCALE_LLAMA3,    // Llama 3.1/3.2: long wavelengths / factor, short kept, smoothed between
+    ROPE_SCALE_DYNAMIC,   // NTK: the base grows past max_position_embeddings (positions are kept below it)
+    ROPE_SCALE_YARN,      // YaRN: interpolated / extrapolated frequencies blended by a ramp; cos, sin scaled
 };
+
+enum qk_norm {          // RMSNorm on the query and key projections, before RoPE
+    QK_NORM_NONE = 0,
+    QK_NORM_HEAD,         // per head over hd (qwen3); gains (hd) each, or NULL: no gain
+    QK_NORM_FULL,         // over the whole projection (olmo2); gains (H*hd) and (Hkv*hd)
+};
+
+// How fused projections were stored (split at load; printed by `info`).
+#define MODEL_FUSED_QKV 1u          // one q|k|v matrix (phi3 qkv_proj)
+#define MODEL_FUSED_QKV_HEADS 2u    // q|k|v interleaved per head (gpt_neox query_key_value)
+#define MODEL_FUSED_GATE_UP 4u      // one gate|up matrix (phi3 gate_up_proj)
 
 struct model_config {
     enum model_arch arch;
@@ -43,22 +56,38 @@ struct model_config {
     float norm_eps;
     float rope_theta;
     enum rope_scaling rope_scaling;
-    float rope_factor;             // linear, llama3
-    float rope_low_freq, rope_high_freq, rope_orig_ctx;  // llama3: low/high_freq_factor, original_max_position_embeddings
+    float rope_factor;             // linear, llama3, dynamic, yarn
+    float rope_low_freq, rope_high_freq;  // llama3: low/high_freq_factor
+    float rope_orig_ctx;           // llama3, yarn: original_max_position_embeddings
     int tied_head;    // 1 when lm_head shares tok_emb
-    int gelu_exact;   // gpt2: 1 for activation_function "gelu" (erf, nanoGPT's nn.GELU), 0 for
+    int gelu_exact;   // GELU MLPs: 1 for activation_function "gelu" (erf, nanoGPT's nn.GELU), 0 for
                       // the tanh approximation (gelu_new, GPT-2's own)
+    // Decoder features beyond gpt2 / llama (all 0: the plain decoder of `arch`).
+    char family[16];  // config.json model_type ("" = the arch's own name)
+    int mlp_plain;    // RoPE decoders: 1 = up -> GELU -> down without a gate (gpt_neox)
+    int parallel_residual;  // x + attn(norm1(x)) + mlp(norm2(x)) (gpt_neox)
+    enum qk_norm qk_norm;
+    int rope_dims;    // rotated dims per head, from the front (partial rotary); 0 = head_dim
+    float rope_attn_factor;        // yarn: cos and sin are multiplied by it
+    float rope_beta_fast, rope_beta_slow;  // yarn ramp bounds (rotations)
+    int rope_truncate;             // yarn: correction range rounded outwards
+    int sliding_window;            // keys a token sees in a sliding-window layer (itself included); 0 = none
+    unsigned char swa[MODEL_MAX_LAYERS];  // swa[l] = 1: layer l uses the sliding window
+    unsigned fused;                // MODEL_FUSED_* bits
     int bos_id, eos_id;              // from config.json / header; -1 when absent
     unsigned char xsa[MODEL_MAX_LAYERS];  // xsa[l] = 1: Exclusive Self Attention in layer l
 };
 
 struct layer_weights {
-    float *attn_norm_w, *attn_norm_b;  // (C), (C) ; bias NULL for llama
+    float *attn_norm_w, *attn_norm_b;  // (C), (C) ; bias NULL for RMSNorm; gain NULL: no pre-norm (olmo2)
+    float *q_norm_w, *k_norm_w;        // qk_norm gains: (hd) each (HEAD) or (H*hd), (Hkv*hd) (FULL)
+    float *post_attn_norm_w;           // (C) RMSNorm on the attention output before the residual add (olmo2)
+    float *post_mlp_norm_w;            // (C) the same on the MLP output
     float *wq, *bq;                    // (H*hd, C), (H*hd) or NULL
     float *wk, *bk;                    // (Hkv*hd, C), (Hkv*hd) or NULL
     float *wv, *bv;                    // (Hkv*hd, C), (Hkv*hd) or NULL
     float *wo, *bo;                    // (C, H*hd), (C) or NULL
-    float *mlp_norm_w, *mlp_norm_b;    // (C), (C) ; bias NULL for llama
+    float *mlp_norm_w, *mlp_norm_b;    // (C), (C) ; bias NULL for RMSNorm; gain NULL: no pre-norm (olmo2)
     float *w_gate, *b_gate;            // (F, C) llama SwiGLU gate ; NULL for gpt2
     float *w_up, *b_up;                // (F, C) ; gpt2 c_fc
     float *w_down, *b_down;            // (C, F) ; gpt2 mlp.c_proj
@@ -100,6 +129,17 @@ int model_xsa_count(const struct model_config *cfg);
 void model_xsa_describe(const struct model_config *cfg, char *out, size_t n);
 
 void model_free(struct model *m);
+
+// SwiGLU (gate and up) rather than up -> GELU -> down.
+static inline int model_mlp_gated(const struct model_config *c) { return c->arch == MODEL_ARCH_LLAMA && !c->mlp_plain; }
+
+// Rotated dims per head (even, <= head_dim).
+static inline int model_rope_dims(const struct model_config *c) { return c->rope_dims ? c->rope_dims : c->head_dim; }
+
+// The family name: config.json's model_type, else the arch's.
+static inline const char *model_family(const struct model_config *c) {
+    return c->family[0] ? c->family : c->arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama";
+}
 
 // Index of the first NaN or +-Inf among x[0..n), or n when every value is finite. The readers
 // refuse a checkpoint holding one (model_load fails naming the tensor); exposed for the load

@@ -4,11 +4,19 @@
 
 #include "model/model.h"
 
-// Lays out every weight that m->cfg implies in one 64-byte-aligned arena and points the
-// struct's arrays into it (layers included); sets n_params. Biases: gpt2 has all of them;
-// llama has q/k/v/o biases when attn_bias and gate/up/down biases when mlp_bias.
-// The tied head aliases tok_emb. The arena is uninitialised.
-int model_alloc_weights(struct model *m, int attn_bias, int mlp_bias, xsa_error *err);
+// Which optional weights a checkpoint carries (m->cfg says the rest: qk_norm, the MLP's gate).
+struct weight_spec {
+    int norm_bias;          // LayerNorm gains and biases (gpt2, gpt_neox); else RMSNorm gains only
+    int qkv_bias, o_bias;   // q/k/v projection biases; output projection bias
+    int mlp_bias;           // gate/up/down biases
+    int no_pre_norm;        // no norms before attention and MLP (olmo2)
+    int post_norm;          // RMSNorm on the attention and MLP outputs (olmo2)
+};
+
+// Lays out every weight that m->cfg and ws imply in one 64-byte-aligned arena and points the
+// struct's arrays into it (layers included); sets n_params. gpt2 has every bias whatever ws
+// says. The tied head aliases tok_emb. The arena is uninitialised.
+int model_alloc_weights(struct model *m, const struct weight_spec *ws, xsa_error *err);
 
 // Refuses non-finite weights: 0 when x[0..n) are all finite, else XSA_EBADINPUT with a message
 // naming `path`, `tensor`, the first bad element and how many there are.

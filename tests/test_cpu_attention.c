@@ -23,10 +23,11 @@ struct prob {
     float *q, *k, *v, *kt, *vt, *out, *scratch;
     int32_t *sp;  // (4, T): span0_lo, span0_hi, span1_lo, span1_hi
     long stride;
+    int window;   // sliding window (0: none)
 };
 
 static void prob_init(struct prob *p, int T, int H, int Hkv, int hd, uint64_t seed) {
-    p->T = T, p->H = H, p->Hkv = Hkv, p->hd = hd;
+    p->T = T, p->H = H, p->Hkv = Hkv, p->hd = hd, p->window = 0;
     long Q = (long)T * H * hd, KV = (long)T * Hkv * hd;
     p->q = malloc(sizeof(float) * Q), p->out = malloc(sizeof(float) * Q);
     p->k = malloc(sizeof(float) * KV), p->v = malloc(sizeof(float) * KV);
@@ -47,7 +48,7 @@ static void prob_run(struct prob *p, enum cpu_attn_kind kind, int threads, int x
     struct cpu_pool *pool = cpu_pool_create(threads);
     struct cpu_attention_args a = {p->q, p->k, p->v, p->out, p->sp, p->sp + p->T, p->sp + 2 * p->T,
                                    p->sp + 3 * p->T, p->T, p->H, p->Hkv, p->hd, xsa, kind, p->kt, p->vt,
-                                   p->T, NULL, 0, p->scratch, p->stride};
+                                   p->T, NULL, 0, p->scratch, p->stride, p->window};
     cpu_attention(pool, &a);
     cpu_pool_destroy(pool);
 }
@@ -265,6 +266,70 @@ TEST(grouped_tokens_bit_identical_to_single) {
     CHECK(cases > 1000);
 }
 
+// Sliding window W: every token of a plain causal row, and a branch token (prefix span +
+// branch span, the window cutting into either), gives the same bits as the same token with
+// explicit spans holding only its last W keys, for each kernel and thread count; the windowed
+// row is within 2e-6 of float64 over those keys. Tokens group (AVX2) only as their cut spans allow.
+TEST(sliding_window_equals_cut_spans) {
+    enum cpu_attn_kind kk[2];
+    int nk = kinds(kk), bad = 0, far = 0, cases = 0;
+    static const int windows[] = {1, 2, 5, 8, 9, 16};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        int H = shapes[si][0], Hkv = shapes[si][1], hd = shapes[si][2], KV = Hkv * hd, Q = H * hd;
+        for (int ki = 0; ki < nk; ki++)
+            for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+                int W = windows[wi], T = 45;
+                struct prob p;
+                prob_init(&p, T, H, Hkv, hd, 300 + 11 * si + wi);
+                p.window = W;
+                prob_run(&p, kk[ki], 3, 0);
+                float *win = malloc(sizeof(float) * T * Q);
+                memcpy(win, p.out, sizeof(float) * T * Q);
+                p.window = 0;
+                for (int t = 0; t < T; t++) p.sp[t] = t + 1 > W ? t + 1 - W : 0;
+                prob_run(&p, kk[ki], 1, 0);
+                bad |= memcmp(win, p.out, sizeof(float) * T * Q) != 0;
+                double y[64];
+                for (int t = 0; t < T; t++)
+                    for (int h = 0; h < H; h++) {
+                        ref_head(&p, t, h, y);
+                        for (int e = 0; e < hd; e++) far |= fabs(win[((long)t * H + h) * hd + e] - y[e]) > 2e-6;
+                    }
+                free(win);
+                prob_free(&p);
+                // Branch token: [a, a+n0) + [b, b+n1) against the plain row [e, e+n0+n1).
+                for (int n0 = 0; n0 <= 12; n0++)
+                    for (int n1 = n0 ? 0 : 1; n1 <= 12; n1++) {
+                        int a = 2, b = a + n0 + 3, e = b + n1 + 1, Tb = e + n0 + n1, n = n0 + n1;
+                        prob_init(&p, Tb, H, Hkv, hd, 7000 + 31 * n0 + n1);
+                        for (int i = 0; i < n; i++) {
+                            int src = e + i, dst = i < n0 ? a + i : b + i - n0;
+                            memcpy(p.k + (long)dst * KV, p.k + (long)src * KV, sizeof(float) * KV);
+                            memcpy(p.v + (long)dst * KV, p.v + (long)src * KV, sizeof(float) * KV);
+                        }
+                        int tb = n1 ? b + n1 - 1 : a + n0 - 1, tp = Tb - 1;
+                        memcpy(p.q + (long)tb * Q, p.q + (long)tp * Q, sizeof(float) * Q);
+                        for (int t = 0; t < Tb; t++) p.sp[t] = t, p.sp[Tb + t] = t + 1, p.sp[2 * Tb + t] = p.sp[3 * Tb + t] = t + 1;
+                        p.sp[tb] = a, p.sp[Tb + tb] = a + n0, p.sp[2 * Tb + tb] = b, p.sp[3 * Tb + tb] = b + n1;
+                        p.sp[tp] = e + (n > W ? n - W : 0), p.sp[Tb + tp] = Tb, p.sp[2 * Tb + tp] = p.sp[3 * Tb + tp] = Tb;
+                        prob_run(&p, kk[ki], 2, 0);  // the plain token, cut by hand
+                        float want[64 * 8];
+                        memcpy(want, p.out + (long)tp * Q, sizeof(float) * Q);
+                        p.window = W;
+                        p.sp[tp] = e;  // now the window cuts it
+                        prob_run(&p, kk[ki], 2, 0);
+                        bad |= memcmp(want, p.out + (long)tb * Q, sizeof(float) * Q) != 0;
+                        bad |= memcmp(want, p.out + (long)tp * Q, sizeof(float) * Q) != 0;
+                        cases++;
+                        prob_free(&p);
+                    }
+            }
+    }
+    CHECK_MSG(!bad, "a windowed token differs from the same keys cut by hand");
+    CHECK_MSG(!far, "a windowed row is more than 2e-6 from float64");
+    CHECK(cases > 100);
+}
+
 // XSA: each head's output is orthogonal to the token's own value vector (both kernels).
 TEST(xsa_epilogue_orthogonal) {
     enum cpu_attn_kind kk[2];
@@ -325,5 +390,5 @@ TEST(pick_kernel) {
 }
 
 RUN_TESTS(T(kernels_match_float64), T(spans_split_anywhere_bit_identical),
-          T(grouped_tokens_bit_identical_to_single), T(xsa_epilogue_orthogonal),
+          T(grouped_tokens_bit_identical_to_single), T(sliding_window_equals_cut_spans), T(xsa_epilogue_orthogonal),
           T(exp_accuracy_and_edges), T(pick_kernel))

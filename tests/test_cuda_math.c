@@ -123,7 +123,7 @@ TEST(rope_both_conventions_match_cpu) {
         for (int i = 0; i < T * H * HD; i++) x[i] = y[i] = urand(&s);
         struct model_config c = {.head_dim = HD, .rope_theta = 10000.0f};
         cpu_rope_table(pos, T, &c, cs, sn);
-        cpu_rope_apply(y, T, H * HD, H, HD, half, cs, sn);
+        cpu_rope_apply(y, T, H * HD, H, HD, HD, half, cs, sn);
         for (int t = 0; t < T; t++)
             for (int h = 0; h < H; h++) {
                 float *v = x + (t * H + h) * HD;
@@ -368,6 +368,41 @@ TEST(rope_inverse_frequencies_match_cpu) {
     }
 }
 
+// The sliding window both backends apply to a token's spans: the last w keys stay, span 0
+// shrinks first, an emptied span 0 hands over to span 1; the serial attention over the cut
+// spans of a branch token equals the plain row's over its last w keys (to rounding).
+TEST(sliding_window_spans) {
+    static const struct { int lo0, hi0, lo1, hi1, w, want[4]; } cases[] = {
+        {0, 10, 10, 10, 0, {0, 10, 10, 10}},   // no window
+        {0, 10, 10, 10, 10, {0, 10, 10, 10}},  // exactly the window
+        {0, 10, 10, 10, 4, {6, 10, 10, 10}},   // one span, cut
+        {2, 8, 20, 25, 7, {6, 8, 20, 25}},     // span 0 shrinks
+        {2, 8, 20, 25, 5, {20, 25, 25, 25}},   // span 0 gone exactly
+        {2, 8, 20, 25, 3, {22, 25, 25, 25}},   // into span 1
+        {3, 3, 20, 25, 2, {23, 25, 25, 25}},   // empty span 0
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int lo[2] = {cases[i].lo0, cases[i].lo1}, hi[2] = {cases[i].hi0, cases[i].hi1};
+        xsa_window_spans(lo, hi, cases[i].w);
+        int n = hi[0] - lo[0] + hi[1] - lo[1], want_n = cases[i].want[1] - cases[i].want[0] + cases[i].want[3] - cases[i].want[2];
+        CHECK_MSG(lo[0] == cases[i].want[0] && hi[0] == cases[i].want[1] && n == want_n && (hi[1] == lo[1] || lo[1] == cases[i].want[2]),
+                  "case %zu: [%d,%d)+[%d,%d)", i, lo[0], hi[0], lo[1], hi[1]);
+    }
+    enum { HD = 8, T = 40 };
+    float q[HD], k[T * HD], v[T * HD], y1[HD], y2[HD];
+    uint64_t s = 5;
+    for (int i = 0; i < HD; i++) q[i] = urand(&s);
+    for (int i = 0; i < T * HD; i++) k[i] = urand(&s), v[i] = urand(&s);
+    for (int i = 0; i < 9 * HD; i++) k[(30 + i / HD) * HD + i % HD] = k[(2 + i / HD) * HD + i % HD], v[(30 + i / HD) * HD + i % HD] = v[(2 + i / HD) * HD + i % HD];
+    // Keys 2..6 (prefix) + 7..10 (branch) are the plain row 30..38 copied; window 6.
+    for (int i = 0; i < 4 * HD; i++) k[(20 + i / HD) * HD + i % HD] = k[(7 + i / HD) * HD + i % HD], v[(20 + i / HD) * HD + i % HD] = v[(7 + i / HD) * HD + i % HD];
+    int lo[2] = {2, 20}, hi[2] = {7, 24}, plo[2] = {30 + 3, 39}, phi[2] = {39, 39};
+    xsa_window_spans(lo, hi, 6);
+    xsa_attend_serial(q, k, v, HD, HD, lo, hi, NULL, y1);
+    xsa_attend_serial(q, k, v, HD, HD, plo, phi, NULL, y2);
+    for (int i = 0; i < HD; i++) CHECK_NEAR(y1[i], y2[i], 1e-6);  // tiles restart per span: rounding only
+}
+
 // Checks every sub-batch of a packed batch: whole rows, keys inside it, at most cap tokens.
 static void check_cuts(const struct score_batch *b, int cap, int expect_ok) {
     int T = b->n_tokens;
@@ -429,4 +464,4 @@ TEST(sub_batch_cuts_keep_rows_whole) {
 RUN_TESTS(T(bf16_rounding), T(activations_match_cpu), T(norm_rows_match_cpu), T(rope_both_conventions_match_cpu),
           T(online_softmax_merge), T(attention_tiles_and_xsa_match_cpu), T(logsumexp_chunks_and_argmax_ties),
           T(xsa_coefficient), T(gemm_params_column_major), T(rope_inverse_frequencies_match_cpu),
-          T(sub_batch_cuts_keep_rows_whole))
+          T(sub_batch_cuts_keep_rows_whole), T(sliding_window_spans))

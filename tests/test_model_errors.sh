@@ -61,7 +61,7 @@ mk shape; sed -i 's/"n_positions": 64/"n_positions": 65/' "$TMP/shape/config.jso
 expect_exit shape_mismatch 2 "shape/model.safetensors: tensor 'transformer.wpe.weight' has shape \[64, 32\] but config.json implies \[65, 32\]" -- "$XSA_BIN" info --model "$TMP/shape"
 
 mk mtype; sed -i 's/"model_type": "gpt2"/"model_type": "bert"/' "$TMP/mtype/config.json"
-expect_exit unknown_model_type 2 "mtype/config.json: model_type \"bert\" is not supported \(supported: gpt2, llama\)" -- "$XSA_BIN" info --model "$TMP/mtype"
+expect_exit unknown_model_type 2 "mtype/config.json: model_type \"bert\" is not supported \(supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/mtype"
 
 mk act; sed -i 's/"gelu_new"/"relu"/' "$TMP/act/config.json"
 expect_exit bad_activation 2 "act/config.json: activation_function \"relu\" is not supported" -- "$XSA_BIN" info --model "$TMP/act"
@@ -74,8 +74,8 @@ expect_exit config_xsa_all 0 "xsa layers +all \(2 of 2; source: config\)" -- "$X
 expect_exit xsa_flag_overrides_config 0 "xsa layers +none \(0 of 2; source: --xsa\)" -- "$XSA_BIN" info --model "$TMP/xsaok" --xsa none
 
 mkdir -p "$TMP/llama"; cp $F/llama_gqa/* "$TMP/llama/"
-sed -i 's/"rope_type": "default"/"rope_type": "yarn"/' "$TMP/llama/config.json"
-expect_exit rope_scaling_refused 2 "llama/config.json: rope_parameters type \"yarn\" is not supported" -- "$XSA_BIN" info --model "$TMP/llama"
+sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' "$TMP/llama/config.json"
+expect_exit rope_scaling_refused 2 "llama/config.json: rope_parameters type \"longrope\" is not supported" -- "$XSA_BIN" info --model "$TMP/llama"
 
 mk noweights; rm "$TMP/noweights/model.safetensors"
 expect_exit no_weights 2 "noweights: no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json" -- "$XSA_BIN" info --model "$TMP/noweights"

@@ -414,7 +414,7 @@ TEST(test_config_refusals) {
     struct hf_config hc;
     xsa_error err = {0};
     static const struct { const char *json, *want; } cases[] = {
-        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama)"},
+        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3)"},
         {"{\"vocab_size\":3}", "\"model_type\" is missing"},
         {"[1]", "not a JSON object"},
         {"{" GPT2_BASE ",\"activation_function\":\"relu\"}", "activation_function \"relu\""},
@@ -424,7 +424,7 @@ TEST(test_config_refusals) {
         {"{\"model_type\":\"gpt2\",\"vocab_size\":300,\"n_embd\":32.5,\"n_layer\":2,\"n_head\":4}", "\"n_embd\" must be an integer"},
         {"{\"model_type\":\"gpt2\",\"vocab_size\":\"300\",\"n_embd\":32,\"n_layer\":2,\"n_head\":4}", "\"vocab_size\" must be an integer"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
-         "\"num_attention_heads\":2,\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4}}", "rope_scaling type \"yarn\""},
+         "\"num_attention_heads\":2,\"rope_scaling\":{\"rope_type\":\"longrope\",\"factor\":4}}", "rope_scaling type \"longrope\" is not supported (xsa-eval implements default, linear, dynamic, llama3 and yarn)"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
          "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters of type llama3 needs low_freq_factor, high_freq_factor and original_max_position_embeddings"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
@@ -448,8 +448,9 @@ TEST(test_config_refusals) {
     CHECK_EQ_INT(hc.cfg.eos_id, 7);
     CHECK_EQ_INT(hc.cfg.bos_id, -1);
     CHECK_EQ_INT(hc.cfg.tied_head, 0);
-    CHECK_EQ_INT(hc.attn_bias, 1);
-    CHECK_EQ_INT(hc.mlp_bias, 0);
+    CHECK_EQ_INT(hc.ws.qkv_bias, 1);
+    CHECK_EQ_INT(hc.ws.o_bias, 1);
+    CHECK_EQ_INT(hc.ws.mlp_bias, 0);
     CHECK_NEAR(hc.cfg.norm_eps, 1e-6, 1e-13);
     const char *ok5 = "{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
                       "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"default\",\"rope_theta\":1000.0}}";
@@ -862,7 +863,7 @@ TEST(test_config_duplicate_keys) {
     xsa_error err = {0};
     const char *dup = "{\"model_type\":\"bert\",\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,"
                       "\"num_hidden_layers\":1,\"num_hidden_layers\":3,\"num_attention_heads\":2,\"tie_word_embeddings\":false,"
-                      "\"tie_word_embeddings\":true,\"rope_parameters\":{\"rope_type\":\"yarn\"},"
+                      "\"tie_word_embeddings\":true,\"rope_parameters\":{\"rope_type\":\"longrope\"},"
                       "\"rope_parameters\":{\"rope_type\":\"default\",\"rope_theta\":1.0,\"rope_theta\":500000.0},\"xsa_layers\":[0],\"xsa_layers\":[2]}";
     CHECK_MSG(hf_config_parse_text(&hc, dup, "cfg.json", &err) == 0, "%s", err.msg);
     CHECK_EQ_INT(hc.cfg.arch, MODEL_ARCH_LLAMA);
@@ -877,9 +878,95 @@ TEST(test_config_duplicate_keys) {
     CHECK_MSG(strstr(err.msg, "hidden_act \"gelu\"") != NULL, "%s", err.msg);
 }
 
+// Fused projections split at load: phi3's qkv_proj (q | k | v rows) and gate_up_proj, and
+// gpt_neox's per-head query_key_value, land in the rows transformers' forward reads them from
+// (weights_sample from tools/make_model_fixtures.py), and the flags follow each family.
+TEST(test_fused_projections_split) {
+    struct model m;
+    load_ok(&m, FIX "phi3_sharded_bin");
+    cJSON *ref = read_json(FIX "phi3_sharded_bin/reference.json");
+    const struct model_config *c = &m.cfg;
+    CHECK_STR(model_family(c), "phi3");
+    CHECK_EQ_INT(c->fused, MODEL_FUSED_QKV | MODEL_FUSED_GATE_UP);
+    CHECK_EQ_INT(model_rope_dims(c), 4);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 32);
+    check_sample(ref, "layer0_wv_row2", m.layers[0].wv + 2 * 32);
+    check_sample(ref, "layer0_w_gate_row3", m.layers[0].w_gate + 3 * 32);
+    check_sample(ref, "layer0_w_up_row3", m.layers[0].w_up + 3 * 32);
+    check_sample(ref, "lm_head_row7", m.lm_head + 7 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "pythia");
+    ref = read_json(FIX "pythia/reference.json");
+    CHECK_STR(model_family(c), "gpt_neox");
+    CHECK(c->mlp_plain && c->parallel_residual && !model_mlp_gated(c) && c->gelu_exact);
+    CHECK_EQ_INT(c->fused, MODEL_FUSED_QKV_HEADS);
+    CHECK_EQ_INT(model_rope_dims(c), 4);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    CHECK(m.layers[0].attn_norm_b && m.layers[0].bq && m.layers[0].bo && m.layers[0].b_up && !m.layers[0].w_gate);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 32);
+    check_sample(ref, "layer0_wv_row2", m.layers[0].wv + 2 * 32);
+    check_sample(ref, "layer0_wq_row_h1", m.layers[0].wq + 16 * 32);  // head 1 starts at row hd of wq
+    check_sample(ref, "lm_head_row7", m.lm_head + 7 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+}
+
+// Each family's config.json keys onto the feature flags, as its transformers class reads them.
+TEST(test_family_configs) {
+    struct hf_config hc;
+    xsa_error err = {0};
+#define BASE "\"vocab_size\":10,\"hidden_size\":16,\"intermediate_size\":8,\"num_hidden_layers\":3,\"num_attention_heads\":2"
+    // qwen2: q/k/v biases always, no o bias; windows from max_window_layers when layer_types is absent.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen2\"," BASE ",\"use_sliding_window\":true,\"sliding_window\":5,"
+                               "\"max_window_layers\":1}", "c.json", &err) == 0);
+    CHECK(hc.ws.qkv_bias && !hc.ws.o_bias && hc.cfg.sliding_window == 5 && !hc.cfg.swa[0] && hc.cfg.swa[1] && hc.cfg.swa[2]);
+    // qwen2 without use_sliding_window: sliding_window is ignored, as Qwen2Config sets it to None.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen2\"," BASE ",\"sliding_window\":5}", "c.json", &err) == 0);
+    CHECK(hc.cfg.sliding_window == 0 && !hc.cfg.swa[2]);
+    // qwen3: attention_bias gives all four biases; per-head q/k norms.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen3\"," BASE ",\"attention_bias\":true,\"mlp_bias\":true}", "c.json", &err) == 0);
+    CHECK(hc.ws.qkv_bias && hc.ws.o_bias && !hc.ws.mlp_bias && hc.cfg.qk_norm == QK_NORM_HEAD);
+    // mistral: sliding_window on every layer; attention_bias is not a mistral key.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"mistral\"," BASE ",\"sliding_window\":4,\"attention_bias\":true}", "c.json", &err) == 0);
+    CHECK(hc.cfg.sliding_window == 4 && hc.cfg.swa[0] && hc.cfg.swa[2] && !hc.ws.qkv_bias);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"mistral\"," BASE ",\"sliding_window\":null}", "c.json", &err) == 0);
+    CHECK(hc.cfg.sliding_window == 0 && !hc.cfg.swa[0]);
+    // olmo2: norms after, not before; full-width q/k norms; eps default 1e-5.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"olmo2\"," BASE "}", "c.json", &err) == 0);
+    CHECK(hc.ws.post_norm && hc.ws.no_pre_norm && hc.cfg.qk_norm == QK_NORM_FULL);
+    CHECK_NEAR(hc.cfg.norm_eps, 1e-5, 1e-12);
+    // gpt_neox: the older key names (rotary_pct, rotary_emb_base), the defaults of GPTNeoXConfig.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"gpt_neox\"," BASE ",\"rotary_pct\":0.5,\"rotary_emb_base\":500}", "c.json", &err) == 0);
+    CHECK(hc.cfg.parallel_residual && hc.cfg.mlp_plain && hc.ws.norm_bias && hc.ws.qkv_bias && hc.ws.mlp_bias);
+    CHECK_EQ_INT(hc.cfg.rope_dims, 4);
+    CHECK_NEAR(hc.cfg.rope_theta, 500.0, 0);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"gpt_neox\"," BASE ",\"rotary_emb_base\":500,"
+                               "\"rope_parameters\":{\"rope_theta\":700,\"partial_rotary_factor\":1.0}}", "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_theta, 700.0, 0);
+    CHECK_EQ_INT(hc.cfg.rope_dims, 0);  // every dim rotates
+    // yarn: the attention factor from factor alone, or from mscale / mscale_all_dim.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8,"
+                               "\"original_max_position_embeddings\":64}}", "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_attn_factor, 0.1 * log(8.0) + 1, 1e-6);
+    CHECK(hc.cfg.rope_beta_fast == 32 && hc.cfg.rope_beta_slow == 1 && hc.cfg.rope_truncate);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8,"
+                               "\"original_max_position_embeddings\":64,\"mscale\":2,\"mscale_all_dim\":1}}", "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_attn_factor, (0.2 * log(8.0) + 1) / (0.1 * log(8.0) + 1), 1e-6);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8}}",
+                                      "c.json", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "c.json: rope_scaling of type yarn needs original_max_position_embeddings") != NULL, "%s", err.msg);
+#undef BASE
+}
+
 RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama_gqa),
           T(test_llama_bf16_converted), T(test_stories260K), T(test_llama2c_layout), T(test_xsa_spec),
           T(test_config_xsa_layers), T(test_config_refusals), T(test_fp16_bf16_conversion),
           T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
           T(test_safetensors_hostile_headers), T(test_config_larger_than_weights), T(test_first_nonfinite),
-          T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys))
+          T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys),
+          T(test_fused_projections_split), T(test_family_configs))

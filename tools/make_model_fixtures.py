@@ -30,7 +30,9 @@ import safetensors
 import safetensors.torch
 import torch
 import transformers
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+from transformers import (GPT2Config, GPT2LMHeadModel, GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig,
+                          LlamaForCausalLM, MistralConfig, MistralForCausalLM, Olmo2Config, Olmo2ForCausalLM,
+                          Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
 
 def randomize(model, seed):
@@ -45,7 +47,7 @@ def randomize(model, seed):
                     p.copy_(0.1 * torch.randn(p.shape, generator=g))
             elif name.endswith("bias"):
                 p.copy_(0.1 * torch.randn(p.shape, generator=g))
-            elif "wte" in name or "wpe" in name or "embed_tokens" in name or "lm_head" in name:
+            elif any(k in name for k in ("wte", "wpe", "embed_tokens", "embed_in", "embed_out", "lm_head")):
                 p.copy_(0.3 * torch.randn(p.shape, generator=g))
             else:
                 # Linear (OUT, IN) or Conv1D (IN, OUT): scale by fan-in so activations stay O(1).
@@ -66,24 +68,45 @@ def xsa_project(y, v, n_head, n_kv_head):
 
 
 def install_xsa(model, layers):
-    """Hooks XSA into the given layer indices; returns the hook handles."""
+    """Hooks XSA into the given layer indices; returns the hook handles. The value vectors are
+    taken where each family's attention computes them: GPT-2's c_attn, phi3's qkv_proj (q | k |
+    v), gpt_neox's query_key_value (q, k, v per head), else v_proj."""
     handles = []
     cfg = model.config
-    if cfg.model_type == "gpt2":
+    mt = cfg.model_type
+    if mt == "gpt2":
         blocks = model.transformer.h
         H = Hkv = cfg.n_head
         C = cfg.n_embd
+    elif mt == "gpt_neox":
+        blocks = model.gpt_neox.layers
+        H = Hkv = cfg.num_attention_heads
+        hd = cfg.hidden_size // H
     else:
         blocks = model.model.layers
         H = cfg.num_attention_heads
         Hkv = cfg.num_key_value_heads
+        hd = getattr(cfg, "head_dim", None) or cfg.hidden_size // H
     for li in layers:
         store = {}
-        if cfg.model_type == "gpt2":
+        if mt == "gpt2":
             attn = blocks[li].attn
             handles.append(attn.c_attn.register_forward_hook(
                 lambda mod, inp, out, store=store: store.__setitem__("v", out[..., 2 * C:3 * C])))
             proj = attn.c_proj
+        elif mt == "gpt_neox":
+            attn = blocks[li].attention
+
+            def neox_v(mod, inp, out, store=store):
+                B, T, _ = out.shape
+                store["v"] = out.view(B, T, H, 3 * hd)[..., 2 * hd:].reshape(B, T, H * hd)
+            handles.append(attn.query_key_value.register_forward_hook(neox_v))
+            proj = attn.dense
+        elif mt == "phi3":
+            attn = blocks[li].self_attn
+            handles.append(attn.qkv_proj.register_forward_hook(
+                lambda mod, inp, out, store=store: store.__setitem__("v", out[..., (H + Hkv) * hd:])))
+            proj = attn.o_proj
         else:
             attn = blocks[li].self_attn
             handles.append(attn.v_proj.register_forward_hook(
@@ -146,6 +169,29 @@ def linear_weights_sample(model):
         s["layer0_bv"] = sd["transformer.h.0.attn.c_attn.bias"][2 * C:2 * C + 4]
         s["layer0_w_up_row3"] = sd["transformer.h.0.mlp.c_fc.weight"].t()[3, :4]
         s["pos_emb_row5"] = sd["transformer.wpe.weight"][5, :4]
+    elif cfg.model_type == "gpt_neox":  # query_key_value rows: (head, q|k|v, hd)
+        hd = cfg.hidden_size // cfg.num_attention_heads
+        w = sd["gpt_neox.layers.0.attention.query_key_value.weight"]
+        s["tok_emb"] = sd["gpt_neox.embed_in.weight"][0, :4]
+        s["layer0_wq"] = w[0, :4]
+        s["layer0_wk_row1"] = w[hd + 1, :4]
+        s["layer0_wv_row2"] = w[2 * hd + 2, :4]
+        s["layer0_wq_row_h1"] = w[3 * hd, :4]  # head 1's first q row: row hd of the split wq
+        s["final_norm"] = sd["gpt_neox.final_layer_norm.weight"][:4]
+        s["lm_head_row7"] = sd["lm_head.weight"][7, :4]  # embed_out in the file
+    elif cfg.model_type == "phi3":  # qkv_proj rows q | k | v; gate_up_proj rows gate | up
+        hd = cfg.hidden_size // cfg.num_attention_heads
+        Q, KV, F = cfg.num_attention_heads * hd, cfg.num_key_value_heads * hd, cfg.intermediate_size
+        w = sd["model.layers.0.self_attn.qkv_proj.weight"]
+        gu = sd["model.layers.0.mlp.gate_up_proj.weight"]
+        s["tok_emb"] = sd["model.embed_tokens.weight"][0, :4]
+        s["layer0_wq"] = w[0, :4]
+        s["layer0_wk_row1"] = w[Q + 1, :4]
+        s["layer0_wv_row2"] = w[Q + KV + 2, :4]
+        s["layer0_w_gate_row3"] = gu[3, :4]
+        s["layer0_w_up_row3"] = gu[F + 3, :4]
+        s["final_norm"] = sd["model.norm.weight"][:4]
+        s["lm_head_row7"] = sd["lm_head.weight"][7, :4]
     else:
         s["tok_emb"] = sd["model.embed_tokens.weight"][0, :4]
         s["layer0_wq"] = sd["model.layers.0.self_attn.q_proj.weight"][0, :4]
@@ -242,7 +288,11 @@ def main():
 
     # (b)-(d): llama_gqa, llama_bf16, gpt2_gelu.
     for name, build in (("llama_gqa", build_llama_gqa), ("llama_bf16", build_llama_bf16), ("gpt2_gelu", build_gpt2_gelu),
-                        ("llama_rope_linear", build_llama_rope_linear), ("llama_rope_llama3", build_llama_rope_llama3)):
+                        ("llama_rope_linear", build_llama_rope_linear), ("llama_rope_llama3", build_llama_rope_llama3),
+                        ("llama_rope_dynamic", build_llama_rope_dynamic), ("llama_rope_yarn", build_llama_rope_yarn),
+                        ("mistral_swa", build_mistral_swa), ("qwen2_bin", build_qwen2_bin), ("qwen3_sharded", build_qwen3_sharded),
+                        ("olmo2_bf16", build_olmo2_bf16), ("pythia", build_pythia), ("pythia_sequential", build_pythia_sequential),
+                        ("phi3_sharded_bin", build_phi3_sharded_bin)):
         if want(name):
             build(args)
 
@@ -330,6 +380,117 @@ def build_llama_rope_llama3(args):
     # and above (divided) occur at head_dim 16.
     build_llama_rope(args, "llama_rope_llama3", {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                                  "high_freq_factor": 4.0, "original_max_position_embeddings": 32}, 6)
+
+
+def build_llama_rope_dynamic(args):
+    # Dynamic NTK changes the base only past max_position_embeddings; lm-eval's truncation keeps
+    # rows below it, and xsa-eval refuses positions past it, so the fixture checks the in-context
+    # frequencies (the default ones) are what transformers uses.
+    build_llama_rope(args, "llama_rope_dynamic", {"rope_type": "dynamic", "factor": 4.0}, 7)
+
+
+def build_llama_rope_yarn(args):
+    # A 16-token original context, so the ramp between extrapolated and interpolated frequencies
+    # falls inside head_dim 16, and attention_factor (0.1 ln 4 + 1) scales cos and sin.
+    build_llama_rope(args, "llama_rope_yarn", {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16,
+                                               "beta_fast": 8.0, "beta_slow": 1.0}, 8)
+
+
+def save_bin(model, out_dir, name, shards=1):
+    """config.json + pytorch_model.bin (torch.save of the state dict, tied weights sharing one
+    storage as transformers' old writer left them), or `shards` shards with the index
+    transformers reads."""
+    path = os.path.join(out_dir, name)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    model.config.save_pretrained(path)
+    sd = model.state_dict()
+    if shards == 1:
+        torch.save(sd, os.path.join(path, "pytorch_model.bin"))
+    else:
+        keys = list(sd)
+        per = (len(keys) + shards - 1) // shards
+        weight_map = {}
+        for i in range(shards):
+            fn = "pytorch_model-%05d-of-%05d.bin" % (i + 1, shards)
+            part = keys[i * per:(i + 1) * per]
+            torch.save({k: sd[k] for k in part}, os.path.join(path, fn))
+            weight_map.update({k: fn for k in part})
+        total = sum(v.numel() * v.element_size() for v in sd.values())
+        with open(os.path.join(path, "pytorch_model.bin.index.json"), "w") as f:
+            json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
+            f.write("\n")
+    return path
+
+
+# The families: small shapes (vocab 96, width 32, two layers) so each fixture is tens of KB, and
+# token sequences of 5, 20 and 60 tokens so sliding windows of 6 and 7 cut the longer ones.
+SMALL = dict(vocab_size=96, hidden_size=32, intermediate_size=40, num_hidden_layers=2, max_position_embeddings=128,
+             bos_token_id=1, eos_token_id=2)
+
+
+def build_family(args, name, model_cls, cfg, seed, subset="1", saver=save, dtype=None, **kw):
+    m = model_cls(cfg)
+    randomize(m, seed)
+    if dtype is not None:
+        m = m.to(dtype)
+    saver(m, args.out, name, **kw)
+    write_reference(args.out, name, model_cls, "BF16" if dtype == torch.bfloat16 else "F32",
+                    "float32" if dtype == torch.bfloat16 else "float64", subset, seed + 10)
+
+
+def build_mistral_swa(args):
+    """mistral: GQA 4:2, a 7-key sliding window on every layer."""
+    cfg = MistralConfig(**SMALL, num_attention_heads=4, num_key_value_heads=2, sliding_window=7, rms_norm_eps=1e-5,
+                        tie_word_embeddings=False)
+    build_family(args, "mistral_swa", MistralForCausalLM, cfg, 21, subset="0")
+
+
+def build_qwen2_bin(args):
+    """qwen2 as pytorch_model.bin: q/k/v biases, tied head, a 6-key window on layer 1 only
+    (use_sliding_window, max_window_layers 1)."""
+    cfg = Qwen2Config(**SMALL, num_attention_heads=4, num_key_value_heads=2, use_sliding_window=True, sliding_window=6,
+                      max_window_layers=1, tie_word_embeddings=True, rms_norm_eps=1e-6)
+    build_family(args, "qwen2_bin", Qwen2ForCausalLM, cfg, 22, subset="1", saver=save_bin)
+
+
+def build_qwen3_sharded(args):
+    """qwen3 in safetensors shards: per-head q/k RMSNorm, head_dim 16 set apart from the width."""
+    cfg = Qwen3Config(**SMALL, num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
+                      tie_word_embeddings=False, attention_bias=False)
+    build_family(args, "qwen3_sharded", Qwen3ForCausalLM, cfg, 23, subset="0", max_shard_size="20KB")
+
+
+def build_olmo2_bf16(args):
+    """olmo2 stored in bfloat16: full-width q/k RMSNorm, norms after attention and MLP."""
+    cfg = Olmo2Config(**SMALL, num_attention_heads=4, num_key_value_heads=4, rms_norm_eps=1e-5, tie_word_embeddings=False)
+    build_family(args, "olmo2_bf16", Olmo2ForCausalLM, cfg, 24, subset="1", dtype=torch.bfloat16)
+
+
+def neox_config(parallel):
+    return GPTNeoXConfig(vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                         max_position_embeddings=128, rotary_pct=0.25, rotary_emb_base=10000, layer_norm_eps=1e-5,
+                         use_parallel_residual=parallel, hidden_act="gelu", tie_word_embeddings=False,
+                         bos_token_id=0, eos_token_id=0)
+
+
+def build_pythia(args):
+    """gpt_neox as Pythia: fused per-head q|k|v, a quarter of each 16-dim head rotated,
+    LayerNorm, exact GELU, parallel residual, untied embed_out."""
+    build_family(args, "pythia", GPTNeoXForCausalLM, neox_config(True), 25, subset="1")
+
+
+def build_pythia_sequential(args):
+    """gpt_neox with use_parallel_residual false (attention, then the MLP)."""
+    build_family(args, "pythia_sequential", GPTNeoXForCausalLM, neox_config(False), 26, subset="0")
+
+
+def build_phi3_sharded_bin(args):
+    """phi3 as two pytorch_model.bin shards: fused qkv_proj and gate_up_proj, half of each head
+    rotated (partial_rotary_factor 0.5)."""
+    cfg = Phi3Config(**SMALL, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                     partial_rotary_factor=0.5, pad_token_id=0, original_max_position_embeddings=128)
+    build_family(args, "phi3_sharded_bin", Phi3ForCausalLM, cfg, 27, subset="0", saver=save_bin, shards=2)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cuda/cuda_math.h"
 
 #define TRANSPOSE_TOKENS 64
 
@@ -82,12 +83,21 @@ static void xsa_project(float *y, const float *vo, int hd) {
 // The token that query i attends from.
 static inline int query_token(const struct cpu_attention_args *a, int i) { return a->rows ? a->rows[i] : i; }
 
+// Token t's key spans as the kernels read them: the batch's, cut to the sliding window.
+static void token_spans(const struct cpu_attention_args *a, int t, int lo[2], int hi[2]) {
+    lo[0] = a->span0_lo[t], hi[0] = a->span0_hi[t], lo[1] = a->span1_lo[t], hi[1] = a->span1_hi[t];
+    xsa_window_spans(lo, hi, a->window);
+}
+
 // Do tokens s and t read their keys the same way (cpu_attn_tokens_avx2's condition)?
 static int same_key_map(const struct cpu_attention_args *a, int s, int t) {
-    if (a->span0_lo[s] != a->span0_lo[t]) return 0;
-    int b1s = a->span1_hi[s] > a->span1_lo[s], b1t = a->span1_hi[t] > a->span1_lo[t];
+    int ls[2], hs[2], lt[2], ht[2];
+    token_spans(a, s, ls, hs);
+    token_spans(a, t, lt, ht);
+    if (ls[0] != lt[0]) return 0;
+    int b1s = hs[1] > ls[1], b1t = ht[1] > lt[1];
     if (!b1s && !b1t) return 1;
-    return b1s && b1t && a->span0_hi[s] == a->span0_hi[t] && a->span1_lo[s] == a->span1_lo[t];
+    return b1s && b1t && hs[0] == ht[0] && ls[1] == lt[1];
 }
 
 static void attention_task(void *ctx, int i, int w) {
@@ -118,8 +128,7 @@ static void attention_task(void *ctx, int i, int w) {
             int t = query_token(a, i0 + j);
             tk[j].q = a->q + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].y = a->out + (i0 + j) * qs + (long)kvh * G * hd;
-            tk[j].lo[0] = a->span0_lo[t], tk[j].hi[0] = a->span0_hi[t];
-            tk[j].lo[1] = a->span1_lo[t], tk[j].hi[1] = a->span1_hi[t];
+            token_spans(a, t, tk[j].lo, tk[j].hi);
         }
         if (a->kind == CPU_ATTN_AVX2)
             cpu_attn_tokens_avx2(tk, n);

@@ -53,6 +53,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
                   grow((void **)&st->v, n * KV, sizeof(float)) ||
                   grow((void **)&st->att, n * Q, sizeof(float)) ||
                   grow((void **)&st->o, n * C, sizeof(float)) ||
+                  grow((void **)&st->o2, c->parallel_residual ? n * C : 1, sizeof(float)) ||
                   grow((void **)&st->ff, n * F, sizeof(float)) ||
                   grow((void **)&st->ff2, n * F, sizeof(float)) ||
                   grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float)) ||
@@ -86,7 +87,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
 }
 
 void cpu_state_free_buffers(struct cpu_state *st) {
-    void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->ff, st->ff2,
+    void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
                     st->row_first, st->stats, st->row_entries, st->entry_logit};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
@@ -152,9 +153,9 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     int C = c->d_model, F = c->d_ff, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    int gated = model_mlp_gated(c);
     size_t per_layer = cpu_gemm_packed_size(Q, C) + 2 * cpu_gemm_packed_size(KV, C) +
-                       cpu_gemm_packed_size(C, Q) + (gpt2 ? 1 : 2) * cpu_gemm_packed_size(F, C) +
+                       cpu_gemm_packed_size(C, Q) + (gated ? 2 : 1) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
     size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
     if (pack == BACKEND_PACK_NEVER) return;
@@ -177,7 +178,7 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
         PACK(d->wk, w->wk, KV, C);
         PACK(d->wv, w->wv, KV, C);
         PACK(d->wo, w->wo, C, Q);
-        if (!gpt2) PACK(d->w_gate, w->w_gate, F, C);
+        if (gated) PACK(d->w_gate, w->w_gate, F, C);
         PACK(d->w_up, w->w_up, F, C);
         PACK(d->w_down, w->w_down, C, F);
     }

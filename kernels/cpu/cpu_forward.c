@@ -10,16 +10,19 @@
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
+#include "kernels/cuda/cuda_math.h"
 
-enum rows_op { OP_EMBED, OP_NORM, OP_ROPE };
+enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_QK_NORM, OP_POST_NORM };
 
 struct rows_job {
     enum rows_op op;
     const struct model *m;
     const struct score_batch *b;
     int T;
-    const float *in, *w, *bias;  // OP_NORM: x, gain, bias
-    float *out;
+    const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: copy, no norm), bias; OP_QK_NORM: -, gain
+    float *out;                  // OP_QK_NORM: rows of `width` floats normed in place; OP_POST_NORM:
+    int width;                   //   out += norm(in) with gain w (in is normed in place)
+    long ld;                     // OP_QK_NORM: floats per token row of out
     float *p2;                   // OP_ROPE: k
     const float *cos_t, *sin_t;
     const int32_t *idx;          // OP_ROPE: row r of out (q) is token idx[r] (NULL: token r)
@@ -40,17 +43,31 @@ static void rows_task(void *ctx, int i, int w) {
         }
         break;
     case OP_NORM:
-        cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
+        if (j->w)
+            cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
+        else  // no pre-norm (olmo2): the block reads the residual rows as they are
+            memcpy(j->out + (long)r0 * C, j->in + (long)r0 * C, (size_t)n * C * sizeof(float));
+        break;
+    case OP_QK_NORM:  // token rows [r0, r0 + n) of out: ld / width norm rows each (per head, or one)
+        cpu_norm_rows(j->out + r0 * j->ld, j->out + r0 * j->ld, (int)(n * (j->ld / j->width)), j->width, j->w, NULL,
+                      c->norm_eps);
+        break;
+    case OP_POST_NORM:
+        for (int r = r0; r < r0 + n; r++) {
+            float *o = (float *)j->in + (long)r * C;
+            cpu_norm_rows(o, o, 1, C, j->w, NULL, c->norm_eps);
+            cpu_add_inplace(j->out + (long)r * C, o, C);
+        }
         break;
     case OP_ROPE: {  // q rows (out, unless NULL) and k rows (p2, unless NULL)
-        int hd = c->head_dim, h2 = hd / 2, half = c->rope == ROPE_HALF, Q = c->n_head * hd;
+        int hd = c->head_dim, rd = model_rope_dims(c), h2 = rd / 2, half = c->rope == ROPE_HALF, Q = c->n_head * hd;
         const float *co = j->cos_t + (long)r0 * h2, *si = j->sin_t + (long)r0 * h2;
-        if (j->out && !j->idx) cpu_rope_apply(j->out + (long)r0 * Q, n, Q, c->n_head, hd, half, co, si);
+        if (j->out && !j->idx) cpu_rope_apply(j->out + (long)r0 * Q, n, Q, c->n_head, hd, rd, half, co, si);
         if (j->out && j->idx)
             for (int r = r0; r < r0 + n; r++)
-                cpu_rope_apply(j->out + (long)r * Q, 1, Q, c->n_head, hd, half, j->cos_t + (long)j->idx[r] * h2,
+                cpu_rope_apply(j->out + (long)r * Q, 1, Q, c->n_head, hd, rd, half, j->cos_t + (long)j->idx[r] * h2,
                                j->sin_t + (long)j->idx[r] * h2);
-        if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
+        if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, rd, half, co, si);
         break;
     }
     }
@@ -64,6 +81,7 @@ static void run_rows(struct cpu_state *st, struct rows_job *j) {
 // on the real rows (< n) of a finished tile, the same arithmetic as a pass of its own.
 struct tile_step {
     float *dst;  // residual rows (add_to_residual), gate rows (swiglu_into_gate)
+    const float *other;  // add_parallel_residual: the attention output rows
     int n, ld;   // real rows; floats per row of dst
     int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact)
 };
@@ -73,6 +91,17 @@ static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int 
     const struct tile_step *s = ctx;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
         cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
+}
+
+// dst += tile + other: gpt_neox's parallel residual, x + (mlp + attn) added as transformers
+// orders it (mlp_output + attn_output + hidden_states).
+static void add_parallel_residual(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) {
+        float *o = out + (long)(r - r0) * ldo;
+        cpu_add_inplace(o, s->other + (long)r * s->ld + c0, nc);
+        cpu_add_inplace(s->dst + (long)r * s->ld + c0, o, nc);
+    }
 }
 
 // dst = silu(dst) * tile: SwiGLU on the up projection's tile (dst holds the gate's output).
@@ -88,6 +117,36 @@ static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
         (s->exact ? cpu_gelu_erf : cpu_gelu_tanh)(out + (long)(r - r0) * ldo, nc);
     (void)c0;
+}
+
+// RMSNorm of the q (Nq rows) and k (T rows) projections in place, per head or whole
+// (model_config.qk_norm), before RoPE.
+static void qk_norm(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, int Nq) {
+    const struct model_config *c = &st->m->cfg;
+    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, head = c->qk_norm == QK_NORM_HEAD;
+    struct rows_job j = {.op = OP_QK_NORM, .m = st->m, .b = b, .T = Nq, .w = w->q_norm_w, .out = st->q,
+                         .width = head ? c->head_dim : Q, .ld = Q};
+    run_rows(st, &j);
+    j = (struct rows_job){.op = OP_QK_NORM, .m = st->m, .b = b, .T = b->n_tokens, .w = w->k_norm_w, .out = st->k,
+                          .width = head ? c->head_dim : KV, .ld = KV};
+    run_rows(st, &j);
+}
+
+// A sublayer's output projection `in` @ W^T + bias, added to the residual rows x (N real of Np):
+// in the GEMM's tiles, or, with a post-norm gain (olmo2), normed first.
+static void project_into_residual(struct cpu_state *st, const struct score_batch *b, const float *in, const float *wt,
+                                  const float *packed, const float *bias, const float *post_norm, float *x, int N,
+                                  int Np, int K) {
+    const struct model_config *c = &st->m->cfg;
+    int C = c->d_model;
+    if (!post_norm) {
+        struct tile_step res = {.dst = x, .n = N, .ld = C};
+        cpu_gemm_linear_then(st->pool, st->gemm, in, wt, packed, bias, st->o, Np, K, C, add_to_residual, &res);
+        return;
+    }
+    cpu_gemm_linear(st->pool, st->gemm, in, wt, packed, bias, st->o, Np, K, C);
+    struct rows_job j = {.op = OP_POST_NORM, .m = st->m, .b = b, .T = N, .in = st->o, .w = post_norm, .out = x};
+    run_rows(st, &j);
 }
 
 // One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
@@ -119,6 +178,8 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
     }
     cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
+    if (c->qk_norm) qk_norm(st, b, w, N);
+    
     if (c->rope != ROPE_NONE) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
                               .cos_t = st->rope_cos, .sin_t = st->rope_sin};
@@ -136,21 +197,25 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                                    .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
                                    .xsa = c->xsa[l], .kind = st->attn, .kt = st->kt, .vt = st->vt,
                                    .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
-                                   .scratch = st->att_p, .scratch_stride = st->att_stride};
+                                   .scratch = st->att_p, .scratch_stride = st->att_stride,
+                                   .window = xsa_layer_window(c, l)};
     cpu_attention(st->pool, &a);
     if (probe && probe->layer == l) {  // (never the gathered block: cpu_forward sees to that)
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    struct tile_step res = {.dst = x, .n = N, .ld = C};
-    cpu_gemm_linear_then(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Np, Q, C,
-                         add_to_residual, &res);
+    // Parallel residual (gpt_neox): the attention output waits in o2 and the MLP reads x as
+    // it was; both are added in the down projection's tiles.
+    if (c->parallel_residual)
+        cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o2, Np, Q, C);
+    else
+        project_into_residual(st, b, st->att, w->wo, pk ? pk->wo : NULL, w->bo, w->post_attn_norm_w, x, N, Np, Q);
 
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
                           .bias = w->mlp_norm_b, .out = xin};
     run_rows(st, &j);
     struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact};
-    if (c->arch == MODEL_ARCH_GPT2) {
+    if (!model_mlp_gated(c)) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
                              gelu_in_place, &ff);
     } else {
@@ -158,8 +223,13 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
                              swiglu_into_gate, &ff);
     }
-    cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
-                         add_to_residual, &res);
+    if (c->parallel_residual) {
+        struct tile_step res = {.dst = x, .other = st->o2, .n = N, .ld = C};
+        cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
+                             add_parallel_residual, &res);
+    } else {
+        project_into_residual(st, b, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, w->post_mlp_norm_w, x, N, Np, F);
+    }
 }
 
 // Groups entries by distinct token index (rows in order of first appearance) as CSR.

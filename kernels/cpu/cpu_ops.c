@@ -45,7 +45,7 @@ __attribute__((target("avx2,fma"))) static void rms_norm4(const float *x, float 
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps) {
     int r = 0;
-    if (!b && cpu_gemm_have_avx2())
+    if (!b && w && cpu_gemm_have_avx2())
         for (; r + 4 <= n; r += 4) rms_norm4(x + (long)r * C, out + (long)r * C, C, w, eps);
     for (; r < n; r++) {
         const float *xr = x + (long)r * C;
@@ -62,7 +62,10 @@ void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, con
             double ss = 0;
             for (int i = 0; i < C; i++) ss += (double)xr[i] * xr[i];
             float rstd = (float)(1.0 / sqrt((float)(ss / C) + eps));
-            for (int i = 0; i < C; i++) o[i] = w[i] * (xr[i] * rstd);
+            if (w)
+                for (int i = 0; i < C; i++) o[i] = w[i] * (xr[i] * rstd);
+            else
+                for (int i = 0; i < C; i++) o[i] = xr[i] * rstd;
         }
     }
 }
@@ -141,20 +144,22 @@ void cpu_swiglu(float *gate, const float *up, long n) {
 }
 
 void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t) {
-    int h2 = c->head_dim / 2;
+    int h2 = model_rope_dims(c) / 2;
+    float scale = xsa_rope_cos_scale(c);
     for (int i = 0; i < h2; i++) {
         float inv = xsa_rope_inv_freq_cfg(c, i);  // the formula both backends share
         for (int t = 0; t < T; t++) {
             float a = xsa_rope_angle_inv(pos[t], inv);
             cos_t[(long)t * h2 + i] = cosf(a);
             sin_t[(long)t * h2 + i] = sinf(a);
+            if (scale != 1.0f) cos_t[(long)t * h2 + i] *= scale, sin_t[(long)t * h2 + i] *= scale;
         }
     }
 }
 
-void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, const float *cos_t,
+void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int rd, int half, const float *cos_t,
                     const float *sin_t) {
-    int h2 = hd / 2;
+    int h2 = rd / 2;
     for (int t = 0; t < T; t++) {
         const float *c = cos_t + (long)t * h2, *s = sin_t + (long)t * h2;
         for (int h = 0; h < n_heads; h++) {

@@ -7,7 +7,8 @@
 #include "model/model.h"
 
 // LayerNorm (b != NULL, biased variance) or RMSNorm as HF LlamaRMSNorm (b == NULL):
-// out[r] = norm(x[r]) * w (+ b); x, out (n, C).
+// out[r] = norm(x[r]) * w (+ b); x, out (n, C); out may be x. RMSNorm with w == NULL has no
+// gain (x * rstd).
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps);
 
@@ -35,13 +36,14 @@ int cpu_argmax(const float *x, int n, float *mx);
 // gate = silu(gate) * up, in place in gate; (n)
 void cpu_swiglu(float *gate, const float *up, long n);
 
-// cos/sin of pos * theta^(-2i/hd) for i < hd/2, as HF computes them in float32;
-// cos_t, sin_t (T, hd/2).
+// cos/sin of pos * inv_freq(i) for i < rd/2 (rd = model_rope_dims), as HF computes them in
+// float32, times yarn's attention factor; cos_t, sin_t (T, rd/2).
 void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t);
 
-// Rotates n_heads heads of hd floats of each of T rows of x (row stride ld) in place.
-// half = 1: pairs (i, i + hd/2) (HF rotate_half); half = 0: pairs (2i, 2i + 1) (llama2.c).
-void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, const float *cos_t,
+// Rotates the first rd of the hd floats of n_heads heads of each of T rows of x (row stride ld)
+// in place; the rest pass through (partial rotary). half = 1: pairs (i, i + rd/2) (HF
+// rotate_half); half = 0: pairs (2i, 2i + 1) (llama2.c). cos_t, sin_t (T, rd/2).
+void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int rd, int half, const float *cos_t,
                     const float *sin_t);
 
 #endif

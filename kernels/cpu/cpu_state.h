@@ -12,7 +12,7 @@
 
 // A layer's weights packed for the AVX-512 kernel (cpu_gemm_pack).
 struct cpu_packed_layer {
-    const float *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down;  // w_gate NULL for gpt2
+    const float *wq, *wk, *wv, *wo, *w_gate, *w_up, *w_down;  // w_gate NULL without a gate
 };
 
 struct cpu_state {
@@ -34,6 +34,7 @@ struct cpu_state {
     float *k, *v;      // (t_cap, Hkv*hd)
     float *att;        // (t_cap, H*hd) attention output per head (after XSA)
     float *o;          // (t_cap, C) block output before the residual add
+    float *o2;         // (t_cap, C) attention output waiting for the MLP's (parallel residual)
     float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
     float *rope_cos, *rope_sin;  // (t_cap, hd/2)
     float *att_p;      // (n_threads, att_stride) attention weights

@@ -11,6 +11,7 @@ struct att_args {
     void *out;                             // (T, Q) compute dtype
     const int32_t *lo0, *hi0, *lo1, *hi1;  // (T) each
     int T, H, Hkv, hd, xsa, fp32;
+    int window;                            // sliding window (0: every key), xsa_window_spans
 };
 
 __device__ __forceinline__ float warp_max(float v) {
@@ -41,6 +42,7 @@ __global__ void __launch_bounds__(32 * WARPS) attention_kernel(att_args a) {
     for (int i = 0; i < NV; i++) acc[i] = 0.0f;
     float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f;
     int lo[2] = {a.lo0[t], a.lo1[t]}, hi[2] = {a.hi0[t], a.hi1[t]};
+    xsa_window_spans(lo, hi, a.window);
     for (int s = 0; s < 2; s++)
         for (int j0 = lo[s]; j0 < hi[s]; j0 += XSA_ATT_TILE) {
             int n = hi[s] - j0 < XSA_ATT_TILE ? hi[s] - j0 : XSA_ATT_TILE;
@@ -123,6 +125,7 @@ int cu_attention(struct cu_state *st, int layer, int T, xsa_error *err) {
     a.hd = c->head_dim;
     a.xsa = c->xsa[layer];
     a.fp32 = st->fp32;
+    a.window = xsa_layer_window(c, layer);
     if (T <= 0) return 0;
     if (c->head_dim <= 64) return launch<64, 4>(a, st->stream, err);
     if (c->head_dim <= 128) return launch<128, 2>(a, st->stream, err);

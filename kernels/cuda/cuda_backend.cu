@@ -28,7 +28,7 @@ static size_t layout_weights(struct cu_state *st, uintptr_t base) {
     const struct model_config *c = &m->cfg;
     size_t esz = st->fp32 ? 4 : 2, off = 0;
     size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim, KV = (size_t)c->n_kv_head * c->head_dim,
-           F = c->d_ff, V = c->vocab_size, GU = c->arch == MODEL_ARCH_LLAMA ? 2 * F : F;
+           F = c->d_ff, V = c->vocab_size, GU = model_mlp_gated(c) ? 2 * F : F, hd = c->head_dim;
 #define CARVE(bytes) carve(base, &off, (bytes))
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
@@ -41,17 +41,21 @@ static size_t layout_weights(struct cu_state *st, uintptr_t base) {
         d->bo = w->bo ? (float *)CARVE(C * 4) : NULL;
         d->bgu = w->b_up || w->b_gate ? (float *)CARVE(GU * 4) : NULL;
         d->bdown = w->b_down ? (float *)CARVE(C * 4) : NULL;
-        d->n1w = (float *)CARVE(C * 4);
+        d->n1w = w->attn_norm_w ? (float *)CARVE(C * 4) : NULL;
         d->n1b = w->attn_norm_b ? (float *)CARVE(C * 4) : NULL;
-        d->n2w = (float *)CARVE(C * 4);
+        d->n2w = w->mlp_norm_w ? (float *)CARVE(C * 4) : NULL;
         d->n2b = w->mlp_norm_b ? (float *)CARVE(C * 4) : NULL;
+        d->qn = w->q_norm_w ? (float *)CARVE((c->qk_norm == QK_NORM_HEAD ? hd : Q) * 4) : NULL;
+        d->kn = w->k_norm_w ? (float *)CARVE((c->qk_norm == QK_NORM_HEAD ? hd : KV) * 4) : NULL;
+        d->pn1w = w->post_attn_norm_w ? (float *)CARVE(C * 4) : NULL;
+        d->pn2w = w->post_mlp_norm_w ? (float *)CARVE(C * 4) : NULL;
     }
     st->tok_emb = CARVE(V * C * esz);
     st->lm_head = m->lm_head == m->tok_emb ? st->tok_emb : CARVE(V * C * esz);
     st->pos_emb = m->pos_emb ? (float *)CARVE((size_t)c->max_seq_len * C * 4) : NULL;
     st->fnw = (float *)CARVE(C * 4);
     st->fnb = m->final_norm_b ? (float *)CARVE(C * 4) : NULL;
-    st->rope_inv = c->rope != ROPE_NONE ? (float *)CARVE((size_t)(c->head_dim / 2) * 4) : NULL;
+    st->rope_inv = c->rope != ROPE_NONE ? (float *)CARVE((size_t)(model_rope_dims(c) / 2) * 4) : NULL;
 #undef CARVE
     return off;
 }
@@ -86,7 +90,8 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
     size_t esz = st->fp32 ? 4 : 2;
     size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim, KV = (size_t)c->n_kv_head * c->head_dim,
            F = c->d_ff, V = c->vocab_size;
-    int llama = c->arch == MODEL_ARCH_LLAMA, rc = 0;
+    int gated = model_mlp_gated(c), rc = 0;
+    size_t hd = c->head_dim;
     CU_CHECK(cudaMemset(base, 0, bytes));
     for (int l = 0; l < c->n_layer && !rc; l++) {
         const struct layer_weights *w = &m->layers[l];
@@ -96,8 +101,8 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
         if (!rc) rc = upload(st, qkv + Q * C * esz, w->wk, KV * C, 1, err);
         if (!rc) rc = upload(st, qkv + (Q + KV) * C * esz, w->wv, KV * C, 1, err);
         if (!rc) rc = upload(st, d->wo, w->wo, C * Q, 1, err);
-        if (!rc) rc = upload(st, gu, llama ? w->w_gate : w->w_up, F * C, 1, err);
-        if (!rc && llama) rc = upload(st, gu + F * C * esz, w->w_up, F * C, 1, err);
+        if (!rc) rc = upload(st, gu, gated ? w->w_gate : w->w_up, F * C, 1, err);
+        if (!rc && gated) rc = upload(st, gu + F * C * esz, w->w_up, F * C, 1, err);
         if (!rc) rc = upload(st, d->wdown, w->w_down, C * F, 1, err);
         if (d->bqkv) {
             if (!rc) rc = upload(st, d->bqkv, w->bq, Q, 0, err);
@@ -106,14 +111,18 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
         }
         if (!rc && d->bo) rc = upload(st, d->bo, w->bo, C, 0, err);
         if (!rc && d->bgu) {
-            rc = upload(st, d->bgu, llama ? w->b_gate : w->b_up, F, 0, err);
-            if (!rc && llama) rc = upload(st, d->bgu + F, w->b_up, F, 0, err);
+            rc = upload(st, d->bgu, gated ? w->b_gate : w->b_up, F, 0, err);
+            if (!rc && gated) rc = upload(st, d->bgu + F, w->b_up, F, 0, err);
         }
         if (!rc && d->bdown) rc = upload(st, d->bdown, w->b_down, C, 0, err);
-        if (!rc) rc = upload(st, d->n1w, w->attn_norm_w, C, 0, err);
+        if (!rc && d->n1w) rc = upload(st, d->n1w, w->attn_norm_w, C, 0, err);
         if (!rc && d->n1b) rc = upload(st, d->n1b, w->attn_norm_b, C, 0, err);
-        if (!rc) rc = upload(st, d->n2w, w->mlp_norm_w, C, 0, err);
+        if (!rc && d->n2w) rc = upload(st, d->n2w, w->mlp_norm_w, C, 0, err);
         if (!rc && d->n2b) rc = upload(st, d->n2b, w->mlp_norm_b, C, 0, err);
+        if (!rc && d->qn) rc = upload(st, d->qn, w->q_norm_w, c->qk_norm == QK_NORM_HEAD ? hd : Q, 0, err);
+        if (!rc && d->kn) rc = upload(st, d->kn, w->k_norm_w, c->qk_norm == QK_NORM_HEAD ? hd : KV, 0, err);
+        if (!rc && d->pn1w) rc = upload(st, d->pn1w, w->post_attn_norm_w, C, 0, err);
+        if (!rc && d->pn2w) rc = upload(st, d->pn2w, w->post_mlp_norm_w, C, 0, err);
     }
     if (!rc) rc = upload(st, st->tok_emb, m->tok_emb, V * C, 1, err);
     if (!rc && st->lm_head != st->tok_emb) rc = upload(st, st->lm_head, m->lm_head, V * C, 1, err);
@@ -121,7 +130,7 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
     if (!rc) rc = upload(st, st->fnw, m->final_norm_w, C, 0, err);
     if (!rc && st->fnb) rc = upload(st, st->fnb, m->final_norm_b, C, 0, err);
     if (!rc && st->rope_inv) {
-        int h2 = c->head_dim / 2;
+        int h2 = model_rope_dims(c) / 2;
         float *inv = (float *)malloc((size_t)h2 * sizeof *inv);
         if (!inv) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory");
         for (int i = 0; i < h2; i++) inv[i] = xsa_rope_inv_freq_cfg(c, i);
@@ -135,10 +144,10 @@ static int upload_weights(struct cu_state *st, void *base, size_t bytes, xsa_err
 
 // ---- activations ------------------------------------------------------------------------
 static void free_acts(struct cu_state *st) {
-    void *p[] = {st->x, st->xn, st->qkv, st->ff, st->ffa, st->d_tok, st->d_pos, st->d_span, st->hrows,
+    void *p[] = {st->x, st->xn, st->qkv, st->ff, st->ffa, st->tmp, st->d_tok, st->d_pos, st->d_span, st->hrows,
                  st->lg, st->row_stat, st->d_row_tok};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) cudaFree(p[i]);
-    st->x = st->qkv = st->ff = st->lg = NULL;
+    st->x = st->qkv = st->ff = st->lg = st->tmp = NULL;
     st->xn = st->ffa = st->hrows = NULL;
     st->d_tok = st->d_pos = st->d_span = st->d_row_tok = NULL;
     st->row_stat = NULL;
@@ -154,13 +163,20 @@ static void free_entries(struct cu_state *st) {
     st->s_cap = 0;
 }
 
+// A buffer for a sublayer's output before its post-norm or the parallel residual add.
+static int needs_tmp(const struct model *m) {
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        if (m->layers[l].post_attn_norm_w || m->layers[l].post_mlp_norm_w) return 1;
+    return m->cfg.parallel_residual;
+}
+
 static size_t act_bytes_per_token(const struct cu_state *st) {
     const struct model_config *c = &st->m->cfg;
     size_t esz = st->fp32 ? 4 : 2, C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
            KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff;
-    size_t GU = c->arch == MODEL_ARCH_LLAMA ? 2 * F : F;
+    size_t GU = model_mlp_gated(c) ? 2 * F : F;
     return 4 * C + esz * (C > Q ? C : Q) + 4 * (Q + 2 * KV) + 4 * GU + esz * F + 4 * 6 + esz * C +
-           4 * (size_t)st->vchunk + sizeof(struct xsa_lse) + 4;
+           4 * (size_t)st->vchunk + sizeof(struct xsa_lse) + 4 + (needs_tmp(st->m) ? 4 * C : 0);
 }
 
 // Allocates the buffers for n tokens; 0 or -1 (a partial allocation is freed).
@@ -168,8 +184,9 @@ static int alloc_acts(struct cu_state *st, int n) {
     const struct model_config *c = &st->m->cfg;
     size_t N = (size_t)n, esz = st->fp32 ? 4 : 2, C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
            KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff;
-    size_t GU = c->arch == MODEL_ARCH_LLAMA ? 2 * F : F;
+    size_t GU = model_mlp_gated(c) ? 2 * F : F;
     int bad = cudaMalloc((void **)&st->x, N * C * 4) != cudaSuccess ||
+              (needs_tmp(st->m) && cudaMalloc((void **)&st->tmp, N * C * 4) != cudaSuccess) ||
               cudaMalloc(&st->xn, N * (C > Q ? C : Q) * esz) != cudaSuccess ||
               cudaMalloc((void **)&st->qkv, N * (Q + 2 * KV) * 4) != cudaSuccess ||
               cudaMalloc((void **)&st->ff, N * GU * 4) != cudaSuccess ||
@@ -240,20 +257,26 @@ static int reserve_entries(struct cu_state *st, int S, xsa_error *err) {
 static int forward(struct cu_state *st, int n, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
     int C = c->d_model, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, F = c->d_ff;
-    int GU = c->arch == MODEL_ARCH_LLAMA ? 2 * F : F, rc = cu_embed(st, n, err);
+    int GU = model_mlp_gated(c) ? 2 * F : F, rc = cu_embed(st, n, err);
     for (int l = 0; l < c->n_layer && !rc; l++) {
         const struct cu_layer *w = &st->layers[l];
-        if (!rc) rc = cu_norm(st, st->x, NULL, st->xn, n, w->n1w, w->n1b, err);
+        if (!rc) rc = w->n1w ? cu_norm(st, st->x, NULL, st->xn, n, w->n1w, w->n1b, err) : cu_copy_act(st, n, err);
         if (!rc) rc = cu_gemm(st, st->xn, w->wqkv, st->qkv, n, C, Q + 2 * KV, Q + 2 * KV, 0.0f, err);
-        if (!rc) rc = cu_qkv_bias_rope(st, w->bqkv, n, err);
+        if (!rc) rc = cu_qkv_bias_rope(st, w, n, err);
         if (!rc) rc = cu_attention(st, l, n, err);
-        if (!rc) rc = cu_gemm(st, st->xn, w->wo, st->x, n, Q, C, C, 1.0f, err);  // x += attn @ wo^T
-        if (!rc) rc = cu_add_bias(st, w->bo, n, err);
-        if (!rc) rc = cu_norm(st, st->x, NULL, st->xn, n, w->n2w, w->n2b, err);
+        // The attention output: into x, or held in tmp for its post-norm or the parallel residual.
+        float *ao = w->pn1w || c->parallel_residual ? st->tmp : st->x;
+        if (!rc) rc = cu_gemm(st, st->xn, w->wo, ao, n, Q, C, C, ao == st->x ? 1.0f : 0.0f, err);  // x += attn @ wo^T
+        if (!rc) rc = cu_add_bias(st, ao, w->bo, n, err);
+        if (!rc && w->pn1w) rc = cu_norm_add(st, st->tmp, w->pn1w, n, err);
+        if (!rc) rc = w->n2w ? cu_norm(st, st->x, NULL, st->xn, n, w->n2w, w->n2b, err) : cu_copy_act(st, n, err);
         if (!rc) rc = cu_gemm(st, st->xn, w->wgu, st->ff, n, C, GU, GU, 0.0f, err);
         if (!rc) rc = cu_mlp_act(st, w->bgu, n, err);
-        if (!rc) rc = cu_gemm(st, st->ffa, w->wdown, st->x, n, F, C, C, 1.0f, err);  // x += mlp
-        if (!rc) rc = cu_add_bias(st, w->bdown, n, err);
+        float *mo = w->pn2w ? st->tmp : st->x;
+        if (!rc) rc = cu_gemm(st, st->ffa, w->wdown, mo, n, F, C, C, mo == st->x ? 1.0f : 0.0f, err);  // x += mlp
+        if (!rc) rc = cu_add_bias(st, mo, w->bdown, n, err);
+        if (!rc && w->pn2w) rc = cu_norm_add(st, st->tmp, w->pn2w, n, err);
+        if (!rc && c->parallel_residual) rc = cu_add_rows(st, st->tmp, n, err);
     }
     return rc;
 }

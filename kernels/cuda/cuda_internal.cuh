@@ -42,7 +42,9 @@ int cu_fail(xsa_error *err, int code, const char *fmt, ...) __attribute__((forma
 struct cu_layer {
     void *wqkv, *wo, *wgu, *wdown;       // (Q+2KV, C), (C, Q), (F or 2F, C), (C, F)
     float *bqkv, *bo, *bgu, *bdown;      // (Q+2KV), (C), (F or 2F), (C) or NULL
-    float *n1w, *n1b, *n2w, *n2b;        // (C) each; biases NULL for RMSNorm
+    float *n1w, *n1b, *n2w, *n2b;        // (C) each; biases NULL for RMSNorm; gains NULL: no pre-norm
+    float *qn, *kn;                      // q/k RMSNorm gains ((hd) or (Q), (KV)), NULL without qk_norm
+    float *pn1w, *pn2w;                  // (C) post-norms of the attention and MLP outputs, or NULL
 };
 
 struct cu_state {
@@ -64,6 +66,8 @@ struct cu_state {
     void *xn;                            // (t_cap, max(C, Q)) normed block input / attention out
     float *qkv;                          // (t_cap, Q + 2KV) projections (bias, RoPE in place)
     float *ff;                           // (t_cap, 2F) MLP pre-activation (gate | up)
+    float *tmp;                          // (t_cap, C) a sublayer's output before a post-norm or the
+                                         //   parallel residual add; NULL when the model has neither
     void *ffa;                           // (t_cap, F) MLP activation (GEMM input)
     int32_t *d_tok, *d_pos, *d_span;     // (t_cap), (t_cap), (4, t_cap)
     size_t act_bytes_per_token;          // of the buffers above and below, per t_cap
@@ -83,13 +87,20 @@ int cu_embed(struct cu_state *st, int T, xsa_error *err);
 // out rows r = norm(x[rows ? rows[r] : r]) in the compute dtype; (n, C).
 int cu_norm(struct cu_state *st, const float *x, const int32_t *rows, void *out, int n,
             const float *w, const float *b, xsa_error *err);
-// qkv += bias; RoPE on the q and k parts (when the model has RoPE).
-int cu_qkv_bias_rope(struct cu_state *st, const float *bias, int T, xsa_error *err);
+// qkv += bias; the q/k RMSNorms (w->qn, w->kn); RoPE on the q and k parts (when the model has
+// RoPE), over the first model_rope_dims of each head.
+int cu_qkv_bias_rope(struct cu_state *st, const struct cu_layer *w, int T, xsa_error *err);
+// xn (T, C) compute dtype = x as it is: the block input without a pre-norm.
+int cu_copy_act(struct cu_state *st, int T, xsa_error *err);
+// x[t] += RMSNorm(y[t]) * w: a post-norm residual add; (T, C).
+int cu_norm_add(struct cu_state *st, const float *y, const float *w, int T, xsa_error *err);
+// x += y elementwise; (T, C).
+int cu_add_rows(struct cu_state *st, const float *y, int T, xsa_error *err);
 // ffa = act(ff + bias): GELU, tanh or erf as the config says (gpt2, width F), or SwiGLU over
 // (gate | up) (llama).
 int cu_mlp_act(struct cu_state *st, const float *bias, int T, xsa_error *err);
-// x[t] += b for every row; (T, C).
-int cu_add_bias(struct cu_state *st, const float *b, int T, xsa_error *err);
+// y[t] += b for every row; y (T, C).
+int cu_add_bias(struct cu_state *st, float *y, const float *b, int T, xsa_error *err);
 int cu_attention(struct cu_state *st, int layer, int T, xsa_error *err);
 // Log-softmax at R scored rows, S entries; results left in d_entry_lp / d_entry_greedy.
 int cu_logits(struct cu_state *st, int R, int S, xsa_error *err);

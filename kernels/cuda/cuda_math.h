@@ -81,11 +81,29 @@ XSA_HD float xsa_rope_inv_freq(int i, int hd, float theta) {
 }
 
 // Pair i's inverse frequency with the checkpoint's RoPE scaling, in float32 as transformers'
-// rope_utils computes it (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
+// rope_utils computes it (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters,
+// _compute_dynamic_ntk_parameters at max_position_embeddings: positions stay below it, so the
+// base is unchanged; _compute_yarn_parameters), over the rotated dims (partial rotary).
 // Host only: both backends build their tables with it.
 static inline float xsa_rope_inv_freq_cfg(const struct model_config *c, int i) {
-    float inv = xsa_rope_inv_freq(i, c->head_dim, c->rope_theta), f = c->rope_factor;
+    int dim = model_rope_dims(c);
+    float inv = xsa_rope_inv_freq(i, dim, c->rope_theta), f = c->rope_factor;
     if (c->rope_scaling == ROPE_SCALE_LINEAR) return inv / f;
+    if (c->rope_scaling == ROPE_SCALE_YARN) {
+        // pos_freqs = base^(2i/dim); extrapolation 1 / pos_freqs, interpolation 1 / (factor pos_freqs)
+        float pf = powf(c->rope_theta, (float)(2 * i) / (float)dim), extra = 1.0f / pf, inter = 1.0f / (f * pf);
+        double lb = log((double)c->rope_theta), two_pi = 2 * 3.14159265358979323846;
+        double lo = dim * log(c->rope_orig_ctx / (c->rope_beta_fast * two_pi)) / (2 * lb);
+        double hi = dim * log(c->rope_orig_ctx / (c->rope_beta_slow * two_pi)) / (2 * lb);
+        if (c->rope_truncate) lo = floor(lo), hi = ceil(hi);
+        lo = lo > 0 ? lo : 0;
+        hi = hi < dim - 1 ? hi : dim - 1;
+        if (lo == hi) hi += 0.001;  // transformers' guard against a zero-width ramp
+        float ramp = ((float)i - (float)lo) / (float)(hi - lo);
+        ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+        float ef = 1 - ramp;  // extrapolation share
+        return inter * (1 - ef) + extra * ef;
+    }
     if (c->rope_scaling != ROPE_SCALE_LLAMA3) return inv;
     double low_wavelen = (double)c->rope_orig_ctx / c->rope_low_freq, high_wavelen = (double)c->rope_orig_ctx / c->rope_high_freq;
     // torch: `2 * math.pi / inv` is reciprocal(inv) * 2pi, a scalar taken in float32.
@@ -95,6 +113,11 @@ static inline float xsa_rope_inv_freq_cfg(const struct model_config *c, int i) {
     float smooth = ((1.0f / wavelen) * c->rope_orig_ctx - c->rope_low_freq) /
                    (float)((double)c->rope_high_freq - c->rope_low_freq);
     return (1 - smooth) * scaled / f + smooth * scaled;
+}
+
+// What cos and sin are multiplied by (transformers' attention_scaling): yarn's factor, else 1.
+static inline float xsa_rope_cos_scale(const struct model_config *c) {
+    return c->rope_scaling == ROPE_SCALE_YARN ? c->rope_attn_factor : 1.0f;
 }
 
 // Angle of pair i at position pos from its inverse frequency.
@@ -115,6 +138,26 @@ XSA_HD void xsa_rope_rotate(float *x0, float *x1, float c, float s) {
     *x0 = a * c - b * s;
     *x1 = b * c + a * s;
 }
+
+// ---- sliding window -------------------------------------------------------------------
+// Of a token's keys (span 0 then span 1, positions 0..n-1, the token itself last) a sliding
+// window of w keeps the last w (transformers: kv_idx > q_idx - sliding_window); w <= 0 keeps
+// all. Keys are dropped from the front: span 0 shrinks, and once it is empty what is left of
+// span 1 becomes span 0 (span 1 then empty), so every kernel sees ordinary spans.
+XSA_HD void xsa_window_spans(int lo[2], int hi[2], int w) {
+    int n0 = hi[0] - lo[0], drop = n0 + hi[1] - lo[1] - w;
+    if (w <= 0 || drop <= 0) return;
+    if (drop < n0) {
+        lo[0] += drop;
+        return;
+    }
+    lo[0] = lo[1] + (drop - n0);
+    hi[0] = hi[1];
+    lo[1] = hi[1];
+}
+
+// The window of layer l: the model's sliding_window where swa[l], else 0 (all keys).
+XSA_HD int xsa_layer_window(const struct model_config *c, int l) { return c->swa[l] ? c->sliding_window : 0; }
 
 // ---- online softmax (attention) -------------------------------------------------------
 // State of one (token, head) after some key tiles: running max m, running sum l of

@@ -104,10 +104,24 @@ __global__ void add_bias_kernel(float *x, const float *bias, long n, int width) 
         x[i] += bias[i % width];
 }
 
-// One thread per (token, head of q or k, pair): rotates the pair in place.
+// One block per norm row of q or k in place (per head: H or Hkv rows per token; whole: one):
+// RMSNorm as norm_kernel's, gain w or none.
+__global__ void qk_norm_kernel(float *base, long ld, int per_row, int width, const float *w, float eps) {
+    __shared__ double sh[ROWS_THREADS / 32];
+    long r = blockIdx.x;
+    float *v = base + (r / per_row) * ld + (r % per_row) * (long)width;
+    double s = 0;
+    for (int i = threadIdx.x; i < width; i += ROWS_THREADS) s += (double)v[i] * v[i];
+    float rstd = xsa_rms_rstd((float)(block_sum(s, sh) / width), eps);
+    __syncthreads();  // every thread has read v before any writes it
+    for (int i = threadIdx.x; i < width; i += ROWS_THREADS) v[i] = xsa_norm_apply(v[i], 0.0f, rstd, w ? w[i] : 1.0f, 0.0f, 0);
+}
+
+// One thread per (token, head of q or k, pair of the rd rotated dims): rotates the pair in
+// place; cos and sin times `scale` (yarn).
 __global__ void rope_kernel(float *qkv, const int32_t *pos, const float *inv_freq, int T, int H, int Hkv, int hd,
-                            int half) {
-    int h2 = hd / 2, nh = H + Hkv;
+                            int rd, int half, float scale) {
+    int h2 = rd / 2, nh = H + Hkv;
     long ld = (long)(H + 2 * Hkv) * hd, n = (long)T * nh * h2;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
         int p = (int)(i % h2);
@@ -116,24 +130,78 @@ __global__ void rope_kernel(float *qkv, const int32_t *pos, const float *inv_fre
         long t = th / nh;
         float *v = qkv + t * ld + (long)h * hd;  // k heads follow the H q heads in a row
         int a, b;
-        xsa_rope_pair(p, hd, half, &a, &b);
+        xsa_rope_pair(p, rd, half, &a, &b);
         float ang = xsa_rope_angle_inv(pos[t], inv_freq[p]);
-        xsa_rope_rotate(&v[a], &v[b], cosf(ang), sinf(ang));
+        xsa_rope_rotate(&v[a], &v[b], cosf(ang) * scale, sinf(ang) * scale);
     }
 }
 
-int cu_qkv_bias_rope(struct cu_state *st, const float *bias, int T, xsa_error *err) {
+int cu_qkv_bias_rope(struct cu_state *st, const struct cu_layer *w, int T, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
-    int width = (c->n_head + 2 * c->n_kv_head) * c->head_dim;
-    if (bias) {
+    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, width = Q + 2 * KV;
+    if (w->bqkv) {
         add_bias_kernel<<<grid_for((long)T * width, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(
-            st->qkv, bias, (long)T * width, width);
+            st->qkv, w->bqkv, (long)T * width, width);
+        CU_LAUNCHED();
+    }
+    if (c->qk_norm && T > 0) {
+        int head = c->qk_norm == QK_NORM_HEAD;
+        qk_norm_kernel<<<(unsigned)((long)T * (head ? c->n_head : 1)), ROWS_THREADS, 0, st->stream>>>(
+            st->qkv, width, head ? c->n_head : 1, head ? c->head_dim : Q, w->qn, c->norm_eps);
+        CU_LAUNCHED();
+        qk_norm_kernel<<<(unsigned)((long)T * (head ? c->n_kv_head : 1)), ROWS_THREADS, 0, st->stream>>>(
+            st->qkv + Q, width, head ? c->n_kv_head : 1, head ? c->head_dim : KV, w->kn, c->norm_eps);
         CU_LAUNCHED();
     }
     if (c->rope == ROPE_NONE) return 0;
-    long n = (long)T * (c->n_head + c->n_kv_head) * (c->head_dim / 2);
+    int rd = model_rope_dims(c);
+    long n = (long)T * (c->n_head + c->n_kv_head) * (rd / 2);
     rope_kernel<<<grid_for(n, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(
-        st->qkv, st->d_pos, st->rope_inv, T, c->n_head, c->n_kv_head, c->head_dim, c->rope == ROPE_HALF);
+        st->qkv, st->d_pos, st->rope_inv, T, c->n_head, c->n_kv_head, c->head_dim, rd, c->rope == ROPE_HALF,
+        xsa_rope_cos_scale(c));
+    CU_LAUNCHED();
+    return 0;
+}
+
+// xn (T, C) = x in the compute dtype; grid-stride.
+__global__ void copy_act_kernel(const float *x, void *xn, long n, int fp32) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        act_store(xn, i, x[i], fp32);
+}
+
+int cu_copy_act(struct cu_state *st, int T, xsa_error *err) {
+    long n = (long)T * st->m->cfg.d_model;
+    copy_act_kernel<<<grid_for(n, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(st->x, st->xn, n, st->fp32);
+    CU_LAUNCHED();
+    return 0;
+}
+
+// One block per row: x[r] += RMSNorm(y[r]) * w.
+__global__ void norm_add_kernel(float *x, const float *y, int C, const float *w, float eps) {
+    __shared__ double sh[ROWS_THREADS / 32];
+    long r = blockIdx.x;
+    const float *yr = y + r * C;
+    double s = 0;
+    for (int i = threadIdx.x; i < C; i += ROWS_THREADS) s += (double)yr[i] * yr[i];
+    float rstd = xsa_rms_rstd((float)(block_sum(s, sh) / C), eps);
+    for (int i = threadIdx.x; i < C; i += ROWS_THREADS) x[r * C + i] += xsa_norm_apply(yr[i], 0.0f, rstd, w[i], 0.0f, 0);
+}
+
+int cu_norm_add(struct cu_state *st, const float *y, const float *w, int T, xsa_error *err) {
+    if (T <= 0) return 0;
+    const struct model_config *c = &st->m->cfg;
+    norm_add_kernel<<<T, ROWS_THREADS, 0, st->stream>>>(st->x, y, c->d_model, w, c->norm_eps);
+    CU_LAUNCHED();
+    return 0;
+}
+
+__global__ void add_rows_kernel(float *x, const float *y, long n) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) x[i] += y[i];
+}
+
+int cu_add_rows(struct cu_state *st, const float *y, int T, xsa_error *err) {
+    long n = (long)T * st->m->cfg.d_model;
+    add_rows_kernel<<<grid_for(n, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(st->x, y, n);
     CU_LAUNCHED();
     return 0;
 }
@@ -158,15 +226,15 @@ __global__ void mlp_act_kernel(const float *ff, const float *bias, void *ffa, in
 int cu_mlp_act(struct cu_state *st, const float *bias, int T, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
     mlp_act_kernel<<<grid_for((long)T * c->d_ff, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(
-        st->ff, bias, st->ffa, T, c->d_ff, c->arch == MODEL_ARCH_LLAMA, c->gelu_exact, st->fp32);
+        st->ff, bias, st->ffa, T, c->d_ff, model_mlp_gated(c), c->gelu_exact, st->fp32);
     CU_LAUNCHED();
     return 0;
 }
 
-int cu_add_bias(struct cu_state *st, const float *b, int T, xsa_error *err) {
+int cu_add_bias(struct cu_state *st, float *y, const float *b, int T, xsa_error *err) {
     if (!b) return 0;
     int C = st->m->cfg.d_model;
-    add_bias_kernel<<<grid_for((long)T * C, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(st->x, b, (long)T * C, C);
+    add_bias_kernel<<<grid_for((long)T * C, ROWS_THREADS), ROWS_THREADS, 0, st->stream>>>(y, b, (long)T * C, C);
     CU_LAUNCHED();
     return 0;
 }

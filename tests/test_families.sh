@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The decoder families (mistral, qwen2, qwen3, olmo2, gpt_neox, phi3) and RoPE scalings
+# (dynamic, yarn) through the command line: `info` names the family and every feature that is
+# on, XSA runs in each, and what xsa-eval does not implement (another model_type, a layer type,
+# an activation, a tensor the family does not have or lacks) is one line naming the file and
+# the problem, exit 2. Their log-probabilities against transformers are tests/test_model_exact.c.
+. "$(dirname "$0")/lib.sh"
+F=tests/fixtures/models
+
+# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
+expect_one_line() {
+    local name=$1; shift
+    expect_exit "$name" "$@"
+    shift 3
+    local n
+    n=$("$@" 2>&1 | wc -l)
+    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
+}
+
+# info: the family and its features.
+expect_exit mistral_features 0 "features +RMSNorm pre-norms, sliding window 7 \(2 of 2 layers\), grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/mistral_swa
+expect_exit mistral_arch 0 "architecture +mistral" -- "$XSA_BIN" info --model $F/mistral_swa
+expect_exit qwen2_features 0 "features +RMSNorm pre-norms, q/k/v biases, sliding window 6 \(1 of 2 layers\), grouped-query attention$" -- "$XSA_BIN" info --model $F/qwen2_bin
+expect_exit qwen2_format 0 "format +pytorch" -- "$XSA_BIN" info --model $F/qwen2_bin
+expect_exit qwen3_features 0 "features +RMSNorm pre-norms, per-head q/k RMSNorm, grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/qwen3_sharded
+expect_exit olmo2_features 0 "features +RMSNorm on the attention and MLP outputs \(post-norms\), full-width q/k RMSNorm, untied head" -- "$XSA_BIN" info --model $F/olmo2_bf16
+expect_exit olmo2_dtype 0 "dtype +BF16" -- "$XSA_BIN" info --model $F/olmo2_bf16
+expect_exit pythia_features 0 "features +LayerNorm pre-norms, q/k/v biases, output projection bias, MLP biases, partial rotary \(4 of 16 dims\), parallel attention \+ MLP residual, fused per-head query_key_value \(split at load\), untied head" -- "$XSA_BIN" info --model $F/pythia
+expect_exit pythia_activation 0 "activation +gelu$" -- "$XSA_BIN" info --model $F/pythia
+expect_exit pythia_sequential 0 "features +LayerNorm pre-norms, q/k/v biases, output projection bias, MLP biases, partial rotary \(4 of 16 dims\), fused" -- "$XSA_BIN" info --model $F/pythia_sequential
+expect_exit phi3_features 0 "features +RMSNorm pre-norms, partial rotary \(4 of 8 dims\), fused qkv_proj \(split at load\), fused gate_up_proj \(split at load\), grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/phi3_sharded_bin
+expect_exit llama_no_features 0 "features +RMSNorm pre-norms, grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/llama_gqa
+expect_exit yarn_info 0 "rope +half \(rotate_half\), theta 10000, yarn scaling x4 \(original context 16, beta 8/1, attention factor 1.13863\)" -- "$XSA_BIN" info --model $F/llama_rope_yarn
+expect_exit dynamic_info 0 "dynamic scaling x4 \(positions below 256\)" -- "$XSA_BIN" info --model $F/llama_rope_dynamic
+expect_exit features_json 0 '"features":[[:space:]]*"RMSNorm pre-norms, per-head q/k RMSNorm' -- "$XSA_BIN" info --model $F/qwen3_sharded --json
+expect_exit window_json 0 '"sliding_window":[[:space:]]*7' -- "$XSA_BIN" info --model $F/mistral_swa --json
+
+# XSA in each family (its numbers: test_model_exact.c).
+for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 pythia phi3_sharded_bin; do
+    expect_exit "xsa_$m" 0 "^2	" -- "$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9,10,11,12 --xsa all
+done
+
+# Dynamic RoPE's frequencies change past max_position_embeddings: positions there are refused.
+toks=$(seq -s, 1 257 | sed 's/[0-9]*/3/g')
+expect_one_line dynamic_past_context 2 "llama_rope_dynamic: 257 tokens exceed the model's context length 256" -- "$XSA_BIN" logprobs --device cpu --model $F/llama_rope_dynamic --tokens "$toks"
+
+# Bad input: one line naming the file and the problem, exit 2.
+cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"
+expect_one_line unknown_layer_type 2 "chunked/config.json: layer_types\[1\] must be \"full_attention\" or \"sliding_attention\"" -- "$XSA_BIN" info --model "$TMP/chunked"
+cp -r $F/pythia "$TMP/relu"; sed -i 's/"hidden_act": "gelu"/"hidden_act": "relu"/' "$TMP/relu/config.json"
+expect_one_line unknown_activation 2 "relu/config.json: hidden_act \"relu\" is not supported" -- "$XSA_BIN" info --model "$TMP/relu"
+cp -r $F/phi3_sharded_bin "$TMP/longrope"; sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' "$TMP/longrope/config.json"
+expect_one_line unknown_rope_type 2 "longrope/config.json: rope_parameters type \"longrope\" is not supported \(xsa-eval implements default, linear, dynamic, llama3 and yarn\)" -- "$XSA_BIN" info --model "$TMP/longrope"
+cp -r $F/pythia "$TMP/pct"; sed -i 's/"partial_rotary_factor": 0.25/"partial_rotary_factor": 0.1/' "$TMP/pct/config.json"
+expect_one_line odd_rotary_dims 2 "pct/config.json: partial rotary factor 0.1 of head_dim 16 gives 1 rotated dims; it must be an even number >= 2" -- "$XSA_BIN" info --model "$TMP/pct"
+# A checkpoint whose tensors are not the family's: qwen3 without its q norm, olmo2 with a
+# pre-norm it does not have (both from the config's family, not guessed from the tensors).
+cp -r $F/olmo2_bf16 "$TMP/olmo2_as_llama"; sed -i 's/"model_type": "olmo2"/"model_type": "llama"/' "$TMP/olmo2_as_llama/config.json"
+expect_one_line family_tensor_missing 2 "olmo2_as_llama: tensor 'model.layers.0.input_layernorm.weight' is missing from the checkpoint" -- "$XSA_BIN" info --model "$TMP/olmo2_as_llama"
+cp -r $F/qwen3_sharded "$TMP/qwen3_as_qwen2"; sed -i 's/"model_type": "qwen3"/"model_type": "qwen2"/' "$TMP/qwen3_as_qwen2/config.json"
+expect_one_line family_tensor_missing_bias 2 "qwen3_as_qwen2: tensor 'model.layers.0.self_attn.q_proj.bias' is missing from the checkpoint" -- "$XSA_BIN" info --model "$TMP/qwen3_as_qwen2"
+cp -r $F/mistral_swa "$TMP/mistral_as_qwen3"; sed -i 's/"model_type": "mistral"/"model_type": "qwen3"/' "$TMP/mistral_as_qwen3/config.json"
+expect_one_line family_tensor_missing_norm 2 "mistral_as_qwen3: tensor 'model.layers.0.self_attn.q_norm.weight' is missing from the checkpoint" -- "$XSA_BIN" info --model "$TMP/mistral_as_qwen3"
+cp -r $F/qwen3_sharded "$TMP/qwen3_as_mistral"; sed -i 's/"model_type": "qwen3"/"model_type": "mistral"/' "$TMP/qwen3_as_mistral/config.json"
+expect_one_line family_tensor_unexpected 2 "unexpected tensor 'model.layers.0.self_attn.[qk]_norm.weight' for a mistral checkpoint; xsa-eval would ignore it, so it refuses the file" -- "$XSA_BIN" info --model "$TMP/qwen3_as_mistral"
+finish
