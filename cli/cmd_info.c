@@ -10,18 +10,20 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
+    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--json]", NULL, flags, 3, 0, 0};
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--json] [--config FILE]", NULL, flags,
+                                       (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
-    const char *model, *xsa;
+    const char *model, *xsa, *config;
     int json;
 };
 
@@ -29,6 +31,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     struct info_args *a = ctx;
     if (key == F_MODEL) a->model = v;
     else if (key == F_XSA) a->xsa = v;
+    else if (key == F_CONFIG) a->config = v;
     else a->json = 1;
     return 0;
 }
@@ -176,7 +179,7 @@ int cmd_info(int argc, char **argv) {
     if ((rc = cli_model_path(&cmd, &model_path, &hub, NULL))) return rc;
     xsa_error err = {0};
     struct model m;
-    rc = model_load(&m, model_path, &err);
+    rc = model_load_config(&m, model_path, a.config, &err);
     if (rc) {
         fprintf(stderr, "xsa-eval info: %s\n", err.msg);
         return rc;

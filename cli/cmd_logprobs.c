@@ -18,11 +18,11 @@
 #define LOGPROBS_MAX_TOKENS (1 << 20)
 
 struct logprobs_args {
-    const char *model, *tokens, *text, *xsa, *device, *tokenizer, *dtype;
+    const char *model, *tokens, *text, *xsa, *device, *tokenizer, *dtype, *config;
     int threads;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
@@ -33,6 +33,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
+    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
 };
 
 static const struct cli_command cmd = {
@@ -56,6 +57,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_DEVICE: a->device = v; break;
     case F_DTYPE: a->dtype = v; break;
     case F_TOKENIZER: a->tokenizer = v; break;
+    case F_CONFIG: a->config = v; break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;
@@ -161,7 +163,7 @@ int cmd_logprobs(int argc, char **argv) {
     }
     xsa_error err = {0};
     struct model m;
-    rc = model_load(&m, a.model, &err);
+    rc = model_load_config(&m, a.model, a.config, &err);
     if (rc) {
         fprintf(stderr, "xsa-eval logprobs: %s\n", err.msg);
         ivec_free(&ids);

@@ -110,7 +110,7 @@ static int open_model(const struct run_options *opt, const char *path, const str
                       struct results *r, xsa_error *err) {
     memset(mr, 0, sizeof *mr);
     double t0 = now_s();
-    int rc = model_load(&mr->m, path, err);
+    int rc = model_load_config(&mr->m, path, opt->config, err);
     if (rc) return rc;
     mr->loaded = 1;
     if (opt->xsa && (rc = model_apply_xsa_spec(&mr->m.cfg, opt->xsa, err))) return rc;

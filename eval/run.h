@@ -18,6 +18,7 @@ struct run_options {
     const char *dtype;        // GPU weights: bfloat16 (default) | float32
     const char *xsa;          // --xsa SPEC (NULL: the checkpoint's own)
     const char *tokenizer;    // --tokenizer FILE (NULL: found beside the checkpoint)
+    const char *config;       // --config FILE: a bare state-dict .pt's config.json (NULL: beside it)
     int num_fewshot;
     int limit;                // -1: all docs
     double limit_fraction;    // in (0, 1): --limit as a fraction, ceil(n * f) docs per task (lm-eval); else 0

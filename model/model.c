@@ -29,18 +29,22 @@ static int is_torch_file(const char *path) {
     return n == 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4;
 }
 
-int model_load(struct model *m, const char *path, xsa_error *err) {
+int model_load(struct model *m, const char *path, xsa_error *err) { return model_load_config(m, path, NULL, err); }
+
+int model_load_config(struct model *m, const char *path, const char *config, xsa_error *err) {
     memset(m, 0, sizeof *m);
     struct stat st;
     if (stat(path, &st) != 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
     if (strlen(path) >= sizeof m->path) return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", path);
-    int rc;
+    int rc, torch = S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"));
+    if (config && !torch)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s applies to a bare state-dict .pt (torch.save) only; this checkpoint has its own config", path, config);
     if (S_ISDIR(st.st_mode)) {
         rc = hf_checkpoint_load(m, path, err);
     } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
-    } else if (S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"))) {
-        rc = torch_model_load(m, path, err);  // a legacy (non-zip) .pt is refused there, by name
+    } else if (torch) {
+        rc = torch_model_load(m, path, config, err);  // a legacy (non-zip) .pt is refused there, by name
     } else if (S_ISREG(st.st_mode)) {
         rc = llama2c_load(m, path, err);
     } else {

@@ -121,6 +121,10 @@ struct model {
 // llama2.c .bin file. On failure `m` holds nothing to free and err names the file and problem.
 int model_load(struct model *m, const char *path, xsa_error *err);
 
+// model_load with the Hugging Face config.json of a bare state-dict .pt given (`--config`); NULL:
+// the config.json beside it. Any other checkpoint carries its own config and is refused with one.
+int model_load_config(struct model *m, const char *path, const char *config, xsa_error *err);
+
 // Applies an --xsa spec: "all", "none", "last:N" or "i,j,..." (0-based layer indices).
 int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err);
 

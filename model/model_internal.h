@@ -31,8 +31,8 @@ struct hf_config;
 struct safetensors;
 int hf_checkpoint_build(struct model *m, const char *where, const struct hf_config *hc, struct safetensors *st, xsa_error *err);
 
-// A torch.save file: nanoGPT's ckpt.pt (model_args + model), or a bare state dict with a
-// config.json beside it -> m.
-int torch_model_load(struct model *m, const char *path, xsa_error *err);
+// A torch.save file: nanoGPT's ckpt.pt (model_args + model), or a bare state dict with its
+// config.json at `config` (NULL: beside the file) -> m.
+int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 // torch_model.c: a single torch.save file given as --model: nanoGPT's ckpt.pt (its model_args
 // are the config; the same mapping as tools/convert_nanogpt.py, done in place), or a bare state
 // dict whose Hugging Face config.json sits beside it.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,20 +88,23 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
     return rc;
 }
 
-static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const char *path, struct hf_config *hc, xsa_error *err) {
+static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const char *path, const char *config,
+                           struct hf_config *hc, xsa_error *err) {
     char cfg[4200];
     const char *slash = strrchr(path, '/');
-    snprintf(cfg, sizeof cfg, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    if (config) snprintf(cfg, sizeof cfg, "%s", config);
+    else snprintf(cfg, sizeof cfg, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
     FILE *f = fopen(cfg, "r");
+    if (!f && config) return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: cannot open: %s", path, config, strerror(errno));
     if (!f)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there",
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there or pass --config FILE",
                         path, cfg);
     fclose(f);
     int rc = hf_config_parse_file(hc, cfg, err);
     return rc ? rc : torch_add_state_dict(tf, st, tf->root, NULL, err);
 }
 
-int torch_model_load(struct model *m, const char *path, xsa_error *err) {
+int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err) {
     struct safetensors st;
     memset(&st, 0, sizeof st);
     snprintf(st.format, sizeof st.format, "pytorch");
@@ -108,12 +112,14 @@ int torch_model_load(struct model *m, const char *path, xsa_error *err) {
     struct hf_config hc;
     int rc = torch_file_open(&tf, &st, path, err), bias = 1;
     const struct pv *args = rc ? NULL : up_dict_get(tf.root, "model_args");
+    if (!rc && args && config)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: a nanoGPT checkpoint: its model_args are the config; drop --config %s", path, config);
     if (!rc && args) {
         if (args->kind != PV_DICT) rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_args is not a dict; not a checkpoint of nanoGPT's train.py", path);
         if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
         if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, path, err);
     } else if (!rc) {
-        rc = bare_state_dict(&tf, &st, path, &hc, err);
+        rc = bare_state_dict(&tf, &st, path, config, &hc, err);
     }
     torch_file_close(&tf, &st);
     if (rc) {

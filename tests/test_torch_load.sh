@@ -71,5 +71,15 @@ mkdir "$TMP/shape"; cp $T/gpt2_bin/* "$TMP/shape/"; sed -i 's/"n_positions": 64/
 expect_exit shape_mismatch_bin 2 "shape/pytorch_model.bin: tensor 'transformer.wpe.weight' has shape \[64, 32\] but config.json implies \[65, 32\]" -- "$XSA_BIN" info --model "$TMP/shape"
 expect_exit nanogpt_untied 2 "nanogpt_untied.pt: lm_head.weight differs from transformer.wte.weight; nanoGPT ties them" -- "$XSA_BIN" info --model $T/bad/nanogpt_untied.pt
 expect_exit nanogpt_bad_args 2 "nanogpt_args.pt: model_args\['n_layer'\] is missing or not a positive integer" -- "$XSA_BIN" info --model $T/bad/nanogpt_args.pt
+# --config FILE: a bare state dict with its config.json elsewhere; nothing else takes one.
+mkdir "$TMP/alone"; cp $T/bare/model.pt "$TMP/alone/"
+expect_exit bare_no_config 2 "alone/model.pt: a state dict without model_args, and no config.json beside it .*; put the model's Hugging Face config.json there or pass --config FILE" -- "$XSA_BIN" info --model "$TMP/alone/model.pt"
+x=$("$XSA_BIN" logprobs --model "$TMP/alone/model.pt" --config $T/bare/config.json --tokens $TOKS --device cpu 2>&1)
+y=$("$XSA_BIN" logprobs --model $M/llama_gqa --tokens $TOKS --device cpu 2>&1)
+[ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass bare_config_flag || fail bare_config_flag "differs from llama_gqa: $x"
+expect_exit bare_config_info 0 "architecture +llama" -- "$XSA_BIN" info --model "$TMP/alone/model.pt" --config $T/bare/config.json
+expect_exit config_flag_missing 2 "model.pt: --config $TMP/none.json: cannot open" -- "$XSA_BIN" info --model "$TMP/alone/model.pt" --config "$TMP/none.json"
+expect_exit config_flag_dir 2 "llama_gqa: --config .* applies to a bare state-dict .pt \(torch.save\) only; this checkpoint has its own config" -- "$XSA_BIN" info --model $M/llama_gqa --config $T/bare/config.json
+expect_exit config_flag_nanogpt 2 "ckpt.pt: a nanoGPT checkpoint: its model_args are the config; drop --config" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --config $T/bare/config.json
 expect_exit not_zip_pt 2 "notzip.pt: not a torch.save zip archive" -- bash -c "echo hello > $TMP/notzip.pt; $XSA_BIN info --model $TMP/notzip.pt"
 finish
