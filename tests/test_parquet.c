@@ -1,5 +1,5 @@
 // test_parquet.c: data/parquet.c against files the real library wrote (pyarrow,
-// tools/make_parquet_fixtures.py): every task's rows in every writer variant equal what pyarrow
+// tools/fixtures/make_parquet_fixtures.py): every task's rows in every writer variant equal what pyarrow
 // reads back, byte for byte once serialized; unsupported features are refused by name; damaged
 // files (truncated, bad magic, offsets and lengths past the end, flipped bytes) fail with one
 // error line and never crash.
