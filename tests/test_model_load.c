@@ -1,6 +1,6 @@
 // Tests of model loading: HF safetensors checkpoints (gpt2, llama, bf16, sharded), llama2.c
 // .bin files, config.json rules, XSA layer specs, and the errors of corrupt inputs.
-// Expected values come from tools/make_model_fixtures.py and tools/llama2c_reference.py
+// Expected values come from tools/fixtures/make_model_fixtures.py and tools/references/llama2c_reference.py
 // (reference.json: n_params and weights_sample in nn.Linear (OUT, IN) layout).
 #include <cJSON.h>
 #include <dirent.h>
@@ -880,7 +880,7 @@ TEST(test_config_duplicate_keys) {
 
 // Fused projections split at load: phi3's qkv_proj (q | k | v rows) and gate_up_proj, and
 // gpt_neox's per-head query_key_value, land in the rows transformers' forward reads them from
-// (weights_sample from tools/make_model_fixtures.py), and the flags follow each family.
+// (weights_sample from tools/fixtures/make_model_fixtures.py), and the flags follow each family.
 TEST(test_fused_projections_split) {
     struct model m;
     load_ok(&m, FIX "phi3_sharded_bin");
