@@ -145,6 +145,38 @@ TEST(rope_both_conventions_match_cpu) {
     }
 }
 
+// Partial rotary (the first rd of hd dims) with yarn's scaled cos and sin: the rope kernel's
+// steps (pairs over rd, the host inverse-frequency table, cos and sin times the factor) give
+// the CPU backend's bits, and the dims past rd pass through.
+TEST(rope_partial_and_scaled_match_cpu) {
+    enum { T = 4, H = 2, HD = 16, RD = 4 };
+    int32_t pos[T] = {0, 3, 50, 999};
+    float x[T * H * HD], y[T * H * HD], cs[T * RD / 2], sn[T * RD / 2];
+    uint64_t s = 11;
+    struct model_config c = {.head_dim = HD, .rope_dims = RD, .rope_theta = 10000.0f, .rope_scaling = ROPE_SCALE_YARN,
+                             .rope_factor = 4, .rope_orig_ctx = 16, .rope_beta_fast = 8, .rope_beta_slow = 1,
+                             .rope_truncate = 1, .rope_attn_factor = 1.1386294f};
+    for (int i = 0; i < T * H * HD; i++) x[i] = y[i] = urand(&s);
+    cpu_rope_table(pos, T, &c, cs, sn);
+    cpu_rope_apply(y, T, H * HD, H, HD, RD, 1, cs, sn);
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            float *v = x + (t * H + h) * HD;
+            for (int p = 0; p < RD / 2; p++) {
+                int a, b;
+                xsa_rope_pair(p, RD, 1, &a, &b);
+                float ang = xsa_rope_angle_inv(pos[t], xsa_rope_inv_freq_cfg(&c, p)), f = xsa_rope_cos_scale(&c);
+                xsa_rope_rotate(&v[a], &v[b], cosf(ang) * f, sinf(ang) * f);
+            }
+        }
+    for (int i = 0; i < T * H * HD; i++) CHECK(x[i] == y[i]);
+    uint64_t s2 = 11;
+    for (int i = 0; i < T * H * HD; i++) {
+        float orig = urand(&s2);
+        if (i % HD >= RD) CHECK(y[i] == orig);  // not rotated
+    }
+}
+
 TEST(online_softmax_merge) {
     uint64_t s = 9;
     for (int rep = 0; rep < 200; rep++) {
@@ -461,7 +493,7 @@ TEST(sub_batch_cuts_keep_rows_whole) {
     batch_free(&bb);
 }
 
-RUN_TESTS(T(bf16_rounding), T(activations_match_cpu), T(norm_rows_match_cpu), T(rope_both_conventions_match_cpu),
+RUN_TESTS(T(bf16_rounding), T(activations_match_cpu), T(norm_rows_match_cpu), T(rope_both_conventions_match_cpu), T(rope_partial_and_scaled_match_cpu),
           T(online_softmax_merge), T(attention_tiles_and_xsa_match_cpu), T(logsumexp_chunks_and_argmax_ties),
           T(xsa_coefficient), T(gemm_params_column_major), T(rope_inverse_frequencies_match_cpu),
           T(sub_batch_cuts_keep_rows_whole), T(sliding_window_spans))
