@@ -19,9 +19,10 @@ struct rows_job {
     const struct model *m;
     const struct score_batch *b;
     int T;
-    const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: copy, no norm), bias; OP_QK_NORM: -, gain
-    float *out;                  // OP_QK_NORM: rows of `width` floats normed in place; OP_POST_NORM:
-    int width;                   //   out += norm(in) with gain w (in is normed in place)
+    const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: a copy, no norm), bias; OP_QK_NORM: gain;
+                                 //   OP_POST_NORM: the sublayer's rows (normed in place), gain
+    float *out;                  // OP_QK_NORM: q or k rows, normed in place; OP_POST_NORM: residual rows (+=)
+    int width;                   // OP_QK_NORM: floats per norm (head_dim, or the whole projection)
     long ld;                     // OP_QK_NORM: floats per token row of out
     float *p2;                   // OP_ROPE: k
     const float *cos_t, *sin_t;
@@ -179,7 +180,6 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     }
     cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
     if (c->qk_norm) qk_norm(st, b, w, N);
-    
     if (c->rope != ROPE_NONE) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
                               .cos_t = st->rope_cos, .sin_t = st->rope_sin};
