@@ -8,7 +8,8 @@
 #include "common/error.h"
 
 static void oom(size_t n) {
-    fprintf(stderr, "xsa-eval: out of memory allocating %zu bytes; free memory, or use a smaller --batch-tokens\n", n);
+    if (n) fprintf(stderr, "xsa-eval: out of memory allocating %zu bytes; free memory, or use a smaller --batch-tokens\n", n);
+    else fprintf(stderr, "xsa-eval: out of memory; free memory, or use a smaller --batch-tokens\n");
     exit(XSA_ERUNTIME);
 }
 
@@ -29,6 +30,16 @@ void *xsa_realloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+void *xsa_realloc_array(void *p, size_t count, size_t size) {
+    if (size && count > (size_t)-1 / size) oom((size_t)-1);
+    return xsa_realloc(p, count * size);
+}
+
+void *xsa_alloc_check(void *p) {
+    if (!p) oom(0);
+    return p;
 }
 
 char *xsa_strdup(const char *s) {
