@@ -78,7 +78,7 @@ static int copy_str(cJSON *dst, const cJSON *src, const char *from, const char *
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(src, from);
     if (!it) return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' missing", where, from);
     if (!cJSON_IsString(it)) return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' must be a string", where, from);
-    xsa_alloc_check(cJSON_AddStringToObject(dst, to, it->valuestring));
+    cJSON_AddStringToObject(dst, to, it->valuestring);
     return 0;
 }
 
@@ -95,17 +95,17 @@ static int adapt_question_choices(const cJSON *src, const char *stem_field, cJSO
     int rc;
     if ((rc = copy_str(dst, src, "id", "id", where, err))) return rc;
     if ((rc = copy_str(dst, q, "stem", stem_field, where, err))) return rc;
-    cJSON *choices = xsa_alloc_check(cJSON_AddObjectToObject(dst, "choices"));
-    cJSON *text = xsa_alloc_check(cJSON_AddArrayToObject(choices, "text"));
-    cJSON *label = xsa_alloc_check(cJSON_AddArrayToObject(choices, "label"));
+    cJSON *choices = cJSON_AddObjectToObject(dst, "choices");
+    cJSON *text = cJSON_AddArrayToObject(choices, "text");
+    cJSON *label = cJSON_AddArrayToObject(choices, "label");
     int i = 0;
     for (const cJSON *c = ch->child; c; c = c->next, i++) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "text");
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "label");
         if (!cJSON_IsString(t) || !cJSON_IsString(l))
             return xsa_fail(err, XSA_EBADINPUT, "%s: question.choices[%d] needs string 'text' and 'label'", where, i);
-        cJSON_AddItemToArray(text, xsa_alloc_check(cJSON_CreateString(t->valuestring)));
-        cJSON_AddItemToArray(label, xsa_alloc_check(cJSON_CreateString(l->valuestring)));
+        cJSON_AddItemToArray(text, cJSON_CreateString(t->valuestring));
+        cJSON_AddItemToArray(label, cJSON_CreateString(l->valuestring));
     }
     return copy_str(dst, src, "answerKey", "answerKey", where, err);
 }
@@ -135,8 +135,8 @@ static int conv_boolq_sg(const cJSON *s, int i, const char *lab, cJSON *d, const
     if (!cJSON_IsBool(l) && !cJSON_IsNumber(l))
         return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' missing or not true/false", w);
     int v = cJSON_IsBool(l) ? cJSON_IsTrue(l) : l->valueint;
-    xsa_alloc_check(cJSON_AddNumberToObject(d, "idx", idx->valuedouble));
-    xsa_alloc_check(cJSON_AddNumberToObject(d, "label", v));
+    cJSON_AddNumberToObject(d, "idx", idx->valuedouble);
+    cJSON_AddNumberToObject(d, "label", v);
     return 0;
 }
 
@@ -155,10 +155,10 @@ static int conv_boolq_google(const cJSON *s, int i, const char *lab, cJSON *d, c
     size_t n = strlen(title->valuestring) + strlen(passage->valuestring) + 5;
     char *p = xsa_malloc(n);
     snprintf(p, n, "%s -- %s", title->valuestring, passage->valuestring);
-    xsa_alloc_check(cJSON_AddStringToObject(d, "passage", p));
+    cJSON_AddStringToObject(d, "passage", p);
     free(p);
-    xsa_alloc_check(cJSON_AddNumberToObject(d, "idx", i));
-    xsa_alloc_check(cJSON_AddNumberToObject(d, "label", cJSON_IsTrue(answer)));
+    cJSON_AddNumberToObject(d, "idx", i);
+    cJSON_AddNumberToObject(d, "label", cJSON_IsTrue(answer));
     return 0;
 }
 
@@ -170,14 +170,14 @@ static int conv_hellaswag(const cJSON *s, int i, const char *lab, cJSON *d, cons
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(s, fields[k]);
         if (!it) return xsa_fail(e, XSA_EBADINPUT, "%s: field '%s' missing", w, fields[k]);
-        cJSON_AddItemToObject(d, fields[k], xsa_alloc_check(cJSON_Duplicate(it, 1)));
+        cJSON_AddItemToObject(d, fields[k], cJSON_Duplicate(it, 1));
     }
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(s, "label");
     char buf[32] = "";
     if (cJSON_IsNumber(l)) snprintf(buf, sizeof buf, "%d", l->valueint);
     else if (cJSON_IsString(l)) snprintf(buf, sizeof buf, "%.31s", l->valuestring);
     else if (l) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' must be a number", w);
-    xsa_alloc_check(cJSON_AddStringToObject(d, "label", buf));
+    cJSON_AddStringToObject(d, "label", buf);
     return 0;
 }
 
@@ -194,7 +194,7 @@ static int conv_piqa(const cJSON *s, int i, const char *lab, cJSON *d, const cha
     if ((rc = copy_str(d, s, "sol2", "sol2", w, e))) return rc;
     if (strcmp(lab, "0") != 0 && strcmp(lab, "1") != 0)
         return xsa_fail(e, XSA_EBADINPUT, "%s: its label '%.20s' in valid-labels.lst is not 0 or 1", w, lab);
-    xsa_alloc_check(cJSON_AddNumberToObject(d, "label", lab[0] - '0'));
+    cJSON_AddNumberToObject(d, "label", lab[0] - '0');
     return 0;
 }
 
@@ -204,7 +204,7 @@ static int conv_siqa(const cJSON *s, int i, const char *lab, cJSON *d, const cha
     int rc;
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
         if ((rc = copy_str(d, s, fields[k], fields[k], w, e))) return rc;
-    xsa_alloc_check(cJSON_AddStringToObject(d, "label", lab));
+    cJSON_AddStringToObject(d, "label", lab);
     return 0;
 }
 
@@ -220,7 +220,7 @@ static int conv_winogrande(const cJSON *s, int i, const char *lab, cJSON *d, con
         return xsa_fail(e, XSA_EBADINPUT, "%s: answer \"%.8s\" disagrees with dev-labels.lst \"%.8s\"", w,
                         a->valuestring, lab);
     if (!a && !lab) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'answer' missing and no dev-labels.lst", w);
-    xsa_alloc_check(cJSON_AddStringToObject(d, "answer", a ? a->valuestring : lab));
+    cJSON_AddStringToObject(d, "answer", a ? a->valuestring : lab);
     return 0;
 }
 
@@ -243,7 +243,7 @@ static int adapt_jsonl(const char *dir, const char *jsonl, const char *labels, i
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: %d labels for %d rows of %s; the files must be aligned line by line",
                       lp, lab.n, src.n, jp);
     for (int i = 0; !rc && i < src.n; i++) {
-        cJSON *row = xsa_alloc_check(cJSON_CreateObject());
+        cJSON *row = cJSON_CreateObject();
         rc = conv(src.row[i], i, have_labels ? lab.line[i] : NULL, row, src.where[i], err);
         if (rc) cJSON_Delete(row);
         else rc = em->emit(em->ctx, row, src.where[i], err);
@@ -303,12 +303,12 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: line %zu should be the gold label 0-3, got '%.20s'", path,
                           line_no - 4, lines[1]);
         if (rc) break;
-        cJSON *row = xsa_alloc_check(cJSON_CreateObject());
-        xsa_alloc_check(cJSON_AddStringToObject(row, "query", lines[0]));
-        cJSON *ch = xsa_alloc_check(cJSON_AddArrayToObject(row, "choices"));
-        for (int e = 2; e < 6; e++) cJSON_AddItemToArray(ch, xsa_alloc_check(cJSON_CreateString(lines[e])));
-        xsa_alloc_check(cJSON_AddNumberToObject(row, "gold", (double)gold));
-        xsa_alloc_check(cJSON_AddTrueToObject(row, "preprocessed"));
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, "query", lines[0]);
+        cJSON *ch = cJSON_AddArrayToObject(row, "choices");
+        for (int e = 2; e < 6; e++) cJSON_AddItemToArray(ch, cJSON_CreateString(lines[e]));
+        cJSON_AddNumberToObject(row, "gold", (double)gold);
+        cJSON_AddTrueToObject(row, "preprocessed");
         rc = em->emit(em->ctx, row, where, err);
     }
     if (!rc && k != 0)
