@@ -8,8 +8,9 @@
 #include "common/error.h"
 
 static void oom(size_t n) {
-    if (n) fprintf(stderr, "xsa-eval: out of memory allocating %zu bytes; free memory, or use a smaller --batch-tokens\n", n);
-    else fprintf(stderr, "xsa-eval: out of memory; free memory, or use a smaller --batch-tokens\n");
+    char what[48] = "";  // n is 0 for a library's allocation of unknown size
+    if (n) snprintf(what, sizeof what, " allocating %zu bytes", n);
+    fprintf(stderr, "xsa-eval: out of memory%s; free memory, or use a smaller --batch-tokens\n", what);
     exit(XSA_ERUNTIME);
 }
 
