@@ -133,12 +133,12 @@ int main(int argc, char **argv) {
         m.cfg.xsa[m.cfg.n_layer - 1] = 1;  // XSA in the last layer, as parameter-golf does
         const char *name = mi == 0 ? "10M" : "100M";
         long maxw = m.cfg.d_ff > m.cfg.d_model ? m.cfg.d_ff : m.cfg.d_model;
-        float *in = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
-        float *out = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        float *in = xsa_calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        float *out = xsa_calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
         for (long i = 0; i < (long)cpu_gemm_pad_rows(1024) * maxw; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
         for (int si = 0; si < 2; si++) {
             int T = seqs[si];
-            int32_t *toks = malloc(sizeof(int32_t) * T);
+            int32_t *toks = xsa_malloc(sizeof(int32_t) * T);
             for (int i = 0; i < T; i++) toks[i] = (int32_t)((i * 2654435761u) % (unsigned)m.cfg.vocab_size);
             struct batch_builder bb;
             batch_init(&bb);
