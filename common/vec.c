@@ -34,7 +34,8 @@ void ivec_free(struct ivec *a) {
 }
 
 static void sbuf_reserve(struct sbuf *b, size_t len) {  // room for len bytes and the NUL
-    XSA_GROW(b->s, b->cap, len + 1);
+    size_t need = len + 1 < 64 ? 64 : len + 1;  // 64 bytes at first: most strings are short
+    XSA_GROW(b->s, b->cap, need);
 }
 
 int sbuf_append(struct sbuf *b, const char *s, size_t n) {

@@ -276,7 +276,8 @@ static int mrg_less(const void *pa, const void *pb) {
 }
 
 static void mrg_push(struct hft_ctx *ctx, uint32_t rank, uint32_t pos, int32_t new_id) {
-    xsa_heap_push(&ctx->heap, &(struct hft_mrg){rank, pos, new_id});
+    struct hft_mrg m = {rank, pos, new_id};
+    xsa_heap_push(&ctx->heap, &m, sizeof m, mrg_less);
 }
 
 // Id of the token for one character (with the subword prefix / word suffix when they apply).
@@ -343,7 +344,6 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
     if (unk >= 0) sym_add(ctx, &n, unk, unk_len);
 
     struct hft_sym *sy = ctx->syms;
-    if (!ctx->heap.less) ctx->heap = xsa_heap_make(sizeof(struct hft_mrg), mrg_less);
     ctx->heap.n = 0;
     for (size_t k = 0; k + 1 < n; k++) {
         uint32_t rank;
@@ -352,7 +352,7 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
     }
     while (ctx->heap.n) {
         struct hft_mrg top;
-        xsa_heap_pop(&ctx->heap, &top);
+        xsa_heap_pop(&ctx->heap, &top, sizeof top, mrg_less);
         struct hft_sym *cur = &sy[top.pos];
         if (cur->len == 0 || cur->next == -1) continue;
         int32_t next_pos = cur->next;

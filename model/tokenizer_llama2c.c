@@ -132,21 +132,22 @@ static void l2c_consider(const struct l2c_model *m, const struct l2c_sym *sy, in
     sbuf_append(buf, m->strs[b], m->lens[b]);
     int32_t id = piece_map_get(&m->map, buf->s, buf->n);
     if (id < 0 || !(m->scores[id] > -1e10f)) return;  // run.c: best starts at -1e10, compared with >
-    xsa_heap_push(h, &(struct l2c_pair){m->scores[id], left, right, a, b, id});
+    struct l2c_pair p = {m->scores[id], left, right, a, b, id};
+    xsa_heap_push(h, &p, sizeof p, l2c_before);
 }
 
 // Merges ids v[0..*n) in place as run.c does; *n shrinks.
 static void l2c_merge(const struct l2c_model *m, int32_t *v, size_t *n) {
     if (*n < 2) return;
     struct l2c_sym *sy = xsa_malloc(*n * sizeof *sy);  // (n,)
-    struct xsa_heap h = xsa_heap_make(sizeof(struct l2c_pair), l2c_before);
+    struct xsa_heap h = {0};  // of struct l2c_pair
     struct sbuf buf = {0};
     for (size_t i = 0; i < *n; i++)
         sy[i] = (struct l2c_sym){v[i], (int32_t)i - 1, i + 1 < *n ? (int32_t)i + 1 : -1};
     for (size_t i = 0; i + 1 < *n; i++) l2c_consider(m, sy, (int32_t)i, (int32_t)i + 1, &h, &buf);
     while (h.n) {
         struct l2c_pair p;
-        xsa_heap_pop(&h, &p);
+        xsa_heap_pop(&h, &p, sizeof p, l2c_before);
         struct l2c_sym *l = &sy[p.left], *r = &sy[p.right];
         if (l->id != p.lid || l->next != p.right || r->id != p.rid) continue;  // stale
         l->id = p.new_id;

@@ -346,7 +346,8 @@ static void sp_maybe_add_pair(struct sp_encoder *e, int left, int right) {
     uint32_t size = e->sym[left].len + e->sym[right].len;
     int32_t id = piece_map_get(&e->m->normal, e->norm + e->sym[left].start, size);
     if (id < 0) return;
-    xsa_heap_push(&e->heap, &(struct sp_pair){e->m->scores[id], left, right, size});
+    struct sp_pair p = {e->m->scores[id], left, right, size};
+    xsa_heap_push(&e->heap, &p, sizeof p, sp_pair_before);
     if (e->m->types[id] == SP_UNUSED) {
         XSA_GROW(e->rev, e->cap_rev, e->n_rev + 1);
         e->rev[e->n_rev++] = (struct sp_rev){id, e->sym[left].len};
@@ -385,7 +386,6 @@ static void sp_bpe(const struct sp_model *m, const char *norm, size_t len, struc
     if (len == 0) return;
     struct sp_encoder e = {.m = m, .norm = norm, .out = out};
     e.sym = xsa_malloc(len * sizeof *e.sym);  // (at most len symbols,)
-    e.heap = xsa_heap_make(sizeof(struct sp_pair), sp_pair_before);
     int n = 0;
     for (size_t pos = 0; pos < len; n++) {
         int frozen = 0;
@@ -396,7 +396,7 @@ static void sp_bpe(const struct sp_model *m, const char *norm, size_t len, struc
     for (int i = 1; i < n; i++) sp_maybe_add_pair(&e, i - 1, i);
     while (e.heap.n) {
         struct sp_pair top;
-        xsa_heap_pop(&e.heap, &top);
+        xsa_heap_pop(&e.heap, &top, sizeof top, sp_pair_before);
         struct sp_symbol *l = &e.sym[top.left], *r = &e.sym[top.right];
         if (l->len == 0 || r->len == 0 || l->len + r->len != top.size) continue;  // stale
         l->len += r->len;

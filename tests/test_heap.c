@@ -57,14 +57,17 @@ static uint32_t lcg(uint32_t *s) {
 }
 
 TEST(test_heap_pops_in_order) {
-    struct xsa_heap h = xsa_heap_make(sizeof(struct item), item_less);
+    struct xsa_heap h = {0};
     uint32_t seed = 7;
-    for (int i = 0; i < 1000; i++) xsa_heap_push(&h, &(struct item){(int)(lcg(&seed) % 100000), i});
+    for (int i = 0; i < 1000; i++) {
+        struct item x = {(int)(lcg(&seed) % 100000), i};
+        xsa_heap_push(&h, &x, sizeof x, item_less);
+    }
     CHECK_EQ_INT(h.n, 1000);
     int prev = -1, sorted = 1;
     while (h.n) {
         struct item x;
-        xsa_heap_pop(&h, &x);
+        xsa_heap_pop(&h, &x, sizeof x, item_less);
         if (x.key < prev) sorted = 0;
         prev = x.key;
     }
@@ -78,17 +81,17 @@ TEST(test_heap_ties_come_out_as_the_old_heaps) {
     // return the same item (tag included) as the reference.
     static struct ref_heap ref;
     ref.n = 0;
-    struct xsa_heap h = xsa_heap_make(sizeof(struct item), item_less);
+    struct xsa_heap h = {0};
     uint32_t seed = 12345;
     int tag = 0, same = 1, pops = 0;
     for (int step = 0; step < 20000; step++) {
         if (ref.n == 0 || (ref.n < 4000 && lcg(&seed) % 3 != 0)) {
             struct item x = {(int)(lcg(&seed) % 8), tag++};
             ref_push(&ref, x);
-            xsa_heap_push(&h, &x);
+            xsa_heap_push(&h, &x, sizeof x, item_less);
         } else {
             struct item a = ref_pop(&ref), b;
-            xsa_heap_pop(&h, &b);
+            xsa_heap_pop(&h, &b, sizeof b, item_less);
             if (a.key != b.key || a.tag != b.tag) same = 0;
             pops++;
         }
