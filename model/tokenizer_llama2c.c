@@ -196,7 +196,7 @@ static int l2c_encode(const void *impl, const char *text, size_t len, int add_sp
         i = j;
     }
     size_t n = out->n - base;
-    l2c_merge(m, out->v + base, &n);
+    if (n) l2c_merge(m, out->v + base, &n);  // out->v may be NULL when nothing was appended
     out->n = base + n;
     return 0;
 }
