@@ -20,25 +20,36 @@
 
 void data_rows_free(cJSON **rows, int n) { rows_free(rows, n); }
 
-// Row count and canonical digest against the registry. `code` is what a mismatch returns.
+int data_pinned(const struct task_def *t, const char *sha256) {
+    if (!t->canonical_sha256) return -1;
+    return strcmp(sha256, t->canonical_sha256) == 0;
+}
+
+// Row count and canonical digest against the registry. `code` is what a mismatch returns. The
+// row count is a hard pin (--allow-data-change accepts another); the digest, computed from the
+// original files and never checked against the live services, warns unless --strict-data.
 static int check_registry_pins(const struct task_def *t, const struct data_options *opt, long rows, const char *sha,
                                const char *where, int code, xsa_error *err) {
     // Nothing can be scored on no rows (the bootstrap fails much later): never accepted.
     if (rows <= 0)
         return xsa_fail(err, code, "%s: no rows (%s); an empty split cannot be evaluated: the source is empty or "
                         "damaged", t->name, where);
-    char what[256] = "";
-    if (t->n_docs > 0 && rows != t->n_docs)
-        snprintf(what, sizeof what, "%ld rows, expected %d", rows, t->n_docs);
-    else if (t->canonical_sha256 && strcmp(sha, t->canonical_sha256) != 0)
-        snprintf(what, sizeof what, "canonical SHA-256 %s, expected %s", sha, t->canonical_sha256);
-    if (!what[0]) return 0;
-    if (opt->allow_data_change) {
-        if (!opt->quiet) fprintf(stderr, "xsa-eval: warning: %s: %s (%s); accepted (--allow-data-change)\n", t->name, what, where);
-        return 0;
+    if (t->n_docs > 0 && rows != t->n_docs) {
+        if (!opt->allow_data_change)
+            return xsa_fail(err, code, "%s: data mismatch: %ld rows, expected %d (%s); the data changed upstream or is "
+                            "damaged; pass --allow-data-change to accept it", t->name, rows, t->n_docs, where);
+        if (!opt->quiet)
+            fprintf(stderr, "xsa-eval: warning: %s: %ld rows, expected %d (%s); accepted (--allow-data-change)\n",
+                    t->name, rows, t->n_docs, where);
     }
-    return xsa_fail(err, code, "%s: data mismatch: %s (%s); the data changed upstream or is damaged; "
-                    "pass --allow-data-change to accept it", t->name, what, where);
+    if (data_pinned(t, sha) != 0) return 0;
+    if (opt->strict_data)
+        return xsa_fail(err, code, "%s: canonical SHA-256 %s, pinned %s (%s): not the pinned rows (--strict-data); "
+                        "run without --strict-data to use them, recorded as not pinned", t->name, sha,
+                        t->canonical_sha256, where);
+    fprintf(stderr, "xsa-eval: warning: %s: canonical SHA-256 %s differs from the pinned %s (%s); the rows are "
+            "used and recorded as not pinned (--strict-data refuses them)\n", t->name, sha, t->canonical_sha256, where);
+    return 0;
 }
 
 // The task's Hub Parquet file in a Hugging Face hub cache at `dir`:

@@ -12,6 +12,7 @@ struct source_file {
     const char *dest;         // file name in the raw folder (the benchdata/<dir>/ layout)
     const char *sha256;       // pinned digest of dest when known (the published file's)
     const char *raw_sha256;   // pinned digest of the zip when known
+    int hf_auth;              // on a Hugging Face host: paced, with the token (http_request.hf_auth)
 };
 
 // Downloads (concurrently, resuming), verifies and extracts `files` into c->raw_dir (r gets

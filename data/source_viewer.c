@@ -156,7 +156,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     // The first page's rows for the progress bar: the registry's count, as the total is not known yet.
     long first_units = c->t->n_docs < VIEWER_PAGE ? c->t->n_docs : VIEWER_PAGE;
     struct http_request first = {.url = first_url, .gzip = 1, .units = first_units > 0 ? first_units : 0,
-                                 .max_bytes = VIEWER_PAGE_MAX_BYTES};
+                                 .max_bytes = VIEWER_PAGE_MAX_BYTES, .hf_auth = 1};
     xsa_error e1 = {0};
     if ((rc = http_fetch(c->http, &first, 1, not_found, &e1))) {
         if (*not_found)
@@ -177,6 +177,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     http_requests_free(&first, 1);
     long total = st.total;
     str_copy(r->url, sizeof r->url, first_url);
+    str_copy(r->revision, sizeof r->revision, first.revision);  // the viewer's X-Revision: the dataset commit it serves
     // A different size is an error anyway (the registry's pin): say so before fetching every page.
     if (!rc && c->t->n_docs > 0 && total != c->t->n_docs && !c->opt->allow_data_change) {
         r->bad_data = 1;
@@ -191,11 +192,18 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
             long off = (long)(p0 + k + 1) * VIEWER_PAGE;
             long len = total - off < VIEWER_PAGE ? total - off : VIEWER_PAGE;
             rc = viewer_url(c, vs, off, len, urls[k], sizeof urls[k], err);
-            reqs[k] = (struct http_request){.url = urls[k], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES};
+            reqs[k] = (struct http_request){.url = urls[k], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES,
+                                            .hf_auth = 1};
         }
         if (!rc) rc = http_fetch(c->http, reqs, nb, NULL, err);
-        for (int k = 0; k < nb && !rc; k++)
-            rc = viewer_take_page(&st, urls[k], reqs[k].body, reqs[k].len, (long)(p0 + k + 1) * VIEWER_PAGE, err);
+        for (int k = 0; k < nb && !rc; k++) {
+            // Pages of two dataset revisions would mix two versions of the split.
+            if (r->revision[0] && reqs[k].revision[0] && strcmp(reqs[k].revision, r->revision))
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: served from dataset revision %s, the first page from %s; the "
+                              "dataset changed during the download, try again", urls[k], reqs[k].revision, r->revision);
+            if (!rc)
+                rc = viewer_take_page(&st, urls[k], reqs[k].body, reqs[k].len, (long)(p0 + k + 1) * VIEWER_PAGE, err);
+        }
         http_requests_free(reqs, nb);
     }
     if (!rc && (rc = cache_writer_finish(&r->jsonl, r->sha256, err))) r->store_failed = 1;
