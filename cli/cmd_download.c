@@ -64,8 +64,9 @@ int cmd_download(int argc, char **argv) {
             if (rc > worst) worst = rc;
             continue;
         }
-        printf("%-15s %6ld rows  sha256 %.16s  %s  %s\n", list[i]->name, rows, sha,
-               was_cached ? "cached    " : "downloaded", source);
+        int pin = data_pinned(list[i], sha);
+        printf("%-15s %6ld rows  sha256 %.16s  %s  %s  %s\n", list[i]->name, rows, sha,
+               was_cached ? "cached    " : "downloaded", source, pin > 0 ? "pinned" : pin == 0 ? "NOT-PINNED" : "no-pin");
         fflush(stdout);
     }
     return worst;

@@ -62,6 +62,14 @@ int data_cache_status(const struct task_def *t, const char *cache_dir, int *cach
 // is a warning (the rows are used; results record it) unless --strict-data makes it an error.
 int data_pinned(const struct task_def *t, const char *sha256);
 
+// The sources `t` has, in the order they are tried, as text for `tasks`: "viewer" (the dataset
+// viewer's datasets), "hub" (the repository file) and "original" (the authors' files); "" when a
+// source has nothing for the task.
+struct data_sources_desc {
+    char viewer[256], hub[512], original[512];
+};
+void data_task_sources(const struct task_def *t, struct data_sources_desc *d);
+
 // Releases rows returned by data_load_task.
 void data_rows_free(cJSON **rows, int n);
 

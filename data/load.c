@@ -419,3 +419,13 @@ int data_cache_status(const struct task_def *t, const char *cache_dir, int *cach
     if (rc) return rc;
     return cache_verify(root, t, e, cached, why, whyn, NULL, NULL, err);
 }
+
+void data_task_sources(const struct task_def *t, struct data_sources_desc *d) {
+    const char *cf = t->hf_config ? t->hf_config : "default";
+    if (t->hf_alt_dataset)
+        snprintf(d->viewer, sizeof d->viewer, "%s/%s, else %s/%s", t->hf_dataset, cf, t->hf_alt_dataset,
+                 t->hf_alt_config ? t->hf_alt_config : "default");
+    else snprintf(d->viewer, sizeof d->viewer, "%s/%s", t->hf_dataset, cf);
+    source_hub_describe(t, d->hub, sizeof d->hub);
+    source_original_describe(t, d->original, sizeof d->original);
+}

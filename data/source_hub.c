@@ -113,3 +113,14 @@ int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *e
     if (!rc && !r->revision[0]) str_copy(r->revision, sizeof r->revision, "main");
     return rc;
 }
+
+void source_hub_describe(const struct task_def *t, char *out, size_t n) {
+    const struct hub_plan *p = hub_plan_of(t);
+    out[0] = '\0';
+    if (!p) return;
+    const char *dataset = p->dataset ? p->dataset : t->hf_dataset;
+    const char *config = p->config ? p->config : t->hf_config ? t->hf_config : "default";
+    if (!p->parquet) snprintf(out, n, "%s %s", dataset, p->path);
+    else if (p->path) snprintf(out, n, "%s %s (else refs/convert/parquet %s/%s/0000.parquet)", dataset, p->path, config, t->split);
+    else snprintf(out, n, "%s refs/convert/parquet %s/%s/0000.parquet", dataset, config, t->split);
+}

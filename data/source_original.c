@@ -56,10 +56,27 @@ static const struct original_plan original_plans[] = {
 };
 #undef F
 
-int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
-    const struct original_plan *p = NULL;
+static const struct original_plan *original_plan_of(const struct task_def *t) {
     for (size_t i = 0; i < sizeof original_plans / sizeof original_plans[0]; i++)
-        if (!strcmp(original_plans[i].task, c->t->name)) p = &original_plans[i];
+        if (!strcmp(original_plans[i].task, t->name)) return &original_plans[i];
+    return NULL;
+}
+
+void source_original_describe(const struct task_def *t, char *out, size_t n) {
+    const struct original_plan *p = original_plan_of(t);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; p && i < SOURCE_MAX_FILES && p->files[i].url && used < n; i++) {
+        const char *u = p->files[i].url, *name = strrchr(u, '/') ? strrchr(u, '/') + 1 : u;
+        int dup = i > 0 && !strcmp(p->files[i - 1].url, u);
+        int w = snprintf(out + used, n - used, "%s%s%s%s", i ? ", " : "", dup ? "" : name,
+                         p->files[i].member ? (dup ? "" : "!") : "", p->files[i].member ? p->files[i].dest : "");
+        if (w > 0) used += (size_t)w;
+    }
+}
+
+int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
+    const struct original_plan *p = original_plan_of(c->t);
     if (!p) {
         r->unavailable = 1;
         return 0;

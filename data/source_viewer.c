@@ -229,7 +229,10 @@ int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error
     struct viewer_split main = {c->t->hf_dataset, c->t->hf_config};
     int not_found = 0;
     int rc = viewer_fetch_split(c, &main, r, &not_found, err);
-    if (rc && not_found && c->t->hf_alt_dataset) {  // another Hub copy of the same rows
+    // Another Hub copy of the same rows, after any failure of the first (its retries done) but a
+    // cache that cannot be written.
+    if (rc && !r->store_failed && c->t->hf_alt_dataset) {
+        r->bad_data = 0;
         struct viewer_split alt = {c->t->hf_alt_dataset, c->t->hf_alt_config};
         if (!c->opt->quiet) fprintf(stderr, "xsa-eval: %s: %s; trying %s\n", c->t->name, err->msg, alt.dataset);
         xsa_error_clear(err);

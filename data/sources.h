@@ -55,6 +55,10 @@ int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *e
 // 0 when the task has none there.
 int source_hub_parquet_file(const struct task_def *t, const char **dataset, const char **path);
 int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+// What each source would fetch for t, one line for `tasks` ("" when the source has nothing):
+// the Hub file (and its fallback), the original files' names.
+void source_hub_describe(const struct task_def *t, char *out, size_t n);
+void source_original_describe(const struct task_def *t, char *out, size_t n);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
