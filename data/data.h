@@ -46,10 +46,11 @@ int data_load_split(const struct task_def *t, const char *split, const struct da
 // them. Otherwise (or when all are cached) returns 0 without touching the network.
 int data_check_offline(const struct task_def *const *list, int n, const struct data_options *opt, xsa_error *err);
 
-// Makes sure `t` is in the cache (downloading it when needed). *was_cached says whether it
-// already was; *rows_out and sha256 describe the cached copy.
-int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,
-                       char sha256[65], char source[512], xsa_error *err);
+// Makes sure `split` of `t` (NULL: the evaluated one; else the few-shot split) is in the cache
+// (downloading it when needed). *was_cached says whether it already was; *rows_out and sha256
+// describe the cached copy.
+int data_download_task(const struct task_def *t, const char *split, const struct data_options *opt, int *was_cached,
+                       long *rows_out, char sha256[65], char source[512], xsa_error *err);
 
 struct cache_entry;
 // Reads the cache state of `t` without touching the network: *cached = 1 with `e` filled

@@ -316,8 +316,10 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
     if (!valid && opt->offline) {
         char cmd[1024];
         download_command(t->name, opt, cmd, sizeof cmd);
-        return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `%s` where the network is reachable, "
-                        "or pass --data-dir", t->name, why[0] ? why : "forced download", cmd);
+        int fewshot = !source_is_evaluated_split(t);
+        return xsa_fail(err, XSA_ERUNTIME, "%s: %s%snot available offline: %s; run `%s%s` where the network is "
+                        "reachable, or pass --data-dir", t->name, fewshot ? t->split : "", fewshot ? " split " : "",
+                        why[0] ? why : "forced download", cmd, fewshot ? " --fewshot" : "");
     }
     int lock = -1, fresh = 0;  // fresh: stored by this call
     if (!valid) {
@@ -386,25 +388,45 @@ int data_load_task(const struct task_def *t, const struct data_options *opt, cJS
     return 0;
 }
 
+// `t` as another of its splits: cached and fetched like the evaluated one, with no pins (the
+// registry pins the evaluated split) and only the sources that have it (viewer, Hub conversion).
+static struct task_def split_task(const struct task_def *t, const char *split) {
+    struct task_def s = *t;
+    if (strcmp(split, t->split)) {
+        s.split = split;
+        s.n_docs = 0;
+        s.canonical_sha256 = NULL;
+    }
+    return s;
+}
+
 int data_load_split(const struct task_def *t, const char *split, const struct data_options *opt, cJSON ***rows,
                     int *n_rows, char source[512], xsa_error *err) {
     *rows = NULL;
     *n_rows = 0;
-    if (!opt->data_dir)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the %s split is read from --data-dir only: pass --data-dir DIR with "
-                        "DIR/%s/%s.jsonl (canonical rows)", t->name, split, t->name, split);
     struct source_result r = {0};
-    int rc = load_local(t, split, opt, &r, source, err);
+    int rc;
+    if (opt->data_dir) {
+        rc = load_local(t, split, opt, &r, source, err);
+    } else {
+        struct task_def st = split_task(t, split);
+        struct cache_entry e;
+        int was_cached = 0;
+        rc = ensure_cached(&st, opt, &r, &e, &was_cached, err);
+        if (!rc) snprintf(source, 512, "%s:%.490s", e.source, e.url);
+        else source_result_free(&r);
+    }
     if (rc) return rc;
     *rows = r.rows;
     *n_rows = r.n;
     return 0;
 }
 
-int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,
-                       char sha256[65], char source[512], xsa_error *err) {
+int data_download_task(const struct task_def *t, const char *split, const struct data_options *opt, int *was_cached,
+                       long *rows_out, char sha256[65], char source[512], xsa_error *err) {
     struct cache_entry e;
-    int rc = ensure_cached(t, opt, NULL, &e, was_cached, err);
+    struct task_def st = split_task(t, split ? split : t->split);
+    int rc = ensure_cached(&st, opt, NULL, &e, was_cached, err);
     if (rc) return rc;
     *rows_out = e.rows;
     snprintf(sha256, 65, "%s", e.sha256);

@@ -77,7 +77,7 @@ void source_original_describe(const struct task_def *t, char *out, size_t n) {
 
 int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
     const struct original_plan *p = original_plan_of(c->t);
-    if (!p) {
+    if (!p || !source_is_evaluated_split(c->t)) {  // the authors' files are read for the evaluated split only
         r->unavailable = 1;
         return 0;
     }

@@ -49,6 +49,12 @@ static inline void str_copy(char *d, size_t n, const char *s) {
     d[m] = '\0';
 }
 
+// 0 when t stands for another split of a registry task (the few-shot split), else 1.
+static inline int source_is_evaluated_split(const struct task_def *t) {
+    const struct task_def *reg = task_find(t->name);
+    return !reg || !strcmp(reg->split, t->split);
+}
+
 int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 // The Parquet file of t's evaluated split in its Hub repository: *dataset and *path on main;

@@ -31,6 +31,14 @@ SYNTH=(--rows allenai/ai2_arc/ARC-Easy/test=$N --rows allenai/ai2_arc/ARC-Challe
        --rows allenai/winogrande/winogrande_xl/validation=$N --files ARC-V1-Feb2018.zip=$N --files BoolQ.zip=$N
        --files lambada_test.jsonl=$N --files OpenBookQA-V1-Sep2018.zip=$N
        --files valid.jsonl=$N --files valid-labels.lst=$N --files socialiqa-train-dev.zip=$N --files winogrande_1.1.zip=$N)
+# The few-shot (train) splits, and HellaSwag's on the Hub's conversion branch only.
+for ds in allenai/ai2_arc/ARC-Easy allenai/ai2_arc/ARC-Challenge aps/super_glue/boolq Rowan/hellaswag/default \
+          allenai/openbookqa/main baber/piqa/default lighteval/siqa/default allenai/winogrande/winogrande_xl; do
+    SYNTH+=(--rows "$ds/train=40")
+done
+HS=datasets/Rowan/hellaswag/resolve/refs%2Fconvert%2Fparquet/default
+SYNTH+=(--real "$HS/train/0000.parquet=$HERE/fixtures/parquet/hellaswag.snappy.parquet"
+        --real "$HS/validation/0000.parquet=$HERE/fixtures/parquet/hellaswag.snappy.parquet")
 start_server syn "${SYNTH[@]}" || { finish; exit; }
 B=$URL_syn
 LOG=$TMP/syn.log
@@ -51,6 +59,26 @@ grep -q '"/vd/notready/99/rows.*"fault": "notready"' "$LOG" && grep -q '"/hd/500
     pass chain_sources_were_down || fail chain_sources_were_down "the viewer or the Hub was not asked"
 expect_exit chain_hellaswag_hub_only 3 "hellaswag: download failed" -- "$XSA_BIN" download --quiet --tasks hellaswag \
     --cache-dir "$TMP/o" --datasets-server "$B/vd/notready/99" --hf-endpoint "$B/hd/500/99" --originals-mirror "$B/o/ok/0"
+
+# Few-shot splits: downloaded, verified and cached like the evaluated one (`download --fewshot`, or
+# on demand by `run --num-fewshot`), so `--num-fewshot 5 --tasks all` runs from the cache alone.
+M=tests/fixtures/parity/models/gpt2_bpe
+expect_exit fewshot_download 0 "arc_easy/train +40 rows .*downloaded +viewer:.*split=train" -- "$XSA_BIN" download --quiet \
+    --tasks all --fewshot --cache-dir "$TMP/v" --datasets-server "$B/v/ok/0" --allow-data-change
+for t in arc_easy arc_challenge boolq hellaswag openbookqa piqa social_iqa winogrande; do
+    [ "$(wc -l <"$TMP/v/$t/train.jsonl" 2>/dev/null)" = 40 ] && pass "fewshot_cached_$t" || fail "fewshot_cached_$t" "no 40-row train.jsonl"
+done
+expect_exit fewshot_all_from_cache 0 "" -- "$XSA_BIN" run --model $M --tasks all --num-fewshot 5 --limit 2 --offline \
+    --cache-dir "$TMP/v" --allow-data-change --output "$TMP/fs_out" --quiet
+expect_exit fewshot_missing_offline 3 "openbookqa: train split not available offline.*xsa-eval download --tasks openbookqa --cache-dir $TMP/o --fewshot" -- \
+    "$XSA_BIN" run --model $M --tasks openbookqa --num-fewshot 2 --limit 2 --offline --cache-dir "$TMP/o" --allow-data-change --output "$TMP/fs_out"
+expect_exit fewshot_on_demand 0 "" -- "$XSA_BIN" run --model $M --tasks openbookqa --num-fewshot 2 --limit 2 --cache-dir "$TMP/fd" \
+    --datasets-server "$B/fd/ok/0" --allow-data-change --output "$TMP/fs_out" --quiet
+grep -q '"split":[[:space:]]*"train"' "$TMP/fd/openbookqa/train.manifest.json" 2>/dev/null && pass fewshot_on_demand_cached ||
+    fail fewshot_on_demand_cached "no train manifest"
+expect_exit fewshot_hub_conversion 0 "hellaswag/train .*downloaded +hub:$B/fh/ok/0/$HS/train/0000.parquet" -- "$XSA_BIN" download \
+    --quiet --tasks hellaswag --fewshot --cache-dir "$TMP/fh" --datasets-server "$B/nv/404/0" --hf-endpoint "$B/fh/ok/0" \
+    --source viewer,hub --allow-data-change
 
 # SocialIQA: lighteval/siqa first (what lm-eval main reads); the loader-script copy only after it fails.
 grep -E '"/v/ok/0/rows\?dataset=(lighteval|allenai)%2F(siqa|social_i_qa)' "$LOG" | head -1 | grep -q lighteval &&
