@@ -13,6 +13,8 @@ struct source_file {
     const char *sha256;       // pinned digest of dest when known (the published file's)
     const char *raw_sha256;   // pinned digest of the zip when known
     int hf_auth;              // on a Hugging Face host: paced, with the token (http_request.hf_auth)
+    int by_range;             // read only `member` out of the remote zip by Range requests (data/zip_range.h),
+                              // never the whole archive; raw_sha256 does not apply
 };
 
 // Downloads (concurrently, resuming), verifies and extracts `files` into c->raw_dir (r gets

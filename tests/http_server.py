@@ -164,6 +164,7 @@ def zipped(members):
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in members:
             z.writestr(name, text)
+        z.comment = b"c" * ARGS.zip_comment  # a long comment keeps the central directory out of the last 64 KB
     return buf.getvalue()
 
 
@@ -395,6 +396,7 @@ def main():
     p.add_argument("--real", action="append", default=[], help="NAME=PATH: serve a real file for NAME (a file name or a path suffix)")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     p.add_argument("--redirect-base", default="", help="where the 'away' fault redirects to")
+    p.add_argument("--zip-comment", type=int, default=0, help="bytes of comment in the zips served (at most 65535)")
     p.add_argument("--cdn-base", default="", help="where the 'lfs' fault redirects to (default: this server)")
     p.add_argument("--real-rows", action="append", default=[], help="DATASET/CONFIG/SPLIT=DIR of original files")
     p.add_argument("--real-zip", action="append", default=[], help="NAME=MEMBER:PATH[,MEMBER:PATH...]")

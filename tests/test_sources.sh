@@ -80,6 +80,24 @@ expect_exit fewshot_hub_conversion 0 "hellaswag/train .*downloaded +hub:$B/fh/ok
     --quiet --tasks hellaswag --fewshot --cache-dir "$TMP/fh" --datasets-server "$B/nv/404/0" --hf-endpoint "$B/fh/ok/0" \
     --source viewer,hub --allow-data-change
 
+# ARC's zip is read by Range only (the end, the central directory when it is not in the end's
+# bytes, the member): never a whole-file GET; a server that ignores Range is refused.
+python3 - "$LOG" <<'PY' && pass arc_range_only || fail arc_range_only "a whole-zip GET or no Range"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if "ARC-V1-Feb2018.zip" in l and '"/o/ok/0/' in l]
+assert len(r) == 4 and all(x["range"] and x["range"] != "bytes=0-" for x in r), r  # 2 per task, 2 tasks
+assert all(x["range"].startswith("bytes=-") for x in r[::2]), r
+PY
+start_server zc "${SYNTH[@]}" --zip-comment 65535 || { finish; exit; }
+expect_exit arc_range_far_directory 0 "arc_easy .*downloaded +original:" -- "$XSA_BIN" download --quiet --tasks arc_easy \
+    --cache-dir "$TMP/zc" --originals-mirror "$URL_zc/o/ok/0" --source original --allow-data-change
+[ "$(grep -c ARC-V1-Feb2018.zip "$TMP/zc.log")" = 3 ] && pass arc_range_three_requests || fail arc_range_three_requests "$(grep -c ARC "$TMP/zc.log") requests"
+cmp -s "$TMP/v/arc_easy/test.jsonl" "$TMP/zc/arc_easy/test.jsonl" && pass arc_range_same_rows || fail arc_range_same_rows "rows differ"
+expect_exit arc_range_ignored 3 "asked for bytes -65557, got HTTP 200 \(the server ignores Range\)" -- "$XSA_BIN" download --quiet \
+    --tasks arc_easy --cache-dir "$TMP/nr" --originals-mirror "$B/nr/norange/0" --source original --allow-data-change
+[ ! -e "$TMP/nr/arc_easy/test.jsonl" ] && [ ! -e "$TMP/nr/raw/arc_easy/ARC-V1-Feb2018.zip" ] && pass arc_range_ignored_nothing_kept ||
+    fail arc_range_ignored_nothing_kept "$(find "$TMP/nr" -type f)"
+
 # SocialIQA: lighteval/siqa first (what lm-eval main reads); the loader-script copy only after it fails.
 grep -E '"/v/ok/0/rows\?dataset=(lighteval|allenai)%2F(siqa|social_i_qa)' "$LOG" | head -1 | grep -q lighteval &&
     pass siqa_lighteval_first || fail siqa_lighteval_first "$(grep -E 'siqa|social_i_qa' "$LOG" | head -2)"
