@@ -176,7 +176,8 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         if (pin && file_exists(dl[i]) && !sha256_file_hex(dl[i], sha, NULL) && !strcmp(sha, pin)) continue;
         unlink(dl[i]);
         req_of[i] = n_req;
-        reqs[n_req++] = (struct http_request){.url = files[i].url, .dest_path = dl[i], .hf_auth = files[i].hf_auth};
+        reqs[n_req++] = (struct http_request){.url = files[i].url, .dest_path = dl[i], .hf_auth = files[i].hf_auth,
+                                              .max_bytes = files[i].max_bytes ? files[i].max_bytes : SOURCE_ORIGINAL_MAX_BYTES};
     }
     if (n_req > 0 && (rc = http_fetch(c->http, reqs, n_req, not_found, err))) return rc;
     str_copy(r->url, sizeof r->url, files[0].url);

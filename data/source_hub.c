@@ -65,7 +65,8 @@ static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, int evalu
     for (int k = main_path ? 0 : 1; k < 2; k++) {
         int not_found = 0;
         if ((rc = hub_url(c, dataset, revs[k], paths[k], url, sizeof url, err))) return rc;
-        struct source_file f = {.url = url, .dest = dest, .sha256 = evaluated ? p->sha256 : NULL, .hf_auth = 1};
+        struct source_file f = {.url = url, .dest = dest, .sha256 = evaluated ? p->sha256 : NULL, .hf_auth = 1,
+                                .max_bytes = SOURCE_HUB_MAX_BYTES};
         rc = source_download_files(c, &f, 1, r, &not_found, err);
         if (!rc) {
             if (!r->revision[0]) str_copy(r->revision, sizeof r->revision, k ? "refs/convert/parquet" : "main");
@@ -113,7 +114,7 @@ int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *e
     char url[1024];
     int rc = hub_url(c, c->t->hf_dataset, "main", p->path, url, sizeof url, err);
     if (rc) return rc;
-    struct source_file f = {.url = url, .dest = p->dest, .sha256 = p->sha256, .hf_auth = 1};
+    struct source_file f = {.url = url, .dest = p->dest, .sha256 = p->sha256, .hf_auth = 1, .max_bytes = SOURCE_HUB_MAX_BYTES};
     rc = source_fetch_files(c, &f, 1, r, err);
     if (!rc && !r->revision[0]) str_copy(r->revision, sizeof r->revision, "main");
     return rc;

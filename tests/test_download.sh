@@ -171,11 +171,13 @@ expect_exit viewer_total_absurd 3 "data mismatch: 1000000 rows, expected 500" --
 expect_exit viewer_page_too_big 3 "larger than the 16777216-byte limit" -- dl --tasks openbookqa --cache-dir "$TMP/q6" --datasets-server "$B/bp/bigpage/0"
 cache_clean viewer_bounds_clean "$TMP/q6" openbookqa
 
-# A failed file download leaves no partial file: an endless body trips the 512 MiB cap, a
+# A failed file download leaves no partial file: an endless body trips the Hub's 256 MiB cap (an
+# original's: 64 MiB), a
 # write error (a file size limit) stops another. Only a dropped connection keeps its .part,
 # says so, and the next run resumes it with Range.
 C=$TMP/c25
-expect_exit endless_file_capped 3 "response larger than the 536870912-byte limit" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/en/endless/0" --source hub
+expect_exit endless_file_capped 3 "response larger than the 268435456-byte limit" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/en/endless/0" --source hub
+expect_exit endless_original_capped 3 "response larger than the 67108864-byte limit" -- dl --tasks lambada_openai --cache-dir "$C" --originals-mirror "$B/eo/endless/0" --source original
 left=$(find "$C" -name '*.part' -printf '%p (%s bytes) ')
 [ -z "$left" ] && pass endless_no_part_left || fail endless_no_part_left "$left"
 expect_exit part_write_error 3 "write failed: File too large" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --source hub --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/we/ok/0" --allow-data-change
