@@ -16,9 +16,9 @@ struct original_plan {
 #define WINO_ZIP "https://storage.googleapis.com/ai2-mosaic/public/winogrande/winogrande_1.1.zip"
 
 // ARC's zip (680,841,265 bytes) is never downloaded whole: its test member is read by Range.
-// Member digests: ARC's, PIQA's, LAMBADA's and SocialIQA's files equal the published ones (see
-// ../shared/benchdata/PROVENANCE.md); OpenBookQA's and WinoGrande's are those of the copies there
-// (raybears/cot-transparency, zhang-edward/WinoGrande), which the canonical pins were computed from.
+// Member digests: ARC's, PIQA's, LAMBADA's and SocialIQA's files equal the published ones;
+// OpenBookQA's and WinoGrande's are those of public copies (raybears/cot-transparency,
+// zhang-edward/WinoGrande), which the canonical pins were computed from.
 // BoolQ's SuperGLUE val.jsonl is not at hand: only its canonical rows are pinned. HellaSwag has no
 // original: rowanz/hellaswag was taken down (its raw URL answers 404); the Hub's Parquet is its
 // second source.

@@ -1,7 +1,7 @@
 // registry.c: the nine tasks, as lm-eval v0.4.12 configures them (docs/lm-eval-semantics.md §2, §3.2).
 // canonical_sha256 pins each evaluated split's canonical rows, computed from the original authors'
-// files (../shared/benchdata, SHA256SUMS) through tasks/adapters.c; HellaSwag's original is not at
-// hand, so its pin stays unknown. tests/test_pins.sh cross-checks them against the viewer form.
+// files (the digests data/source_original.c pins) through tasks/adapters.c; HellaSwag's original is
+// not at hand, so its pin stays unknown. tests/test_sources.sh checks them against the viewer form.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

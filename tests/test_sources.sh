@@ -156,6 +156,8 @@ assert th and all(r["auth"] == want for r in th), "Hub request without the token
 assert to and all(r["auth"] is None for r in to), "the token went to an original host"
 assert cdn and all(r["auth"] is None for r in cdn), "the token followed the redirect to the CDN host"
 PY
+grep -q '"revision":[[:space:]]*"fedcba9876543210' "$TMP/t2/lambada_openai/test.manifest.json" && pass hub_cdn_revision_recorded ||
+    fail hub_cdn_revision_recorded "the X-Repo-Commit of the Hub's 302 is not the manifest's revision"
 ! grep -rq "$TOKEN" "$TMP/t1" "$TMP/t2" "$TMP/t3" && pass token_not_written || fail token_not_written "$(grep -rl "$TOKEN" "$TMP"/t?)"
 mkdir -p "$HF_HOME" && printf '%s\n' "hf_FromTheTokenFile" >"$HF_HOME/token"
 expect_exit token_file 0 "downloaded" -- "$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$TMP/t4" \
