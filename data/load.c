@@ -104,7 +104,8 @@ static int load_local(const struct task_def *t, const char *split, const struct 
     int evaluated = !strcmp(split, t->split);
     if (file_exists(path) || (evaluated && hub_cache_file(opt->data_dir, t, path, sizeof path))) {
         long n = 0;
-        int rc = parquet_read_file(path, source_result_emit, r, &n, err);
+        r->task = t;  // Hugging Face rows: in canonical form whatever copy the file is
+        int rc = parquet_read_file(path, source_result_emit_hf, r, &n, err);
         if (rc) {
             source_result_free(r);
             return rc;
@@ -172,7 +173,11 @@ static int check_sources(const char *list, xsa_error *err) {
 // the viewer streamed to the cache's temp file are not in `out` (out->rows NULL).
 static int fetch_and_commit(const struct task_def *t, const struct data_options *opt, const struct resolved *rs,
                             struct source_result *out, struct cache_entry *e, xsa_error *err) {
-    const char *list = opt->sources && *opt->sources ? opt->sources : DATA_DEFAULT_SOURCES;
+    // A few-shot (train) split is one Parquet file on the Hub but hundreds of viewer pages (HellaSwag's:
+    // 400, against the paced request budget): the Hub first.
+    const char *list = opt->sources && *opt->sources ? opt->sources
+                       : source_is_evaluated_split(t)  ? DATA_DEFAULT_SOURCES
+                                                       : "hub,viewer";
     char raw_dir[4200];
     snprintf(raw_dir, sizeof raw_dir, "%s/raw/%s", rs->root, t->name);
     struct progress pr;

@@ -33,6 +33,25 @@ int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err)
     return 0;
 }
 
+void source_canonical_row(const struct task_def *t, cJSON *row) {
+    if (strcmp(t->name, "social_iqa")) return;
+    cJSON *l = cJSON_GetObjectItemCaseSensitive(row, "label");
+    if (!cJSON_IsString(l)) return;
+    size_t n = strlen(l->valuestring);
+    while (n > 0 && (l->valuestring[n - 1] == '\n' || l->valuestring[n - 1] == '\r')) n--;
+    char buf[32];
+    if (n == strlen(l->valuestring) || n >= sizeof buf) return;
+    memcpy(buf, l->valuestring, n);
+    buf[n] = '\0';
+    cJSON_ReplaceItemInObjectCaseSensitive(row, "label", cJSON_CreateString(buf));
+}
+
+int source_result_emit_hf(void *ctx, cJSON *row, const char *where, xsa_error *err) {
+    struct source_result *r = ctx;
+    source_canonical_row(r->task, row);
+    return source_result_emit(ctx, row, where, err);
+}
+
 void source_result_free(struct source_result *r) {
     rows_free(r->rows, r->n);
     r->rows = NULL;

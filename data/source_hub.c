@@ -80,7 +80,8 @@ static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, int evalu
     snprintf(path, sizeof path, "%s/%s", c->raw_dir, dest);
     long n = 0;
     xsa_error e1 = {0};
-    rc = parquet_read_file(path, source_result_emit, r, &n, &e1);
+    r->task = c->t;
+    rc = parquet_read_file(path, source_result_emit_hf, r, &n, &e1);
     if (rc) {
         source_result_free(r);
         r->bad_data = 1;

@@ -45,7 +45,6 @@ struct viewer_stream {          // where checked pages go, in dataset order
     long total;                 // num_rows_total of the first page; -1 before it
 };
 
-static void viewer_canonical_row(const struct task_def *t, cJSON *row);
 
 // Checks one page (the rows at [offset, offset + count)), builds each row's doc with the task's
 // parser and appends the rows, in row_idx order, to the cache's temp file.
@@ -111,7 +110,7 @@ static int viewer_take_page(struct viewer_stream *vs, const char *url, const cha
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row is not an object", url, i);
             goto out;
         }
-        viewer_canonical_row(vs->t, row);
+        source_canonical_row(vs->t, row);
         slot[(long)at - offset] = row;
     }
     // count rows, none repeated: every slot is filled.
@@ -130,22 +129,6 @@ out:
     cJSON_Delete(o);
     free(text);
     return rc;
-}
-
-// The viewer serves Hub rows as the loader script built them; where that differs from the
-// original-author adapters' canonical rows only in form, bring it to theirs, so the canonical
-// digest does not depend on the source: the social_i_qa script kept each label line's "\n".
-static void viewer_canonical_row(const struct task_def *t, cJSON *row) {
-    if (strcmp(t->name, "social_iqa")) return;
-    cJSON *l = cJSON_GetObjectItemCaseSensitive(row, "label");
-    if (!cJSON_IsString(l)) return;
-    size_t n = strlen(l->valuestring);
-    while (n > 0 && (l->valuestring[n - 1] == '\n' || l->valuestring[n - 1] == '\r')) n--;
-    char buf[32];
-    if (n == strlen(l->valuestring) || n >= sizeof buf) return;
-    memcpy(buf, l->valuestring, n);
-    buf[n] = '\0';
-    cJSON_ReplaceItemInObjectCaseSensitive(row, "label", cJSON_CreateString(buf));
 }
 
 static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *vs, struct source_result *r,

@@ -39,6 +39,7 @@ struct source_result {
     char raw_sha256[65];          // over the raw downloaded bytes, in order
     int preprocessed;             // rows are already lm-eval-preprocessed (adapter says)
     int unavailable;              // this source has nothing for the task (not an error)
+    const struct task_def *task;  // for source_result_emit_hf
 };
 
 // Copies s into d (size n), truncating; always NUL-terminated.
@@ -68,6 +69,12 @@ void source_original_describe(const struct task_def *t, char *out, size_t n);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
+// Brings a Hugging Face row (viewer or Hub file) to the original-author adapters' canonical form
+// where the two differ only in form, so the canonical digest does not depend on the source: the
+// social_i_qa loader script kept each label line's "\n".
+void source_canonical_row(const struct task_def *t, cJSON *row);
+// source_result_emit after source_canonical_row; ctx is a struct source_result whose `task` is set.
+int source_result_emit_hf(void *ctx, cJSON *row, const char *where, xsa_error *err);
 void source_result_free(struct source_result *r);
 
 // Builds the doc of each row with the task's own parser (what `run` does), so rows `run` would

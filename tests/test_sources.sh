@@ -10,7 +10,8 @@ SERVER_PIDS=""
 trap 'for p in $SERVER_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 if ! command -v python3 >/dev/null; then skip sources "python3 is not installed"; finish; exit; fi
 export XSA_HTTP_MAX_RETRIES=1 XSA_HTTP_BACKOFF_MS=50 XSA_HTTP_CONNECT_TIMEOUT=3 XSA_HTTP_MAX_TOTAL=30
-unset HF_ENDPOINT XDG_CACHE_HOME HF_TOKEN HF_TOKEN_PATH
+unset XDG_CACHE_HOME HF_TOKEN HF_TOKEN_PATH
+export HF_ENDPOINT=http://127.0.0.1:9/no-hub   # a Hub a test forgot to point at the fake: refused, never the real one
 export HF_HOME=$TMP/hf-home   # no token file unless a test writes one
 
 # start_server NAME ARGS..: sets URL_<NAME>.
@@ -64,7 +65,7 @@ expect_exit chain_hellaswag_hub_only 3 "hellaswag: download failed" -- "$XSA_BIN
 # on demand by `run --num-fewshot`), so `--num-fewshot 5 --tasks all` runs from the cache alone.
 M=tests/fixtures/parity/models/gpt2_bpe
 expect_exit fewshot_download 0 "arc_easy/train +40 rows .*downloaded +viewer:.*split=train" -- "$XSA_BIN" download --quiet \
-    --tasks all --fewshot --cache-dir "$TMP/v" --datasets-server "$B/v/ok/0" --allow-data-change
+    --tasks all --fewshot --cache-dir "$TMP/v" --datasets-server "$B/v/ok/0" --hf-endpoint "$B/nohub/404/0" --allow-data-change
 for t in arc_easy arc_challenge boolq hellaswag openbookqa piqa social_iqa winogrande; do
     [ "$(wc -l <"$TMP/v/$t/train.jsonl" 2>/dev/null)" = 40 ] && pass "fewshot_cached_$t" || fail "fewshot_cached_$t" "no 40-row train.jsonl"
 done
@@ -73,9 +74,11 @@ expect_exit fewshot_all_from_cache 0 "" -- "$XSA_BIN" run --model $M --tasks all
 expect_exit fewshot_missing_offline 3 "openbookqa: train split not available offline.*xsa-eval download --tasks openbookqa --cache-dir $TMP/o --fewshot" -- \
     "$XSA_BIN" run --model $M --tasks openbookqa --num-fewshot 2 --limit 2 --offline --cache-dir "$TMP/o" --allow-data-change --output "$TMP/fs_out"
 expect_exit fewshot_on_demand 0 "" -- "$XSA_BIN" run --model $M --tasks openbookqa --num-fewshot 2 --limit 2 --cache-dir "$TMP/fd" \
-    --datasets-server "$B/fd/ok/0" --allow-data-change --output "$TMP/fs_out" --quiet
+    --datasets-server "$B/fd/ok/0" --hf-endpoint "$B/fdh/404/0" --allow-data-change --output "$TMP/fs_out" --quiet
 grep -q '"split":[[:space:]]*"train"' "$TMP/fd/openbookqa/train.manifest.json" 2>/dev/null && pass fewshot_on_demand_cached ||
     fail fewshot_on_demand_cached "no train manifest"
+grep -q '"/fdh/404/0/datasets/allenai/openbookqa/resolve/refs%2Fconvert%2Fparquet/main/train/0000.parquet' "$LOG" &&
+    pass fewshot_hub_first || fail fewshot_hub_first "the few-shot split was not asked of the Hub first"
 expect_exit fewshot_hub_conversion 0 "hellaswag/train .*downloaded +hub:$B/fh/ok/0/$HS/train/0000.parquet" -- "$XSA_BIN" download \
     --quiet --tasks hellaswag --fewshot --cache-dir "$TMP/fh" --datasets-server "$B/nv/404/0" --hf-endpoint "$B/fh/ok/0" \
     --source viewer,hub --allow-data-change
