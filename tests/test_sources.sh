@@ -134,6 +134,13 @@ expect_exit tasks_sources_hellaswag 0 "hub Rowan/hellaswag refs/convert/parquet 
 expect_exit tasks_sources_arc_original 0 "original ARC-V1-Feb2018.zip!ARC-Easy-Test.jsonl" -- "$XSA_BIN" tasks --cache-dir "$TMP/p"
 expect_exit tasks_json_sources 0 '"original":[[:space:]]*"winogrande_1.1.zip!dev.jsonl, dev-labels.lst"' -- "$XSA_BIN" tasks --json --cache-dir "$TMP/p"
 expect_exit tasks_json_pin 0 '"pinned_sha256":[[:space:]]*"7c73345800fdb847' -- "$XSA_BIN" tasks --json --cache-dir "$TMP/p"
+"$XSA_BIN" tasks --json --cache-dir "$TMP/p" | python3 -c '
+import json, sys
+t = {o["task"]: o for o in json.load(sys.stdin)}
+assert t["openbookqa"]["cached"] and t["openbookqa"]["pinned"] is False, t["openbookqa"]
+assert t["hellaswag"]["pinned_sha256"] is None and "pinned" not in t["hellaswag"]
+assert t["social_iqa"]["sources"]["hub"].startswith("lighteval/siqa data/validation-")' && pass tasks_json_pinned_state ||
+    fail tasks_json_pinned_state "tasks --json pin fields"
 
 # HF_TOKEN: sent as a bearer token to the viewer and the Hub, not to the authors' hosts, not to the
 # Hub's CDN on another host (the 302 of an LFS file), and written nowhere.
