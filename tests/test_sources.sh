@@ -101,6 +101,17 @@ expect_exit arc_range_ignored 3 "asked for bytes -65557, got HTTP 200 \(the serv
 [ ! -e "$TMP/nr/arc_easy/test.jsonl" ] && [ ! -e "$TMP/nr/raw/arc_easy/ARC-V1-Feb2018.zip" ] && pass arc_range_ignored_nothing_kept ||
     fail arc_range_ignored_nothing_kept "$(find "$TMP/nr" -type f)"
 
+# The viewer as the real one: "not ready" (500) once is retried on the viewer; pages never ask for
+# more than the 100 rows it allows (more is a 422).
+expect_exit viewer_not_ready_retried 0 "openbookqa .*downloaded +viewer:" -- "$XSA_BIN" download --quiet --tasks openbookqa \
+    --cache-dir "$TMP/nr1" --datasets-server "$B/nr1/notready/1" --source viewer --allow-data-change
+grep -q '"/nr1/notready/1/rows.*"fault": "notready"' "$LOG" && pass viewer_not_ready_was_served || fail viewer_not_ready_was_served "no 500"
+python3 - "$LOG" <<'PY' && pass viewer_length_at_most_100 || fail viewer_length_at_most_100 "a page asked for more than 100 rows"
+import json, re, sys
+n = [int(m.group(1)) for l in open(sys.argv[1]) for m in [re.search(r"/rows\?.*length=(\d+)", json.loads(l)["path"])] if m]
+assert n and max(n) <= 100, max(n or [0])
+PY
+
 # SocialIQA: lighteval/siqa first (what lm-eval main reads); the loader-script copy only after it fails.
 grep -E '"/v/ok/0/rows\?dataset=(lighteval|allenai)%2F(siqa|social_i_qa)' "$LOG" | head -1 | grep -q lighteval &&
     pass siqa_lighteval_first || fail siqa_lighteval_first "$(grep -E 'siqa|social_i_qa' "$LOG" | head -2)"
