@@ -915,6 +915,61 @@ TEST(test_fused_projections_split) {
     model_free(&m);
 }
 
+// Buffers a Pythia checkpoint carries besides its weights (the causal mask attention.bias, BOOL;
+// attention.masked_bias; rotary_emb.inv_freq) are skipped: the pythia fixture with them added
+// loads to the same weights. Real query_key_value / dense biases are not mistaken for them.
+TEST(test_neox_buffers_ignored) {
+    char *text = NULL;
+    size_t len = 0;
+    xsa_error err = {0};
+    CHECK(file_read_all(FIX "pythia/model.safetensors", 8u << 20, &text, &len, &err) == 0);
+    if (!text) return;
+    uint64_t hl = 0;
+    for (int i = 0; i < 8; i++) hl |= (uint64_t)(unsigned char)text[i] << (8 * i);
+    char *hj = strndup(text + 8, (size_t)hl);
+    cJSON *h = cJSON_Parse(hj);
+    size_t D = len - 8 - (size_t)hl;  // data bytes; the buffers go after them
+    static const char *buf[] = {"attention.bias", "attention.masked_bias", "attention.rotary_emb.inv_freq"};
+    static const char *dt[] = {"BOOL", "F32", "F32"};
+    static const int nbytes[] = {16, 4, 8};
+    size_t off = D;
+    for (int l = 0; l < 2; l++)
+        for (int b = 0; b < 3; b++) {
+            char name[96], spec[160];
+            snprintf(name, sizeof name, "gpt_neox.layers.%d.%s", l, buf[b]);
+            snprintf(spec, sizeof spec, "{\"dtype\":\"%s\",\"shape\":[%d],\"data_offsets\":[%zu,%zu]}", dt[b],
+                     b == 0 ? 16 : nbytes[b] / 4, off, off + (size_t)nbytes[b]);
+            cJSON_AddItemToObject(h, name, cJSON_Parse(spec));
+            off += (size_t)nbytes[b];
+        }
+    char *nh = cJSON_PrintUnformatted(h);
+    size_t nl = (strlen(nh) + 7) / 8 * 8;  // padded with spaces: the data stays 8-byte aligned
+    size_t total = 8 + nl + off;
+    unsigned char *out = calloc(1, total);
+    for (int i = 0; i < 8; i++) out[i] = (unsigned char)((uint64_t)nl >> (8 * i));
+    memset(out + 8, ' ', nl);
+    memcpy(out + 8, nh, strlen(nh));
+    memcpy(out + 8 + nl, text + 8 + hl, D);  // the extra bytes stay zero
+    char dir[64];
+    CHECK(make_tmpdir(dir) == 0);
+    char *cfg = NULL;
+    size_t cl = 0;
+    CHECK(file_read_all(FIX "pythia/config.json", 1u << 20, &cfg, &cl, &err) == 0);
+    CHECK(write_file(dir, "config.json", cfg, cl) == 0);
+    CHECK(write_file(dir, "model.safetensors", out, total) == 0);
+    struct model a, b;
+    load_ok(&a, FIX "pythia");
+    load_ok(&b, dir);
+    CHECK_EQ_INT(a.n_params, b.n_params);
+    CHECK(a.layers && b.layers && !memcmp(a.layers[1].bq, b.layers[1].bq, 16 * sizeof(float)) &&
+          !memcmp(a.layers[1].bo, b.layers[1].bo, 32 * sizeof(float)) && !memcmp(a.lm_head, b.lm_head, 32 * sizeof(float)));
+    model_free(&a);
+    model_free(&b);
+    rm_dir(dir);
+    free(cfg), free(out), free(nh), free(hj), free(text);
+    cJSON_Delete(h);
+}
+
 // Each family's config.json keys onto the feature flags, as its transformers class reads them.
 TEST(test_family_configs) {
     struct hf_config hc;
@@ -969,4 +1024,4 @@ RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama
           T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
           T(test_safetensors_hostile_headers), T(test_config_larger_than_weights), T(test_first_nonfinite),
           T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys),
-          T(test_fused_projections_split), T(test_family_configs))
+          T(test_fused_projections_split), T(test_neox_buffers_ignored), T(test_family_configs))
