@@ -40,6 +40,14 @@ for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 pythia phi3_sharded_bin;
     expect_exit "xsa_$m" 0 "^2	" -- "$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9,10,11,12 --xsa all
 done
 
+# config.json's xsa_layers in a family's config, and the scores it changes.
+cp -r $F/pythia "$TMP/pythia_xsa"; sed -i 's/"model_type": "gpt_neox",/"model_type": "gpt_neox", "xsa_layers": [1],/' "$TMP/pythia_xsa/config.json"
+expect_exit xsa_layers_in_family_config 0 "xsa layers +1 \(1 of 2; source: config\)" -- "$XSA_BIN" info --model "$TMP/pythia_xsa"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/pythia_xsa" --tokens 5,6,7,8,9 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/pythia --tokens 5,6,7,8,9 --xsa 1 2>/dev/null)
+c=$("$XSA_BIN" logprobs --device cpu --model $F/pythia --tokens 5,6,7,8,9 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ] && pass xsa_layers_config_equals_flag || fail xsa_layers_config_equals_flag "config xsa_layers [1] and --xsa 1 differ, or equal plain attention"
+
 # Dynamic RoPE's frequencies change past max_position_embeddings: positions there are refused.
 toks=$(seq -s, 1 257 | sed 's/[0-9]*/3/g')
 expect_one_line dynamic_past_context 2 "llama_rope_dynamic: 257 tokens exceed the model's context length 256" -- "$XSA_BIN" logprobs --device cpu --model $F/llama_rope_dynamic --tokens "$toks"
