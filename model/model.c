@@ -259,6 +259,8 @@ int model_has_family_features(const struct model *m) {
 void model_describe_features(const struct model *m, char *out, size_t n) {
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[0];
+    int gated = 0;
+    for (int l = 0; l < c->n_layer; l++) gated |= m->layers[l].xsa_gate != NULL;
     size_t used = 0;
     out[0] = '\0';
 #define FEAT(cond, ...)                                                                     \
@@ -277,7 +279,7 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->unet_skips, "U-Net skips (%s the block)", c->skip_after ? "after" : "before");
     FEAT(c->n_blocks && c->n_blocks < c->n_layer, "%d shared blocks", c->n_blocks);
     FEAT(w->out_scale, "pass gates");
-    FEAT(w->xsa_gate, "gated XSA");
+    FEAT(gated, "gated XSA");
     FEAT(c->smear, "SmearGate");
     FEAT(c->bigram_vocab, "bigram hash %dx%d", c->bigram_vocab, c->bigram_dim);
     FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);

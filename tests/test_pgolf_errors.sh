@@ -11,6 +11,7 @@ expect_exit info_pt 0 "features +weightless RMSNorm, normed embedding, q/k RMSNo
 expect_exit info_int6_xsa 0 "xsa layers +3,4 \(2 of 5; source: config\)" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
 expect_exit info_int8_json 0 '"format":[[:space:]]*"pgolf-int8"' -- "$XSA_BIN" info --model $P/final_model.int8.ptz --json
 expect_exit info_relu2 0 "activation +relu2" -- "$XSA_BIN" info --model $P/final_model.pt
+expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gated_xsa/final_model.pt
 
 # The sidecar (or --arch) disagreeing with the shapes names the setting and the tensor.
 mkdir -p "$TMP/side"; cp $P/final_model.pt "$TMP/side/"

@@ -12,9 +12,16 @@ reference format of tests/test_model_exact.c ({"model", "arch", "cases": [{"xsa"
   python tools/pgolf_reference.py --script FORK/train_gpt.py --artifact final_model.int8.ptz \
       --arch xsa_eval.json --tokenizer fineweb_1024_bpe.model --out reference.json
 
+  --rms-norm-dump OUT: instead, F.rms_norm(x, (d,)) without eps (what the family's RMSNorm calls)
+  on rows of small and ordinary scale, so a test can pin the eps PyTorch picks for float32.
+
   --make-random DIR: instead, writes a random-weight checkpoint of the script's architecture in
   all three formats (final_model.pt, final_model.int8.ptz with the int8 quantizer of --int8-script,
   final_model.int6.ptz with the script's own int6 quantizer when it has one) and its references.
+
+  --gated-xsa (with --make-random): the XSA layers get modded-nanogpt's gated XSA instead
+  (records/track_1_short/2026-05-07_XSAGatedLayers: y - tanh(alpha) (y.v / max(|v|^2, 1e-8)) v,
+  its train_gpt.py's four lines, per query head; alpha saved as blocks.N.attn.xsa_alpha).
 
 Flash-attention imports are served by torch's SDPA (the same math); nothing else is replaced.
 A fused `mlp.gate_up.weight` (an artifact of DigitalSword99's fork written by a script version it
@@ -172,9 +179,30 @@ def references(mod, model, sp, arch, model_name, arch_name):
     return {"model": model_name, "arch": arch_name, "weights_dtype": "F32", "cases": cases}
 
 
-def make_random(mod, int8_mod, arch, outdir, sp, seed, formats):
+def gate_xsa(model):
+    """modded-nanogpt's gated XSA (train_gpt.py, CausalSelfAttention.forward) on the XSA blocks,
+    with the query heads of a kv head grouped as flash-attention groups them."""
+    for blk in model.blocks:
+        attn = blk.attn
+        if not attn.use_xsa:
+            continue
+        attn.xsa_alpha = torch.nn.Parameter(torch.zeros(attn.num_heads))
+
+        def gated(y, v, attn=attn):
+            B, T, H, D = y.shape
+            v = v.repeat_interleave(H // v.size(-2), dim=-2)
+            dot = (y * v).sum(-1, keepdim=True)
+            denom = v.square().sum(-1, keepdim=True).clamp_min(1e-8)
+            alpha = torch.tanh(attn.xsa_alpha).type_as(y).view(1, 1, H, 1)
+            return y - alpha * (dot / denom) * v
+        attn._xsa_efficient = gated
+
+
+def make_random(mod, int8_mod, arch, outdir, sp, seed, formats, gated=False):
     torch.manual_seed(seed)
     model = build_model(mod, arch)
+    if gated:
+        gate_xsa(model)
     with torch.no_grad():  # every parameter random (zero-initialised projections would hide terms)
         for name, p in model.named_parameters():
             if p.ndim >= 2:
@@ -204,6 +232,8 @@ def make_random(mod, int8_mod, arch, outdir, sp, seed, formats):
     json.dump(arch, open(os.path.join(outdir, "xsa_eval.json"), "w"), indent=1)
     for f in files:
         fresh = build_model(mod, arch).float()
+        if gated:
+            gate_xsa(fresh)
         sd_f = load_state(int8_mod if f.endswith("int8.ptz") else mod, fresh, os.path.join(outdir, f))
         fresh.load_state_dict({k: v.float() for k, v in sd_f.items()}, strict=True)
         ref = references(mod, fresh.float().eval(), sp, arch, f, "xsa_eval.json")
@@ -211,7 +241,18 @@ def make_random(mod, int8_mod, arch, outdir, sp, seed, formats):
         print("wrote", os.path.join(outdir, "reference_%s.json" % f))
 
 
+def rms_norm_dump(out):
+    g = torch.Generator().manual_seed(7)
+    rows = [torch.randn(16, generator=g) * scale for scale in (1e-5, 1e-4, 3e-4, 1e-3, 1.0, 30.0)]
+    x = torch.stack(rows)
+    y = F.rms_norm(x, (16,))
+    json.dump({"eps_picked": torch.finfo(torch.float32).eps, "x": x.tolist(), "y": y.tolist()}, open(out, "w"))
+    print("wrote", out)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--rms-norm-dump":
+        return rms_norm_dump(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--script", required=True, help="the fork's train_gpt.py")
     ap.add_argument("--int8-script", help="train_gpt.py whose quantize_state_dict_int8 writes .int8.ptz (default: --script)")
@@ -222,6 +263,7 @@ def main():
     ap.add_argument("--model-name", help="what the reference's 'model' says (default: the artifact's path)")
     ap.add_argument("--make-random", metavar="DIR")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--gated-xsa", action="store_true", help="with --make-random: modded-nanogpt's gated XSA in the XSA layers")
     ap.add_argument("--formats", default="pt,int8,int6", help="with --make-random: which of pt, int8, int6 to write")
     a = ap.parse_args()
     import sentencepiece as spm
@@ -231,7 +273,7 @@ def main():
     mod = import_script(a.script)
     if a.make_random:
         int8_mod = import_script(a.int8_script) if a.int8_script else mod
-        make_random(mod, int8_mod, arch, a.make_random, sp, a.seed, a.formats.split(","))
+        make_random(mod, int8_mod, arch, a.make_random, sp, a.seed, a.formats.split(","), a.gated_xsa)
         return
     model = build_model(mod, arch).float()
     sd = split_fused(load_state(mod, model, a.artifact), model)
