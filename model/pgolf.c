@@ -323,6 +323,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
 int pgolf_claims(const char *path) {
     size_t n = strlen(path);
     if (n >= 4 && !strcmp(path + n - 4, ".ptz")) return 1;
+    if (!(n >= 3 && !strcmp(path + n - 3, ".pt")) && !(n >= 4 && !strcmp(path + n - 4, ".pth"))) return 0;
     char side[4200];
     sidecar_path(path, side, sizeof side);
     return g_arch_file != NULL || file_exists(side);

@@ -44,7 +44,7 @@ struct pg_entry *pgolf_find(struct pg_tensors *pt, const char *name);
 // the family restores. Refuses int6 values outside [-32, 31] and scales that are 0 or not finite.
 int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_error *err);
 
-// 1 for a file this reader takes: a .ptz, or a .pt with xsa_eval.json beside it or --arch set.
+// 1 for a file this reader takes: a .ptz, or a .pt / .pth with xsa_eval.json beside it or --arch set.
 int pgolf_claims(const char *path);
 
 // Loads the artifact at `path` into m.

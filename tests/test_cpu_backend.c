@@ -422,7 +422,7 @@ TEST(rms_norm_rows_as_one_row) {
 }
 
 // The weightless RMSNorm of parameter-golf (F.rms_norm(x, (d,)) with eps None) against PyTorch
-// on rows whose mean square is near eps (tools/pgolf_reference.py --rms-norm-dump): eps is
+// on rows whose mean square is near eps (tools/fixtures/make_pgolf_fixtures.py --rms-norm-dump): eps is
 // float32's machine epsilon, and the 4-row and 1-row paths agree with torch.
 TEST(weightless_rms_norm_eps_matches_torch) {
     cJSON *r = fixture_read_json("tests/fixtures/pgolf/rms_norm_eps.json");

@@ -7,7 +7,7 @@
 // worst error is printed per model). Greedy flags must be identical. Parameter-golf
 // checkpoints: random ones of the 2026-03-20 XSA record under tests/fixtures/pgolf/ in each
 // format, and the two real fork artifacts of ../shared (references of
-// tests/fixtures/pgolf_real/, all by tools/pgolf_reference.py with the authors' train_gpt.py).
+// tests/fixtures/pgolf_real/, all by tools/fixtures/make_pgolf_fixtures.py with the authors' train_gpt.py).
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 # Parameter-golf artifacts (model/pgolf.c): `info` on the good ones, and one line naming the
 # file and the problem, exit 2, for each kind of bad input: a sidecar that disagrees with the
 # tensors, an unknown quantization format, a .ptz that is neither zlib nor zstd (or truncated),
-# int6 values outside [-32, 31], a scale of 0 or NaN (fixtures: tools/make_pgolf_bad_fixtures.py).
+# int6 values outside [-32, 31], a scale of 0 or NaN (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
 . "$(dirname "$0")/lib.sh"
 P=tests/fixtures/pgolf/xsa_record
 B=tests/fixtures/pgolf_bad

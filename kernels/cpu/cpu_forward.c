@@ -164,12 +164,11 @@ static void relu2_in_place(void *ctx, float *out, int ldo, int r0, int c0, int n
 }
 
 // x += skip_weights[i] * (encoder output e) on n rows (row r is token rows[r]; NULL: r).
-static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e, int T) {
+static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e) {
     const struct model *m = st->m;
     int C = m->cfg.d_model;
     const float *w = m->skip_weights + (long)i * C, *src = st->skip + (long)e * st->t_cap * C;
     for (int r = 0; r < n; r++) cpu_add_scaled(x + (long)r * C, w, src + (long)(rows ? rows[r] : r) * C, C);
-    (void)T;
 }
 
 // dst = silu(dst) * tile: SwiGLU on the up projection's tile (dst holds the gate's output).
@@ -205,7 +204,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
 
     int n_enc = c->unet_skips ? c->n_layer / 2 : 0, dec = l - n_enc;  // U-Net: decoder layer index
-    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec, T);
+    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
     struct rows_job j;
     if (w->resid_mix) {
         j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
@@ -272,7 +271,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         for (int r = 0; r < N; r++)
             for (int i = 0; i < C; i++) x[(long)r * C + i] *= w->out_scale[i];
     if (n_enc && l < n_enc) memcpy(st->skip + (long)l * st->t_cap * C, st->x, (size_t)T * C * sizeof(float));
-    if (n_enc && c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, x, N, rows ? st->row_tok : NULL, dec, n_enc - 1 - dec, T);
+    if (n_enc && c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, x, N, rows ? st->row_tok : NULL, dec, n_enc - 1 - dec);
 }
 
 // Groups entries by distinct token index (rows in order of first appearance) as CSR.
