@@ -86,8 +86,8 @@ static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) 
 // A value the shapes determine: the sidecar must agree when it gives it.
 static int agree(const struct pg_arch *a, int k, double shape_value, const char *what, const char *path, xsa_error *err) {
     if (!a->set[k] || a->v[k] == shape_value) return 0;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: %s says %s = %g but the checkpoint's %s gives %g; fix the architecture file", a->path, path, arch_names[k],
-                    a->v[k], what, shape_value);
+    return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, whose %s gives %g; fix the architecture file", a->path, arch_names[k], a->v[k],
+                    path, what, shape_value);
 }
 
 static double arch_or(const struct pg_arch *a, int k, double dflt) { return a->set[k] ? a->v[k] : dflt; }
@@ -267,7 +267,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->d_ff = (int)(mlp->shape[0] / (*fused ? 2 : 1));
     if ((rc = agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
     if (a->set[A_USE_SWIGLU] && (a->v[A_USE_SWIGLU] != 0) != *swiglu)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s says USE_SWIGLU = %g but the checkpoint's MLP is %s", a->path, path, a->v[A_USE_SWIGLU], *swiglu ? "SwiGLU" : "relu^2");
+        return xsa_fail(err, XSA_EBADINPUT, "%s: USE_SWIGLU = %g disagrees with %s, whose MLP is %s; fix the architecture file", a->path, a->v[A_USE_SWIGLU], path,
+                        *swiglu ? "SwiGLU" : "relu^2");
     const struct pv *pg = shape_of(pt, "pass_gate"), *sw = shape_of(pt, "skip_weights");
     *passes = pg && pg->ndim == 2 ? (int)pg->shape[0] : 1;
     if ((rc = agree(a, A_NUM_RECURRENCE_PASSES, *passes, "pass_gate rows", path, err))) return rc;
@@ -299,8 +300,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->smear = shape_of(pt, "smear.gate") != NULL;
     c->tied_head = shape_of(pt, "lm_head.weight") == NULL;
     if (a->set[A_TIE_EMBEDDINGS] && (a->v[A_TIE_EMBEDDINGS] != 0) != c->tied_head)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s says TIE_EMBEDDINGS = %g but the checkpoint %s lm_head.weight", a->path, path, a->v[A_TIE_EMBEDDINGS],
-                        c->tied_head ? "has no" : "has");
+        return xsa_fail(err, XSA_EBADINPUT, "%s: TIE_EMBEDDINGS = %g disagrees with %s, which %s lm_head.weight; fix the architecture file", a->path,
+                        a->v[A_TIE_EMBEDDINGS], path, c->tied_head ? "has no" : "has");
     c->arch = MODEL_ARCH_LLAMA;
     c->rope = ROPE_HALF_NEG;
     c->rope_theta = (float)arch_or(a, A_ROPE_BASE, 10000.0);

@@ -16,11 +16,27 @@ expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model test
 # The sidecar (or --arch) disagreeing with the shapes names the setting and the tensor.
 mkdir -p "$TMP/side"; cp $P/final_model.pt "$TMP/side/"
 echo '{"NUM_HEADS": 8}' > "$TMP/side/xsa_eval.json"
-expect_exit sidecar_heads 2 "xsa_eval.json: .*final_model.pt says NUM_HEADS = 8 but the checkpoint's blocks.0.attn.q_gain gives 4" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
+expect_exit sidecar_heads 2 "xsa_eval.json: NUM_HEADS = 8 disagrees with .*final_model.pt, whose blocks.0.attn.q_gain gives 4; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
 echo '{"MLP_MULT": 2}' > "$TMP/arch.json"
-expect_exit arch_mlp_mult 2 "arch.json: .* says MLP_MULT = 2 but the checkpoint's blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+expect_exit arch_mlp_mult 2 "arch.json: MLP_MULT = 2 disagrees with .*final_model.int8.ptz, whose blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
 echo '{"NUM_LAYERS": 7}' > "$TMP/arch.json"
-expect_exit arch_layers 2 "says NUM_LAYERS = 7 but the checkpoint's blocks count gives 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+expect_exit arch_layers 2 "arch.json: NUM_LAYERS = 7 disagrees with .*final_model.pt, whose blocks count gives 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"USE_SWIGLU": 1}' > "$TMP/arch.json"
+expect_exit arch_swiglu 2 "arch.json: USE_SWIGLU = 1 disagrees with .*final_model.pt, whose MLP is relu\^2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"NUM_KV_HEADS": 4}' > "$TMP/arch.json"
+expect_exit arch_kv_heads 2 "NUM_KV_HEADS = 4 disagrees with .*, whose blocks.0.attn.c_k.weight gives 2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+# Without an architecture file, what the shapes determine is used; XSA_LAST_N is not in the file.
+cp $P/final_model.int8.ptz "$TMP/noarch.int8.ptz"
+expect_exit no_sidecar_infers 0 "layers +5$" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+expect_exit no_sidecar_no_xsa 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+neo=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_forks/NeoMakesGames_final_model.int8.ptz
+if [ -f "$neo" ]; then
+    expect_exit shared_blocks_need_layers 2 "NeoMakesGames_final_model.int8.ptz: 2 shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS" -- "$XSA_BIN" info --model "$neo"
+    expect_exit shared_blocks_arch 0 "layers +9$" -- "$XSA_BIN" info --model "$neo" --arch tests/fixtures/pgolf_real/NeoMakesGames.arch.json
+else
+    skip shared_blocks_need_layers "../shared/benchdata absent"
+    skip shared_blocks_arch "../shared/benchdata absent"
+fi
 echo '{"NUM_LAYRES": 5}' > "$TMP/arch.json"
 expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not an architecture setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"XSA_LAST_N": 9}' > "$TMP/arch.json"

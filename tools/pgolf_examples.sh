@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The two real parameter-golf fork artifacts of ../shared/benchdata/models/parameter_golf_forks
 # (NeoMakesGames and DigitalSword99), scored on the real benchmark files of ../shared/benchdata
-# by `xsa-eval run`, and their comparison written to reports/examples/pgolf_forks.md (+ SVGs and
-# the two results files in reports/examples/pgolf_forks_results/). Each artifact is linked into
+# by `xsa-eval run`, and their comparison written to reports/examples/pgolf_forks.md (+ SVGs).
+# Each artifact is linked into
 # its own folder of build/pgolf_examples/ with its architecture (tests/fixtures/pgolf_real/
 # *.arch.json) as xsa_eval.json and the family's SentencePiece model as tokenizer.model; the
 # folder stays, so an interrupted run resumes from its journal when rerun.
@@ -21,12 +21,11 @@ rm -f "$W"/results/compare_*
 ./xsa-eval run --model "$W/NeoMakesGames/NeoMakesGames.int8.ptz" --model "$W/DigitalSword99/DigitalSword99.int8.ptz" \
     --tasks all --data-dir "$S" --offline --device cpu --output "$W/results" --quiet "$@"
 E=reports/examples
-mkdir -p "$E/pgolf_forks_results"
-for f in "$W"/results/compare_*; do  # compare_<A>_vs_<B>{.md,_acc.svg,_delta.svg}
-    stem=$(basename "$(ls "$W"/results/compare_*.md)" .md)
-    cp "$f" "$E/pgolf_forks$(basename "$f" | sed "s/^$stem//")"
-done
-for fork in NeoMakesGames DigitalSword99; do
-    cp "$(ls -t "$W"/results/"$fork"*/results_*.json | head -1)" "$E/pgolf_forks_results/$fork.json"
+# The report names its charts compare_<A>_vs_<B>_*.svg and the data folder as given: renamed to
+# pgolf_forks*, and the folder written as $XSA_SHARED/benchdata (the repository cites no
+# checkout-relative path).
+stem=$(basename "$(ls "$W"/results/compare_*.md)" .md)
+for f in "$W"/results/compare_*; do
+    sed -e "s/$stem/pgolf_forks/g" -e "s#$S#\$XSA_SHARED/benchdata#g" "$f" > "$E/pgolf_forks${f##*/$stem}"
 done
 ls "$E"/pgolf_forks*
