@@ -48,6 +48,7 @@ expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization form
 expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
 expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
 expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz
+expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
 cp $B/xsa_eval.json "$TMP/"
 printf 'not compressed at all' > "$TMP/plain.ptz"
 expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib nor zstd" -- "$XSA_BIN" info --model "$TMP/plain.ptz"
