@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "model/safetensors.h"
 #include "model/model_internal.h"
 #include "model/torch_checkpoint.h"
@@ -339,12 +340,8 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     struct pg_arch a;
     int rc = read_arch(&a, path, err);
     if (rc) return rc;
-    struct safetensors *st = calloc(1, sizeof *st);
-    struct pg_tensors *pt = calloc(1, sizeof *pt);
-    if (!st || !pt) {
-        free(st), free(pt);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    struct safetensors *st = xsa_calloc(1, sizeof *st);
+    struct pg_tensors *pt = xsa_calloc(1, sizeof *pt);
     pt->path = path;
     int fi = 0;
     struct torch_file tf;
@@ -366,7 +363,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     const char *bprefix = "blocks.";
     int swiglu = 0, fused = 0, passes = 1;
     if (!rc) rc = configure(m, pt, &a, path, &bprefix, &swiglu, &fused, &passes, err);
-    if (!rc && !(m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     struct pg_build b = {.pt = pt, .m = m, .path = path, .dry = 1};
     if (!rc) rc = build_weights(&b, bprefix, swiglu, fused, passes, err);
     if (!rc && !(m->arena = aligned_alloc(64, b.off ? b.off : 64))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory for %zu bytes of weights", b.off);

@@ -11,6 +11,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/xalloc.h"
 #include "model/safetensors.h"
 
 // Bytes a .ptz may decompress to: torch.save of int8 or int6 values barely compresses (the
@@ -29,9 +30,8 @@ static int grow_buf(unsigned char **buf, size_t *cap, size_t limit, const char *
         return xsa_fail(err, XSA_EBADINPUT, "%s: decompresses to more than %zu bytes (64 times its size); not a parameter-golf artifact", path, limit);
     size_t n = *cap ? *cap * 2 : (size_t)1 << 20;
     if (n > limit) n = limit;
-    unsigned char *p = realloc(*buf, n);
-    if (!p) return xsa_fail(err, XSA_ERUNTIME, "out of memory decompressing %s", path);
-    *buf = p, *cap = n;
+    *buf = xsa_realloc(*buf, n);
+    *cap = n;
     return 0;
 }
 
