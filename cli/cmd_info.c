@@ -35,8 +35,6 @@ static int on_flag(void *ctx, int key, const char *v) {
     return 0;
 }
 
-static const char *arch_name(enum model_arch a) { return a == MODEL_ARCH_GPT2 ? "gpt2" : "llama"; }
-
 static const char *rope_name(enum rope_style r) {
     return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : r == ROPE_HALF_NEG ? "half, parameter-golf sign" : "none";
 }
@@ -50,7 +48,7 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
     printf("format         %s\n", m->format);
-    printf("architecture   %s\n", arch_name(c->arch));
+    printf("architecture   %s\n", model_arch_name(m));
     printf("layers         %d\n", c->n_layer);
     printf("d_model        %d\n", c->d_model);
     printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
@@ -88,7 +86,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
         if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
     cJSON_AddStringToObject(o, "model", m->path);
     cJSON_AddStringToObject(o, "format", m->format);
-    cJSON_AddStringToObject(o, "architecture", arch_name(c->arch));
+    cJSON_AddStringToObject(o, "architecture", model_arch_name(m));
     cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
     cJSON_AddNumberToObject(o, "d_model", c->d_model);
     cJSON_AddNumberToObject(o, "n_head", c->n_head);

@@ -256,6 +256,11 @@ int model_has_family_features(const struct model *m) {
     return 0;
 }
 
+const char *model_arch_name(const struct model *m) {
+    if (model_has_family_features(m)) return "pgolf";
+    return m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama";
+}
+
 void model_describe_features(const struct model *m, char *out, size_t n) {
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[0];

@@ -119,6 +119,10 @@ static inline int model_rope_dims(const struct model_config *c) { return c->rope
 // 1 when the model uses a feature of the parameter-golf family (which the CUDA backend lacks).
 int model_has_family_features(const struct model *m);
 
+// The architecture's name for `info` and results: "gpt2", "llama", or "pgolf" for a model with
+// the parameter-golf family's features.
+const char *model_arch_name(const struct model *m);
+
 // The family features m uses, comma-separated ("" for none), for `info`.
 void model_describe_features(const struct model *m, char *out, size_t n);
 

@@ -10,6 +10,7 @@ B=tests/fixtures/pgolf_bad
 expect_exit info_pt 0 "features +weightless RMSNorm, normed embedding, q/k RMSNorm, q_gain, resid_mix, attn/mlp scales, U-Net skips \(before the block\), SmearGate, bigram hash 64x16, logit soft-cap 30" -- "$XSA_BIN" info --model $P/final_model.pt
 expect_exit info_int6_xsa 0 "xsa layers +3,4 \(2 of 5; source: config\)" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
 expect_exit info_int8_json 0 '"format":[[:space:]]*"pgolf-int8"' -- "$XSA_BIN" info --model $P/final_model.int8.ptz --json
+expect_exit info_arch 0 "architecture +pgolf" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
 expect_exit info_relu2 0 "activation +relu2" -- "$XSA_BIN" info --model $P/final_model.pt
 expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gated_xsa/final_model.pt
 
