@@ -10,17 +10,18 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--json] [--config FILE]", NULL, flags,
-                                       (int)(sizeof flags / sizeof flags[0]), 0, 0};
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--json] [--config FILE]", NULL,
+                                       flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
     const char *model, *xsa, *config;
@@ -29,21 +30,21 @@ struct info_args {
 
 static int on_flag(void *ctx, int key, const char *v) {
     struct info_args *a = ctx;
-    if (key == F_MODEL) a->model = v;
+    if (key == F_ARCH) model_set_arch_file(v);
+    else if (key == F_MODEL) a->model = v;
     else if (key == F_XSA) a->xsa = v;
     else if (key == F_CONFIG) a->config = v;
     else a->json = 1;
     return 0;
 }
 
-
 static const char *rope_name(enum rope_style r) {
-    return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : "none";
+    return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : r == ROPE_HALF_NEG ? "half, parameter-golf sign" : "none";
 }
 
 // The MLP's activation, as config.json names it (gated: SwiGLU).
 static const char *act_name(const struct model_config *c) {
-    return model_mlp_gated(c) ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+    return c->mlp_relu2 ? "relu2" : model_mlp_gated(c) ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
 }
 
 static const char *rope_scaling_name(enum rope_scaling s) {
@@ -51,43 +52,11 @@ static const char *rope_scaling_name(enum rope_scaling s) {
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-// Every decoder feature that is on, comma-separated ("" for the family's plain decoder).
-static void features_describe(const struct model *m, char *out, size_t n) {
-    const struct model_config *c = &m->cfg;
-    const struct layer_weights *w = &m->layers[0];
-    size_t used = 0;
-    out[0] = '\0';
-#define FEATURE(...) (used += (size_t)snprintf(out + used, used < n ? n - used : 0, "%s", used ? ", " : ""), \
-                      used += (size_t)snprintf(out + used, used < n ? n - used : 0, __VA_ARGS__))
-    if (w->attn_norm_w) FEATURE("%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
-    if (w->post_attn_norm_w) FEATURE("RMSNorm on the attention and MLP outputs (post-norms)");
-    if (w->bq) FEATURE("q/k/v biases");
-    if (w->bo) FEATURE("output projection bias");
-    if (w->b_up) FEATURE("MLP biases");
-    if (c->qk_norm) FEATURE("%s q/k RMSNorm%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_w ? "" : " (no gain)");
-    if (c->rope_dims) FEATURE("partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
-    if (c->sliding_window) {
-        int k = 0;
-        for (int l = 0; l < c->n_layer; l++) k += c->swa[l];
-        FEATURE("sliding window %d (%d of %d layers)", c->sliding_window, k, c->n_layer);
-    }
-    if (c->parallel_residual) FEATURE("parallel attention + MLP residual");
-    if (c->fused & MODEL_FUSED_QKV) FEATURE("fused qkv_proj (split at load)");
-    if (c->fused & MODEL_FUSED_QKV_HEADS) FEATURE("fused per-head query_key_value (split at load)");
-    if (c->fused & MODEL_FUSED_GATE_UP) FEATURE("fused gate_up_proj (split at load)");
-    if (c->n_kv_head != c->n_head) FEATURE("grouped-query attention");
-    if (!c->tied_head) FEATURE("untied head");
-#undef FEATURE
-}
-
 static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
     printf("format         %s\n", m->format);
-    char feat[1024];
-    features_describe(m, feat, sizeof feat);
-    printf("architecture   %s\n", model_family(c));
-    printf("features       %s\n", feat[0] ? feat : "none");
+    printf("architecture   %s\n", model_arch_name(m));
     printf("layers         %d\n", c->n_layer);
     printf("d_model        %d\n", c->d_model);
     printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
@@ -109,7 +78,11 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     if (c->rope_scaling == ROPE_SCALE_YARN)
         printf(", yarn scaling x%g (original context %g, beta %g/%g, attention factor %g)", (double)c->rope_factor,
                (double)c->rope_orig_ctx, (double)c->rope_beta_fast, (double)c->rope_beta_slow, (double)c->rope_attn_factor);
+    if (c->rope_dims) printf(", first %d dims", c->rope_dims);
     printf("\nnorm eps       %g\n", (double)c->norm_eps);
+    char feat[512];
+    model_describe_features(m, feat, sizeof feat);
+    if (feat[0]) printf("features       %s\n", feat);
     printf("tied head      %s\n", c->tied_head ? "yes" : "no");
     printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);
     printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
@@ -126,10 +99,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
         if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
     cJSON_AddStringToObject(o, "model", m->path);
     cJSON_AddStringToObject(o, "format", m->format);
-    char feat[1024];
-    features_describe(m, feat, sizeof feat);
-    cJSON_AddStringToObject(o, "architecture", model_family(c));
-    cJSON_AddStringToObject(o, "features", feat);
+    cJSON_AddStringToObject(o, "architecture", model_arch_name(m));
     cJSON_AddStringToObject(o, "rope_scaling", rope_scaling_name(c->rope_scaling));
     cJSON_AddNumberToObject(o, "rope_dims", c->rope != ROPE_NONE ? model_rope_dims(c) : 0);
     cJSON_AddNumberToObject(o, "sliding_window", c->sliding_window);
@@ -144,13 +114,20 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
     cJSON_AddNumberToObject(o, "n_params", (double)m->n_params);
     cJSON_AddStringToObject(o, "dtype", m->dtype);
-    cJSON_AddStringToObject(o, "rope", c->rope == ROPE_HALF ? "half" : c->rope == ROPE_ADJACENT ? "adjacent" : "none");
+    cJSON_AddStringToObject(o, "rope", c->rope == ROPE_HALF ? "half" : c->rope == ROPE_ADJACENT ? "adjacent" : c->rope == ROPE_HALF_NEG ? "half_neg" : "none");
     char num[32];  // floats printed at their own precision, not as widened doubles
     snprintf(num, sizeof num, "%.9g", (double)c->rope_theta);
     cJSON_AddRawToObject(o, "rope_theta", num);
     snprintf(num, sizeof num, "%.7g", (double)c->norm_eps);
     cJSON_AddRawToObject(o, "norm_eps", num);
     cJSON_AddBoolToObject(o, "tied_head", c->tied_head);
+    char feat[512];
+    model_describe_features(m, feat, sizeof feat);
+    cJSON_AddStringToObject(o, "features", feat);
+    cJSON_AddNumberToObject(o, "rope_dims", model_rope_dims(c));
+    cJSON_AddNumberToObject(o, "n_blocks", c->n_blocks ? c->n_blocks : c->n_layer);
+    snprintf(num, sizeof num, "%.7g", (double)c->logit_softcap);
+    cJSON_AddRawToObject(o, "logit_softcap", num);
     cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
     cJSON_AddStringToObject(o, "xsa", xsa);

@@ -23,7 +23,7 @@ struct logprobs_args {
     int threads;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
@@ -35,6 +35,7 @@ static const struct cli_flag flags[] = {
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
 };
 
 static const struct cli_command cmd = {
@@ -59,6 +60,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_DTYPE: a->dtype = v; break;
     case F_TOKENIZER: a->tokenizer = v; break;
     case F_CONFIG: a->config = v; break;
+    case F_ARCH: model_set_arch_file(v); break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;

@@ -11,6 +11,7 @@
 
 #include "model/llama2c.h"
 #include "model/model_internal.h"
+#include "model/pgolf.h"
 
 #define ARENA_ALIGN 64  // bytes; every tensor starts on a cache line
 
@@ -43,6 +44,9 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
         rc = hf_checkpoint_load(m, path, err);
     } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
+    } else if (S_ISREG(st.st_mode) && pgolf_claims(path)) {
+        rc = config ? xsa_fail(err, XSA_EBADINPUT, "%s: a parameter-golf artifact: --config %s applies to a bare state-dict .pt only (use --arch)", path, config)
+                    : pgolf_load(m, path, err);
     } else if (torch) {
         rc = torch_model_load(m, path, config, err);  // a legacy (non-zip) .pt is refused there, by name
     } else if (S_ISREG(st.st_mode)) {
@@ -247,4 +251,66 @@ void model_free(struct model *m) {
     free(m->arena);
     free(m->layers);
     memset(m, 0, sizeof *m);
+}
+
+int model_has_family_features(const struct model *m) {
+    const struct model_config *c = &m->cfg;
+    // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
+    if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
+        c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate)
+        return 1;
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale)
+            return 1;
+    }
+    return 0;
+}
+
+const char *model_arch_name(const struct model *m) {
+    if (model_has_family_features(m)) return "pgolf";
+    return model_family(&m->cfg);
+}
+
+void model_describe_features(const struct model *m, char *out, size_t n) {
+    const struct model_config *c = &m->cfg;
+    const struct layer_weights *w = &m->layers[0];
+    int gated = 0, n_swa = 0;
+    for (int l = 0; l < c->n_layer; l++) gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l];
+    size_t used = 0;
+    out[0] = '\0';
+#define FEAT(cond, ...)                                                                     \
+    do {                                                                                  \
+        if ((cond) && used < n) {                                                         \
+            used += (size_t)snprintf(out + used, n - used, "%s", used ? ", " : "");      \
+            if (used < n) used += (size_t)snprintf(out + used, n - used, __VA_ARGS__);   \
+        }                                                                                 \
+    } while (0)
+    FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
+    FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
+    FEAT(w->bq, "q/k/v biases");
+    FEAT(w->bo, "output projection bias");
+    FEAT(w->b_up, "MLP biases");
+    FEAT(c->norm_weightless, "weightless RMSNorm");
+    FEAT(c->embed_norm, "normed embedding");
+    FEAT(c->qk_norm, "%s q/k RMSNorm%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_w ? "" : " (no gain)");
+    FEAT(c->rope_dims, "partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
+    FEAT(c->sliding_window, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
+    FEAT(c->parallel_residual, "parallel attention + MLP residual");
+    FEAT(c->fused & MODEL_FUSED_QKV, "fused qkv_proj (split at load)");
+    FEAT(c->fused & MODEL_FUSED_QKV_HEADS, "fused per-head query_key_value (split at load)");
+    FEAT(c->fused & MODEL_FUSED_GATE_UP, "fused gate_up_proj (split at load)");
+    FEAT(w->q_gain, "q_gain");
+    FEAT(w->resid_mix, "resid_mix");
+    FEAT(w->attn_scale, "attn/mlp scales");
+    FEAT(c->unet_skips, "U-Net skips (%s the block)", c->skip_after ? "after" : "before");
+    FEAT(c->n_blocks && c->n_blocks < c->n_layer, "%d shared blocks", c->n_blocks);
+    FEAT(w->out_scale, "pass gates");
+    FEAT(gated, "gated XSA");
+    FEAT(c->smear, "SmearGate");
+    FEAT(c->bigram_vocab, "bigram hash %dx%d", c->bigram_vocab, c->bigram_dim);
+    FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);
+    FEAT(c->n_kv_head != c->n_head, "grouped-query attention");
+    FEAT(!c->tied_head, "untied head");
+#undef FEAT
 }

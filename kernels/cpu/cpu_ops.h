@@ -12,6 +12,12 @@
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps);
 
+// x = relu(x)^2 elementwise (parameter-golf's MLP activation); (n)
+void cpu_relu2(float *x, long n);
+
+// x += s * y elementwise (a residual add with a per-channel scale); (n)
+void cpu_add_scaled(float *x, const float *s, const float *y, long n);
+
 // x += y elementwise; (n)
 void cpu_add_inplace(float *x, const float *y, long n);
 
