@@ -501,6 +501,9 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     run_stop_requested = 0;
+    // With several ranks a signal ends the rank at once: the launcher's SIGTERM after a
+    // failure must not leave it writing; every finished batch is in its journal already.
+    if (dist_size() > 1) sa.sa_handler = SIG_DFL;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     for (int m = 0; m < opt->n_models && !rc; m++) {
@@ -746,10 +749,6 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
     o.threads = dist_env_threads(opt->threads, dist_local_size());
     rc = dist_env_pick_gpu(opt->device, dist_local_rank(), dist_local_size(), err);
     if (!rc && dist_rank() > 0) {
-        struct sigaction sa = {.sa_handler = on_stop_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
         rc = run_worker(&o, err);
     } else if (!rc) {
         rc = run_pipeline(&o, err);
