@@ -68,6 +68,11 @@ all: xsa-eval $(CUDA_SO)
 xsa-eval: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
+# The same binary inside the build folder, e.g. without MPI beside the default one:
+# make MPI=0 BUILD=build-nompi build-nompi/xsa-eval
+$(BUILD)/xsa-eval: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
+
 $(BUILD)/libxsa.a: $(LIB_OBJ) $(BUILD)/mpi.flag
 	@rm -f $@
 	ar rcs $@ $(LIB_OBJ)

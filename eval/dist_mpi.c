@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "common/xalloc.h"
 #include "eval/dist.h"
@@ -62,7 +63,12 @@ int dist_recv(int from, int tag, char **buf, size_t *n, xsa_error *err) {
     *buf = NULL;
     *n = 0;
     MPI_Status st;
-    int count = 0, rc = MPI_Probe(from, tag, MPI_COMM_WORLD, &st);
+    // Polled with sleeps, not MPI_Probe: Open MPI's blocking calls spin, and a rank waiting
+    // for rank 0 to encode (or for others to finish a task) would hold a core the whole time.
+    // A message waits at most 1 ms more; a run sends a few per task.
+    int count = 0, ready = 0, rc;
+    struct timespec nap = {0, 1000000};
+    while ((rc = MPI_Iprobe(from, tag, MPI_COMM_WORLD, &ready, &st)) == MPI_SUCCESS && !ready) nanosleep(&nap, NULL);
     if (rc == MPI_SUCCESS) rc = MPI_Get_count(&st, MPI_BYTE, &count);
     if (rc != MPI_SUCCESS) return mpi_fail(rc, "waiting for", from, err);
     *buf = xsa_malloc((size_t)count + 1);

@@ -588,8 +588,7 @@ static int shares_gather(const struct task_scoring *ts, const int *owner, const 
             rc = check_finite(ts, k, res[i].logprob, err);
             ts->w->res[k] = res[i];
             memcpy(ts->bkeys[i], ts->keys[k], 16);
-            st->requests++;
-            st->tokens_requested += ts->w->req[k].n_input;
+            st->tokens_requested += ts->w->req[k].n_input;  // (requests: score_task counts every one)
         }
         st->tokens_computed += computed;
         if (!rc) rc = journal_record(ts->jn, (const uint8_t (*)[16])ts->bkeys, res, n, err);
