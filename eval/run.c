@@ -742,10 +742,16 @@ static int run_worker(const struct run_options *opt, xsa_error *err) {
 
 int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int rc = dist_start(err);
-    if (rc || dist_size() == 1) return rc ? rc : run_pipeline(opt, err);
+    if (rc) return rc;
+    if (dist_size() == 1) {  // no launcher (MPI never started), or MPI found one rank
+        rc = run_pipeline(opt, err);
+        dist_stop();
+        return rc;
+    }
     // Several ranks: each takes its own GPU, or its share of the CPUs.
     struct run_options o = *opt;
-    o.threads = dist_env_threads(opt->threads, dist_local_size());
+    if (!opt->device || strncmp(opt->device, "cuda", 4))  // a GPU rank needs no CPU share
+        o.threads = dist_env_threads(opt->threads, dist_local_size());
     rc = dist_env_pick_gpu(opt->device, dist_local_rank(), dist_local_size(), err);
     if (!rc && dist_rank() > 0) {
         rc = run_worker(&o, err);

@@ -91,6 +91,17 @@ else
     skip real_stories260K "../shared/benchdata absent"
 fi
 
+# Bad input only rank 0 sees (it alone reads the data): the job ends at once with its message.
+t0=$(date +%s.%N)
+out=$(timeout 60 env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 3 "$XSA_BIN" run --model demo/sa --tasks piqa \
+      --data-dir "$TMP/no-such-data" --offline --device cpu --quiet --cache-dir "$TMP/empty-cache" --output "$TMP/r0" 2>&1)
+rc=$?
+t=$(printf "%.1f" "$(echo "$(date +%s.%N) - $t0" | bc)")
+if [ $rc -ne 2 ]; then fail rank0_bad_input_ends_job "exit $rc, wanted 2: $(echo "$out" | head -3)"
+elif ! echo "$out" | grep -q "rank 0 of 3: .*no-such-data"; then fail rank0_bad_input_ends_job "$(echo "$out" | head -3)"
+elif [ "$(echo "$t < 20" | bc)" -ne 1 ]; then fail rank0_bad_input_ends_job "took ${t}s"
+else pass "rank0_bad_input_ends_job_exit_2_in_${t}s"; fi
+
 # A rank that fails after its second batch ends the job: its message, exit 3, within seconds,
 # no results file; the journals stay (rank 0's and each other rank's).
 t0=$(date +%s.%N)
