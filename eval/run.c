@@ -334,8 +334,8 @@ static void on_stop_signal(int sig) {
     run_stop_requested = 1;
 }
 
-static int ranks_model_begin(int model_index, const char run_scope[65], xsa_error *err);
-static int ranks_model_end(xsa_error *err);
+static int ranks_model_begin(int model_index, const char run_scope[65], const char *numerics, xsa_error *err);
+static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err);
 
 // Scores every task with one model and writes its results; *out_path receives the file.
 static int evaluate_model(const struct run_options *opt, int model_index, const char *path, const struct hub_model *hub,
@@ -388,10 +388,10 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     int have_jn = 0;
     if (!rc) run_settings(opt, r, tds, n_tasks, &settings);
     if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
-    if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, opt->resume, opt->quiet, err);
+    if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
     have_jn = !rc;
     sbuf_free(&settings);
-    if (!rc) rc = ranks_model_begin(model_index, run_scope, err);
+    if (!rc) rc = ranks_model_begin(model_index, run_scope, mr.be.numerics, err);
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -440,7 +440,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     for (int ti = 0; !rc && ti < n_tasks; ti++)
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
     if (!rc) rc = outdir_commit(out_path, err);
-    if (!rc) rc = ranks_model_end(err);
+    if (!rc) rc = ranks_model_end(dir, run_scope, err);
     if (rc) {
         for (int ti = 0; samples && ti < n_tasks; ti++)
             if (samples[ti][0]) outdir_discard(samples[ti]);
@@ -534,22 +534,30 @@ enum { CMD_MODEL = 1, CMD_SCORE, CMD_MODEL_END, CMD_QUIT };
 struct rank_cmd {
     int32_t kind, model;
     char run_scope[65];
+    char numerics[128];  // rank 0's backend numerics (CMD_MODEL): every rank must score the same bits
 };
 
-static int ranks_command(int to, int kind, int model, const char *run_scope, xsa_error *err) {
+static int ranks_command(int to, int kind, int model, const char *run_scope, const char *numerics, xsa_error *err) {
     struct rank_cmd c = {.kind = kind, .model = model};
     if (run_scope) memcpy(c.run_scope, run_scope, sizeof c.run_scope);
+    if (numerics) snprintf(c.numerics, sizeof c.numerics, "%s", numerics);
     int rc = 0;
     for (int r = to < 0 ? 1 : to; !rc && r < (to < 0 ? dist_size() : to + 1); r++)
         rc = dist_send(r, TAG_CMD, &c, sizeof c, err);
     return rc;
 }
 
-static int ranks_model_begin(int model_index, const char run_scope[65], xsa_error *err) {
-    return ranks_command(-1, CMD_MODEL, model_index, run_scope, err);
+static int ranks_model_begin(int model_index, const char run_scope[65], const char *numerics, xsa_error *err) {
+    return ranks_command(-1, CMD_MODEL, model_index, run_scope, numerics, err);
 }
 
-static int ranks_model_end(xsa_error *err) { return ranks_command(-1, CMD_MODEL_END, 0, NULL, err); }
+// The results are written: the other ranks drop their journals, and so does rank 0 for ranks
+// an earlier launch of the run had and this one has not.
+static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err) {
+    int rc = ranks_command(-1, CMD_MODEL_END, 0, NULL, NULL, err);
+    if (!rc && dist_size() > 1) journal_remove_ranks(dir, run_scope);
+    return rc;
+}
 
 // Each other rank's share of the requests (remote: those not in rank 0's journal), in order.
 static int shares_send(const struct task_work *w, const int *owner, const int *remote, int n_remote, xsa_error *err) {
@@ -560,7 +568,7 @@ static int shares_send(const struct task_work *w, const int *owner, const int *r
             if (owner[remote[i]] == r) idx[n++] = remote[i];
         struct sbuf b = {0};
         shard_pack_requests(w->req, idx, n, &b);
-        rc = ranks_command(r, CMD_SCORE, 0, NULL, err);
+        rc = ranks_command(r, CMD_SCORE, 0, NULL, NULL, err);
         if (!rc) rc = dist_send(r, TAG_REQS, b.s, b.n, err);
         sbuf_free(&b);
     }
@@ -646,25 +654,26 @@ static void worker_close(struct worker *wk, int success) {
     wk->have_jn = wk->open = 0;
 }
 
-// CMD_MODEL: the model, and this rank's journal beside rank 0's (its scope: rank 0's run
-// scope, this rank and the number of ranks), so that a rerun of the same launch resumes it.
+// CMD_MODEL: the model, and this rank's journal beside rank 0's (of rank 0's run scope), so
+// that a rerun of the same command resumes it.
 static int worker_open(struct worker *wk, const struct rank_cmd *c, xsa_error *err) {
     const struct run_options *opt = wk->opt;
-    if (c->model < 0 || c->model >= opt->n_models || memchr(c->run_scope, 0, sizeof c->run_scope) == NULL)
+    if (c->model < 0 || c->model >= opt->n_models || !memchr(c->run_scope, 0, sizeof c->run_scope) ||
+        !memchr(c->numerics, 0, sizeof c->numerics))
         return xsa_fail(err, XSA_ERUNTIME, "rank 0 sent a malformed model command (were all ranks started from the "
                         "same xsa-eval binary and command line?)");
-    char names[RUN_MAX_MODELS][256], dir[4096], model_scope[65], unused[65], rank_scope[65];
+    char names[RUN_MAX_MODELS][256], dir[4096], no_cache[65] = "";
     model_names(opt, names);
     int rc = open_model(opt, opt->models[c->model], opt->hub[c->model], names[c->model], &wk->mr, &wk->r, err);
     wk->open = 1;
-    if (!rc) rc = journal_scopes(&wk->mr.m, wk->mr.be.numerics, "", model_scope, unused, err);
-    struct sbuf b = {0};
-    sbuf_printf(&b, "xsa-eval rank journal 1\nrank %d of %d\nrun %s\n", dist_rank(), dist_size(), c->run_scope);
-    if (!rc) rc = sha256_hex(b.s, b.n, rank_scope, err);
-    sbuf_free(&b);
+    // Other kernels (another CPU, a forced XSA_CPU_*) could score other last bits.
+    if (!rc && strcmp(wk->mr.be.numerics, c->numerics))
+        rc = xsa_fail(err, XSA_EBADINPUT, "this rank's backend computes as \"%s\" but rank 0's as \"%s\", so their "
+                      "scores could differ in the last bits; give every rank the same kernels (XSA_CPU_GEMM, "
+                      "XSA_CPU_ATTN) or the same kind of machine", wk->mr.be.numerics, c->numerics);
     snprintf(dir, sizeof dir, "%s/%s", opt->output, names[c->model]);
     if (!rc) rc = file_mkdirs(dir, "choose a writable --output folder", err);
-    if (!rc) rc = journal_open(&wk->jn, dir, NULL, model_scope, rank_scope, opt->resume, 1, err);
+    if (!rc) rc = journal_open(&wk->jn, dir, NULL, no_cache, c->run_scope, dist_rank(), opt->resume, 1, err);
     wk->have_jn = !rc;
     if (!rc && wk->jn.have_journal && wk->jn.journal.n && !opt->quiet)
         fprintf(stderr, "xsa-eval: rank %d: resuming from %s: %zu requests already scored\n", dist_rank(),
@@ -757,7 +766,7 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         rc = run_worker(&o, err);
     } else if (!rc) {
         rc = run_pipeline(&o, err);
-        if (!rc) rc = ranks_command(-1, CMD_QUIT, 0, NULL, err);
+        if (!rc) rc = ranks_command(-1, CMD_QUIT, 0, NULL, NULL, err);
     }
     if (rc) return dist_fail(rc, err->msg);  // ends every rank
     dist_stop();

@@ -122,11 +122,20 @@ for f in "$TMP"/fail/*/*.pending.*; do
     p=${f##*.}
     for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
 done
-# The rerun of the same launch: rank 1 resumes from its own journal; outputs as one process's.
-out=$(env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 3 "$XSA_BIN" "${LOUD[@]}" \
+# The rerun, with 2 ranks instead of 3: rank 1 resumes from its own journal (a record answers
+# for its tokens wherever they are dealt); outputs as one process's; rank 2's journal is gone too.
+out=$(env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 2 "$XSA_BIN" "${LOUD[@]}" \
       --output "$TMP/fail" 2>&1) || fail rank_resume "exit $?: $(echo "$out" | tail -3)"
 echo "$out" | grep -q "rank 1: resuming from .*: [1-9][0-9]* requests already scored" && pass rank_resume_from_own_journal ||
     fail rank_resume_from_own_journal "no resume message from rank 1: $(echo "$out" | grep -i resum | head -3)"
 msg=$(same_outputs "$TMP/f1" "$TMP/fail") && pass rank_resume_byte_identical || fail rank_resume_byte_identical "$msg"
+
+# Ranks whose kernels differ (here rank 1 forced to the scalar ones) could score other last
+# bits: refused, exit 2, naming both kernels.
+out=$(timeout 60 env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 1 "$XSA_BIN" "${FIX[@]}" --output "$TMP/mix" : \
+      -np 1 -x XSA_CPU_GEMM=scalar -x XSA_CPU_ATTN=scalar "$XSA_BIN" "${FIX[@]}" --output "$TMP/mix" 2>&1); rc=$?
+if [ $rc -eq 2 ] && echo "$out" | grep -q "rank 1 of 2: this rank's backend computes as .* but rank 0's as"; then
+    pass mixed_kernels_refused
+else fail mixed_kernels_refused "exit $rc: $(echo "$out" | grep -m2 xsa-eval)"; fi
 
 finish
