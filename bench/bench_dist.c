@@ -16,6 +16,7 @@
 
 #include "bench/random_checkpoint.h"
 #include "common/fileio.h"
+#include "common/xalloc.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -78,8 +79,8 @@ int main(int argc, char **argv) {
     char launcher[256];
     snprintf(launcher, sizeof launcher,
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none -np %d", ranks);
-    double *t1 = calloc((size_t)reps, sizeof *t1), *ta = calloc((size_t)reps, sizeof *ta),
-           *tn_ = calloc((size_t)reps, sizeof *tn_);
+    double *t1 = xsa_calloc((size_t)reps, sizeof *t1), *ta = xsa_calloc((size_t)reps, sizeof *ta),
+           *tn_ = xsa_calloc((size_t)reps, sizeof *tn_);
     for (int r = 0; r < reps && !rc; r++) {  // alternating, so that a busy moment hits every side
         t1[r] = timed_run("", "--threads 1", dir, data, limit, "1");
         ta[r] = timed_run("", "", dir, data, limit, "A");

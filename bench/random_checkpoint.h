@@ -11,6 +11,7 @@
 
 #include "common/fileio.h"
 #include "common/vec.h"
+#include "common/xalloc.h"
 #include "tests/random_model.h"
 
 enum { C = 512, L = 8, F = 1408, V = 1024 };
@@ -38,8 +39,7 @@ static int random_checkpoint_write(const char *dir, int bf16, xsa_error *err) {
                 bf16 ? "BF16" : "F32", C, off, off + (size_t)C * es);
     while ((8 + h.n) % 8) sbuf_append(&h, " ", 1);
     size_t bytes = 8 + h.n + total;
-    unsigned char *buf = malloc(bytes);
-    if (!buf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    unsigned char *buf = xsa_malloc(bytes);
     for (int i = 0; i < 8; i++) buf[i] = (unsigned char)((uint64_t)h.n >> (8 * i));
     memcpy(buf + 8, h.s, h.n);
     uint64_t seed = 42;
