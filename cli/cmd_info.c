@@ -10,7 +10,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
@@ -18,14 +18,15 @@ static const struct cli_flag flags[] = {
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
+    {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--json] [--config FILE]", NULL,
-                                       flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--config FILE] [--json] | --version",
+                                       NULL, flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
     const char *model, *xsa, *config;
-    int json;
+    int json, version;
 };
 
 static int on_flag(void *ctx, int key, const char *v) {
@@ -34,6 +35,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     else if (key == F_MODEL) a->model = v;
     else if (key == F_XSA) a->xsa = v;
     else if (key == F_CONFIG) a->config = v;
+    else if (key == F_VERSION) a->version = 1;
     else a->json = 1;
     return 0;
 }
@@ -146,6 +148,7 @@ int cmd_info(int argc, char **argv) {
     struct info_args a = {0};
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
     if (rc) return rc < 0 ? 0 : rc;
+    if (a.version) return cli_print_version();
     const char *model_path = a.model, *xsa_spec = a.xsa;
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");
