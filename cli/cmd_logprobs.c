@@ -20,9 +20,10 @@
 struct logprobs_args {
     const char *model, *tokens, *text, *xsa, *device, *tokenizer, *dtype;
     int threads;
+    struct hub_fetch_options hub;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_OFFLINE, F_QUIET };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
@@ -33,6 +34,8 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
+    {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
+    {"quiet", F_QUIET, NULL, "no download progress or notes"},
 };
 
 static const struct cli_command cmd = {
@@ -56,6 +59,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_DEVICE: a->device = v; break;
     case F_DTYPE: a->dtype = v; break;
     case F_TOKENIZER: a->tokenizer = v; break;
+    case F_OFFLINE: a->hub.offline = 1; break;
+    case F_QUIET: a->hub.quiet = 1; break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;
@@ -69,7 +74,7 @@ static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
     if (rc) return rc;
     if (!a->model) return fail_usage("--model PATH is required", NULL);
     static struct hub_model hub;  // a->model may point into it
-    if ((rc = cli_model_path(&cmd, &a->model, &hub, NULL))) return rc;
+    if ((rc = cli_model_path(&cmd, &a->model, &a->hub, &hub, NULL))) return rc;
     if (!a->tokens == !a->text) return fail_usage("give exactly one of --tokens 1,2,3 or --text STR", NULL);
     if (a->tokenizer && !a->text) return fail_usage("--tokenizer only applies with --text", NULL);
     return 0;

@@ -30,6 +30,19 @@ struct http_options {
 // Unset or empty: the default; anything else outside those ranges is XSA_EBADINPUT naming it.
 int http_options_default(struct http_options *o, xsa_error *err);
 
+// What the Hugging Face Hub says about a file in its headers (huggingface_hub's get_hf_file_metadata),
+// from any response of the redirect chain (the Hub's own answer carries them, the CDN's does not);
+// empty strings and -1 when absent.
+struct http_hub_headers {
+    char etag[130];            // ETag, as sent (quotes and W/ included)
+    char linked_etag[130];     // X-Linked-Etag: an LFS file's sha256
+    long long linked_size;     // X-Linked-Size: an LFS file's size
+    long long content_length;  // Content-Length of the last response
+    char location[2048];       // Location of the last 3xx
+    char error_code[64];       // X-Error-Code (RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo)
+    char error_message[200];   // X-Error-Message
+};
+
 struct http_request {
     const char *url;           // in
     const char *dest_path;     // NULL: body kept in memory; else streamed to dest_path + ".part",
@@ -40,12 +53,20 @@ struct http_request {
     long units;                // rows this request brings, for the progress bar
     int gzip;                  // ask for compressed transfer (memory bodies only)
     size_t max_bytes;          // refuse a body (decompressed) larger than this; 0: the client's max_body_bytes
+    const char *part_path;     // file mode: where the bytes go while they arrive; NULL: dest_path + ".part".
+                               // It may equal dest_path: the file then keeps that name (the caller checks
+                               // it and renames it itself)
+    const char *bearer_token;  // sent as "Authorization: Bearer ..." to the URL's host only: libcurl never
+                               // forwards it on a redirect to another host
+    int head;                  // HEAD: headers only (memory mode, no body)
+    int no_redirect;           // a 3xx is an answer (status, hub.location), not followed
     // out
     char *body;                // (len + 1) malloc'd, NUL-terminated; memory mode only
     size_t len;
     long status;               // last HTTP status
     int tries;                 // attempts made
     char revision[64];         // X-Repo-Commit header of any response in the redirect chain (Hugging Face)
+    struct http_hub_headers hub;
 };
 
 struct http_client;
