@@ -26,7 +26,7 @@ struct logprobs_args {
 enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_OFFLINE, F_QUIET };
 
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
+    {"model", F_MODEL, "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"tokens", F_TOKENS, "1,2,3", "the token ids to score (at least 2)"},
     {"text", F_TEXT, "STR", "text encoded with the checkpoint's tokenizer (or --tokenizer)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},

@@ -16,7 +16,7 @@ enum {
 };
 
 static const struct cli_flag flags[] = {
-    {"model", 'm', "PATH", "checkpoint (twice: two models, then their comparison)"},
+    {"model", 'm', "PATH", "checkpoint, or a Hub repo id ORG/NAME[@REV] (fetched into the Hugging Face cache); twice: two models, then their comparison"},
     {"tasks", 't', "LIST", "names and groups: all (nine tasks), paper (the XSA paper's eight), arc_easy,..."},
     {"device", 'd', "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},

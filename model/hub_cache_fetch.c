@@ -150,6 +150,7 @@ static int hub_get(struct fetch *f, struct http_request *r, int retries, const c
     rc = http_fetch(c, r, 1, NULL, &e);
     http_client_free(c);
     *net = rc && (r->status == 0 || r->status == 429 || r->status >= 500);
+    if (rc) http_requests_free(r, 1);
     return rc ? hub_http_fail(f, r, what, &e, err) : 0;
 }
 

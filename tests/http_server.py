@@ -333,9 +333,9 @@ class Handler(BaseHTTPRequestHandler):
 # Every answer of the Hub carries X-Repo-Commit. Revisions: main, v1.0 and the commit (default: the
 # sha1 of ORG/NAME); others are 404 RevisionNotFound; an unknown repo is 404 RepoNotFound. A repo
 # named ORG/gated-* answers resolve with 401 GatedRepo without a token, 403 GatedRepo with a token
-# other than "hf_granted". Model faults: cdncut (the first <count> CDN answers stop halfway with a
+# other than "hf_granted"; the token "hf_invalid" is refused (401, invalid credentials). Model faults: cdncut (the first <count> CDN answers stop halfway with a
 # reset), cdnslow (CDN bodies trickle for about 2 s), corrupt (the CDN flips one byte of every body),
-# renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
+# badetag (a regular file's ETag is "../../evil"), renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
 # a renamed repo). Each request is logged as {"hub": path, "method", "host", "auth", "range"}.
 MODEL_REPOS = {}    # "org/name" -> {"dir", "commit", "files": {name: bytes}}
 MODEL_HITS = {}     # (prefix, fault) -> CDN requests seen
@@ -463,6 +463,8 @@ def model_hub(h, prefix, fault, count, rest, head):
     name = unquote("/".join(p[4:]))
     if fault == "renamed" and "renamed=1" not in rest:
         return model_send(h, 307, b"", {"Location": "/%s/%s?renamed=1" % (prefix, rest), "X-Repo-Commit": commit}, head)
+    if auth == "Bearer hf_invalid":
+        return model_error(h, 401, "", "Invalid credentials in Authorization header", head, commit)
     if p[1].startswith("gated-") and auth != "Bearer hf_granted":
         if auth is None:
             return model_error(h, 401, "GatedRepo", "Access to model %s is restricted. You must have access to it and "
@@ -477,6 +479,8 @@ def model_hub(h, prefix, fault, count, rest, head):
         loc = "http://localhost:%d/%s/cdn-lfs/%s?X-Amz-Signature=fake" % (h.server.server_address[1], prefix, lfs)
         return model_send(h, 302, b"", {"Location": loc, "X-Repo-Commit": commit, "X-Linked-Etag": '"%s"' % lfs,
                                         "X-Linked-Size": str(len(data)), "ETag": '"%s"' % git}, head)
+    if fault == "badetag":
+        git = "../../evil"
     return model_send(h, 200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": commit,
                                      "ETag": '"%s"' % git, "Accept-Ranges": "bytes"}, head)
 

@@ -18,9 +18,16 @@ export HF_TOKEN_PATH=$TMP/no-token
 C=0123456789abcdef0123456789abcdef01234567
 P=tests/fixtures/parity/models/llama_sp_xsa
 S=tests/fixtures/models/gpt2_tiny_sharded
+T=tests/fixtures/torch/gpt2_sharded_bin
+# A repo with more than the loader reads; one whose index names a shard outside the snapshot.
+mkdir -p "$TMP/extra/sub" "$TMP/evil"
+cp $P/* "$TMP/extra/" && cp tests/fixtures/torch/gpt2_bin/pytorch_model.bin "$TMP/extra/"
+echo "# card" >"$TMP/extra/README.md" && echo '{}' >"$TMP/extra/tokenizer_config.json" && echo x >"$TMP/extra/sub/notes.txt"
+cp $S/config.json "$TMP/evil/" && echo '{"weight_map": {"w": "../../../evil.safetensors"}}' >"$TMP/evil/model.safetensors.index.json"
 python3 "$HERE/http_server.py" --port-file "$TMP/port" --log "$TMP/log" --lifetime 120 \
     --model-repo "xsa-eval/tiny-llama=$P@$C" --model-repo "xsa-eval/gated-llama=$P" \
-    --model-repo "xsa-eval/sharded=$S" 2>"$TMP/err" &
+    --model-repo "xsa-eval/sharded=$S" --model-repo "xsa-eval/torch-sharded=$T" \
+    --model-repo "xsa-eval/extra=$TMP/extra" --model-repo "xsa-eval/evil=$TMP/evil" 2>"$TMP/err" &
 SERVER_PIDS=$!
 for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 [ -s "$TMP/port" ] || { fail server "did not start: $(cat "$TMP/err")"; finish; exit; }
@@ -41,6 +48,13 @@ else fail layout_as_huggingface_hub "$(diff <(tree "$R") <(tree tests/fixtures/h
 ls "$TMP/hub/.locks/models--xsa-eval--tiny-llama/"*.lock >/dev/null 2>&1 && pass locks_as_huggingface_hub || fail locks_as_huggingface_hub "no .locks"
 [ "$(n_log '"host": "localhost", "auth": false')" -ge 1 ] && [ "$(n_log '"auth": true')" -eq 0 ] && pass lfs_from_cdn \
     || fail lfs_from_cdn "no CDN request, or a token sent without one"
+
+# On a terminal, a progress bar per file (script(1) gives the command one).
+if command -v script >/dev/null; then
+    script -qec "env HF_HUB_CACHE='$TMP/tty' HF_ENDPOINT='$B/m/ok/0' '$XSA_BIN' info --model xsa-eval/tiny-llama" /dev/null >"$TMP/tty.out" 2>&1
+    grep -qaE $'\rmodel.safetensors +281.3 kB +[0-9.]+ [kMG]?B/s' "$TMP/tty.out" && pass progress_bar_on_tty \
+        || fail progress_bar_on_tty "$(head -c 300 "$TMP/tty.out")"
+else skip progress_bar_on_tty "no script(1)"; fi
 
 # Cached: a branch costs one API request, a commit none.
 n0=$(n_log '"hub"')
@@ -96,6 +110,8 @@ expect_exit gated_no_token 3 "HTTP 401: xsa-eval/gated-llama is a gated repo and
     X m/ok/0 info --model xsa-eval/gated-llama
 expect_exit gated_wrong_token 3 "HTTP 403: xsa-eval/gated-llama is a gated repo and this token has no access to it" -- \
     env HF_TOKEN=hf_other HF_HUB_CACHE="$TMP/hub" HF_ENDPOINT="$B/m/ok/0" "$XSA_BIN" info --model xsa-eval/gated-llama
+expect_exit invalid_token 3 "HTTP 401: the Hub refused the token \(HF_TOKEN or the token file\): invalid credentials" -- \
+    env HF_TOKEN=hf_invalid HF_HUB_CACHE="$TMP/hub" HF_ENDPOINT="$B/m/ok/0" "$XSA_BIN" info --model xsa-eval/gated-llama
 [ ! -e "$TMP/hub/models--xsa-eval--gated-llama/snapshots" ] && pass gated_nothing_cached || fail gated_nothing_cached "files were cached"
 n0=$(n_log '"auth": true')
 expect_exit gated_token 0 "^weights sha256 $sha" -- \
@@ -114,6 +130,25 @@ expect_exit hf_home_cache_and_token 0 "^model +$TMP/home/hub/models--xsa-eval--g
 expect_exit sharded 0 "^weights sha256 $(sha_of $S)" -- X m/ok/0 info --model xsa-eval/sharded
 [ "$(ls "$TMP/hub/models--xsa-eval--sharded/snapshots/"*/ | grep -c safetensors)" -eq 4 ] && pass sharded_files \
     || fail sharded_files "$(ls "$TMP/hub/models--xsa-eval--sharded/snapshots/"*/)"
+expect_exit torch_sharded 0 "^weights sha256 $(sha_of $T)" -- X m/ok/0 info --model xsa-eval/torch-sharded
+expect_exit only_what_the_loader_reads 0 "^weights sha256 $sha" -- X m/ok/0 info --model xsa-eval/extra
+got=$(ls "$TMP/hub/models--xsa-eval--extra/snapshots/"*/ | tr '\n' ' ')
+[ "$got" = "config.json model.safetensors tokenizer.json " ] && [ "$(n_log '"hub": "xsa-eval/extra/resolve/.*pytorch_model.bin')" -eq 0 ] \
+    && pass safetensors_preferred || fail safetensors_preferred "snapshot holds: $got"
+expect_exit shard_outside_snapshot 2 "weight_map\['w'\] is not a plain file name" -- X m/ok/0 info --model xsa-eval/evil
+[ ! -e "$TMP/evil.safetensors" ] && [ ! -e "$TMP/hub/evil.safetensors" ] && pass shard_outside_nothing_written \
+    || fail shard_outside_nothing_written "a file was written outside the snapshot"
+expect_exit bad_etag_refused 3 "no usable ETag or X-Linked-Etag \(got '\"\.\./\.\./evil\"'\)" -- \
+    env HF_HUB_CACHE="$TMP/be" HF_ENDPOINT="$B/m/badetag/0" "$XSA_BIN" info --model xsa-eval/tiny-llama
+[ -z "$(ls -A "$TMP/be/models--xsa-eval--tiny-llama/blobs" 2>/dev/null)" ] && pass bad_etag_nothing_written || fail bad_etag_nothing_written "blobs written"
+
+# The cache huggingface_hub made (tests/fixtures/hf_hub): a branch costs the API request only, no file.
+cp -r tests/fixtures/hf_hub "$TMP/made"
+n0=$(n_log '"hub"')
+expect_exit hf_made_cache 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/made" HF_ENDPOINT="$B/m/ok/0" \
+    "$XSA_BIN" info --model xsa-eval/tiny-llama
+[ $(($(n_log '"hub"') - n0)) -eq 1 ] && [ "$(tail -1 "$TMP/log" | grep -c api/models)" -eq 1 ] && pass hf_made_cache_no_file_request \
+    || fail hf_made_cache_no_file_request "$(($(n_log '"hub"') - n0)) requests"
 expect_exit relative_redirect 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/ren" HF_ENDPOINT="$B/m/renamed/0" \
     "$XSA_BIN" info --model xsa-eval/tiny-llama
 
