@@ -149,6 +149,10 @@ expect_exit hf_made_cache 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/mad
     "$XSA_BIN" info --model xsa-eval/tiny-llama
 [ $(($(n_log '"hub"') - n0)) -eq 1 ] && [ "$(tail -1 "$TMP/log" | grep -c api/models)" -eq 1 ] && pass hf_made_cache_no_file_request \
     || fail hf_made_cache_no_file_request "$(($(n_log '"hub"') - n0)) requests"
+n0=$(n_log '"hub"')
+expect_exit hf_made_cache_commit 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/made" HF_ENDPOINT="$B/m/ok/0" \
+    "$XSA_BIN" info --model xsa-eval/tiny-llama@$C
+[ "$(n_log '"hub"')" -eq "$n0" ] && pass hf_made_cache_commit_no_request || fail hf_made_cache_commit_no_request "requests were made"
 expect_exit relative_redirect 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/ren" HF_ENDPOINT="$B/m/renamed/0" \
     "$XSA_BIN" info --model xsa-eval/tiny-llama
 
@@ -182,6 +186,21 @@ expect_exit cut_resumed_next_run 0 "resuming a partial download" -- env HF_HUB_C
     && [ -z "$(ls "$TMP/cut2/models--xsa-eval--tiny-llama/blobs/"*.incomplete 2>/dev/null)" ] \
     && cmp -s "$TMP/cut2/models--xsa-eval--tiny-llama/snapshots/$C/model.safetensors" $P/model.safetensors \
     && pass cut_resume_complete || fail cut_resume_complete "not resumed by Range from $part, or the file differs"
+
+# A process killed mid-download: the next run resumes from the bytes it left.
+env HF_HUB_CACHE="$TMP/kill" HF_ENDPOINT="$B/kill/cdnslow/0" "$XSA_BIN" info --model xsa-eval/tiny-llama >/dev/null 2>&1 &
+kp=$!
+for _ in $(seq 100); do
+    inc=$(ls "$TMP/kill/models--xsa-eval--tiny-llama/blobs/"*.incomplete 2>/dev/null)
+    [ -n "$inc" ] && [ "$(stat -c %s "$inc")" -gt 50000 ] && break; sleep 0.05
+done
+kill -9 $kp 2>/dev/null; wait $kp 2>/dev/null
+part=$(stat -c %s "$inc" 2>/dev/null || echo 0)
+expect_exit killed_resumed 0 "resuming a partial download" -- env HF_HUB_CACHE="$TMP/kill" HF_ENDPOINT="$B/kill/ok/0" \
+    "$XSA_BIN" info --model xsa-eval/tiny-llama
+[ "$part" -gt 0 ] && [ "$(n_log "\"hub\": \"cdn-lfs/.*\"range\": \"bytes=$part-\"")" -ge 1 ] \
+    && cmp -s "$TMP/kill/models--xsa-eval--tiny-llama/snapshots/$C/model.safetensors" $P/model.safetensors \
+    && pass killed_resume_by_range || fail killed_resume_by_range "partial $part bytes; not resumed from there, or the file differs"
 
 # Two processes at once: the second waits on the blob's lock, the weights are fetched once.
 n0=$(n_log 'cdn-lfs/f1f2a9e2.*"method": "GET"')
