@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --model org/name[@revision] downloaded into the Hugging Face cache from the loopback fake Hub
 # of tests/http_server.py (--model-repo): the cache is laid out byte for byte as the fixture
-# tests/fixtures/hf_hub that huggingface_hub's scan_cache_dir checked (tools/check_hub_download.py
+# tests/fixtures/hf_hub that huggingface_hub's scan_cache_dir checked (tools/references/check_hub_download.py
 # also compares it with huggingface_hub's own snapshot_download); scores as the folder; the token
 # only to the Hub, never to the CDN; gated, missing repo and revision; offline; the Hub down with
 # and without a cached copy; a corrupted download refused and a damaged blob replaced; a cut
