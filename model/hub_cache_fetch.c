@@ -168,7 +168,7 @@ static int sibling_has(void *ctx, const char *name) { return sibling(ctx, name) 
 // The size the listing gives a file (-1 when it does not).
 static long long sibling_size(struct fetch *f, const char *name) {
     cJSON *sz = cJSON_GetObjectItemCaseSensitive(sibling(f, name), "size");
-    return cJSON_IsNumber(sz) && sz->valuedouble >= 0 ? (long long)sz->valuedouble : -1;
+    return cJSON_IsNumber(sz) && sz->valuedouble >= 0 && sz->valuedouble < 9e18 ? (long long)sz->valuedouble : -1;
 }
 
 // The revision's commit and file list: GET /api/models/{repo}/revision/{rev}?blobs=true.
@@ -199,7 +199,7 @@ static int normalize_etag(const char *raw, char *out, size_t n) {
     while (*raw == 'W' || *raw == '/') raw++;
     size_t k = strlen(raw);
     while (k && raw[k - 1] == '"') k--;
-    while (*raw == '"') raw++, k--;
+    while (k && *raw == '"') raw++, k--;
     if (k == 0 || k >= n || k > 128) return -1;
     for (size_t i = 0; i < k; i++)
         if (!isalnum((unsigned char)raw[i]) && raw[i] != '-' && raw[i] != '_') return -1;
@@ -248,6 +248,10 @@ static int file_metadata(struct fetch *f, const char *name, struct file_meta *fm
         return xsa_fail(err, XSA_ERUNTIME, "%s: no X-Linked-Size or Content-Length, so the download cannot be checked", what);
     if (r.status >= 300 && !h->location[0])
         return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP %ld without a Location", what, r.status);
+    // The bytes are fetched from the location itself, so the client's https-only redirect rule is kept here.
+    if (r.status >= 300 && !strncasecmp(url, "https:", 6) && strncasecmp(h->location, "https:", 6))
+        return xsa_fail(err, XSA_ERUNTIME, "%s: a redirect from https to %.100s was refused (only https may follow https)",
+                        what, h->location);
     snprintf(fm->location, sizeof fm->location, "%s", r.status >= 300 ? h->location : url);
     return 0;
 }

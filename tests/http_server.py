@@ -326,7 +326,7 @@ class Handler(BaseHTTPRequestHandler):
 #   GET      api/models/ORG/NAME/revision/REV  model info: sha, siblings (rfilename, size, blobId, lfs)
 #   GET      api/models/ORG/NAME/tree/REV      the file list huggingface_hub's snapshot_download reads
 #   GET|HEAD ORG/NAME/resolve/REV/FILE         a regular file: 200, ETag = its git blob sha1; an LFS file
-#            (*.safetensors, *.bin, *.model): 302 to http://localhost:PORT/<prefix>/cdn-lfs/<sha256>
+#            (*.safetensors, *.bin, *.model): 302 to http(s)://localhost:PORT/<prefix>/cdn-lfs/<sha256>
 #            (another host name, so no token may follow) with X-Linked-Etag (the sha256) and X-Linked-Size
 #   GET      cdn-lfs/SHA256                    the bytes (Range honoured); 400 when an Authorization
 #            header arrives (the token must stay with the Hub)
@@ -335,7 +335,8 @@ class Handler(BaseHTTPRequestHandler):
 # named ORG/gated-* answers resolve with 401 GatedRepo without a token, 403 GatedRepo with a token
 # other than "hf_granted"; the token "hf_invalid" is refused (401, invalid credentials). Model faults: cdncut (the first <count> CDN answers stop halfway with a
 # reset), cdnslow (CDN bodies trickle for about 2 s), corrupt (the CDN flips one byte of every body),
-# badetag (a regular file's ETag is "../../evil"), renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
+# badetag (a regular file's ETag is "../../evil"), downgrade (with --tls, the CDN location is
+# plain http), renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
 # a renamed repo). Each request is logged as {"hub": path, "method", "host", "auth", "range"}.
 MODEL_REPOS = {}    # "org/name" -> {"dir", "commit", "files": {name: bytes}}
 MODEL_HITS = {}     # (prefix, fault) -> CDN requests seen
@@ -476,7 +477,8 @@ def model_hub(h, prefix, fault, count, rest, head):
         return model_error(h, 404, "EntryNotFound", "%s does not exist on \"%s\"" % (name, rev), head, commit)
     git, lfs = model_meta(name, data)
     if lfs:
-        loc = "http://localhost:%d/%s/cdn-lfs/%s?X-Amz-Signature=fake" % (h.server.server_address[1], prefix, lfs)
+        scheme = "https" if ARGS.tls and fault != "downgrade" else "http"
+        loc = "%s://localhost:%d/%s/cdn-lfs/%s?X-Amz-Signature=fake" % (scheme, h.server.server_address[1], prefix, lfs)
         return model_send(h, 302, b"", {"Location": loc, "X-Repo-Commit": commit, "X-Linked-Etag": '"%s"' % lfs,
                                         "X-Linked-Size": str(len(data)), "ETag": '"%s"' % git}, head)
     if fault == "badetag":

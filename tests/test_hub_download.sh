@@ -156,6 +156,26 @@ expect_exit hf_made_cache_commit 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$
 expect_exit relative_redirect 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/ren" HF_ENDPOINT="$B/m/renamed/0" \
     "$XSA_BIN" info --model xsa-eval/tiny-llama
 
+# Over TLS: verified (--ca-bundle trusts the test's certificate), and never downgraded to http for the CDN.
+if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$TMP/key.pem" -out "$TMP/cert.pem" >/dev/null 2>&1; then
+    python3 "$HERE/http_server.py" --port-file "$TMP/tls.port" --log "$TMP/log" --lifetime 60 --tls "$TMP/cert.pem" "$TMP/key.pem" \
+        --model-repo "xsa-eval/tiny-llama=$P@$C" 2>"$TMP/tls.err" &
+    SERVER_PIDS="$SERVER_PIDS $!"
+    for _ in $(seq 100); do [ -s "$TMP/tls.port" ] && break; sleep 0.05; done
+    T=https://127.0.0.1:$(cat "$TMP/tls.port")
+    tls() { env HF_HUB_CACHE="$TMP/$1" HF_ENDPOINT="$T/$2" "$XSA_BIN" run --model xsa-eval/tiny-llama --tasks piqa --limit 2 \
+        --data-dir tests/fixtures/data --allow-data-change --device cpu --quiet --output "$TMP/o$1" --cache-dir "$TMP/c" "${@:3}"; }
+    expect_exit https_unverified_refused 3 "SSL certificate problem" -- tls tls1 m/ok/0
+    expect_exit https_ca_bundle 0 "" -- tls tls2 m/ok/0 --ca-bundle "$TMP/cert.pem"
+    cmp -s "$TMP/tls2/models--xsa-eval--tiny-llama/snapshots/$C/model.safetensors" $P/model.safetensors \
+        && pass https_download || fail https_download "no model downloaded over https"
+    expect_exit https_to_http_refused 3 "model.safetensors .*a redirect from https to http://localhost.* was refused" -- \
+        tls tls3 m/downgrade/0 --ca-bundle "$TMP/cert.pem"
+else
+    skip https "openssl cannot make a certificate"
+fi
+
 # A corrupted download is refused and leaves nothing; a damaged cached blob is replaced.
 expect_exit corrupt_refused 3 "model.safetensors: the download's sha256 is [0-9a-f]{64}, the Hub says f1f2a9e2.* nothing was kept" -- \
     env HF_HUB_CACHE="$TMP/bad" HF_ENDPOINT="$B/m/corrupt/0" "$XSA_BIN" info --model xsa-eval/tiny-llama
