@@ -417,6 +417,12 @@ static int fetch_file(struct fetch *f, const char *name, xsa_error *err) {
     struct file_meta fm;
     int rc = file_metadata(f, name, &fm, err);
     if (rc) return rc;
+    // The listing (the LFS oid and size) and the file's headers are two answers for one commit.
+    cJSON *oid = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sibling(f, name), "lfs"), "sha256");
+    if ((cJSON_IsString(oid) && strcmp(oid->valuestring, fm.etag)) || (want >= 0 && want != fm.size))
+        return xsa_fail(err, XSA_ERUNTIME, "%s@%s: %s: the Hub's file list says sha256 %.64s and %lld bytes, its file "
+                        "headers say %s and %lld bytes; nothing was downloaded; run again later", f->m->repo, f->m->commit,
+                        name, cJSON_IsString(oid) ? oid->valuestring : "-", want, fm.etag, fm.size);
     snprintf(blobs, sizeof blobs, "%s/blobs", f->m->repo_dir);
     snprintf(blob, sizeof blob, "%s/%s", blobs, fm.etag);
     if ((rc = file_mkdirs(blobs, "check that the Hugging Face cache folder is writable (HF_HUB_CACHE)", err))) return rc;

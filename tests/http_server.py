@@ -335,7 +335,7 @@ class Handler(BaseHTTPRequestHandler):
 # named ORG/gated-* answers resolve with 401 GatedRepo without a token, 403 GatedRepo with a token
 # other than "hf_granted"; the token "hf_invalid" is refused (401, invalid credentials). Model faults: cdncut (the first <count> CDN answers stop halfway with a
 # reset), cdnslow (CDN bodies trickle for about 2 s), corrupt (the CDN flips one byte of every body),
-# badetag (a regular file's ETag is "../../evil"), downgrade (with --tls, the CDN location is
+# badetag (a regular file's ETag is "../../evil"), badlisting (the API's LFS oids are zeros), downgrade (with --tls, the CDN location is
 # plain http), renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
 # a renamed repo). Each request is logged as {"hub": path, "method", "host", "auth", "range"}.
 MODEL_REPOS = {}    # "org/name" -> {"dir", "commit", "files": {name: bytes}}
@@ -456,7 +456,7 @@ def model_hub(h, prefix, fault, count, rest, head):
             git, lfs = model_meta(n, d)
             e = {"rfilename": n, "size": len(d), "blobId": git}
             if lfs:
-                e["lfs"] = {"size": len(d), "sha256": lfs, "pointerSize": 134}
+                e["lfs"] = {"size": len(d), "sha256": lfs if fault != "badlisting" else "0" * 64, "pointerSize": 134}
             sib.append(e)
         body = json.dumps({"id": repo_id, "modelId": repo_id, "sha": commit, "private": False,
                            "gated": "auto" if p[3].startswith("gated-") else False, "siblings": sib}).encode()

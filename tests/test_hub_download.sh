@@ -184,6 +184,8 @@ left=$(ls "$TMP/bad/models--xsa-eval--tiny-llama/blobs" | grep -c f1f2a9e2; ls "
 config.json
 tokenizer.json" ] && [ ! -e "$TMP/bad/models--xsa-eval--tiny-llama/refs/main" ] && pass corrupt_nothing_kept \
     || fail corrupt_nothing_kept "left: $left"
+expect_exit listing_disagrees 3 "model.safetensors: the Hub's file list says sha256 0{64} and 281312 bytes, its file headers say f1f2a9e2" -- \
+    env HF_HUB_CACHE="$TMP/bl" HF_ENDPOINT="$B/m/badlisting/0" "$XSA_BIN" info --model xsa-eval/tiny-llama
 blob=$(readlink -f "$R/snapshots/$C/model.safetensors")
 truncate -s 1000 "$blob"
 expect_exit damaged_blob_replaced 0 "the blob is damaged; fetching it again" -- X m/ok/0 info --model xsa-eval/tiny-llama
