@@ -37,7 +37,6 @@ struct fetch {
     char token[4096];          // "" when none
     cJSON *siblings;           // the API's file list (owned by `info`)
     cJSON *info;
-    int downloaded;            // files fetched (not already cached)
 };
 
 // huggingface_hub's constants._is_true.
@@ -131,8 +130,8 @@ static int hub_http_fail(struct fetch *f, const struct http_request *r, const ch
     if (r->status == 404 && !strcmp(h->error_code, "EntryNotFound"))
         return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP 404: the file is not in %s at commit %s", what, repo, f->m->commit);
     if (r->status == 404)
-        return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP 404: no model repo %s at %s; check the id (org/name)", what, repo,
-                        f->endpoint);
+        return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP 404: no model repo %s at %s, and no such local path either; check "
+                        "the path or the id (org/name)", what, repo, f->endpoint);
     return xsa_fail(err, XSA_ERUNTIME, "%s: %s", what, e->msg);
 }
 
@@ -388,7 +387,6 @@ static int download_blob(struct fetch *f, const char *name, const struct file_me
     *strrchr(dir, '/') = '\0';
     if (rename(part, blob) != 0)
         return xsa_fail(err, XSA_ERUNTIME, "%s: cannot rename to %s: %s", part, blob, strerror(errno));
-    f->downloaded++;
     return file_sync_dir(dir, err);
 }
 

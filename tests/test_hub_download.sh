@@ -103,7 +103,7 @@ expect_exit hub_down_uncached 3 "the Hub cannot be reached and the cache has no 
 expect_exit hub_error_cached 0 "using the cached commit" -- X m/500/99 info --model xsa-eval/tiny-llama
 
 # 404s and gated repos: one line naming the repo and what to do, exit 3.
-expect_exit no_such_repo 3 "HTTP 404: no model repo xsa-eval/nothing at $B/m/ok/0; check the id" -- \
+expect_exit no_such_repo 3 "HTTP 404: no model repo xsa-eval/nothing at $B/m/ok/0, and no such local path either" -- \
     X m/ok/0 info --model xsa-eval/nothing
 expect_exit no_such_revision 3 "HTTP 404: xsa-eval/tiny-llama has no revision 'nope'" -- X m/ok/0 info --model xsa-eval/tiny-llama@nope
 expect_exit gated_no_token 3 "HTTP 401: xsa-eval/gated-llama is a gated repo and no token was sent; accept its licence at $B/m/ok/0/xsa-eval/gated-llama and set HF_TOKEN" -- \
@@ -212,9 +212,9 @@ expect_exit cut_resumed_next_run 0 "resuming a partial download" -- env HF_HUB_C
 # A process killed mid-download: the next run resumes from the bytes it left.
 env HF_HUB_CACHE="$TMP/kill" HF_ENDPOINT="$B/kill/cdnslow/0" "$XSA_BIN" info --model xsa-eval/tiny-llama >/dev/null 2>&1 &
 kp=$!
+inc=$TMP/kill/models--xsa-eval--tiny-llama/blobs/f1f2a9e27d920fef125e61f2de2d4e529d9d47b5ed96ffe70f8f068437282071.incomplete
 for _ in $(seq 100); do
-    inc=$(ls "$TMP/kill/models--xsa-eval--tiny-llama/blobs/"*.incomplete 2>/dev/null)
-    [ -n "$inc" ] && [ "$(stat -c %s "$inc")" -gt 50000 ] && break; sleep 0.05
+    [ "$(stat -c %s "$inc" 2>/dev/null || echo 0)" -gt 50000 ] && break; sleep 0.05
 done
 kill -9 $kp 2>/dev/null; wait $kp 2>/dev/null
 part=$(stat -c %s "$inc" 2>/dev/null || echo 0)
@@ -232,6 +232,6 @@ sleep 0.5
 env HF_HUB_CACHE="$TMP/two" HF_ENDPOINT="$B/two/cdnslow/0" "$XSA_BIN" info --model xsa-eval/tiny-llama >"$TMP/two2" 2>&1; echo $? >>"$TMP/two2"
 wait $p1
 if [ "$(tail -1 "$TMP/two1")$(tail -1 "$TMP/two2")" = 00 ] && [ $(($(n_log 'cdn-lfs/f1f2a9e2.*"method": "GET"') - n0)) -eq 1 ] \
-    && grep -q "another process is downloading model.safetensors; waiting" "$TMP/two2"; then pass lock_one_download
+    && cat "$TMP/two1" "$TMP/two2" | grep -q "another process is downloading model.safetensors; waiting"; then pass lock_one_download
 else fail lock_one_download "$(cat "$TMP/two1" "$TMP/two2" | head -8)"; fi
 finish
