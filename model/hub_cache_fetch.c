@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +489,19 @@ static int fetch_snapshot(struct fetch *f, xsa_error *err) {
     return rc ? rc : write_ref(f, err);
 }
 
+// Adds to the message already in err (xsa_fail keeps the first one only); the tail survives a long message.
+static void err_extend(xsa_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void err_extend(xsa_error *err, const char *fmt, ...) {
+    char tail[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tail, sizeof tail, fmt, ap);
+    va_end(ap);
+    size_t keep = sizeof err->msg - 1 - strlen(tail);
+    if (strlen(err->msg) > keep) err->msg[keep] = '\0';
+    strcat(err->msg, tail);
+}
+
 int hub_fetch(const char *arg, const struct hub_fetch_options *o, struct hub_model *out, xsa_error *err) {
     int rc = hub_parse_id(arg, out, err);
     if (rc) return rc;
@@ -520,13 +534,10 @@ int hub_fetch(const char *arg, const struct hub_fetch_options *o, struct hub_mod
         *out = cached;
         rc = 0;
     } else if (rc && net) {
-        char why[1024];
-        snprintf(why, sizeof why, "%s", err->msg);
-        xsa_error_clear(err);
-        xsa_fail(err, XSA_ERUNTIME, "%s; the Hub cannot be reached and the cache has no copy (%s); check the network or "
-                 "HF_ENDPOINT", why, ce.msg);
-    } else if (!rc) {
-        rc = fetch_snapshot(&f, err);
+        err_extend(err, "; the Hub cannot be reached and the cache has no copy (%s); check the network or HF_ENDPOINT", ce.msg);
+    } else if (!rc && (rc = fetch_snapshot(&f, err)) == XSA_ERUNTIME && have_cache && strcmp(cached.commit, out->commit)) {
+        // The revision moved on and its files could not be had: the older commit still can be.
+        err_extend(err, "; --offline uses the cached commit %s of %s@%s", cached.commit, out->repo, out->revision);
     }
     cJSON_Delete(f.info);
     return rc;

@@ -102,6 +102,13 @@ expect_exit hub_down_uncached 3 "the Hub cannot be reached and the cache has no 
     env HF_HUB_CACHE="$TMP/none" HF_ENDPOINT=$DOWN "$XSA_BIN" info --model xsa-eval/tiny-llama
 expect_exit hub_error_cached 0 "using the cached commit" -- X m/500/99 info --model xsa-eval/tiny-llama
 
+# The ref moved on (the Hub names a commit not cached) and its files cannot be had: the message offers the cached one.
+M=$TMP/moved/models--xsa-eval--tiny-llama
+mkdir -p "$M/refs" "$M/snapshots" && cp -rL "$R/snapshots/$C" "$M/snapshots/1111111111111111111111111111111111111111"
+printf 1111111111111111111111111111111111111111 >"$M/refs/main"
+expect_exit moved_ref_offers_cache 3 "the download's sha256 .*; --offline uses the cached commit 1111111111111111111111111111111111111111 of xsa-eval/tiny-llama@main" -- \
+    env HF_HUB_CACHE="$TMP/moved" HF_ENDPOINT="$B/m/corrupt/0" "$XSA_BIN" info --model xsa-eval/tiny-llama
+
 # 404s and gated repos: one line naming the repo and what to do, exit 3.
 expect_exit no_such_repo 3 "HTTP 404: no model repo xsa-eval/nothing at $B/m/ok/0, and no such local path either" -- \
     X m/ok/0 info --model xsa-eval/nothing
