@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "eval/compare.h"
 
 enum {
     DATA_CACHE_DIR = CLI_KEY_DATA, DATA_OFFLINE, DATA_DATASETS_SERVER, DATA_HF_ENDPOINT, DATA_ORIGINALS_MIRROR,
-    DATA_SOURCE, DATA_CA_BUNDLE, DATA_ALLOW_CHANGE,
+    DATA_SOURCE, DATA_CA_BUNDLE, DATA_ALLOW_CHANGE, DATA_STRICT,
 };
 
 static const struct cli_flag data_flags[] = {
@@ -22,7 +23,8 @@ static const struct cli_flag data_flags[] = {
     {"originals-mirror", DATA_ORIGINALS_MIRROR, "URL", "fetch the authors' https://host/path files as URL/host/path"},
     {"source", DATA_SOURCE, "LIST", "sources to try, in order (default " DATA_DEFAULT_SOURCES ")"},
     {"ca-bundle", DATA_CA_BUNDLE, "FILE", "PEM certificates to trust (TLS verification is always on)"},
-    {"allow-data-change", DATA_ALLOW_CHANGE, NULL, "accept row counts or digests that differ from the registry's pins"},
+    {"allow-data-change", DATA_ALLOW_CHANGE, NULL, "accept row counts or file digests that differ from the registry's pins"},
+    {"strict-data", DATA_STRICT, NULL, "refuse canonical rows whose digest differs from the registry's pin (default: warn)"},
 };
 #define N_DATA_FLAGS ((int)(sizeof data_flags / sizeof data_flags[0]))
 
@@ -60,6 +62,7 @@ int cli_data_flag(struct data_options *d, int key, const char *value) {
     case DATA_SOURCE: d->sources = value; break;
     case DATA_CA_BUNDLE: d->ca_bundle = value; break;
     case DATA_ALLOW_CHANGE: d->allow_data_change = 1; break;
+    case DATA_STRICT: d->strict_data = 1; break;
     default: return 1;
     }
     return 0;
@@ -97,16 +100,11 @@ int cli_fail(const struct cli_command *c, const char *fmt, ...) {
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
               int max_pos, int *n_pos) {
     int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS : 0);
-    struct option *lo = calloc((size_t)n + 2, sizeof *lo);
-    const struct cli_flag **by = calloc((size_t)n + 1, sizeof *by);
-    char **av = malloc(((size_t)argc + 1) * sizeof *av);  // getopt reorders what it parses
+    struct option *lo = xsa_calloc((size_t)n + 2, sizeof *lo);
+    const struct cli_flag **by = xsa_calloc((size_t)n + 1, sizeof *by);
+    char **av = xsa_calloc((size_t)argc + 1, sizeof *av);  // getopt reorders what it parses
     char shorts[128] = ":h";
     *n_pos = 0;
-    if (!lo || !by || !av) {
-        free(lo), free(by), free(av);
-        fprintf(stderr, "xsa-eval %s: out of memory\n", c->name);
-        return 3;
-    }
     for (int i = 0; i < n; i++) {
         const struct cli_flag *f = i < c->n_flags        ? &c->flags[i]
                                    : i < c->n_flags + nd ? &data_flags[i - c->n_flags]

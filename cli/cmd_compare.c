@@ -55,8 +55,8 @@ int cmd_compare(int argc, char **argv) {
     struct sbuf line = {0};
     rc = results_read_json(&ra, files[0], &err);
     if (!rc) rc = results_read_json(&rb, files[1], &err);
-    if (!rc && report_command_line(argc, argv, &line)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
     if (!rc) {
+        report_command_line(argc, argv, &line);
         opt.path_a = files[0];
         opt.path_b = files[1];
         opt.command = line.s;

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/vec.h"
+#include "common/xalloc.h"
 #include "kernels/backend.h"
 #include "model/hub_cache.h"
 #include "kernels/batch.h"
@@ -92,10 +93,7 @@ static int parse_token_list(const char *s, struct ivec *out) {
             if (v > INT32_MAX) return fail_usage("--tokens has an id too large", s);
         }
         if (out->n >= LOGPROBS_MAX_TOKENS) return fail_usage("--tokens has too many ids", NULL);
-        if (ivec_push(out, (int32_t)v)) {
-            fprintf(stderr, "xsa-eval logprobs: out of memory\n");
-            return XSA_ERUNTIME;
-        }
+        ivec_push(out, (int32_t)v);
         if (*p == '\0') return 0;
         if (*p++ != ',') return fail_usage("--tokens must be comma-separated non-negative integers, got", s);
     }
@@ -125,11 +123,10 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     if (rc) return rc;
     struct batch_builder bb;
     batch_init(&bb);
-    float *lp = malloc(sizeof(float) * (size_t)n);
-    uint8_t *gr = malloc((size_t)n);
+    float *lp = xsa_calloc((size_t)n, sizeof *lp);
+    uint8_t *gr = xsa_malloc((size_t)n);
     int first = 0;
-    if (!lp || !gr) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = batch_add_row(&bb, ids->v, n, &first, err);
+    rc = batch_add_row(&bb, ids->v, n, &first, err);
     if (!rc) rc = batch_add_entries_seq(&bb, first, ids->v, n, err);
     if (!rc) {
         struct score_batch b = batch_view(&bb);

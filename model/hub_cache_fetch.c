@@ -8,7 +8,8 @@
 //   GET  that location -> blobs/<etag>.incomplete (resumed by Range), checked (size; sha256 of an
 //        LFS file = its etag; git blob sha1 of a regular file = its etag), renamed to blobs/<etag>,
 //        then snapshots/<commit>/<file> -> ../../blobs/<etag>, then refs/<rev> = <commit>.
-// The token goes to the Hub's host only: the CDN location is fetched without it.
+// The token (data/http.c's, found as huggingface_hub finds it) goes to the Hub's host only: the CDN
+// location is fetched without it.
 #include "model/hub_cache.h"
 
 #include <cJSON.h>
@@ -35,7 +36,7 @@ struct fetch {
     const struct hub_fetch_options *o;
     struct hub_model *m;
     char endpoint[512];
-    char token[4096];          // "" when none
+    struct http_options opt;   // the client's options (its hf_token: "" when there is none)
     cJSON *siblings;           // the API's file list (owned by `info`)
     cJSON *info;
 };
@@ -44,39 +45,6 @@ struct fetch {
 static int env_true(const char *name) {
     const char *v = getenv(name);
     return v && (!strcasecmp(v, "1") || !strcasecmp(v, "ON") || !strcasecmp(v, "YES") || !strcasecmp(v, "TRUE"));
-}
-
-static void trim(char *s) {
-    size_t n = strlen(s), i = 0;
-    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
-    while (isspace((unsigned char)s[i])) i++;
-    memmove(s, s + i, n - i + 1);
-}
-
-// The token as huggingface_hub finds it: $HF_TOKEN, else $HUGGING_FACE_HUB_TOKEN, else the
-// file $HF_TOKEN_PATH, else $HF_HOME/token, else ${XDG_CACHE_HOME:-~/.cache}/huggingface/token.
-static void find_token(char *tok, size_t n) {
-    const char *env = getenv("HF_TOKEN");
-    if (!env || !*env) env = getenv("HUGGING_FACE_HUB_TOKEN");
-    tok[0] = '\0';
-    if (env && *env) {
-        snprintf(tok, n, "%s", env);
-    } else {
-        char path[4096];
-        const char *tp = getenv("HF_TOKEN_PATH"), *home = getenv("HF_HOME"), *xdg = getenv("XDG_CACHE_HOME");
-        if (tp && *tp) snprintf(path, sizeof path, "%s", tp);
-        else if (home && *home) snprintf(path, sizeof path, "%s/token", home);
-        else if (xdg && *xdg) snprintf(path, sizeof path, "%s/huggingface/token", xdg);
-        else snprintf(path, sizeof path, "%s/.cache/huggingface/token", getenv("HOME") ? getenv("HOME") : ".");
-        char *text = NULL;
-        size_t len = 0;
-        xsa_error e = {0};
-        if (file_read_all(path, n - 1, &text, &len, &e) == 0) snprintf(tok, n, "%s", text);
-        free(text);
-    }
-    trim(tok);
-    for (char *p = tok; *p; p++)  // a token is one printable word; anything else is not sent
-        if (!isgraph((unsigned char)*p)) { tok[0] = '\0'; break; }
 }
 
 // Percent-encodes `s` as Python's urllib.parse.quote: unreserved characters stay, '/' stays
@@ -119,7 +87,8 @@ static int hub_http_fail(struct fetch *f, const struct http_request *r, const ch
     if ((r->status == 401 || r->status == 403) && gated)
         return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP %ld: %s is a gated repo%s; accept its licence at %s/%s and set "
                         "HF_TOKEN to a token of the account that accepted it", what, r->status, repo,
-                        f->token[0] ? " and this token has no access to it" : " and no token was sent", f->endpoint, repo);
+                        f->opt.hf_token[0] ? " and this token has no access to it" : " and no token was sent", f->endpoint,
+                        repo);
     if (r->status == 401 || r->status == 403)
         return xsa_fail(err, XSA_ERUNTIME, "%s: HTTP %ld: the Hub refused access (%.150s): the repo is private or gated, "
                         "or does not exist; check the id, and for a private or gated repo set HF_TOKEN (and accept "
@@ -139,13 +108,11 @@ static int hub_http_fail(struct fetch *f, const struct http_request *r, const ch
 // One request to the Hub (memory mode); on failure `*net` says whether the Hub was not reached
 // or was unavailable (connection, timeout, 5xx, 429), the cases where a cached copy is used.
 static int hub_get(struct fetch *f, struct http_request *r, int retries, const char *what, int *net, xsa_error *err) {
-    struct http_options opt;
+    struct http_options opt = f->opt;
     struct http_client *c = NULL;
-    int rc = http_options_default(&opt, err);
-    if (rc) return rc;
-    opt.ca_bundle = f->o->ca_bundle;
     if (retries >= 0 && retries < opt.max_retries) opt.max_retries = retries;
-    if ((rc = http_client_new(&c, &opt, NULL, err))) return rc;
+    int rc = http_client_new(&c, &opt, NULL, err);
+    if (rc) return rc;
     xsa_error e = {0};
     rc = http_fetch(c, r, 1, NULL, &e);
     http_client_free(c);
@@ -177,7 +144,7 @@ static int api_revision(struct fetch *f, int retries, int *net, xsa_error *err) 
     url_quote(f->m->revision, 0, rev, sizeof rev);
     snprintf(url, sizeof url, "%s/api/models/%s/revision/%s?blobs=true", f->endpoint, f->m->repo, rev);
     snprintf(what, sizeof what, "%s@%s (%.200s)", f->m->repo, f->m->revision, url);
-    struct http_request r = {.url = url, .gzip = 1, .max_bytes = (size_t)64 << 20, .bearer_token = f->token[0] ? f->token : NULL};
+    struct http_request r = {.url = url, .gzip = 1, .max_bytes = (size_t)64 << 20, .hf_auth = 1};
     int rc = hub_get(f, &r, retries, what, net, err);
     if (rc) return rc;
     f->info = cJSON_ParseWithLength(r.body, r.len);
@@ -226,8 +193,7 @@ static int file_metadata(struct fetch *f, const char *name, struct file_meta *fm
         int net = 0;
         memset(&r, 0, sizeof r);
         r.url = url;
-        r.head = r.no_redirect = 1;
-        r.bearer_token = f->token[0] ? f->token : NULL;
+        r.head = r.no_redirect = r.hf_auth = 1;
         int rc = hub_get(f, &r, -1, what, &net, err);
         if (rc) return rc;
         if (r.status < 300 || r.hub.location[0] != '/' || hop == 5) break;
@@ -352,19 +318,17 @@ static int download_blob(struct fetch *f, const char *name, const struct file_me
     if (!f->o->quiet)
         fprintf(stderr, "xsa-eval: %s@%s: downloading %s (%lld bytes)%s\n", f->m->repo, f->m->revision, name, fm->size,
                 have > 0 ? " resuming a partial download" : "");
-    struct http_options opt;
+    struct http_options opt = f->opt;
     struct http_client *c = NULL;
     struct progress pr;
-    int rc = http_options_default(&opt, err);
-    if (rc) return rc;
-    opt.ca_bundle = f->o->ca_bundle;
+    int rc;
     if (!getenv("XSA_HTTP_MAX_TOTAL") || !*getenv("XSA_HTTP_MAX_TOTAL"))
         opt.max_total_s = 86400;  // a multi-gigabyte shard: the low-speed limit catches a stalled link instead
     progress_begin(&pr, name, 0, f->o->quiet);
     if ((rc = http_client_new(&c, &opt, &pr, err))) return rc;
     struct http_request r = {.url = fm->location, .dest_path = part, .part_path = part,
                              .max_bytes = fm->size > 0 ? (size_t)fm->size : 1,
-                             .bearer_token = f->token[0] && same_origin(fm->location, f->endpoint) ? f->token : NULL};
+                             .hf_auth = same_origin(fm->location, f->endpoint)};  // the CDN gets no token
     xsa_error e = {0};
     rc = http_fetch(c, &r, 1, NULL, &e);
     http_client_free(c);
@@ -522,7 +486,8 @@ int hub_fetch(const char *arg, const struct hub_fetch_options *o, struct hub_mod
     const char *ep = o->endpoint && *o->endpoint ? o->endpoint : getenv("HF_ENDPOINT");
     snprintf(f.endpoint, sizeof f.endpoint, "%s", ep && *ep ? ep : HUB_DEFAULT_ENDPOINT);
     for (size_t n = strlen(f.endpoint); n && f.endpoint[n - 1] == '/';) f.endpoint[--n] = '\0';
-    find_token(f.token, sizeof f.token);
+    if ((rc = http_options_default(&f.opt, err))) return rc;
+    f.opt.ca_bundle = o->ca_bundle;
     int net = 0;
     // With a cached copy to fall back on, one try: an unreachable Hub costs no retry delays.
     rc = api_revision(&f, have_cache ? 0 : -1, &net, err);

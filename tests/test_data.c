@@ -191,12 +191,28 @@ TEST(cache_pins_row_count) {
     CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), 0);
     CHECK_EQ_INT(n, 3);
     data_rows_free(rows, n);
+    // Rows that differ from the pinned digest are used (a warning; data_pinned says 0) unless
+    // --strict-data refuses them.
     four.canonical_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
     four.n_docs = 3;
     opt.allow_data_change = 0;
     xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    data_rows_free(rows, n);
+    CHECK_EQ_INT(data_pinned(&four, sha), 0);
+    CHECK_EQ_INT(data_pinned(&synth, sha), -1);
+    struct task_def same = four;
+    char pin[65];
+    snprintf(pin, sizeof pin, "%s", sha);
+    same.canonical_sha256 = pin;
+    CHECK_EQ_INT(data_pinned(&same, sha), 1);
+    opt.strict_data = 1;
     CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
-    CHECK(strstr(err.msg, "expected 0000000000000000") != NULL);
+    CHECK(strstr(err.msg, "pinned 0000000000000000") != NULL && strstr(err.msg, "--strict-data") != NULL);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&same, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    data_rows_free(rows, n);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_EQ_INT(system(cmd), 0);
