@@ -129,6 +129,9 @@ printf ' hf_granted\n' >"$TMP/token"
 rm -rf "$TMP/hub/models--xsa-eval--gated-llama"
 expect_exit token_file 0 "^weights sha256 $sha" -- \
     env HF_TOKEN_PATH="$TMP/token" HF_HUB_CACHE="$TMP/hub" HF_ENDPOINT="$B/m/ok/0" "$XSA_BIN" info --model xsa-eval/gated-llama
+rm -rf "$TMP/hub/models--xsa-eval--gated-llama"
+expect_exit legacy_token_name 0 "^weights sha256 $sha" -- \
+    env HUGGING_FACE_HUB_TOKEN=hf_granted HF_HUB_CACHE="$TMP/hub" HF_ENDPOINT="$B/m/ok/0" "$XSA_BIN" info --model xsa-eval/gated-llama
 mkdir -p "$TMP/home" && cp "$TMP/token" "$TMP/home/token"
 expect_exit hf_home_cache_and_token 0 "^model +$TMP/home/hub/models--xsa-eval--gated-llama/snapshots/" -- \
     env -u HF_TOKEN_PATH HF_HOME="$TMP/home" HF_ENDPOINT="$B/m/ok/0" "$XSA_BIN" info --model xsa-eval/gated-llama
