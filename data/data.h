@@ -28,12 +28,22 @@ struct data_options {             // zero-initialise, then set what the command 
     int force;                    // download again even when a valid copy is cached
 };
 
-// Rows of `t`'s evaluated split, in dataset order (caller frees each with cJSON_Delete and
-// the array with free), their canonical digest, where they came from, and whether the rows
-// are already preprocessed. Exit codes: 2 for a bad --data-dir file or bad options, 3 for
+// What the results record of a task's rows: their digest, where they really came from, and
+// whether they are the registry's pinned rows.
+struct data_provenance {
+    char sha256[65];     // of the canonical JSONL (tasks/rows.h)
+    char source[512];    // "viewer:URL", "hub:URL", "original:URL" (the first URL), "local:PATH"
+    char dataset[160];   // Hugging Face id the rows came from ("" for --data-dir files)
+    char revision[128];  // upstream revision: viewer X-Revision, Hub X-Repo-Commit ("" when unknown)
+    int preprocessed;    // rows came already preprocessed (HellaSwag text file)
+    int pinned;          // data_pinned(t, sha256): 1 the pinned rows, 0 other rows, -1 no pin known
+};
+
+// Rows of `t`'s evaluated split, in dataset order (free with data_rows_free), and their
+// provenance (`prov` may be NULL). Exit codes: 2 for a bad --data-dir file or bad options, 3 for
 // network failures, data that does not match the registry's pins, or missing data offline.
 int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
-                   char sha256[65], char source[512], int *preprocessed, xsa_error *err);
+                   struct data_provenance *prov, xsa_error *err);
 
 // Rows of another split of `t` (the few-shot split): from --data-dir (DIR/<task>/<split>.jsonl or
 // .parquet, canonical rows), else from the cache, downloaded, verified and cached on first use like

@@ -365,35 +365,40 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
 }
 
 int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
-                   char sha256[65], char source[512], int *preprocessed, xsa_error *err) {
+                   struct data_provenance *prov, xsa_error *err) {
     *rows = NULL;
     *n_rows = 0;
+    struct data_provenance p = {0};
     struct source_result r = {0};
     int rc;
     if (opt->data_dir) {
-        rc = load_local(t, t->split, opt, &r, source, err);
+        rc = load_local(t, t->split, opt, &r, p.source, err);
         char *text = NULL;
         size_t len = 0;
         if (!rc) rc = task_rows_serialize_array(r.rows, r.n, &text, &len, err);
-        if (!rc) rc = sha256_hex(text, len, sha256, err);
+        if (!rc) rc = sha256_hex(text, len, p.sha256, err);
         free(text);
-        if (!rc) rc = check_registry_pins(t, opt, r.n, sha256, source, XSA_EBADINPUT, err);
+        if (!rc) rc = check_registry_pins(t, opt, r.n, p.sha256, p.source, XSA_EBADINPUT, err);
     } else {
         struct cache_entry e;
         int was_cached = 0;
         rc = ensure_cached(t, opt, &r, &e, &was_cached, err);
         if (!rc) {
-            snprintf(sha256, 65, "%s", e.sha256);
-            snprintf(source, 512, "%s:%.490s", e.source, e.url);
+            snprintf(p.sha256, sizeof p.sha256, "%s", e.sha256);
+            snprintf(p.source, sizeof p.source, "%s:%.490s", e.source, e.url);
+            snprintf(p.dataset, sizeof p.dataset, "%s", e.dataset);
+            snprintf(p.revision, sizeof p.revision, "%s", e.revision);
         }
     }
     if (rc) {
         source_result_free(&r);
         return rc;
     }
+    p.preprocessed = r.preprocessed;
+    p.pinned = data_pinned(t, p.sha256);
+    if (prov) *prov = p;
     *rows = r.rows;
     *n_rows = r.n;
-    if (preprocessed) *preprocessed = r.preprocessed;
     return 0;
 }
 

@@ -210,8 +210,9 @@ static char *load_serialized(const struct task_def *t, const char *dir, char src
     struct data_options opt = {.data_dir = dir, .quiet = 1, .allow_data_change = 1};  // fixtures are short
     cJSON **rows = NULL;
     int n = 0;
-    char sha[65];
-    if (data_load_task(t, &opt, &rows, &n, sha, src, NULL, err)) return NULL;
+    struct data_provenance prov;
+    if (data_load_task(t, &opt, &rows, &n, &prov, err)) return NULL;
+    snprintf(src, 512, "%s", prov.source);
     char *text = serialize(rows, n);
     data_rows_free(rows, n);
     return text;
