@@ -24,7 +24,7 @@ struct logprobs_args {
     struct hub_fetch_options hub;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_OFFLINE, F_QUIET };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_ARCH, F_OFFLINE, F_QUIET };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
@@ -35,6 +35,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
+    {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
     {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
     {"quiet", F_QUIET, NULL, "no download progress or notes"},
 };
@@ -60,6 +61,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_DEVICE: a->device = v; break;
     case F_DTYPE: a->dtype = v; break;
     case F_TOKENIZER: a->tokenizer = v; break;
+    case F_ARCH: model_set_arch_file(v); break;
     case F_OFFLINE: a->hub.offline = 1; break;
     case F_QUIET: a->hub.quiet = 1; break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);

@@ -79,6 +79,17 @@ static void xsa_project(float *y, const float *vo, int hd) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
+// Gated XSA (modded-nanogpt): z = y - g (y.v / max(|v|^2, 1e-8)) v, g = tanh(alpha).
+static void xsa_project_gated(float *y, const float *vo, int hd, float g) {
+    double yv = 0, vv = 0;
+    for (int d = 0; d < hd; d++) {
+        yv += (double)y[d] * vo[d];
+        vv += (double)vo[d] * vo[d];
+    }
+    float c = g * (float)(yv / (vv > 1e-8 ? vv : 1e-8));
+    for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
+}
+
 // The token that query i attends from.
 static inline int query_token(const struct cpu_attention_args *a, int i) { return a->rows ? a->rows[i] : i; }
 
@@ -127,8 +138,13 @@ static void attention_task(void *ctx, int i, int w) {
             cpu_attn_token_scalar(&tk[0]);
         if (a->xsa)
             for (int j = 0; j < n; j++)
-                for (int g = 0; g < G; g++)
-                    xsa_project(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd);
+                for (int g = 0; g < G; g++) {
+                    if (a->xsa_gate)
+                        xsa_project_gated(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd,
+                                          a->xsa_gate[kvh * G + g]);
+                    else
+                        xsa_project(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd);
+                }
     }
 }
 

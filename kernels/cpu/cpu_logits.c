@@ -24,7 +24,9 @@ static void logits_task(void *ctx, int i, int w) {
         cpu_gemm_tile_w(a->gemm, a->h + (long)r0 * a->C, a->lm_head, a->lm_head_packed, v0 + c0, lg + c0, nv,
                         nv - c0 < CPU_GEMM_COLS ? nv - c0 : CPU_GEMM_COLS, a->C);
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
-        const float *x = lg + (long)(r - r0) * nv;
+        float *x = lg + (long)(r - r0) * nv;
+        if (a->softcap > 0)  // as the model's own head: c * tanh(logits / c), in float32
+            for (int j = 0; j < nv; j++) x[j] = a->softcap * tanhf(x[j] / a->softcap);
         float mx;
         int am = cpu_argmax(x, nv, &mx);
         for (int e = a->row_first[r]; e < a->row_first[r + 1]; e++) {

@@ -30,6 +30,7 @@ struct cpu_logits_args {
     float *scratch;                  // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     float *out_logprob;              // (S) out
     uint8_t *out_greedy;             // (S) out
+    float softcap;                   // logits c*tanh(logits/c) before everything else; 0: none
 };
 
 int cpu_logits_chunks(int V);
