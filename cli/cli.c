@@ -183,11 +183,12 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
     return 0;
 }
 
-int cli_model_path(const struct cli_command *c, const char **path, struct hub_model *hub, const struct hub_model **used) {
+int cli_model_path(const struct cli_command *c, const char **path, const struct hub_fetch_options *ho,
+                   struct hub_model *hub, const struct hub_model **used) {
     if (used) *used = NULL;
     if (!hub_is_repo_id(*path)) return 0;
     xsa_error err = {0};
-    int rc = hub_resolve(*path, hub, &err);
+    int rc = hub_fetch(*path, ho, hub, &err);
     if (rc) {
         fprintf(stderr, "xsa-eval %s: %s\n", c->name, err.msg);
         return rc;

@@ -55,10 +55,12 @@ void cli_usage(const struct cli_command *c, FILE *f);
 int cli_fail(const struct cli_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // A --model argument as the commands take it: a path, or a Hugging Face repo id
-// (org/name[@revision], model/hub_cache.h) resolved to its cache snapshot. On success *path is
-// what to load and *used (may be NULL) the resolved repo, or NULL for a path; otherwise the
-// reason is on stderr and the exit code returned. hub: storage that outlives *path.
-int cli_model_path(const struct cli_command *c, const char **path, struct hub_model *hub, const struct hub_model **used);
+// (org/name[@revision], model/hub_cache.h) resolved to its cache snapshot, downloaded into the
+// cache when missing unless `ho` says offline. On success *path is what to load and *used (may
+// be NULL) the resolved repo, or NULL for a path; otherwise the reason is on stderr and the exit
+// code returned. hub: storage that outlives *path.
+int cli_model_path(const struct cli_command *c, const char **path, const struct hub_fetch_options *ho,
+                   struct hub_model *hub, const struct hub_model **used);
 
 // Typed values, each checked in full (no trailing junk) and against its range; 2 after
 // printing "CMD: --flag VALUE: expected ..." otherwise.

@@ -10,23 +10,27 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET };
 
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
+    {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
     {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},
+    {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
+    {"quiet", F_QUIET, NULL, "no download progress or notes"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--config FILE] [--json] | --version",
+static const struct cli_command cmd = {"info",
+                                       "--model PATH|ORG/NAME[@REV] [--xsa SPEC] [--arch FILE] [--config FILE] [--json] [--offline] | --version",
                                        NULL, flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
     const char *model, *xsa, *config;
     int json, version;
+    struct hub_fetch_options hub;
 };
 
 static int on_flag(void *ctx, int key, const char *v) {
@@ -36,6 +40,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     else if (key == F_XSA) a->xsa = v;
     else if (key == F_CONFIG) a->config = v;
     else if (key == F_VERSION) a->version = 1;
+    else if (key == F_OFFLINE) a->hub.offline = 1;
+    else if (key == F_QUIET) a->hub.quiet = 1;
     else a->json = 1;
     return 0;
 }
@@ -153,7 +159,7 @@ int cmd_info(int argc, char **argv) {
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");
     struct hub_model hub;
-    if ((rc = cli_model_path(&cmd, &model_path, &hub, NULL))) return rc;
+    if ((rc = cli_model_path(&cmd, &model_path, &a.hub, &hub, NULL))) return rc;
     xsa_error err = {0};
     struct model m;
     rc = model_load_config(&m, model_path, a.config, &err);

@@ -21,12 +21,13 @@
 struct logprobs_args {
     const char *model, *tokens, *text, *xsa, *device, *tokenizer, *dtype, *config;
     int threads;
+    struct hub_fetch_options hub;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH, F_OFFLINE, F_QUIET };
 
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
+    {"model", F_MODEL, "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"tokens", F_TOKENS, "1,2,3", "the token ids to score (at least 2)"},
     {"text", F_TEXT, "STR", "text encoded with the checkpoint's tokenizer (or --tokenizer)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
@@ -36,6 +37,8 @@ static const struct cli_flag flags[] = {
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
+    {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
+    {"quiet", F_QUIET, NULL, "no download progress or notes"},
 };
 
 static const struct cli_command cmd = {
@@ -61,6 +64,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_TOKENIZER: a->tokenizer = v; break;
     case F_CONFIG: a->config = v; break;
     case F_ARCH: model_set_arch_file(v); break;
+    case F_OFFLINE: a->hub.offline = 1; break;
+    case F_QUIET: a->hub.quiet = 1; break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;
@@ -74,7 +79,7 @@ static int logprobs_parse(int argc, char **argv, struct logprobs_args *a) {
     if (rc) return rc;
     if (!a->model) return fail_usage("--model PATH is required", NULL);
     static struct hub_model hub;  // a->model may point into it
-    if ((rc = cli_model_path(&cmd, &a->model, &hub, NULL))) return rc;
+    if ((rc = cli_model_path(&cmd, &a->model, &a->hub, &hub, NULL))) return rc;
     if (!a->tokens == !a->text) return fail_usage("give exactly one of --tokens 1,2,3 or --text STR", NULL);
     if (a->tokenizer && !a->text) return fail_usage("--tokenizer only applies with --text", NULL);
     return 0;

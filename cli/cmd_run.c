@@ -16,7 +16,7 @@ enum {
 };
 
 static const struct cli_flag flags[] = {
-    {"model", 'm', "PATH", "checkpoint (twice: two models, then their comparison)"},
+    {"model", 'm', "PATH", "checkpoint, or a Hub repo id ORG/NAME[@REV] (fetched into the Hugging Face cache); twice: two models, then their comparison"},
     {"tasks", 't', "LIST", "names and groups: all (nine tasks), paper (the XSA paper's eight), arc_easy,..."},
     {"device", 'd', "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},
@@ -139,10 +139,12 @@ int cmd_run(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     if (o.n_models == 0 || !o.tasks)
         return cli_fail(&cmd, "--model and --tasks are required (e.g. xsa-eval run --model ckpt/ --tasks all)");
-    // A model named org/name[@revision] is read from the Hugging Face cache in place.
+    // A model named org/name[@revision] is read from the Hugging Face cache in place (downloaded into it first).
     static struct hub_model hub[RUN_MAX_MODELS];
+    struct hub_fetch_options ho = {.offline = o.data.offline, .quiet = o.quiet, .endpoint = o.data.hf_endpoint,
+                                   .ca_bundle = o.data.ca_bundle};
     for (int m = 0; m < o.n_models; m++)
-        if ((rc = cli_model_path(&cmd, &o.models[m], &hub[m], &o.hub[m]))) return rc;
+        if ((rc = cli_model_path(&cmd, &o.models[m], &ho, &hub[m], &o.hub[m]))) return rc;
     // Spelling mistakes in --device / --dtype are usage errors: report them before any data is
     // fetched (the backend, which checks them fully, opens only after the data is ready).
     if (strcmp(o.device, "auto") && strcmp(o.device, "cpu") && strncmp(o.device, "cuda", 4)) {

@@ -60,6 +60,7 @@ struct xfer {
 static int http_token_read(char *out, size_t n, xsa_error *err) {
     out[0] = '\0';
     const char *env = getenv("HF_TOKEN"), *where = "HF_TOKEN";
+    if (!env || !*env) env = getenv("HUGGING_FACE_HUB_TOKEN"), where = "HUGGING_FACE_HUB_TOKEN";  // its older name
     char path[4096] = "", buf[1024] = "";
     if (env && *env) {
         snprintf(buf, sizeof buf, "%s", env);
@@ -77,8 +78,11 @@ static int http_token_read(char *out, size_t n, xsa_error *err) {
         buf[got] = '\0';
         where = path;
     }
-    size_t len = strlen(buf);
-    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) buf[--len] = '\0';
+    size_t len = strlen(buf), lead = strspn(buf, " \t\r\n");  // blanks around it are dropped, as huggingface_hub does
+    memmove(buf, buf + lead, len - lead + 1);
+    len -= lead;
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+        buf[--len] = '\0';
     if (!len) return 0;
     // A token is printable ASCII without spaces; anything else would corrupt the request's headers.
     for (size_t i = 0; i < len; i++)
@@ -189,26 +193,56 @@ static unsigned long long rng_next(struct http_client *c) {
     return c->rng;
 }
 
+// Copies a header's value (after "name:" and blanks) into out[n], cut to fit.
+static void header_value(const char *line, size_t name_len, char *out, size_t n) {
+    const char *v = line + name_len;
+    while (*v == ' ' || *v == '\t') v++;
+    size_t m = strnlen(v, n - 1);
+    memcpy(out, v, m);
+    out[m] = '\0';
+}
+
+static long long header_size(const char *line, size_t name_len) {
+    char v[32];
+    header_value(line, name_len, v, sizeof v);
+    char *end = NULL;
+    errno = 0;
+    long long s = v[0] >= '0' && v[0] <= '9' ? strtoll(v, &end, 10) : -1;
+    return end && !*end && !errno ? s : -1;
+}
+
 static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
     struct xfer *x = ud;
+    struct http_hub_headers *h = &x->req->hub;
     size_t n = size * nitems;
-    char line[256];
+    char line[2200];  // a signed CDN Location is long; longer header lines are cut, never overflow
     size_t m = n < sizeof line - 1 ? n : sizeof line - 1;
     memcpy(line, buf, m);
     line[m] = '\0';
     while (m > 0 && (line[m - 1] == '\r' || line[m - 1] == '\n')) line[--m] = '\0';
     if (!strncmp(line, "HTTP/", 5)) {  // a new response (after a redirect or a 100): forget its Content-Range
         x->range_start = -1;               // (not the revision: the Hub sends it on the redirect, not on the CDN's answer)
+        h->content_length = -1;
     } else if (!strncasecmp(line, "content-range:", 14)) {
         long long s = -1, e = -1, total = -1;
         if (sscanf(line + 14, " bytes %lld-%lld/%lld", &s, &e, &total) >= 1) x->range_start = s;
         x->req->range_total = total;
     } else if (!strncasecmp(line, "x-repo-commit:", 14) || !strncasecmp(line, "x-revision:", 11)) {
-        const char *v = strchr(line, ':') + 1;
-        while (*v == ' ') v++;
-        size_t m = strnlen(v, sizeof x->req->revision - 1);
-        memcpy(x->req->revision, v, m);
-        x->req->revision[m] = '\0';
+        header_value(line, (size_t)(strchr(line, ':') + 1 - line), x->req->revision, sizeof x->req->revision);
+    } else if (!strncasecmp(line, "etag:", 5)) {
+        header_value(line, 5, h->etag, sizeof h->etag);
+    } else if (!strncasecmp(line, "x-linked-etag:", 14)) {
+        header_value(line, 14, h->linked_etag, sizeof h->linked_etag);
+    } else if (!strncasecmp(line, "x-linked-size:", 14)) {
+        h->linked_size = header_size(line, 14);
+    } else if (!strncasecmp(line, "content-length:", 15)) {
+        h->content_length = header_size(line, 15);
+    } else if (!strncasecmp(line, "location:", 9)) {
+        header_value(line, 9, h->location, sizeof h->location);
+    } else if (!strncasecmp(line, "x-error-code:", 13)) {
+        header_value(line, 13, h->error_code, sizeof h->error_code);
+    } else if (!strncasecmp(line, "x-error-message:", 16)) {
+        header_value(line, 16, h->error_message, sizeof h->error_message);
     }
     return n;
 }
@@ -309,7 +343,8 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, x->req->no_redirect ? 0L : 1L);
+    if (x->req->head) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, o->max_redirects);
     // Only http(s), also for redirects (never file://, ftp://, ...), and never from https down to
     // plain http: that would drop the TLS verification the user relies on. An old libcurl that
@@ -377,6 +412,8 @@ static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
     x->resume_from = 0;
     x->req->len = 0;
     x->req->revision[0] = '\0';
+    memset(&x->req->hub, 0, sizeof x->req->hub);
+    x->req->hub.linked_size = x->req->hub.content_length = -1;
     x->req->range_total = -1;
     x->req->tries++;
     long left_ms = (long)((c->deadline - progress_now()) * 1000.0);
@@ -456,7 +493,8 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
     curl_multi_remove_handle(c->multi, x->easy);
     x->active = 0;
     r->status = st;
-    int ok = cc == CURLE_OK && st >= 200 && st < 300 && !x->local_err[0];
+    int answered = (st >= 200 && st < 300) || (r->no_redirect && st >= 300 && st < 400);
+    int ok = cc == CURLE_OK && answered && !x->local_err[0];
     if (ok && !x->decided && xfer_decide(x) != 0) ok = 0;  // empty body: still apply the Range rule
     if (ok) {
         if (xfer_close_file(x, 1, err)) return XSA_ERUNTIME;
@@ -544,10 +582,12 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         reqs[i].revision[0] = '\0';
         reqs[i].range_total = -1;
         if (reqs[i].dest_path) {
-            size_t m = strlen(reqs[i].dest_path) + 6;
+            const char *part = reqs[i].part_path;
+            size_t m = strlen(part ? part : reqs[i].dest_path) + 6;
             xs[i].part_path = malloc(m);
             if (!xs[i].part_path) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
-            snprintf(xs[i].part_path, m, "%s.part", reqs[i].dest_path);
+            if (part) snprintf(xs[i].part_path, m, "%s", part);
+            else snprintf(xs[i].part_path, m, "%s.part", reqs[i].dest_path);
         }
         rc = xfer_setup(c, &xs[i], err);
     }

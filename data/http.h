@@ -37,6 +37,19 @@ struct http_options {
 // token has is XSA_EBADINPUT naming where it came from (never its value).
 int http_options_default(struct http_options *o, xsa_error *err);
 
+// What the Hugging Face Hub says about a file in its headers (huggingface_hub's get_hf_file_metadata),
+// from any response of the redirect chain (the Hub's own answer carries them, the CDN's does not);
+// empty strings and -1 when absent.
+struct http_hub_headers {
+    char etag[130];            // ETag, as sent (quotes and W/ included)
+    char linked_etag[130];     // X-Linked-Etag: an LFS file's sha256
+    long long linked_size;     // X-Linked-Size: an LFS file's size
+    long long content_length;  // Content-Length of the last response
+    char location[2048];       // Location of the last 3xx
+    char error_code[64];       // X-Error-Code (RepoNotFound, RevisionNotFound, EntryNotFound, GatedRepo)
+    char error_message[200];   // X-Error-Message
+};
+
 struct http_request {
     const char *url;           // in
     const char *dest_path;     // NULL: body kept in memory; else streamed to dest_path + ".part",
@@ -50,6 +63,11 @@ struct http_request {
     int hf_auth;               // a Hugging Face host (viewer or Hub): paced, and the token is sent as
                                // "Authorization: Bearer" to this host only (never to a redirect target elsewhere)
     const char *range;         // memory mode: "A-B" or "-N" (suffix); the answer must be a 206 for that range
+    const char *part_path;     // file mode: where the bytes go while they arrive; NULL: dest_path + ".part".
+                               // It may equal dest_path: the file then keeps that name (the caller checks
+                               // it and renames it itself)
+    int head;                  // HEAD: headers only (memory mode, no body)
+    int no_redirect;           // a 3xx is an answer (status, hub.location), not followed
     // out
     char *body;                // (len + 1) malloc'd, NUL-terminated; memory mode only
     size_t len;
@@ -57,6 +75,7 @@ struct http_request {
     int tries;                 // attempts made
     char revision[64];         // X-Repo-Commit (Hub) or X-Revision (viewer) header of any response in the redirect chain
     long long range_total;     // with range: the file's full size from Content-Range
+    struct http_hub_headers hub;
 };
 
 struct http_client;

@@ -1,6 +1,7 @@
 // hub_cache.c: repo ids resolved in the Hugging Face hub cache (hub_cache.h).
 #include "model/hub_cache.h"
 
+#include <cJSON.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,30 +31,46 @@ static int good_revision(const char *s) {
     return 1;
 }
 
+int hub_good_filename(const char *name) {
+    size_t n = strnlen(name, 512);
+    if (n == 0 || n >= 512 || name[0] == '/') return 0;
+    for (const char *p = name;;) {
+        const char *e = strchr(p, '/');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == 0 || (k == 1 && p[0] == '.') || (k == 2 && p[0] == '.' && p[1] == '.')) return 0;
+        for (size_t i = 0; i < k; i++)
+            if (!isprint((unsigned char)p[i]) || p[i] == '\\') return 0;
+        if (!e) return 1;
+        p = e + 1;
+    }
+}
+
 int hub_is_repo_id(const char *arg) {
     struct stat st;
     if (!arg || !*arg || stat(arg, &st) == 0 || strchr("/.~", arg[0])) return 0;
     const char *at = strchr(arg, '@');
-    return memchr(arg, '/', at ? (size_t)(at - arg) : strlen(arg)) != NULL;  // hub_resolve judges the rest
+    return memchr(arg, '/', at ? (size_t)(at - arg) : strlen(arg)) != NULL;  // hub_parse_id judges the rest
 }
 
 // The cache root, as huggingface_hub.constants computes HF_HUB_CACHE.
 static void cache_root(char *buf, size_t n) {
-    const char *hub = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *hub = getenv("HF_HUB_CACHE"), *legacy = getenv("HUGGINGFACE_HUB_CACHE"), *home = getenv("HF_HOME"),
+               *xdg = getenv("XDG_CACHE_HOME");
     if (hub && *hub) snprintf(buf, n, "%s", hub);
+    else if (legacy && *legacy) snprintf(buf, n, "%s", legacy);
     else if (home && *home) snprintf(buf, n, "%s/hub", home);
     else if (xdg && *xdg) snprintf(buf, n, "%s/huggingface/hub", xdg);
     else snprintf(buf, n, "%s/.cache/huggingface/hub", getenv("HOME") ? getenv("HOME") : ".");
 }
 
-static int is_commit(const char *s) {
+int hub_is_commit(const char *s) {
     if (strlen(s) != 40) return 0;
     for (int i = 0; i < 40; i++)
         if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i])) return 0;
     return 1;
 }
 
-int hub_resolve(const char *arg, struct hub_model *out, xsa_error *err) {
+int hub_parse_id(const char *arg, struct hub_model *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
     const char *at = strchr(arg, '@'), *slash = strchr(arg, '/');
     size_t repo_n = at ? (size_t)(at - arg) : strlen(arg);
@@ -64,38 +81,139 @@ int hub_resolve(const char *arg, struct hub_model *out, xsa_error *err) {
                         "org/name@revision, letters, digits, '.', '_' and '-')", arg);
     memcpy(out->repo, arg, repo_n);
     snprintf(out->revision, sizeof out->revision, "%s", at ? at + 1 : "main");
-    char root[3600], repo_dir[3900], p[4700];
-    cache_root(root, sizeof root);
-    snprintf(repo_dir, sizeof repo_dir, "%.3500s/models--%.*s--%s", root, (int)(slash - arg), arg,
-             out->repo + (slash + 1 - arg));
-    const char *how = "download it first (e.g. `huggingface-cli download %s`, or any transformers from_pretrained); "
-                      "xsa-eval reads the Hugging Face cache but does not download models";
-    char hint[512];
-    snprintf(hint, sizeof hint, how, out->repo);
-    if (!dir_exists(repo_dir))
+    cache_root(out->cache, sizeof out->cache);
+    if (snprintf(out->repo_dir, sizeof out->repo_dir, "%.3500s/models--%.*s--%s", out->cache, (int)(slash - arg), arg,
+                 out->repo + (slash + 1 - arg)) >= (int)sizeof out->repo_dir)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the cache path is too long; set HF_HUB_CACHE to a shorter folder", arg);
+    return 0;
+}
+
+const char *hub_pick_weights(hub_has_fn has, void *ctx) {
+    static const char *names[] = {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                                  "pytorch_model.bin.index.json"};
+    for (int i = 0; i < 4; i++)
+        if (has(ctx, names[i])) return names[i];
+    return NULL;
+}
+
+const char *hub_pick_tokenizer(hub_has_fn has, void *ctx) {
+    return has(ctx, "tokenizer.json") ? "tokenizer.json" : has(ctx, "tokenizer.model") ? "tokenizer.model" : NULL;
+}
+
+int hub_is_index(const char *name) {
+    size_t n = strlen(name);
+    return n > 11 && !strcmp(name + n - 11, ".index.json");
+}
+
+void hub_names_free(char **names, int n) {
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *err) {
+    *names = NULL;
+    *n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = file_read_all(index_path, (size_t)64 << 20, &text, &len, err);
+    if (rc) return rc;
+    cJSON *idx = cJSON_ParseWithLength(text, len);
+    free(text);
+    cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map"), *e;
+    if (!cJSON_IsObject(wm)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a weights index (no weight_map object)", index_path);
+    int cap = 0;
+    cJSON_ArrayForEach(e, wm) {
+        if (rc) break;
+        if (!cJSON_IsString(e) || !hub_good_filename(e->valuestring)) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: weight_map['%.100s'] is not a plain file name", index_path, e->string);
+            break;
+        }
+        int seen = 0;
+        for (int i = 0; i < *n && !seen; i++) seen = !strcmp((*names)[i], e->valuestring);
+        if (seen) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **g = realloc(*names, (size_t)cap * sizeof *g);
+            if (!g) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            *names = g;
+        }
+        if (!((*names)[*n] = strdup(e->valuestring))) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+        (*n)++;
+    }
+    cJSON_Delete(idx);
+    if (rc) {
+        hub_names_free(*names, *n);
+        *names = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static int snapshot_has(void *ctx, const char *name) {
+    char p[4700];
+    snprintf(p, sizeof p, "%s/%s", (const char *)ctx, name);
+    return file_exists(p);  // follows the symlink: one into a missing blob is missing
+}
+
+static void add_missing(char *missing, size_t n, const char *name) {
+    size_t k = strlen(missing);
+    snprintf(missing + k, n - k, "%s%s", k ? ", " : "", name);
+}
+
+int hub_snapshot_missing(const char *snapshot, char *missing, size_t n) {
+    int essential = 0;
+    missing[0] = '\0';
+    void *ctx = (void *)snapshot;
+    if (!snapshot_has(ctx, "config.json")) add_missing(missing, n, "config.json"), essential++;
+    if (!hub_pick_tokenizer(snapshot_has, ctx)) add_missing(missing, n, "tokenizer.json or tokenizer.model");
+    const char *w = hub_pick_weights(snapshot_has, ctx);
+    if (!w) {
+        add_missing(missing, n, "the weights (model.safetensors or pytorch_model.bin, or a sharded index)");
+        return essential + 1;
+    }
+    if (!hub_is_index(w)) return essential;
+    char p[4700], **shards = NULL;
+    int n_shards = 0;
+    xsa_error e = {0};
+    snprintf(p, sizeof p, "%s/%s", snapshot, w);
+    if (hub_index_shards(p, &shards, &n_shards, &e)) {
+        add_missing(missing, n, w);  // unreadable: fetch it again
+        return essential + 1;
+    }
+    for (int i = 0; i < n_shards; i++)
+        if (!snapshot_has(ctx, shards[i])) add_missing(missing, n, shards[i]), essential++;
+    hub_names_free(shards, n_shards);
+    return essential;
+}
+
+int hub_resolve(const char *arg, const char *how, struct hub_model *out, xsa_error *err) {
+    int rc = hub_parse_id(arg, out, err);
+    if (rc) return rc;
+    char p[4700];
+    if (!dir_exists(out->repo_dir))
         return xsa_fail(err, XSA_EBADINPUT, "%s: no such file or folder, and not in the Hugging Face cache (%s); "
-                        "for a repo id, %s", arg, repo_dir, hint);
-    if (is_commit(out->revision)) {
+                        "for a repo id, %s", arg, out->repo_dir, how);
+    if (hub_is_commit(out->revision)) {
         memcpy(out->commit, out->revision, 41);  // 40 hex digits and the NUL
     } else {
         char *text = NULL;
         size_t len = 0;
-        snprintf(p, sizeof p, "%s/refs/%s", repo_dir, out->revision);
+        snprintf(p, sizeof p, "%s/refs/%s", out->repo_dir, out->revision);
         xsa_error e = {0};
         if (file_read_all(p, 4096, &text, &len, &e))
             return xsa_fail(err, XSA_EBADINPUT, "%s: revision '%s' is not in the cache (%s missing); %s", out->repo,
-                            out->revision, p, hint);
+                            out->revision, p, how);
         while (len && isspace((unsigned char)text[len - 1])) text[--len] = '\0';
-        int ok = is_commit(text);
+        int ok = hub_is_commit(text);
         if (ok) snprintf(out->commit, sizeof out->commit, "%s", text);
         free(text);
         if (!ok) return xsa_fail(err, XSA_EBADINPUT, "%s: %s does not name a commit; the cache is damaged", out->repo, p);
     }
-    if (snprintf(out->path, sizeof out->path, "%.3900s/snapshots/%s", repo_dir, out->commit) >= (int)sizeof out->path)
+    if (snprintf(out->path, sizeof out->path, "%.3900s/snapshots/%s", out->repo_dir, out->commit) >= (int)sizeof out->path)
         return xsa_fail(err, XSA_EBADINPUT, "%s: the cache path is too long", out->repo);
-    snprintf(p, sizeof p, "%s/config.json", out->path);
-    if (!dir_exists(out->path) || !file_exists(p))
-        return xsa_fail(err, XSA_EBADINPUT, "%s@%s: the cache has no complete snapshot %s (config.json missing); %s",
-                        out->repo, out->revision, out->path, hint);
+    char missing[1024];
+    if (!dir_exists(out->path) || hub_snapshot_missing(out->path, missing, sizeof missing))
+        return xsa_fail(err, XSA_EBADINPUT, "%s@%s: the cache has no complete snapshot %s (%s missing); %s", out->repo,
+                        out->revision, out->path, dir_exists(out->path) ? missing : "the folder", how);
     return 0;
 }

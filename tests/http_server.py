@@ -280,6 +280,9 @@ class Handler(BaseHTTPRequestHandler):
         if active == "429date":
             when = email.utils.formatdate(time.time() + 2, usegmt=True)
             return self.send_body(429, b'{"error":"rate limited"}', extra={"Retry-After": when})
+        if model_path(rest):  # the fake Hub's model repos (section "Fake Hub model repos" below)
+            return model_hub(self, "/".join(parts[1:4]), fault, count, rest + ("?" + url.query if url.query else ""),
+                             head=False)
         if active == "lfs":
             return self.send_body(302, b"", extra={"Location": "%s/%s/cdn/0/%s" % (ARGS.cdn_base, tag, rest),
                                                    "X-Repo-Commit": "fedcba9876543210fedcba9876543210fedcba98"})
@@ -384,6 +387,185 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
 
+# ---- Fake Hub model repos ------------------------------------------------------------------------
+# --model-repo ORG/NAME=DIR[@COMMIT] serves the files of DIR as a Hub model repo, with
+# HF_ENDPOINT=http://127.0.0.1:PORT/<tag>/<fault>/<count>, as the real Hub answers huggingface_hub:
+#   GET      api/models/ORG/NAME/revision/REV  model info: sha, siblings (rfilename, size, blobId, lfs)
+#   GET      api/models/ORG/NAME/tree/REV      the file list huggingface_hub's snapshot_download reads
+#   GET|HEAD ORG/NAME/resolve/REV/FILE         a regular file: 200, ETag = its git blob sha1; an LFS file
+#            (*.safetensors, *.bin, *.model): 302 to http(s)://localhost:PORT/<prefix>/cdn-lfs/<sha256>
+#            (another host name, so no token may follow) with X-Linked-Etag (the sha256) and X-Linked-Size
+#   GET      cdn-lfs/SHA256                    the bytes (Range honoured); 400 when an Authorization
+#            header arrives (the token must stay with the Hub)
+# Every answer of the Hub carries X-Repo-Commit. Revisions: main, v1.0 and the commit (default: the
+# sha1 of ORG/NAME); others are 404 RevisionNotFound; an unknown repo is 404 RepoNotFound. A repo
+# named ORG/gated-* answers resolve with 401 GatedRepo without a token, 403 GatedRepo with a token
+# other than "hf_granted"; the token "hf_invalid" is refused (401, invalid credentials). Model faults: cdncut (the first <count> CDN answers stop halfway with a
+# reset), cdnslow (CDN bodies trickle for about 2 s), corrupt (the CDN flips one byte of every body),
+# badetag (a regular file's ETag is "../../evil"), badlisting (the API's LFS oids are zeros), downgrade (with --tls, the CDN location is
+# plain http), renamed (resolve first answers a relative 307 to the same path + "?renamed=1", as the Hub redirects
+# a renamed repo). Each request is logged as {"hub": path, "method", "host", "auth", "range"}.
+MODEL_REPOS = {}    # "org/name" -> {"dir", "commit", "files": {name: bytes}}
+MODEL_HITS = {}     # (prefix, fault) -> CDN requests seen
+LFS_SUFFIXES = (".safetensors", ".bin", ".model")
+
+
+def model_load_repos(specs):
+    import hashlib
+    for spec in specs:
+        repo, rest = spec.split("=", 1)
+        d, _, commit = rest.partition("@")
+        files = {}
+        for root, _, names in os.walk(d):
+            for n in names:
+                full = os.path.join(root, n)
+                files[os.path.relpath(full, d)] = open(full, "rb").read()
+        MODEL_REPOS[repo] = {"commit": commit or hashlib.sha1(repo.encode()).hexdigest(), "files": files}
+
+
+def model_meta(name, data):
+    import hashlib
+    git = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    lfs = hashlib.sha256(data).hexdigest() if name.endswith(LFS_SUFFIXES) else None
+    return git, lfs
+
+
+def model_path(rest):
+    p = rest.split("/")
+    return rest.startswith(("api/models/", "cdn-lfs/")) or (len(p) > 4 and "/".join(p[:2]) in MODEL_REPOS
+                                                             and p[2] == "resolve")
+
+
+def model_send(h, status, body=b"", headers=None, head=False, fault=None):
+    h.send_response(status)
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.send_header("Content-Length", str(len(body)))
+    h.end_headers()
+    if head:
+        return
+    if fault == "cdncut":
+        h.wfile.write(body[: len(body) // 2])
+        h.wfile.flush()
+        h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        h.close_connection = True
+        h.connection.close()
+        return
+    if fault == "cdnslow":
+        step = max(1, len(body) // 20)
+        for i in range(0, len(body), step):
+            h.wfile.write(body[i:i + step])
+            h.wfile.flush()
+            time.sleep(0.1)
+        return
+    h.wfile.write(body)
+
+
+def model_error(h, status, code, message, head, commit=None):
+    hdr = {"Content-Type": "application/json", "X-Error-Code": code, "X-Error-Message": message}
+    if commit:
+        hdr["X-Repo-Commit"] = commit
+    return model_send(h, status, json.dumps({"error": message}).encode(), hdr, head)
+
+
+def model_hub(h, prefix, fault, count, rest, head):
+    host = h.headers.get("Host", "")
+    auth = h.headers.get("Authorization")
+    with open(ARGS.log, "a") as f:
+        f.write(json.dumps({"hub": rest.split("?")[0], "method": "HEAD" if head else "GET", "host": host.split(":")[0],
+                            "auth": auth is not None, "range": h.headers.get("Range")}) + "\n")
+    path = rest.split("?")[0]
+    if path.startswith("cdn-lfs/"):
+        if auth is not None:
+            return model_send(h, 400, b"the CDN got an Authorization header", {}, head)
+        want = path[len("cdn-lfs/"):]
+        body = next((d for r in MODEL_REPOS.values() for n, d in r["files"].items() if model_meta(n, d)[1] == want), None)
+        if body is None:
+            return model_send(h, 404, b"NoSuchKey", {}, head)
+        with LOCK:
+            MODEL_HITS[(prefix, fault)] = MODEL_HITS.get((prefix, fault), 0) + 1
+            hit = MODEL_HITS[(prefix, fault)]
+        if fault == "corrupt":
+            body = body[:-1] + bytes([body[-1] ^ 1])
+        hdr = {"Content-Type": "application/octet-stream", "Accept-Ranges": "bytes", "ETag": '"%s"' % want}
+        status, rng = 200, h.headers.get("Range")
+        if rng and rng.startswith("bytes=") and rng.endswith("-"):
+            start = int(rng[6:-1])
+            if start >= len(body):
+                return model_send(h, 416, b"", {"Content-Range": "bytes */%d" % len(body)}, head)
+            hdr["Content-Range"] = "bytes %d-%d/%d" % (start, len(body) - 1, len(body))
+            body, status = body[start:], 206
+        cut = fault == "cdncut" and hit <= int(count or 0)
+        return model_send(h, status, body, hdr, head, "cdncut" if cut else "cdnslow" if fault == "cdnslow" else None)
+    p = path.split("/")
+    api = path.startswith("api/models/")
+    repo_id = "/".join(p[2:4]) if api else "/".join(p[:2])
+    repo = MODEL_REPOS.get(repo_id)
+    if repo is None:
+        return model_error(h, 404, "RepoNotFound", "Repository not found", head)
+    from urllib.parse import unquote
+    rev = unquote(p[5] if api and len(p) > 5 else p[3] if not api and len(p) > 3 else "")
+    if rev not in ("main", "v1.0", repo["commit"]):
+        return model_error(h, 404, "RevisionNotFound", "Invalid rev id: %s" % rev, head)
+    commit = repo["commit"]
+    if api and p[4] == "tree":  # huggingface_hub's list_repo_tree (snapshot_download): one page, every file
+        tree = []
+        for n, d in sorted(repo["files"].items()):
+            git, lfs = model_meta(n, d)
+            e = {"type": "file", "path": n, "size": len(d), "oid": git}
+            if lfs:
+                e["lfs"] = {"oid": lfs, "size": len(d), "pointerSize": 134}
+            tree.append(e)
+        return model_send(h, 200, json.dumps(tree).encode(), {"Content-Type": "application/json"}, head)
+    if api:
+        sib = []
+        for n, d in sorted(repo["files"].items()):
+            git, lfs = model_meta(n, d)
+            e = {"rfilename": n, "size": len(d), "blobId": git}
+            if lfs:
+                e["lfs"] = {"size": len(d), "sha256": lfs if fault != "badlisting" else "0" * 64, "pointerSize": 134}
+            sib.append(e)
+        body = json.dumps({"id": repo_id, "modelId": repo_id, "sha": commit, "private": False,
+                           "gated": "auto" if p[3].startswith("gated-") else False, "siblings": sib}).encode()
+        return model_send(h, 200, body, {"Content-Type": "application/json"}, head)
+    name = unquote("/".join(p[4:]))
+    if fault == "renamed" and "renamed=1" not in rest:
+        return model_send(h, 307, b"", {"Location": "/%s/%s?renamed=1" % (prefix, rest), "X-Repo-Commit": commit}, head)
+    if auth == "Bearer hf_invalid":
+        return model_error(h, 401, "", "Invalid credentials in Authorization header", head, commit)
+    if p[1].startswith("gated-") and auth != "Bearer hf_granted":
+        if auth is None:
+            return model_error(h, 401, "GatedRepo", "Access to model %s is restricted. You must have access to it and "
+                               "be authenticated to access it. Please log in." % repo_id, head, commit)
+        return model_error(h, 403, "GatedRepo", "Access to model %s is restricted and you are not in the authorized "
+                           "list. Visit https://huggingface.co/%s to ask for access." % (repo_id, repo_id), head, commit)
+    data = repo["files"].get(name)
+    if data is None:
+        return model_error(h, 404, "EntryNotFound", "%s does not exist on \"%s\"" % (name, rev), head, commit)
+    git, lfs = model_meta(name, data)
+    if lfs:
+        scheme = "https" if ARGS.tls and fault != "downgrade" else "http"
+        loc = "%s://localhost:%d/%s/cdn-lfs/%s?X-Amz-Signature=fake" % (scheme, h.server.server_address[1], prefix, lfs)
+        return model_send(h, 302, b"", {"Location": loc, "X-Repo-Commit": commit, "X-Linked-Etag": '"%s"' % lfs,
+                                        "X-Linked-Size": str(len(data)), "ETag": '"%s"' % git}, head)
+    if fault == "badetag":
+        git = "../../evil"
+    return model_send(h, 200, data, {"Content-Type": "application/octet-stream", "X-Repo-Commit": commit,
+                                     "ETag": '"%s"' % git, "Accept-Ranges": "bytes"}, head)
+
+
+def model_do_head(self):
+    parts = urlsplit(self.path).path.split("/")
+    rest = "/".join(parts[4:]) + ("?" + urlsplit(self.path).query if urlsplit(self.path).query else "")
+    if len(parts) < 5 or not model_path(rest.split("?")[0]):
+        return model_send(self, 404, b"", {}, True)
+    return model_hub(self, "/".join(parts[1:4]), parts[2], parts[3], rest, head=True)
+
+
+Handler.do_HEAD = model_do_head
+# ---- end of the fake Hub model repos -------------------------------------------------------------
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser()
@@ -400,12 +582,14 @@ def main():
     p.add_argument("--cdn-base", default="", help="where the 'lfs' fault redirects to (default: this server)")
     p.add_argument("--real-rows", action="append", default=[], help="DATASET/CONFIG/SPLIT=DIR of original files")
     p.add_argument("--real-zip", action="append", default=[], help="NAME=MEMBER:PATH[,MEMBER:PATH...]")
+    p.add_argument("--model-repo", action="append", default=[], help="ORG/NAME=DIR[@COMMIT]: a fake Hub model repo")
     ARGS = p.parse_args()
     ARGS.rows = {k: int(v) for k, v in (s.rsplit("=", 1) for s in ARGS.rows)}
     ARGS.real = dict(s.split("=", 1) for s in ARGS.real)
     ARGS.files = {k: int(v) for k, v in (s.rsplit("=", 1) for s in ARGS.files)}
     ARGS.real_rows = {k: real_rows("/".join(k.split("/")[:2]), v) for k, v in (s.split("=", 1) for s in ARGS.real_rows)}
     ARGS.real_zip = dict(s.split("=", 1) for s in ARGS.real_zip)
+    model_load_repos(ARGS.model_repo)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     if ARGS.tls:

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # --model org/name[@revision]: read in place from a Hugging Face hub cache laid out by
 # huggingface_hub (tests/fixtures/hf_hub, made by tools/fixtures/make_hub_cache_fixture.py and checked
-# there by huggingface_hub's scan_cache_dir): refs and commits, the three ways to find the
+# there by huggingface_hub's scan_cache_dir), offline: refs and commits, the three ways to find the
 # cache, the same scores as the folder itself, provenance in the results, and bad ids.
 . "$(dirname "$0")/lib.sh"
 H=$(cd tests/fixtures/hf_hub && pwd)
 P=tests/fixtures/parity/models/llama_sp_xsa   # the same files as a plain folder
 C=0123456789abcdef0123456789abcdef01234567
+# Offline: these read the cache only (downloads are tests/test_hub_download.sh's, from a loopback Hub).
+export HF_HUB_OFFLINE=1
 X() { env -u HF_HOME -u XDG_CACHE_HOME HF_HUB_CACHE="$H" "$XSA_BIN" "$@"; }
 
 sha=$("$XSA_BIN" info --model $P | awk '/^weights sha256/ {print $3}')
