@@ -15,6 +15,7 @@
 
 #include "common/fileio.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "tasks/rows.h"
 
 #define HINT_WRITABLE "the cache folder must be writable: pass --cache-dir DIR (or --offline to use what is cached)"
@@ -188,7 +189,7 @@ int cache_writer_open(const char *root, const struct task_def *t, struct cache_w
     int rc = cache_task_path(root, t, NULL, "", dir, sizeof dir, err);
     if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
     if (!rc) rc = cache_mkdirs(dir, err);
-    if (!rc && !(w->md = EVP_MD_CTX_new())) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) w->md = xsa_alloc_check(EVP_MD_CTX_new());
     if (!rc && !EVP_DigestInit_ex(w->md, EVP_sha256(), NULL)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
     if (!rc) rc = temp_create(dpath, w->path, sizeof w->path, &w->fd, err);
     if (rc) {
@@ -244,12 +245,10 @@ int cache_commit_writer(const char *root, const struct task_def *t, struct cache
     if (!rc) rc = cache_task_path(root, t, t->split, ".jsonl", dpath, sizeof dpath, err);
     if (rc) return rc;
     cJSON *m = manifest_json(e);
-    char *text = m ? cJSON_Print(m) : NULL;
+    char *text = cJSON_Print(m);
     cJSON_Delete(m);
-    if (!text) return xsa_fail(err, XSA_ERUNTIME, "out of memory writing %s", mpath);
     size_t tl = strlen(text);
-    char *withnl = realloc(text, tl + 2);
-    if (!withnl) { free(text); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    char *withnl = xsa_realloc(text, tl + 2);
     withnl[tl] = '\n';
     withnl[tl + 1] = '\0';
     // Both files are written in full before the old copy is touched: a full disk (or any write

@@ -151,8 +151,7 @@ int http_client_new(struct http_client **out, const struct http_options *o, stru
         return xsa_fail(err, XSA_ERUNTIME, "libcurl initialisation failed");
     if (o->ca_bundle && access(o->ca_bundle, R_OK) != 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: --ca-bundle file cannot be read: %s", o->ca_bundle, strerror(errno));
-    struct http_client *c = calloc(1, sizeof *c);
-    if (!c) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct http_client *c = xsa_calloc(1, sizeof *c);
     c->opt = *o;
     c->progress = pr;
     c->deadline = progress_now() + (double)o->max_total_s;
@@ -312,12 +311,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
         if (r->len + n + 1 > x->cap) {
             size_t cap = x->cap ? x->cap : 65536;
             while (cap < r->len + n + 1) cap *= 2;
-            char *b = realloc(r->body, cap);
-            if (!b) {
-                snprintf(x->local_err, sizeof x->local_err, "out of memory receiving %s", r->url);
-                return 0;
-            }
-            r->body = b;
+            r->body = xsa_realloc(r->body, cap);
             x->cap = cap;
         }
         memcpy(r->body + r->len, ptr, n);
@@ -571,8 +565,7 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
 int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not_found, xsa_error *err) {
     if (not_found) *not_found = 0;
     if (n <= 0) return 0;
-    struct xfer *xs = calloc((size_t)n, sizeof *xs);
-    if (!xs) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct xfer *xs = xsa_calloc((size_t)n, sizeof *xs);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         xs[i].req = &reqs[i];
@@ -584,8 +577,7 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         if (reqs[i].dest_path) {
             const char *part = reqs[i].part_path;
             size_t m = strlen(part ? part : reqs[i].dest_path) + 6;
-            xs[i].part_path = malloc(m);
-            if (!xs[i].part_path) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+            xs[i].part_path = xsa_malloc(m);
             if (part) snprintf(xs[i].part_path, m, "%s", part);
             else snprintf(xs[i].part_path, m, "%s.part", reqs[i].dest_path);
         }

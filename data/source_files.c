@@ -8,6 +8,7 @@
 #include <zip.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "data/cache.h"
 #include "data/source_files.h"
 #include "data/zip_range.h"
@@ -18,15 +19,11 @@
 #define RANGE_MEMBER_MAX ((size_t)64 << 20)  // a benchmark split read out of a zip by Range (ARC's: about 1 MB)
 
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err) {
+    (void)where, (void)err;  // the row sink's signature; keeping a row cannot fail
     struct source_result *r = ctx;
     if (r->n == r->cap) {
         int cap = r->cap ? r->cap * 2 : 1024;
-        cJSON **rows = realloc(r->rows, (size_t)cap * sizeof *rows);
-        if (!rows) {
-            cJSON_Delete(row);
-            return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
-        }
-        r->rows = rows;
+        r->rows = xsa_realloc(r->rows, (size_t)cap * sizeof *r->rows);
         r->cap = cap;
     }
     r->rows[r->n++] = row;
@@ -61,12 +58,12 @@ void source_result_free(struct source_result *r) {
 
 int source_validate_rows(const struct task_def *t, cJSON *const *rows, int n, long first, const char *source,
                          const char *url, xsa_error *err) {
-    char **where = calloc(n > 0 ? (size_t)n : 1, sizeof *where);
-    int rc = where ? 0 : xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    for (int i = 0; !rc && i < n; i++) {
+    char **where = xsa_calloc(n > 0 ? (size_t)n : 1, sizeof *where);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
         char buf[700];
         snprintf(buf, sizeof buf, "%s row %ld (%.600s)", source, first + i + 1, url);
-        if (!(where[i] = strdup(buf))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        where[i] = xsa_strdup(buf);
     }
     struct task_doc *docs = NULL;
     int n_docs = 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "data/sources.h"
 #include "tasks/rows.h"
 
@@ -149,12 +150,11 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
         http_requests_free(&first, 1);
         return rc;
     }
-    struct viewer_stream st = {.t = c->t, .r = r, .md = EVP_MD_CTX_new(), .total = -1};
+    struct viewer_stream st = {.t = c->t, .r = r, .md = xsa_alloc_check(EVP_MD_CTX_new()), .total = -1};
     int batch = c->parallel > 0 && c->parallel < 64 ? c->parallel : 64;  // pages in memory at once
-    struct http_request *reqs = calloc((size_t)batch, sizeof *reqs);
-    char (*urls)[1024] = calloc((size_t)batch, sizeof *urls);
-    if (!st.md || !EVP_DigestInit_ex(st.md, EVP_sha256(), NULL) || !reqs || !urls)
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct http_request *reqs = xsa_calloc((size_t)batch, sizeof *reqs);
+    char (*urls)[1024] = xsa_calloc((size_t)batch, sizeof *urls);
+    if (!EVP_DigestInit_ex(st.md, EVP_sha256(), NULL)) rc = xsa_fail(err, XSA_ERUNTIME, "SHA-256 init failed");
     if (!rc && (rc = cache_writer_open(c->cache_root, c->t, &r->jsonl, err))) r->store_failed = 1;
     if (!rc) rc = viewer_take_page(&st, first_url, first.body, first.len, 0, err);
     http_requests_free(&first, 1);

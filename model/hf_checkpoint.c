@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
 #include "model/safetensors.h"
@@ -149,8 +150,7 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     int64_t C = c->d_model;
     ld->prefix = safetensors_find(&ld->st, "transformer.wte.weight") ? "transformer." : "";
     size_t wide = (size_t)(3 * C > c->d_ff ? 3 * C : c->d_ff);
-    if (!ld->dry && !ld->scratch && !(ld->scratch = malloc((size_t)C * wide * sizeof(float))))
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!ld->dry && !ld->scratch) ld->scratch = xsa_malloc((size_t)C * wide * sizeof(float));
     ld->scratch_n = (size_t)C * wide;
     int rc = load_w(ld, "wte.weight", c->vocab_size, C, &m->tok_emb, err);
     if (!rc) rc = load_w(ld, "wpe.weight", c->max_seq_len, C, &m->pos_emb, err);
@@ -188,7 +188,7 @@ static int load_split(struct hf_loader *ld, const char *name, int n, const int64
     if ((size_t)(total * w) > ld->scratch_n) {
         free(ld->scratch);
         ld->scratch_n = 0;
-        if (!(ld->scratch = malloc((size_t)(total * w) * sizeof(float)))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        ld->scratch = xsa_malloc((size_t)(total * w) * sizeof(float));
         ld->scratch_n = (size_t)(total * w);
     }
     if ((rc = safetensors_read_f32(&ld->st, t, ld->scratch, err))) return rc;
@@ -347,8 +347,7 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     // is allocated for a config that does not match the weights (the weights bound the size).
     ld.dry = 1;
     int rc = 0;
-    m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
-    if (!m->layers) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     free(m->layers);
     m->layers = NULL;
@@ -369,15 +368,11 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     }
     free(ld.scratch);
     if (!rc && ld.aliased) {  // the model keeps the mapping its weights point into
-        struct safetensors *keep = malloc(sizeof *keep);
-        if (!keep) {
-            rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        } else {
-            *keep = ld.st;
-            m->mapping = keep;
-            m->mapping_release = release_mapping;
-            return 0;
-        }
+        struct safetensors *keep = xsa_malloc(sizeof *keep);
+        *keep = ld.st;
+        m->mapping = keep;
+        m->mapping_release = release_mapping;
+        return 0;
     }
     safetensors_close(&ld.st);
     return rc;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 
 // One part of a repo id as the Hub accepts it: [A-Za-z0-9._-], not starting or ending with
 // '-' or '.', no "--" or ".." (the Hub's rule; it also keeps the cache folder name unambiguous).
@@ -133,11 +134,9 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
         if (seen) continue;
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
-            char **g = realloc(*names, (size_t)cap * sizeof *g);
-            if (!g) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
-            *names = g;
+            *names = xsa_realloc_array(*names, (size_t)cap, sizeof **names);
         }
-        if (!((*names)[*n] = strdup(e->valuestring))) { rc = xsa_fail(err, XSA_ERUNTIME, "out of memory"); break; }
+        (*names)[*n] = xsa_strdup(e->valuestring);
         (*n)++;
     }
     cJSON_Delete(idx);

@@ -1,4 +1,5 @@
 // model.c: checkpoint dispatch, the weight arena, XSA layer specs, release.
+#include "common/xalloc.h"
 #include "model/model.h"
 
 #include <ctype.h>
@@ -119,8 +120,7 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
 int model_alloc_weights(struct model *m, const struct weight_spec *ws, xsa_error *err) {
     if (m->cfg.n_layer < 1 || m->cfg.n_layer > MODEL_MAX_LAYERS)
         return xsa_fail(err, XSA_EBADINPUT, "%d layers is outside [1, %d]", m->cfg.n_layer, MODEL_MAX_LAYERS);
-    m->layers = calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
-    if (!m->layers) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     struct arena_cursor a = {0};
     layout(m, &a, ws);
     m->arena = aligned_alloc(ARENA_ALIGN, a.off);

@@ -354,7 +354,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     if (!rc && !torch_zip_magic(data, size)) {  // a .ptz: the torch.save inside
         unsigned char *raw = NULL;
         rc = pgolf_decompress(data, size, &raw, &size, path, err);
-        if (!rc) rc = safetensors_keep(st, fi, raw, err);
+        if (!rc) safetensors_keep(st, fi, raw);
         data = raw;
     }
     int opened = !rc;

@@ -65,8 +65,7 @@ static int inflate_zlib(const unsigned char *d, size_t n, unsigned char **out, s
 }
 
 static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
-    ZSTD_DStream *z = ZSTD_createDStream();
-    if (!z) return xsa_fail(err, XSA_ERUNTIME, "zstd: out of memory");
+    ZSTD_DStream *z = xsa_alloc_check(ZSTD_createDStream());
     unsigned char *buf = NULL;
     size_t cap = 0, used = 0, left = 1;
     int rc = 0;

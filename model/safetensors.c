@@ -1,4 +1,5 @@
 // safetensors.c: mmap + validate safetensors files; convert F32/F16/BF16 tensors to float32.
+#include "common/xalloc.h"
 #include "model/safetensors.h"
 
 #include <cJSON.h>
@@ -75,14 +76,13 @@ static uint64_t name_hash(const char *s) {
     return h ^ (h >> 29);
 }
 
-// Adds tensors[i] to the index (its name is not there yet); 0, or -1 when memory runs out.
-static int index_add(struct safetensors *st, int i) {
+// Adds tensors[i] to the index (its name is not there yet).
+static void index_add(struct safetensors *st, int i) {
     size_t cap = st->index ? st->index_mask + 1 : 0;
     if ((size_t)st->n_tensors * 2 + 2 > cap) {  // grow and rehash every tensor so far
         size_t nc = cap ? cap : 64;
         while (nc < (size_t)st->n_tensors * 4 + 4) nc *= 2;
-        int32_t *ix = malloc(nc * sizeof *ix);
-        if (!ix) return -1;
+        int32_t *ix = xsa_malloc(nc * sizeof *ix);
         memset(ix, 0xFF, nc * sizeof *ix);
         free(st->index);
         st->index = ix;
@@ -97,7 +97,6 @@ static int index_add(struct safetensors *st, int i) {
     size_t h = (size_t)name_hash(st->tensors[i].name) & st->index_mask;
     while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
     st->index[h] = i;
-    return 0;
 }
 
 static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t data_size,
@@ -147,9 +146,7 @@ int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, con
     if (st->n_tensors >= ST_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", st->files[fi].path, ST_MAX_TENSORS);
     if (st->n_tensors + 1 > st->cap_tensors) {
         int cap = st->cap_tensors ? st->cap_tensors * 2 : 64;
-        struct st_tensor *nt = realloc(st->tensors, (size_t)cap * sizeof *nt);
-        if (!nt) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        st->tensors = nt;
+        st->tensors = xsa_realloc_array(st->tensors, (size_t)cap, sizeof *st->tensors);
         st->cap_tensors = cap;
     }
     struct st_tensor *t = &st->tensors[st->n_tensors];
@@ -157,8 +154,7 @@ int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, con
     t->dtype = ST_OTHER;
     for (size_t i = 0; i < sizeof st_dtypes / sizeof st_dtypes[0]; i++)
         if (!strcmp(dtype_name, st_dtypes[i].name)) t->dtype = st_dtypes[i].dtype;
-    t->name = strdup(name);
-    if (!t->name) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    t->name = xsa_strdup(name);
     snprintf(t->dtype_name, sizeof t->dtype_name, "%s", dtype_name);
     t->ndim = ndim;
     memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
@@ -166,20 +162,14 @@ int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, con
     t->nbytes = nbytes;
     t->file = fi;
     st->n_tensors++;
-    if (index_add(st, st->n_tensors - 1)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    index_add(st, st->n_tensors - 1);
     return 0;
 }
 
-int safetensors_keep(struct safetensors *st, int fi, void *buf, xsa_error *err) {
+void safetensors_keep(struct safetensors *st, int fi, void *buf) {
     struct st_file *f = &st->files[fi];
-    void **n = realloc(f->owned, (f->n_owned + 1) * sizeof *n);
-    if (!n) {
-        free(buf);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
-    f->owned = n;
+    f->owned = xsa_realloc_array(f->owned, (size_t)f->n_owned + 1, sizeof *f->owned);
     f->owned[f->n_owned++] = buf;
-    return 0;
 }
 
 static int cmp_offsets(const void *a, const void *b) {
@@ -193,8 +183,7 @@ static int cmp_offsets(const void *a, const void *b) {
 static int check_tiling(const struct safetensors *st, int first, const unsigned char *data, size_t data_size,
                         const char *path, xsa_error *err) {
     int n = st->n_tensors - first;
-    const struct st_tensor **v = malloc((size_t)(n ? n : 1) * sizeof *v);
-    if (!v) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    const struct st_tensor **v = xsa_malloc((size_t)(n ? n : 1) * sizeof *v);
     for (int i = 0; i < n; i++) v[i] = &st->tensors[first + i];
     qsort(v, (size_t)n, sizeof *v, cmp_offsets);
     const unsigned char *at = data;
@@ -214,14 +203,11 @@ static int check_tiling(const struct safetensors *st, int first, const unsigned 
 
 int safetensors_add_file(struct safetensors *st, const char *path, int *fi, xsa_error *err) {
     if (st->n_files >= ST_MAX_SHARDS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d shard files", path, ST_MAX_SHARDS);
-    struct st_file *nf = realloc(st->files, (size_t)(st->n_files + 1) * sizeof *nf);
-    if (!nf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    st->files = nf;
+    st->files = xsa_realloc_array(st->files, (size_t)st->n_files + 1, sizeof *st->files);
     *fi = st->n_files;
     struct st_file *f = &st->files[*fi];
     memset(f, 0, sizeof *f);
-    f->path = strdup(path);
-    if (!f->path) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    f->path = xsa_strdup(path);
     st->n_files++;  // counted now so close() releases it on any error below
     return 0;
 }
@@ -284,8 +270,7 @@ static int open_sharded(struct safetensors *st, const char *dir, const char *ind
         return xsa_fail(err, XSA_EBADINPUT, "%s: not JSON with a \"weight_map\" object; the index is corrupt", index_path);
     }
     int n = cJSON_GetArraySize(wm), nu = 0;
-    const char **names = calloc((size_t)n + 1, sizeof *names);
-    if (!names) { cJSON_Delete(idx); return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
+    const char **names = xsa_calloc((size_t)n + 1, sizeof *names);
     const cJSON *e;
     cJSON_ArrayForEach(e, wm) {
         if (!cJSON_IsString(e) || !shard_name_ok(e->valuestring)) {
@@ -417,8 +402,7 @@ int safetensors_sha256(const struct safetensors *st, char out[65], xsa_error *er
     // they already are rather than read() a second time.
     if (st->n_files == 1) return sha256_hex(st->files[0].mf.data, st->files[0].mf.size, out, err);
     size_t n = (size_t)st->n_files * 64;
-    char *cat = malloc(n + 1);
-    if (!cat) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char *cat = xsa_malloc(n + 1);
     int rc = 0;
     for (int i = 0; i < st->n_files && !rc; i++) {  // files[] is in sorted name order
         char hex[65];

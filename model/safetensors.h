@@ -65,8 +65,8 @@ int safetensors_add_file(struct safetensors *st, const char *path, int *fi, xsa_
 int safetensors_add_tensor(struct safetensors *st, int fi, const char *name, const char *dtype_name, int ndim,
                            const int64_t *shape, const unsigned char *data, size_t nbytes, xsa_error *err);
 
-// Hands `buf` (malloc'd) to file `fi`: freed by safetensors_close. On failure buf is freed.
-int safetensors_keep(struct safetensors *st, int fi, void *buf, xsa_error *err);
+// Hands `buf` (malloc'd) to file `fi`: freed by safetensors_close.
+void safetensors_keep(struct safetensors *st, int fi, void *buf);
 
 // The tensor called `name`, or NULL.
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 
 #define TORCH_MAX_NAME 1024  // a tensor name
 
@@ -47,7 +48,10 @@ static int load_storage(struct unpickler *u, void *ctx, const struct pv *pid, st
         return xsa_fail(err, XSA_EBADINPUT, "%s: storage '%s' declares %llu elements of %s (%d bytes each) but %s holds %llu bytes; the file is corrupt",
                         tf->where, key->s, (unsigned long long)numel, dt->storage, dt->size, name, (unsigned long long)m->size);
     struct pv *s = up_new(u, PV_STORAGE);
-    if (!s || !(s->s = strdup(key->s))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!s)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the pickle builds more than %d objects; the file is corrupt or not a checkpoint",
+                        tf->where, UP_MAX_NODES);
+    s->s = xsa_strdup(key->s);
     s->len = key->len;
     s->dtype = dt;
     s->numel = numel;
@@ -160,8 +164,7 @@ int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *
         unsigned char *copy = malloc((size_t)numel * es);
         if (!copy) return xsa_fail(err, XSA_ERUNTIME, "out of memory copying tensor '%s' of %s", name, tf->where);
         copy_strided(t, shape, stride, copy);
-        int rc = safetensors_keep(st, tf->fi, copy, err);
-        if (rc) return rc;
+        safetensors_keep(st, tf->fi, copy);
         data = copy;
     }
     return safetensors_add_tensor(st, tf->fi, name, t->dtype->name, t->ndim, shape, data, (size_t)numel * es, err);
@@ -186,14 +189,9 @@ int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const st
 
 void torch_file_close(struct torch_file *tf, struct safetensors *st) {
     // Inflated storages hold tensor bytes: the file entry takes them over.
-    xsa_error ignored = {0};
     for (int i = 0; i < tf->zip.n; i++) {
         if (!tf->zip.members[i].inflated) continue;
-        if (safetensors_keep(st, tf->fi, tf->zip.members[i].inflated, &ignored)) {
-            // out of memory: keep() freed the buffer, so no tensor may point into it
-            for (int j = 0; j < st->n_tensors; j++)
-                if (st->tensors[j].file == tf->fi) st->tensors[j].data = NULL, st->tensors[j].nbytes = 0;
-        }
+        safetensors_keep(st, tf->fi, tf->zip.members[i].inflated);
         tf->zip.members[i].inflated = NULL;
     }
     unpickle_free(&tf->u);

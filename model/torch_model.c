@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
 #include "model/torch_checkpoint.h"
@@ -54,10 +55,9 @@ static int is_linear(const char *name) {
 // bias=False: LayerNorm and Linear without biases are the same function with zero biases.
 static int add_zero_bias(struct torch_file *tf, struct safetensors *st, const char *name, int64_t n, xsa_error *err) {
     if (safetensors_find(st, name)) return 0;
-    float *z = calloc((size_t)n, sizeof *z);
-    if (!z) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    int rc = safetensors_keep(st, tf->fi, z, err);
-    return rc ? rc : safetensors_add_tensor(st, tf->fi, name, "F32", 1, &n, (const unsigned char *)z, (size_t)n * sizeof *z, err);
+    float *z = xsa_calloc((size_t)n, sizeof *z);
+    safetensors_keep(st, tf->fi, z);
+    return safetensors_add_tensor(st, tf->fi, name, "F32", 1, &n, (const unsigned char *)z, (size_t)n * sizeof *z, err);
 }
 
 static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct hf_config *hc,

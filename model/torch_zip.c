@@ -1,5 +1,6 @@
 // torch_zip.c: central directory of a zip archive (zip64 included) over a mapping; deflated
 // members through libzip.
+#include "common/xalloc.h"
 #include "model/torch_zip.h"
 
 #include <stdio.h>
@@ -82,7 +83,7 @@ static int parse_entry(struct torch_zip *z, const unsigned char *c, size_t avail
     memset(m, 0, sizeof *m);
     if (memchr(c + 46, 0, nlen))
         return xsa_fail(err, XSA_EBADINPUT, "%s: zip member %d has a NUL in its name; the file is corrupt", z->path, z->n);
-    if (!(m->name = malloc(nlen + 1))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    m->name = xsa_malloc(nlen + 1);
     memcpy(m->name, c + 46, nlen);
     m->name[nlen] = '\0';
     z->n++;  // counted now, so close() frees the name on any error below
@@ -121,7 +122,7 @@ static int cmp_member(const void *a, const void *b) {
 // Sorts the names for torch_zip_find; two members of one name would make what is read
 // depend on the reader (ours or libzip), so they are refused.
 static int index_names(struct torch_zip *z, xsa_error *err) {
-    if (!(z->by_name = malloc((size_t)(z->n ? z->n : 1) * sizeof *z->by_name))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    z->by_name = xsa_malloc((size_t)(z->n ? z->n : 1) * sizeof *z->by_name);
     for (int i = 0; i < z->n; i++) z->by_name[i] = &z->members[i];
     qsort(z->by_name, (size_t)z->n, sizeof *z->by_name, cmp_member);
     for (int i = 1; i < z->n; i++)
@@ -144,7 +145,7 @@ int torch_zip_open(struct torch_zip *z, const char *path, const unsigned char *d
     if (entries > TZ_MAX_MEMBERS || entries > len / 46)
         return xsa_fail(err, XSA_EBADINPUT, "%s: the zip directory claims %llu members in %llu bytes; the file is corrupt",
                         path, (unsigned long long)entries, (unsigned long long)len);
-    if (!(z->members = calloc(entries ? entries : 1, sizeof *z->members))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    z->members = xsa_calloc(entries ? entries : 1, sizeof *z->members);
     size_t at = (size_t)off, end = (size_t)(off + len);
     for (uint64_t i = 0; i < entries && !rc; i++) {
         size_t used = 0;

@@ -1,5 +1,6 @@
 // unpickle.c: the restricted unpickler (see unpickle.h). A value stack, a mark stack and a memo
 // of node pointers; nodes live until unpickle_free, so memo sharing needs no reference counts.
+#include "common/xalloc.h"
 #include "model/unpickle.h"
 
 #include <stdio.h>
@@ -29,13 +30,10 @@ struct pv *up_new(struct unpickler *u, enum pv_kind kind) {
     }
     if (u->n_nodes == u->cap_nodes) {
         size_t cap = u->cap_nodes ? u->cap_nodes * 2 : 256;
-        struct pv **n = realloc(u->nodes, cap * sizeof *n);
-        if (!n) return NULL;
-        u->nodes = n;
+        u->nodes = xsa_realloc_array(u->nodes, cap, sizeof *u->nodes);
         u->cap_nodes = cap;
     }
-    struct pv *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    struct pv *p = xsa_calloc(1, sizeof *p);
     p->kind = kind;
     u->nodes[u->n_nodes++] = p;
     return p;
@@ -60,16 +58,12 @@ const struct pv *up_dict_get(const struct pv *d, const char *key) {
 }
 
 // Appends one item (a DICT takes them in key, value pairs) to a container.
-static int push_item(struct pv *c, struct pv *x) {
+static void push_item(struct pv *c, struct pv *x) {
     if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        struct pv **n = realloc(c->v, cap * sizeof *n);
-        if (!n) return -1;
-        c->v = n;
-        c->cap = cap;
+        c->cap = c->cap ? c->cap * 2 : 4;
+        c->v = xsa_realloc_array(c->v, c->cap, sizeof *c->v);
     }
     c->v[c->n++] = x;
-    return 0;
 }
 
 // ---- the machine ----
@@ -92,10 +86,9 @@ static int bad(struct up_state *s, const char *what) {
                     s->u->where, what, s->op_pos);
 }
 
-static int oom(struct up_state *s) {
-    if (s->u->too_many)
-        return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle builds more than %d objects; the file is corrupt or not a checkpoint", s->u->where, UP_MAX_NODES);
-    return xsa_fail(s->err, XSA_ERUNTIME, "out of memory reading %s", s->u->where);
+// up_new's NULL: the object limit (allocations themselves never fail: common/xalloc.h).
+static int too_many(struct up_state *s) {
+    return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle builds more than %d objects; the file is corrupt or not a checkpoint", s->u->where, UP_MAX_NODES);
 }
 
 static int need(struct up_state *s, size_t n) { return s->len - s->pos < n ? bad(s, "the pickle ends inside an opcode") : 0; }
@@ -107,13 +100,11 @@ static uint64_t le(const unsigned char *p, int n) {
 }
 
 static int push(struct up_state *s, struct pv *x) {
-    if (!x) return oom(s);
+    if (!x) return too_many(s);
     if (s->sp == s->stack_cap) {
         if (s->stack_cap >= UP_MAX_STACK) return bad(s, "the value stack grows past its limit");
         size_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
-        struct pv **n = realloc(s->stack, cap * sizeof *n);
-        if (!n) return oom(s);
-        s->stack = n;
+        s->stack = xsa_realloc_array(s->stack, cap, sizeof *s->stack);
         s->stack_cap = cap;
     }
     s->stack[s->sp++] = x;
@@ -143,7 +134,8 @@ static int pop_mark(struct up_state *s, size_t *from) {
 
 static struct pv *new_str(struct up_state *s, enum pv_kind kind, const unsigned char *b, size_t n) {
     struct pv *x = up_new(s->u, kind);
-    if (!x || !(x->s = malloc(n + 1))) return NULL;
+    if (!x) return NULL;
+    x->s = xsa_malloc(n + 1);
     memcpy(x->s, b, n);
     x->s[n] = '\0';
     x->len = n;
@@ -207,7 +199,7 @@ static void printable(const char *in, char *out, size_t n) {
 // The allowlist: anything else is refused here, by name, before any later opcode can use it.
 static int resolve_global(struct up_state *s, const char *module, const char *name) {
     struct pv *g = up_new(s->u, PV_GLOBAL);
-    if (!g) return oom(s);
+    if (!g) return too_many(s);
     if (!strcmp(module, "collections") && !strcmp(name, "OrderedDict")) g->i = UPG_ORDERED_DICT;
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = UPG_REBUILD_TENSOR_V2;
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = UPG_REBUILD_PARAMETER;
@@ -266,7 +258,7 @@ static int rebuild_tensor(struct up_state *s, const struct pv *a, struct pv **ou
     if (a->n < 6 || a->n > 7 || a->v[0]->kind != PV_STORAGE || !is_int(a->v[1]) || a->v[4]->kind != PV_BOOL)
         return bad(s, "_rebuild_tensor_v2 without (storage, offset, size, stride, requires_grad, hooks)");
     struct pv *t = up_new(s->u, PV_TENSOR);
-    if (!t) return oom(s);
+    if (!t) return too_many(s);
     const struct pv *st = a->v[0];
     int nd = int_tuple(a->v[2], t->shape), ns = int_tuple(a->v[3], t->stride);
     if (nd < 0 || ns != nd) return bad(s, "_rebuild_tensor_v2 with a size or stride that is not a tuple of at most 8 non-negative integers of one length");
@@ -332,9 +324,8 @@ static int op_collect(struct up_state *s, enum pv_kind kind) {
     if (rc) return rc;
     if (kind == PV_DICT && (s->sp - from) % 2) return bad(s, "DICT with an odd number of items");
     struct pv *c = up_new(s->u, kind);
-    if (!c) return oom(s);
-    for (size_t i = from; i < s->sp; i++)
-        if (push_item(c, s->stack[i])) return oom(s);
+    if (!c) return too_many(s);
+    for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
     if (kind == PV_DICT) c->n /= 2;
     s->sp = from;
     return push(s, c);
@@ -342,10 +333,9 @@ static int op_collect(struct up_state *s, enum pv_kind kind) {
 
 static int op_small_tuple(struct up_state *s, int n) {
     struct pv *c = up_new(s->u, PV_TUPLE);
-    if (!c) return oom(s);
+    if (!c) return too_many(s);
     if (s->sp < floor_mark(s) + (size_t)n) return bad(s, "TUPLE1/2/3 with too few values");
-    for (int i = n; i > 0; i--)
-        if (push_item(c, s->stack[s->sp - (size_t)i])) return oom(s);
+    for (int i = n; i > 0; i--) push_item(c, s->stack[s->sp - (size_t)i]);
     s->sp -= (size_t)n;
     return push(s, c);
 }
@@ -357,10 +347,8 @@ static int add_items(struct up_state *s, size_t from, enum pv_kind kind) {
     if (c->kind != kind) return bad(s, kind == PV_LIST ? "APPEND to something that is not a list" : "SETITEM on something that is not a dict");
     if (kind == PV_DICT && (s->sp - from) % 2) return bad(s, "SETITEMS with an odd number of items");
     if (kind == PV_DICT) c->n *= 2;  // push_item counts entries; a dict counts pairs
-    int fail = 0;
-    for (size_t i = from; i < s->sp && !fail; i++) fail = push_item(c, s->stack[i]);
+    for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
     if (kind == PV_DICT) c->n /= 2;
-    if (fail) return oom(s);
     s->sp = from;
     return 0;
 }
@@ -371,8 +359,7 @@ static int memo_put(struct up_state *s, uint64_t idx) {
     if (idx >= s->memo_cap) {
         size_t cap = s->memo_cap ? s->memo_cap : 64;
         while (cap <= idx) cap *= 2;
-        struct pv **n = realloc(s->memo, cap * sizeof *n);
-        if (!n) return oom(s);
+        struct pv **n = xsa_realloc_array(s->memo, cap, sizeof *n);
         memset(n + s->memo_cap, 0, (cap - s->memo_cap) * sizeof *n);
         s->memo = n;
         s->memo_cap = cap;

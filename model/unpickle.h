@@ -67,7 +67,7 @@ struct unpickler {
 // Runs the pickle `data` (len bytes) to its STOP; *root is the value it built, owned by u.
 int unpickle_run(struct unpickler *u, const unsigned char *data, size_t len, struct pv **root, xsa_error *err);
 
-// A fresh node of `kind`, owned by u (NULL when memory runs out or past UP_MAX_NODES).
+// A fresh node of `kind`, owned by u; NULL past UP_MAX_NODES (the pickle is refused).
 struct pv *up_new(struct unpickler *u, enum pv_kind kind);
 
 // The value of the string key `key` in a DICT, or NULL.

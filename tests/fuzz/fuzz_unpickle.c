@@ -13,7 +13,7 @@ static int fake_storage(struct unpickler *u, void *ctx, const struct pv *pid, st
     if (pid->kind != PV_TUPLE || pid->n < 2 || pid->v[1]->kind != PV_GLOBAL || pid->v[1]->i != UPG_STORAGE)
         return xsa_fail(err, XSA_EBADINPUT, "fuzz.pkl: not a storage persistent id");
     struct pv *s = up_new(u, PV_STORAGE);
-    if (!s) return xsa_fail(err, XSA_ERUNTIME, "out of memory");  // up_new: model/unpickle.c's own policy
+    if (!s) return xsa_fail(err, XSA_EBADINPUT, "fuzz.pkl: more than %d objects", UP_MAX_NODES);  // up_new past its limit
     s->s = xsa_strdup("0");
     s->dtype = pid->v[1]->dtype;
     s->numel = 64;
