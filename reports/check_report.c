@@ -28,6 +28,7 @@ void check_markdown(const struct results *base, const struct results *cand, cons
                    "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "
                    "fails when it drops by more than %.2f points and its interval is below 0.\n\n",
                 opt->max_drop, opt->alpha, pct, c->all.n_tasks, opt->max_drop);
+    report_same_model_note(o, base, cand);
     sbuf_printf(o, "| task | metric | baseline | new | \xce\x94 (pts) | %g%% CI | McNemar p | verdict |\n"
                    "|---|---|--:|--:|--:|:-:|--:|---|\n", pct);
     for (int i = 0; i < c->n_rows; i++) {

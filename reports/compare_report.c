@@ -44,6 +44,7 @@ void compare_markdown(const struct results *a, const struct results *b, const st
         sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
                        "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
                     c->not_comparable);
+    report_same_model_note(o, a, b);
     // One-sentence answer first: the average, then which tasks moved for real.
     const struct compare_avg *g = c->paper.present ? &c->paper : &c->all;
     const char *gname = c->paper.present ? "the XSA paper's" : "all";

@@ -151,6 +151,23 @@ static void label_cells(struct sbuf *o, const char *const *labels, int n) {
     }
 }
 
+void report_same_model_note(struct sbuf *o, const struct results *a, const struct results *b) {
+    const struct model_info *x = &a->model, *y = &b->model;
+    int same_weights = x->weights_sha256[0] && !strcmp(x->weights_sha256, y->weights_sha256);
+    int same_commit = x->hub_repo[0] && x->hub_commit[0] && !strcmp(x->hub_repo, y->hub_repo) &&
+                      !strcmp(x->hub_commit, y->hub_commit);
+    if (!same_weights && !same_commit) return;
+    char d[17];
+    sbuf_puts(o, "> [!NOTE]\n> Both runs scored the same model (");
+    if (same_commit) {
+        md_code(o, x->hub_repo);
+        sbuf_printf(o, " at commit `%.12s`%s", x->hub_commit, same_weights ? ", " : "");
+    }
+    if (same_weights) sbuf_printf(o, "weights sha256 `%s`", report_short_digest(x->weights_sha256, d));
+    sbuf_puts(o, "): any delta comes from the evaluation settings (XSA layers, dtype, data, limits), not from "
+                 "two checkpoints.\n\n");
+}
+
 void report_provenance(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n) {
     sbuf_puts(o, "| |");
     label_cells(o, labels, n);

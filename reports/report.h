@@ -18,6 +18,10 @@ void report_model_section(struct sbuf *o, const char *prefix, const char *label,
 // data digests per task (short; "same" where every run agrees).        rs, labels: (n)
 void report_provenance(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n);
 
+// A note when both runs scored the same model (the same weights digest, or the same Hub repo and
+// commit): their deltas then measure only the evaluation settings, not two checkpoints.
+void report_same_model_note(struct sbuf *o, const struct results *a, const struct results *b);
+
 // `xsa-eval report`: a model-by-task table of each task's preferred metric +- stderr for any
 // number of runs, group averages, a bar chart reference (`chart_base`_acc.svg, NULL: none),
 // model sections and provenance.                                  rs, paths: (n)

@@ -85,4 +85,9 @@ if [ -s "$TMP/evil.md" ] && [ -s "$TMP/evil_report.md" ] && [ -s "$TMP/evil_chec
     grep -qF 'evil \# Owned &lt;script&gt;' "$TMP/evil.md"; then pass model_name_shown_literally
 else fail model_name_shown_literally "$(grep -hE "Owned" "$TMP"/evil*.md | head -2)"; fi
 
+# Two runs of one model are named as such (same weights digest); two checkpoints are not.
+out=$("$XSA_BIN" compare $F/sa.json $F/sa.json 2>&1)
+echo "$out" | grep -q "Both runs scored the same model (weights sha256 \`" && pass same_model_noted || fail same_model_noted "$(echo "$out" | head -4)"
+out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json 2>&1)
+echo "$out" | grep -q "same model" && fail different_models_not_noted "noted" || pass different_models_not_noted
 finish
