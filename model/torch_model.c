@@ -9,6 +9,7 @@
 #include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
+#include "model/pgolf.h"
 #include "model/torch_checkpoint.h"
 
 static int arg_int(const struct pv *args, const char *key, const char *path, int *out, xsa_error *err) {
@@ -104,6 +105,15 @@ static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const 
     return rc ? rc : torch_add_state_dict(tf, st, tf->root, NULL, err);
 }
 
+// modded-nanogpt's state_step*.pt: dict(step, code, model, optimizer), the model's weights in
+// banks (qk_bank, vo_bank, mlp_bank), with "_orig_mod." prefixes when saved compiled.
+static int is_modded_nanogpt(const struct pv *root) {
+    const struct pv *sd = root->kind == PV_DICT ? up_dict_get(root, "model") : NULL;
+    if (!sd || sd->kind != PV_DICT) return 0;
+    return (up_dict_get(sd, "qk_bank") || up_dict_get(sd, "_orig_mod.qk_bank")) &&
+           (up_dict_get(sd, "mlp_bank") || up_dict_get(sd, "_orig_mod.mlp_bank"));
+}
+
 int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err) {
     struct safetensors st;
     memset(&st, 0, sizeof st);
@@ -118,6 +128,8 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         if (args->kind != PV_DICT) rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_args is not a dict; not a checkpoint of nanoGPT's train.py", path);
         if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
         if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, path, err);
+    } else if (!rc && is_modded_nanogpt(tf.root)) {
+        rc = pgolf_refuse_modded_nanogpt(path, err);
     } else if (!rc) {
         rc = bare_state_dict(&tf, &st, path, config, &hc, err);
     }
