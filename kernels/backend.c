@@ -55,8 +55,21 @@ static cuda_open_fn cuda_find(char *why, size_t n) {
 
 static int gpt2_arch(const struct model_config *c) { return c->arch == MODEL_ARCH_GPT2; }
 
+// modded-nanogpt's GPT: its own topology (kernels/cpu/cpu_mnanogpt.c).
+static int check_mnanogpt(const struct model *m, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    int bad = c->n_layer != MNG_LAYERS || c->n_head < 2 || c->n_head % 2 || c->head_dim % 4 || c->n_head * c->head_dim != c->d_model ||
+              !m->tok_emb || !m->lm_head || !m->layers || !m->mng->value_embeds || !m->mng->bigram_emb;
+    for (int l = 0; l < c->n_layer && !bad; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        bad = !w->w_up || !w->w_down || (m->mng->layer[l].attn && (!w->wq || !w->wk || !w->wv || !w->wo || !m->mng->layer[l].attn_gate));
+    }
+    return bad ? xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt model with missing weights or a shape its GPT does not have", m->path) : 0;
+}
+
 int backend_check_model(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
+    if (m->mng) return check_mnanogpt(m, err);
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
         c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||
         c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2) || c->rope_dims < 0 ||
@@ -183,7 +196,7 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
     if (!device || !strcmp(device, "cpu")) return cpu_backend_open(be, m, opt, err);
     char why[1200];
     // The CUDA kernels do not implement the parameter-golf family's operations yet.
-    const char *family = model_has_family_features(m) ? "the CUDA backend does not implement this parameter-golf model's operations (weightless norms, q_gain, relu^2, resid_mix, U-Net skips, soft-cap)" : NULL;
+    const char *family = model_has_family_features(m) ? m->mng ? "the CUDA backend does not implement modded-nanogpt's GPT (paired heads, value embeddings, gates)" : "the CUDA backend does not implement this parameter-golf model's operations (weightless norms, q_gain, relu^2, resid_mix, U-Net skips, soft-cap)" : NULL;
     if (!strcmp(device, "auto") && family) {
         fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
         return cpu_backend_open(be, m, opt, err);

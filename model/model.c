@@ -213,6 +213,10 @@ int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *
             p = comma + 1;
         }
     }
+    // modded-nanogpt's XSA is gated by its trained alphas: a layer without them has none to turn on.
+    for (int l = 0; l < L && !strcmp(cfg->family, "mnanogpt"); l++)
+        if (xsa[l] && !cfg->xsa[l])
+            return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are 1,3,4,7,8,10); --xsa can only turn gated layers off", spec, l);
     memcpy(cfg->xsa, xsa, sizeof xsa);
     return 0;
 }
@@ -250,11 +254,13 @@ void model_free(struct model *m) {
     if (m->mapping_release) m->mapping_release(m->mapping);
     free(m->arena);
     free(m->layers);
+    free(m->mng);
     memset(m, 0, sizeof *m);
 }
 
 int model_has_family_features(const struct model *m) {
     const struct model_config *c = &m->cfg;
+    if (m->mng) return 1;
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
         c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate)
@@ -268,6 +274,7 @@ int model_has_family_features(const struct model *m) {
 }
 
 const char *model_arch_name(const struct model *m) {
+    if (m->mng) return "mnanogpt";
     if (model_has_family_features(m)) return "pgolf";
     return model_family(&m->cfg);
 }
@@ -286,6 +293,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
             if (used < n) used += (size_t)snprintf(out + used, n - used, __VA_ARGS__);   \
         }                                                                                 \
     } while (0)
+    FEAT(m->mng, "modded-nanogpt GPT (paired heads, value embeddings, attention gates, key offset, YaRN, windows %d/%d, "
+                 "x0/bigram lambdas, skip and backout, 23*sigmoid((x+5)/7.5) soft-cap)",
+         m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0);
     FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq, "q/k/v biases");

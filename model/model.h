@@ -111,8 +111,39 @@ struct layer_weights {
     float *out_scale;                  // (C) x *= out_scale after the block (a recurrence pass gate)
 };
 
+// modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers; docs/modded-nanogpt.md):
+// a decoder of its own topology, run by kernels/cpu/cpu_mnanogpt.c. Layer l's q, k, v, o are
+// layers[l].wq..wo with sa_lambdas folded in as the record folds them (F.linear(x, lambda * W)),
+// its MLP layers[l].w_up / w_down (relu^2).
+#define MNG_LAYERS 11
+#define MNG_GATE_IN 12    // the gates read the first 12 features of their input
+struct mng_layer {
+    int attn;            // 0: no attention (the record's layer 6: its skip connection instead)
+    int paired;          // paired heads: heads 2p, 2p+1 of a token are two positions 2t, 2t+1 of one head
+    int window;          // keys a query sees back (flash-attn window_size[0]; in paired positions when paired)
+    int key_offset;      // the stationary half of k comes from the token before (long-window layers)
+    int ve;              // value embedding 0..4, or -1
+    float resid_attn, resid_mlp, post_attn, post_mlp, x0_lambda, bigram_lambda;  // bfloat16-rounded, as the record
+    float *xsa_gate;     // (H) tanh(xsa_alphas[l]), or NULL: no XSA
+    float *attn_gate;    // (H, 12) y_h *= sigmoid(attn_gate[h] . x[:12])
+    float *ve_gate;      // (H, 12) v_h += 2 sigmoid(ve_gate[h] . g) ve_h, g = cat(x[:6], ve[:6]) (paired: x[:12])
+};
+struct mng_model {
+    struct mng_layer layer[MNG_LAYERS];
+    float *value_embeds;           // (5, V, C)
+    float *bigram_emb;             // (bigram_vocab, C)
+    int bigram_vocab;
+    float *smear_gate, *skip_gate; // (12) each
+    float smear_lambda, backout_lambda, skip_lambda;
+    float attn_scale;              // softmax scale after the YaRN updates (both Yarns share it)
+    float *factor1, *factor2;      // (2 * max_seq_len, hd) bfloat16-rounded cos, sin (odd columns negated)
+    float *factor1p, *factor2p;    // the same for the paired layers: (2 * max_seq_len, 2 hd), positions 2t | 2t+1
+    int ws_short, ws_long;         // tokens
+};
+
 struct model {
     struct model_config cfg;
+    struct mng_model *mng;             // modded-nanogpt's topology, or NULL
     float *tok_emb;                    // (V, C)
     float *pos_emb;                    // (max_seq_len, C) gpt2 only, else NULL
     struct layer_weights *layers;      // (n_layer)

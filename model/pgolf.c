@@ -4,6 +4,7 @@
 // relu^2 (or SwiGLU) MLP, resid_mix, attn/mlp scales, U-Net skips, tied head with a soft-cap;
 // the record extras (SmearGate, BigramHashEmbedding, XSA in the last XSA_LAST_N layers) and
 // the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates).
+#include "model/mnanogpt.h"
 #include "model/pgolf.h"
 
 #include <cJSON.h>
@@ -40,6 +41,7 @@ struct pg_arch {
     double v[A_N];
     int set[A_N];
     char path[4200];  // the file they came from ("" when none)
+    int mnanogpt;     // FAMILY "modded-nanogpt": the file is read by model/mnanogpt.c
 };
 
 static void sidecar_path(const char *path, char *out, size_t n) {
@@ -65,12 +67,12 @@ static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) 
         return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object of architecture settings (such as {\"NUM_LAYERS\": 9})", a->path);
     }
     const cJSON *fam = cJSON_GetObjectItemCaseSensitive(r, "FAMILY");
-    if (fam && !(cJSON_IsString(fam) && !strcmp(fam->valuestring, "parameter-golf")))
-        rc = cJSON_IsString(fam) && !strcmp(fam->valuestring, "modded-nanogpt")
-                 ? pgolf_refuse_modded_nanogpt(a->path, err)
-                 : xsa_fail(err, XSA_EBADINPUT, "%s: FAMILY must be \"parameter-golf\" or \"modded-nanogpt\"", a->path);
+    // modded-nanogpt's settings are its own (model/mnanogpt.c reads them)
+    a->mnanogpt = cJSON_IsString(fam) && !strcmp(fam->valuestring, "modded-nanogpt");
+    if (fam && !a->mnanogpt && !(cJSON_IsString(fam) && !strcmp(fam->valuestring, "parameter-golf")))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: FAMILY must be \"parameter-golf\" or \"modded-nanogpt\"", a->path);
     cJSON_ArrayForEach(e, r) {
-        if (rc) break;
+        if (rc || a->mnanogpt) break;
         if (e == fam) continue;
         int k = 0;
         while (k < A_N && strcmp(e->string, arch_names[k])) k++;
@@ -329,15 +331,6 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     return 0;
 }
 
-int pgolf_refuse_modded_nanogpt(const char *where, xsa_error *err) {
-    return xsa_fail(err, XSA_EBADINPUT,
-                    "%s: a modded-nanogpt model (GPT of records/track_1_short/2026-05-07_XSAGatedLayers), which xsa-eval does not run yet: "
-                    "it lacks paired-head attention, value embeddings and their gates, attention gates, the key offset, the "
-                    "half-truncated YaRN rotary, x0/bigram/residual lambdas, the layer-6 skip and backout, and the "
-                    "23*sigmoid((x+5)/7.5) soft-cap (docs/modded-nanogpt.md)",
-                    where);
-}
-
 int pgolf_claims(const char *path) {
     size_t n = strlen(path);
     if (n >= 4 && !strcmp(path + n - 4, ".ptz")) return 1;
@@ -356,6 +349,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     struct pg_arch a;
     int rc = read_arch(&a, path, err);
     if (rc) return rc;
+    if (a.mnanogpt) return mnanogpt_load(m, path, a.path, err);
     struct safetensors *st = xsa_calloc(1, sizeof *st);
     struct pg_tensors *pt = xsa_calloc(1, sizeof *pt);
     pt->path = path;

@@ -47,10 +47,6 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
 // 1 for a file this reader takes: a .ptz, or a .pt / .pth with xsa_eval.json beside it or --arch set.
 int pgolf_claims(const char *path);
 
-// Refuses a modded-nanogpt model (named by a sidecar's FAMILY, or recognised by its state dict's
-// weight banks) naming the features xsa-eval does not implement; `where` is the file. Exit 2.
-int pgolf_refuse_modded_nanogpt(const char *where, xsa_error *err);
-
 // Loads the artifact at `path` into m.
 int pgolf_load(struct model *m, const char *path, xsa_error *err);
 

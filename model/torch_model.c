@@ -9,7 +9,7 @@
 #include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
-#include "model/pgolf.h"
+#include "model/mnanogpt.h"
 #include "model/torch_checkpoint.h"
 
 static int arg_int(const struct pv *args, const char *key, const char *path, int *out, xsa_error *err) {
@@ -120,7 +120,7 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
     snprintf(st.format, sizeof st.format, "pytorch");
     struct torch_file tf;
     struct hf_config hc;
-    int rc = torch_file_open(&tf, &st, path, err), bias = 1;
+    int rc = torch_file_open(&tf, &st, path, err), bias = 1, mng = 0;
     const struct pv *args = rc ? NULL : up_dict_get(tf.root, "model_args");
     if (!rc && args && config)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: a nanoGPT checkpoint: its model_args are the config; drop --config %s", path, config);
@@ -129,14 +129,15 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
         if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, path, err);
     } else if (!rc && is_modded_nanogpt(tf.root)) {
-        rc = pgolf_refuse_modded_nanogpt(path, err);
+        mng = 1;
+        if (config) rc = xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt state_step file: its architecture is the record's GPT; drop --config %s (settings: xsa_eval.json or --arch)", path, config);
     } else if (!rc) {
         rc = bare_state_dict(&tf, &st, path, config, &hc, err);
     }
     torch_file_close(&tf, &st);
-    if (rc) {
+    if (rc || mng) {
         safetensors_close(&st);
-        return rc;
+        return rc ? rc : mnanogpt_load(m, path, NULL, err);
     }
     return hf_checkpoint_build(m, path, &hc, &st, err);
 }

@@ -113,7 +113,8 @@ int cpu_backend_score_probe(struct backend *be, const struct score_batch *b, flo
     if (b->n_tokens == 0) return 0;  // then n_entries == 0 too (checked above)
     rc = cpu_state_reserve(st, b->n_tokens, b->n_entries, err);
     if (rc) return rc;
-    cpu_forward(st, b, logprob, greedy, probe);
+    if (st->m->mng) cpu_forward_mnanogpt(st, b, logprob, greedy);
+    else cpu_forward(st, b, logprob, greedy, probe);
     return 0;
 }
 
@@ -160,7 +161,7 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
                        cpu_gemm_packed_size(C, Q) + (gated ? 2 : 1) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
     size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
-    if (pack == BACKEND_PACK_NEVER) return;
+    if (pack == BACKEND_PACK_NEVER || m->mng) return;  // (cpu_mnanogpt.c runs its own products)
     if (pack != BACKEND_PACK_ALWAYS && total * sizeof(float) > available_bytes() / 2) return;
     st->pk_mem = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
     st->pk = calloc((size_t)c->n_layer, sizeof *st->pk);

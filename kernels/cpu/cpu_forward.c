@@ -30,9 +30,7 @@ struct rows_job {
     const struct layer_weights *lw;  // OP_ROPE: q/k norms and q_gain; OP_MIX: resid_mix
 };
 
-// Packed index of the token before t in its sequence (a branch's first token follows the
-// prefix's last), or -1 at position 0.
-static int prev_token(const struct score_batch *b, int t) {
+int cpu_prev_token(const struct score_batch *b, int t) {
     if (b->pos[t] == 0) return -1;
     if (b->span1_hi[t] > b->span1_lo[t] && t == b->span1_lo[t]) return b->span0_hi[t] - 1;
     return t - 1;
@@ -42,7 +40,7 @@ static int prev_token(const struct score_batch *b, int t) {
 // hash is (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 itself at position 0.
 static void add_bigram(const struct model *m, const struct score_batch *b, int t, float *x) {
     const struct model_config *c = &m->cfg;
-    int mod = c->bigram_vocab - 1, p = prev_token(b, t), D = c->bigram_dim;
+    int mod = c->bigram_vocab - 1, p = cpu_prev_token(b, t), D = c->bigram_dim;
     int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
     const float *e = m->bigram_emb + (long)h * D;
     for (int o = 0; o < c->d_model; o++) {
@@ -125,7 +123,7 @@ static void rows_task(void *ctx, int i, int w) {
     case OP_SMEAR:  // out = (1 - g) x + g x_prev, g = sigmoid(smear_gate), x_prev = 0 at position 0
         for (int t = r0; t < r0 + n; t++) {
             const float *x = j->in + (long)t * C;
-            int p = prev_token(j->b, t);
+            int p = cpu_prev_token(j->b, t);
             float *o = j->out + (long)t * C;
             for (int i = 0; i < C; i++) {
                 float g = 1.0f / (1.0f + expf(-j->m->smear_gate[i]));

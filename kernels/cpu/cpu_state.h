@@ -66,6 +66,13 @@ struct cpu_probe {
 int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err);
 void cpu_state_free_buffers(struct cpu_state *st);
 
+// modded-nanogpt's GPT on a validated batch (cpu_mnanogpt.c).
+void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy);
+
+// Packed index of the token before t in its sequence (a branch's first token follows the
+// prefix's last), or -1 at position 0 (cpu_forward.c).
+int cpu_prev_token(const struct score_batch *b, int t);
+
 // The forward pass of a validated batch (cpu_forward.c).
 void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logprob,
                  uint8_t *greedy, const struct cpu_probe *probe);

@@ -1,0 +1,231 @@
+// cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers,
+// model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic, over a
+// packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
+// Plain loops with double dot products: this path is for exactness, not speed.
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_state.h"
+
+struct mng_run {
+    const struct model *m;
+    const struct score_batch *b;
+    int T, C, H, hd;
+    float *xn, *q, *k, *v, *y, *out, *ve;  // (T, C) each
+};
+
+static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static float dot(const float *a, const float *b, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return (float)s;
+}
+
+// out (n, N) = in (n, K) @ W^T, W (N, K).
+static void linear(const float *in, const float *w, float *out, int n, int K, int N) {
+    for (int r = 0; r < n; r++)
+        for (int o = 0; o < N; o++) out[(long)r * N + o] = dot(in + (long)r * K, w + (long)o * K, K);
+}
+
+// Yarn.rotary on one head at table row `row`: out[2j] = c x[2j] + s x[2j+1], out[2j+1] = c x[2j+1] - s x[2j]
+// (the table's odd sines are negated).
+static void rotary(float *x, const struct mng_model *g, int hd, long row) {
+    const float *f1 = g->factor1 + row * hd, *f2 = g->factor2 + row * hd;
+    for (int d = 0; d < hd; d += 2) {
+        float a = x[d], b = x[d + 1];
+        x[d] = f1[d] * a + f2[d] * b;
+        x[d + 1] = f1[d + 1] * b + f2[d + 1] * a;
+    }
+}
+
+// Keys token t sees: span0 then span1 (kernels/backend.h).
+static int key_range(const struct score_batch *b, int t, int s, int *lo, int *hi) {
+    *lo = s ? b->span1_lo[t] : b->span0_lo[t];
+    *hi = s ? b->span1_hi[t] : b->span0_hi[t];
+    return *hi > *lo;
+}
+
+// One query head (token t, head h) of a layer: softmax over the keys flash-attn's varlen causal
+// window (w, 0) admits, into y. Paired layers run H/2 heads over 2T positions: head h of token
+// t is position 2 pos + h / (H/2) of head h % (H/2) (the record's view of (T, H, hd) as
+// (2T, H/2, hd)); a key's position likewise. p, key: scratch for 2T keys.
+static void attend(const struct mng_run *r, const struct mng_layer *L, int t, int h, float scale, double *p, long *key) {
+    const struct score_batch *b = r->b;
+    int hd = r->hd, half = r->H / 2, C = r->C, n = 0;
+    long uq = L->paired ? 2L * b->pos[t] + h / half : b->pos[t];
+    const float *q = r->q + (long)t * C + (long)h * hd;
+    double mx = -INFINITY;
+    for (int s = 0; s < 2; s++) {  // the visible keys (row offsets into k, v) and their scores
+        int lo, hi;
+        if (!key_range(b, t, s, &lo, &hi)) continue;
+        for (int j = lo; j < hi; j++)
+            for (int kh = 0; kh < (L->paired ? 2 : 1); kh++) {
+                long uk = L->paired ? 2L * b->pos[j] + kh : b->pos[j];
+                if (uk > uq || uq - uk > L->window) continue;
+                key[n] = (long)j * C + (long)(L->paired ? h % half + kh * half : h) * hd;
+                p[n] = (double)scale * dot(q, r->k + key[n], hd);
+                if (p[n] > mx) mx = p[n];
+                n++;
+            }
+    }
+    double z = 0, acc[1024] = {0};
+    for (int i = 0; i < n; i++) z += (p[i] = exp(p[i] - mx));
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < hd; d++) acc[d] += p[i] / z * r->v[key[i] + d];
+    float *y = r->y + (long)t * C + (long)h * hd;
+    for (int d = 0; d < hd; d++) y[d] = (float)acc[d];
+}
+
+// CausalSelfAttention.forward on the normed input xn: out (T, C).
+static void attention(struct mng_run *r, int l, double *p, long *key) {
+    const struct model *m = r->m;
+    const struct mng_model *g = m->mng;
+    const struct mng_layer *L = &g->layer[l];
+    const struct layer_weights *w = &m->layers[l];
+    const struct score_batch *b = r->b;
+    int T = r->T, C = r->C, H = r->H, hd = r->hd;
+    linear(r->xn, w->wq, r->q, T, C, C);
+    linear(r->xn, w->wk, r->k, T, C, C);
+    linear(r->xn, w->wv, r->v, T, C, C);
+    cpu_norm_rows(r->q, r->q, T * H, hd, NULL, NULL, m->cfg.norm_eps);  // QK norm
+    cpu_norm_rows(r->k, r->k, T * H, hd, NULL, NULL, m->cfg.norm_eps);
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {  // paired: adjacent heads rotate at positions 2 pos, 2 pos + 1
+            long row = L->paired ? 2L * b->pos[t] + (h & 1) : b->pos[t];
+            rotary(r->q + (long)t * C + (long)h * hd, g, hd, row);
+            rotary(r->k + (long)t * C + (long)h * hd, g, hd, row);
+        }
+    if (L->key_offset)  // the stationary half of each key from the token before: a shift (as compiled),
+        for (int t = T - 1; t >= 0; t--) {  // so last to first (a token's predecessor has a lower index)
+            int pv = cpu_prev_token(b, t);
+            if (pv < 0) continue;
+            for (int h = 0; h < H; h++)
+                memcpy(r->k + (long)t * C + (long)h * hd + hd / 2, r->k + (long)pv * C + (long)h * hd + hd / 2, (size_t)(hd / 2) * sizeof(float));
+        }
+    if (L->ve >= 0)
+        for (int t = 0; t < T; t++) {
+            const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C;
+            const float *x = r->xn + (long)t * C;
+            float in[MNG_GATE_IN];
+            for (int i = 0; i < MNG_GATE_IN; i++) in[i] = L->paired ? x[i] : i < 6 ? x[i] : ve[i - 6];
+            for (int h = 0; h < H; h++) {
+                float gate = 2 * sigmoidf_(dot(in, L->ve_gate + h * MNG_GATE_IN, MNG_GATE_IN));
+                float *vv = r->v + (long)t * C + (long)h * hd;
+                for (int d = 0; d < hd; d++) vv[d] = vv[d] + gate * ve[h * hd + d];
+            }
+        }
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) attend(r, L, t, h, g->attn_scale, p, key);
+    for (int t = 0; t < T; t++) {
+        const float *x = r->xn + (long)t * C;
+        for (int h = 0; h < H; h++) {
+            float *y = r->y + (long)t * C + (long)h * hd;
+            const float *vv = r->v + (long)t * C + (long)h * hd;
+            if (L->xsa_gate && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4); y -= tanh(alpha) (y . vn) vn
+                float nv = sqrtf(dot(vv, vv, hd)), den = nv > 1e-4f ? nv : 1e-4f, vn[1024];
+                for (int d = 0; d < hd; d++) vn[d] = vv[d] / den;
+                float proj = dot(y, vn, hd), a = L->xsa_gate[h] * proj;
+                for (int d = 0; d < hd; d++) y[d] = y[d] - a * vn[d];
+            }
+            float gate = sigmoidf_(dot(x, L->attn_gate + h * MNG_GATE_IN, MNG_GATE_IN));
+            for (int d = 0; d < hd; d++) y[d] *= gate;
+        }
+    }
+    linear(r->y, w->wo, r->out, T, C, C);
+}
+
+void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy) {
+    const struct model *m = st->m;
+    const struct mng_model *g = m->mng;
+    const struct model_config *c = &m->cfg;
+    int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size;
+    size_t TC = (size_t)T * C;
+    float *buf = xsa_calloc(TC * 14 + (size_t)T * F + (size_t)T + (size_t)V, sizeof(float));
+    float *x = buf, *x0 = x + TC, *bg = x0 + TC, *skip = bg + TC, *xb = skip + TC, *tmp = xb + TC;
+    struct mng_run r = {.m = m, .b = b, .T = T, .C = C, .H = c->n_head, .hd = c->head_dim};
+    r.xn = tmp + TC, r.q = r.xn + TC, r.k = r.q + TC, r.v = r.k + TC, r.y = r.v + TC, r.out = r.y + TC, r.ve = r.out + TC;
+    float *ff = r.ve + TC, *skip_g = ff + (size_t)T * F, *lg = skip_g + T;
+    double *p = xsa_calloc(2 * (size_t)T + 16, sizeof(double));
+    long *key = xsa_calloc(2 * (size_t)T + 16, sizeof(long));
+    int has_backout = 0;
+
+    for (int t = 0; t < T; t++) memcpy(tmp + (long)t * C, m->tok_emb + (long)b->token[t] * C, (size_t)C * sizeof(float));
+    for (int t = 0; t < T; t++) {  // smear: x[t] += smear_lambda sigmoid(smear_gate . x[t][:12]) x[t-1]
+        int pv = cpu_prev_token(b, t);
+        const float *e = tmp + (long)t * C;
+        float *o = x + (long)t * C;
+        memcpy(o, e, (size_t)C * sizeof(float));
+        if (pv < 0) continue;
+        float s = g->smear_lambda * sigmoidf_(dot(e, g->smear_gate, MNG_GATE_IN));
+        for (int i = 0; i < C; i++) o[i] = e[i] + s * tmp[(long)pv * C + i];
+    }
+    cpu_norm_rows(x, x0, T, C, NULL, NULL, c->norm_eps);
+    int mod = g->bigram_vocab - 1;
+    // get_bigram_hash: (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 at position 0, which it
+    // writes before hashing the rest: position 1 hashes with t_prev = V_b - 1, not token 0.
+    // (Products stay below 2^31 for vocabularies up to 59,000, as the record's int32 needs.)
+    for (int t = 0; t < T; t++) {
+        int pv = cpu_prev_token(b, t);
+        uint32_t prev = pv < 0 ? 0 : b->pos[pv] == 0 ? (uint32_t)mod : (uint32_t)b->token[pv];
+        int32_t hsh = pv < 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev)) % (uint32_t)mod);
+        memcpy(bg + (long)t * C, g->bigram_emb + (long)hsh * C, (size_t)C * sizeof(float));
+    }
+    float sk = 1.0f / (1.0f + expf(-g->skip_lambda)) * 2;
+    for (int t = 0; t < T; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
+    for (size_t i = 0; i < TC; i++) x[i] = x0[i] + bg[i] * g->layer[0].bigram_lambda;
+
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct mng_layer *L = &g->layer[l];
+        const struct layer_weights *w = &m->layers[l];
+        if (!L->attn) {
+            for (size_t i = 0; i < TC; i++) x[i] = x[i] + skip_g[i / C] * skip[i];
+        } else {
+            cpu_norm_rows(has_backout ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
+            attention(&r, l, p, key);
+            for (size_t i = 0; i < TC; i++) {
+                float inj = l == 0 ? x0[i] * L->x0_lambda : x0[i] * L->x0_lambda + bg[i] * L->bigram_lambda;
+                x[i] = L->resid_attn * x[i] + L->post_attn * r.out[i] + inj;
+            }
+        }
+        cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
+        linear(r.xn, w->w_up, ff, T, C, F);
+        for (size_t i = 0; i < (size_t)T * F; i++) ff[i] = ff[i] > 0 ? ff[i] * ff[i] : 0;
+        linear(ff, w->w_down, r.out, T, F, C);
+        for (size_t i = 0; i < TC; i++) x[i] = L->resid_mlp * x[i] + L->post_mlp * r.out[i];
+        if (l == 3) memcpy(skip, x, TC * sizeof(float));
+        if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
+    }
+    for (size_t i = 0; i < TC; i++) x[i] = x[i] - g->backout_lambda * xb[i];
+    cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
+    int last = -1;
+    double lse = 0;
+    int best = 0;
+    for (int s = 0; s < b->n_entries; s++) {
+        int t = b->entry_index[s];
+        if (t != last) {  // logits 23 sigmoid((logits + 5) / 7.5), then log-softmax over the padded vocabulary
+            last = t;
+            double mx = -INFINITY;
+            best = 0;
+            for (int o = 0; o < V; o++) {
+                float z = dot(r.xn + (long)t * C, m->lm_head + (long)o * C, C);
+                lg[o] = 23 * sigmoidf_((z + 5) / 7.5f);
+                if (lg[o] > lg[best]) best = o;
+                if (lg[o] > mx) mx = lg[o];
+            }
+            double sum = 0;
+            for (int o = 0; o < V; o++) sum += exp(lg[o] - mx);
+            lse = mx + log(sum);
+        }
+        int tg = b->entry_target[s];
+        logprob[s] = (float)(lg[tg] - lse);
+        greedy[s] = tg == best;
+    }
+    free(key);
+    free(p);
+    free(buf);
+}

@@ -1,0 +1,321 @@
+// mnanogpt.c: modded-nanogpt's state_step*.pt (torch.save(dict(step, code, model, optimizer)))
+// of the gated-XSA record's GPT (records/track_1_short/2026-05-07_XSAGatedLayers): the weight
+// banks unpacked into per-layer matrices, the schedule the weights do not record (windows, the
+// YaRN updates) from xsa_eval.json / --arch or the record's defaults. docs/modded-nanogpt.md.
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/xalloc.h"
+#include "model/mnanogpt.h"
+#include "model/pgolf.h"
+#include "model/safetensors.h"
+#include "model/torch_checkpoint.h"
+
+#define MNG_MAX_WINDOWS 16
+#define MNG_ARCH_MAX_BYTES (64 << 10)
+
+// The record's layer topology (GPT.forward): paired-head layers, the MLP-only layer, the
+// value-embedding layers, the long-window layers, the XSA layers.
+static const int k_paired[MNG_LAYERS] = {1, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0};
+static const int k_long[MNG_LAYERS] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+static const int k_ve[MNG_LAYERS] = {-1, 0, 1, -1, -1, -1, -1, -1, 2, 3, 4};
+static const int k_xsa[MNG_LAYERS] = {0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1};
+#define MNG_NO_ATTN 6
+
+struct mng_arch {
+    int ws_short, ws_long, max_seq_len;
+    int windows[MNG_MAX_WINDOWS], n_windows;  // the long window (tokens) at each stage, in order
+};
+
+static int arch_int(const cJSON *e, const char *path, int *out, xsa_error *err) {
+    if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 1 || e->valuedouble > 1e8)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a positive whole number of tokens", path, e->string ? e->string : "YARN_WINDOWS entry");
+    *out = (int)e->valuedouble;
+    return 0;
+}
+
+// The record's final schedule: windows (6, 20) blocks of 128 tokens after the extension, the
+// long window 3 -> 7 -> 11 -> 13 -> 20 blocks over training, 2048-token training sequences.
+static void arch_defaults(struct mng_arch *a) {
+    static const int w[] = {384, 896, 1408, 1664, 2560};
+    *a = (struct mng_arch){.ws_short = 768, .ws_long = 2560, .max_seq_len = 2048, .n_windows = 5};
+    memcpy(a->windows, w, sizeof w);
+}
+
+static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
+    arch_defaults(a);
+    if (!path) return 0;
+    char *text = NULL;
+    int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, NULL, err);
+    if (rc) return rc;
+    cJSON *r = cJSON_Parse(text), *e;
+    free(text);
+    cJSON_ArrayForEach(e, r) {
+        if (!strcmp(e->string, "FAMILY")) continue;  // (pgolf.c read it)
+        if (!strcmp(e->string, "WS_SHORT")) rc = arch_int(e, path, &a->ws_short, err);
+        else if (!strcmp(e->string, "WS_LONG")) rc = arch_int(e, path, &a->ws_long, err);
+        else if (!strcmp(e->string, "MAX_SEQ_LEN")) rc = arch_int(e, path, &a->max_seq_len, err);
+        else if (!strcmp(e->string, "YARN_WINDOWS")) {
+            int n = cJSON_GetArraySize(e);
+            if (!cJSON_IsArray(e) || n < 1 || n > MNG_MAX_WINDOWS)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: YARN_WINDOWS must be a list of 1 to %d long windows (tokens), one per training stage", path, MNG_MAX_WINDOWS);
+            for (int i = 0; i < n && !rc; i++) rc = arch_int(cJSON_GetArrayItem(e, i), path, &a->windows[i], err);
+            a->n_windows = n;
+        } else
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a modded-nanogpt setting xsa-eval reads (FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN)", path, e->string);
+        if (rc) break;
+    }
+    if (!rc && a->windows[a->n_windows - 1] != a->ws_long)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: the last of YARN_WINDOWS (%d) must be WS_LONG (%d), the long window the model is evaluated with", path,
+                      a->windows[a->n_windows - 1], a->ws_long);
+    cJSON_Delete(r);
+    return rc;
+}
+
+struct mng_build {
+    struct pg_tensors *pt;
+    const char *path;
+    float *arena;
+    size_t off, cap;  // floats
+};
+
+// The entry `name` (or "_orig_mod." name, as a compiled model saves it) with the given shape.
+static int find(struct mng_build *b, const char *name, int ndim, const int64_t *shape, struct pg_entry **out, xsa_error *err) {
+    char alt[128];
+    snprintf(alt, sizeof alt, "_orig_mod.%s", name);
+    struct pg_entry *e = pgolf_find(b->pt, name);
+    if (!e) e = pgolf_find(b->pt, alt);
+    if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; not a state dict of the XSA-gated record's GPT", b->path, name);
+    int ok = e->t->ndim == ndim;
+    for (int d = 0; d < ndim && ok; d++) ok = shape[d] < 0 || e->t->shape[d] == shape[d];
+    if (!ok) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has a shape this architecture does not take (%d dims, first %lld)", b->path, name, e->t->ndim,
+                             e->t->ndim ? (long long)e->t->shape[0] : 0LL);
+    e->used = 1;
+    *out = e;
+    return 0;
+}
+
+// Leading dimension of tensor `name` (found before), or 0.
+static int64_t dim0(struct mng_build *b, const char *name) {
+    char alt[128];
+    snprintf(alt, sizeof alt, "_orig_mod.%s", name);
+    struct pg_entry *e = pgolf_find(b->pt, name);
+    if (!e) e = pgolf_find(b->pt, alt);
+    return e && e->t->ndim ? e->t->shape[0] : 0;
+}
+
+static float *take(struct mng_build *b, size_t n) {
+    float *p = b->arena + b->off;
+    b->off += (n + 15) / 16 * 16;
+    return p;
+}
+
+// The whole tensor `name` as float32 into the arena.
+static int load(struct mng_build *b, const char *name, int ndim, const int64_t *shape, float **out, xsa_error *err) {
+    struct pg_entry *e;
+    int rc = find(b, name, ndim, shape, &e, err);
+    if (rc) return rc;
+    size_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= (size_t)e->t->shape[d];
+    if (b->off + n > b->cap) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is larger than its shape allows", b->path, name);
+    *out = take(b, n);
+    return pgolf_dequantize(b->pt, e, *out, err);
+}
+
+static float bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+// Yarn(head_dim, max_seq_len): angular frequencies (1/1024)^linspace(0, 1, hd/4), each twice,
+// then hd/2 zeros; Yarn.apply(old, new) for each change of the long window; factor tables of
+// bfloat16-rounded cos / sin (odd columns negated) for positions [0, rows). float32 as torch.
+static void yarn_tables(struct mng_model *g, const struct mng_arch *a, int hd, int rows) {
+    int nf = hd / 4;
+    float freq[1024];
+    float step = nf > 1 ? (1.0f - 0.0f) / (float)(nf - 1) : 0;
+    for (int i = 0; i < nf; i++) {  // torch.linspace: from the start for the first half, the end for the rest
+        float v = i < nf / 2 ? 0.0f + step * (float)i : 1.0f - step * (float)(nf - 1 - i);
+        freq[2 * i] = freq[2 * i + 1] = powf(1.0f / 1024.0f, v);
+    }
+    for (int d = 2 * nf; d < hd; d++) freq[d] = 0;
+    double scale = 0.1;
+    for (int s = 1; s < a->n_windows; s++) {
+        int old = a->windows[s - 1], nw = a->windows[s];
+        if (old == nw) continue;
+        float sf = (float)((double)old / nw), omsf = (float)(1.0 - (double)old / nw);
+        for (int d = 0; d < hd; d++) {
+            float rot = (float)old * freq[d] / (float)(2 * M_PI);
+            float w = (rot - 1.0f) / 31.0f;
+            w = w < 0 ? 0 : w > 1 ? 1 : w;
+            freq[d] *= sf + w * omsf;
+        }
+        scale *= 0.2 * log((double)nw / old) + 1;
+    }
+    g->attn_scale = (float)scale;
+    for (int t = 0; t < rows; t++)
+        for (int d = 0; d < hd; d++) {
+            float th = (float)t * freq[d];
+            g->factor1[(long)t * hd + d] = bf16_round(cosf(th));
+            g->factor2[(long)t * hd + d] = (d & 1) ? -bf16_round(sinf(th)) : bf16_round(sinf(th));
+        }
+}
+
+static int build(struct mng_build *b, struct model *m, const struct mng_arch *arch, int dry, xsa_error *err) {
+    struct pg_entry *e;
+    int64_t any3[3] = {-1, -1, -1};
+    int rc = find(b, "qk_bank", 3, any3, &e, err);
+    if (rc) return rc;
+    int64_t C = e->t->shape[2], G = e->t->shape[0];
+    int64_t two[2] = {MNG_LAYERS, -1};
+    if (!rc) rc = find(b, "xsa_alphas", 2, two, &e, err);
+    if (rc) return rc;
+    int64_t H = e->t->shape[1];
+    if (H < 2 || H % 2 || C % H || (C / H) % 4 || C / H > 1024 || C > 65536)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %lld heads of model width %lld: the record's GPT needs an even head count and head_dim a multiple of 4", b->path,
+                        (long long)H, (long long)C);
+    int64_t hd = C / H, F = 4 * C, n_qk = (MNG_LAYERS - 1) * H;  // groups of 2 hd rows: per attention layer q then k
+    int64_t emb[2] = {-1, C};
+    if (!rc) rc = find(b, "embed.weight", 2, emb, &e, err);
+    if (rc) return rc;
+    int64_t V = e->t->shape[0];
+    if (!rc) rc = find(b, "bigram_embed.weight", 2, emb, &e, err);
+    if (rc) return rc;
+    int64_t BV = e->t->shape[0];
+    if (G < n_qk || V < 1 || V > 1 << 24 || BV < 2 || BV > 1 << 24)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank holds %lld head groups, the record's GPT needs %lld; or a vocabulary out of range", b->path,
+                        (long long)G, (long long)n_qk);
+    size_t rows = 4 * (size_t)arch->max_seq_len;
+    if (dry) {  // floats the arena needs: every tensor, the transposed and folded copies, the tables
+        size_t n = 0;
+        for (int i = 0; i < b->pt->n; i++) {
+            size_t k = 1;
+            for (int d = 0; d < b->pt->e[i].t->ndim; d++) k *= (size_t)b->pt->e[i].t->shape[d];
+            n += (k + 15) / 16 * 16;
+        }
+        b->cap = n + (size_t)MNG_LAYERS * (4 * (size_t)C * C + (size_t)F * C + (size_t)H + 5 * 16) + (size_t)V * C + 16 +
+                 2 * (rows * (size_t)hd + 16);
+        return 0;
+    }
+    struct mng_model *g = m->mng;
+    struct model_config *c = &m->cfg;
+    c->arch = MODEL_ARCH_LLAMA, c->rope = ROPE_NONE, c->n_layer = MNG_LAYERS, c->n_head = c->n_kv_head = (int)H;
+    c->head_dim = (int)hd, c->d_model = (int)C, c->d_ff = (int)F, c->vocab_size = (int)V, c->max_seq_len = arch->max_seq_len;
+    c->norm_eps = 1.1920928955078125e-07f;  // F.rms_norm with eps=None: float32's machine epsilon
+    c->norm_weightless = c->mlp_relu2 = 1, c->bos_id = c->eos_id = 50256;
+    snprintf(c->family, sizeof c->family, "mnanogpt");
+    g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV;
+
+    float *qk, *vo, *mlp, *ag, *vg, *alphas, *scalars, *lm, *f;
+    int64_t s_vo[3] = {-1, C, C}, s_mlp[4] = {-1, 2, F, C}, s_ag[3] = {MNG_LAYERS - 1, H, MNG_GATE_IN}, s_vg[3] = {5, H, MNG_GATE_IN};
+    int64_t s_l2[2] = {MNG_LAYERS, 2}, s_l1[1] = {MNG_LAYERS}, s_sc[1] = {-1}, s_lm[2] = {C, V}, s_ve[2] = {5 * V, C}, s_g[2] = {1, MNG_GATE_IN};
+    float *post, *x0l, *bgl, *resid;
+    if ((rc = load(b, "qk_bank", 3, any3, &qk, err)) || (rc = load(b, "vo_bank", 3, s_vo, &vo, err)) ||
+        (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err)) ||
+        (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (rc = load(b, "xsa_alphas", 2, two, &alphas, err)) ||
+        (rc = load(b, "scalars", 1, s_sc, &scalars, err)) || (rc = load(b, "lm_head.weight", 2, s_lm, &lm, err)) ||
+        (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, emb, &g->bigram_emb, err)) ||
+        (rc = load(b, "value_embeds", 2, s_ve, &g->value_embeds, err)) || (rc = load(b, "smear_gate.weight", 2, s_g, &g->smear_gate, err)) ||
+        (rc = load(b, "skip_gate.weight", 2, s_g, &g->skip_gate, err)) || (rc = load(b, "post_lambdas", 2, s_l2, &post, err)) ||
+        (rc = load(b, "resid_lambdas", 2, s_l2, &resid, err)) || (rc = load(b, "x0_lambdas", 1, s_l1, &x0l, err)) ||
+        (rc = load(b, "bigram_lambdas", 1, s_l1, &bgl, err)))
+        return rc;
+    if (dim0(b, "vo_bank") < 2 * (MNG_LAYERS - 1) || dim0(b, "mlp_bank") < MNG_LAYERS || dim0(b, "scalars") < 2 * MNG_LAYERS + 3)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: vo_bank, mlp_bank or scalars holds fewer entries than the record's %d layers read", b->path, MNG_LAYERS);
+    // lm_head is CastedLinearT (C, V): logits = x @ W; the head is its transpose.
+    m->lm_head = take(b, (size_t)V * C);
+    for (int64_t v = 0; v < V; v++)
+        for (int64_t i = 0; i < C; i++) m->lm_head[v * C + i] = lm[i * V + v];
+    g->smear_lambda = scalars[2 * MNG_LAYERS], g->backout_lambda = scalars[2 * MNG_LAYERS + 1], g->skip_lambda = scalars[2 * MNG_LAYERS + 2];
+    for (int l = 0; l < MNG_LAYERS; l++) {
+        struct mng_layer *L = &g->layer[l];
+        struct layer_weights *w = &m->layers[l];
+        L->attn = l != MNG_NO_ATTN, L->paired = k_paired[l], L->key_offset = k_long[l], L->ve = k_ve[l];
+        L->window = k_long[l] ? arch->ws_long : arch->ws_short;
+        L->resid_attn = bf16_round(resid[2 * l]), L->resid_mlp = bf16_round(resid[2 * l + 1]);
+        L->post_attn = bf16_round(post[2 * l]), L->post_mlp = bf16_round(post[2 * l + 1]);
+        L->x0_lambda = bf16_round(x0l[l]), L->bigram_lambda = bf16_round(bgl[l]);
+        // mlp_bank[l] = (c_fc (F, C), c_proj (F, C)): relu(x c_fc^T)^2 c_proj; w_down is c_proj^T.
+        w->w_up = mlp + (size_t)l * 2 * F * C;
+        w->w_down = f = take(b, (size_t)F * C);
+        for (int64_t o = 0; o < C; o++)
+            for (int64_t k = 0; k < F; k++) f[o * F + k] = w->w_up[F * C + k * C + o];
+        if (!L->attn) continue;
+        int a = l - (l > MNG_NO_ATTN);
+        float lq = scalars[2 * l], lo = scalars[2 * l + 1];  // sa_lambdas folded: F.linear(x, lambda * W)
+        const float *src[4] = {qk + (size_t)a * 2 * C * C, qk + (size_t)a * 2 * C * C + (size_t)C * C, vo + (size_t)a * 2 * C * C,
+                               vo + (size_t)a * 2 * C * C + (size_t)C * C};
+        float **dst[4] = {&w->wq, &w->wk, &w->wv, &w->wo};
+        for (int k = 0; k < 4; k++) {
+            *dst[k] = f = take(b, (size_t)C * C);
+            for (size_t i = 0; i < (size_t)C * C; i++) f[i] = (k < 3 ? lq : lo) * src[k][i];
+        }
+        L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
+        if (L->ve >= 0) L->ve_gate = vg + (size_t)L->ve * H * MNG_GATE_IN;
+        if (k_xsa[l]) {
+            L->xsa_gate = f = take(b, (size_t)H);
+            for (int h = 0; h < H; h++) f[h] = tanhf(alphas[l * H + h]);
+            w->xsa_gate = L->xsa_gate;
+            c->xsa[l] = 1;
+        }
+    }
+    g->factor1 = take(b, rows * (size_t)hd);
+    g->factor2 = take(b, rows * (size_t)hd);
+    yarn_tables(g, arch, (int)hd, (int)rows);
+    return 0;
+}
+
+int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_error *err) {
+    struct mng_arch arch;
+    int rc = read_arch(&arch, arch_path, err);
+    if (rc) return rc;
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    struct torch_file tf;
+    rc = torch_file_open(&tf, &st, path, err);
+    if (rc) {
+        safetensors_close(&st);
+        return rc;
+    }
+    struct pg_tensors *pt = xsa_calloc(1, sizeof *pt);
+    pt->path = path;
+    const struct pv *sd = tf.root && tf.root->kind == PV_DICT ? up_dict_get(tf.root, "model") : NULL;
+    rc = pgolf_read_root(pt, sd ? sd : tf.root, err);
+    struct mng_build b = {.pt = pt, .path = path};
+    if (!rc) rc = build(&b, m, &arch, 1, err);
+    if (!rc) {
+        m->arena_bytes = b.cap * sizeof(float);
+        m->arena = b.arena = xsa_calloc(b.cap, sizeof(float));
+        m->mng = xsa_calloc(1, sizeof *m->mng);
+        m->layers = xsa_calloc(MNG_LAYERS, sizeof *m->layers);
+        rc = build(&b, m, &arch, 0, err);
+    }
+    for (int i = 0; i < pt->n && !rc; i++)
+        if (!pt->e[i].used)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for the XSA-gated record's GPT; xsa-eval would ignore it, so it refuses the file", path,
+                          pt->e[i].name);
+    if (!rc) rc = safetensors_sha256(&st, m->weights_sha256, err);
+    if (!rc) {
+        long long n = 0;
+        for (int i = 0; i < pt->n; i++) {
+            long long k = 1;
+            for (int d = 0; d < pt->e[i].t->ndim; d++) k *= pt->e[i].t->shape[d];
+            n += k;
+        }
+        m->n_params = n;
+        snprintf(m->format, sizeof m->format, "pytorch");
+        snprintf(m->dtype, sizeof m->dtype, "mixed");
+        snprintf(m->xsa_source, sizeof m->xsa_source, "config");
+    }
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+    free(pt);
+    return rc;  // (on failure model_load frees what was built)
+}
