@@ -15,18 +15,20 @@ mkdir -p "$TMP/bare"; cp $S "$TMP/bare/"
 expect_exit banks_no_sidecar 0 "windows 768/2560" -- "$XSA_BIN" info --model "$TMP/bare/state_step000000.pt"
 expect_exit banks_config 2 "a modded-nanogpt state_step file: its architecture is the record's GPT; drop --config" -- "$XSA_BIN" info --model "$TMP/bare/state_step000000.pt" --config $M/xsa_eval.json
 expect_exit cuda_refused 2 "--device cuda: the CUDA backend does not implement modded-nanogpt's GPT" -- "$XSA_BIN" logprobs --model $S --device cuda --tokens 50,3,17
-# The command line scores what the record's GPT gives (reference.json: -5.2110679, -4.0736251);
+# The command line scores what the record's GPT gives (reference.json: -5.204011, -4.073298);
 # --xsa none turns the gated XSA off.
-expect_exit logprobs_cli 0 "2	17	-4.07362" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17
-expect_exit logprobs_xsa_none 0 "2	17	-4.07515" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa none
+expect_exit logprobs_cli 0 "2	17	-4.07329" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17
+expect_exit logprobs_xsa_none 0 "2	17	-4.07479" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa none
 expect_exit logprobs_xsa_subset 0 "2	17	-4.0" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa 1,3
 expect_exit xsa_ungated 2 "--xsa 'all': layer 0 of modded-nanogpt's GPT has no XSA gate" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa all
 
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"
 expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
-echo '{"FAMILY": "modded-nanogpt", "WS_LONG": 40, "YARN_WINDOWS": [6, 14]}' > "$TMP/arch.json"
-expect_exit yarn_last 2 "arch.json: the last of YARN_WINDOWS \(14\) must be WS_LONG \(40\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
+echo '{"FAMILY": "modded-nanogpt", "YARN_WINDOWS": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}' > "$TMP/arch.json"
+expect_exit yarn_long 2 "arch.json: YARN_WINDOWS must be a list of 1 to 16 long windows" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
+echo '{"FAMILY": "modded-nanogpt", "MAX_SEQ_LEN": 0}' > "$TMP/arch.json"
+expect_exit max_seq_zero 2 "arch.json: MAX_SEQ_LEN must be a positive whole number of tokens" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 1.5}' > "$TMP/arch.json"
 expect_exit ws_fraction 2 "arch.json: WS_SHORT must be a positive whole number of tokens" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "YARN_WINDOWS": []}' > "$TMP/arch.json"
