@@ -204,6 +204,7 @@ static int resolve_global(struct up_state *s, const char *module, const char *na
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = UPG_REBUILD_TENSOR_V2;
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = UPG_REBUILD_PARAMETER;
     else if (!strcmp(module, "torch") && (g->dtype = up_dtype_find(name))) g->i = UPG_STORAGE;
+    else if (!strcmp(module, "__main__") && !strcmp(name, "ParamConfig")) g->i = UPG_RECORD;  // modded-nanogpt's optimizer
     if (g->i) return push(s, g);
     char m[96], n[96];
     printable(module, m, sizeof m);
@@ -303,8 +304,22 @@ static int op_reduce(struct up_state *s) {
         res = args->v[0];
         break;
     default:
-        return bad(s, "REDUCE of a storage type (torch.save names them only inside persistent ids)");
+        return bad(s, "REDUCE of a storage type or a data class (torch.save names them only inside persistent ids, or with NEWOBJ)");
     }
+    return push(s, res);
+}
+
+// NEWOBJ (cls, args): only a data class of UPG_RECORD, as an empty dict (i = 1: an object, whose
+// BUILD state is then dropped); nothing is called.
+static int op_newobj(struct up_state *s) {
+    struct pv *args = NULL, *cls = NULL, *res;
+    int rc = pop(s, &args);
+    if (!rc) rc = pop(s, &cls);
+    if (rc) return rc;
+    if (cls->kind != PV_GLOBAL || cls->i != UPG_RECORD || args->kind != PV_TUPLE)
+        return bad(s, "NEWOBJ of something other than an allowed data class and a tuple");
+    if (!(res = up_new(s->u, PV_DICT))) return too_many(s);
+    res->i = 1;
     return push(s, res);
 }
 
@@ -448,10 +463,12 @@ static int step(struct up_state *s, int op, int *stop) {
     case 0x93: return op_stack_global(s);
     case 'R': return op_reduce(s);
     case 'Q': return op_persid(s);
-    case 'b':  // BUILD: an OrderedDict's attributes (a state dict's _metadata) are not kept
+    case 'b':  // BUILD: an OrderedDict's attributes (a state dict's _metadata), a data class's fields: not kept
         if ((rc = pop(s, &y)) || (rc = top(s, &x))) return rc;
-        if (x->kind != PV_DICT || (y->kind != PV_DICT && y->kind != PV_NONE)) return bad(s, "BUILD of something other than a dict's attributes");
+        if (x->kind != PV_DICT || (y->kind != PV_DICT && y->kind != PV_NONE && !(x->i == 1 && y->kind == PV_TUPLE)))
+            return bad(s, "BUILD of something other than a dict's or a data class's attributes");
         return 0;
+    case 0x81: return op_newobj(s);  // NEWOBJ
     case '0':  // POP (a mark when one is on top)
         if (s->n_marks && s->marks[s->n_marks - 1] == s->sp) {
             s->n_marks--;

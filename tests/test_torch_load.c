@@ -66,6 +66,19 @@ TEST(test_unpickle_memo_shares) {
     unpickle_free(&u);
 }
 
+// modded-nanogpt's optimizer state: pickle.dumps({1: ParamConfig(label='x', lr=1.0)}, protocol=2) of a
+// slots dataclass ParamConfig in __main__ (NEWOBJ, then BUILD with (None, fields)): an inert dict.
+TEST(test_unpickle_data_class_inert) {
+    static const char P[] = "\x80\x02}q\x00K\x01" "c__main__\nParamConfig\nq\x01)\x81q\x02N}q\x03(X\x05\x00\x00\x00labelq\x04"
+                            "X\x01\x00\x00\x00xq\x05X\x02\x00\x00\x00lrq\x06G?\xf0\x00\x00\x00\x00\x00\x00u\x86q\x07" "bs.";
+    struct unpickler u;
+    struct pv *r = NULL;
+    xsa_error err;
+    CHECK_EQ_INT(run(&u, P, sizeof P - 1, &r, &err), 0);
+    CHECK(r && r->kind == PV_DICT && r->n == 1 && r->v[1]->kind == PV_DICT && r->v[1]->n == 0);
+    unpickle_free(&u);
+}
+
 // Each bad pickle is refused with exit 2 and a message holding `want`.
 TEST(test_unpickle_refusals) {
     static const struct {
@@ -95,7 +108,13 @@ TEST(test_unpickle_refusals) {
         C("\x80\x02" "(K\x01" "u.", "SETITEM with no dict below"),
         C("\x80\x02" "\x80\x06.", "a pickle protocol above 5"),
         C("\x80\x02" "N(" "000.", "an opcode pops an empty stack"),  // the mark, N, then nothing
-        C("\x80\x02" "}K\x01" "b.", "BUILD of something other than a dict's attributes"),
+        C("\x80\x02" "}K\x01" "b.", "BUILD of something other than a dict's or a data class's attributes"),
+        // NEWOBJ only of the allowed data class; a plain dict takes no (slots, dict) state
+        C("\x80\x02" "ccollections\nOrderedDict\n)\x81.", "NEWOBJ of something other than an allowed data class"),
+        C("\x80\x02" "c__main__\nParamConfig\nK\x01\x81.", "NEWOBJ of something other than an allowed data class and a tuple"),
+        C("\x80\x02" "c__main__\nOther\n)\x81.", "the global '__main__.Other'"),
+        C("\x80\x02" "c__main__\nParamConfig\n)R.", "REDUCE of a storage type or a data class"),
+        C("\x80\x02" "}N}\x86" "b.", "BUILD of something other than a dict's or a data class's attributes"),
 #undef C
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -308,6 +327,6 @@ TEST(test_empty_tensor_points_into_storage) {
     unpickle_free(&u);
 }
 
-RUN_TESTS(T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
+RUN_TESTS(T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values))
