@@ -209,6 +209,6 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     run_rows(st, &j);
     struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, st->pk_head, R, Rp, C, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
-                                st->lg, logprob, greedy};
+                                st->lg, logprob, greedy, b->dist, st->row_lse};
     cpu_logits(st->pool, &a);
 }

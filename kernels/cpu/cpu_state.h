@@ -45,6 +45,7 @@ struct cpu_state {
     int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored
     int32_t *row_tok;  // (t_cap) token index of a row
     int32_t *row_first;  // (t_cap + 1)
+    double *row_lse;       // (t_cap) per scored row, when a batch asks for distributions
     struct cpu_chunk_stat *stats;  // (t_cap, n_chunks)
     float *lg;         // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     int s_cap;

@@ -311,6 +311,7 @@ static int score_part(struct cu_state *st, const struct score_batch *b, int t0, 
         CU_CHECK(cudaMemcpyAsync(sg->gr, st->d_entry_greedy, (size_t)S, cudaMemcpyDeviceToHost, s));
     }
     CU_CHECK(cudaStreamSynchronize(s));
+    if (b->dist && (rc = cu_logits_dist(st, R, S, sg->ent_row, sg->ent_id, b->dist, err))) return rc;
     for (int e = 0; e < S; e++) {
         logprob[sg->ent_id[e]] = sg->lp[e];
         greedy[sg->ent_id[e]] = sg->gr[e];
