@@ -17,6 +17,8 @@
 #include "tests/backend_env.h"
 #include "tests/check.h"
 #include "tests/fixture_io.h"
+#include "tests/random_model.h"
+#include "kernels/batch.h"
 
 #define REF "tests/fixtures/ppl/reference.json"
 
@@ -323,6 +325,71 @@ TEST(windows_cover_each_target_once) {
     ppl_docs_free(&d);
 }
 
-RUN_TESTS(T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
+struct dist_rec {       // what the sink saw, per (entry, chunk)
+    int V, n_chunks;
+    int *calls;          // (S, n_chunks)
+    float *lp;           // (S, V)
+};
+
+static void rec_chunk(void *ctx, int entry, int v0, int nv, const float *lp) {
+    struct dist_rec *r = ctx;
+    int c = v0 / BACKEND_DIST_CHUNK;
+    if (v0 % BACKEND_DIST_CHUNK || nv < 1 || nv > BACKEND_DIST_CHUNK || v0 + nv > r->V) c = -1;
+    if (c >= 0) {
+        r->calls[entry * r->n_chunks + c]++;
+        memcpy(r->lp + (size_t)entry * r->V + v0, lp, (size_t)nv * sizeof *lp);
+    }
+}
+
+// The contract's distribution output on a vocabulary of three chunks: each (entry, chunk)
+// once, normalised, the target's value the entry's own log-probability bit for bit, the
+// argmax the greedy flag's, and the entries' outputs unchanged by asking for it.
+TEST(backend_distribution_chunks) {
+    struct random_model_spec sp = {MODEL_ARCH_LLAMA, ROPE_HALF, 2, 4, 2, 8, 32, 48, 9000, 64, 0, 0, 7};
+    struct model m;
+    CHECK(random_model_init(&m, &sp) == 0);
+    struct backend be;
+    struct backend_options o = {0};
+    xsa_error err = {0};
+    CHECK(backend_open_env(&be, &m, &o, &err) == 0);
+    struct batch_builder bb;
+    batch_init(&bb);
+    int32_t r0[5] = {1, 4500, 8999, 17, 4096}, r1[3] = {8191, 2, 8192};
+    int f0, f1;
+    CHECK(batch_add_row(&bb, r0, 5, &f0, &err) == 0);
+    CHECK(batch_add_row(&bb, r1, 3, &f1, &err) == 0);
+    int idx[6] = {f0, f0 + 2, f0 + 2, f0 + 4, f1, f1 + 2}, tgt[6] = {4500, 17, 8998, 0, 2, 8191};
+    for (int e = 0; e < 6; e++) CHECK(batch_add_entry(&bb, idx[e], tgt[e], &err) == 0);
+    struct score_batch b = batch_view(&bb);
+    float lp0[6], lp1[6];
+    uint8_t g0[6], g1[6];
+    CHECK(backend_score(&be, &b, lp0, g0, &err) == 0);
+    struct dist_rec r = {9000, 3, xsa_calloc(18, sizeof(int)), xsa_calloc(6 * 9000, sizeof(float))};
+    struct backend_dist_sink sink = {rec_chunk, &r};
+    b.dist = &sink;
+    CHECK(backend_score(&be, &b, lp1, g1, &err) == 0);
+    CHECK(!memcmp(lp0, lp1, sizeof lp0) && !memcmp(g0, g1, sizeof g0));
+    for (int e = 0; e < 6; e++) {
+        for (int c = 0; c < 3; c++) CHECK_EQ_INT(r.calls[e * 3 + c], 1);
+        const float *x = r.lp + (size_t)e * 9000;
+        double z = 0;
+        int am = 0;
+        for (int v = 0; v < 9000; v++) {
+            z += exp((double)x[v]);
+            if (x[v] > x[am]) am = v;
+        }
+        CHECK_NEAR(z, 1.0, 1e-5);
+        CHECK(x[tgt[e]] == lp0[e]);
+        CHECK_EQ_INT(am == tgt[e], g0[e]);
+    }
+    CHECK(!memcmp(r.lp + 9000, r.lp + 2 * 9000, 9000 * sizeof(float)));  // same index, same distribution
+    free(r.calls);
+    free(r.lp);
+    batch_free(&bb);
+    backend_close(&be);
+    random_model_free(&m);
+}
+
+RUN_TESTS(T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once))
