@@ -11,6 +11,7 @@
 #include "common/fileio.h"
 #include "common/xalloc.h"
 #include "eval/compare.h"
+#include "eval/outdir.h"
 #include "eval/ppl.h"
 #include "eval/shard.h"
 #include "model/model.h"
@@ -132,6 +133,9 @@ static int ppl_parse(int argc, char **argv, struct ppl_args *a, int *edges, int 
     if (a->kl && a->n_models != 2) return cli_fail(&cmd, "--kl compares two models: give --model twice");
     if (strcmp(a->st.metric, "auto")) return cli_fail(&cmd, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(&cmd, "--stride %d exceeds --context %d", a->stride, a->context);
+    xsa_error oerr = {0};
+    if ((a->out && outdir_check_file("-o", a->out, &oerr)) || (a->json && outdir_check_file("--json", a->json, &oerr)))
+        return cli_fail(&cmd, "%s", oerr.msg);
     *n_edges = 0;
     if (a->buckets && (rc = parse_buckets(a->buckets, edges, n_edges))) return rc;
     static struct hub_model hub[2];  // a->model[i] may point into them

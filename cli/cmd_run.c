@@ -11,7 +11,7 @@
 #include "reports/report.h"
 
 enum {
-    F_XSA = 256, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
+    F_XSA = 256, F_STEP, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
     F_ADD_BOS, F_NO_ADD_BOS, F_THREADS, F_MAX_LENGTH, F_DTYPE, F_NO_RESUME, F_CACHE_REQUESTS,
 };
 
@@ -22,6 +22,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
+    {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
     {"num-fewshot", F_FEWSHOT, "K", "few-shot examples (lm-eval's sampler, seed 1234; default 0)"},
     {"limit", F_LIMIT, "N", "first N documents of each task (0 < N < 1: that fraction of them, rounded up)"},
     {"output", 'o', "DIR", "results folder (default ./results)"},
@@ -75,6 +76,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_XSA: o->xsa = v; break;
     case F_TOKENIZER: o->tokenizer = v; break;
     case F_FEWSHOT: return cli_int(&cmd, "--num-fewshot", v, 0, 1 << 30, &o->num_fewshot);
+    case F_STEP: o->has_step = 1; return cli_int(&cmd, "--step", v, 0, 2147483647, &o->step);
     case F_LIMIT: return parse_limit(v, o);
     case F_LOG_SAMPLES: o->log_samples = 1; break;
     case F_BATCH_TOKENS: return cli_int(&cmd, "--batch-tokens", v, 1, 1 << 30, &o->batch_tokens);

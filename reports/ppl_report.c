@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/fileio.h"
 #include "common/jsonw.h"
 #include "eval/outdir.h"
 #include "reports/report.h"
@@ -216,19 +215,9 @@ int ppl_chart(const struct ppl_report *r, struct sbuf *out) {
                           two ? lo : NULL, two ? hi : NULL, out);
 }
 
-// Creates the folder a report file goes into.
-static int parent_dir(const char *path, xsa_error *err) {
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    if (!slash || slash == path) return 0;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    return file_mkdirs(dir, "choose another -o or --json", err);
-}
-
 int ppl_write_report(const struct ppl_report *r, const char *md_path, const char *json_path, xsa_error *err) {
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, p1 = {0}, js = {0};
-    int rc = parent_dir(md_path, err);
-    if (!rc) rc = parent_dir(json_path, err);
+    int rc = 0;
     if (md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     if (!rc && ppl_markdown(r, md_path ? rel.s : NULL, &md)) rc = xsa_fail(err, XSA_ERUNTIME, "ppl report: out of memory");
     if (!rc && json_path && ppl_json(r, &js)) rc = xsa_fail(err, XSA_ERUNTIME, "ppl report: JSON failed");

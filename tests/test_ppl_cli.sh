@@ -23,7 +23,9 @@ expect_exit context_too_long 2 "exceeds the model's context length 256" -- $P --
 expect_exit bad_shard 2 "bad.bin: .*shorter than a token shard" -- $P --model $A --tokens-file "$TMP/bad.bin"
 expect_exit jsonl_field 2 "bad.jsonl line 2: no string field \"text\"" -- $P --model $A --jsonl "$TMP/bad.jsonl"
 expect_exit shard_vocab 2 "outside the vocabulary \[0, 300\)" -- $P --model tests/fixtures/models/llama_gqa --tokens-file $SHARD
+expect_exit output_folder_missing 2 "no folder .*create it first" -- $P --model $A --text "$TMP/doc.txt" -o "$TMP/none/x.md"
 
+mkdir -p "$TMP/r"
 if $P --model $A --model $B --text "$TMP/doc.txt" --context 16 --stride 8 --kl --top 2 --iters 50 --buckets 4,8 \
       --device cpu -o "$TMP/r/ppl.md" --json "$TMP/r/ppl.json" 2>"$TMP/err"; then
     if grep -q '^| 1-3 |' "$TMP/r/ppl.md" && grep -q 'KL(A || B)' "$TMP/r/ppl.md" && grep -q '<polyline' "$TMP/r/ppl_position.svg" \
