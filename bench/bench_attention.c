@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
         {"d768 hd64", 1, 1024, 12, 4, 64},
         {"gpt2 hd64", 2, 512, 12, 12, 64},
         {"d512 hd64", 16, 256, 8, 4, 64},    // 256-token rows
-        {"body26m", 40, 100, 8, 4, 64},      // tools/bench_lm_eval.py's 25.9M llama, ~100-token rows
+        {"body26m", 40, 100, 8, 4, 64},      // tools/bench/bench_lm_eval.py's 25.9M llama, ~100-token rows
     };
     int have_avx2 = cpu_gemm_have_avx2();
     printf("%-12s %5s %4s %3s %3s %3s | %9s %9s %9s | %8s %8s %8s | %7s %7s | %9s\n", "shape", "rows",

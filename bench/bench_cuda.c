@@ -12,7 +12,7 @@
 //        build/bench/bench_cuda --parity-attention   (the attention kernel checks alone)
 //        build/bench/bench_cuda [--small] [--docs N] [--batch-tokens N] [--dump FILE] [--device D]
 //   --device cpu --small exercises the request packing without a GPU.
-//   --dump FILE writes the requests as JSON lines for tools/hf_gpu_bench.py.
+//   --dump FILE writes the requests as JSON lines for tools/bench/hf_gpu_bench.py.
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
 // (cJSON objects, as the Hub source builds them), and into canonical JSONL (what the cache
 // stores). Prints MB/s of Parquet bytes and rows/s, best of REPEATS runs, one thread.
 // The HellaSwag-validation-shaped input and pyarrow's figures on the same file:
-//   python3 tools/make_parquet_fixtures.py --bench /tmp/hellaswag_bench.parquet
+//   python3 -m tools.fixtures.make_parquet_fixtures --bench /tmp/hellaswag_bench.parquet
 //   build/bench/bench_parquet /tmp/hellaswag_bench.parquet
-//   python3 tools/bench_parquet_pyarrow.py /tmp/hellaswag_bench.parquet
+//   python3 -m tools.bench.bench_parquet_pyarrow /tmp/hellaswag_bench.parquet
 // Usage: build/bench/bench_parquet FILE [REPEATS]
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // bench_sp_tokenizer.c: encode throughput of a tokenizer on the lines of a text file, to compare
-// with the Python sentencepiece library on the same lines (tools/bench_sp_tokenizer.py).
+// with the Python sentencepiece library on the same lines (tools/bench/bench_sp_tokenizer.py).
 // Usage: build/bench/bench_sp_tokenizer [MODEL [TEXTFILE [REPEATS]]]
 //   defaults: ../shared's fineweb_1024_bpe.model, ../shared's boolq/dev.jsonl (raw lines), 3
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // bench_tokenizer.c: encoding speed of the tokenizer.json fixtures, line by line, one thread.
 // Input: the lines of FILE when given; else ../shared/benchdata/lambada_openai/lambada_test.jsonl
 // when present; else tests/fixtures/tokenizers/corpus.txt. The input is repeated to at least
-// 8 MB. Prints MB/s and the token count per tokenizer (tools/bench_hf_tokenizers.py runs the
+// 8 MB. Prints MB/s and the token count per tokenizer (tools/bench/bench_hf_tokenizers.py runs the
 // Python `tokenizers` library on the same input and prints both side by side).
 // Usage: build/bench/bench_tokenizer [FILE]   (from the repo root)
 #include <stdio.h>

@@ -2,7 +2,7 @@
 // adversarial single "words" (100 KB of one letter, random letters, digits, spaces,
 // punctuation, CJK, random bytes) at 25, 50 and 100 KB, so quadratic behaviour shows as a 4x
 // step between 50 and 100 KB; then throughput on ordinary text (the fixture corpus x 64).
-// Make a large tokenizer.json with tools/make_big_tokenizer.py (it also prints the `tokenizers`
+// Make a large tokenizer.json with tools/fixtures/make_big_tokenizer.py (it also prints the `tokenizers`
 // library's load time for the same file, to set beside ours).
 // Usage: build/bench/bench_tokenizer_stress TOKENIZER_FILE...   (from the repo root)
 #include <stdio.h>

@@ -1,12 +1,10 @@
 // main.c: dispatches `xsa-eval <subcommand> ...`; a bare `xsa-eval --model ...` means `run`.
-#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "common/version.h"
-#include "common/xalloc.h"
 
 static const struct {
     const char *name;
@@ -33,10 +31,6 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    // cJSON allocates under the same policy as the rest (common/xalloc.h): it never returns NULL
-    // for want of memory.
-    cJSON_Hooks hooks = {xsa_malloc, free};
-    cJSON_InitHooks(&hooks);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,7 +1,7 @@
 // jsonw.h: a small JSON writer with one fixed layout, so files diff well and golden tests
 // can compare bytes: objects one member per line (2-space indent), arrays and everything
 // inside them on one line (`[1, 0, 1]`, `{"a": 1, "b": 2}`), doubles as %.17g (they
-// round-trip), non-finite doubles as null. tools/make_compare_fixtures.py mirrors it.
+// round-trip), non-finite doubles as null. tools/fixtures/make_compare_fixtures.py mirrors it.
 #ifndef XSA_COMMON_JSONW_H
 #define XSA_COMMON_JSONW_H
 

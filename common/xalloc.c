@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "common/error.h"
 
 static void oom(size_t n) {
@@ -29,6 +31,13 @@ void *xsa_realloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+// cJSON allocates under the same policy, in every program linked with this file (the CLI,
+// tests, fuzzers, benchmarks), so a cJSON_Create* or parse never returns NULL for want of memory.
+__attribute__((constructor)) static void json_alloc_policy(void) {
+    cJSON_Hooks hooks = {xsa_malloc, free};
+    cJSON_InitHooks(&hooks);
 }
 
 char *xsa_strdup(const char *s) {

@@ -2,6 +2,7 @@
 // ends the process with one line on stderr and exit 3, as redis's zmalloc and llm.c's
 // mallocCheck do, so callers carry no out-of-memory branches. (Allocations a run can do
 // without, such as the CPU backend's optional packed weights, use malloc and fall back.)
+// cJSON's allocations follow the same policy (hooks installed before main).
 #ifndef XSA_COMMON_XALLOC_H
 #define XSA_COMMON_XALLOC_H
 

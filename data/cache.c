@@ -334,7 +334,7 @@ void cache_unlock(int fd) {
     close(fd);
 }
 
-int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err) {
+int cache_rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err) {
     // The one JSONL reader (tasks/rows.c); here its "file:line" names are not kept.
     struct task_rows tr;
     *rows = NULL;
@@ -348,10 +348,4 @@ int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, c
     *rows = tr.row;
     *n = tr.n;
     return 0;
-}
-
-void rows_free(cJSON **rows, int n) {
-    if (!rows) return;
-    for (int i = 0; i < n; i++) cJSON_Delete(rows[i]);
-    free(rows);
 }

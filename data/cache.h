@@ -88,10 +88,10 @@ void cache_unlock(int fd);
 void cache_remove_stale_temps(const char *dir, const char *const *bases, int n);
 
 // Splits JSONL into rows (objects). `where` names the source for errors ("file" -> "file:line").
-int rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err);
+int cache_rows_parse_jsonl(const char *buf, size_t len, const char *where, int code, cJSON ***rows, int *n, xsa_error *err);
 // (The canonical serialization, whose SHA-256 is the dataset digest, is tasks/rows.h's
-// task_rows_serialize_array: one for the cache and the task loaders.)
-void rows_free(cJSON **rows, int n);
+// task_rows_serialize_array: one for the cache and the task loaders.) Rows are freed by
+// data.h's data_rows_free.
 
 // Current time as ISO 8601 UTC ("2025-01-31T12:00:00Z").
 void cache_time_now(char out[32]);

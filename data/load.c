@@ -18,7 +18,11 @@
 
 #define HINT_NETWORK "check the network, use --offline with a filled cache, or set --datasets-server / --hf-endpoint to a mirror"
 
-void data_rows_free(cJSON **rows, int n) { rows_free(rows, n); }
+void data_rows_free(cJSON **rows, int n) {
+    if (!rows) return;
+    for (int i = 0; i < n; i++) cJSON_Delete(rows[i]);
+    free(rows);
+}
 
 // Row count and canonical digest against the registry. `code` is what a mismatch returns.
 static int check_registry_pins(const struct task_def *t, const struct data_options *opt, long rows, const char *sha,
@@ -73,7 +77,7 @@ static int load_local(const struct task_def *t, const char *split, const struct 
         char *buf = NULL;
         size_t len = 0;
         int rc = file_read_all(path, CACHE_MAX_FILE, &buf, &len, err);
-        if (!rc) rc = rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &r->rows, &r->n, err);
+        if (!rc) rc = cache_rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &r->rows, &r->n, err);
         free(buf);
         r->cap = r->n;
         if (rc) return rc;
@@ -335,7 +339,7 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
     snprintf(where, sizeof where, "cache %s/%s/%s.jsonl", rs.root, t->name, t->split);
     if (!fresh) rc = check_registry_pins(t, opt, e->rows, e->sha256, where, XSA_ERUNTIME, err);
     if (!rc && rows_out) {
-        rc = rows_parse_jsonl(buf, len, where, XSA_ERUNTIME, &rows_out->rows, &rows_out->n, err);
+        rc = cache_rows_parse_jsonl(buf, len, where, XSA_ERUNTIME, &rows_out->rows, &rows_out->n, err);
         rows_out->preprocessed = e->preprocessed;
     }
     free(buf);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "data/parquet.h"
 #include "data/parquet_int.h"
 #include "tasks/pystr.h"
@@ -63,9 +64,7 @@ static int leaf_json(struct assembler *a, const struct pq_node *nd, cJSON **out)
         if (!pystr_utf8_valid((const char *)v->s, v->u.len)) return asm_fail(a, nd->leaf, "a string is not valid UTF-8");
         if (v->u.len + 1 > a->scratch_cap) {
             size_t cap = v->u.len + 1 > 2 * a->scratch_cap ? v->u.len + 1 : 2 * a->scratch_cap;
-            char *s = realloc(a->scratch, cap);
-            if (!s) return xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
-            a->scratch = s;
+            a->scratch = xsa_realloc(a->scratch, cap);
             a->scratch_cap = cap;
         }
         memcpy(a->scratch, v->s, v->u.len);
@@ -89,7 +88,7 @@ static int leaf_json(struct assembler *a, const struct pq_node *nd, cJSON **out)
         if (!isfinite(v->u.d)) return asm_fail(a, nd->leaf, "a NaN or infinite number (not valid JSON)");
         *out = cJSON_CreateNumber(v->u.d);
     }
-    return *out ? 0 : xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
+    return 0;
 }
 
 static int node_json(struct assembler *a, int i, int as_element, cJSON **out);
@@ -99,7 +98,7 @@ static int repeated_json(struct assembler *a, int i, cJSON **out) {
     const struct pq_node *nd = &a->m->nodes[i];
     struct pq_column *c = first_col(a, i);
     if (!c) return XSA_EBADINPUT;
-    if (!(*out = cJSON_CreateArray())) return xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
+    *out = cJSON_CreateArray();
     if (c->def[c->pos] < (uint32_t)nd->def) return skip_absent(a, i);  // an empty list
     // A LIST's repeated group of one field stands for that field (the 3-level form).
     int elem = nd->n_children == 1 ? nd->children[0] : -1;
@@ -124,12 +123,12 @@ static int node_json(struct assembler *a, int i, int as_element, cJSON **out) {
     struct pq_column *c = first_col(a, i);
     if (!c) return XSA_EBADINPUT;
     if (nd->repetition == PQ_OPTIONAL && c->def[c->pos] < (uint32_t)nd->def) {
-        if (!(*out = cJSON_CreateNull())) return xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
+        *out = cJSON_CreateNull();
         return skip_absent(a, i);
     }
     if (nd->leaf >= 0) return leaf_json(a, nd, out);
     if (nd->kind == PQ_KIND_LIST) return repeated_json(a, nd->children[0], out);
-    if (!(*out = cJSON_CreateObject())) return xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
+    *out = cJSON_CreateObject();
     for (int k = 0; k < nd->n_children; k++) {
         cJSON *v = NULL;
         int rc = node_json(a, nd->children[k], 0, &v);
@@ -150,7 +149,6 @@ static int read_group(struct assembler *a, const unsigned char *buf, size_t len,
             if (a->cols[l].pos < a->cols[l].n && a->cols[l].rep[a->cols[l].pos] != 0)
                 rc = asm_fail(a, l, "a row does not start at repetition level 0");
         cJSON *row = rc ? NULL : cJSON_CreateObject();
-        if (!rc && !row) rc = xsa_fail(a->err, XSA_ERUNTIME, "out of memory");
         for (int k = 0; !rc && k < root->n_children; k++) {
             cJSON *v = NULL;
             rc = node_json(a, root->children[k], 0, &v);
@@ -177,8 +175,7 @@ int parquet_read_rows(const unsigned char *buf, size_t len, const char *where, p
     int rc = pq_meta_read(buf, len, where, &m, err);
     if (rc) return rc;
     struct assembler a = {.m = &m, .where = where, .err = err};
-    if (!(a.cols = calloc(m.n_leaves ? (size_t)m.n_leaves : 1, sizeof *a.cols)))
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    a.cols = xsa_calloc(m.n_leaves ? (size_t)m.n_leaves : 1, sizeof *a.cols);
     for (int g = 0; !rc && g < m.n_groups; g++) {
         a.group = g;
         rc = read_group(&a, buf, len, emit, ctx, n_rows);

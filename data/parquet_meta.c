@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "data/parquet_int.h"
 #include "data/thrift.h"
 
@@ -239,8 +240,9 @@ static int build_node(struct meta_reader *mr, uint32_t *idx, int parent, int dep
     nd->leaf = -1;
     if (!e->name || e->name_len > 255 || memchr(e->name, 0, e->name_len))
         return xsa_fail(mr->err, XSA_EBADINPUT, "%s: schema element %d has a bad name", mr->where, i);
-    if (!(nd->name = strndup((const char *)e->name, e->name_len)))
-        return xsa_fail(mr->err, XSA_ERUNTIME, "out of memory");
+    nd->name = xsa_malloc(e->name_len + 1);
+    memcpy(nd->name, e->name, e->name_len);
+    nd->name[e->name_len] = '\0';
     nd->type = e->n_children > 0 ? -1 : e->type;
     nd->repetition = parent < 0 ? PQ_REQUIRED : e->repetition;
     if (nd->repetition < PQ_REQUIRED || nd->repetition > PQ_REPEATED)
@@ -265,8 +267,7 @@ static int build_node(struct meta_reader *mr, uint32_t *idx, int parent, int dep
         nd->n_leaves = 1;
         return 0;
     }
-    if (!(nd->children = malloc((size_t)e->n_children * sizeof *nd->children)))
-        return xsa_fail(mr->err, XSA_ERUNTIME, "out of memory");
+    nd->children = xsa_malloc((size_t)e->n_children * sizeof *nd->children);
     for (int k = 0; k < e->n_children; k++) {
         nd->children[k] = (int)*idx;
         nd->n_children = k + 1;
@@ -317,10 +318,9 @@ static int read_file_meta(struct meta_reader *mr) {
             if (mr->n_el == 0 || mr->n_el > PQ_MAX_SCHEMA)
                 return xsa_fail(mr->err, XSA_EBADINPUT, "%s: schema of %u elements (1 to %d)", mr->where, mr->n_el,
                                 PQ_MAX_SCHEMA);
-            mr->el = calloc(mr->n_el, sizeof *mr->el);
-            m->nodes = calloc(mr->n_el, sizeof *m->nodes);
-            m->leaves = calloc(mr->n_el, sizeof *m->leaves);
-            if (!mr->el || !m->nodes || !m->leaves) return xsa_fail(mr->err, XSA_ERUNTIME, "out of memory");
+            mr->el = xsa_calloc(mr->n_el, sizeof *mr->el);
+            m->nodes = xsa_calloc(mr->n_el, sizeof *m->nodes);
+            m->leaves = xsa_calloc(mr->n_el, sizeof *m->leaves);
             m->n_nodes = (int)mr->n_el;
             for (uint32_t k = 0; k < mr->n_el; k++)
                 if (read_element(r, &mr->el[k])) return bad(mr->err, mr->where, r, "schema element");
@@ -341,9 +341,8 @@ static int read_file_meta(struct meta_reader *mr) {
             if ((uint64_t)n * (uint64_t)m->n_leaves > (uint64_t)(r->end - r->p))
                 return xsa_fail(mr->err, XSA_EBADINPUT, "%s: %u row groups of %d columns cannot fit in the footer",
                                 mr->where, n, m->n_leaves);
-            m->group_rows = calloc(n ? n : 1, sizeof *m->group_rows);
-            m->chunks = calloc(n && m->n_leaves ? (size_t)n * (size_t)m->n_leaves : 1, sizeof *m->chunks);
-            if (!m->group_rows || !m->chunks) return xsa_fail(mr->err, XSA_ERUNTIME, "out of memory");
+            m->group_rows = xsa_calloc(n ? n : 1, sizeof *m->group_rows);
+            m->chunks = xsa_calloc(n && m->n_leaves ? (size_t)n * (size_t)m->n_leaves : 1, sizeof *m->chunks);
             for (uint32_t g = 0; g < n; g++) {
                 int rc = read_row_group(mr, (int)g);
                 if (rc) return rc;

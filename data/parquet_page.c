@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/xalloc.h"
 #include "data/parquet_int.h"
 #include "data/thrift.h"
 
@@ -80,13 +81,10 @@ static int decompress(const struct page_ctx *pc, int codec, const unsigned char 
     }
     if (col->n_bufs == col->cap_bufs) {
         int cap = col->cap_bufs ? col->cap_bufs * 2 : 8;
-        unsigned char **b = realloc(col->bufs, (size_t)cap * sizeof *b);
-        if (!b) return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
-        col->bufs = b;
+        col->bufs = xsa_realloc(col->bufs, (size_t)cap * sizeof *col->bufs);
         col->cap_bufs = cap;
     }
-    unsigned char *dst = malloc(dn ? dn : 1);
-    if (!dst) return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
+    unsigned char *dst = xsa_malloc(dn ? dn : 1);
     col->bufs[col->n_bufs++] = dst;
     int ok = 0;
     if (codec == 1) {  // SNAPPY
@@ -209,15 +207,12 @@ static int plain_decode(const struct page_ctx *pc, int type, const unsigned char
     return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap && *p) return 0;
+static void grow(void **p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap && *p) return;
     size_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q) return -1;
-    *p = q;
+    *p = xsa_realloc(*p, c * elem);
     *cap = c;
-    return 0;
 }
 
 // The values of a data page (its levels already read): `nn` non-null values in `enc`.
@@ -227,8 +222,7 @@ static int page_values(const struct page_ctx *pc, int type, int enc, const unsig
     if (enc == ENC_PLAIN) return plain_decode(pc, type, p, n, nn, out);
     if (enc == ENC_RLE && type == PQ_BOOLEAN) {
         if (n < 4 || le32(p) > n - 4) return page_fail(pc, "RLE booleans longer than their page");
-        uint32_t *idx = malloc((nn ? nn : 1) * sizeof *idx);
-        if (!idx) return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
+        uint32_t *idx = xsa_malloc((nn ? nn : 1) * sizeof *idx);
         int rc = rle_decode(pc, p + 4, le32(p), 1, 1, nn, idx);
         for (size_t k = 0; !rc && k < nn; k++) out[k] = (struct pq_value){.u.i = idx[k]};
         free(idx);
@@ -237,8 +231,7 @@ static int page_values(const struct page_ctx *pc, int type, int enc, const unsig
     if (enc == ENC_PLAIN_DICT || enc == ENC_RLE_DICT) {
         if (!col->dict) return page_fail(pc, "dictionary-encoded page without a dictionary page");
         if (nn && (n < 1 || p[0] > 32)) return page_fail(pc, "bad dictionary index bit width");
-        uint32_t *idx = malloc((nn ? nn : 1) * sizeof *idx);
-        if (!idx) return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
+        uint32_t *idx = xsa_malloc((nn ? nn : 1) * sizeof *idx);
         int rc = nn ? rle_decode(pc, p + 1, n - 1, p[0], col->n_dict ? (uint32_t)(col->n_dict - 1) : 0, nn, idx) : 0;
         if (!rc && nn && !col->n_dict) rc = page_fail(pc, "index into an empty dictionary");
         for (size_t k = 0; !rc && k < nn; k++) out[k] = col->dict[idx[k]];
@@ -269,13 +262,9 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     if (nv < 0 || nv > want - (int64_t)col->n) return page_fail(pc, "more values than the column chunk declares");
     size_t count = (size_t)nv;
     size_t old_cap = col->cap;
-    if (grow((void **)&col->def, &col->cap, col->n + count, sizeof *col->def))
-        return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
-    if (col->cap != old_cap || !col->rep) {  // rep has def's capacity
-        void *rp = realloc(col->rep, col->cap * sizeof *col->rep);
-        if (!rp) return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
-        col->rep = rp;
-    }
+    grow((void **)&col->def, &col->cap, col->n + count, sizeof *col->def);
+    if (col->cap != old_cap || !col->rep)  // rep has def's capacity
+        col->rep = xsa_realloc(col->rep, col->cap * sizeof *col->rep);
     uint32_t *rep = col->rep + col->n, *def = col->def + col->n;
     uint32_t max_rep = (uint32_t)nd->rep, max_def = (uint32_t)nd->def;
     const unsigned char *body;
@@ -316,8 +305,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     }
     size_t nn = 0;
     for (size_t k = 0; k < count; k++) nn += def[k] == max_def;
-    if (grow((void **)&col->vals, &col->vcap, col->n_vals + nn, sizeof *col->vals))
-        return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
+    grow((void **)&col->vals, &col->vcap, col->n_vals + nn, sizeof *col->vals);
     if ((rc = page_values(pc, nd->type, enc, body, blen, nn, col))) return rc;
     col->n += count;
     col->n_vals += nn;
@@ -342,8 +330,7 @@ static int dict_page(const struct page_ctx *pc, const struct page_header *h, con
     const unsigned char *d;
     int rc = decompress(pc, codec, page, (size_t)h->csize, (size_t)h->usize, col, &d);
     if (rc) return rc;
-    if (!(col->dict = malloc((nv ? (size_t)nv : 1) * sizeof *col->dict)))
-        return xsa_fail(pc->err, XSA_ERUNTIME, "out of memory");
+    col->dict = xsa_malloc((nv ? (size_t)nv : 1) * sizeof *col->dict);
     col->n_dict = (size_t)nv;
     return plain_decode(pc, nd->type, d, (size_t)h->usize, (size_t)nv, col->dict);
 }

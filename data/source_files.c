@@ -32,7 +32,7 @@ int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err)
 }
 
 void source_result_free(struct source_result *r) {
-    rows_free(r->rows, r->n);
+    data_rows_free(r->rows, r->n);
     r->rows = NULL;
     r->n = r->cap = 0;
     cache_writer_discard(&r->jsonl);

@@ -57,25 +57,40 @@ void metrics_ll_doc(double ll, int is_greedy, double *perplexity_item, double *a
     if (acc) *acc = is_greedy ? 1.0 : 0.0;
 }
 
+// Python's sum() of floats, one term at a time: the default mode adds left to right as
+// Python < 3.12 does; METRICS_SUM_NEUMAIER is CPython 3.12's builtin_sum float path,
+// statement for statement (a compensation c, added once at the end when finite).
+struct py_sum {
+    double s, c;
+    metrics_sum mode;
+};
+
+static struct py_sum py_sum_start(double x0, metrics_sum mode) {
+    return (struct py_sum){0.0 + x0, 0.0, mode};  // sum() starts from the int 0: -0.0 becomes 0.0
+}
+
+static inline void py_sum_add(struct py_sum *p, double v) {
+    if (p->mode != METRICS_SUM_NEUMAIER) {
+        p->s += v;
+        return;
+    }
+    double t = p->s + v;
+    if (fabs(p->s) >= fabs(v))
+        p->c += (p->s - t) + v;
+    else
+        p->c += (v - t) + p->s;
+    p->s = t;
+}
+
+static double py_sum_value(const struct py_sum *p) {
+    return p->c != 0.0 && isfinite(p->c) ? p->s + p->c : p->s;
+}
+
 double metrics_sum_py(const double *x, int n, metrics_sum mode) {
     if (!x || n < 1) return 0.0;
-    double s = 0.0 + x[0];  // sum() starts from the int 0: 0 + x0 (-0.0 becomes 0.0)
-    if (mode == METRICS_SUM_NEUMAIER) {
-        // CPython 3.12 builtin_sum float path, statement for statement.
-        double c = 0.0;
-        for (int i = 1; i < n; i++) {
-            double t = s + x[i];
-            if (fabs(s) >= fabs(x[i]))
-                c += (s - t) + x[i];
-            else
-                c += (x[i] - t) + s;
-            s = t;
-        }
-        if (c != 0.0 && isfinite(c)) s += c;
-        return s;
-    }
-    for (int i = 1; i < n; i++) s += x[i];
-    return s;
+    struct py_sum ps = py_sum_start(x[0], mode);
+    for (int i = 1; i < n; i++) py_sum_add(&ps, x[i]);
+    return py_sum_value(&ps);
 }
 
 double metrics_mean_ex(const double *x, int n, metrics_sum mode) {
@@ -97,23 +112,9 @@ static double py_square(double d) {
 
 // sum([(x - mu) ** 2 for x in arr]) under `mode`, without materialising the list.
 static double sum_sq_dev(const double *x, int n, double mu, metrics_sum mode) {
-    double s = 0.0 + py_square(x[0] - mu);
-    if (mode == METRICS_SUM_NEUMAIER) {
-        double c = 0.0;
-        for (int i = 1; i < n; i++) {
-            double v = py_square(x[i] - mu);
-            double t = s + v;
-            if (fabs(s) >= fabs(v))
-                c += (s - t) + v;
-            else
-                c += (v - t) + s;
-            s = t;
-        }
-        if (c != 0.0 && isfinite(c)) s += c;
-        return s;
-    }
-    for (int i = 1; i < n; i++) s += py_square(x[i] - mu);
-    return s;
+    struct py_sum ps = py_sum_start(py_square(x[0] - mu), mode);
+    for (int i = 1; i < n; i++) py_sum_add(&ps, py_square(x[i] - mu));
+    return py_sum_value(&ps);
 }
 
 double metrics_sample_stddev_ex(const double *x, int n, metrics_sum mode) {
@@ -158,26 +159,12 @@ static double boot_replicate(const struct boot_job *job, const double *u) {
     const int n = job->n;
     const double dn = (double)n;
     size_t j = (size_t)(u[0] * dn);
-    double s = 0.0 + x[j < (size_t)n ? j : (size_t)n - 1];
-    if (job->mode == METRICS_SUM_NEUMAIER) {
-        double c = 0.0;
-        for (int i = 1; i < n; i++) {
-            j = (size_t)(u[i] * dn);
-            double v = x[j < (size_t)n ? j : (size_t)n - 1];
-            double t = s + v;
-            if (fabs(s) >= fabs(v))
-                c += (s - t) + v;
-            else
-                c += (v - t) + s;
-            s = t;
-        }
-        if (c != 0.0 && isfinite(c)) s += c;
-    } else {
-        for (int i = 1; i < n; i++) {
-            j = (size_t)(u[i] * dn);
-            s += x[j < (size_t)n ? j : (size_t)n - 1];
-        }
+    struct py_sum ps = py_sum_start(x[j < (size_t)n ? j : (size_t)n - 1], job->mode);
+    for (int i = 1; i < n; i++) {
+        j = (size_t)(u[i] * dn);
+        py_sum_add(&ps, x[j < (size_t)n ? j : (size_t)n - 1]);
     }
+    double s = py_sum_value(&ps);
     return exp(-(s / dn));
 }
 

@@ -3,7 +3,7 @@
 // mean difference (one task, or the average over several tasks), and a Wilson interval.
 //
 // The bootstrap uses CPython's random.Random (eval/mt19937.h) so that a few lines of Python
-// reproduce it exactly (tools/make_stats_fixtures.py does, independently of this code):
+// reproduce it exactly (tools/fixtures/make_stats_fixtures.py does, independently of this code):
 //
 //   d = [b[i] - a[i] for i in range(n)]                 # per-doc differences
 //   delta = mean(d)                                     # see "means" below

@@ -1,5 +1,5 @@
 // torch_model.c: a single torch.save file given as --model: nanoGPT's ckpt.pt (its model_args
-// are the config; the same mapping as tools/convert_nanogpt.py, done in place), or a bare state
+// are the config; the same mapping as tools/convert/convert_nanogpt.py, done in place), or a bare state
 // dict whose Hugging Face config.json sits beside it.
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@ static int arg_int(const struct pv *args, const char *key, const char *path, int
     return 0;
 }
 
-// config.json text of the GPT-2 that nanoGPT's GPT is (what tools/convert_nanogpt.py writes).
+// config.json text of the GPT-2 that nanoGPT's GPT is (what tools/convert/convert_nanogpt.py writes).
 static int nanogpt_config(const struct pv *args, const char *path, struct hf_config *hc, int *bias, xsa_error *err) {
     int L, H, C, T, V, rc;
     if ((rc = arg_int(args, "n_layer", path, &L, err)) || (rc = arg_int(args, "n_head", path, &H, err)) ||

@@ -54,6 +54,17 @@ int check_markdown(const struct results *base, const struct results *cand, const
     return rc ? -1 : 0;
 }
 
+// The scores a verdict is about, a task's or the average's, as every verdict entry spells them.
+static void delta_fields(struct jsonw *w, double a, double b, double delta, double lo, double hi) {
+    jsonw_num_prec(w, "baseline", a, 10);
+    jsonw_num_prec(w, "new", b, 10);
+    jsonw_num_prec(w, "delta", delta, 10);
+    jsonw_array(w, "ci");
+    jsonw_num_prec(w, NULL, lo, 10);
+    jsonw_num_prec(w, NULL, hi, 10);
+    jsonw_end(w);
+}
+
 int check_verdict_json(const struct check_verdict *v, const struct check_options *opt, struct sbuf *out) {
     const struct comparison *c = &v->cmp;
     struct jsonw w = {0};
@@ -72,13 +83,7 @@ int check_verdict_json(const struct check_verdict *v, const struct check_options
         jsonw_str(&w, "task", r->task);
         jsonw_str(&w, "metric", r->metric);
         jsonw_int(&w, "n", r->n);
-        jsonw_num_prec(&w, "baseline", r->a, 10);
-        jsonw_num_prec(&w, "new", r->b, 10);
-        jsonw_num_prec(&w, "delta", r->delta, 10);
-        jsonw_array(&w, "ci");
-        jsonw_num_prec(&w, NULL, r->lo, 10);
-        jsonw_num_prec(&w, NULL, r->hi, 10);
-        jsonw_end(&w);
+        delta_fields(&w, r->a, r->b, r->delta, r->lo, r->hi);
         jsonw_num_prec(&w, "mcnemar_p", r->p, 10);
         jsonw_bool(&w, "regressed", v->regressed[i]);
         jsonw_end(&w);
@@ -87,13 +92,7 @@ int check_verdict_json(const struct check_verdict *v, const struct check_options
     const struct compare_avg *g = &c->all;
     jsonw_object(&w, "average");
     jsonw_int(&w, "tasks", g->n_tasks);
-    jsonw_num_prec(&w, "baseline", g->a, 10);
-    jsonw_num_prec(&w, "new", g->b, 10);
-    jsonw_num_prec(&w, "delta", g->delta, 10);
-    jsonw_array(&w, "ci");
-    jsonw_num_prec(&w, NULL, g->lo, 10);
-    jsonw_num_prec(&w, NULL, g->hi, 10);
-    jsonw_end(&w);
+    delta_fields(&w, g->a, g->b, g->delta, g->lo, g->hi);
     jsonw_bool(&w, "regressed", v->avg_regressed);
     jsonw_end(&w);
     jsonw_end(&w);

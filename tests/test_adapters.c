@@ -1,5 +1,5 @@
 // test_adapters.c: original-author formats -> canonical rows (fixtures written by
-// tools/make_task_fixtures.py, with the rows they must become), --data-dir loading, error
+// tools/fixtures/make_task_fixtures.py, with the rows they must become), --data-dir loading, error
 // paths, and the real files in ../shared/benchdata (exact row counts, spot-checked docs).
 #include <stdio.h>
 #include <stdlib.h>

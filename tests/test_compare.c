@@ -1,5 +1,5 @@
 // test_compare.c: paired comparison and the check rule (eval/compare.c, eval/check.c) against
-// reference numbers computed independently by tools/make_compare_fixtures.py (numpy, scipy
+// reference numbers computed independently by tools/fixtures/make_compare_fixtures.py (numpy, scipy
 // binomtest, statsmodels mcnemar; numpy percentile bootstrap with its own generator, so
 // intervals agree to Monte-Carlo tolerance, everything else exactly).
 #include <cJSON.h>

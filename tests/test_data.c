@@ -30,7 +30,7 @@ TEST(serialize_is_canonical) {
     cJSON **rows = NULL;
     int n = 0;
     xsa_error err = {0};
-    CHECK_EQ_INT(rows_parse_jsonl(JSONL, strlen(JSONL), "mem", XSA_EBADINPUT, &rows, &n, &err), 0);
+    CHECK_EQ_INT(cache_rows_parse_jsonl(JSONL, strlen(JSONL), "mem", XSA_EBADINPUT, &rows, &n, &err), 0);
     CHECK_EQ_INT(n, 3);
     char *text = NULL;
     size_t len = 0;
@@ -44,14 +44,14 @@ TEST(serialize_is_canonical) {
     int n2 = 0;
     char *text2 = NULL;
     size_t len2 = 0;
-    CHECK_EQ_INT(rows_parse_jsonl(text, len, "mem", XSA_EBADINPUT, &rows2, &n2, &err), 0);
+    CHECK_EQ_INT(cache_rows_parse_jsonl(text, len, "mem", XSA_EBADINPUT, &rows2, &n2, &err), 0);
     CHECK_EQ_INT(task_rows_serialize_array(rows2, n2, &text2, &len2, &err), 0);
     CHECK_EQ_INT(sha256_hex(text2, len2, sha2, &err), 0);
     CHECK_STR(sha, sha2);
     free(text);
     free(text2);
-    rows_free(rows, n);
-    rows_free(rows2, n2);
+    data_rows_free(rows, n);
+    data_rows_free(rows2, n2);
 }
 
 TEST(parse_rejects_non_objects) {
@@ -59,12 +59,12 @@ TEST(parse_rejects_non_objects) {
     int n = 0;
     xsa_error err = {0};
     const char *bad = "{\"a\":1}\n[1,2]\n";
-    CHECK_EQ_INT(rows_parse_jsonl(bad, strlen(bad), "f.jsonl", XSA_EBADINPUT, &rows, &n, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(cache_rows_parse_jsonl(bad, strlen(bad), "f.jsonl", XSA_EBADINPUT, &rows, &n, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "f.jsonl:2") != NULL);
     CHECK(rows == NULL && n == 0);
     xsa_error_clear(&err);
     const char *trail = "{\"a\":1} x\n";
-    CHECK_EQ_INT(rows_parse_jsonl(trail, strlen(trail), "g", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
+    CHECK_EQ_INT(cache_rows_parse_jsonl(trail, strlen(trail), "g", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
 }
 
 // cJSON hands out C strings: a "\u0000" (or a raw NUL byte) inside a field would silently cut
@@ -81,7 +81,7 @@ TEST(parse_refuses_nul_in_field) {
         cJSON **rows = NULL;
         int n = 0;
         xsa_error err = {0};
-        CHECK_EQ_INT(rows_parse_jsonl(bad[i].text, len, "f.jsonl", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
+        CHECK_EQ_INT(cache_rows_parse_jsonl(bad[i].text, len, "f.jsonl", XSA_ERUNTIME, &rows, &n, &err), XSA_ERUNTIME);
         CHECK_MSG(strstr(err.msg, "f.jsonl:2: ") && strstr(err.msg, bad[i].field) && strstr(err.msg, "NUL"), "%s", err.msg);
         CHECK(rows == NULL && n == 0);
         struct task_rows tr = {0};
@@ -95,10 +95,10 @@ TEST(parse_refuses_nul_in_field) {
     cJSON **rows = NULL;
     int n = 0;
     xsa_error err = {0};
-    CHECK_EQ_INT(rows_parse_jsonl(ok, strlen(ok), "f", XSA_ERUNTIME, &rows, &n, &err), 0);
+    CHECK_EQ_INT(cache_rows_parse_jsonl(ok, strlen(ok), "f", XSA_ERUNTIME, &rows, &n, &err), 0);
     CHECK_EQ_INT(n, 1);
     if (n == 1) CHECK_STR(cJSON_GetObjectItem(rows[0], "q")->valuestring, "x\\u0000y");
-    rows_free(rows, n);
+    data_rows_free(rows, n);
     struct task_rows tr = {0};
     CHECK_EQ_INT(task_rows_parse_jsonl("g", ok, strlen(ok), &tr, &err), 0);
     CHECK_EQ_INT(tr.n, 1);

@@ -12,7 +12,7 @@ case $help in *"HELP FAILED"*) fail help_all "a subcommand's --help failed" ;; *
 
 # Flags of the helper scripts in tools/ and the benchmarks in bench/, not of xsa-eval: those
 # their sources define (argparse names, case labels, strcmp'd strings).
-tool_flags=" $(grep -ohE -- '"--[a-z][a-z0-9-]*"|--[a-z][a-z0-9-]*\)' tools/*.py tools/*.sh bench/*.c |
+tool_flags=" $(grep -ohE -- '"--[a-z][a-z0-9-]*"|--[a-z][a-z0-9-]*\)' tools/*.sh tools/*/*.py tools/*/*.sh bench/*.c |
     grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' ') "
 missing=""
 for f in README.md docs/*.md demo/README.md reports/examples/README.md; do

@@ -110,7 +110,7 @@ TEST(test_left_truncation) {
 }
 
 // Real lm-eval's (context_enc, continuation_enc) for pairs the task fixtures never produce
-// (tools/make_encode_fixtures.py): whitespace-only contexts, an empty context whose
+// (tools/fixtures/make_encode_fixtures.py): whitespace-only contexts, an empty context whose
 // continuation starts with the prefix token (lm-eval then uses that token as the context),
 // Unicode whitespace moved into the continuation. Pairs lm-eval asserts on must be refused.
 static void check_lm_eval_pairs(const char *model) {

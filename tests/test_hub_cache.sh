@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # --model org/name[@revision]: read in place from a Hugging Face hub cache laid out by
-# huggingface_hub (tests/fixtures/hf_hub, made by tools/make_hub_cache_fixture.py and checked
+# huggingface_hub (tests/fixtures/hf_hub, made by tools/fixtures/make_hub_cache_fixture.py and checked
 # there by huggingface_hub's scan_cache_dir): refs and commits, the three ways to find the
 # cache, the same scores as the folder itself, provenance in the results, and bad ids.
 . "$(dirname "$0")/lib.sh"

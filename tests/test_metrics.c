@@ -1,6 +1,6 @@
 // Tests of eval/mt19937 (CPython's random.Random) and eval/metrics (lm-eval's per-doc metrics,
 // mean, stderr, perplexity and its seeded bootstrap) against tests/fixtures/stats/*.json, made
-// by tools/make_stats_fixtures.py with CPython 3.11 (naive sum) and 3.12 (Neumaier sum).
+// by tools/fixtures/make_stats_fixtures.py with CPython 3.11 (naive sum) and 3.12 (Neumaier sum).
 #include <cjson/cJSON.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 // test_model_exact.c: the CPU backend against PyTorch. For every checkpoint under
 // tests/fixtures/models/ (and stories260K when ../shared is present) and every case of its
-// reference.json (written by tools/make_model_fixtures.py / tools/llama2c_reference.py with
+// reference.json (written by tools/fixtures/make_model_fixtures.py / tools/references/llama2c_reference.py with
 // torch + transformers), load, apply the case's --xsa spec, score every position and compare.
 // Tolerance: |logprob - ref| <= 1e-4 (our fp32 forward vs a float64 or float32 torch forward);
 // BF16 checkpoints are widened to fp32 exactly at load, so they get the same bound (measured

@@ -1,6 +1,6 @@
 // Tests of model loading: HF safetensors checkpoints (gpt2, llama, bf16, sharded), llama2.c
 // .bin files, config.json rules, XSA layer specs, and the errors of corrupt inputs.
-// Expected values come from tools/make_model_fixtures.py and tools/llama2c_reference.py
+// Expected values come from tools/fixtures/make_model_fixtures.py and tools/references/llama2c_reference.py
 // (reference.json: n_params and weights_sample in nn.Linear (OUT, IN) layout).
 #include <cJSON.h>
 #include <dirent.h>

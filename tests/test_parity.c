@@ -1,5 +1,5 @@
 // test_parity.c: `xsa-eval run` against what real
-// lm-evaluation-harness computed (tools/make_parity_fixtures.py, tools/make_real_parity_fixtures.py)
+// lm-evaluation-harness computed (tools/fixtures/make_parity_fixtures.py, tools/fixtures/make_real_parity_fixtures.py)
 // on the same checkpoints and rows: identical greedy flags and predictions, log-likelihoods
 // within 1e-4 (or 1e-6 relative for sums of hundreds of float32 log-probabilities, which
 // torch adds in float32), metrics within 1e-6 (perplexity, an exp of a mean of

@@ -1,5 +1,5 @@
 // test_parquet.c: data/parquet.c against files the real library wrote (pyarrow,
-// tools/make_parquet_fixtures.py): every task's rows in every writer variant equal what pyarrow
+// tools/fixtures/make_parquet_fixtures.py): every task's rows in every writer variant equal what pyarrow
 // reads back, byte for byte once serialized; unsupported features are refused by name; damaged
 // files (truncated, bad magic, offsets and lengths past the end, flipped bytes) fail with one
 // error line and never crash.
@@ -44,13 +44,13 @@ static char *expected_serialized(const char *path, int *n) {
     cJSON **rows = NULL;
     *n = 0;
     if (file_read_all(path, (size_t)1 << 26, &buf, &len, &err) ||
-        rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &rows, n, &err)) {
+        cache_rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &rows, n, &err)) {
         free(buf);
         fprintf(stderr, "  %s\n", err.msg);
         return NULL;
     }
     char *text = serialize(rows, *n);
-    rows_free(rows, *n);
+    data_rows_free(rows, *n);
     free(buf);
     return text;
 }

@@ -1,5 +1,5 @@
 // test_ppl.c: `ppl`'s engine against PyTorch and parameter-golf (tests/fixtures/ppl, made by
-// tools/make_ppl_fixtures.py): per-target NLL and KL of the demo SA and XSA checkpoints in
+// tools/fixtures/make_ppl_fixtures.py): per-target NLL and KL of the demo SA and XSA checkpoints in
 // sliding windows, bit-identical across batch sizes; bits per byte of a token shard as
 // parameter-golf's eval_val computes it; the shard reader's refusals.
 #include <cJSON.h>

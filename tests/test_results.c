@@ -1,5 +1,5 @@
 // test_results.c: the results JSON reader and writer (eval/results.c). The fixtures were written
-// by tools/make_compare_fixtures.py in the writer's byte layout, independently of the C code,
+// by tools/fixtures/make_compare_fixtures.py in the writer's byte layout, independently of the C code,
 // so read + write must reproduce them byte for byte.
 #include <stdlib.h>
 #include <unistd.h>

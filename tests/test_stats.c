@@ -1,7 +1,7 @@
 // Tests of eval/stats: McNemar's exact p-value and the binomial(n, 1/2) tail against
 // statsmodels / scipy, the paired bootstrap intervals against an independent Python version
 // (random + numpy.quantile), Wilson intervals against statsmodels. Fixtures:
-// tests/fixtures/stats/stats.json from tools/make_stats_fixtures.py.
+// tests/fixtures/stats/stats.json from tools/fixtures/make_stats_fixtures.py.
 #include <cjson/cJSON.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 // test_tasks.c: the task registry, Python string semantics, and every fixture doc against the
 // requests, gold and choice lengths REAL lm-eval built from the same rows
-// (tools/make_task_fixtures.py -> tests/fixtures/tasks/*.expected.jsonl).
+// (tools/fixtures/make_task_fixtures.py -> tests/fixtures/tasks/*.expected.jsonl).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

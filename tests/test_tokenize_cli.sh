@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `xsa-eval tokenize`: ids equal to the Python tokenizers library (fixtures from
-# tools/make_tokenizer_fixtures.py), plain and --jsonl modes, --add-special, and errors.
+# tools/fixtures/make_tokenizer_fixtures.py), plain and --jsonl modes, --add-special, and errors.
 . "$(dirname "$0")/lib.sh"
 FIX=tests/fixtures/tokenizers
 

@@ -1,5 +1,5 @@
 // test_tokenizer_hf.c: tokenizer.json tokenizers against ids and decodings that the Python
-// `tokenizers` library produced (tools/make_tokenizer_fixtures.py), plus error paths.
+// `tokenizers` library produced (tools/fixtures/make_tokenizer_fixtures.py), plus error paths.
 #include <cJSON.h>
 #include <stdint.h>
 #include <unistd.h>

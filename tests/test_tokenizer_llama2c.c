@@ -1,5 +1,5 @@
 // Tests of the llama2.c tokenizer.bin tokenizer against expectations written by
-// tools/make_sp_fixtures.py with tools/llama2c_tokenizer_reference.py (an independent Python
+// tools/fixtures/make_sp_fixtures.py with tools/references/llama2c_tokenizer_reference.py (an independent Python
 // port of run.c's encode/decode): a synthetic tokenizer.bin always, ../shared's tok512.bin
 // when present; plus truncated and corrupt files and out-of-range ids.
 #include <unistd.h>

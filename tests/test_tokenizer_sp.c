@@ -1,5 +1,5 @@
 // Tests of the SentencePiece .model tokenizer against expectations written by
-// tools/make_sp_fixtures.py with the sentencepiece library: every corpus line id for id (with and
+// tools/fixtures/make_sp_fixtures.py with the sentencepiece library: every corpus line id for id (with and
 // without BOS) and decoded byte for byte, for two trained models and ../shared's real sp1024
 // model (also on real benchmark text), plus corrupt, truncated and unsupported model files.
 #include <bzlib.h>
@@ -159,7 +159,7 @@ TEST(test_sp_unused_pieces_match_sentencepiece) {
 }
 
 // 400 user-defined symbols with nested prefixes: always the longest one, as the library's
-// PrefixMatcher (tools/make_sp_user_fixture.py).
+// PrefixMatcher (tools/fixtures/make_sp_user_fixture.py).
 TEST(test_sp_user_symbols_match_sentencepiece) {
     int n = check_expected(FIX "sp_user/tokenizer.model", FIX "sp_user/expected.tsv");
     CHECK(n >= 200);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # torch.save checkpoints through --model: each fixture of tests/fixtures/torch (written by the
-# real torch.save, tools/make_torch_fixtures.py) gives exactly the logprobs of its safetensors
+# real torch.save, tools/fixtures/make_torch_fixtures.py) gives exactly the logprobs of its safetensors
 # twin; every bad input is exit 2 with one line naming the file and the problem, and a
 # malicious pickle executes nothing.
 . "$(dirname "$0")/lib.sh"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/demo.sh: the offline demo behind `make demo`. Scores the two tiny bundled checkpoints
 # (demo/sa: standard attention, demo/xsa: XSA in every layer; made by
-# tools/make_demo_checkpoints.py) on all nine tasks' bundled synthetic rows, then writes the
+# tools/fixtures/make_demo_checkpoints.py) on all nine tasks' bundled synthetic rows, then writes the
 # SA-vs-XSA comparison to out/demo/demo.md with its two SVG charts beside it. The committed
 # copy, reports/examples/demo.md, is regenerated with `make demo-example` (its results paths
 # and timings change with every run, so `make demo` leaves it alone).
@@ -25,7 +25,7 @@ if [ ! -x "$XSA_BIN" ]; then
 fi
 for m in demo/sa demo/xsa; do
     if [ ! -f "$m/config.json" ] || [ ! -f "$m/model.safetensors" ]; then
-        echo "demo: $m is missing; recreate it with: python3 tools/make_demo_checkpoints.py" >&2
+        echo "demo: $m is missing; recreate it with: python3 -m tools.fixtures.make_demo_checkpoints" >&2
         exit 2
     fi
 done
@@ -45,7 +45,7 @@ B=$(ls "$OUT"/xsa/results_*.json)
 "$XSA_BIN" compare "$A" "$B" -o "$REPORT"
 
 # Say what the numbers are, right under the title, so the report cannot be read as a result.
-note='> **Pipeline demonstration, not a benchmark result.** A and B are tiny models (0.26M parameters) trained for 200 steps on text written for this repository and on the very synthetic rows scored here (`tests/fixtures/data`, a dozen per task), so they have partly memorised the answers. B (XSA) reaches a lower training loss in the same steps, hence its higher scores. Nothing here says how SA and XSA compare on the real benchmarks. Regenerate with `make demo` (`make demo-example` rewrites the committed copy in `reports/examples/`); the checkpoints come from `tools/make_demo_checkpoints.py` (see `demo/README.md`).'
+note='> **Pipeline demonstration, not a benchmark result.** A and B are tiny models (0.26M parameters) trained for 200 steps on text written for this repository and on the very synthetic rows scored here (`tests/fixtures/data`, a dozen per task), so they have partly memorised the answers. B (XSA) reaches a lower training loss in the same steps, hence its higher scores. Nothing here says how SA and XSA compare on the real benchmarks. Regenerate with `make demo` (`make demo-example` rewrites the committed copy in `reports/examples/`); the checkpoints come from `tools/fixtures/make_demo_checkpoints.py` (see `demo/README.md`).'
 tmp="$REPORT.tmp.$$"
 awk -v note="$note" 'NR == 1 { print; print ""; print note; next } { print }' "$REPORT" > "$tmp"
 mv "$tmp" "$REPORT"

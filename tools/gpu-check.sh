@@ -18,7 +18,7 @@
 #      against the CPU; then again with the activations capped at 300 tokens (sub-batch split)
 #   6. the benchmark: random ~1B llama over nine-task-shaped requests (tokens/s, requests/s, MFU
 #      against cuBLAS's measured bf16 GEMM rate), then Hugging Face transformers on the same
-#      requests (tools/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
+#      requests (tools/bench/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
@@ -331,7 +331,7 @@ if gpu_ok "benchmark"; then
         HFARGS="--max-seconds 30"
         [ "$QUICK" = 1 ] && HFARGS="$HFARGS --small"
         HRC=0
-        PYTHONUNBUFFERED=1 tmo 80 python3 tools/hf_gpu_bench.py --requests "$W/requests.jsonl" $HFARGS >"$W/hf.log" 2>&1 || HRC=$?
+        PYTHONUNBUFFERED=1 tmo 80 python3 -m tools.bench.hf_gpu_bench --requests "$W/requests.jsonl" $HFARGS >"$W/hf.log" 2>&1 || HRC=$?
         grep -vE "^RESULT|[Ww]arning" "$W/hf.log" | tail -4
         keep_log hf "$W/hf.log"
         HF=$(sed -n 's/^RESULT requests_per_s=\([0-9.]*\) .*/\1/p' "$W/hf.log")
@@ -340,7 +340,7 @@ if gpu_ok "benchmark"; then
                 printf "%s speed ratio %.1fx Hugging Face transformers on the same requests (%.1f vs %.1f requests/s; target >= 10x)\n",
                 r >= 10 ? "TARGET-MET" : "TARGET-MISSED", r, a, b }'
         else
-            skip "hf comparison: tools/hf_gpu_bench.py exit $HRC (torch + transformers with a GPU needed)"
+            skip "hf comparison: tools/bench/hf_gpu_bench.py exit $HRC (torch + transformers with a GPU needed)"
         fi
     else
         fail "benchmark: exit $BRC$([ "$BRC" = 124 ] && echo ' (timeout)')"
