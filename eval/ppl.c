@@ -154,7 +154,7 @@ static void scores_alloc(struct ppl_scores *s, size_t n) {
 }
 
 // Scores the batch in bb on every model; targets land at offset t0 of each out[m].
-static int score_batch_all(struct backend *const *be, int n_models, struct batch_builder *bb, size_t t0,
+static int score_batch_all(struct backend *const *be, int n_models, const struct ppl_docs *d, struct batch_builder *bb, size_t t0,
                            float *lp, uint8_t *gr, struct ppl_scores *out, struct kl_state *k, struct ppl_kl *kl,
                            xsa_error *err) {
     struct score_batch b = batch_view(bb);
@@ -164,10 +164,12 @@ static int score_batch_all(struct backend *const *be, int n_models, struct batch
         int rc = backend_score(be[m], &b, lp, gr, err);
         if (rc) return rc;
         for (int e = 0; e < b.n_entries; e++) {
-            if (!isfinite(lp[e]))
-                return xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of target %zu is %g: the forward pass "
-                                "overflowed or the weights are damaged", be[m]->model->path, t0 + (size_t)e,
-                                (double)lp[e]);
+            if (!isfinite(lp[e])) {  // nothing non-finite is ever reported as a score
+                size_t where = out[0].where[t0 + e], doc0 = d->start[d->stream ? 0 : out[0].unit[t0 + e]];
+                return xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %zu is %g: the "
+                                "forward pass overflowed or the weights are damaged", be[m]->model->path,
+                                d->tok.v[where], where - doc0, (double)lp[e]);
+            }
             out[m].nll[t0 + e] = -lp[e];
             out[m].greedy[t0 + e] = gr[e];
         }
@@ -224,7 +226,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     for (size_t i = 0; i <= n_win && !rc; i++) {
         long need = i < n_win ? w[i].e - w[i].b : 0;
         if (batch_n_tokens(&bb) > 0 && (i == n_win || batch_n_tokens(&bb) + need > cap)) {
-            rc = score_batch_all(be, n_models, &bb, t0, lp, gr, out, kp, kl, err);
+            rc = score_batch_all(be, n_models, d, &bb, t0, lp, gr, out, kp, kl, err);
             batch_reset(&bb);
             t0 = t;
         }

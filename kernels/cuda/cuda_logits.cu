@@ -86,7 +86,7 @@ int cu_logits_dist(struct cu_state *st, int R, int S, const int32_t *ent_row, co
     size_t esz = st->fp32 ? sizeof(float) : sizeof(uint16_t);
     if (R <= 0 || S <= 0) return 0;
     float *host = (float *)malloc((size_t)R * st->vchunk * sizeof(float));
-    if (!host) return xsa_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory for %d distributions", R);
+    if (!host) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory for %d distributions", R);
     // Chunks start at multiples of vchunk (a multiple of BACKEND_DIST_CHUNK, or all of V).
     for (int v0 = 0; v0 < V && !rc; v0 += st->vchunk) {
         int nv = V - v0 < st->vchunk ? V - v0 : st->vchunk;
@@ -97,7 +97,7 @@ int cu_logits_dist(struct cu_state *st, int R, int S, const int32_t *ent_row, co
         if (cudaGetLastError() != cudaSuccess || cudaMemcpyAsync(host, st->lg, (size_t)n * sizeof(float),
                                                                  cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
             cudaStreamSynchronize(st->stream) != cudaSuccess) {
-            rc = xsa_fail(err, XSA_ERUNTIME, "cuda backend: distribution chunk at id %d failed", v0);
+            rc = cu_fail(err, XSA_ERUNTIME, "cuda backend: distribution chunk at id %d failed", v0);
             break;
         }
         for (int e = 0; e < S; e++)
