@@ -8,6 +8,8 @@
 //   ppl      ppl_score over the same windows (planning, packing, NLL arrays)
 //   ppl x2   ppl_score with two models (the model twice), and with --kl (distribution chunks
 //            of every target; off it costs nothing: a NULL test per batch)
+//   probe    ppl_score with the attention statistics at every target (`xsa-eval probe`), as a
+//            fraction of the plain ppl time
 // Usage: build/bench/bench_ppl [tokens (default 65536)] [threads (default 0: all)]
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,21 +85,26 @@ int main(int argc, char **argv) {
     struct backend *bes[2] = {&be[0], &be[1]};
     struct ppl_scores sc[2];
     struct ppl_kl kl = {0};
-    double t[3];
-    for (int mode = 0; mode < 3; mode++) {
+    struct ppl_probe pr[2];
+    double t[4];
+    for (int mode = 0; mode < 4; mode++) {  // ppl, ppl x2, ppl x2 --kl, probe
+        int nm = mode == 1 || mode == 2 ? 2 : 1;
         t0 = now_s();
-        if (ppl_score(bes, mode ? 2 : 1, &d, ctx, ctx, sc, mode == 2 ? &kl : NULL, &err)) {
+        if (ppl_score(bes, nm, &d, ctx, ctx, sc, mode == 2 ? &kl : NULL, mode == 3 ? pr : NULL, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 3;
         }
         t[mode] = now_s() - t0;
-        for (int i = 0; i < (mode ? 2 : 1); i++) ppl_scores_free(&sc[i]);
+        for (int i = 0; i < nm; i++) ppl_scores_free(&sc[i]);
+        if (mode == 3) ppl_probe_free(&pr[0]);
         ppl_kl_free(&kl);
     }
     printf("direct     %10.0f tokens/s\n", scored / t_direct);
     printf("ppl        %10.0f tokens/s  (%.3fx direct)\n", scored / t[0], t_direct / t[0]);
     printf("ppl x2     %10.0f tokens/s of both models\n", scored / t[1]);
     printf("ppl x2 kl  %10.0f tokens/s of both models (%.2fx the time without --kl)\n", scored / t[2], t[2] / t[1]);
+    printf("probe      %10.0f tokens/s  (statistics cost %+.1f%% of the ppl time)\n", scored / t[3],
+           100 * (t[3] / t[0] - 1));
     free(lp);
     free(gr);
     free(tok);

@@ -123,7 +123,7 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     struct ppl_scores s = {0};
     struct backend *bes[1] = {&be};
     rc = ppl_docs_add(&d, ids->v, ids->n, err);
-    if (!rc) rc = ppl_score(bes, 1, &d, n, n, &s, NULL, err);
+    if (!rc) rc = ppl_score(bes, 1, &d, n, n, &s, NULL, NULL, err);
     if (!rc) {
         printf("pos\ttoken\tlogprob\tgreedy\n");
         for (int p = 1; p < n; p++) printf("%d\t%d\t%.7f\t%d\n", p, ids->v[p], -s.nll[p - 1], s.greedy[p - 1]);

@@ -1,5 +1,6 @@
 // cmd_ppl.c: `xsa-eval ppl`: per-token loss of long documents, overall and by position, for
-// one model or two (delta with a paired bootstrap; --kl: divergence over the full vocabulary).
+// one model or two (delta with a paired bootstrap; --kl: divergence over the full vocabulary);
+// and `xsa-eval probe`: the attention statistics of the same windows (reports/probe_report.h).
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "reports/ppl_report.h"
+#include "reports/probe_report.h"
 #include "reports/report.h"
 
 #define PPL_MAX_SHARDS 256
@@ -27,33 +29,38 @@ struct ppl_args {
     const char *out, *json, *buckets;
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top;
+    int probe, heads;           // `probe`: attention statistics instead of the loss; per head
     struct cli_stats st;
 };
 
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
-    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON,
+    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS,
 };
 
+// The inputs, windows and outputs ppl and probe share.
+#define PPL_INPUT_FLAGS                                                                                          \
+    {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
+    {"text", F_TEXT, "FILE", "one document: the whole file (UTF-8)"},                                               \
+    {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},                                   \
+    {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
+    {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"}, \
+    {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
+    {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
+    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
+    {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
+    {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
+    {"output", 'o', "FILE", "Markdown report (its chart beside it); default: Markdown on stdout"},                  \
+    {"json", F_JSON, "FILE", "every number as JSON"}
+
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint (required); give it twice to compare A and B"},
-    {"text", F_TEXT, "FILE", "one document: the whole file (UTF-8)"},
-    {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},
-    {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},
-    {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"},
-    {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},
-    {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},
+    PPL_INPUT_FLAGS,
     {"buckets", F_BUCKETS, "LIST", "position bucket edges, e.g. 64,128,256 (default powers of two from 16)"},
     {"kl", F_KL, NULL, "with two models: KL(A || B) over the full vocabulary and top-1 agreement"},
     {"top", F_TOP, "N", "with --kl: the N targets where the models disagree most (default 10)"},
-    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
-    {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer (default A's); for shards' bits per byte a SentencePiece .model"},
-    {"batch-tokens", F_BATCH, "N", "tokens per backend call (scores do not depend on it)"},
-    {"output", 'o', "FILE", "Markdown report (chart beside it); default: Markdown on stdout"},
-    {"json", F_JSON, "FILE", "every number as JSON"},
 };
 
 static const struct cli_command cmd = {
@@ -66,35 +73,54 @@ static const struct cli_command cmd = {
     "the last whole window dropped) and count bytes as it does with a SentencePiece tokenizer.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
+// probe's flags: ppl's inputs and windows, no statistics or --kl.
+static const struct cli_flag probe_flags[] = {
+    PPL_INPUT_FLAGS,
+    {"heads", F_HEADS, NULL, "also one row per query head"},
+    {"device", F_DEVICE, "D", "cpu (default; the statistics are computed by the CPU backend)"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for text (default A's)"},
+};
+
+static const struct cli_command probe_cmd = {
+    "probe", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD...) [flags]",
+    "Per layer, over the positions ppl would score: cos(y_i, v_i) between each query head's attention\n"
+    "output before XSA's projection and the token's own value vector, cos(z_i, v_i) after it (0 up to\n"
+    "rounding in XSA layers), and a_ii, the attention token i puts on itself; mean and standard\n"
+    "deviation, and a chart of cos(y, v) by layer, A and B side by side.\n",
+    probe_flags, (int)(sizeof probe_flags / sizeof probe_flags[0]), 0, 0};
+
+#define CMD(a) ((a)->probe ? &probe_cmd : &cmd)  // whose name errors carry
+
 static int on_flag(void *ctx, int key, const char *v) {
     struct ppl_args *a = ctx;
     switch (key) {
     case F_MODEL:
-        if (a->n_models == 2) return cli_fail(&cmd, "--model given more than twice");
+        if (a->n_models == 2) return cli_fail(CMD(a), "--model given more than twice");
         a->model[a->n_models++] = v;
         return 0;
     case F_TEXT: a->text = v; return 0;
     case F_JSONL: a->jsonl = v; return 0;
     case F_FIELD: a->field = v; return 0;
     case F_SHARD:
-        if (a->n_shards == PPL_MAX_SHARDS) return cli_fail(&cmd, "more than %d shards", PPL_MAX_SHARDS);
+        if (a->n_shards == PPL_MAX_SHARDS) return cli_fail(CMD(a), "more than %d shards", PPL_MAX_SHARDS);
         a->shard[a->n_shards++] = v;
         return 0;
-    case F_CONTEXT: return cli_int(&cmd, "--context", v, 1, 1 << 20, &a->context);
-    case F_STRIDE: return cli_int(&cmd, "--stride", v, 1, 1 << 20, &a->stride);
+    case F_CONTEXT: return cli_int(CMD(a), "--context", v, 1, 1 << 20, &a->context);
+    case F_STRIDE: return cli_int(CMD(a), "--stride", v, 1, 1 << 20, &a->stride);
     case F_BUCKETS: a->buckets = v; return 0;
     case F_KL: a->kl = 1; return 0;
-    case F_TOP: return cli_int(&cmd, "--top", v, 0, 1000, &a->top);
+    case F_TOP: return cli_int(CMD(a), "--top", v, 0, 1000, &a->top);
     case F_XSA: a->xsa = v; return 0;
     case F_DEVICE: a->device = v; return 0;
     case F_DTYPE: a->dtype = v; return 0;
-    case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
+    case F_THREADS: return cli_int(CMD(a), "--threads", v, 0, 4096, &a->threads);
     case F_TOKENIZER: a->tokenizer = v; return 0;
-    case F_BATCH: return cli_int(&cmd, "--batch-tokens", v, 1, BACKEND_MAX_TOKENS, &a->batch_tokens);
+    case F_BATCH: return cli_int(CMD(a), "--batch-tokens", v, 1, BACKEND_MAX_TOKENS, &a->batch_tokens);
     case 'o': a->out = v; return 0;
     case F_JSON: a->json = v; return 0;
+    case F_HEADS: a->heads = 1; return 0;
     }
-    return cli_stats_flag(&cmd, &a->st, key, v);
+    return cli_stats_flag(CMD(a), &a->st, key, v);
 }
 
 // "64,128,256": ascending whole numbers >= 2.
@@ -114,33 +140,35 @@ static int parse_buckets(const char *s, int *edges, int *n) {
     return 0;
 }
 
-static int ppl_parse(int argc, char **argv, struct ppl_args *a, int *edges, int *n_edges) {
+static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *edges, int *n_edges) {
+    const struct cli_command *c = probe ? &probe_cmd : &cmd;
     memset(a, 0, sizeof *a);
-    a->device = "auto";
+    a->probe = probe;
+    a->device = probe ? "cpu" : "auto";
     a->field = "text";
     a->top = 10;
     a->st = (struct cli_stats){"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED};
     const char *pos[PPL_MAX_SHARDS];
-    int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, a, pos, PPL_MAX_SHARDS, &n_pos);
+    int n_pos, rc = cli_parse(c, argc, argv, on_flag, a, pos, PPL_MAX_SHARDS, &n_pos);
     if (rc) return rc;
     for (int i = 0; i < n_pos; i++) {
         if (!a->n_shards || a->n_shards == PPL_MAX_SHARDS)
-            return cli_fail(&cmd, "unexpected argument '%s' (more shards follow --tokens-file)", pos[i]);
+            return cli_fail(c, "unexpected argument '%s' (more shards follow --tokens-file)", pos[i]);
         a->shard[a->n_shards++] = pos[i];
     }
-    if (!a->n_models) return cli_fail(&cmd, "--model PATH is required");
-    if (!!a->text + !!a->jsonl + !!a->n_shards != 1) return cli_fail(&cmd, "give one of --text, --jsonl or --tokens-file");
-    if (a->kl && a->n_models != 2) return cli_fail(&cmd, "--kl compares two models: give --model twice");
-    if (strcmp(a->st.metric, "auto")) return cli_fail(&cmd, "--metric does not apply to ppl");
-    if (a->context && a->stride > a->context) return cli_fail(&cmd, "--stride %d exceeds --context %d", a->stride, a->context);
+    if (!a->n_models) return cli_fail(c, "--model PATH is required");
+    if (!!a->text + !!a->jsonl + !!a->n_shards != 1) return cli_fail(c, "give one of --text, --jsonl or --tokens-file");
+    if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
+    if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
+    if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
     xsa_error oerr = {0};
     if ((a->out && outdir_check_file("-o", a->out, &oerr)) || (a->json && outdir_check_file("--json", a->json, &oerr)))
-        return cli_fail(&cmd, "%s", oerr.msg);
+        return cli_fail(c, "%s", oerr.msg);
     *n_edges = 0;
     if (a->buckets && (rc = parse_buckets(a->buckets, edges, n_edges))) return rc;
     static struct hub_model hub[2];  // a->model[i] may point into them
     for (int m = 0; m < a->n_models; m++)
-        if ((rc = cli_model_path(&cmd, &a->model[m], &hub[m], NULL))) return rc;
+        if ((rc = cli_model_path(c, &a->model[m], &hub[m], NULL))) return rc;
     return 0;
 }
 
@@ -277,8 +305,33 @@ struct ppl_run {
     struct ppl_docs docs;
     struct ppl_scores sc[2];
     struct ppl_kl kl;
+    struct ppl_probe probe[2];
     int n_loaded, n_open;
 };
+
+static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, char *out, size_t n) {
+    if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
+                              base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
+    else snprintf(out, n, "%d document%s of %s", d->n_docs, d->n_docs == 1 ? "" : "s",
+                  base_name(a->text ? a->text : a->jsonl));
+}
+
+static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int context, int stride, int argc, char **argv,
+                         xsa_error *err) {
+    char input[512];
+    struct sbuf cmdline = {0};
+    report_command_line(argc, argv, &cmdline);
+    input_desc(a, &r->docs, input, sizeof input);
+    struct probe_report rep = {.n_models = a->n_models, .heads = a->heads, .probe = r->probe,
+                               .model = {&r->m[0], &r->m[1]},
+                               .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
+                               .path = {a->model[0], a->model[1]}, .input = input, .command = cmdline.s,
+                               .context = context, .stride = stride};
+    if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
+    int rc = probe_write_report(&rep, a->out, a->json, err);
+    sbuf_free(&cmdline);
+    return rc;
+}
 
 static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int argc, char **argv, struct ppl_run *r,
                        xsa_error *err) {
@@ -315,7 +368,9 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     }
     if (rc) return rc;
     struct backend *bes[2] = {&r->be[0], &r->be[1]};
-    rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL, err);
+    rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
+                   a->probe ? r->probe : NULL, err);
+    if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
     int def_edges[PPL_MAX_BUCKETS], nd = 0;
     if (!rc && !a->buckets)
         for (int e = 16; e < context && nd < PPL_MAX_BUCKETS - 1; e *= 2) def_edges[nd++] = e;
@@ -330,10 +385,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     struct sbuf cmdline = {0};
     report_command_line(argc, argv, &cmdline);
     for (int i = 0; i < a->n_models; i++) describe(&r->m[i], desc[i], sizeof desc[i]);
-    if (a->n_shards) snprintf(input, sizeof input, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
-                              base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
-    else snprintf(input, sizeof input, "%d document%s of %s", r->docs.n_docs, r->docs.n_docs == 1 ? "" : "s",
-                  base_name(a->text ? a->text : a->jsonl));
+    input_desc(a, &r->docs, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
                              .unit_name = a->n_shards ? "window" : "document", .context = context, .stride = stride,
@@ -346,21 +398,24 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     return rc;
 }
 
-int cmd_ppl(int argc, char **argv) {
+static int ppl_main(int argc, char **argv, int probe) {
     struct ppl_args a;
     int edges[PPL_MAX_BUCKETS], n_edges = 0;
-    int rc = ppl_parse(argc, argv, &a, edges, &n_edges);
+    int rc = ppl_parse(argc, argv, probe, &a, edges, &n_edges);
     if (rc) return rc < 0 ? 0 : rc;
     xsa_error err = {0};
     struct ppl_run *r = xsa_calloc(1, sizeof *r);
     rc = ppl_execute(&a, edges, n_edges, argc, argv, r, &err);
-    if (rc) fprintf(stderr, "xsa-eval ppl: %s\n", err.msg);
+    if (rc) fprintf(stderr, "xsa-eval %s: %s\n", probe ? "probe" : "ppl", err.msg);
     for (int i = 0; i < r->n_open; i++) backend_close(&r->be[i]);
     for (int i = 0; i < r->n_loaded; i++) model_free(&r->m[i]);
-    for (int i = 0; i < a.n_models; i++) ppl_scores_free(&r->sc[i]);
+    for (int i = 0; i < a.n_models; i++) ppl_scores_free(&r->sc[i]), ppl_probe_free(&r->probe[i]);
     ppl_kl_free(&r->kl);
     ppl_docs_free(&r->docs);
     if (r->tk) tokenizer_free(r->tk);
     free(r);
     return rc;
 }
+
+int cmd_ppl(int argc, char **argv) { return ppl_main(argc, argv, 0); }
+int cmd_probe(int argc, char **argv) { return ppl_main(argc, argv, 1); }

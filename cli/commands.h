@@ -14,5 +14,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_ppl(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 #endif

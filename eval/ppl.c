@@ -51,6 +51,36 @@ void ppl_scores_free(struct ppl_scores *s) {
     memset(s, 0, sizeof *s);
 }
 
+void ppl_probe_free(struct ppl_probe *p) {
+    free(p->sum);
+    memset(p, 0, sizeof *p);
+}
+
+void ppl_probe_stat(const struct ppl_probe *p, int layer, int head, int k, double *mean, double *sd) {
+    double s = 0, s2 = 0;
+    int h0 = head < 0 ? 0 : head, h1 = head < 0 ? p->n_head : head + 1;
+    for (int h = h0; h < h1; h++) {
+        const double *x = p->sum + ((size_t)layer * p->n_head + h) * PPL_PROBE_SUMS + 2 * k;
+        s += x[0], s2 += x[1];
+    }
+    double n = (double)p->n * (h1 - h0);
+    *mean = n > 0 ? s / n : NAN;
+    *sd = n > 0 ? sqrt(fmax(0, s2 / n - *mean * *mean)) : NAN;
+}
+
+// Adds the batch's statistics (S, L, H, BACKEND_PROBE_STATS), entries in target order.
+static void probe_add(struct ppl_probe *p, const float *x, int S) {
+    long per = (long)p->n_layer * p->n_head;
+    for (int e = 0; e < S; e++)
+        for (long i = 0; i < per; i++)
+            for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
+                double v = x[((long)e * per + i) * BACKEND_PROBE_STATS + k];
+                p->sum[i * PPL_PROBE_SUMS + 2 * k] += v;
+                p->sum[i * PPL_PROBE_SUMS + 2 * k + 1] += v * v;
+            }
+    p->n += S;
+}
+
 void ppl_kl_free(struct ppl_kl *k) {
     free(k->kl);
     free(k->top_a);
@@ -156,13 +186,15 @@ static void scores_alloc(struct ppl_scores *s, size_t n) {
 // Scores the batch in bb on every model; targets land at offset t0 of each out[m].
 static int score_batch_all(struct backend *const *be, int n_models, const struct ppl_docs *d, struct batch_builder *bb, size_t t0,
                            float *lp, uint8_t *gr, struct ppl_scores *out, struct kl_state *k, struct ppl_kl *kl,
-                           xsa_error *err) {
+                           struct ppl_probe *probe, float *probe_buf, xsa_error *err) {
     struct score_batch b = batch_view(bb);
     struct backend_dist_sink sink[2] = {{sink_keep_a, k}, {sink_fold_b, k}};
     for (int m = 0; m < n_models; m++) {
         b.dist = k ? &sink[m] : NULL;
+        b.probe = probe ? probe_buf : NULL;
         int rc = backend_score(be[m], &b, lp, gr, err);
         if (rc) return rc;
+        if (probe) probe_add(&probe[m], probe_buf, b.n_entries);
         for (int e = 0; e < b.n_entries; e++) {
             if (!isfinite(lp[e])) {  // nothing non-finite is ever reported as a score
                 size_t where = out[0].where[t0 + e], doc0 = d->start[d->stream ? 0 : out[0].unit[t0 + e]];
@@ -185,7 +217,7 @@ static double target_bytes(const struct ppl_docs *d, size_t where) {
 }
 
 int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,
-              struct ppl_scores *out, struct ppl_kl *kl, xsa_error *err) {
+              struct ppl_scores *out, struct ppl_kl *kl, struct ppl_probe *probe, xsa_error *err) {
     if (n_models < 1 || n_models > 2 || context < 1 || stride < 1 || stride > context)
         return xsa_fail(err, XSA_EBADINPUT, "ppl: --stride %d must be from 1 to --context %d", stride, context);
     if (kl && n_models != 2) return xsa_fail(err, XSA_EBADINPUT, "ppl: --kl needs two models");
@@ -216,6 +248,15 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         k.max_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.max_b);
         k.arg_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.arg_b);
     }
+    float *probe_buf = NULL;  // (cap, L, H, BACKEND_PROBE_STATS) for the larger model
+    size_t probe_n = 0;
+    for (int m = 0; probe && m < n_models; m++) {
+        const struct model_config *c = &be[m]->model->cfg;
+        size_t per = (size_t)c->n_layer * c->n_head;
+        probe[m] = (struct ppl_probe){c->n_layer, c->n_head, 0, xsa_calloc(per * PPL_PROBE_SUMS, sizeof(double))};
+        if (per * BACKEND_PROBE_STATS * (size_t)cap > probe_n) probe_n = per * BACKEND_PROBE_STATS * (size_t)cap;
+    }
+    if (probe) probe_buf = xsa_malloc(probe_n * sizeof *probe_buf);
     float *lp = xsa_malloc((size_t)cap * sizeof *lp);
     uint8_t *gr = xsa_malloc((size_t)cap);
     struct batch_builder bb;
@@ -226,7 +267,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     for (size_t i = 0; i <= n_win && !rc; i++) {
         long need = i < n_win ? w[i].e - w[i].b : 0;
         if (batch_n_tokens(&bb) > 0 && (i == n_win || batch_n_tokens(&bb) + need > cap)) {
-            rc = score_batch_all(be, n_models, d, &bb, t0, lp, gr, out, kp, kl, err);
+            rc = score_batch_all(be, n_models, d, &bb, t0, lp, gr, out, kp, kl, probe, probe_buf, err);
             batch_reset(&bb);
             t0 = t;
         }
@@ -249,6 +290,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         out[m].bytes = d->base_bytes ? bytes : d->bytes;
     }
     batch_free(&bb);
+    free(probe_buf);
     free(lp);
     free(gr);
     free(w);

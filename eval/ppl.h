@@ -57,13 +57,27 @@ struct ppl_kl {                 // per target (n as the scores), with two models
     int32_t *top_a, *top_b;     // (n) each model's argmax (lowest id on ties)
 };
 
+enum { PPL_PROBE_COS_Y, PPL_PROBE_COS_Y2, PPL_PROBE_COS_Z, PPL_PROBE_COS_Z2, PPL_PROBE_AII, PPL_PROBE_AII2, PPL_PROBE_SUMS };
+
+struct ppl_probe {              // one model's attention statistics (backend.h's probe) over the targets
+    int n_layer, n_head;
+    long n;                     // targets summed
+    double *sum;                // (n_layer, n_head, PPL_PROBE_SUMS): sums and sums of squares, target order
+};
+
+void ppl_probe_free(struct ppl_probe *p);
+// Mean and standard deviation (population) of statistic k (BACKEND_PROBE_*) over the targets
+// and the heads of layer l (head -1), or of one head.
+void ppl_probe_stat(const struct ppl_probe *p, int layer, int head, int k, double *mean, double *sd);
+
 void ppl_scores_free(struct ppl_scores *s);
 void ppl_kl_free(struct ppl_kl *k);
 
 // Scores every target of d with each of n_models (1 or 2) backends into out[m]; kl (n_models
-// == 2, may be NULL) gets the divergences. Both backends must have the same vocabulary.
+// == 2, may be NULL) gets the divergences, probe ((n_models), may be NULL) each model's
+// attention statistics at the targets' inputs. Both backends must have the same vocabulary.
 int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,
-              struct ppl_scores *out, struct ppl_kl *kl, xsa_error *err);
+              struct ppl_scores *out, struct ppl_kl *kl, struct ppl_probe *probe, xsa_error *err);
 
 struct ppl_bucket {
     int lo, hi;                 // context positions [lo, hi)

@@ -23,6 +23,13 @@
 // also hands over each entry's whole distribution, log-softmax over the full vocabulary, in
 // chunks of at most BACKEND_DIST_CHUNK ids: never a (T, V) tensor, only what one chunk of
 // one tile of rows needs.
+//
+// Also optional (batch.probe non-NULL; off by default): attention statistics at each entry's
+// token, per layer and query head: cos(y, v) between the head's attention output y before
+// any XSA projection and the token's own value vector v (of the KV head the query head
+// reads), cos(z, v) after the projection (the same value in SA layers), and a_ii, the
+// attention weight the token puts on itself. A backend that cannot compute them refuses the
+// batch (XSA_ERUNTIME).
 #ifndef XSA_KERNELS_BACKEND_H
 #define XSA_KERNELS_BACKEND_H
 
@@ -54,7 +61,10 @@ struct score_batch {
     const int32_t *entry_index;   // (S) packed token index whose output is read
     const int32_t *entry_target;  // (S) target token id, 0 <= id < vocab_size
     const struct backend_dist_sink *dist;  // NULL: no distributions (the default)
+    float *probe;                 // NULL, or (S, n_layer, n_head, BACKEND_PROBE_STATS) out
 };
+
+enum { BACKEND_PROBE_COS_Y, BACKEND_PROBE_COS_Z, BACKEND_PROBE_AII, BACKEND_PROBE_STATS };
 
 enum backend_pack {               // weight packing for the CPU's AVX-512 kernel
     BACKEND_PACK_AUTO = 0,        // when the packed copy takes at most half of the available memory

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "eval/outdir.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 
@@ -215,24 +214,11 @@ int ppl_chart(const struct ppl_report *r, struct sbuf *out) {
                           two ? lo : NULL, two ? hi : NULL, out);
 }
 
+static int md_cb(const void *r, const char *chart_rel, struct sbuf *o) { return ppl_markdown(r, chart_rel, o); }
+static int chart_cb(const void *r, struct sbuf *o) { return ppl_chart(r, o); }
+static int json_cb(const void *r, struct sbuf *o) { return ppl_json(r, o); }
+
 int ppl_write_report(const struct ppl_report *r, const char *md_path, const char *json_path, xsa_error *err) {
-    struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, p1 = {0}, js = {0};
-    int rc = 0;
-    if (md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc && ppl_markdown(r, md_path ? rel.s : NULL, &md)) rc = xsa_fail(err, XSA_ERUNTIME, "ppl report: out of memory");
-    if (!rc && json_path && ppl_json(r, &js)) rc = xsa_fail(err, XSA_ERUNTIME, "ppl report: JSON failed");
-    if (!rc && md_path && (ppl_chart(r, &svg) || sbuf_printf(&p1, "%s_position.svg", full.s)))
-        rc = xsa_fail(err, XSA_ERUNTIME, "ppl chart: out of memory");
-    const char *paths[3], *data[3];
-    size_t lens[3];
-    int n = 0;
-    if (md_path) {
-        paths[n] = p1.s, data[n] = svg.s, lens[n++] = svg.n;
-        paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
-    }
-    if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
-    if (!rc && n) rc = outdir_write_set(n, paths, data, lens, err);
-    if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
-    sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&p1); sbuf_free(&js);
-    return rc;
+    static const struct report_renderers rr = {md_cb, chart_cb, json_cb};
+    return report_write_bundle(&rr, r, md_path, "_position.svg", json_path, err);
 }

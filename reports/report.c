@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/outdir.h"
 #include "reports/svg.h"
 
 int md_code(struct sbuf *o, const char *s) {
@@ -334,4 +335,27 @@ void report_run_table(const struct results *r, FILE *f) {
         }
     }
     fflush(f);
+}
+
+int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
+                        const char *json_path, xsa_error *err) {
+    struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0}, js = {0};
+    int rc = 0;
+    if (md_path && report_chart_paths(md_path, &full, &rel)) rc = -1;
+    if (!rc) rc = r->markdown(ctx, md_path ? rel.s : NULL, &md);
+    if (!rc && json_path) rc = r->json(ctx, &js);
+    if (!rc && md_path) rc = r->chart(ctx, &svg) || sbuf_printf(&svg_path, "%s%s", full.s, chart_suffix) ? -1 : 0;
+    if (rc) rc = xsa_fail(err, XSA_ERUNTIME, "report: out of memory");
+    const char *paths[3], *data[3];
+    size_t lens[3];
+    int n = 0;
+    if (md_path) {
+        paths[n] = svg_path.s, data[n] = svg.s, lens[n++] = svg.n;
+        paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
+    }
+    if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
+    if (!rc && n) rc = outdir_write_set(n, paths, data, lens, err);
+    if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
+    sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&svg_path); sbuf_free(&js);
+    return rc;
 }

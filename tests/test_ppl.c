@@ -90,7 +90,7 @@ TEST(windows_match_pytorch_nll_and_kl) {
     struct ppl_scores s[2];
     struct ppl_kl kl = {0};
     xsa_error err = {0};
-    CHECK(ppl_score(be, 2, &d, context, stride, s, &kl, &err) == 0);
+    CHECK(ppl_score(be, 2, &d, context, stride, s, &kl, NULL, &err) == 0);
     size_t k = 0;
     double worst = 0, worst_kl = 0;
     const cJSON *doc;
@@ -138,7 +138,7 @@ TEST(scores_do_not_depend_on_batching) {
         CHECK(open_two(&t, caps[c]) == 0);
         struct backend *be[2] = {&t.be[0], &t.be[1]};
         xsa_error err = {0};
-        CHECK(ppl_score(be, 2, &d, 32, 12, s[c], &kl[c], &err) == 0);
+        CHECK(ppl_score(be, 2, &d, 32, 12, s[c], &kl[c], NULL, &err) == 0);
         close_two(&t);
     }
     CHECK(s[0][0].n == s[1][0].n && s[0][0].n > 100);
@@ -173,7 +173,7 @@ static void shard_bpb(const char *shard, const char *sp_model, int context, doub
     struct backend *bes[1] = {&be};
     struct ppl_scores s;
     struct ppl_summary sum;
-    CHECK(ppl_score(bes, 1, &d, context, context, &s, NULL, &err) == 0);
+    CHECK(ppl_score(bes, 1, &d, context, context, &s, NULL, NULL, &err) == 0);
     CHECK(ppl_summarize(&s, 1, NULL, NULL, 0, context, 10, 1, 0.95, &sum, &err) == 0);
     *loss = sum.nll[0];
     *bpb = sum.bpb[0];
@@ -307,7 +307,7 @@ TEST(windows_cover_each_target_once) {
     CHECK(backend_open_env(&be, &m, &o, &err) == 0);
     struct backend *bes[1] = {&be};
     struct ppl_scores s;
-    CHECK(ppl_score(bes, 1, &d, 8, 3, &s, NULL, &err) == 0);
+    CHECK(ppl_score(bes, 1, &d, 8, 3, &s, NULL, NULL, &err) == 0);
     CHECK_EQ_INT((long)s.n, 22);
     for (size_t t = 0; t < s.n; t++) CHECK_EQ_INT((long)s.where[t], (long)t + 1);
     CHECK_EQ_INT(s.ctx[0], 1);
@@ -315,11 +315,11 @@ TEST(windows_cover_each_target_once) {
     CHECK_EQ_INT(s.ctx[8], 6);  // second window: targets 9..11 after inputs 3..10
     ppl_scores_free(&s);
     d.stream = 1;
-    CHECK(ppl_score(bes, 1, &d, 8, 8, &s, NULL, &err) == 0);
+    CHECK(ppl_score(bes, 1, &d, 8, 8, &s, NULL, NULL, &err) == 0);
     CHECK_EQ_INT((long)s.n, 16);
     CHECK_EQ_INT(s.n_units, 2);
     ppl_scores_free(&s);
-    CHECK(ppl_score(bes, 1, &d, 8, 9, &s, NULL, &err) == XSA_EBADINPUT);
+    CHECK(ppl_score(bes, 1, &d, 8, 9, &s, NULL, NULL, &err) == XSA_EBADINPUT);
     backend_close(&be);
     model_free(&m);
     ppl_docs_free(&d);
@@ -390,6 +390,79 @@ TEST(backend_distribution_chunks) {
     random_model_free(&m);
 }
 
-RUN_TESTS(T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
+// Scores every position of `tok` (after `pad` tokens of another row, when pad > 0) with the
+// attention statistics on; out (n, L, H, 3).
+static void probe_row_stats(struct backend *be, const int32_t *tok, int n, int pad, float *out, float *lp) {
+    struct batch_builder bb;
+    batch_init(&bb);
+    xsa_error err = {0};
+    int first, first_pad;
+    int32_t other[40];
+    for (int i = 0; i < 40; i++) other[i] = (i * 37 + 5) % 1000;
+    if (pad) CHECK(batch_add_row(&bb, other, pad, &first_pad, &err) == 0);
+    CHECK(batch_add_row(&bb, tok, n, &first, &err) == 0);
+    for (int i = 0; i < n; i++) CHECK(batch_add_entry(&bb, first + i, tok[(i + 1) % n], &err) == 0);
+    struct score_batch b = batch_view(&bb);
+    b.probe = out;
+    uint8_t gr[64];
+    CHECK(n <= 64 && backend_score(be, &b, lp, gr, &err) == 0);
+    batch_free(&bb);
+}
+
+// cos(y, v), cos(z, v) and a_ii against transformers' eager attention (float64), SA and XSA;
+// the same bits whatever else is in the batch; the log-probabilities as without the probe.
+TEST(probe_statistics_match_pytorch) {
+    cJSON *ref = fixture_read_json("tests/fixtures/ppl/probe_reference.json");
+    CHECK(ref != NULL);
+    const cJSON *c;
+    double worst = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
+        struct model m;
+        struct backend be;
+        struct backend_options o = {0};
+        xsa_error err = {0};
+        CHECK(model_load(&m, cJSON_GetObjectItem(c, "model")->valuestring, &err) == 0);
+        CHECK(backend_open_batch_invariant(&be, &m, &o, &err) == 0);
+        struct ivec tok = {0};
+        ids_of(cJSON_GetObjectItem(c, "tokens"), &tok);
+        int n = (int)tok.n, L = m.cfg.n_layer, H = m.cfg.n_head;
+        size_t per = (size_t)L * H * BACKEND_PROBE_STATS;
+        float *st = xsa_malloc(n * per * sizeof *st), *st2 = xsa_malloc(n * per * sizeof *st2), lp[64], lp2[64];
+        probe_row_stats(&be, tok.v, n, 0, st, lp);
+        probe_row_stats(&be, tok.v, n, 13, st2, lp2);
+        CHECK(!memcmp(st, st2, n * per * sizeof *st) && !memcmp(lp, lp2, (size_t)n * sizeof *lp));
+        struct batch_builder bb;
+        batch_init(&bb);
+        int first;
+        CHECK(batch_add_row(&bb, tok.v, n, &first, &err) == 0);
+        for (int i = 0; i < n; i++) CHECK(batch_add_entry(&bb, first + i, tok.v[(i + 1) % n], &err) == 0);
+        struct score_batch b = batch_view(&bb);
+        uint8_t gr[64];
+        CHECK(backend_score(&be, &b, lp2, gr, &err) == 0);
+        CHECK(!memcmp(lp, lp2, (size_t)n * sizeof *lp));  // the probe changes no score
+        const char *keys[3] = {"cos_y", "cos_z", "a_ii"};
+        for (int k = 0; k < 3; k++) {
+            const cJSON *arr = cJSON_GetObjectItem(c, keys[k]);
+            for (int p = 0; p < n; p++)
+                for (int l = 0; l < L; l++)
+                    for (int h = 0; h < H; h++) {
+                        double want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(arr, p), l), h)->valuedouble;
+                        double got = st[(size_t)p * per + ((size_t)l * H + h) * BACKEND_PROBE_STATS + k];
+                        worst = fmax(worst, fabs(got - want));
+                    }
+        }
+        batch_free(&bb);
+        free(st);
+        free(st2);
+        ivec_free(&tok);
+        backend_close(&be);
+        model_free(&m);
+    }
+    printf("    largest difference to PyTorch: %.2e\n", worst);
+    CHECK(worst < 1e-5);
+    cJSON_Delete(ref);
+}
+
+RUN_TESTS(T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once))

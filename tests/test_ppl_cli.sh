@@ -43,4 +43,16 @@ if $P --model $A --tokens-file $SHARD --tokenizer $SP --context 64 --device cpu 
 else
     fail shard_bits_per_byte "exit $?: $(head -1 "$TMP/err")"
 fi
+# probe: the statistics of both models, XSA's cos(z, v) 0 to four digits in every layer.
+expect_exit probe_no_input 2 "xsa-eval probe: give one of --text" -- $XSA_BIN probe --model $A
+expect_exit probe_no_kl 2 "xsa-eval probe: unknown flag '--kl'" -- $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --kl
+if $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --context 32 --heads -o "$TMP/r/probe.md" \
+       --json "$TMP/r/probe.json" 2>"$TMP/err"; then
+    zeros=$(awk '/^## xsa/{f=1} f && /^\| [0-9]+ \| yes/' "$TMP/r/probe.md" | grep -c '| [+-]0.0000 ± 0.0000 |')
+    if [ "$zeros" -eq 4 ] && grep -q '^| 3.3 | no |' "$TMP/r/probe.md" && grep -q '"a_ii_sd"' "$TMP/r/probe.json" &&
+       grep -q '<polyline' "$TMP/r/probe_layers.svg"; then pass probe_report
+    else fail probe_report "XSA layers with cos(z, v) = 0: $zeros of 4"; fi
+else
+    fail probe_report "exit $?: $(head -1 "$TMP/err")"
+fi
 finish

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "kernels/backend.h"
 #include "kernels/cpu/cpu_pool.h"
 
 #define CPU_ATTN_TOKENS 16  // query tokens per task
@@ -51,6 +52,11 @@ struct cpu_attention_args {
     int n_rows;            //   token rows[i] (q and out are then (n_rows, H*hd); k, v, spans by token)
     float *scratch;        // (n_threads, scratch_stride) attention weights
     long scratch_stride;   // >= CPU_ATTN_SCRATCH(H/Hkv, longest span0 + span1)
+    // Attention statistics (backend.h's probe), or NULL: token t with probe_row[t] = r >= 0
+    // writes probe[r * probe_stride + h * BACKEND_PROBE_STATS + k] for its query heads h.
+    float *probe;
+    long probe_stride;
+    const int32_t *probe_row;  // (T)
 };
 
 // One query token's heads that share a kv head (the kernel's unit of work).

@@ -323,6 +323,9 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
                     xsa_error *err) {
     struct cu_state *st = (struct cu_state *)be->impl;
     int rc = 0;  // backend_score checked the batch (kernels/backend.h)
+    if (b->probe)
+        return cu_fail(err, XSA_ERUNTIME, "cuda backend: attention statistics (probe) are computed on the CPU "
+                       "backend only; use --device cpu");
     if (b->n_tokens == 0) return 0;
     CU_CHECK(cudaSetDevice(st->device));
     int T = b->n_tokens, S = b->n_entries;
