@@ -85,6 +85,17 @@ static double cosine(const float *a, const float *b, int n) {
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
 }
 
+// The softmax denominator as the kernels sum it (cpu_attention.h): lane u of 8 adds positions
+// u, u + 8, ... in order, then the lanes reduce (l0 + l4, ...) -> (a0 + a2) + (a1 + a3).
+static float softmax_sum(const float *p, int n) {
+    float l[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int u = 0; u < 8; u++) l[u] += p[i + u];
+    for (int u = 0; i + u < n; u++) l[u] += p[i + u];
+    return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
 // The token's statistics (cpu_attention_args.probe) for its heads of one kv head: a_ii from
 // the kernel's softmax numerators left in p (the token itself is its last key, n - 1), cos(y, v)
 // now, cos(z, v) after the projection.
@@ -92,10 +103,8 @@ static void probe_before(const struct cpu_attn_token *tk, const float *vo, float
     int n = tk->hi[0] - tk->lo[0] + tk->hi[1] - tk->lo[1];
     for (int g = 0; g < tk->G; g++) {
         const float *p = tk->p + (long)g * tk->pstride;
-        double sum = 0;
-        for (int i = 0; i < n; i++) sum += p[i];
         float *o = out + (long)g * BACKEND_PROBE_STATS;
-        o[BACKEND_PROBE_AII] = (float)(p[n - 1] / sum);
+        o[BACKEND_PROBE_AII] = p[n - 1] / softmax_sum(p, n);
         o[BACKEND_PROBE_COS_Y] = o[BACKEND_PROBE_COS_Z] = (float)cosine(tk->y + (long)g * tk->hd, vo, tk->hd);
     }
 }
