@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/xalloc.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_pool.h"
@@ -98,18 +99,14 @@ int main(int argc, char **argv) {
         const struct shape *sh = &shapes[si];
         int T = sh->rows * sh->row_len, H = sh->H, Hkv = sh->Hkv, hd = sh->hd, G = H / Hkv;
         long Q = (long)H * hd, KV = (long)Hkv * hd;
-        float *q = malloc(sizeof(float) * T * Q), *k = malloc(sizeof(float) * T * KV);
-        float *v = malloc(sizeof(float) * T * KV), *kt = malloc(sizeof(float) * T * KV);
-        float *vt = malloc(sizeof(float) * T * KV);
-        float *out[3] = {malloc(sizeof(float) * T * Q), malloc(sizeof(float) * T * Q),
-                         malloc(sizeof(float) * T * Q)};
-        int32_t *sp = malloc(sizeof(int32_t) * 4 * T);
+        float *q = xsa_malloc(sizeof(float) * T * Q), *k = xsa_malloc(sizeof(float) * T * KV);
+        float *v = xsa_malloc(sizeof(float) * T * KV), *kt = xsa_malloc(sizeof(float) * T * KV);
+        float *vt = xsa_malloc(sizeof(float) * T * KV);
+        float *out[3] = {xsa_malloc(sizeof(float) * T * Q), xsa_malloc(sizeof(float) * T * Q),
+                         xsa_malloc(sizeof(float) * T * Q)};
+        int32_t *sp = xsa_malloc(sizeof(int32_t) * 4 * T);
         long stride = CPU_ATTN_SCRATCH(G, T);
-        float *scratch = malloc(sizeof(float) * 2 * stride);
-        if (!q || !k || !v || !kt || !vt || !out[0] || !out[1] || !out[2] || !sp || !scratch) {
-            fprintf(stderr, "bench_attention: out of memory\n");
-            return 3;
-        }
+        float *scratch = xsa_malloc(sizeof(float) * 2 * stride);
         uint64_t s = 42 + si;
         float *fill[3] = {q, k, v};
         long len[3] = {T * Q, T * KV, T * KV};

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/xalloc.h"
 #include "kernels/backend.h"
 #include "kernels/batch.h"
 #include "kernels/cuda/cuda_math.h"
@@ -59,8 +60,8 @@ static int around(int mean, uint64_t *s) {  // uniform in [mean / 2, 3 mean / 2]
 }
 
 static int32_t *random_tokens(int n, int V, uint64_t *s) {
-    int32_t *t = malloc(sizeof *t * (size_t)n);
-    for (int i = 0; t && i < n; i++) t[i] = (int32_t)((random_model_uniform(s) + 1.0f) * 0.5f * (V - 1));
+    int32_t *t = xsa_malloc(sizeof *t * (size_t)n);
+    for (int i = 0; i < n; i++) t[i] = (int32_t)((random_model_uniform(s) + 1.0f) * 0.5f * (V - 1));
     return t;
 }
 
@@ -69,8 +70,7 @@ static int add_doc(struct batch_builder *bb, const struct doc *d, xsa_error *err
     if (d->separate) {
         for (int c = 0; c < d->n_choices; c++) {
             int n = d->n_ctx + d->n_cont[c], first;
-            int32_t *row = malloc(sizeof *row * (size_t)n);
-            if (!row) return -1;
+            int32_t *row = xsa_malloc(sizeof *row * (size_t)n);
             memcpy(row, d->ctx, sizeof *row * (size_t)d->n_ctx);
             memcpy(row + d->n_ctx, d->cont[c], sizeof *row * (size_t)d->n_cont[c]);
             int rc = batch_add_row(bb, row, n, &first, err);
@@ -181,7 +181,7 @@ static void parity_attention(void) {
     for (int i = 0; i < 4; i++)
         for (int xsa = 0; xsa < 2; xsa++) {
             int hd = hds[i], W = (H + 2 * HKV) * hd;
-            float *qkv = malloc(sizeof(float) * T * W), *out = malloc(sizeof(float) * T * H * hd), y[256];
+            float *qkv = xsa_malloc(sizeof(float) * T * W), *out = xsa_malloc(sizeof(float) * T * H * hd), y[256];
             for (int j = 0; j < T * W; j++) qkv[j] = 2.0f * random_model_uniform(&s);
             xsa_error err = {0};
             if (fn(0, T, H, HKV, hd, xsa, qkv, sp, out, &err)) {
@@ -227,7 +227,7 @@ static void parity_model(const char *name, const struct random_model_spec *sp, i
     }
     for (int l = 0; l < m.cfg.n_layer; l++) m.cfg.xsa[l] = (unsigned char)xsa_all;
     int n_docs = 60;
-    struct doc *docs = calloc((size_t)n_docs, sizeof *docs);
+    struct doc *docs = xsa_calloc((size_t)n_docs, sizeof *docs);
     uint64_t s = 99;
     for (int i = 0; i < n_docs; i++) {
         const struct task_shape *ts = &SHAPES[i % N_SHAPES];
@@ -252,7 +252,7 @@ static void parity_model(const char *name, const struct random_model_spec *sp, i
     const char *dev[3] = {"cpu", "cuda", "cuda"}, *dt[3] = {NULL, "float32", "bfloat16"};
     int ok = 1;
     for (int k = 0; k < 3 && ok; k++) {
-        lp[k] = malloc(sizeof(float) * S), gr[k] = malloc((size_t)S);
+        lp[k] = xsa_malloc(sizeof(float) * S), gr[k] = xsa_malloc((size_t)S);
         struct backend be;
         struct backend_options o = {.max_batch_tokens = 256};  // small: the GPU grows or splits the batch
         if (backend_options_from_env(&o, &err) || backend_open_dtype(&be, dev[k], dt[k], &m, &o, &err) || backend_score(&be, &b, lp[k], gr[k], &err)) {
@@ -393,7 +393,7 @@ int main(int argc, char **argv) {
     printf("gemm     cuBLAS bf16 8192^3 (fp32 accumulate): %.1f TFLOP/s\n", tflops);
 
     // Docs: each task's share of the suite, lengths around its means, random token ids.
-    struct doc *docs = calloc((size_t)n_docs, sizeof *docs);
+    struct doc *docs = xsa_calloc((size_t)n_docs, sizeof *docs);
     int total_docs = 0;
     for (int k = 0; k < N_SHAPES; k++) total_docs += SHAPES[k].docs;
     uint64_t s = 42;
@@ -417,8 +417,8 @@ int main(int argc, char **argv) {
     // Score: pack whole docs into batches of at most batch_tokens; the first batch is warm-up.
     struct batch_builder bb;
     batch_init(&bb);
-    float *lp = malloc(sizeof(float) * 1000000);
-    uint8_t *gr = malloc(1000000);
+    float *lp = xsa_malloc(sizeof(float) * 1000000);
+    uint8_t *gr = xsa_malloc(1000000);
     long long tokens = 0, requests = 0, scored = 0, req_tokens = 0, docs_timed = 0;
     double t_score = 0;
     int rc = 0, warm = 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/xalloc.h"
 #include "kernels/backend.h"
 #include "kernels/batch.h"
 #include "kernels/cpu/cpu_gemm.h"
@@ -85,16 +86,15 @@ static double layer_flops(const struct model *m, int T) {
     } while (0)
 
 // One 64 x 256 x K tile on one thread, for K = 512 and 2048, on each kernel this CPU runs.
-static int bench_tiles(double min_s) {
+static void bench_tiles(double min_s) {
     enum cpu_gemm_kind kinds[4] = {CPU_GEMM_BLAS, CPU_GEMM_SCALAR, CPU_GEMM_AVX2, CPU_GEMM_AVX512};
     int have[4] = {1, 1, cpu_gemm_have_avx2(), cpu_gemm_have_avx512()};
     printf("%-6s %9s %9s %9s %9s   (GFLOP/s, one 64x%d tile, 1 thread)\n", "K", "blas", "scalar", "avx2",
            "avx512", CPU_GEMM_COLS);
     openblas_set_num_threads(1);
     for (int K = 512; K <= 2048; K *= 4) {
-        float *in = malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = malloc(sizeof(float) * CPU_GEMM_COLS * K);
-        float *out = malloc(sizeof(float) * CPU_GEMM_ROWS * CPU_GEMM_COLS);  // (ROWS, COLS)
-        if (!in || !w || !out) return 3;
+        float *in = xsa_malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = xsa_malloc(sizeof(float) * CPU_GEMM_COLS * K);
+        float *out = xsa_malloc(sizeof(float) * CPU_GEMM_ROWS * CPU_GEMM_COLS);  // (ROWS, COLS)
         for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
         for (long i = 0; i < (long)CPU_GEMM_COLS * K; i++) w[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
         printf("%-6d", K);
@@ -108,15 +108,11 @@ static int bench_tiles(double min_s) {
         free(w);
         free(out);
     }
-    return 0;
 }
 
 int main(int argc, char **argv) {
     double min_s = argc > 1 ? atof(argv[1]) : 0.3;
-    if (bench_tiles(min_s)) {
-        fprintf(stderr, "bench_forward: out of memory\n");
-        return 3;
-    }
+    bench_tiles(min_s);
     struct random_model_spec specs[2] = {
         {MODEL_ARCH_LLAMA, ROPE_HALF, 6, 6, 2, 64, 384, 1024, 8192, 1024, 1, 0, 1},
         {MODEL_ARCH_LLAMA, ROPE_HALF, 12, 12, 4, 64, 768, 2048, 32000, 1024, 1, 0, 2},
@@ -137,12 +133,12 @@ int main(int argc, char **argv) {
         m.cfg.xsa[m.cfg.n_layer - 1] = 1;  // XSA in the last layer, as parameter-golf does
         const char *name = mi == 0 ? "10M" : "100M";
         long maxw = m.cfg.d_ff > m.cfg.d_model ? m.cfg.d_ff : m.cfg.d_model;
-        float *in = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
-        float *out = calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        float *in = xsa_calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
+        float *out = xsa_calloc((size_t)cpu_gemm_pad_rows(1024) * maxw, sizeof(float));
         for (long i = 0; i < (long)cpu_gemm_pad_rows(1024) * maxw; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
         for (int si = 0; si < 2; si++) {
             int T = seqs[si];
-            int32_t *toks = malloc(sizeof(int32_t) * T);
+            int32_t *toks = xsa_malloc(sizeof(int32_t) * T);
             for (int i = 0; i < T; i++) toks[i] = (int32_t)((i * 2654435761u) % (unsigned)m.cfg.vocab_size);
             struct batch_builder bb;
             batch_init(&bb);

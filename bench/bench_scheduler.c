@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "data/data.h"
+#include "common/xalloc.h"
 #include "eval/encode.h"
 #include "eval/scheduler.h"
 #include "kernels/backend.h"
@@ -101,12 +102,11 @@ static int encode_docs(const struct task_set *ts, int limit, const struct tokeni
                        xsa_error *err) {
     int n_docs = limit > 0 && limit < ts->n_docs ? limit : ts->n_docs, n = 0;
     for (int d = 0; d < n_docs; d++) n += ts->docs[d].n_requests;
-    struct encoded_request *enc = calloc((size_t)n + 1, sizeof *enc);
-    struct sched_request *req = calloc((size_t)n + 1, sizeof *req);
+    struct encoded_request *enc = xsa_calloc((size_t)n, sizeof *enc);
+    struct sched_request *req = xsa_calloc((size_t)n, sizeof *req);
     *enc_out = enc;
     *req_out = req;
     *n_req = 0;
-    if (!enc || !req) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     struct encode_options eo = {
         .add_special = 1,
         .force_bos = 0,
@@ -186,8 +186,7 @@ static int bench_model(const char *name, const struct model *m, const struct tok
         double t0 = now_s();
         rc = encode_docs(&ts[i], limit, tok, m, &enc, &req, &n, &skipped, err);
         enc_s += now_s() - t0;
-        struct sched_result *res[2] = {calloc((size_t)n + 1, sizeof **res), calloc((size_t)n + 1, sizeof **res)};
-        if (!rc && (!res[0] || !res[1])) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        struct sched_result *res[2] = {xsa_calloc((size_t)n, sizeof **res), xsa_calloc((size_t)n, sizeof **res)};
         struct mode_figures f[2];
         for (int s = 0; s < 2 && !rc; s++) {
             struct sched_options so = {.batch_tokens = o->batch_tokens, .share = s == 0};

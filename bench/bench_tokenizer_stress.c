@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "model/tokenizer.h"
 
 static double now(void) {
@@ -65,7 +66,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_tokenizer_stress: %s\n", err.msg);
         return 2;
     }
-    char *word = malloc(100000);
+    char *word = xsa_malloc(100000);
     for (int a = 1; a < argc; a++) {
         struct tokenizer *t = NULL;
         double best = 1e9;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "eval/compare.h"
 
 enum {
@@ -97,16 +98,11 @@ int cli_fail(const struct cli_command *c, const char *fmt, ...) {
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
               int max_pos, int *n_pos) {
     int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS : 0);
-    struct option *lo = calloc((size_t)n + 2, sizeof *lo);
-    const struct cli_flag **by = calloc((size_t)n + 1, sizeof *by);
-    char **av = malloc(((size_t)argc + 1) * sizeof *av);  // getopt reorders what it parses
+    struct option *lo = xsa_calloc((size_t)n + 2, sizeof *lo);
+    const struct cli_flag **by = xsa_calloc((size_t)n + 1, sizeof *by);
+    char **av = xsa_calloc((size_t)argc + 1, sizeof *av);  // getopt reorders what it parses
     char shorts[128] = ":h";
     *n_pos = 0;
-    if (!lo || !by || !av) {
-        free(lo), free(by), free(av);
-        fprintf(stderr, "xsa-eval %s: out of memory\n", c->name);
-        return 3;
-    }
     for (int i = 0; i < n; i++) {
         const struct cli_flag *f = i < c->n_flags        ? &c->flags[i]
                                    : i < c->n_flags + nd ? &data_flags[i - c->n_flags]

@@ -66,8 +66,9 @@ int cmd_check(int argc, char **argv) {
     rc = results_read_json(&base, opt.baseline_path, &err);
     if (!rc) rc = results_read_json(&cand, opt.results_path, &err);
     if (!rc) rc = check_evaluate(&base, &cand, &opt, &v, &err);
-    if (!rc && (check_markdown(&base, &cand, &v, &opt, &md) || (verdict_path && check_verdict_json(&v, &opt, &js))))
-        rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
+    if (!rc) check_markdown(&base, &cand, &v, &opt, &md);
+    if (!rc && verdict_path && check_verdict_json(&v, &opt, &js))
+        rc = xsa_fail(&err, XSA_ERUNTIME, "%s: the verdict JSON could not be built", verdict_path);
     if (!rc && verdict_path) rc = file_write_atomic(verdict_path, js.s, js.n, &err);
     if (!rc) {
         fwrite(md.s, 1, md.n, stdout);

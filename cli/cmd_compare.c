@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/xalloc.h"
 #include "eval/compare.h"
 #include "eval/outdir.h"
 #include "reports/compare_report.h"
@@ -49,10 +50,9 @@ static int on_flag(void *ctx, int key, const char *v) {
 static int compare_pairs(const char *const *files, int n_files, const struct compare_options *opt, const char *out,
                          xsa_error *err) {
     int n = n_files / 2, rc = 0;
-    struct results *rs = calloc((size_t)n_files, sizeof *rs);
+    struct results *rs = xsa_calloc((size_t)n_files, sizeof *rs);
     const struct results *ra[COMPARE_MAX_PAIRS], *rb[COMPARE_MAX_PAIRS];
     const char *pa[COMPARE_MAX_PAIRS], *pb[COMPARE_MAX_PAIRS];
-    if (!rs) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
     for (int i = 0; i < n_files && !rc; i++) rc = results_read_json(&rs[i], files[i], err);
     for (int i = 0; i < n; i++) ra[i] = &rs[2 * i], rb[i] = &rs[2 * i + 1], pa[i] = files[2 * i], pb[i] = files[2 * i + 1];
     if (!rc) rc = scaling_write_report(ra, rb, pa, pb, n, opt, out, err);
@@ -75,7 +75,7 @@ int cmd_compare(int argc, char **argv) {
     if (out && outdir_check_file("-o", out, &err)) return cli_fail(&cmd, "%s", err.msg);
     struct sbuf line = {0};
     if (n_files > 2) {
-        if (report_command_line(argc, argv, &line)) return 3;
+        report_command_line(argc, argv, &line);
         opt.command = line.s;
         rc = compare_pairs(files, n_files, &opt, out, &err);
         if (rc) fprintf(stderr, "xsa-eval compare: %s\n", err.msg);
@@ -86,8 +86,8 @@ int cmd_compare(int argc, char **argv) {
     struct results ra = {0}, rb = {0};
     rc = results_read_json(&ra, files[0], &err);
     if (!rc) rc = results_read_json(&rb, files[1], &err);
-    if (!rc && report_command_line(argc, argv, &line)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
     if (!rc) {
+        report_command_line(argc, argv, &line);
         opt.path_a = files[0];
         opt.path_b = files[1];
         opt.command = line.s;

@@ -74,11 +74,10 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     else printf("tokenizer      not found (%s)\n", tok_err);
 }
 
-static int print_json(const struct model *m, const char *xsa, const char *tok) {
+static void print_json(const struct model *m, const char *xsa, const char *tok) {
     const struct model_config *c = &m->cfg;
     cJSON *o = cJSON_CreateObject();
     cJSON *layers = cJSON_CreateArray();
-    if (!o || !layers) { cJSON_Delete(o); cJSON_Delete(layers); return -1; }
     for (int l = 0; l < c->n_layer; l++)
         if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
     cJSON_AddStringToObject(o, "model", m->path);
@@ -112,10 +111,8 @@ static int print_json(const struct model *m, const char *xsa, const char *tok) {
     else cJSON_AddNullToObject(o, "tokenizer");
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
-    if (!s) return -1;
     printf("%s\n", s);
     free(s);
-    return 0;
 }
 
 int cmd_info(int argc, char **argv) {
@@ -147,12 +144,8 @@ int cmd_info(int argc, char **argv) {
     model_xsa_describe(&m.cfg, xsa, sizeof xsa);
     xsa_error terr = {0};
     int have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
-    if (json) {
-        if (print_json(&m, xsa, have_tok ? tok : NULL)) rc = 3;
-    } else {
-        print_text(&m, xsa, have_tok ? tok : NULL, terr.msg);
-    }
+    if (json) print_json(&m, xsa, have_tok ? tok : NULL);
+    else print_text(&m, xsa, have_tok ? tok : NULL, terr.msg);
     model_free(&m);
-    if (rc) fprintf(stderr, "xsa-eval info: out of memory\n");
-    return rc;
+    return 0;
 }

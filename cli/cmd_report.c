@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/xalloc.h"
 #include "common/fileio.h"
 #include "eval/outdir.h"
 #include "eval/trend.h"
@@ -46,10 +47,10 @@ static int on_flag(void *ctx, int key, const char *v) {
 // --trend: each file's series and step, then the curves.
 static int report_trend(const struct results *const *rp, const char *const *paths, int n, const char *series_list,
                         const char *command, const char *out, xsa_error *err) {
-    const char **series = calloc((size_t)n, sizeof *series);
-    long long *steps = calloc((size_t)n, sizeof *steps);
-    char *list = series_list ? strdup(series_list) : NULL;
-    int rc = !series || !steps || (series_list && !list) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    const char **series = xsa_calloc((size_t)n, sizeof *series);
+    long long *steps = xsa_calloc((size_t)n, sizeof *steps);
+    char *list = series_list ? xsa_strdup(series_list) : NULL;
+    int rc = 0;
     char *save = NULL, *tok = list ? strtok_r(list, ",", &save) : NULL;
     for (int i = 0; i < n && !rc; i++) {
         if (list && !tok)
@@ -69,8 +70,7 @@ static int report_trend(const struct results *const *rp, const char *const *path
 
 int cmd_report(int argc, char **argv) {
     struct report_args a = {0};
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    if (!paths) { fprintf(stderr, "xsa-eval report: out of memory\n"); return 3; }
+    const char **paths = xsa_calloc((size_t)argc + 1, sizeof *paths);
     int n = 0, rc = cli_parse(&cmd, argc, argv, on_flag, &a, paths, argc, &n);
     const char *out = a.out;
     if (!rc && a.series && !a.trend) rc = cli_fail(&cmd, "--series applies only with --trend");
@@ -81,34 +81,35 @@ int cmd_report(int argc, char **argv) {
         free(paths);
         return rc < 0 ? 0 : rc;
     }
-    struct results *rs = calloc((size_t)n, sizeof *rs);
-    const struct results **rp = calloc((size_t)n, sizeof *rp);
+    struct results *rs = xsa_calloc((size_t)n, sizeof *rs);
+    const struct results **rp = xsa_calloc((size_t)n, sizeof *rp);
     xsa_error err = {0};
-    rc = (!rs || !rp) ? xsa_fail(&err, XSA_ERUNTIME, "out of memory") : 0;
     for (int i = 0; i < n && !rc; i++) {
         rc = results_read_json(&rs[i], paths[i], &err);
         rp[i] = &rs[i];
     }
     struct sbuf md = {0}, cmd = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0};
-    if (!rc && (report_command_line(argc, argv, &cmd) || (out && report_chart_paths(out, &full, &rel))))
-        rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
+    if (!rc) {
+        report_command_line(argc, argv, &cmd);
+        if (out) report_chart_paths(out, &full, &rel);
+    }
     if (!rc && a.trend) {
         rc = report_trend(rp, paths, n, a.series, cmd.s, out, &err);
         if (!rc && out) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     } else if (!rc) {
-        rc = report_markdown(rp, paths, n, cmd.s, out ? rel.s : NULL, &md, &err);
+        report_markdown(rp, paths, n, cmd.s, out ? rel.s : NULL, &md);
     }
     if (!rc && !out && !a.trend) fwrite(md.s, 1, md.n, stdout);
     if (!rc && out && !a.trend) {
-        rc = report_chart(rp, n, &svg, &err);
-        if (!rc && sbuf_printf(&svg_path, "%s_acc.svg", full.s)) rc = xsa_fail(&err, XSA_ERUNTIME, "out of memory");
+        report_chart(rp, n, &svg);
+        sbuf_printf(&svg_path, "%s_acc.svg", full.s);
         const char *files[2] = {svg_path.s, out}, *data[2] = {svg.s, md.s};
         size_t lens[2] = {svg.n, md.n};
-        if (!rc) rc = outdir_write_set(2, files, data, lens, &err);
+        rc = outdir_write_set(2, files, data, lens, &err);
         if (!rc) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     }
     if (rc) fprintf(stderr, "xsa-eval report: %s\n", err.msg);
-    for (int i = 0; rs && i < n; i++) results_free(&rs[i]);
+    for (int i = 0; i < n; i++) results_free(&rs[i]);
     free(rs);
     free(rp);
     free(paths);

@@ -50,7 +50,7 @@ static int hex4(const char *s, uint32_t *v) {
     return 0;
 }
 
-static int put_utf8(struct sbuf *b, uint32_t cp) {
+static void put_utf8(struct sbuf *b, uint32_t cp) {
     char t[4];
     size_t n;
     if (cp < 0x80) t[0] = (char)cp, n = 1;
@@ -60,7 +60,7 @@ static int put_utf8(struct sbuf *b, uint32_t cp) {
     else
         t[0] = (char)(0xF0 | (cp >> 18)), t[1] = (char)(0x80 | ((cp >> 12) & 0x3F)),
         t[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), t[3] = (char)(0x80 | (cp & 0x3F)), n = 4;
-    return sbuf_append(b, t, n);
+    sbuf_append(b, t, n);
 }
 
 // Decodes one JSON string literal (surrounded by optional whitespace) into *out. 0 or -1.
@@ -68,14 +68,14 @@ static int json_string(const char *s, size_t len, struct sbuf *out) {
     size_t i = 0;
     while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
     if (i >= len || s[i++] != '"') return -1;
-    if (sbuf_append(out, "", 0)) return -1;
+    sbuf_append(out, "", 0);
     for (;;) {
         if (i >= len) return -1;
         unsigned char c = (unsigned char)s[i++];
         if (c == '"') break;
         if (c < 0x20) return -1;
         if (c != '\\') {
-            if (sbuf_append(out, (const char *)&c, 1)) return -1;
+            sbuf_append(out, (const char *)&c, 1);
             continue;
         }
         if (i >= len) return -1;
@@ -83,7 +83,7 @@ static int json_string(const char *s, size_t len, struct sbuf *out) {
         static const char esc[] = "\"\\/bfnrt", map[] = "\"\\/\b\f\n\r\t";
         const char *hit = e ? strchr(esc, e) : NULL;
         if (hit) {
-            if (sbuf_append(out, &map[hit - esc], 1)) return -1;
+            sbuf_append(out, &map[hit - esc], 1);
             continue;
         }
         uint32_t cp, lo;
@@ -96,7 +96,7 @@ static int json_string(const char *s, size_t len, struct sbuf *out) {
         } else if (cp >= 0xD800 && cp < 0xE000) {
             cp = 0xFFFD;  // a lone surrogate has no UTF-8 form
         }
-        if (put_utf8(out, cp)) return -1;
+        put_utf8(out, cp);
     }
     while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
     return i == len ? 0 : -1;
@@ -143,10 +143,10 @@ int cmd_tokenize(int argc, char **argv) {
             break;
         }
         outl.n = 0;
-        int w = sbuf_append(&outl, jsonl ? "[" : "", jsonl ? 1 : 0);
-        for (size_t k = 0; !w && k < ids.n; k++) w = sbuf_printf(&outl, k ? (jsonl ? ",%d" : " %d") : "%d", (int)ids.v[k]);
-        if (!w) w = sbuf_append(&outl, jsonl ? "]\n" : "\n", jsonl ? 2 : 1);
-        if (w || fwrite(outl.s, 1, outl.n, stdout) != outl.n) {
+        sbuf_append(&outl, jsonl ? "[" : "", jsonl ? 1 : 0);
+        for (size_t k = 0; k < ids.n; k++) sbuf_printf(&outl, k ? (jsonl ? ",%d" : " %d") : "%d", (int)ids.v[k]);
+        sbuf_append(&outl, jsonl ? "]\n" : "\n", jsonl ? 2 : 1);
+        if (fwrite(outl.s, 1, outl.n, stdout) != outl.n) {
             fprintf(stderr, "xsa-eval tokenize: cannot write the output\n");
             rc = 3;
         }

@@ -13,11 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/vec.h"
+#include "common/xalloc.h"
+
 int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err) {
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
-    struct sbuf_like { char *s; size_t n, cap; } b = {0};
+    struct sbuf b = {0};
     int rc = 0;
     char chunk[1 << 16];
     size_t got;
@@ -26,22 +29,12 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_le
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: larger than the %zu-byte limit for this kind of file", path, max_bytes);
             break;
         }
-        if (b.n + got + 1 > b.cap) {
-            size_t ncap = b.cap ? b.cap * 2 : sizeof chunk * 2;
-            while (ncap < b.n + got + 1) ncap *= 2;
-            char *s = realloc(b.s, ncap);
-            if (!s) { rc = xsa_fail(err, XSA_ERUNTIME, "%s: out of memory reading file", path); break; }
-            b.s = s;
-            b.cap = ncap;
-        }
-        memcpy(b.s + b.n, chunk, got);
-        b.n += got;
+        sbuf_append(&b, chunk, got);
     }
     if (!rc && ferror(f)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: read error: %s", path, strerror(errno));
     fclose(f);
     if (rc) { free(b.s); return rc; }
-    if (!b.s) { b.s = malloc(1); if (!b.s) return xsa_fail(err, XSA_ERUNTIME, "out of memory"); }
-    b.s[b.n] = '\0';
+    if (!b.s) sbuf_append(&b, "", 0);  // an empty file is "" (NUL-terminated, as every read)
     *out = b.s;
     if (out_len) *out_len = b.n;
     return 0;
@@ -103,12 +96,7 @@ int file_sync_dir(const char *dir, xsa_error *err) {
 
 int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err) {
     size_t n = strlen(path);
-    char *tmp = malloc(n + 32), *dir = malloc(n + 2);
-    if (!tmp || !dir) {
-        free(tmp);
-        free(dir);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    char *tmp = xsa_malloc(n + 32), *dir = xsa_malloc(n + 2);
     file_temp_path(path, tmp, n + 32);
     // The folder whose entry the rename changes: "." for a bare name, "/" for "/name".
     const char *slash = strrchr(path, '/');

@@ -5,19 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
-int jsonw_quote(struct sbuf *b, const char *s) {
-    int rc = sbuf_puts(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p && !rc; p++) {
-        if (*p == '"') rc = sbuf_puts(b, "\\\"");
-        else if (*p == '\\') rc = sbuf_puts(b, "\\\\");
-        else if (*p == '\n') rc = sbuf_puts(b, "\\n");
-        else if (*p == '\t') rc = sbuf_puts(b, "\\t");
-        else if (*p == '\r') rc = sbuf_puts(b, "\\r");
-        else if (*p < 0x20) rc = sbuf_printf(b, "\\u%04x", *p);
-        else rc = sbuf_append(b, (const char *)p, 1);  // UTF-8 passes through
+void jsonw_quote(struct sbuf *b, const char *s) {
+    sbuf_puts(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"') sbuf_puts(b, "\\\"");
+        else if (*p == '\\') sbuf_puts(b, "\\\\");
+        else if (*p == '\n') sbuf_puts(b, "\\n");
+        else if (*p == '\t') sbuf_puts(b, "\\t");
+        else if (*p == '\r') sbuf_puts(b, "\\r");
+        else if (*p < 0x20) sbuf_printf(b, "\\u%04x", *p);
+        else sbuf_append(b, (const char *)p, 1);  // UTF-8 passes through
     }
-    if (!rc) rc = sbuf_puts(b, "\"");
-    return rc;
+    sbuf_puts(b, "\"");
 }
 
 static int is_inline(const struct jsonw *w) { return w->inline_from > 0 && w->depth >= w->inline_from; }
@@ -29,14 +28,16 @@ static void member(struct jsonw *w, const char *key) {
         int in_array = w->is_array[w->depth - 1];
         if ((key != NULL) == in_array) { w->failed = 1; return; }  // key only inside objects
         int first = w->count[w->depth - 1]++ == 0;
-        int rc;
-        if (is_inline(w)) rc = first ? 0 : sbuf_puts(&w->out, ", ");
-        else {
-            rc = sbuf_puts(&w->out, first ? "\n" : ",\n");
-            for (int i = 0; i < w->depth && !rc; i++) rc = sbuf_puts(&w->out, "  ");
+        if (is_inline(w)) {
+            if (!first) sbuf_puts(&w->out, ", ");
+        } else {
+            sbuf_puts(&w->out, first ? "\n" : ",\n");
+            for (int i = 0; i < w->depth; i++) sbuf_puts(&w->out, "  ");
         }
-        if (!rc && key) rc = jsonw_quote(&w->out, key) || sbuf_puts(&w->out, ": ");
-        if (rc) w->failed = 1;
+        if (key) {
+            jsonw_quote(&w->out, key);
+            sbuf_puts(&w->out, ": ");
+        }
     } else if (key || w->out.n) {
         w->failed = 1;  // one top-level value, no key
     }
@@ -46,7 +47,7 @@ static void open_level(struct jsonw *w, const char *key, int array) {
     member(w, key);
     if (w->failed) return;
     if (w->depth >= JSONW_MAX_DEPTH) { w->failed = 1; return; }
-    if (sbuf_puts(&w->out, array ? "[" : "{")) { w->failed = 1; return; }
+    sbuf_puts(&w->out, array ? "[" : "{");
     w->is_array[w->depth] = array;
     w->count[w->depth] = 0;
     w->depth++;
@@ -59,53 +60,47 @@ void jsonw_array(struct jsonw *w, const char *key) { open_level(w, key, 1); }
 void jsonw_end(struct jsonw *w) {
     if (w->failed) return;
     if (w->depth == 0) { w->failed = 1; return; }
-    int rc = 0;
     if (!is_inline(w) && w->count[w->depth - 1] > 0) {
-        rc = sbuf_puts(&w->out, "\n");
-        for (int i = 0; i < w->depth - 1 && !rc; i++) rc = sbuf_puts(&w->out, "  ");
+        sbuf_puts(&w->out, "\n");
+        for (int i = 0; i < w->depth - 1; i++) sbuf_puts(&w->out, "  ");
     }
-    if (!rc) rc = sbuf_puts(&w->out, w->is_array[w->depth - 1] ? "]" : "}");
+    sbuf_puts(&w->out, w->is_array[w->depth - 1] ? "]" : "}");
     if (w->inline_from == w->depth) w->inline_from = 0;
     w->depth--;
-    if (!rc && w->depth == 0) rc = sbuf_puts(&w->out, "\n");
-    if (rc) w->failed = 1;
+    if (w->depth == 0) sbuf_puts(&w->out, "\n");
 }
 
 void jsonw_str(struct jsonw *w, const char *key, const char *s) {
     member(w, key);
-    if (!w->failed && jsonw_quote(&w->out, s ? s : "")) w->failed = 1;
+    if (!w->failed) jsonw_quote(&w->out, s ? s : "");
 }
 
-void jsonw_num(struct jsonw *w, const char *key, double x) {
+// x as %.*g with `digits` significant digits (17: round-trips); non-finite as null, -0 as 0.
+static void number(struct jsonw *w, const char *key, double x, int digits) {
     member(w, key);
     if (w->failed) return;
-    if (!isfinite(x)) { if (sbuf_puts(&w->out, "null")) w->failed = 1; return; }
-    if (x == 0) x = 0;  // -0 prints as 0
-    if (sbuf_printf(&w->out, "%.17g", x)) w->failed = 1;
+    if (!isfinite(x)) sbuf_puts(&w->out, "null");
+    else sbuf_printf(&w->out, "%.*g", digits, x == 0 ? 0 : x);
 }
 
-void jsonw_num_prec(struct jsonw *w, const char *key, double x, int digits) {
-    member(w, key);
-    if (w->failed) return;
-    if (!isfinite(x)) { if (sbuf_puts(&w->out, "null")) w->failed = 1; return; }
-    if (x == 0) x = 0;
-    if (sbuf_printf(&w->out, "%.*g", digits, x)) w->failed = 1;
-}
+void jsonw_num(struct jsonw *w, const char *key, double x) { number(w, key, x, 17); }
+
+void jsonw_num_prec(struct jsonw *w, const char *key, double x, int digits) { number(w, key, x, digits); }
 
 void jsonw_int(struct jsonw *w, const char *key, long long x) {
     member(w, key);
-    if (!w->failed && sbuf_printf(&w->out, "%lld", x)) w->failed = 1;
+    if (!w->failed) sbuf_printf(&w->out, "%lld", x);
 }
 
-void jsonw_bool(struct jsonw *w, const char *key, int b) {
+// A literal: true, false, null.
+static void literal(struct jsonw *w, const char *key, const char *lit) {
     member(w, key);
-    if (!w->failed && sbuf_puts(&w->out, b ? "true" : "false")) w->failed = 1;
+    if (!w->failed) sbuf_puts(&w->out, lit);
 }
 
-void jsonw_null(struct jsonw *w, const char *key) {
-    member(w, key);
-    if (!w->failed && sbuf_puts(&w->out, "null")) w->failed = 1;
-}
+void jsonw_bool(struct jsonw *w, const char *key, int b) { literal(w, key, b ? "true" : "false"); }
+
+void jsonw_null(struct jsonw *w, const char *key) { literal(w, key, "null"); }
 
 void jsonw_free(struct jsonw *w) {
     sbuf_free(&w->out);

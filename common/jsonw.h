@@ -15,7 +15,7 @@ struct jsonw {
     int count[JSONW_MAX_DEPTH];       // members written at each open level
     int is_array[JSONW_MAX_DEPTH];
     int inline_from;                  // first depth printed on one line (inside an array)
-    int failed;                       // out of memory or misuse: the output is unusable
+    int failed;                       // misuse (a key in an array, unbalanced ends): the output is unusable
 };
 
 // `key` names the member inside an object and must be NULL inside an array or at the top.
@@ -30,8 +30,8 @@ void jsonw_num_prec(struct jsonw *w, const char *key, double x, int digits);
 void jsonw_int(struct jsonw *w, const char *key, long long x);
 void jsonw_bool(struct jsonw *w, const char *key, int b);
 void jsonw_null(struct jsonw *w, const char *key);
-// Appends `s` as a JSON string literal (quotes included) to `b`; -1 when memory runs out.
-int jsonw_quote(struct sbuf *b, const char *s);
+// Appends `s` as a JSON string literal (quotes included) to `b`.
+void jsonw_quote(struct sbuf *b, const char *s);
 void jsonw_free(struct jsonw *w);
 
 #endif

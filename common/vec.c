@@ -6,26 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/xalloc.h"
+#include "common/grow.h"
 
 int ivec_reserve(struct ivec *a, size_t cap) {
-    if (cap <= a->cap) return 0;
-    size_t ncap = a->cap ? a->cap : 16;
-    while (ncap < cap) ncap *= 2;
-    a->v = xsa_realloc(a->v, ncap * sizeof *a->v);
-    a->cap = ncap;
+    XSA_GROW(a->v, a->cap, cap);
     return 0;
 }
 
 int ivec_push(struct ivec *a, int32_t x) {
-    if (ivec_reserve(a, a->n + 1)) return -1;
+    ivec_reserve(a, a->n + 1);
     a->v[a->n++] = x;
     return 0;
 }
 
 int ivec_append(struct ivec *a, const int32_t *xs, size_t n) {
     if (n == 0) return 0;
-    if (ivec_reserve(a, a->n + n)) return -1;
+    ivec_reserve(a, a->n + n);
     memcpy(a->v + a->n, xs, n * sizeof *xs);
     a->n += n;
     return 0;
@@ -37,17 +33,13 @@ void ivec_free(struct ivec *a) {
     a->n = a->cap = 0;
 }
 
-static int sbuf_reserve(struct sbuf *b, size_t cap) {
-    if (cap + 1 <= b->cap) return 0;
-    size_t ncap = b->cap ? b->cap : 64;
-    while (ncap < cap + 1) ncap *= 2;
-    b->s = xsa_realloc(b->s, ncap);
-    b->cap = ncap;
-    return 0;
+static void sbuf_reserve(struct sbuf *b, size_t len) {  // room for len bytes and the NUL
+    size_t need = len + 1 < 64 ? 64 : len + 1;  // 64 bytes at first: most strings are short
+    XSA_GROW(b->s, b->cap, need);
 }
 
 int sbuf_append(struct sbuf *b, const char *s, size_t n) {
-    if (sbuf_reserve(b, b->n + n)) return -1;
+    sbuf_reserve(b, b->n + n);
     if (n) memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';

@@ -10,7 +10,9 @@
 #include "common/error.h"
 
 static void oom(size_t n) {
-    fprintf(stderr, "xsa-eval: out of memory allocating %zu bytes; free memory, or use a smaller --batch-tokens\n", n);
+    char what[48] = "";  // n is 0 for a library's allocation of unknown size
+    if (n) snprintf(what, sizeof what, " allocating %zu bytes", n);
+    fprintf(stderr, "xsa-eval: out of memory%s; free memory, or use a smaller --batch-tokens\n", what);
     exit(XSA_ERUNTIME);
 }
 
@@ -31,6 +33,16 @@ void *xsa_realloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (!q) oom(n);
     return q;
+}
+
+void *xsa_realloc_array(void *p, size_t count, size_t size) {
+    if (size && count > (size_t)-1 / size) oom((size_t)-1);
+    return xsa_realloc(p, count * size);
+}
+
+void *xsa_alloc_check(void *p) {
+    if (!p) oom(0);
+    return p;
 }
 
 // cJSON allocates under the same policy, in every program linked with this file (the CLI,

@@ -11,6 +11,9 @@
 void *xsa_malloc(size_t n);
 void *xsa_calloc(size_t count, size_t size);  // count * size checked for overflow
 void *xsa_realloc(void *p, size_t n);
+void *xsa_realloc_array(void *p, size_t count, size_t size);  // count * size checked
 char *xsa_strdup(const char *s);
+// p, allocated by a library that uses plain malloc (PCRE2); NULL ends the process as above.
+void *xsa_alloc_check(void *p);
 
 #endif

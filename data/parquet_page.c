@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/grow.h"
 #include "common/xalloc.h"
 #include "data/parquet_int.h"
 #include "data/thrift.h"
@@ -207,14 +208,6 @@ static int plain_decode(const struct page_ctx *pc, int type, const unsigned char
     return 0;
 }
 
-static void grow(void **p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap && *p) return;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need) c *= 2;
-    *p = xsa_realloc(*p, c * elem);
-    *cap = c;
-}
-
 // The values of a data page (its levels already read): `nn` non-null values in `enc`.
 static int page_values(const struct page_ctx *pc, int type, int enc, const unsigned char *p, size_t n, size_t nn,
                        struct pq_column *col) {
@@ -262,7 +255,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     if (nv < 0 || nv > want - (int64_t)col->n) return page_fail(pc, "more values than the column chunk declares");
     size_t count = (size_t)nv;
     size_t old_cap = col->cap;
-    grow((void **)&col->def, &col->cap, col->n + count, sizeof *col->def);
+    XSA_GROW(col->def, col->cap, col->n + count);
     if (col->cap != old_cap || !col->rep)  // rep has def's capacity
         col->rep = xsa_realloc(col->rep, col->cap * sizeof *col->rep);
     uint32_t *rep = col->rep + col->n, *def = col->def + col->n;
@@ -305,7 +298,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     }
     size_t nn = 0;
     for (size_t k = 0; k < count; k++) nn += def[k] == max_def;
-    grow((void **)&col->vals, &col->vcap, col->n_vals + nn, sizeof *col->vals);
+    XSA_GROW(col->vals, col->vcap, col->n_vals + nn);
     if ((rc = page_values(pc, nd->type, enc, body, blen, nn, col))) return rc;
     col->n += count;
     col->n_vals += nn;

@@ -34,7 +34,7 @@ struct check_verdict {
 };
 
 // Compares and judges. Returns 0 (see v->pass), or XSA_EBADINPUT for incomparable inputs /
-// bad options, XSA_ERUNTIME for out of memory. Free with check_verdict_free().
+// bad options. Free with check_verdict_free().
 int check_evaluate(const struct results *base, const struct results *cand, const struct check_options *opt,
                    struct check_verdict *v, xsa_error *err);
 void check_verdict_free(struct check_verdict *v);

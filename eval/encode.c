@@ -13,7 +13,8 @@ const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id,
     xsa_error e = {0};
     int32_t id = prefix_token_id;
     buf->n = 0;
-    if (tokenizer_decode(tok, &id, 1, buf, &e) || sbuf_append(buf, "", 0)) return NULL;
+    if (tokenizer_decode(tok, &id, 1, buf, &e)) return NULL;
+    sbuf_append(buf, "", 0);
     return buf->s;
 }
 

@@ -20,9 +20,10 @@ static int append_example(const struct task_def *t, const struct task_doc *ex, s
     int g = t->output == TASK_LOGLIKELIHOOD ? 0 : ex->gold;
     if (g < 0 || g >= ex->n_requests) return 1;  // lm-eval raises IndexError on such an example
     const struct task_request *r = &ex->req[g];
-    if (sbuf_puts(out, r->context)) return -1;
-    if (t->output == TASK_LOGLIKELIHOOD && sbuf_puts(out, " ")) return -1;
-    if (sbuf_puts(out, r->continuation) || sbuf_puts(out, "\n\n")) return -1;
+    sbuf_puts(out, r->context);
+    if (t->output == TASK_LOGLIKELIHOOD) sbuf_puts(out, " ");
+    sbuf_puts(out, r->continuation);
+    sbuf_puts(out, "\n\n");
     return 0;
 }
 
@@ -82,14 +83,11 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
         int used = 0;
         for (int i = 0; i < draw && used < k && !rc; i++) {
             if (exclude && same_doc(&pool[pick[i]], &docs[d])) continue;  // `x != doc`
-            int ar = append_example(t, &pool[pick[i]], &s);
-            if (ar > 0)
+            if (append_example(t, &pool[pick[i]], &s))
                 rc = xsa_fail(err, XSA_EBADINPUT,
                               "%s: few-shot example %zu of the %s split has a label outside its choices "
                               "(lm-eval fails on it too); remove it from the few-shot split",
                               t->name, pick[i], t->fewshot_split);
-            else if (ar < 0)
-                rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
             used++;
         }
         if (!rc && used < k)  // lm-eval asserts len(examples) == k here

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/xalloc.h"
 #include "eval/mt19937.h"
 
 int metrics_argmax(const double *x, int n) {
@@ -170,8 +171,7 @@ static double boot_replicate(const struct boot_job *job, const double *u) {
 
 static void *boot_worker(void *arg) {
     struct boot_job *job = arg;
-    double *u = malloc((size_t)job->n * sizeof *u);  // (n,) one replicate's random() draws
-    if (!u) return NULL;  // claims nothing; the other workers take the chunks
+    double *u = xsa_malloc((size_t)job->n * sizeof *u);  // (n,) one replicate's random() draws
     mt19937 rng;
     for (;;) {
         int c = atomic_fetch_add(&job->next, 1);
@@ -195,8 +195,7 @@ double metrics_perplexity_bootstrap_stderr_ex(const double *lls, int n, int iter
     job.n_chunks = iters / job.chunk;
     atomic_init(&job.next, 0);
     size_t total = (size_t)job.n_chunks * (size_t)job.chunk;
-    job.res = malloc(total * sizeof *job.res);
-    if (!job.res) return NAN;
+    job.res = xsa_calloc(total, sizeof *job.res);
 
     if (n_threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #define MT_M 397
 #define MT_MATRIX_A 0x9908b0dfu
 #define MT_UPPER 0x80000000u
@@ -168,8 +170,7 @@ int mt19937_sample(mt19937 *r, size_t n, size_t k, size_t *out) {
     if (k > n) return -1;
     if ((uint64_t)n <= sample_setsize(k)) {
         // Pool branch. Invariant: non-selected items at pool[0 : n-i].
-        size_t *pool = malloc((n ? n : 1) * sizeof *pool);  // (n,)
-        if (!pool) return -1;
+        size_t *pool = xsa_calloc(n, sizeof *pool);  // (n,)
         for (size_t i = 0; i < n; i++) pool[i] = i;
         for (size_t i = 0; i < k; i++) {
             size_t j = (size_t)mt19937_randbelow(r, n - i);
@@ -183,8 +184,7 @@ int mt19937_sample(mt19937 *r, size_t n, size_t k, size_t *out) {
     // table of indices + 1 (0 = empty), at most half full.
     size_t cap = 16;
     while (cap < 2 * k + 2) cap <<= 1;
-    size_t *table = calloc(cap, sizeof *table);  // (cap,)
-    if (!table) return -1;
+    size_t *table = xsa_calloc(cap, sizeof *table);  // (cap,)
     for (size_t i = 0; i < k; i++) {
         for (;;) {
             size_t j = (size_t)mt19937_randbelow(r, n);

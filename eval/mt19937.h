@@ -53,7 +53,7 @@ uint64_t mt19937_randbelow(mt19937 *r, uint64_t n);
 void mt19937_choices(mt19937 *r, size_t n, size_t k, size_t *out);
 
 // sample(range(n), k): k distinct indices in selection order.    out: (k,)
-// Returns 0, or -1 when k > n (CPython raises ValueError) or memory runs out.
+// Returns 0, or -1 when k > n (CPython raises ValueError).
 int mt19937_sample(mt19937 *r, size_t n, size_t k, size_t *out);
 
 // shuffle(x) in place.                                           x: (n,)

@@ -201,7 +201,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_object(&w, "config");
     jsonw_str(&w, "model", "xsa-eval");
     struct sbuf args = {0};
-    if (sbuf_printf(&args, "pretrained=%s", r->model.path)) w.failed = 1;
+    sbuf_printf(&args, "pretrained=%s", r->model.path);
     jsonw_str(&w, "model_args", args.s ? args.s : "");
     sbuf_free(&args);
     jsonw_int(&w, "model_num_parameters", r->model.n_params);
@@ -283,7 +283,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_end(&w);  // top
     if (w.failed) {
         jsonw_free(&w);
-        return xsa_fail(err, XSA_ERUNTIME, "results JSON: out of memory while writing");
+        return xsa_fail(err, XSA_ERUNTIME, "results JSON: a value could not be written (a bug: an unbalanced or misplaced JSON writer call)");
     }
     *out = w.out;
     return 0;

@@ -24,14 +24,15 @@ int samples_write(const char *path, const struct task_def *t, const struct task_
             int k = first_req[d] + c;
             cJSON *r = cJSON_CreateObject();
             struct sbuf ctx = {0};
-            if ((fs && fewshot_context(fs, d, &ctx, err)) || sbuf_puts(&ctx, doc->req[c].context)) {
+            if (fs && (rc = fewshot_context(fs, d, &ctx, err))) {
                 sbuf_free(&ctx);
                 cJSON_Delete(r);
                 cJSON_Delete(reqs);
                 cJSON_Delete(o);
                 sbuf_free(&out);
-                return err->code ? err->code : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+                return rc;
             }
+            sbuf_puts(&ctx, doc->req[c].context);
             cJSON_AddStringToObject(r, "context", ctx.s);
             sbuf_free(&ctx);
             cJSON_AddStringToObject(r, "continuation", doc->req[c].continuation);
@@ -56,7 +57,8 @@ int samples_write(const char *path, const struct task_def *t, const struct task_
         for (int m = 0; m < tr->n_metrics; m++) cJSON_AddNumberToObject(o, tr->metric[m], tr->per_doc[m][d]);
         char *line = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
-        if (!line || sbuf_puts(&out, line) || sbuf_puts(&out, "\n")) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        sbuf_puts(&out, line);
+        sbuf_puts(&out, "\n");
         free(line);
     }
     if (!rc) rc = file_write_atomic(path, out.s ? out.s : "", out.n, err);

@@ -25,17 +25,14 @@ void batch_free(struct batch_builder *bb) {
 int batch_n_tokens(const struct batch_builder *bb) { return (int)bb->token.n; }
 
 // Appends one token; the six token vectors always have equal length.
-static int push_token(struct batch_builder *bb, int32_t tok, int32_t pos, int32_t l0, int32_t h0,
-                      int32_t l1, int32_t h1) {
-    return ivec_push(&bb->token, tok) || ivec_push(&bb->pos, pos) ||
-           ivec_push(&bb->span0_lo, l0) || ivec_push(&bb->span0_hi, h0) ||
-           ivec_push(&bb->span1_lo, l1) || ivec_push(&bb->span1_hi, h1);
-}
-
-// Drops tokens past n after a failed append, so a failure leaves the builder as it was.
-static void truncate_tokens(struct batch_builder *bb, size_t n) {
-    for (int i = 0; i < 6; i++)
-        if (batch_vecs(bb, i)->n > n) batch_vecs(bb, i)->n = n;
+static void push_token(struct batch_builder *bb, int32_t tok, int32_t pos, int32_t l0, int32_t h0, int32_t l1,
+                       int32_t h1) {
+    ivec_push(&bb->token, tok);
+    ivec_push(&bb->pos, pos);
+    ivec_push(&bb->span0_lo, l0);
+    ivec_push(&bb->span0_hi, h0);
+    ivec_push(&bb->span1_lo, l1);
+    ivec_push(&bb->span1_hi, h1);
 }
 
 int batch_add_tree(struct batch_builder *bb, const int32_t *prefix, int n_prefix,
@@ -52,21 +49,16 @@ int batch_add_tree(struct batch_builder *bb, const int32_t *prefix, int n_prefix
     }
     if (total > BATCH_MAX_TOKENS)
         return xsa_fail(err, XSA_EBADINPUT, "batch: more than %d tokens in one batch", BATCH_MAX_TOKENS);
-    size_t n0 = bb->token.n;
-    int start = (int)n0, pend = start + n_prefix;
-    for (int i = 0; i < n_prefix; i++)
-        if (push_token(bb, prefix[i], i, start, start + i + 1, start + i + 1, start + i + 1)) goto oom;
+    int start = (int)bb->token.n, pend = start + n_prefix;
+    for (int i = 0; i < n_prefix; i++) push_token(bb, prefix[i], i, start, start + i + 1, start + i + 1, start + i + 1);
     for (int b = 0; b < n_branches; b++) {
         int bstart = (int)bb->token.n;
         if (branch_first) branch_first[b] = bstart;
         for (int i = 0; i < branch_len[b]; i++)
-            if (push_token(bb, branches[b][i], n_prefix + i, start, pend, bstart, bstart + i + 1)) goto oom;
+            push_token(bb, branches[b][i], n_prefix + i, start, pend, bstart, bstart + i + 1);
     }
     if (prefix_first) *prefix_first = start;
     return 0;
-oom:
-    truncate_tokens(bb, n0);
-    return xsa_fail(err, XSA_ERUNTIME, "batch: out of memory");
 }
 
 int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *first,
@@ -75,20 +67,15 @@ int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *f
 }
 
 int batch_add_entry(struct batch_builder *bb, int32_t index, int32_t target, xsa_error *err) {
-    size_t n = bb->entry_index.n;
-    if (ivec_push(&bb->entry_index, index) || ivec_push(&bb->entry_target, target)) {
-        bb->entry_index.n = bb->entry_target.n = n;
-        return xsa_fail(err, XSA_ERUNTIME, "batch: out of memory");
-    }
+    (void)err;  // growth cannot fail (common/vec.h); the signature stays for its many callers
+    ivec_push(&bb->entry_index, index);
+    ivec_push(&bb->entry_target, target);
     return 0;
 }
 
 int batch_add_entries_seq(struct batch_builder *bb, int first, const int32_t *tokens, int n,
                           xsa_error *err) {
-    for (int k = 0; k + 1 < n; k++) {
-        int rc = batch_add_entry(bb, first + k, tokens[k + 1], err);
-        if (rc) return rc;
-    }
+    for (int k = 0; k + 1 < n; k++) batch_add_entry(bb, first + k, tokens[k + 1], err);
     return 0;
 }
 

@@ -24,7 +24,7 @@ void batch_free(struct batch_builder *bb);
 int batch_n_tokens(const struct batch_builder *bb);
 
 // Appends a plain row (one request); *first receives the packed index of tokens[0].
-// Returns 0, XSA_EBADINPUT (n < 1, too many tokens) or XSA_ERUNTIME (out of memory).
+// Returns 0 or XSA_EBADINPUT (n < 1, too many tokens).
 int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *first,
                   xsa_error *err);
 
@@ -36,7 +36,7 @@ int batch_add_tree(struct batch_builder *bb, const int32_t *prefix, int n_prefix
                    const int32_t *const *branches, const int *branch_len, int n_branches,
                    int *prefix_first, int *branch_first, xsa_error *err);
 
-// Appends one scoring entry: log P(target) at the output of packed token `index`.
+// Appends one scoring entry: log P(target) at the output of packed token `index`. Returns 0.
 int batch_add_entry(struct batch_builder *bb, int32_t index, int32_t target, xsa_error *err);
 
 // Appends entries that score tokens[1..n) of a sequence laid out at packed indices

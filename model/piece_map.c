@@ -4,22 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 static uint64_t piece_hash(const char *s, size_t len) {
     uint64_t h = 1469598103934665603ULL;
     for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
     return h;
 }
 
-int piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n) {
+void piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n) {
     size_t cap = 16;
     while (cap < 2 * n + 2) cap *= 2;
     m->strs = strs;
     m->lens = lens;
-    m->slots = malloc(cap * sizeof *m->slots);
-    if (!m->slots) return -1;
+    m->slots = xsa_malloc(cap * sizeof *m->slots);
     memset(m->slots, 0xFF, cap * sizeof *m->slots);  // all -1
     m->mask = cap - 1;
-    return 0;
 }
 
 int piece_map_add(struct piece_map *m, int32_t id) {

@@ -13,8 +13,8 @@ struct piece_map {
     size_t mask;
 };
 
-// Sizes the table for `n` entries. Returns 0, or -1 when memory runs out.
-int piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n);
+// Sizes the table for `n` entries.
+void piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n);
 // Adds id (strs[id]); returns 1 if added, 0 if an equal string is already present (kept).
 int piece_map_add(struct piece_map *m, int32_t id);
 // The id of s[0..len), or -1.

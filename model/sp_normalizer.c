@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #define SP_SPACE "\xe2\x96\x81"  // U+2581, the escaped space
 #define SP_MAX_TRIE_RESULTS 32   // sentencepiece looks at the first 32 prefix matches only
 
@@ -13,16 +15,13 @@ static int cmp_desc_u32(const void *a, const void *b) {
     return x > y ? -1 : x < y;
 }
 
-int sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n) {
+void sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n) {
     memset(m, 0, sizeof *m);
     m->syms = syms;
     m->lens = lens;
     m->n = n;
-    m->by_len = malloc(((size_t)n + 1) * sizeof *m->by_len);
-    if (!m->by_len || piece_map_init(&m->map, syms, lens, (size_t)n)) {
-        sp_matcher_free(m);
-        return -1;
-    }
+    m->by_len = xsa_malloc(((size_t)n + 1) * sizeof *m->by_len);
+    piece_map_init(&m->map, syms, lens, (size_t)n);
     for (int i = 0; i < n; i++) {
         piece_map_add(&m->map, i);
         m->by_len[i] = lens[i];
@@ -31,7 +30,6 @@ int sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_
     qsort(m->by_len, (size_t)n, sizeof *m->by_len, cmp_desc_u32);
     for (int i = 0; i < n; i++)
         if (i == 0 || m->by_len[i] != m->by_len[m->n_len - 1]) m->by_len[m->n_len++] = m->by_len[i];
-    return 0;
 }
 
 void sp_matcher_free(struct sp_matcher *m) {
@@ -108,12 +106,8 @@ int sp_normalizer_set_charsmap(struct sp_normalizer *n, const uint8_t *blob, siz
     }
     n->n_units = trie_size / 4;
     n->pool_len = len - 4 - trie_size;
-    n->units = malloc((n->n_units ? n->n_units : 1) * sizeof *n->units);
-    n->pool = malloc(n->pool_len + 1);
-    if (!n->units || !n->pool) {
-        sp_normalizer_free(n);
-        return -2;
-    }
+    n->units = xsa_malloc(n->n_units * sizeof *n->units);
+    n->pool = xsa_malloc(n->pool_len + 1);
     for (size_t i = 0; i < n->n_units; i++) {
         const uint8_t *u = blob + 4 + 4 * i;
         n->units[i] = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
@@ -196,10 +190,10 @@ static size_t sp_normalize_prefix(const struct sp_normalizer *n, const char *in,
     return mblen;
 }
 
-int sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, struct sbuf *out) {
+void sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, struct sbuf *out) {
     const char *sp;
     size_t sp_len;
-    if (len == 0) return 0;
+    if (len == 0) return;
     if (n->remove_extra_whitespaces) {  // heading spaces
         while (len > 0) {
             size_t used = sp_normalize_prefix(n, in, len, &sp, &sp_len);
@@ -208,11 +202,11 @@ int sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, stru
             len -= used;
         }
     }
-    if (len == 0) return 0;
+    if (len == 0) return;
     const size_t start = out->n;
     const char *space = n->escape_whitespaces ? SP_SPACE : " ";
     const size_t space_len = n->escape_whitespaces ? 3 : 1;
-    if (!n->treat_whitespace_as_suffix && n->add_dummy_prefix && sbuf_append(out, space, space_len)) return -1;
+    if (!n->treat_whitespace_as_suffix && n->add_dummy_prefix) sbuf_append(out, space, space_len);
     int is_prev_space = n->remove_extra_whitespaces;
     while (len > 0) {
         size_t used = sp_normalize_prefix(n, in, len, &sp, &sp_len);
@@ -221,13 +215,14 @@ int sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, stru
             size_t run = 0;  // bytes copied as they are, flushed at each space
             for (size_t i = 0; i < sp_len; i++) {
                 if (n->escape_whitespaces && sp[i] == ' ') {
-                    if (sbuf_append(out, sp + i - run, run) || sbuf_append(out, SP_SPACE, 3)) return -1;
+                    sbuf_append(out, sp + i - run, run);
+                    sbuf_append(out, SP_SPACE, 3);
                     run = 0;
                 } else {
                     run++;
                 }
             }
-            if (sbuf_append(out, sp + sp_len - run, run)) return -1;
+            sbuf_append(out, sp + sp_len - run, run);
             is_prev_space = sp[sp_len - 1] == ' ';
         }
         in += used;
@@ -240,6 +235,5 @@ int sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, stru
             out->s[out->n] = '\0';
         }
     }
-    if (n->treat_whitespace_as_suffix && n->add_dummy_prefix && sbuf_append(out, space, space_len)) return -1;
-    return 0;
+    if (n->treat_whitespace_as_suffix && n->add_dummy_prefix) sbuf_append(out, space, space_len);
 }

@@ -24,8 +24,8 @@ struct sp_matcher {
     uint8_t first[32];        // bit set of the symbols' first bytes
 };
 
-// Indexes syms[0..n) (distinct strings). Returns 0, or -1 when memory runs out.
-int sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n);
+// Indexes syms[0..n) (distinct strings).
+void sp_matcher_init(struct sp_matcher *m, const char *const *syms, const uint32_t *lens, int n);
 void sp_matcher_free(struct sp_matcher *m);
 
 // Length of the longest symbol that prefixes s[0..len) (*found = 1), else the length of one
@@ -43,11 +43,11 @@ struct sp_normalizer {
 };
 
 // Copies the charsmap blob (<u32 LE trie bytes><trie><pool>). Returns 0, or -1 with *why
-// when it is malformed, -2 when memory runs out. An empty blob means no charsmap.
+// when it is malformed. An empty blob means no charsmap.
 int sp_normalizer_set_charsmap(struct sp_normalizer *n, const uint8_t *blob, size_t len, const char **why);
 
-// Appends the normalized form of in[0..len) to out. Returns 0, or -1 when memory runs out.
-int sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, struct sbuf *out);
+// Appends the normalized form of in[0..len) to out.
+void sp_normalize(const struct sp_normalizer *n, const char *in, size_t len, struct sbuf *out);
 
 void sp_normalizer_free(struct sp_normalizer *n);
 

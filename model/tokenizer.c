@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "model/tokenizer_impl.h"
 
 #define TOKENIZER_MAX_BYTES ((size_t)512 << 20)
@@ -42,11 +43,7 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     size_t len = 0;
     int rc = file_read_all(path, TOKENIZER_MAX_BYTES, &data, &len, err);
     if (rc) return rc;
-    struct tokenizer *t = calloc(1, sizeof *t);
-    if (!t) {
-        free(data);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    struct tokenizer *t = xsa_calloc(1, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     t->bos_id = t->eos_id = -1;
     size_t i = 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 #include "model/tokenizer_impl.h"
 
@@ -76,14 +77,13 @@ static int pat_cmp(const void *a, const void *b) {
     return x->added - y->added;
 }
 
-static int matcher_build(struct hft_matcher *m) {
+static void matcher_build(struct hft_matcher *m) {
     qsort(m->pats, m->n, sizeof *m->pats, pat_cmp);
     size_t k = 0;
     for (int b = 0; b <= 256; b++) {
         while (k < m->n && (unsigned char)m->pats[k].s[0] < b) k++;
         m->start[b] = (uint32_t)k;
     }
-    return 0;
 }
 
 static void matcher_free(struct hft_matcher *m) {
@@ -116,7 +116,7 @@ static int starts_with_word(const char *s, size_t i, size_t len) {
 }
 
 // AddedVocabulary::find_matches + split: appends the pieces of s[0..len) to *out.
-static int split_added(const struct hft_tok *t, const struct hft_matcher *m, const char *s, size_t len, int first,
+static void split_added(const struct hft_tok *t, const struct hft_matcher *m, const char *s, size_t len, int first,
                        struct hft_pieces *out) {
     size_t start_offset = 0;
     if (m->n) {
@@ -153,16 +153,13 @@ static int split_added(const struct hft_tok *t, const struct hft_matcher *m, con
                     stop = q;
                 }
             }
-            if (start_offset < start && hft_pieces_push(out, s + start_offset, start - start_offset, -1,
-                                                       first && start_offset == 0))
-                return -1;
-            if (stop > start && hft_pieces_push(out, s + start, stop - start, a->id, first && start == 0)) return -1;
+            if (start_offset < start)
+                hft_pieces_push(out, s + start_offset, start - start_offset, -1, first && start_offset == 0);
+            if (stop > start) hft_pieces_push(out, s + start, stop - start, a->id, first && start == 0);
             start_offset = stop;
         }
     }
-    if (start_offset < len && hft_pieces_push(out, s + start_offset, len - start_offset, -1, first && start_offset == 0))
-        return -1;
-    return 0;
+    if (start_offset < len) hft_pieces_push(out, s + start_offset, len - start_offset, -1, first && start_offset == 0);
 }
 
 static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xsa_error *err) {
@@ -170,8 +167,7 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
     if (!cJSON_IsArray(arr)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"added_tokens\" must be an array", path);
     size_t n = (size_t)cJSON_GetArraySize(arr);
     if (n > HFT_MAX_ADDED) return xsa_fail(err, XSA_EBADINPUT, "%s: too many added tokens (%zu)", path, n);
-    t->added = calloc(n ? n : 1, sizeof *t->added);
-    if (!t->added) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    t->added = xsa_calloc(n, sizeof *t->added);
     // AddedVocabulary::add_tokens: a token in the model vocabulary keeps its id, others get the
     // next id after max(model size, largest added id).
     int32_t next_id = (int32_t)t->bpe.vocab.n;
@@ -203,12 +199,8 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
             t->added[dup] = a;
             continue;
         }
-        a.content = strdup(c);
-        if (!a.content || hft_strmap_put(&seen, c, a.len, (int32_t)t->nadded) < 0) {
-            free(a.content);
-            rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-            break;
-        }
+        a.content = xsa_strdup(c);
+        hft_strmap_put(&seen, c, a.len, (int32_t)t->nadded);
         t->added[t->nadded++] = a;
     }
     hft_strmap_free(&seen);
@@ -216,14 +208,11 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
 }
 
 static int build_matchers(struct hft_tok *t, xsa_error *err) {
-    t->raw.pats = calloc(t->nadded + 1, sizeof *t->raw.pats);
-    t->normed.pats = calloc(t->nadded + 1, sizeof *t->normed.pats);
-    if (!t->raw.pats || !t->normed.pats) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    struct hft_ctx ctx = {0};
-    ctx.path = t->path;
-    ctx.md = pcre2_match_data_create(1, NULL);
-    size_t *offs = calloc(t->nadded + 1, sizeof *offs), *lens = calloc(t->nadded + 1, sizeof *lens);
-    int rc = (!ctx.md || !offs || !lens) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    t->raw.pats = xsa_calloc(t->nadded + 1, sizeof *t->raw.pats);
+    t->normed.pats = xsa_calloc(t->nadded + 1, sizeof *t->normed.pats);
+    struct hft_ctx ctx = hft_ctx_make(t->path);
+    size_t *offs = xsa_calloc(t->nadded + 1, sizeof *offs), *lens = xsa_calloc(t->nadded + 1, sizeof *lens);
+    int rc = 0;
     for (size_t k = 0; !rc && k < t->nadded; k++) {
         const struct hft_added *a = &t->added[k];
         if (!a->normalized) {
@@ -232,7 +221,7 @@ static int build_matchers(struct hft_tok *t, xsa_error *err) {
         }
         offs[k] = t->normed.own.n;
         if (t->norm) rc = hft_norm_apply(t->norm, a->content, a->len, &t->normed.own, &ctx, err);
-        else if (sbuf_append(&t->normed.own, a->content, a->len)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        else sbuf_append(&t->normed.own, a->content, a->len);
         lens[k] = t->normed.own.n - offs[k];
     }
     for (size_t k = 0; !rc && k < t->nadded; k++) {  // pointers once the buffer stops moving
@@ -337,14 +326,13 @@ static int parse_post(struct hft_tok *t, const cJSON *j, const char *path, xsa_e
 }
 
 // Applies the post-processor steps to ids[from..out->n).
-static int post_process(const struct hft_tok *t, struct ivec *out, size_t from) {
+static void post_process(const struct hft_tok *t, struct ivec *out, size_t from) {
     for (size_t s = 0; s < t->ntmpl; s++) {
         const struct hft_template *tp = &t->tmpl[s];
         size_t nseq = out->n - from, extra = 0;
         for (size_t k = 0; k < tp->n; k++) extra += tp->items[k] >= 0 ? 1 : nseq;
-        if (ivec_reserve(out, out->n + extra)) return -1;
-        int32_t *seq = malloc((nseq ? nseq : 1) * sizeof *seq);
-        if (!seq) return -1;
+        ivec_reserve(out, out->n + extra);
+        int32_t *seq = xsa_malloc(nseq * sizeof *seq);
         memcpy(seq, out->v + from, nseq * sizeof *seq);
         out->n = from;
         for (size_t k = 0; k < tp->n; k++) {
@@ -356,10 +344,13 @@ static int post_process(const struct hft_tok *t, struct ivec *out, size_t from) 
         }
         free(seq);
     }
-    return 0;
 }
 
 // ---- encode / decode ----
+
+struct hft_ctx hft_ctx_make(const char *path) {
+    return (struct hft_ctx){.md = xsa_alloc_check(pcre2_match_data_create(1, NULL)), .path = path};
+}
 
 void hft_ctx_free(struct hft_ctx *ctx) {
     if (ctx->md) pcre2_match_data_free(ctx->md);
@@ -369,65 +360,61 @@ void hft_ctx_free(struct hft_ctx *ctx) {
     hft_pieces_free(&ctx->pa);
     hft_pieces_free(&ctx->pb);
     free(ctx->syms);
-    free(ctx->heap);
+    xsa_heap_free(&ctx->heap);
     memset(ctx, 0, sizeof *ctx);
 }
 
 static int hft_encode(const void *impl, const char *text, size_t len, int add_special, struct ivec *out,
                      xsa_error *err) {
     const struct hft_tok *t = impl;
-    struct hft_ctx ctx = {0};
-    ctx.path = t->path;
-    ctx.md = pcre2_match_data_create(1, NULL);
+    struct hft_ctx ctx = hft_ctx_make(t->path);
     struct sbuf clean = {0};
     size_t from = out->n;
-    int rc = ctx.md ? 0 : -1;
-    if (!rc && !hft_utf8_valid(text, len)) {
-        rc = hft_utf8_sanitize(text, len, &clean);
+    int rc = 0;
+    if (!hft_utf8_valid(text, len)) {
+        hft_utf8_sanitize(text, len, &clean);
         text = clean.s;
         len = clean.n;
     }
-    if (!rc) rc = split_added(t, &t->raw, text, len, 1, &ctx.pa);
+    split_added(t, &t->raw, text, len, 1, &ctx.pa);
     // Normalize each text piece, then cut out the normalized added tokens.
     for (size_t k = 0; !rc && k < ctx.pa.n; k++) {
         const struct hft_piece *p = &ctx.pa.v[k];
         const char *s = ctx.pa.buf.s + p->off;
         if (p->id >= 0) {
-            rc = hft_pieces_push(&ctx.pb, s, p->len, p->id, p->first);
+            hft_pieces_push(&ctx.pb, s, p->len, p->id, p->first);
             continue;
         }
         if (t->norm) {
             ctx.tmp2.n = 0;
-            rc = sbuf_append(&ctx.tmp2, "", 0) ? -1 : hft_norm_apply(t->norm, s, p->len, &ctx.tmp2, &ctx, err);
+            sbuf_append(&ctx.tmp2, "", 0);
+            rc = hft_norm_apply(t->norm, s, p->len, &ctx.tmp2, &ctx, err);
             if (rc) break;
             struct sbuf normed = ctx.tmp2;  // split_added may not touch tmp2; take it over
             ctx.tmp2 = (struct sbuf){0};
-            rc = split_added(t, &t->normed, normed.s, normed.n, p->first, &ctx.pb);
+            split_added(t, &t->normed, normed.s, normed.n, p->first, &ctx.pb);
             sbuf_free(&normed);
         } else {
-            rc = split_added(t, &t->normed, s, p->len, p->first, &ctx.pb);
+            split_added(t, &t->normed, s, p->len, p->first, &ctx.pb);
         }
     }
     if (!rc && t->pretok) rc = hft_pretok_apply(t->pretok, &ctx.pb, &ctx, err);
     for (size_t k = 0; !rc && k < ctx.pb.n; k++) {
         const struct hft_piece *p = &ctx.pb.v[k];
-        if (p->id >= 0) rc = ivec_push(out, p->id);
+        if (p->id >= 0) ivec_push(out, p->id);
         else rc = hft_bpe_encode_word(&t->bpe, ctx.pb.buf.s + p->off, p->len, out, &ctx, err);
     }
-    if (!rc && add_special) rc = post_process(t, out, from);
+    if (!rc && add_special) post_process(t, out, from);
     sbuf_free(&clean);
     hft_ctx_free(&ctx);
-    if (rc && !err->code) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
     if (rc) out->n = from;
-    return rc ? err->code : 0;
+    return rc;
 }
 
 static int hft_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf *out, xsa_error *err) {
     const struct hft_tok *t = impl;
-    struct hft_ctx ctx = {0};
-    ctx.path = t->path;
-    ctx.md = pcre2_match_data_create(1, NULL);
-    int rc = ctx.md ? 0 : xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct hft_ctx ctx = hft_ctx_make(t->path);
+    int rc = 0;
     struct hft_pieces toks = {0};
     for (size_t k = 0; !rc && k < n; k++) {
         int32_t id = ids[k];
@@ -444,7 +431,7 @@ static int hft_decode(const void *impl, const int32_t *ids, size_t n, struct sbu
             s = t->bpe.id_str[id];
             len = strlen(s);
         }
-        if (s && hft_pieces_push(&toks, s, len, -1, 0)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (s) hft_pieces_push(&toks, s, len, -1, 0);
         // an id with no token is skipped, as the library does
     }
     if (!rc) rc = hft_dec_apply(t->dec, &toks, out, &ctx, err);
@@ -497,8 +484,7 @@ static int hft_build(struct hft_tok *t, const cJSON *root, const char *path, xsa
     if ((rc = parse_added(t, cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), path, err))) return rc;
     if ((rc = parse_post(t, cJSON_GetObjectItemCaseSensitive(root, "post_processor"), path, err))) return rc;
     if ((rc = build_matchers(t, err))) return rc;
-    t->added_of_id = malloc((size_t)(t->n_ids ? t->n_ids : 1) * sizeof *t->added_of_id);
-    if (!t->added_of_id) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    t->added_of_id = xsa_calloc((size_t)t->n_ids, sizeof *t->added_of_id);
     for (int32_t i = 0; i < t->n_ids; i++) t->added_of_id[i] = -1;
     for (size_t k = 0; k < t->nadded; k++) t->added_of_id[t->added[k].id] = (int32_t)k;
     return 0;
@@ -513,11 +499,7 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
         size_t off = (at && at >= data && at <= data + len) ? (size_t)(at - data) : 0;
         return xsa_fail(err, XSA_EBADINPUT, "%s: malformed JSON near byte %zu", path, off);
     }
-    struct hft_tok *h = calloc(1, sizeof *h);
-    if (!h) {
-        cJSON_Delete(root);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    struct hft_tok *h = xsa_calloc(1, sizeof *h);
     snprintf(h->path, sizeof h->path, "%s", path);
     int rc = hft_build(h, root, path, err);
     cJSON_Delete(root);
@@ -531,11 +513,8 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
     t->vocab_size = h->n_ids;
     // BOS: what the post-processor puts before an empty text.
     struct ivec probe = {0};
-    if (ivec_push(&probe, -1) || post_process(h, &probe, 0)) {
-        ivec_free(&probe);
-        hft_destroy(h);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    }
+    ivec_push(&probe, -1);
+    post_process(h, &probe, 0);
     if (probe.n > 1 && probe.v[0] >= 0) {
         t->bos_id = probe.v[0];
         t->adds_bos = 1;

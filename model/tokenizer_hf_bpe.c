@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 
 #define HFT_MAX_ID (1 << 24)
@@ -38,10 +40,9 @@ static uint64_t hash_bytes(const char *k, size_t len) {
     return h ^ (h >> 29);
 }
 
-static int strmap_grow(struct hft_strmap *m) {
+static void strmap_grow(struct hft_strmap *m) {
     size_t nc = m->cap ? m->cap * 2 : 1024;
-    uint32_t *slots = calloc(nc, sizeof *slots);
-    if (!slots) return -1;
+    uint32_t *slots = xsa_calloc(nc, sizeof *slots);
     for (size_t e = 0; e < m->n; e++) {
         size_t h = (size_t)hash_bytes(m->keys.s + m->offs[e], m->lens[e]) & (nc - 1);
         while (slots[h]) h = (h + 1) & (nc - 1);
@@ -50,7 +51,6 @@ static int strmap_grow(struct hft_strmap *m) {
     free(m->slots);
     m->slots = slots;
     m->cap = nc;
-    return 0;
 }
 
 int32_t hft_strmap_get(const struct hft_strmap *m, const char *k, size_t len) {
@@ -66,7 +66,7 @@ int32_t hft_strmap_get(const struct hft_strmap *m, const char *k, size_t len) {
 }
 
 int hft_strmap_put(struct hft_strmap *m, const char *k, size_t len, int32_t v) {
-    if ((m->n + 1) * 2 > m->cap && strmap_grow(m)) return -1;
+    if ((m->n + 1) * 2 > m->cap) strmap_grow(m);
     size_t h = (size_t)hash_bytes(k, len) & (m->cap - 1);
     for (;;) {
         uint32_t e = m->slots[h];
@@ -78,21 +78,16 @@ int hft_strmap_put(struct hft_strmap *m, const char *k, size_t len, int32_t v) {
         }
         h = (h + 1) & (m->cap - 1);
     }
-    if (m->n == m->ncap) {
-        size_t nc = m->ncap ? m->ncap * 2 : 1024;
-        size_t *o = realloc(m->offs, nc * sizeof *o);
-        if (!o) return -1;
-        m->offs = o;
-        uint32_t *l = realloc(m->lens, nc * sizeof *l);
-        if (!l) return -1;
-        m->lens = l;
-        int32_t *vv = realloc(m->vals, nc * sizeof *vv);
-        if (!vv) return -1;
-        m->vals = vv;
+    if (m->n == m->ncap) {  // three parallel arrays, one capacity
+        size_t nc = xsa_grow_cap(m->ncap, m->n + 1);
+        m->offs = xsa_realloc_array(m->offs, nc, sizeof *m->offs);
+        m->lens = xsa_realloc_array(m->lens, nc, sizeof *m->lens);
+        m->vals = xsa_realloc_array(m->vals, nc, sizeof *m->vals);
         m->ncap = nc;
     }
     m->offs[m->n] = m->keys.n;
-    if (sbuf_append(&m->keys, k, len) || sbuf_append(&m->keys, "", 1)) return -1;  // keys stay NUL-separated
+    sbuf_append(&m->keys, k, len);
+    sbuf_append(&m->keys, "", 1);  // keys stay NUL-separated
     m->lens[m->n] = (uint32_t)len;
     m->vals[m->n] = v;
     m->slots[h] = (uint32_t)++m->n;
@@ -135,8 +130,7 @@ static int add_merge(struct hft_bpe *b, const char *x, size_t xl, const char *y,
     if (yl < pl) pl = 0;  // Rust would panic on the slice; treat as no prefix
     char stackbuf[256];
     size_t nl = xl + yl - pl;
-    char *buf = nl <= sizeof stackbuf ? stackbuf : malloc(nl);
-    if (!buf) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    char *buf = nl <= sizeof stackbuf ? stackbuf : xsa_malloc(nl);
     memcpy(buf, x, xl);
     memcpy(buf + xl, y + pl, yl - pl);
     int32_t n = hft_strmap_get(&b->vocab, buf, nl);
@@ -159,10 +153,9 @@ static int parse_merges(struct hft_bpe *b, const cJSON *merges, const char *path
     size_t n = (size_t)cJSON_GetArraySize(merges);
     b->mcap = 1024;
     while (b->mcap < n * 2 + 2) b->mcap *= 2;
-    b->mkeys = calloc(b->mcap, sizeof *b->mkeys);
-    b->mrank = calloc(b->mcap, sizeof *b->mrank);
-    b->mnew = calloc(b->mcap, sizeof *b->mnew);
-    if (!b->mkeys || !b->mrank || !b->mnew) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    b->mkeys = xsa_calloc(b->mcap, sizeof *b->mkeys);
+    b->mrank = xsa_calloc(b->mcap, sizeof *b->mrank);
+    b->mnew = xsa_calloc(b->mcap, sizeof *b->mnew);
     uint32_t rank = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, merges) {
@@ -188,11 +181,9 @@ static int parse_merges(struct hft_bpe *b, const cJSON *merges, const char *path
     return 0;
 }
 
-static int dup_opt(char **dst, const cJSON *model, const char *key) {
+static char *dup_opt(const cJSON *model, const char *key) {
     const char *s = hft_json_str(model, key);
-    if (!s) return 0;
-    *dst = strdup(s);
-    return *dst ? 0 : -1;
+    return s ? xsa_strdup(s) : NULL;
 }
 
 int hft_bpe_parse(struct hft_bpe *b, const cJSON *model, const char *path, xsa_error *err) {
@@ -214,8 +205,8 @@ int hft_bpe_parse(struct hft_bpe *b, const cJSON *model, const char *path, xsa_e
     b->fuse_unk = hft_json_bool(model, "fuse_unk", 0);
     b->byte_fallback = hft_json_bool(model, "byte_fallback", 0);
     b->ignore_merges = hft_json_bool(model, "ignore_merges", 0);
-    if (dup_opt(&b->prefix, model, "continuing_subword_prefix") || dup_opt(&b->suffix, model, "end_of_word_suffix"))
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    b->prefix = dup_opt(model, "continuing_subword_prefix");
+    b->suffix = dup_opt(model, "end_of_word_suffix");
     const cJSON *e;
     int32_t max_id = -1;
     cJSON_ArrayForEach(e, vocab) {
@@ -224,13 +215,11 @@ int hft_bpe_parse(struct hft_bpe *b, const cJSON *model, const char *path, xsa_e
             return xsa_fail(err, XSA_EBADINPUT, "%s: vocab entry '%.100s' has no valid id (an integer in [0, %d))", path,
                             e->string ? e->string : "", HFT_MAX_ID);
         int32_t id = (int32_t)d;
-        if (hft_strmap_put(&b->vocab, e->string, strlen(e->string), id) < 0)
-            return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        hft_strmap_put(&b->vocab, e->string, strlen(e->string), id);
         if (id > max_id) max_id = id;
     }
     b->n_ids = max_id + 1;
-    b->id_str = calloc((size_t)(b->n_ids ? b->n_ids : 1), sizeof *b->id_str);
-    if (!b->id_str) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    b->id_str = xsa_calloc((size_t)b->n_ids, sizeof *b->id_str);
     for (size_t k = 0; k < b->vocab.n; k++) b->id_str[b->vocab.vals[k]] = b->vocab.keys.s + b->vocab.offs[k];
     int rc = parse_merges(b, merges, path, err);
     if (rc) return rc;
@@ -246,18 +235,14 @@ int hft_bpe_parse(struct hft_bpe *b, const cJSON *model, const char *path, xsa_e
         b->byte_ids[x] = hft_strmap_get(&b->vocab, code, 6);
     }
     if (!b->prefix && !b->suffix) {  // a direct table for one-character tokens
-        b->cp_ids = malloc(HFT_CP_TABLE * sizeof *b->cp_ids);
-        if (!b->cp_ids) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        b->cp_ids = xsa_malloc(HFT_CP_TABLE * sizeof *b->cp_ids);
+        struct sbuf t = {0};
         for (uint32_t cp = 0; cp < HFT_CP_TABLE; cp++) {
-            struct sbuf t = {0};
-            char tmp[4];
-            size_t n = 0;
-            if (hft_utf8_put(&t, cp)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-            n = t.n;
-            memcpy(tmp, t.s, n);
-            sbuf_free(&t);
-            b->cp_ids[cp] = hft_strmap_get(&b->vocab, tmp, n);
+            t.n = 0;
+            hft_utf8_put(&t, cp);
+            b->cp_ids[cp] = hft_strmap_get(&b->vocab, t.s, t.n);
         }
+        sbuf_free(&t);
     }
     return 0;
 }
@@ -276,58 +261,23 @@ void hft_bpe_free(struct hft_bpe *b) {
 
 // ---- encoding one word ----
 
-static int sym_add(struct hft_ctx *ctx, size_t *n, int32_t c, uint32_t len) {
-    if (*n == ctx->capsyms) {
-        size_t nc = ctx->capsyms ? ctx->capsyms * 2 : 256;
-        struct hft_sym *s = realloc(ctx->syms, nc * sizeof *s);
-        if (!s) return -1;
-        ctx->syms = s;
-        ctx->capsyms = nc;
-    }
+static void sym_add(struct hft_ctx *ctx, size_t *n, int32_t c, uint32_t len) {
+    XSA_GROW(ctx->syms, ctx->capsyms, *n + 1);
     struct hft_sym *s = ctx->syms;
     if (*n) s[*n - 1].next = (int32_t)*n;
     s[*n] = (struct hft_sym){c, (int32_t)*n - 1, -1, len};
     (*n)++;
-    return 0;
 }
 
-static int mrg_less(const struct hft_mrg *a, const struct hft_mrg *b) {
+// The library's queue order: lowest rank first, then the leftmost.
+static int mrg_less(const void *pa, const void *pb) {
+    const struct hft_mrg *a = pa, *b = pb;
     return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos;
 }
 
-static int heap_push(struct hft_ctx *ctx, size_t *n, struct hft_mrg m) {
-    if (*n == ctx->capheap) {
-        size_t nc = ctx->capheap ? ctx->capheap * 2 : 256;
-        struct hft_mrg *h = realloc(ctx->heap, nc * sizeof *h);
-        if (!h) return -1;
-        ctx->heap = h;
-        ctx->capheap = nc;
-    }
-    struct hft_mrg *h = ctx->heap;
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!mrg_less(&m, &h[p])) break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = m;
-    return 0;
-}
-
-static struct hft_mrg heap_pop(struct hft_ctx *ctx, size_t *n) {
-    struct hft_mrg *h = ctx->heap, top = h[0], last = h[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && mrg_less(&h[c + 1], &h[c])) c++;
-        if (!mrg_less(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n) h[i] = last;
-    return top;
+static void mrg_push(struct hft_ctx *ctx, uint32_t rank, uint32_t pos, int32_t new_id) {
+    struct hft_mrg m = {rank, pos, new_id};
+    xsa_heap_push(&ctx->heap, &m, sizeof m, mrg_less);
 }
 
 // Id of the token for one character (with the subword prefix / word suffix when they apply).
@@ -338,9 +288,9 @@ static int32_t char_id(const struct hft_bpe *b, const char *s, size_t st, size_t
     if (b->cp_ids) return cp < HFT_CP_TABLE ? b->cp_ids[cp] : hft_strmap_get(&b->vocab, s + st, en - st);
     struct sbuf *t = &ctx->tmp2;
     t->n = 0;
-    if ((st > 0 && b->prefix && sbuf_append(t, b->prefix, strlen(b->prefix))) || sbuf_append(t, s + st, en - st) ||
-        (en == len && b->suffix && sbuf_append(t, b->suffix, strlen(b->suffix))))
-        return -3;
+    if (st > 0 && b->prefix) sbuf_puts(t, b->prefix);
+    sbuf_append(t, s + st, en - st);
+    if (en == len && b->suffix) sbuf_puts(t, b->suffix);
     *str = t->s;
     *slen = t->n;
     return hft_strmap_get(&b->vocab, t->s, t->n);
@@ -351,7 +301,10 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
     if (len == 0) return 0;
     if (b->ignore_merges) {
         int32_t id = hft_strmap_get(&b->vocab, s, len);
-        if (id >= 0) return ivec_push(out, id) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+        if (id >= 0) {
+            ivec_push(out, id);
+            return 0;
+        }
     }
     size_t n = 0;
     int32_t unk = -1;
@@ -362,11 +315,10 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
         const char *str;
         size_t slen;
         int32_t id = char_id(b, s, st, i, len, cp, ctx, &str, &slen);
-        if (id == -3) goto oom;
         if (id >= 0) {
-            if (unk >= 0 && sym_add(ctx, &n, unk, unk_len)) goto oom;
+            if (unk >= 0) sym_add(ctx, &n, unk, unk_len);
             unk = -1;
-            if (sym_add(ctx, &n, id, (uint32_t)(i - st))) goto oom;
+            sym_add(ctx, &n, id, (uint32_t)(i - st));
             continue;
         }
         if (b->byte_fallback) {
@@ -374,8 +326,7 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
             while (k < slen && b->byte_ids[(unsigned char)str[k]] >= 0) k++;
             if (k == slen) {
                 // The library adds the byte tokens without flushing a pending unknown token.
-                for (k = 0; k < slen; k++)
-                    if (sym_add(ctx, &n, b->byte_ids[(unsigned char)str[k]], 1)) goto oom;
+                for (k = 0; k < slen; k++) sym_add(ctx, &n, b->byte_ids[(unsigned char)str[k]], 1);
                 continue;
             }
         }
@@ -385,25 +336,23 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
         if (unk >= 0 && b->fuse_unk) {
             unk_len += (uint32_t)(i - st);
         } else {
-            if (unk >= 0 && sym_add(ctx, &n, unk, unk_len)) goto oom;
+            if (unk >= 0) sym_add(ctx, &n, unk, unk_len);
             unk = b->unk_id;
             unk_len = (uint32_t)(i - st);
         }
     }
-    if (unk >= 0 && sym_add(ctx, &n, unk, unk_len)) goto oom;
+    if (unk >= 0) sym_add(ctx, &n, unk, unk_len);
 
     struct hft_sym *sy = ctx->syms;
-    size_t nh = 0;
+    ctx->heap.n = 0;
     for (size_t k = 0; k + 1 < n; k++) {
         uint32_t rank;
         int32_t nid;
-        if (merge_get(b, sy[k].c, sy[k + 1].c, &rank, &nid) &&
-            heap_push(ctx, &nh, (struct hft_mrg){rank, (uint32_t)k, nid}))
-            goto oom;
+        if (merge_get(b, sy[k].c, sy[k + 1].c, &rank, &nid)) mrg_push(ctx, rank, (uint32_t)k, nid);
     }
-    while (nh) {
-        struct hft_mrg top = heap_pop(ctx, &nh);
-        sy = ctx->syms;
+    while (ctx->heap.n) {
+        struct hft_mrg top;
+        xsa_heap_pop(&ctx->heap, &top, sizeof top, mrg_less);
         struct hft_sym *cur = &sy[top.pos];
         if (cur->len == 0 || cur->next == -1) continue;
         int32_t next_pos = cur->next;
@@ -416,18 +365,12 @@ int hft_bpe_encode_word(const struct hft_bpe *b, const char *s, size_t len, stru
         cur->next = right.next;
         sy[next_pos].len = 0;
         if (right.next > -1 && (size_t)right.next < n) sy[right.next].prev = (int32_t)top.pos;
-        if (cur->prev >= 0 && merge_get(b, sy[cur->prev].c, cur->c, &rank, &nid) &&
-            heap_push(ctx, &nh, (struct hft_mrg){rank, (uint32_t)cur->prev, nid}))
-            goto oom;
-        sy = ctx->syms;
-        cur = &sy[top.pos];
-        if (cur->next >= 0 && (size_t)cur->next < n && merge_get(b, cur->c, sy[cur->next].c, &rank, &nid) &&
-            heap_push(ctx, &nh, (struct hft_mrg){rank, top.pos, nid}))
-            goto oom;
+        if (cur->prev >= 0 && merge_get(b, sy[cur->prev].c, cur->c, &rank, &nid))
+            mrg_push(ctx, rank, (uint32_t)cur->prev, nid);
+        if (cur->next >= 0 && (size_t)cur->next < n && merge_get(b, cur->c, sy[cur->next].c, &rank, &nid))
+            mrg_push(ctx, rank, top.pos, nid);
     }
     for (size_t k = 0; k < n; k++)
-        if (ctx->syms[k].len && ivec_push(out, ctx->syms[k].c)) goto oom;
+        if (ctx->syms[k].len) ivec_push(out, ctx->syms[k].c);
     return 0;
-oom:
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory");
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 
 enum { D_SEQ, D_BYTELEVEL, D_METASPACE, D_BYTEFALLBACK, D_FUSE, D_STRIP, D_REPLACE };
@@ -41,8 +42,7 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
     *out = NULL;
     const char *type = hft_json_str(j, "type");
     if (!type) return xsa_fail(err, XSA_EBADINPUT, "%s: decoder without a \"type\"", path);
-    struct hft_dec *d = calloc(1, sizeof *d);
-    if (!d) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct hft_dec *d = xsa_calloc(1, sizeof *d);
     int rc = 0;
     if (!strcmp(type, "Sequence")) {
         d->type = D_SEQ;
@@ -51,13 +51,12 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Sequence without a \"decoders\" array", path);
         } else {
             size_t k = (size_t)cJSON_GetArraySize(arr);
-            d->kids = calloc(k ? k : 1, sizeof *d->kids);
-            if (!d->kids) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            d->kids = xsa_calloc(k, sizeof *d->kids);
             const cJSON *e;
             cJSON_ArrayForEach(e, arr) {
-                if (rc) break;
                 rc = hft_dec_parse(&d->kids[d->nkids], e, path, err);
-                if (!rc) d->nkids++;
+                if (rc) break;
+                d->nkids++;
             }
         }
     } else if (!strcmp(type, "ByteLevel")) {
@@ -96,10 +95,9 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
         if (!c) {
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: decoder Replace without \"content\"", path);
         } else {
-            d->content = strdup(c);
+            d->content = xsa_strdup(c);
             d->content_len = strlen(c);
-            if (!d->content) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-            else rc = hft_regex_from_json(&d->re, cJSON_GetObjectItemCaseSensitive(j, "pattern"), path, "decoder Replace", err);
+            rc = hft_regex_from_json(&d->re, cJSON_GetObjectItemCaseSensitive(j, "pattern"), path, "decoder Replace", err);
         }
     } else {
         rc = xsa_fail(err, XSA_EBADINPUT,
@@ -115,12 +113,9 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
     return 0;
 }
 
-#define OOM xsa_fail(err, XSA_ERUNTIME, "out of memory")
-
-static int byte_level(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+static void byte_level(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out) {
     struct sbuf raw = {0};
-    int rc = 0;
-    for (size_t k = 0; !rc && k < in->n; k++) {
+    for (size_t k = 0; k < in->n; k++) {
         const char *s = in->buf.s + in->v[k].off;
         size_t len = in->v[k].len, i = 0, mark = raw.n;
         int ok = 1;
@@ -129,39 +124,34 @@ static int byte_level(const struct hft_dec *d, const struct hft_pieces *in, stru
             if (cp >= 324 || d->char_byte[cp] < 0) ok = 0;
             else {
                 char b = (char)d->char_byte[cp];
-                if (sbuf_append(&raw, &b, 1)) rc = OOM;
+                sbuf_append(&raw, &b, 1);
             }
         }
         if (!ok) {  // a character outside the byte alphabet: the token's own bytes
             raw.n = mark;
-            if (sbuf_append(&raw, s, len)) rc = OOM;
+            sbuf_append(&raw, s, len);
         }
     }
     // String::from_utf8_lossy over the whole byte string.
     struct sbuf fixed = {0};
-    if (!rc && (hft_utf8_sanitize(raw.s ? raw.s : "", raw.n, &fixed) || hft_pieces_push(out, fixed.s, fixed.n, -1, 0)))
-        rc = OOM;
+    hft_utf8_sanitize(raw.s ? raw.s : "", raw.n, &fixed);
+    hft_pieces_push(out, fixed.s, fixed.n, -1, 0);
     sbuf_free(&raw);
     sbuf_free(&fixed);
-    return rc;
 }
 
-static int metaspace(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+static void metaspace(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out) {
     for (size_t k = 0; k < in->n; k++) {
         const char *s = in->buf.s + in->v[k].off;
         size_t len = in->v[k].len, i = 0, off = out->buf.n;
         while (i < len) {
             size_t st = i;
             uint32_t cp = hft_utf8_next(s, len, &i);
-            int r;
-            if (cp != d->ch) r = sbuf_append(&out->buf, s + st, i - st);
-            else if (k == 0 && !d->prepend_never) r = 0;  // every replacement of the first token is dropped
-            else r = sbuf_append(&out->buf, " ", 1);
-            if (r) return OOM;
+            if (cp != d->ch) sbuf_append(&out->buf, s + st, i - st);
+            else if (k > 0 || d->prepend_never) sbuf_append(&out->buf, " ", 1);  // in the first token: dropped, unless never prepended
         }
-        if (hft_pieces_push_tail(out, off, -1, 0)) return OOM;
+        hft_pieces_push_tail(out, off, -1, 0);
     }
-    return 0;
 }
 
 static int parse_byte_token(const char *s, size_t len, unsigned char *b) {
@@ -182,35 +172,31 @@ static int parse_byte_token(const char *s, size_t len, unsigned char *b) {
     return 1;
 }
 
-static int flush_bytes(struct sbuf *bytes, struct hft_pieces *out) {
-    if (!bytes->n) return 0;
-    int rc = 0;
-    if (hft_utf8_valid(bytes->s, bytes->n)) rc = hft_pieces_push(out, bytes->s, bytes->n, -1, 0);
+static void flush_bytes(struct sbuf *bytes, struct hft_pieces *out) {
+    if (!bytes->n) return;
+    if (hft_utf8_valid(bytes->s, bytes->n)) hft_pieces_push(out, bytes->s, bytes->n, -1, 0);
     else
-        for (size_t k = 0; !rc && k < bytes->n; k++) rc = hft_pieces_push(out, "\xEF\xBF\xBD", 3, -1, 0);
+        for (size_t k = 0; k < bytes->n; k++) hft_pieces_push(out, "\xEF\xBF\xBD", 3, -1, 0);
     bytes->n = 0;
-    return rc;
 }
 
-static int byte_fallback(const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+static void byte_fallback(const struct hft_pieces *in, struct hft_pieces *out) {
     struct sbuf bytes = {0};
-    int rc = 0;
-    for (size_t k = 0; !rc && k < in->n; k++) {
+    for (size_t k = 0; k < in->n; k++) {
         const char *s = in->buf.s + in->v[k].off;
         unsigned char b;
         if (parse_byte_token(s, in->v[k].len, &b)) {
-            if (sbuf_append(&bytes, (const char *)&b, 1)) rc = -1;
+            sbuf_append(&bytes, (const char *)&b, 1);
         } else {
-            rc = flush_bytes(&bytes, out);
-            if (!rc) rc = hft_pieces_push(out, s, in->v[k].len, -1, 0);
+            flush_bytes(&bytes, out);
+            hft_pieces_push(out, s, in->v[k].len, -1, 0);
         }
     }
-    if (!rc) rc = flush_bytes(&bytes, out);
+    flush_bytes(&bytes, out);
     sbuf_free(&bytes);
-    return rc ? OOM : 0;
 }
 
-static int strip(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out, xsa_error *err) {
+static void strip(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out) {
     for (size_t k = 0; k < in->n; k++) {
         const char *s = in->buf.s + in->v[k].off;
         size_t len = in->v[k].len, a = 0, b = len, i = 0;
@@ -227,9 +213,8 @@ static int strip(const struct hft_dec *d, const struct hft_pieces *in, struct hf
             b = st;
         }
         if (b < a) b = a;  // the library panics here; we give an empty token
-        if (hft_pieces_push(out, s + a, b - a, -1, 0)) return OOM;
+        hft_pieces_push(out, s + a, b - a, -1, 0);
     }
-    return 0;
 }
 
 static int decode_chain(const struct hft_dec *d, struct hft_pieces *io, struct hft_ctx *ctx, xsa_error *err) {
@@ -243,15 +228,14 @@ static int decode_chain(const struct hft_dec *d, struct hft_pieces *io, struct h
     struct hft_pieces out = {0};
     int rc = 0;
     switch (d->type) {
-    case D_BYTELEVEL: rc = byte_level(d, io, &out, err); break;
-    case D_METASPACE: rc = metaspace(d, io, &out, err); break;
-    case D_BYTEFALLBACK: rc = byte_fallback(io, &out, err); break;
-    case D_STRIP: rc = strip(d, io, &out, err); break;
+    case D_BYTELEVEL: byte_level(d, io, &out); break;
+    case D_METASPACE: metaspace(d, io, &out); break;
+    case D_BYTEFALLBACK: byte_fallback(io, &out); break;
+    case D_STRIP: strip(d, io, &out); break;
     case D_FUSE: {
         size_t off = out.buf.n;
-        for (size_t k = 0; !rc && k < io->n; k++)
-            if (sbuf_append(&out.buf, io->buf.s + io->v[k].off, io->v[k].len)) rc = OOM;
-        if (!rc && hft_pieces_push_tail(&out, off, -1, 0)) rc = OOM;
+        for (size_t k = 0; k < io->n; k++) sbuf_append(&out.buf, io->buf.s + io->v[k].off, io->v[k].len);
+        hft_pieces_push_tail(&out, off, -1, 0);
         break;
     }
     default:  // Replace
@@ -259,7 +243,7 @@ static int decode_chain(const struct hft_dec *d, struct hft_pieces *io, struct h
             size_t off = out.buf.n;
             rc = hft_regex_replace(&d->re, io->buf.s + io->v[k].off, io->v[k].len, d->content, d->content_len, ctx->md,
                                   &out.buf, err);
-            if (!rc && hft_pieces_push_tail(&out, off, -1, 0)) rc = OOM;
+            if (!rc) hft_pieces_push_tail(&out, off, -1, 0);
         }
     }
     if (rc) {
@@ -274,10 +258,11 @@ static int decode_chain(const struct hft_dec *d, struct hft_pieces *io, struct h
 int hft_dec_apply(const struct hft_dec *d, struct hft_pieces *toks, struct sbuf *out, struct hft_ctx *ctx,
                  xsa_error *err) {
     int rc = d ? decode_chain(d, toks, ctx, err) : 0;
-    for (size_t k = 0; !rc && k < toks->n; k++) {
-        if (!d && k && sbuf_append(out, " ", 1)) rc = OOM;  // no decoder: tokens joined by spaces
-        if (!rc && sbuf_append(out, toks->buf.s + toks->v[k].off, toks->v[k].len)) rc = OOM;
+    if (rc) return rc;
+    for (size_t k = 0; k < toks->n; k++) {
+        if (!d && k) sbuf_append(out, " ", 1);  // no decoder: tokens joined by spaces
+        sbuf_append(out, toks->buf.s + toks->v[k].off, toks->v[k].len);
     }
-    if (!rc && sbuf_append(out, "", 0)) rc = OOM;
-    return rc;
+    sbuf_append(out, "", 0);
+    return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <utf8proc.h>
 
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 
 enum { N_SEQ, N_PREPEND, N_REPLACE, N_UNICODE, N_LOWER, N_STRIP };
@@ -29,20 +30,11 @@ void hft_norm_free(struct hft_norm *n) {
     free(n);
 }
 
-static int dup_str(char **dst, size_t *len, const char *s) {
-    *len = strlen(s);
-    *dst = malloc(*len + 1);
-    if (!*dst) return -1;
-    memcpy(*dst, s, *len + 1);
-    return 0;
-}
-
 int hft_norm_parse(struct hft_norm **out, const cJSON *j, const char *path, xsa_error *err) {
     *out = NULL;
     const char *type = hft_json_str(j, "type");
     if (!type) return xsa_fail(err, XSA_EBADINPUT, "%s: normalizer without a \"type\"", path);
-    struct hft_norm *n = calloc(1, sizeof *n);
-    if (!n) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct hft_norm *n = xsa_calloc(1, sizeof *n);
     int rc = 0;
     if (!strcmp(type, "Sequence")) {
         n->type = N_SEQ;
@@ -51,27 +43,29 @@ int hft_norm_parse(struct hft_norm **out, const cJSON *j, const char *path, xsa_
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: normalizer Sequence without a \"normalizers\" array", path);
         } else {
             size_t k = (size_t)cJSON_GetArraySize(arr);
-            n->kids = calloc(k ? k : 1, sizeof *n->kids);
-            if (!n->kids) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            n->kids = xsa_calloc(k, sizeof *n->kids);
             const cJSON *e;
             cJSON_ArrayForEach(e, arr) {
-                if (rc) break;
                 rc = hft_norm_parse(&n->kids[n->nkids], e, path, err);
-                if (!rc) n->nkids++;
+                if (rc) break;
+                n->nkids++;
             }
         }
     } else if (!strcmp(type, "Prepend")) {
         n->type = N_PREPEND;
         const char *p = hft_json_str(j, "prepend");
         if (!p) rc = xsa_fail(err, XSA_EBADINPUT, "%s: normalizer Prepend without \"prepend\"", path);
-        else if (dup_str(&n->str, &n->str_len, p)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        else n->str_len = strlen(n->str = xsa_strdup(p));
     } else if (!strcmp(type, "Replace")) {
         n->type = N_REPLACE;
         const char *c = hft_json_str(j, "content");
-        if (!c) rc = xsa_fail(err, XSA_EBADINPUT, "%s: normalizer Replace without \"content\"", path);
-        else if (dup_str(&n->str, &n->str_len, c)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        else rc = hft_regex_from_json(&n->re, cJSON_GetObjectItemCaseSensitive(j, "pattern"), path,
+        if (!c) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: normalizer Replace without \"content\"", path);
+        } else {
+            n->str_len = strlen(n->str = xsa_strdup(c));
+            rc = hft_regex_from_json(&n->re, cJSON_GetObjectItemCaseSensitive(j, "pattern"), path,
                                      "normalizer Replace", err);
+        }
     } else if (!strcmp(type, "NFC") || !strcmp(type, "NFD") || !strcmp(type, "NFKC") || !strcmp(type, "NFKD")) {
         n->type = N_UNICODE;
         n->opts = UTF8PROC_STABLE | (type[2] == 'K' ? UTF8PROC_COMPAT : 0) |
@@ -96,7 +90,7 @@ int hft_norm_parse(struct hft_norm **out, const cJSON *j, const char *path, xsa_
     return 0;
 }
 
-static int lower(const char *s, size_t len, struct sbuf *out) {
+static void lower(const char *s, size_t len, struct sbuf *out) {
     for (size_t i = 0; i < len;) {
         size_t st = i;
         if ((unsigned char)s[i] < 0x80) {  // ASCII fast path
@@ -104,18 +98,17 @@ static int lower(const char *s, size_t len, struct sbuf *out) {
             for (size_t k = st; k < i; k++) {
                 char c = s[k];
                 if (c >= 'A' && c <= 'Z') c = (char)(c + 32);
-                if (sbuf_append(out, &c, 1)) return -1;
+                sbuf_append(out, &c, 1);
             }
             continue;
         }
         uint32_t cp = hft_utf8_next(s, len, &i);
         if (cp == 0x130) {  // Rust's to_lowercase: the one unconditional multi-character mapping
-            if (sbuf_append(out, "i\xCC\x87", 3)) return -1;
+            sbuf_append(out, "i\xCC\x87", 3);
             continue;
         }
-        if (hft_utf8_put(out, (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp))) return -1;
+        hft_utf8_put(out, (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp));
     }
-    return 0;
 }
 
 static int unicode_norm(const char *s, size_t len, int opts, struct sbuf *out, const char *path, xsa_error *err) {
@@ -123,12 +116,12 @@ static int unicode_norm(const char *s, size_t len, int opts, struct sbuf *out, c
     utf8proc_uint8_t *dst = NULL;
     utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)len, &dst, opts);
     if (r < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: unicode normalization failed: %s", path, utf8proc_errmsg(r));
-    int rc = sbuf_append(out, (const char *)dst, (size_t)r);
+    sbuf_append(out, (const char *)dst, (size_t)r);
     free(dst);
-    return rc ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    return 0;
 }
 
-static int strip(const char *s, size_t len, int left, int right, struct sbuf *out) {
+static void strip(const char *s, size_t len, int left, int right, struct sbuf *out) {
     size_t a = 0, b = len;
     if (left) {
         while (a < len) {
@@ -146,7 +139,7 @@ static int strip(const char *s, size_t len, int left, int right, struct sbuf *ou
             b = st;
         }
     }
-    return sbuf_append(out, s + a, b - a);
+    sbuf_append(out, s + a, b - a);
 }
 
 int hft_norm_apply(const struct hft_norm *n, const char *s, size_t len, struct sbuf *out, struct hft_ctx *ctx,
@@ -155,32 +148,34 @@ int hft_norm_apply(const struct hft_norm *n, const char *s, size_t len, struct s
     switch (n->type) {
     case N_SEQ: {
         struct sbuf a = {0}, b = {0};
-        if (sbuf_append(&a, s, len)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        sbuf_append(&a, s, len);
         for (size_t k = 0; !rc && k < n->nkids; k++) {
             b.n = 0;
-            if (sbuf_append(&b, "", 0)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-            if (!rc) rc = hft_norm_apply(n->kids[k], a.s, a.n, &b, ctx, err);
+            sbuf_append(&b, "", 0);
+            rc = hft_norm_apply(n->kids[k], a.s, a.n, &b, ctx, err);
             struct sbuf t = a;
             a = b;
             b = t;
         }
-        if (!rc && sbuf_append(out, a.s, a.n)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (!rc) sbuf_append(out, a.s, a.n);
         sbuf_free(&a);
         sbuf_free(&b);
         return rc;
     }
     case N_PREPEND:
-        if (len && sbuf_append(out, n->str, n->str_len)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        if (len) sbuf_append(out, n->str, n->str_len);
         break;
     case N_REPLACE:
         return hft_regex_replace(&n->re, s, len, n->str, n->str_len, ctx->md, out, err);
     case N_UNICODE:
         return unicode_norm(s, len, n->opts, out, ctx->path, err);
     case N_LOWER:
-        return lower(s, len, out) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+        lower(s, len, out);
+        return 0;
     case N_STRIP:
-        return strip(s, len, n->left, n->right, out) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+        strip(s, len, n->left, n->right, out);
+        return 0;
     }
-    if (sbuf_append(out, s, len)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    sbuf_append(out, s, len);
     return 0;
 }

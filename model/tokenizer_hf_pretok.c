@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 
 #define GPT2_PATTERN "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
@@ -71,8 +73,7 @@ int hft_pretok_parse(struct hft_pretok **out, const cJSON *j, const char *path, 
     *out = NULL;
     const char *type = hft_json_str(j, "type");
     if (!type) return xsa_fail(err, XSA_EBADINPUT, "%s: pre_tokenizer without a \"type\"", path);
-    struct hft_pretok *p = calloc(1, sizeof *p);
-    if (!p) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct hft_pretok *p = xsa_calloc(1, sizeof *p);
     int rc = 0;
     if (!strcmp(type, "Sequence")) {
         p->type = P_SEQ;
@@ -81,13 +82,12 @@ int hft_pretok_parse(struct hft_pretok **out, const cJSON *j, const char *path, 
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: pre_tokenizer Sequence without a \"pretokenizers\" array", path);
         } else {
             size_t k = (size_t)cJSON_GetArraySize(arr);
-            p->kids = calloc(k ? k : 1, sizeof *p->kids);
-            if (!p->kids) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            p->kids = xsa_calloc(k, sizeof *p->kids);
             const cJSON *e;
             cJSON_ArrayForEach(e, arr) {
-                if (rc) break;
                 rc = hft_pretok_parse(&p->kids[p->nkids], e, path, err);
-                if (!rc) p->nkids++;
+                if (rc) break;
+                p->nkids++;
             }
         }
     } else if (!strcmp(type, "ByteLevel")) {
@@ -140,30 +140,25 @@ int hft_pretok_parse(struct hft_pretok **out, const cJSON *j, const char *path, 
     return 0;
 }
 
-static int seg_push(struct seg **v, size_t *n, size_t *cap, size_t s, size_t e, int m) {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        struct seg *q = realloc(*v, nc * sizeof *q);
-        if (!q) return -1;
-        *v = q;
-        *cap = nc;
-    }
+static void seg_push(struct seg **v, size_t *n, size_t *cap, size_t s, size_t e, int m) {
+    XSA_GROW(*v, *cap, *n + 1);
     (*v)[(*n)++] = (struct seg){s, e, m};
-    return 0;
 }
 
 // Pattern::find_matches: matches and the gaps between them, covering s[0..len).
-static int segs_from_spans(const struct hft_span *sp, size_t n, size_t len, int invert, struct seg **v, size_t *nv,
-                           size_t *cap) {
-    if (len == 0) return seg_push(v, nv, cap, 0, 0, invert);
+static void segs_from_spans(const struct hft_span *sp, size_t n, size_t len, int invert, struct seg **v, size_t *nv,
+                            size_t *cap) {
+    if (len == 0) {
+        seg_push(v, nv, cap, 0, 0, invert);
+        return;
+    }
     size_t prev = 0;
     for (size_t k = 0; k < n; k++) {
-        if (sp[k].s != prev && seg_push(v, nv, cap, prev, sp[k].s, invert)) return -1;
-        if (seg_push(v, nv, cap, sp[k].s, sp[k].e, !invert)) return -1;
+        if (sp[k].s != prev) seg_push(v, nv, cap, prev, sp[k].s, invert);
+        seg_push(v, nv, cap, sp[k].s, sp[k].e, !invert);
         prev = sp[k].e;
     }
-    if (prev != len && seg_push(v, nv, cap, prev, len, invert)) return -1;
-    return 0;
+    if (prev != len) seg_push(v, nv, cap, prev, len, invert);
 }
 
 // Folds the segments by the delimiter behaviour (in place) and returns the new count.
@@ -205,10 +200,9 @@ static size_t segs_fold(struct seg *v, size_t n, int behavior) {
 }
 
 // Appends the non-empty segments of s as pieces.
-static int emit_segs(const char *s, const struct seg *v, size_t n, int first, struct hft_pieces *out) {
+static void emit_segs(const char *s, const struct seg *v, size_t n, int first, struct hft_pieces *out) {
     for (size_t k = 0; k < n; k++)
-        if (v[k].e > v[k].s && hft_pieces_push(out, s + v[k].s, v[k].e - v[k].s, -1, first && v[k].s == 0)) return -1;
-    return 0;
+        if (v[k].e > v[k].s) hft_pieces_push(out, s + v[k].s, v[k].e - v[k].s, -1, first && v[k].s == 0);
 }
 
 static int split_piece(const struct hft_pretok *p, const char *s, size_t len, int first, struct hft_pieces *out,
@@ -218,19 +212,19 @@ static int split_piece(const struct hft_pretok *p, const char *s, size_t len, in
     if (rc) return rc;
     struct seg *v = NULL;
     size_t n = 0, cap = 0;
-    if (segs_from_spans(ctx->spans, ctx->nspans, len, p->invert, &v, &n, &cap)) rc = -1;
-    if (!rc) n = segs_fold(v, n, p->behavior);
-    if (!rc && emit_segs(s, v, n, first, out)) rc = -1;
+    segs_from_spans(ctx->spans, ctx->nspans, len, p->invert, &v, &n, &cap);
+    n = segs_fold(v, n, p->behavior);
+    emit_segs(s, v, n, first, out);
     free(v);
-    return rc < 0 ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    return 0;
 }
 
 static int byte_level_piece(const struct hft_pretok *p, const char *s, size_t len, int first, struct hft_pieces *out,
                             struct hft_ctx *ctx, xsa_error *err) {
     struct sbuf *t = &ctx->tmp;
     t->n = 0;
-    if (p->add_prefix_space && (len == 0 || s[0] != ' ') && sbuf_append(t, " ", 1)) goto oom;
-    if (sbuf_append(t, s, len)) goto oom;
+    if (p->add_prefix_space && (len == 0 || s[0] != ' ')) sbuf_append(t, " ", 1);
+    sbuf_append(t, s, len);
     struct seg whole = {0, t->n, 0}, *v = &whole;
     size_t nv = 1, cap = 0;
     if (p->use_regex) {  // Isolated split: matches and the gaps between them
@@ -239,26 +233,20 @@ static int byte_level_piece(const struct hft_pretok *p, const char *s, size_t le
         if (rc) return rc;
         v = NULL;
         nv = 0;
-        if (segs_from_spans(ctx->spans, ctx->nspans, t->n, 0, &v, &nv, &cap)) {
-            free(v);
-            goto oom;
-        }
+        segs_from_spans(ctx->spans, ctx->nspans, t->n, 0, &v, &nv, &cap);
     }
-    int rc = 0;
-    for (size_t k = 0; !rc && k < nv; k++) {
+    for (size_t k = 0; k < nv; k++) {
         if (v[k].e == v[k].s) continue;
         // Each byte becomes its character, written straight into the output buffer.
         size_t off = out->buf.n;
-        for (size_t i = v[k].s; !rc && i < v[k].e; i++) {
+        for (size_t i = v[k].s; i < v[k].e; i++) {
             unsigned char b = (unsigned char)t->s[i];
-            rc = sbuf_append(&out->buf, p->byte_chars[b], p->byte_nchars[b]);
+            sbuf_append(&out->buf, p->byte_chars[b], p->byte_nchars[b]);
         }
-        if (!rc) rc = hft_pieces_push_tail(out, off, -1, first && v[k].s == 0);
+        hft_pieces_push_tail(out, off, -1, first && v[k].s == 0);
     }
     if (v != &whole) free(v);
-    if (!rc) return 0;
-oom:
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    return 0;
 }
 
 static int metaspace_piece(const struct hft_pretok *p, const char *s, size_t len, int first, struct hft_pieces *out,
@@ -267,13 +255,16 @@ static int metaspace_piece(const struct hft_pretok *p, const char *s, size_t len
     t->n = 0;
     int starts = len >= p->repl_len && !memcmp(s, p->repl, p->repl_len);
     if (len && s[0] == ' ') starts = 1;  // the space becomes the replacement first
-    if (!starts && (p->prepend == PREPEND_ALWAYS || (p->prepend == PREPEND_FIRST && first)) &&
-        sbuf_append(t, p->repl, p->repl_len))
-        goto oom;
+    if (!starts && (p->prepend == PREPEND_ALWAYS || (p->prepend == PREPEND_FIRST && first)))
+        sbuf_append(t, p->repl, p->repl_len);
     for (size_t i = 0; i < len; i++) {
-        if (s[i] == ' ' ? sbuf_append(t, p->repl, p->repl_len) : sbuf_append(t, s + i, 1)) goto oom;
+        if (s[i] == ' ') sbuf_append(t, p->repl, p->repl_len);
+        else sbuf_append(t, s + i, 1);
     }
-    if (!p->split) return hft_pieces_push(out, t->s, t->n, -1, first) ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
+    if (!p->split) {
+        hft_pieces_push(out, t->s, t->n, -1, first);
+        return 0;
+    }
     // Split on the replacement, MergedWithNext.
     struct seg *v = NULL;
     size_t n = 0, cap = 0;
@@ -281,38 +272,35 @@ static int metaspace_piece(const struct hft_pretok *p, const char *s, size_t len
     size_t ns = 0, caps = 0;
     struct hft_regex lit = {NULL, p->repl_len ? (char *)p->repl : NULL, p->repl_len};
     int rc = hft_regex_find_all(&lit, t->s, t->n, NULL, &sp, &ns, &caps, err);
-    if (!rc && segs_from_spans(sp, ns, t->n, 0, &v, &n, &cap)) rc = -1;
-    if (!rc) n = segs_fold(v, n, B_MERGED_NEXT);
-    if (!rc && emit_segs(t->s, v, n, first, out)) rc = -1;
+    if (!rc) {
+        segs_from_spans(sp, ns, t->n, 0, &v, &n, &cap);
+        n = segs_fold(v, n, B_MERGED_NEXT);
+        emit_segs(t->s, v, n, first, out);
+    }
     free(v);
     free(sp);
-    if (rc >= 0) return rc;
-oom:
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    return rc;
 }
 
-static int digits_piece(const struct hft_pretok *p, const char *s, size_t len, int first, struct hft_pieces *out,
-                        xsa_error *err) {
+static void digits_piece(const struct hft_pretok *p, const char *s, size_t len, int first, struct hft_pieces *out) {
     struct seg *v = NULL;
     size_t n = 0, cap = 0;
-    int rc = 0;
-    if (len == 0) rc = seg_push(&v, &n, &cap, 0, 0, 0);
+    if (len == 0) seg_push(&v, &n, &cap, 0, 0, 0);
     // Pattern for a char predicate: every matching character is its own match.
     size_t gap = 0;
-    for (size_t i = 0; !rc && i < len;) {
+    for (size_t i = 0; i < len;) {
         size_t st = i;
         uint32_t cp = hft_utf8_next(s, len, &i);
         if (hft_is_numeric(cp)) {
-            if (gap < st) rc = seg_push(&v, &n, &cap, gap, st, 0);
-            if (!rc) rc = seg_push(&v, &n, &cap, st, i, 1);
+            if (gap < st) seg_push(&v, &n, &cap, gap, st, 0);
+            seg_push(&v, &n, &cap, st, i, 1);
             gap = i;
         }
     }
-    if (!rc && len && gap < len) rc = seg_push(&v, &n, &cap, gap, len, 0);
-    if (!rc) n = segs_fold(v, n, p->individual ? B_ISOLATED : B_CONTIGUOUS);
-    if (!rc) rc = emit_segs(s, v, n, first, out);
+    if (len && gap < len) seg_push(&v, &n, &cap, gap, len, 0);
+    n = segs_fold(v, n, p->individual ? B_ISOLATED : B_CONTIGUOUS);
+    emit_segs(s, v, n, first, out);
     free(v);
-    return rc ? xsa_fail(err, XSA_ERUNTIME, "out of memory") : 0;
 }
 
 int hft_pretok_apply(const struct hft_pretok *p, struct hft_pieces *io, struct hft_ctx *ctx, xsa_error *err) {
@@ -329,14 +317,14 @@ int hft_pretok_apply(const struct hft_pretok *p, struct hft_pieces *io, struct h
         const struct hft_piece *pc = &io->v[k];
         const char *s = io->buf.s + pc->off;
         if (pc->id >= 0) {
-            if (hft_pieces_push(&out, s, pc->len, pc->id, pc->first)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            hft_pieces_push(&out, s, pc->len, pc->id, pc->first);
             continue;
         }
         switch (p->type) {
         case P_BYTELEVEL: rc = byte_level_piece(p, s, pc->len, pc->first, &out, ctx, err); break;
         case P_SPLIT: rc = split_piece(p, s, pc->len, pc->first, &out, ctx, err); break;
         case P_METASPACE: rc = metaspace_piece(p, s, pc->len, pc->first, &out, ctx, err); break;
-        default: rc = digits_piece(p, s, pc->len, pc->first, &out, err); break;
+        default: digits_piece(p, s, pc->len, pc->first, &out); break;
         }
     }
     if (rc) {

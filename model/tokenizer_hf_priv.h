@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "common/error.h"
+#include "common/heap.h"
 #include "common/vec.h"
 
 // ---- UTF-8 and Rust `char` predicates (tokenizer_hf_text.c) ----
@@ -21,10 +22,10 @@ uint32_t hft_utf8_next(const char *s, size_t len, size_t *i);
 // Length of the UTF-8 sequence that starts with byte b (valid input assumed).
 size_t hft_utf8_len(unsigned char b);
 // Appends the UTF-8 encoding of cp.
-int hft_utf8_put(struct sbuf *b, uint32_t cp);
+void hft_utf8_put(struct sbuf *b, uint32_t cp);
 // Appends `s` with every ill-formed subsequence replaced by U+FFFD, one per maximal subpart
-// (WHATWG / Python errors="replace"). Returns -1 on out of memory.
-int hft_utf8_sanitize(const char *s, size_t len, struct sbuf *out);
+// (WHATWG / Python errors="replace").
+void hft_utf8_sanitize(const char *s, size_t len, struct sbuf *out);
 int hft_utf8_valid(const char *s, size_t len);
 int hft_is_whitespace(uint32_t cp);    // Rust char::is_whitespace (White_Space)
 int hft_is_numeric(uint32_t cp);       // Rust char::is_numeric (Nd, Nl, No)
@@ -71,9 +72,9 @@ struct hft_pieces {
     size_t n, cap;
 };
 
-int hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id, int first);
+void hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id, int first);
 // Records buf[off..buf.n) (already appended by the caller) as a piece.
-int hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first);
+void hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first);
 void hft_pieces_clear(struct hft_pieces *p);
 void hft_pieces_free(struct hft_pieces *p);
 
@@ -86,10 +87,10 @@ struct hft_ctx {
     struct hft_pieces pa, pb;
     struct hft_sym *syms;       // BPE scratch: symbols of one word
     size_t capsyms;
-    struct hft_mrg *heap;       // BPE scratch: merge queue
-    size_t capheap;
+    struct xsa_heap heap;       // BPE scratch: merge queue of struct hft_mrg
     const char *path;
 };
+struct hft_ctx hft_ctx_make(const char *path);  // PCRE2 match data allocated; the rest empty
 void hft_ctx_free(struct hft_ctx *ctx);
 
 // ---- normalizers (tokenizer_hf_norm.c) ----
@@ -129,7 +130,7 @@ struct hft_strmap {
     size_t n, ncap;
     struct sbuf keys;
 };
-int hft_strmap_put(struct hft_strmap *m, const char *k, size_t len, int32_t v);  // 1 if the key existed
+int hft_strmap_put(struct hft_strmap *m, const char *k, size_t len, int32_t v);  // 1 if the key existed, else 0
 int32_t hft_strmap_get(const struct hft_strmap *m, const char *k, size_t len);   // -1 when absent
 void hft_strmap_free(struct hft_strmap *m);
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 #include <utf8proc.h>
 
@@ -30,7 +32,7 @@ uint32_t hft_utf8_next(const char *s, size_t len, size_t *i) {
     return cp;
 }
 
-int hft_utf8_put(struct sbuf *b, uint32_t cp) {
+void hft_utf8_put(struct sbuf *b, uint32_t cp) {
     char t[4];
     size_t n;
     if (cp < 0x80) {
@@ -52,7 +54,7 @@ int hft_utf8_put(struct sbuf *b, uint32_t cp) {
         t[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    return sbuf_append(b, t, n);
+    sbuf_append(b, t, n);
 }
 
 // Length of the well-formed sequence at u[0..n), or -(bytes of its maximal ill-formed subpart).
@@ -92,7 +94,7 @@ int hft_utf8_valid(const char *s, size_t len) {
     return 1;
 }
 
-int hft_utf8_sanitize(const char *s, size_t len, struct sbuf *out) {
+void hft_utf8_sanitize(const char *s, size_t len, struct sbuf *out) {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, run = 0;  // run: start of the pending well-formed bytes
     while (i < len) {
@@ -101,11 +103,12 @@ int hft_utf8_sanitize(const char *s, size_t len, struct sbuf *out) {
             i += (size_t)r;
             continue;
         }
-        if (sbuf_append(out, s + run, i - run) || sbuf_append(out, "\xEF\xBF\xBD", 3)) return -1;
+        sbuf_append(out, s + run, i - run);
+        sbuf_append(out, "\xEF\xBF\xBD", 3);
         i += (size_t)(-r);
         run = i;
     }
-    return sbuf_append(out, s + run, len - run);
+    sbuf_append(out, s + run, len - run);
 }
 
 int hft_is_whitespace(uint32_t c) {
@@ -156,9 +159,7 @@ int hft_regex_from_json(struct hft_regex *re, const cJSON *pat, const char *path
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(pat, "Regex");
     if (cJSON_IsString(s)) {
         re->lit_len = strlen(s->valuestring);
-        re->lit = malloc(re->lit_len + 1);
-        if (!re->lit) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        memcpy(re->lit, s->valuestring, re->lit_len + 1);
+        re->lit = xsa_strdup(s->valuestring);
         return 0;
     }
     if (cJSON_IsString(r)) return hft_regex_compile(re, r->valuestring, path, err);
@@ -171,17 +172,9 @@ void hft_regex_free(struct hft_regex *re) {
     memset(re, 0, sizeof *re);
 }
 
-static int span_push(struct hft_span **v, size_t *n, size_t *cap, size_t s, size_t e) {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
-        struct hft_span *p = realloc(*v, nc * sizeof *p);
-        if (!p) return -1;
-        *v = p;
-        *cap = nc;
-    }
-    (*v)[*n].s = s;
-    (*v)[(*n)++].e = e;
-    return 0;
+static void span_push(struct hft_span **v, size_t *n, size_t *cap, size_t s, size_t e) {
+    XSA_GROW(*v, *cap, *n + 1);
+    (*v)[(*n)++] = (struct hft_span){s, e};
 }
 
 int hft_regex_find_all(const struct hft_regex *re, const char *s, size_t len, pcre2_match_data *md,
@@ -192,8 +185,7 @@ int hft_regex_find_all(const struct hft_regex *re, const char *s, size_t len, pc
         while ((size_t)(end - p) >= re->lit_len) {
             const char *q = memmem(p, (size_t)(end - p), re->lit, re->lit_len);
             if (!q) break;
-            if (span_push(out, n, cap, (size_t)(q - s), (size_t)(q - s) + re->lit_len))
-                return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+            span_push(out, n, cap, (size_t)(q - s), (size_t)(q - s) + re->lit_len);
             p = q + re->lit_len;
         }
         return 0;
@@ -216,7 +208,7 @@ int hft_regex_find_all(const struct hft_regex *re, const char *s, size_t len, pc
         }
         last_end = me;
         last_match_end = (long)me;
-        if (span_push(out, n, cap, ms, me)) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        span_push(out, n, cap, ms, me);
     }
     return 0;
 }
@@ -227,42 +219,27 @@ int hft_regex_replace(const struct hft_regex *re, const char *s, size_t len, con
     size_t n = 0, cap = 0, prev = 0;
     int rc = hft_regex_find_all(re, s, len, md, &v, &n, &cap, err);
     for (size_t k = 0; !rc && k < n; k++) {
-        if (sbuf_append(out, s + prev, v[k].s - prev) || sbuf_append(out, with, with_len))
-            rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+        sbuf_append(out, s + prev, v[k].s - prev);
+        sbuf_append(out, with, with_len);
         prev = v[k].e;
     }
-    if (!rc && sbuf_append(out, s + prev, len - prev)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!rc) sbuf_append(out, s + prev, len - prev);
     free(v);
     return rc;
 }
 
 // ---- pieces ----
 
-int hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first) {
-    if (!p->buf.s && sbuf_append(&p->buf, "", 0)) return -1;  // an empty piece still has a buffer to point into
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 64;
-        struct hft_piece *v = realloc(p->v, nc * sizeof *v);
-        if (!v) return -1;
-        p->v = v;
-        p->cap = nc;
-    }
+void hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first) {
+    if (!p->buf.s) sbuf_append(&p->buf, "", 0);  // an empty piece still has a buffer to point into
+    XSA_GROW(p->v, p->cap, p->n + 1);
     p->v[p->n++] = (struct hft_piece){off, p->buf.n - off, id, first};
-    return 0;
 }
 
-int hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id, int first) {
-    if (p->n == p->cap) {
-        size_t nc = p->cap ? p->cap * 2 : 64;
-        struct hft_piece *v = realloc(p->v, nc * sizeof *v);
-        if (!v) return -1;
-        p->v = v;
-        p->cap = nc;
-    }
+void hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id, int first) {
     size_t off = p->buf.n;
-    if (sbuf_append(&p->buf, s, len)) return -1;
-    p->v[p->n++] = (struct hft_piece){off, len, id, first};
-    return 0;
+    sbuf_append(&p->buf, s, len);
+    hft_pieces_push_tail(p, off, id, first);
 }
 
 void hft_pieces_clear(struct hft_pieces *p) {

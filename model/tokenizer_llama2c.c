@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
+#include "common/xalloc.h"
 #include "model/piece_map.h"
 #include "model/tokenizer_impl.h"
 
@@ -70,25 +72,23 @@ int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *da
             return xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has over %d tokens", path, L2C_MAX_TOKENS);
     }
     if (n < 3) return xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has %d tokens (needs <unk>, <s>, </s>)", path, n);
-    struct l2c_model *m = calloc(1, sizeof *m);
-    if (!m) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    m->strs = calloc((size_t)n, sizeof *m->strs);
-    m->lens = calloc((size_t)n, sizeof *m->lens);
-    m->scores = calloc((size_t)n, sizeof *m->scores);
-    if (!m->strs || !m->lens || !m->scores) goto oom;
+    struct l2c_model *m = xsa_calloc(1, sizeof *m);
+    m->strs = xsa_calloc((size_t)n, sizeof *m->strs);
+    m->lens = xsa_calloc((size_t)n, sizeof *m->lens);
+    m->scores = xsa_calloc((size_t)n, sizeof *m->scores);
     off = 4;
     for (int i = 0; i < n; i++) {
         memcpy(&m->scores[i], p + off, 4);  // float32, little-endian hosts only (as run.c)
         uint32_t tl = l2c_u32(p + off + 4);
         off += 8;
-        if (!(m->strs[i] = malloc(tl + 1))) goto oom;
+        m->strs[i] = xsa_malloc(tl + 1);
         memcpy(m->strs[i], p + off, tl);
         m->strs[i][tl] = '\0';
         m->lens[i] = (uint32_t)strlen(m->strs[i]);  // C string: ends at the first NUL
         m->n = i + 1;
         off += tl;
     }
-    if (piece_map_init(&m->map, (const char *const *)m->strs, m->lens, (size_t)n)) goto oom;
+    piece_map_init(&m->map, (const char *const *)m->strs, m->lens, (size_t)n);
     for (int i = 0; i < n; i++) piece_map_add(&m->map, i);  // duplicates: the first wins
     m->space_id = piece_map_get(&m->map, " ", 1);
     snprintf(m->path, sizeof m->path, "%s", path);
@@ -100,9 +100,6 @@ int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *da
     t->eos_id = 2;
     t->adds_bos = 1;
     return 0;
-oom:
-    l2c_free(m);
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory");
 }
 
 // run.c's merge loop takes, over and over, the adjacent pair whose concatenation is a token
@@ -120,89 +117,52 @@ struct l2c_pair {
     int32_t lid, rid, new_id;  // the ids the pair was built from, and the merged token
 };
 
-struct l2c_heap {
-    struct l2c_pair *v;
-    size_t n, cap;
-};
-
-static int l2c_before(const struct l2c_pair *a, const struct l2c_pair *b) {
+static int l2c_before(const void *pa, const void *pb) {
+    const struct l2c_pair *a = pa, *b = pb;
     return a->score > b->score || (a->score == b->score && a->left < b->left);
 }
 
-static int l2c_heap_push(struct l2c_heap *h, struct l2c_pair p) {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 64;
-        struct l2c_pair *v = realloc(h->v, cap * sizeof *v);
-        if (!v) return -1;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0 && l2c_before(&p, &h->v[(i - 1) / 2])) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = p;
-    return 0;
-}
-
-static struct l2c_pair l2c_heap_pop(struct l2c_heap *h) {
-    struct l2c_pair top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && l2c_before(&h->v[c + 1], &h->v[c])) c++;
-        if (!l2c_before(&h->v[c], &last)) break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n) h->v[i] = last;
-    return top;
-}
-
 // Pushes the pair (left, right) when their concatenation is a token run.c would pick.
-static int l2c_consider(const struct l2c_model *m, const struct l2c_sym *sy, int32_t left, int32_t right,
-                        struct l2c_heap *h, struct sbuf *buf) {
-    if (left < 0 || right < 0) return 0;
+static void l2c_consider(const struct l2c_model *m, const struct l2c_sym *sy, int32_t left, int32_t right,
+                         struct xsa_heap *h, struct sbuf *buf) {
+    if (left < 0 || right < 0) return;
     int32_t a = sy[left].id, b = sy[right].id;
     buf->n = 0;
-    if (sbuf_append(buf, m->strs[a], m->lens[a]) || sbuf_append(buf, m->strs[b], m->lens[b])) return -1;
+    sbuf_append(buf, m->strs[a], m->lens[a]);
+    sbuf_append(buf, m->strs[b], m->lens[b]);
     int32_t id = piece_map_get(&m->map, buf->s, buf->n);
-    if (id < 0 || !(m->scores[id] > -1e10f)) return 0;  // run.c: best starts at -1e10, compared with >
-    return l2c_heap_push(h, (struct l2c_pair){m->scores[id], left, right, a, b, id});
+    if (id < 0 || !(m->scores[id] > -1e10f)) return;  // run.c: best starts at -1e10, compared with >
+    struct l2c_pair p = {m->scores[id], left, right, a, b, id};
+    xsa_heap_push(h, &p, sizeof p, l2c_before);
 }
 
 // Merges ids v[0..*n) in place as run.c does; *n shrinks.
-static int l2c_merge(const struct l2c_model *m, int32_t *v, size_t *n) {
-    if (*n < 2) return 0;
-    struct l2c_sym *sy = malloc(*n * sizeof *sy);  // (n,)
-    struct l2c_heap h = {0};
+static void l2c_merge(const struct l2c_model *m, int32_t *v, size_t *n) {
+    if (*n < 2) return;
+    struct l2c_sym *sy = xsa_malloc(*n * sizeof *sy);  // (n,)
+    struct xsa_heap h = {0};  // of struct l2c_pair
     struct sbuf buf = {0};
-    int rc = sy ? 0 : -1;
-    for (size_t i = 0; !rc && i < *n; i++)
+    for (size_t i = 0; i < *n; i++)
         sy[i] = (struct l2c_sym){v[i], (int32_t)i - 1, i + 1 < *n ? (int32_t)i + 1 : -1};
-    for (size_t i = 0; !rc && i + 1 < *n; i++) rc = l2c_consider(m, sy, (int32_t)i, (int32_t)i + 1, &h, &buf);
-    while (!rc && h.n) {
-        struct l2c_pair p = l2c_heap_pop(&h);
+    for (size_t i = 0; i + 1 < *n; i++) l2c_consider(m, sy, (int32_t)i, (int32_t)i + 1, &h, &buf);
+    while (h.n) {
+        struct l2c_pair p;
+        xsa_heap_pop(&h, &p, sizeof p, l2c_before);
         struct l2c_sym *l = &sy[p.left], *r = &sy[p.right];
         if (l->id != p.lid || l->next != p.right || r->id != p.rid) continue;  // stale
         l->id = p.new_id;
         l->next = r->next;
         if (r->next >= 0) sy[r->next].prev = p.left;
         r->id = -1;
-        rc = l2c_consider(m, sy, l->prev, p.left, &h, &buf);
-        if (!rc) rc = l2c_consider(m, sy, p.left, l->next, &h, &buf);
+        l2c_consider(m, sy, l->prev, p.left, &h, &buf);
+        l2c_consider(m, sy, p.left, l->next, &h, &buf);
     }
-    if (!rc) {
-        size_t k = 0;
-        for (int32_t i = 0; i >= 0; i = sy[i].next) v[k++] = sy[i].id;
-        *n = k;
-    }
+    size_t k = 0;
+    for (int32_t i = 0; i >= 0; i = sy[i].next) v[k++] = sy[i].id;
+    *n = k;
     free(sy);
-    free(h.v);
+    xsa_heap_free(&h);
     sbuf_free(&buf);
-    return rc;
 }
 
 static int l2c_encode(const void *impl, const char *text, size_t len, int add_special, struct ivec *out,
@@ -211,41 +171,34 @@ static int l2c_encode(const void *impl, const char *text, size_t len, int add_sp
     const char *nul = len ? memchr(text, '\0', len) : NULL;
     if (nul) len = (size_t)(nul - text);  // run.c reads a C string
     size_t base = out->n;  // merges run over everything this call appends, BOS included
-    int rc = 0;
-    if (add_special && ivec_push(out, 1)) goto oom;
-    if (len > 0 && m->space_id < 0) {
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has no \" \" token for the dummy prefix", m->path);
-        goto fail;
-    }
-    if (len > 0 && ivec_push(out, m->space_id)) goto oom;
+    if (len > 0 && m->space_id < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: llama2.c tokenizer has no \" \" token for the dummy prefix", m->path);
+    if (add_special) ivec_push(out, 1);
+    if (len > 0) ivec_push(out, m->space_id);
     for (size_t i = 0; i < len;) {
         size_t j = i + 1;  // a character: this byte and up to 3 continuation bytes
         while (j < len && ((unsigned char)text[j] & 0xC0) == 0x80 && j - i < 4) j++;
         int32_t id = piece_map_get(&m->map, text + i, j - i);
         if (id >= 0) {
-            if (ivec_push(out, id)) goto oom;
+            ivec_push(out, id);
         } else {
             for (size_t k = i; k < j; k++) {
                 int32_t b = (unsigned char)text[k] + 3;  // run.c: bytes follow <unk>, <s>, </s>
                 if (b >= m->n) {
-                    rc = xsa_fail(err, XSA_EBADINPUT, "%s: byte fallback id %d is past the llama2.c vocabulary (%d tokens)",
-                                  m->path, (int)b, m->n);
-                    goto fail;
+                    out->n = base;  // nothing half-encoded is left behind
+                    return xsa_fail(err, XSA_EBADINPUT,
+                                    "%s: byte fallback id %d is past the llama2.c vocabulary (%d tokens)", m->path,
+                                    (int)b, m->n);
                 }
-                if (ivec_push(out, b)) goto oom;
+                ivec_push(out, b);
             }
         }
         i = j;
     }
     size_t n = out->n - base;
-    if (n && l2c_merge(m, out->v + base, &n)) goto oom;
+    if (n) l2c_merge(m, out->v + base, &n);  // out->v may be NULL when nothing was appended
     out->n = base + n;
     return 0;
-oom:
-    rc = xsa_fail(err, XSA_ERUNTIME, "out of memory while tokenizing");
-fail:
-    out->n = base;  // nothing half-encoded is left behind
-    return rc;
 }
 
 static int l2c_hex(char c) {
@@ -253,6 +206,7 @@ static int l2c_hex(char c) {
 }
 
 static int l2c_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf *out, xsa_error *err) {
+    (void)err;  // decoding checked ids cannot fail
     const struct l2c_model *m = impl;
     for (size_t i = 0; i < n; i++) {
         const char *piece = m->strs[ids[i]];
@@ -262,12 +216,10 @@ static int l2c_decode(const void *impl, const int32_t *ids, size_t n, struct sbu
             int v = l2c_hex(piece[3]);
             if (l2c_hex(piece[4]) >= 0) v = v * 16 + l2c_hex(piece[4]);
             char byte = (char)v;
-            if (sbuf_append(out, &byte, 1)) goto oom;
-        } else if (sbuf_append(out, piece, len)) {
-            goto oom;
+            sbuf_append(out, &byte, 1);
+        } else {
+            sbuf_append(out, piece, len);
         }
     }
     return 0;
-oom:
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory while decoding");
 }

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/heap.h"
+#include "common/xalloc.h"
 #include "model/piece_map.h"
 #include "model/protobuf.h"
 #include "model/sp_normalizer.h"
@@ -111,8 +114,7 @@ static int sp_read_piece(struct sp_model *m, const char *path, const struct pb_f
     if (rc < 0) return sp_bad(err, path, "piece", why);
     if (!s || slen == 0) return sp_bad(err, path, "piece", "empty piece string");
     if (slen > (1u << 20)) return sp_bad(err, path, "piece", "piece longer than 1 MiB");
-    m->strs[i] = malloc(slen + 1);
-    if (!m->strs[i]) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    m->strs[i] = xsa_malloc(slen + 1);
     memcpy(m->strs[i], s, slen);
     m->strs[i][slen] = '\0';
     m->lens[i] = (uint32_t)slen;
@@ -164,9 +166,7 @@ static int sp_read_normalizer(struct sp_normalizer *n, const char *path, const s
         }
     }
     if (rc < 0) return sp_bad(err, path, "normalizer_spec", why);
-    rc = sp_normalizer_set_charsmap(n, blob, blob_len, &why);
-    if (rc == -2) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (rc) return sp_bad(err, path, "normalizer_spec", why);
+    if (sp_normalizer_set_charsmap(n, blob, blob_len, &why)) return sp_bad(err, path, "normalizer_spec", why);
     return 0;
 }
 
@@ -181,9 +181,8 @@ static int sp_byte_of(const char *piece, size_t len) {
 
 // Checks the pieces as ModelInterface::InitializePieces does and builds the lookups.
 static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, const char *path, xsa_error *err) {
-    if (piece_map_init(&m->normal, (const char *const *)m->strs, m->lens, (size_t)m->n) ||
-        piece_map_init(&m->reserved, (const char *const *)m->strs, m->lens, (size_t)m->n))
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    piece_map_init(&m->normal, (const char *const *)m->strs, m->lens, (size_t)m->n);
+    piece_map_init(&m->reserved, (const char *const *)m->strs, m->lens, (size_t)m->n);
     int n_user = 0;
     m->unk_id = -1;
     for (int i = 0; i < m->n; i++) {
@@ -206,17 +205,15 @@ static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, c
                             path, i, m->strs[i]);
     }
     if (m->unk_id < 0) return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (no unknown piece)", path);
-    m->user_syms = malloc(((size_t)n_user + 1) * sizeof *m->user_syms);
-    m->user_lens = malloc(((size_t)n_user + 1) * sizeof *m->user_lens);
-    if (!m->user_syms || !m->user_lens) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    m->user_syms = xsa_malloc(((size_t)n_user + 1) * sizeof *m->user_syms);
+    m->user_lens = xsa_malloc(((size_t)n_user + 1) * sizeof *m->user_lens);
     int k = 0;
     for (int i = 0; i < m->n; i++)
         if (m->types[i] == SP_USER_DEFINED) {
             m->user_syms[k] = m->strs[i];
             m->user_lens[k++] = m->lens[i];
         }
-    if (sp_matcher_init(&m->matcher, (const char *const *)m->user_syms, m->user_lens, n_user))
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    sp_matcher_init(&m->matcher, (const char *const *)m->user_syms, m->user_lens, n_user);
     for (int b = 0; b < 256; b++) {
         char piece[8];
         snprintf(piece, sizeof piece, "<0x%02X>", b);
@@ -233,8 +230,7 @@ static int sp_special_id(const struct sp_model *m, const char *piece) {
 static const struct tokenizer_ops sp_ops;
 
 int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err) {
-    struct sp_model *m = calloc(1, sizeof *m);
-    if (!m) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    struct sp_model *m = xsa_calloc(1, sizeof *m);
     struct sp_spec_fields spec = {.model_type = SP_UNIGRAM};
     snprintf(spec.bos_piece, sizeof spec.bos_piece, "<s>");
     snprintf(spec.eos_piece, sizeof spec.eos_piece, "</s>");
@@ -255,14 +251,10 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
                       n_pieces);
         goto fail;
     }
-    m->strs = calloc((size_t)n_pieces, sizeof *m->strs);
-    m->lens = calloc((size_t)n_pieces, sizeof *m->lens);
-    m->scores = calloc((size_t)n_pieces, sizeof *m->scores);
-    m->types = calloc((size_t)n_pieces, sizeof *m->types);
-    if (!m->strs || !m->lens || !m->scores || !m->types) {
-        rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        goto fail;
-    }
+    m->strs = xsa_calloc((size_t)n_pieces, sizeof *m->strs);
+    m->lens = xsa_calloc((size_t)n_pieces, sizeof *m->lens);
+    m->scores = xsa_calloc((size_t)n_pieces, sizeof *m->scores);
+    m->types = xsa_calloc((size_t)n_pieces, sizeof *m->types);
     m->norm.add_dummy_prefix = m->norm.remove_extra_whitespaces = m->norm.escape_whitespaces = 1;
     // Pass 2: the fields.
     r = pb_reader_init(data, len);
@@ -328,47 +320,9 @@ struct sp_pair {  // a candidate merge of symbols left and right
 };
 
 // Max-heap order of bpe_model.cc's agenda: higher score first, then the leftmost.
-static int sp_pair_before(const struct sp_pair *a, const struct sp_pair *b) {
+static int sp_pair_before(const void *pa, const void *pb) {
+    const struct sp_pair *a = pa, *b = pb;
     return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-struct sp_heap {
-    struct sp_pair *v;
-    size_t n, cap;
-};
-
-static int sp_heap_push(struct sp_heap *h, struct sp_pair p) {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? 2 * h->cap : 64;
-        struct sp_pair *v = realloc(h->v, cap * sizeof *v);
-        if (!v) return -1;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!sp_pair_before(&p, &h->v[parent])) break;
-        h->v[i] = h->v[parent];
-        i = parent;
-    }
-    h->v[i] = p;
-    return 0;
-}
-
-static struct sp_pair sp_heap_pop(struct sp_heap *h) {
-    struct sp_pair top = h->v[0], last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && sp_pair_before(&h->v[c + 1], &h->v[c])) c++;
-        if (!sp_pair_before(&h->v[c], &last)) break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n) h->v[i] = last;
-    return top;
 }
 
 struct sp_rev {  // rev_merge of bpe_model.cc: how an unused piece was last formed
@@ -380,68 +334,58 @@ struct sp_encoder {
     const struct sp_model *m;
     const char *norm;
     struct sp_symbol *sym;
-    struct sp_heap heap;
+    struct xsa_heap heap;  // of struct sp_pair
     struct sp_rev *rev;
     size_t n_rev, cap_rev;
     struct ivec *out;
     int prev_unk;
 };
 
-static int sp_maybe_add_pair(struct sp_encoder *e, int left, int right) {
-    if (left < 0 || right < 0 || e->sym[left].freeze || e->sym[right].freeze) return 0;
+static void sp_maybe_add_pair(struct sp_encoder *e, int left, int right) {
+    if (left < 0 || right < 0 || e->sym[left].freeze || e->sym[right].freeze) return;
     uint32_t size = e->sym[left].len + e->sym[right].len;
     int32_t id = piece_map_get(&e->m->normal, e->norm + e->sym[left].start, size);
-    if (id < 0) return 0;
+    if (id < 0) return;
     struct sp_pair p = {e->m->scores[id], left, right, size};
-    if (sp_heap_push(&e->heap, p)) return -1;
+    xsa_heap_push(&e->heap, &p, sizeof p, sp_pair_before);
     if (e->m->types[id] == SP_UNUSED) {
-        if (e->n_rev == e->cap_rev) {
-            size_t cap = e->cap_rev ? 2 * e->cap_rev : 16;
-            struct sp_rev *v = realloc(e->rev, cap * sizeof *v);
-            if (!v) return -1;
-            e->rev = v;
-            e->cap_rev = cap;
-        }
+        XSA_GROW(e->rev, e->cap_rev, e->n_rev + 1);
         e->rev[e->n_rev++] = (struct sp_rev){id, e->sym[left].len};
     }
-    return 0;
 }
 
 // Emits one final piece as PopulateSentencePieceText does: unknown pieces become byte pieces
 // with byte_fallback, else consecutive unknowns fuse into one unk id.
-static int sp_emit(struct sp_encoder *e, const char *w, uint32_t len, int32_t id) {
+static void sp_emit(struct sp_encoder *e, const char *w, uint32_t len, int32_t id) {
     const struct sp_model *m = e->m;
     int is_unk = m->types[id] == SP_UNKNOWN;
     if (is_unk && m->byte_fallback) {
-        for (uint32_t i = 0; i < len; i++)
-            if (ivec_push(e->out, m->byte_ids[(unsigned char)w[i]])) return -1;
+        for (uint32_t i = 0; i < len; i++) ivec_push(e->out, m->byte_ids[(unsigned char)w[i]]);
     } else if (!(is_unk && e->prev_unk)) {
-        if (ivec_push(e->out, id)) return -1;
+        ivec_push(e->out, id);
     }
     e->prev_unk = is_unk;
-    return 0;
 }
 
 // resegment of bpe_model.cc: unused pieces split back into the two pieces that formed them.
-static int sp_resegment(struct sp_encoder *e, const char *w, uint32_t len) {
+static void sp_resegment(struct sp_encoder *e, const char *w, uint32_t len) {
     int32_t id = sp_piece_to_id(e->m, w, len);
     if (e->m->types[id] == SP_UNUSED) {
         for (size_t k = e->n_rev; k-- > 0;)
             if (e->rev[k].id == id) {
                 uint32_t l = e->rev[k].left_len;
-                if (sp_resegment(e, w, l)) return -1;
-                return sp_resegment(e, w + l, len - l);
+                sp_resegment(e, w, l);
+                sp_resegment(e, w + l, len - l);
+                return;
             }
     }
-    return sp_emit(e, w, len, id);
+    sp_emit(e, w, len, id);
 }
 
-static int sp_bpe(const struct sp_model *m, const char *norm, size_t len, struct ivec *out) {
-    if (len == 0) return 0;
+static void sp_bpe(const struct sp_model *m, const char *norm, size_t len, struct ivec *out) {
+    if (len == 0) return;
     struct sp_encoder e = {.m = m, .norm = norm, .out = out};
-    int rc = -1;
-    e.sym = malloc(len * sizeof *e.sym);  // (at most len symbols,)
-    if (!e.sym) return -1;
+    e.sym = xsa_malloc(len * sizeof *e.sym);  // (at most len symbols,)
     int n = 0;
     for (size_t pos = 0; pos < len; n++) {
         int frozen = 0;
@@ -449,40 +393,35 @@ static int sp_bpe(const struct sp_model *m, const char *norm, size_t len, struct
         e.sym[n] = (struct sp_symbol){n - 1, pos + mblen < len ? n + 1 : -1, (uint32_t)pos, (uint32_t)mblen, frozen};
         pos += mblen;
     }
-    for (int i = 1; i < n; i++)
-        if (sp_maybe_add_pair(&e, i - 1, i)) goto done;
+    for (int i = 1; i < n; i++) sp_maybe_add_pair(&e, i - 1, i);
     while (e.heap.n) {
-        struct sp_pair top = sp_heap_pop(&e.heap);
+        struct sp_pair top;
+        xsa_heap_pop(&e.heap, &top, sizeof top, sp_pair_before);
         struct sp_symbol *l = &e.sym[top.left], *r = &e.sym[top.right];
         if (l->len == 0 || r->len == 0 || l->len + r->len != top.size) continue;  // stale
         l->len += r->len;
         l->next = r->next;
         if (r->next >= 0) e.sym[r->next].prev = top.left;
         r->len = 0;
-        if (sp_maybe_add_pair(&e, l->prev, top.left) || sp_maybe_add_pair(&e, top.left, l->next)) goto done;
+        sp_maybe_add_pair(&e, l->prev, top.left);
+        sp_maybe_add_pair(&e, top.left, l->next);
     }
-    for (int i = 0; i != -1; i = e.sym[i].next)
-        if (sp_resegment(&e, norm + e.sym[i].start, e.sym[i].len)) goto done;
-    rc = 0;
-done:
+    for (int i = 0; i != -1; i = e.sym[i].next) sp_resegment(&e, norm + e.sym[i].start, e.sym[i].len);
     free(e.sym);
-    free(e.heap.v);
+    xsa_heap_free(&e.heap);
     free(e.rev);
-    return rc;
 }
 
 static int sp_encode(const void *impl, const char *text, size_t len, int add_special, struct ivec *out,
                      xsa_error *err) {
+    (void)err;  // encoding a loaded model cannot fail
     const struct sp_model *m = impl;
     struct sbuf norm = {0};
-    if (add_special && m->bos_id >= 0 && ivec_push(out, m->bos_id)) goto oom;
-    if (sp_normalize(&m->norm, text, len, &norm)) goto oom;
-    if (sp_bpe(m, norm.s ? norm.s : "", norm.n, out)) goto oom;
+    if (add_special && m->bos_id >= 0) ivec_push(out, m->bos_id);
+    sp_normalize(&m->norm, text, len, &norm);
+    sp_bpe(m, norm.s ? norm.s : "", norm.n, out);
     sbuf_free(&norm);
     return 0;
-oom:
-    sbuf_free(&norm);
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory while tokenizing");
 }
 
 
@@ -490,22 +429,22 @@ oom:
 
 // Appends bytes[0..n) (the values of consecutive byte pieces) as ProcessBytePieces does:
 // valid UTF-8 characters as they are, each malformed byte as U+FFFD.
-static int sp_flush_bytes(struct sbuf *out, const uint8_t *bytes, size_t n) {
+static void sp_flush_bytes(struct sbuf *out, const uint8_t *bytes, size_t n) {
     size_t off = 0;
     while (off < n) {
         size_t mblen;
-        int ok = sp_utf8_valid(bytes + off, n - off, &mblen);
-        if (ok ? sbuf_append(out, (const char *)bytes + off, mblen) : sbuf_append(out, "\xef\xbf\xbd", 3)) return -1;
+        if (sp_utf8_valid(bytes + off, n - off, &mblen)) sbuf_append(out, (const char *)bytes + off, mblen);
+        else sbuf_append(out, "\xef\xbf\xbd", 3);
         off += mblen;
     }
-    return 0;
 }
 
-static int sp_append_unescaped(struct sbuf *out, const char *s, size_t n) {  // U+2581 -> ' '
+static void sp_append_unescaped(struct sbuf *out, const char *s, size_t n) {  // U+2581 -> ' '
     size_t run = 0;
     for (size_t i = 0; i < n;) {
         if (n - i >= 3 && memcmp(s + i, SP_SPACE, 3) == 0) {
-            if (sbuf_append(out, s + i - run, run) || sbuf_append(out, " ", 1)) return -1;
+            sbuf_append(out, s + i - run, run);
+            sbuf_append(out, " ", 1);
             run = 0;
             i += 3;
         } else {
@@ -513,29 +452,30 @@ static int sp_append_unescaped(struct sbuf *out, const char *s, size_t n) {  // 
             i++;
         }
     }
-    return sbuf_append(out, s + n - run, run);
+    sbuf_append(out, s + n - run, run);
 }
 
 static int sp_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf *out, xsa_error *err) {
+    (void)err;  // decoding checked ids cannot fail
     const struct sp_model *m = impl;
     struct sbuf text = {0};
-    uint8_t *bytes = malloc(n ? n : 1);  // (n,) pending byte-piece values
+    uint8_t *bytes = xsa_malloc(n);  // (n,) pending byte-piece values
     size_t n_bytes = 0;
     int is_bos_ws = 1, bos_ws_seen = 0;
-    if (!bytes || sbuf_append(&text, "", 0)) goto oom;
+    sbuf_append(&text, "", 0);
     for (size_t i = 0; i < n; i++) {
         int32_t id = sp_piece_to_id(m, m->strs[ids[i]], m->lens[ids[i]]);
         if (m->types[id] == SP_BYTE) {
             bytes[n_bytes++] = (uint8_t)sp_byte_of(m->strs[id], m->lens[id]);  // checked at load
             continue;
         }
-        if (sp_flush_bytes(&text, bytes, n_bytes)) goto oom;
+        sp_flush_bytes(&text, bytes, n_bytes);
         n_bytes = 0;
         if (bos_ws_seen || text.n > 0) is_bos_ws = 0;
         bos_ws_seen = 0;
         if (m->types[id] == SP_CONTROL) continue;  // <s>, </s>: invisible
         if (m->types[id] == SP_UNKNOWN) {
-            if (sbuf_puts(&text, m->unk_surface)) goto oom;
+            sbuf_puts(&text, m->unk_surface);
             continue;
         }
         const char *p = m->strs[id];
@@ -547,21 +487,14 @@ static int sp_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf
                 bos_ws_seen = !m->remove_extra_whitespaces;  // with it, every leading space goes
             }
         }
-        if (sp_append_unescaped(&text, p, len)) goto oom;
+        sp_append_unescaped(&text, p, len);
     }
-    if (sp_flush_bytes(&text, bytes, n_bytes)) goto oom;
-    if (m->has_denorm) {
-        if (sp_normalize(&m->denorm, text.s, text.n, out)) goto oom;
-    } else if (sbuf_append(out, text.s, text.n)) {
-        goto oom;
-    }
+    sp_flush_bytes(&text, bytes, n_bytes);
+    if (m->has_denorm) sp_normalize(&m->denorm, text.s, text.n, out);
+    else sbuf_append(out, text.s, text.n);
     free(bytes);
     sbuf_free(&text);
     return 0;
-oom:
-    free(bytes);
-    sbuf_free(&text);
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory while decoding");
 }
 
 static const struct tokenizer_ops sp_ops = {sp_encode, sp_decode, sp_destroy};

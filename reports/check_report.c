@@ -10,48 +10,47 @@
 #include "common/jsonw.h"
 #include "reports/report.h"
 
-int check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
-                   const struct check_options *opt, struct sbuf *o) {
+void check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
+                    const struct check_options *opt, struct sbuf *o) {
     const struct comparison *c = &v->cmp;
     double pct = c->level * 100;
-    int rc = sbuf_printf(o, "## xsa-eval check: %s\n\n", v->pass ? "PASS :white_check_mark:" : "FAIL :x:");
-    if (!rc) rc = sbuf_puts(o, "Baseline ") || md_code(o, opt->baseline_path ? opt->baseline_path : "-") ||
-                  sbuf_puts(o, " (") || md_text(o, report_label(base)) || sbuf_puts(o, ") vs candidate ") ||
-                  md_code(o, opt->results_path ? opt->results_path : "-") || sbuf_puts(o, " (") ||
-                  md_text(o, report_label(cand)) || sbuf_puts(o, "). ");
-    if (!rc)
-        rc = sbuf_printf(o, "A task fails when it drops by more than %.2f points and the drop is significant (exact McNemar "
-                            "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "
-                            "fails when it drops by more than %.2f points and its interval is below 0.\n\n",
-                         opt->max_drop, opt->alpha, pct, c->all.n_tasks, opt->max_drop);
-    if (!rc)
-        rc = sbuf_printf(o, "| task | metric | baseline | new | \xce\x94 (pts) | %g%% CI | McNemar p | verdict |\n"
-                            "|---|---|--:|--:|--:|:-:|--:|---|\n", pct);
-    for (int i = 0; i < c->n_rows && !rc; i++) {
+    sbuf_printf(o, "## xsa-eval check: %s\n\n", v->pass ? "PASS :white_check_mark:" : "FAIL :x:");
+    sbuf_puts(o, "Baseline ");
+    md_code(o, opt->baseline_path ? opt->baseline_path : "-");
+    sbuf_puts(o, " (");
+    md_text(o, report_label(base));
+    sbuf_puts(o, ") vs candidate ");
+    md_code(o, opt->results_path ? opt->results_path : "-");
+    sbuf_puts(o, " (");
+    md_text(o, report_label(cand));
+    sbuf_puts(o, "). ");
+    sbuf_printf(o, "A task fails when it drops by more than %.2f points and the drop is significant (exact McNemar "
+                   "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "
+                   "fails when it drops by more than %.2f points and its interval is below 0.\n\n",
+                opt->max_drop, opt->alpha, pct, c->all.n_tasks, opt->max_drop);
+    sbuf_printf(o, "| task | metric | baseline | new | \xce\x94 (pts) | %g%% CI | McNemar p | verdict |\n"
+                   "|---|---|--:|--:|--:|:-:|--:|---|\n", pct);
+    for (int i = 0; i < c->n_rows; i++) {
         const struct compare_row *r = &c->rows[i];
         char p[32];
         report_fmt_p(r->p, p);
         const char *verdict = v->regressed[i] ? "**regressed**"
                               : r->delta < -opt->max_drop ? "drop, not significant"
                               : r->real && r->delta > 0 ? "improved" : "ok";
-        rc = sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->task, r->metric,
-                         r->a * 100, r->b * 100, r->delta, r->lo, r->hi, p, verdict);
+        sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->task, r->metric, r->a * 100,
+                    r->b * 100, r->delta, r->lo, r->hi, p, verdict);
     }
     const struct compare_avg *g = &c->all;
-    if (!rc && g->present)
-        rc = sbuf_printf(o, "| **average (%d tasks)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
-                         g->n_tasks, g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
-                         v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
-    if (!rc) {
-        if (v->pass) rc = sbuf_puts(o, "\nNo significant regression.\n");
-        else rc = sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",
-                              v->avg_regressed ? " and a regression of the average" : "");
-    }
+    if (g->present)
+        sbuf_printf(o, "| **average (%d tasks)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
+                    g->n_tasks, g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
+                    v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
+    if (v->pass) sbuf_puts(o, "\nNo significant regression.\n");
+    else sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",
+                     v->avg_regressed ? " and a regression of the average" : "");
     char iters[32];
     report_thousands(c->iters, iters);
-    if (!rc) rc = sbuf_printf(o, "\n<sub>xsa-eval check, %s bootstrap resamples, seed %llu.</sub>\n", iters,
-                              (unsigned long long)c->seed);
-    return rc ? -1 : 0;
+    sbuf_printf(o, "\n<sub>xsa-eval check, %s bootstrap resamples, seed %llu.</sub>\n", iters, (unsigned long long)c->seed);
 }
 
 // The scores a verdict is about, a task's or the average's, as every verdict entry spells them.

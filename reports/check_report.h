@@ -6,8 +6,8 @@
 #include "eval/check.h"
 
 // A Markdown summary fit for a pull-request comment.
-int check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
-                   const struct check_options *opt, struct sbuf *out);
+void check_markdown(const struct results *base, const struct results *cand, const struct check_verdict *v,
+                    const struct check_options *opt, struct sbuf *out);
 // The verdict as JSON: {"pass", "baseline", "results", "max_drop", "alpha", "bootstrap_iters",
 // "seed", "tasks": [{task, metric, n, baseline, new, delta, ci, mcnemar_p, regressed}],
 // "average": {tasks, baseline, new, delta, ci, regressed}} (values in points where named

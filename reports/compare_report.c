@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "eval/outdir.h"
 #include "eval/results.h"
 #include "reports/report.h"
@@ -17,110 +18,108 @@ static void fmt_ppl(double v, char buf[48]) {
     else snprintf(buf, 48, "n/a (overflow)");
 }
 
-static int value_se(struct sbuf *o, double v, double se) {  // fractions -> "43.25 ± 2.48"
-    if (isnan(se)) return sbuf_printf(o, " %.2f |", v * 100);
-    return sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v * 100, se * 100);
+static void value_se(struct sbuf *o, double v, double se) {  // fractions -> "43.25 ± 2.48"
+    if (isnan(se)) sbuf_printf(o, " %.2f |", v * 100);
+    else sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v * 100, se * 100);
 }
 
-static int avg_row(struct sbuf *o, const char *name, const struct compare_avg *g) {
-    if (!g->present) return 0;
-    int rc = sbuf_printf(o, "| **%s (%d task%s)** | mean |", name, g->n_tasks, g->n_tasks == 1 ? "" : "s");
-    if (!rc) rc = value_se(o, g->a, g->a_se);
-    if (!rc) rc = value_se(o, g->b, g->b_se);
-    if (!rc) rc = sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | - | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
-    return rc;
+static void avg_row(struct sbuf *o, const char *name, const struct compare_avg *g) {
+    if (!g->present) return;
+    sbuf_printf(o, "| **%s (%d task%s)** | mean |", name, g->n_tasks, g->n_tasks == 1 ? "" : "s");
+    value_se(o, g->a, g->a_se);
+    value_se(o, g->b, g->b_se);
+    sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | - | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
 }
 
-int compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
-                     const struct compare_options *opt, const char *chart_base, struct sbuf *o, xsa_error *err) {
+void compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
+                      const struct compare_options *opt, const char *chart_base, struct sbuf *o) {
     const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
     double pct = c->level * 100;
-    int rc = sbuf_puts(o, "# ") || md_text(o, la) || sbuf_puts(o, " (A) vs ") || md_text(o, lb) || sbuf_puts(o, " (B)\n\n");
-    if (!rc && c->forced)
-        rc = sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
-                            "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
-                         c->not_comparable);
+    sbuf_puts(o, "# ");
+    md_text(o, la);
+    sbuf_puts(o, " (A) vs ");
+    md_text(o, lb);
+    sbuf_puts(o, " (B)\n\n");
+    if (c->forced)
+        sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
+                       "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
+                    c->not_comparable);
     // One-sentence answer first: the average, then which tasks moved for real.
     const struct compare_avg *g = c->paper.present ? &c->paper : &c->all;
     const char *gname = c->paper.present ? "the XSA paper's" : "all";
-    if (!rc)
-        rc = sbuf_printf(o, "**Summary.** Over %s %d task%s, B scores **%+.2f points** against A on average "
-                            "(%g%% CI [%+.2f, %+.2f]): %s.",
-                         gname, g->n_tasks, g->n_tasks == 1 ? "" : "s", g->delta, pct, g->lo, g->hi,
-                         g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
+    sbuf_printf(o, "**Summary.** Over %s %d task%s, B scores **%+.2f points** against A on average "
+                   "(%g%% CI [%+.2f, %+.2f]): %s.",
+                gname, g->n_tasks, g->n_tasks == 1 ? "" : "s", g->delta, pct, g->lo, g->hi,
+                g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
     int n_real = 0;
     for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;
-    if (!rc) rc = sbuf_printf(o, " %d of %d per-task deltas %s real", n_real, c->n_rows, n_real == 1 ? "is" : "are");
-    for (int i = 0, k = 0; i < c->n_rows && !rc; i++)
-        if (c->rows[i].real) rc = sbuf_printf(o, "%s%s %+.2f", k++ ? ", " : ": ", c->rows[i].task, c->rows[i].delta);
-    if (!rc) rc = sbuf_puts(o, ".\n\n## Results\n\n");
-    if (!rc)
-        rc = sbuf_printf(o, "| task | metric | A \xc2\xb1 se | B \xc2\xb1 se | \xce\x94 (pts) | %g%% CI | McNemar p | real? |\n"
-                            "|---|---|--:|--:|--:|:-:|--:|:-:|\n", pct);
-    for (int i = 0; i < c->n_rows && !rc; i++) {
+    sbuf_printf(o, " %d of %d per-task deltas %s real", n_real, c->n_rows, n_real == 1 ? "is" : "are");
+    for (int i = 0, k = 0; i < c->n_rows; i++)
+        if (c->rows[i].real) sbuf_printf(o, "%s%s %+.2f", k++ ? ", " : ": ", c->rows[i].task, c->rows[i].delta);
+    sbuf_puts(o, ".\n\n## Results\n\n");
+    sbuf_printf(o, "| task | metric | A \xc2\xb1 se | B \xc2\xb1 se | \xce\x94 (pts) | %g%% CI | McNemar p | real? |\n"
+                   "|---|---|--:|--:|--:|:-:|--:|:-:|\n", pct);
+    for (int i = 0; i < c->n_rows; i++) {
         const struct compare_row *r = &c->rows[i];
         char p[32];
         report_fmt_p(r->p, p);
-        rc = sbuf_printf(o, "| %s | %s |", r->task, r->metric);
-        if (!rc) rc = value_se(o, r->a, r->a_se);
-        if (!rc) rc = value_se(o, r->b, r->b_se);
-        if (!rc) rc = sbuf_printf(o, " %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->delta, r->lo, r->hi, p, r->real ? "**yes**" : "no");
+        sbuf_printf(o, "| %s | %s |", r->task, r->metric);
+        value_se(o, r->a, r->a_se);
+        value_se(o, r->b, r->b_se);
+        sbuf_printf(o, " %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->delta, r->lo, r->hi, p, r->real ? "**yes**" : "no");
     }
-    if (!rc) rc = avg_row(o, "paper", &c->paper);
-    if (!rc) rc = avg_row(o, "all", &c->all);
-    for (int i = 0; i < c->n_rows && !rc; i++) {
+    avg_row(o, "paper", &c->paper);
+    avg_row(o, "all", &c->all);
+    for (int i = 0; i < c->n_rows; i++) {
         const struct compare_row *r = &c->rows[i];
         if (!r->has_ppl) continue;
         // A perplexity past DBL_MAX (lm-eval's math.exp raises there) is null in the file.
         char pa[48], pb[48];
         fmt_ppl(r->ppl_a, pa);
         fmt_ppl(r->ppl_b, pb);
-        rc = sbuf_printf(o, "\n%s perplexity (lower is better): A %s, B %s", r->task, pa, pb);
-        if (!rc && isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0)
-            rc = sbuf_printf(o, " (B/A = %.4f)", r->ppl_b / r->ppl_a);
-        if (!rc) rc = sbuf_puts(o, ".\n");
+        sbuf_printf(o, "\n%s perplexity (lower is better): A %s, B %s", r->task, pa, pb);
+        if (isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0) sbuf_printf(o, " (B/A = %.4f)", r->ppl_b / r->ppl_a);
+        sbuf_puts(o, ".\n");
     }
     char iters[32];
     report_thousands(c->iters, iters);
-    if (!rc)
-        rc = sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
-                            "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
-                            "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
-                            "(within each task for the averages), seed %llu. McNemar on per-document correctness: "
-                            "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
-                            "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
-                         pct, c->alpha, iters, (unsigned long long)c->seed);
-    if (!rc && chart_base)
-        rc = sbuf_printf(o, "## Charts\n\n![Per-task delta B - A with its %g%% interval](%s_delta.svg)\n\n"
-                            "![Per-task score of A and B](%s_acc.svg)\n\n", pct, chart_base, chart_base);
-    if (!rc) rc = sbuf_puts(o, "## Models\n\n");
-    if (!rc) rc = report_model_section(o, "A: ", la, a, opt->path_a);
-    if (!rc) rc = report_model_section(o, "B: ", lb, b, opt->path_b);
+    sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
+                   "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
+                   "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
+                   "(within each task for the averages), seed %llu. McNemar on per-document correctness: "
+                   "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
+                   "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
+                pct, c->alpha, iters, (unsigned long long)c->seed);
+    if (chart_base)
+        sbuf_printf(o, "## Charts\n\n![Per-task delta B - A with its %g%% interval](%s_delta.svg)\n\n"
+                       "![Per-task score of A and B](%s_acc.svg)\n\n", pct, chart_base, chart_base);
+    sbuf_puts(o, "## Models\n\n");
+    report_model_section(o, "A: ", la, a, opt->path_a);
+    report_model_section(o, "B: ", lb, b, opt->path_b);
     const struct results *rs[2] = {a, b};
     const char *labels[2] = {"A", "B"};
-    if (!rc) rc = sbuf_puts(o, "## Provenance\n\n");
-    if (!rc) rc = report_provenance(o, rs, labels, 2);
-    if (!rc && opt->command) rc = sbuf_puts(o, "Report command: ") || md_code(o, opt->command) || sbuf_puts(o, "\n");
-    return rc ? xsa_fail(err, XSA_ERUNTIME, "compare report: out of memory") : 0;
+    sbuf_puts(o, "## Provenance\n\n");
+    report_provenance(o, rs, labels, 2);
+    report_command(o, opt->command);
 }
 
 // The two charts of a comparison.
-static int compare_charts(const struct comparison *c, const char *la, const char *lb, struct sbuf *delta_svg,
-                          struct sbuf *acc_svg) {
+static void compare_charts(const struct comparison *c, const char *la, const char *lb, struct sbuf *delta_svg,
+                           struct sbuf *acc_svg) {
     int k = c->n_rows + 2;
-    const char **labels = calloc((size_t)k, sizeof *labels);
-    double *d = calloc((size_t)k * 3, sizeof *d), *val = calloc((size_t)c->n_rows * 4 + 1, sizeof *val);
-    int *sign = calloc((size_t)k, sizeof *sign);
+    const char **labels = xsa_calloc((size_t)k, sizeof *labels);
+    double *d = xsa_calloc((size_t)k * 3, sizeof *d), *val = xsa_calloc((size_t)c->n_rows * 4, sizeof *val);
+    int *sign = xsa_calloc((size_t)k, sizeof *sign);
     char avg_names[2][48];
-    int rc = (!labels || !d || !val || !sign) ? -1 : 0, m = 0;
-    for (int i = 0; i < c->n_rows && !rc; i++, m++) {
+    int m = 0;
+    for (int i = 0; i < c->n_rows; i++, m++) {
         const struct compare_row *r = &c->rows[i];
         labels[m] = r->task;
         d[m] = r->delta; d[k + m] = r->lo; d[2 * k + m] = r->hi;
         sign[m] = r->real ? (r->delta > 0 ? 1 : -1) : 0;
     }
     const struct compare_avg *gs[2] = {&c->paper, &c->all};
-    for (int j = 0; j < 2 && !rc; j++) {
+    for (int j = 0; j < 2; j++) {
         if (!gs[j]->present) continue;
         snprintf(avg_names[j], sizeof avg_names[j], "%s avg (%d)", j == 0 ? "paper" : "all", gs[j]->n_tasks);
         labels[m] = avg_names[j];
@@ -129,27 +128,22 @@ static int compare_charts(const struct comparison *c, const char *la, const char
         m++;
     }
     // svg_delta_chart reads lo/hi at the row index: pack them contiguously.
-    if (!rc) {
-        memmove(d + m, d + k, sizeof(double) * (size_t)m);
-        memmove(d + 2 * m, d + 2 * k, sizeof(double) * (size_t)m);
-        rc = svg_delta_chart("Per-task delta, B - A (points)", labels, d, d + m, d + 2 * m, sign, m, delta_svg);
+    memmove(d + m, d + k, sizeof(double) * (size_t)m);
+    memmove(d + 2 * m, d + 2 * k, sizeof(double) * (size_t)m);
+    svg_delta_chart("Per-task delta, B - A (points)", labels, d, d + m, d + 2 * m, sign, m, delta_svg);
+    int n = c->n_rows;
+    for (int i = 0; i < n; i++) {
+        val[i] = c->rows[i].a * 100;
+        val[n + i] = c->rows[i].b * 100;
+        val[2 * n + i] = c->rows[i].a_se * 100;
+        val[3 * n + i] = c->rows[i].b_se * 100;
     }
-    if (!rc) {
-        int n = c->n_rows;
-        for (int i = 0; i < n; i++) {
-            val[i] = c->rows[i].a * 100;
-            val[n + i] = c->rows[i].b * 100;
-            val[2 * n + i] = c->rows[i].a_se * 100;
-            val[3 * n + i] = c->rows[i].b_se * 100;
-        }
-        const char *series[2] = {la, lb};
-        rc = svg_bars_chart("Per-task score (metric of each row)", labels, n, series, 2, val, val + 2 * n, acc_svg);
-    }
+    const char *series[2] = {la, lb};
+    svg_bars_chart("Per-task score (metric of each row)", labels, n, series, 2, val, val + 2 * n, acc_svg);
     free(labels);
     free(d);
     free(val);
     free(sign);
-    return rc;
 }
 
 int compare_write_report(const struct results *a, const struct results *b, const struct compare_options *opt,
@@ -158,18 +152,18 @@ int compare_write_report(const struct results *a, const struct results *b, const
     int rc = compare_results(a, b, opt, &c, err);
     if (rc) return rc;
     struct sbuf md = {0}, full = {0}, rel = {0}, dsvg = {0}, asvg = {0}, p1 = {0}, p2 = {0};
-    if (md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = compare_markdown(a, b, &c, opt, md_path ? rel.s : NULL, &md, err);
-    if (!rc && !md_path) {
+    if (md_path) report_chart_paths(md_path, &full, &rel);
+    compare_markdown(a, b, &c, opt, md_path ? rel.s : NULL, &md);
+    if (!md_path) {
         fwrite(md.s, 1, md.n, stdout);
-    } else if (!rc) {
+    } else {
         const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
-        if (compare_charts(&c, la, lb, &dsvg, &asvg) || sbuf_printf(&p1, "%s_delta.svg", full.s) ||
-            sbuf_printf(&p2, "%s_acc.svg", full.s))
-            rc = xsa_fail(err, XSA_ERUNTIME, "compare charts: out of memory");
+        compare_charts(&c, la, lb, &dsvg, &asvg);
+        sbuf_printf(&p1, "%s_delta.svg", full.s);
+        sbuf_printf(&p2, "%s_acc.svg", full.s);
         const char *paths[3] = {p1.s, p2.s, md_path}, *data[3] = {dsvg.s, asvg.s, md.s};
         size_t lens[3] = {dsvg.n, asvg.n, md.n};
-        if (!rc) rc = outdir_write_set(3, paths, data, lens, err);
+        rc = outdir_write_set(3, paths, data, lens, err);
     }
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&dsvg); sbuf_free(&asvg); sbuf_free(&p1); sbuf_free(&p2);
     comparison_free(&c);

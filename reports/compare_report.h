@@ -7,8 +7,8 @@
 
 // The Markdown report of a computed comparison (charts referenced by `chart_base`_delta.svg
 // and `chart_base`_acc.svg, relative to the report).
-int compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
-                     const struct compare_options *opt, const char *chart_base, struct sbuf *out, xsa_error *err);
+void compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
+                      const struct compare_options *opt, const char *chart_base, struct sbuf *out);
 
 // compare_results + compare_markdown, written atomically to `md_path`, with the two charts
 // `<md_path minus .md>_delta.svg` and `..._acc.svg` next to it. A NULL md_path prints the

@@ -11,47 +11,51 @@
 
 static const char *lab(const struct ppl_report *r, int m) { return r->label[m] ? r->label[m] : m ? "B" : "A"; }
 
-static int num(struct sbuf *o, const char *fmt, double x) {  // "-" for NAN
-    return isfinite(x) ? sbuf_printf(o, fmt, x) : sbuf_puts(o, "-");
+static void num(struct sbuf *o, const char *fmt, double x) {  // "-" for NAN
+    if (isfinite(x)) sbuf_printf(o, fmt, x);
+    else sbuf_puts(o, "-");
 }
 
 static int bucket_label(const struct ppl_bucket *b, char *buf, size_t n) {
     return snprintf(buf, n, "%d-%d", b->lo, b->hi - 1);
 }
 
-int ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *o) {
+void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *o) {
     const struct ppl_summary *s = r->sum;
-    int two = s->n_models == 2, rc = 0;
+    int two = s->n_models == 2;
     double pct = r->level * 100;
     char t1[32], t2[32];
     report_thousands(s->n, t1);
-    rc |= sbuf_puts(o, "# Per-token loss: ");
-    rc |= md_text(o, lab(r, 0));
-    if (two) rc |= sbuf_puts(o, " vs "), rc |= md_text(o, lab(r, 1));
-    rc |= sbuf_puts(o, "\n\n");
-    rc |= sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d); %d %s%s.\n\n",
+    sbuf_puts(o, "# Per-token loss: ");
+    md_text(o, lab(r, 0));
+    if (two) {
+        sbuf_puts(o, " vs ");
+        md_text(o, lab(r, 1));
+    }
+    sbuf_puts(o, "\n\n");
+    sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d); %d %s%s.\n\n",
                       t1, r->input, r->context, r->stride, s->n_units, r->unit_name, s->n_units == 1 ? "" : "s");
-    rc |= sbuf_puts(o, "| model | nats/token | bits/token | bits/byte | perplexity | top-1 |\n|---|---:|---:|---:|---:|---:|\n");
+    sbuf_puts(o, "| model | nats/token | bits/token | bits/byte | perplexity | top-1 |\n|---|---:|---:|---:|---:|---:|\n");
     for (int m = 0; m < s->n_models; m++) {
-        rc |= sbuf_puts(o, "| ");
-        rc |= md_text(o, lab(r, m));
-        rc |= sbuf_printf(o, " | %.5f | %.5f | ", s->nll[m], s->bits[m]);
-        rc |= num(o, "%.5f", s->bpb[m]);
-        rc |= sbuf_printf(o, " | %.4f | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
+        sbuf_puts(o, "| ");
+        md_text(o, lab(r, m));
+        sbuf_printf(o, " | %.5f | %.5f | ", s->nll[m], s->bits[m]);
+        num(o, "%.5f", s->bpb[m]);
+        sbuf_printf(o, " | %.4f | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
     }
     report_thousands((long long)llround(isfinite(s->bytes) ? s->bytes : 0), t2);
-    rc |= sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
+    sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
     if (two)
-        rc |= sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% paired bootstrap interval [%+.5f, %+.5f] over %ss "
+        sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% paired bootstrap interval [%+.5f, %+.5f] over %ss "
                              "(mean of each %s's mean difference)%s.\n\n",
                           s->delta, pct, s->dlo, s->dhi, r->unit_name, r->unit_name, s->real ? ", **significant**" : "");
-    rc |= sbuf_printf(o, "## By position\n\nPosition: tokens of context the prediction saw.\n\n| positions | targets | %s",
+    sbuf_printf(o, "## By position\n\nPosition: tokens of context the prediction saw.\n\n| positions | targets | %s",
                       two ? "" : "nats/token |\n|---|---:|---:|\n");
     if (two) {
-        rc |= md_text(o, lab(r, 0));
-        rc |= sbuf_puts(o, " | ");
-        rc |= md_text(o, lab(r, 1));
-        rc |= sbuf_printf(o, " | delta B - A | %g%% interval | %ss | |\n|---|---:|---:|---:|---:|---|---:|---|\n", pct,
+        md_text(o, lab(r, 0));
+        sbuf_puts(o, " | ");
+        md_text(o, lab(r, 1));
+        sbuf_printf(o, " | delta B - A | %g%% interval | %ss | |\n|---|---:|---:|---:|---:|---|---:|---|\n", pct,
                           r->unit_name);
     }
     for (int i = 0; i < s->n_buckets; i++) {
@@ -59,57 +63,56 @@ int ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf 
         char bl[32];
         bucket_label(b, bl, sizeof bl);
         report_thousands(b->n, t1);
-        rc |= sbuf_printf(o, "| %s | %s | ", bl, t1);
-        rc |= num(o, "%.5f", b->nll[0]);
+        sbuf_printf(o, "| %s | %s | ", bl, t1);
+        num(o, "%.5f", b->nll[0]);
         if (two) {
-            rc |= sbuf_puts(o, " | ");
-            rc |= num(o, "%.5f", b->nll[1]);
-            rc |= sbuf_puts(o, " | ");
-            rc |= num(o, "%+.5f", b->delta);
-            rc |= sbuf_puts(o, " | [");
-            rc |= num(o, "%+.5f", b->dlo);
-            rc |= sbuf_puts(o, ", ");
-            rc |= num(o, "%+.5f", b->dhi);
-            rc |= sbuf_printf(o, "] | %d | %s", b->n_units, b->real ? (b->delta < 0 ? "B better" : "B worse") : "");
+            sbuf_puts(o, " | ");
+            num(o, "%.5f", b->nll[1]);
+            sbuf_puts(o, " | ");
+            num(o, "%+.5f", b->delta);
+            sbuf_puts(o, " | [");
+            num(o, "%+.5f", b->dlo);
+            sbuf_puts(o, ", ");
+            num(o, "%+.5f", b->dhi);
+            sbuf_printf(o, "] | %d | %s", b->n_units, b->real ? (b->delta < 0 ? "B better" : "B worse") : "");
         }
-        rc |= sbuf_puts(o, " |\n");
+        sbuf_puts(o, " |\n");
     }
-    if (chart_rel) rc |= sbuf_printf(o, "\n![%s by position](%s_position.svg)\n", two ? "Delta B - A" : "Loss", chart_rel);
+    if (chart_rel) sbuf_printf(o, "\n![%s by position](%s_position.svg)\n", two ? "Delta B - A" : "Loss", chart_rel);
     if (s->has_kl) {
-        rc |= sbuf_printf(o, "\n## Divergence\n\nKL(A || B) over the full vocabulary: mean %.6f nats/token, largest %.6f; "
+        sbuf_printf(o, "\n## Divergence\n\nKL(A || B) over the full vocabulary: mean %.6f nats/token, largest %.6f; "
                              "the argmax agrees at %.2f%% of targets.\n\n",
                           s->kl_mean, s->kl_max, 100 * s->agree);
-        if (r->n_top) rc |= sbuf_printf(o, "| target | %s | position | token | KL | A's top | B's top | A nats | B nats |\n"
+        if (r->n_top) sbuf_printf(o, "| target | %s | position | token | KL | A's top | B's top | A nats | B nats |\n"
                                            "|---:|---:|---:|---|---:|---|---|---:|---:|\n", r->unit_name);
         for (int i = 0; i < r->n_top; i++) {
             const struct ppl_top *t = &r->top[i];
-            rc |= sbuf_printf(o, "| %ld | %d | %d | ", t->target, t->unit, t->ctx);
-            rc |= md_code(o, t->text);
-            rc |= sbuf_printf(o, " | %.5f | ", t->kl);
-            rc |= md_code(o, t->top_a);
-            rc |= sbuf_puts(o, " | ");
-            rc |= md_code(o, t->top_b);
-            rc |= sbuf_printf(o, " | %.4f | %.4f |\n", t->nll_a, t->nll_b);
+            sbuf_printf(o, "| %ld | %d | %d | ", t->target, t->unit, t->ctx);
+            md_code(o, t->text);
+            sbuf_printf(o, " | %.5f | ", t->kl);
+            md_code(o, t->top_a);
+            sbuf_puts(o, " | ");
+            md_code(o, t->top_b);
+            sbuf_printf(o, " | %.4f | %.4f |\n", t->nll_a, t->nll_b);
         }
     }
-    rc |= sbuf_puts(o, "\n## Provenance\n\n| | |\n|---|---|\n");
+    sbuf_puts(o, "\n## Provenance\n\n| | |\n|---|---|\n");
     for (int m = 0; m < s->n_models; m++) {
-        rc |= sbuf_printf(o, "| %s | ", m ? "B" : "A");
-        rc |= md_code(o, r->path[m] ? r->path[m] : "-");
-        rc |= sbuf_puts(o, " ");
-        rc |= md_text(o, r->desc[m] ? r->desc[m] : "");
-        rc |= sbuf_puts(o, " |\n");
+        sbuf_printf(o, "| %s | ", m ? "B" : "A");
+        md_code(o, r->path[m] ? r->path[m] : "-");
+        sbuf_puts(o, " ");
+        md_text(o, r->desc[m] ? r->desc[m] : "");
+        sbuf_puts(o, " |\n");
     }
-    rc |= sbuf_printf(o, "| bootstrap | %d resamples, seed %llu, %g%% intervals |\n", r->iters, r->seed, pct);
+    sbuf_printf(o, "| bootstrap | %d resamples, seed %llu, %g%% intervals |\n", r->iters, r->seed, pct);
     if (r->command) {
-        rc |= sbuf_puts(o, "| command | ");
-        rc |= md_code(o, r->command);
-        rc |= sbuf_puts(o, " |\n");
+        sbuf_puts(o, "| command | ");
+        md_code(o, r->command);
+        sbuf_puts(o, " |\n");
     }
-    return rc ? -1 : 0;
 }
 
-int ppl_json(const struct ppl_report *r, struct sbuf *out) {
+void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     const struct ppl_summary *s = r->sum;
     struct jsonw w = {0};
     jsonw_object(&w, NULL);
@@ -189,12 +192,11 @@ int ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_end(&w);
     if (r->command) jsonw_str(&w, "command", r->command);
     jsonw_end(&w);
-    int rc = w.failed ? -1 : sbuf_append(out, w.out.s, w.out.n);
+    sbuf_append(out, w.out.s, w.out.n);
     jsonw_free(&w);
-    return rc;
 }
 
-int ppl_chart(const struct ppl_report *r, struct sbuf *out) {
+void ppl_chart(const struct ppl_report *r, struct sbuf *out) {
     const struct ppl_summary *s = r->sum;
     int n = s->n_buckets, two = s->n_models == 2;
     double x[PPL_MAX_BUCKETS], y[PPL_MAX_BUCKETS], lo[PPL_MAX_BUCKETS], hi[PPL_MAX_BUCKETS];
@@ -208,15 +210,15 @@ int ppl_chart(const struct ppl_report *r, struct sbuf *out) {
     char series[160];
     snprintf(series, sizeof series, "%s%s%s", two ? lab(r, 1) : lab(r, 0), two ? " - " : "", two ? lab(r, 0) : "");
     const char *names[1] = {series};
-    return svg_line_chart(two ? "Loss delta B - A by position (negative: B better)" : "Loss by position",
+    svg_line_chart(two ? "Loss delta B - A by position (negative: B better)" : "Loss by position",
                           "first position of the bucket (tokens of context)",
                           two ? "delta nats/token, shaded: interval" : "nats/token", 1, names, 1, n, x, y,
                           two ? lo : NULL, two ? hi : NULL, out);
 }
 
-static int md_cb(const void *r, const char *chart_rel, struct sbuf *o) { return ppl_markdown(r, chart_rel, o); }
-static int chart_cb(const void *r, struct sbuf *o) { return ppl_chart(r, o); }
-static int json_cb(const void *r, struct sbuf *o) { return ppl_json(r, o); }
+static void md_cb(const void *r, const char *chart_rel, struct sbuf *o) { ppl_markdown(r, chart_rel, o); }
+static void chart_cb(const void *r, struct sbuf *o) { ppl_chart(r, o); }
+static void json_cb(const void *r, struct sbuf *o) { ppl_json(r, o); }
 
 int ppl_write_report(const struct ppl_report *r, const char *md_path, const char *json_path, xsa_error *err) {
     static const struct report_renderers rr = {md_cb, chart_cb, json_cb};

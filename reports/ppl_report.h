@@ -27,10 +27,10 @@ struct ppl_report {
     int n_top;
 };
 
-int ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *out);
-int ppl_json(const struct ppl_report *r, struct sbuf *out);
+void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *out);
+void ppl_json(const struct ppl_report *r, struct sbuf *out);
 // Two models: delta B - A per position bucket with its interval; one model: nats per bucket.
-int ppl_chart(const struct ppl_report *r, struct sbuf *out);
+void ppl_chart(const struct ppl_report *r, struct sbuf *out);
 
 // Markdown to md_path (NULL: stdout) with the chart `<md_path minus .md>_position.svg` beside
 // it, and the JSON to json_path (NULL: none), written atomically.

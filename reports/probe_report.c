@@ -14,47 +14,51 @@
 static const char *const stat_name[BACKEND_PROBE_STATS] = {"cos(y, v)", "cos(z, v)", "a_ii"};
 static const char *const stat_key[BACKEND_PROBE_STATS] = {"cos_y", "cos_z", "a_ii"};
 
-static int row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa) {
-    int rc = h < 0 ? sbuf_printf(o, "| %d | %s |", l, xsa) : sbuf_printf(o, "| %d.%d | %s |", l, h, xsa);
+static void row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa) {
+    if (h < 0) sbuf_printf(o, "| %d | %s |", l, xsa);
+    else sbuf_printf(o, "| %d.%d | %s |", l, h, xsa);
     for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
         double m, sd;
         ppl_probe_stat(p, l, h, k, &m, &sd);
-        rc |= sbuf_printf(o, " %+.4f \xc2\xb1 %.4f |", m, sd);
+        sbuf_printf(o, " %+.4f \xc2\xb1 %.4f |", m, sd);
     }
-    return rc | sbuf_puts(o, "\n");
+    sbuf_puts(o, "\n");
 }
 
-static int markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
+static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
     const struct probe_report *r = ctx;
-    int rc = sbuf_printf(o, "# Attention similarity bias\n\nAt %ld targets of %s (context up to %d, stride %d), per layer "
+    sbuf_printf(o, "# Attention similarity bias\n\nAt %ld targets of %s (context up to %d, stride %d), per layer "
                             "over query heads: cos(y, v) between a head's attention output before XSA's projection "
                             "and the token's own value vector, cos(z, v) after it (0 up to rounding in XSA layers), "
                             "and a_ii, the attention the token puts on itself; mean \xc2\xb1 standard deviation.\n",
                          r->probe[0].n, r->input, r->context, r->stride);
     for (int m = 0; m < r->n_models; m++) {
         const struct ppl_probe *p = &r->probe[m];
-        rc |= sbuf_puts(o, "\n## ");
-        rc |= md_text(o, r->label[m]);
-        rc |= sbuf_printf(o, "\n\n| layer%s | XSA | cos(y, v) | cos(z, v) | a_ii |\n|--:|:-:|--:|--:|--:|\n",
+        sbuf_puts(o, "\n## ");
+        md_text(o, r->label[m]);
+        sbuf_printf(o, "\n\n| layer%s | XSA | cos(y, v) | cos(z, v) | a_ii |\n|--:|:-:|--:|--:|--:|\n",
                           r->heads ? ".head" : "");
         for (int l = 0; l < p->n_layer; l++) {
             const char *x = r->model[m]->cfg.xsa[l] ? "yes" : "no";
-            rc |= row(o, p, l, -1, x);
-            for (int h = 0; r->heads && h < p->n_head; h++) rc |= row(o, p, l, h, x);
+            row(o, p, l, -1, x);
+            for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x);
         }
     }
-    if (chart_rel) rc |= sbuf_printf(o, "\n![cos(y, v) by layer](%s_layers.svg)\n", chart_rel);
-    rc |= sbuf_puts(o, "\n| | |\n|---|---|\n");
+    if (chart_rel) sbuf_printf(o, "\n![cos(y, v) by layer](%s_layers.svg)\n", chart_rel);
+    sbuf_puts(o, "\n| | |\n|---|---|\n");
     for (int m = 0; m < r->n_models; m++) {
-        rc |= sbuf_printf(o, "| %s | ", m ? "B" : "A");
-        rc |= md_code(o, r->path[m]);
-        rc |= sbuf_puts(o, " |\n");
+        sbuf_printf(o, "| %s | ", m ? "B" : "A");
+        md_code(o, r->path[m]);
+        sbuf_puts(o, " |\n");
     }
-    if (r->command) rc |= sbuf_puts(o, "| command | "), rc |= md_code(o, r->command), rc |= sbuf_puts(o, " |\n");
-    return rc ? -1 : 0;
+    if (r->command) {
+        sbuf_puts(o, "| command | ");
+        md_code(o, r->command);
+        sbuf_puts(o, " |\n");
+    }
 }
 
-static int json(const void *ctx, struct sbuf *out) {
+static void json(const void *ctx, struct sbuf *out) {
     const struct probe_report *r = ctx;
     struct jsonw w = {0};
     jsonw_object(&w, NULL);
@@ -95,13 +99,12 @@ static int json(const void *ctx, struct sbuf *out) {
     jsonw_end(&w);
     if (r->command) jsonw_str(&w, "command", r->command);
     jsonw_end(&w);
-    int rc = w.failed ? -1 : sbuf_append(out, w.out.s, w.out.n);
+    sbuf_append(out, w.out.s, w.out.n);
     jsonw_free(&w);
-    return rc;
 }
 
 // cos(y, v) of each model by layer (and cos(z, v) of a model with XSA layers), +- 1 sd bands.
-static int chart(const void *ctx, struct sbuf *out) {
+static void chart(const void *ctx, struct sbuf *out) {
     const struct probe_report *r = ctx;
     int L = 0;
     for (int m = 0; m < r->n_models; m++) L = r->probe[m].n_layer > L ? r->probe[m].n_layer : L;
@@ -123,11 +126,10 @@ static int chart(const void *ctx, struct sbuf *out) {
             }
             ns++;
         }
-    int rc = svg_line_chart("cos(attention output, own value) by layer", "layer", "cosine, shaded: +- 1 sd", 0, series,
+    svg_line_chart("cos(attention output, own value) by layer", "layer", "cosine, shaded: +- 1 sd", 0, series,
                             ns, L, x, v, v + 4 * L, v + 8 * L, out);
     free(x);
     free(v);
-    return rc;
 }
 
 int probe_write_report(const struct probe_report *r, const char *md_path, const char *json_path, xsa_error *err) {

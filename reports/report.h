@@ -11,35 +11,37 @@
 
 // "### <heading>" and a two-column table: results file, checkpoint, architecture, parameters,
 // XSA layers, weights digest, tokenizer, device, version, command.
-int report_model_section(struct sbuf *o, const char *prefix, const char *label, const struct results *r,
-                         const char *results_path);
+void report_model_section(struct sbuf *o, const char *prefix, const char *label, const struct results *r,
+                          const char *results_path);
 
 // Provenance of n runs side by side: limit/few-shot, versions, timings, throughput, and the
 // data digests per task (short; "same" where every run agrees).        rs, labels: (n)
-int report_provenance(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n);
+void report_provenance(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n);
 
 // `xsa-eval report`: a model-by-task table of each task's preferred metric +- stderr for any
 // number of runs, group averages, a bar chart reference (`chart_base`_acc.svg, NULL: none),
 // model sections and provenance.                                  rs, paths: (n)
-int report_markdown(const struct results *const *rs, const char *const *paths, int n, const char *command,
-                    const char *chart_base, struct sbuf *out, xsa_error *err);
+void report_markdown(const struct results *const *rs, const char *const *paths, int n, const char *command,
+                     const char *chart_base, struct sbuf *out);
 // The bar chart that report_markdown references.
-int report_chart(const struct results *const *rs, int n, struct sbuf *out, xsa_error *err);
+void report_chart(const struct results *const *rs, int n, struct sbuf *out);
+// "Report command: `command`" and a newline; nothing when command is NULL.
+void report_command(struct sbuf *o, const char *command);
 
 // Formatting helpers (shared with eval/compare.c).
-int md_code(struct sbuf *o, const char *s);      // `s` with | escaped for table cells
+void md_code(struct sbuf *o, const char *s);      // `s` with | escaped for table cells
 // Text from a file (a model name, a device) as Markdown shows it, literally: control characters
 // as spaces, < > & as entities, Markdown punctuation backslash-escaped.
-int md_text(struct sbuf *o, const char *s);
+void md_text(struct sbuf *o, const char *s);
 const char *report_short_digest(const char *hex, char buf[17]);   // first 12 hex digits, or "-"
 void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
 // A report of three renderings of ctx: Markdown (linking the chart at chart_rel, NULL: none),
-// one SVG chart and JSON; each returns 0 or -1 (out of memory).
+// one SVG chart and JSON.
 struct report_renderers {
-    int (*markdown)(const void *ctx, const char *chart_rel, struct sbuf *out);
-    int (*chart)(const void *ctx, struct sbuf *out);
-    int (*json)(const void *ctx, struct sbuf *out);
+    void (*markdown)(const void *ctx, const char *chart_rel, struct sbuf *out);
+    void (*chart)(const void *ctx, struct sbuf *out);
+    void (*json)(const void *ctx, struct sbuf *out);
 };
 // Renders ctx and writes the Markdown to md_path with the chart `<md_path minus .md><suffix>`
 // beside it, and the JSON to json_path, all or none (outdir_write_set); a NULL md_path prints
@@ -47,10 +49,10 @@ struct report_renderers {
 int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
                         const char *json_path, xsa_error *err);
 // "<dir>/<name minus .md>" of a report path: where its charts go; and "<name minus .md>".
-int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);
+void report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);
 // "xsa-eval <argv[0]> <argv[1]> ..." (arguments with spaces or quotes single-quoted): the
 // command line as the user typed it, without the binary's path.
-int report_command_line(int argc, char **argv, struct sbuf *out);
+void report_command_line(int argc, char **argv, struct sbuf *out);
 // The run's label: model name, else the results file name.
 const char *report_label(const struct results *r);
 

@@ -44,59 +44,61 @@ static int task_columns(const struct pair_row *rows, int n, char (*names)[64], i
     return k;
 }
 
-static int markdown(const struct pair_row *rows, int n, const struct results *const *a, const struct results *const *b,
+static void markdown(const struct pair_row *rows, int n, const struct results *const *a, const struct results *const *b,
                     const char *const *pa, const char *const *pb, const struct compare_options *opt,
                     const char *chart_rel, struct sbuf *o) {
     char names[64][64], lab[32];
-    int nt = task_columns(rows, n, names, 64), rc = 0;
+    int nt = task_columns(rows, n, names, 64);
     double pct = rows[0].c.level * 100;
-    rc |= sbuf_printf(o, "# Scaling: B - A by model size\n\nEach row pairs two results files; cells are B - A in points "
+    sbuf_printf(o, "# Scaling: B - A by model size\n\nEach row pairs two results files; cells are B - A in points "
                          "(* : the %g%% paired bootstrap interval excludes 0 and McNemar's p < %g). The average is over "
                          "the XSA paper's eight tasks where present, else over all compared tasks.\n\n",
                       pct, rows[0].c.alpha);
-    rc |= sbuf_puts(o, "| parameters | A | B |");
-    for (int t = 0; t < nt; t++) rc |= sbuf_printf(o, " %s |", names[t]);
-    rc |= sbuf_printf(o, " average \xce\x94 | %g%% CI | real? |\n|---|---|---|", pct);
-    for (int t = 0; t < nt; t++) rc |= sbuf_puts(o, "--:|");
-    rc |= sbuf_puts(o, "--:|:-:|:-:|\n");
+    sbuf_puts(o, "| parameters | A | B |");
+    for (int t = 0; t < nt; t++) sbuf_printf(o, " %s |", names[t]);
+    sbuf_printf(o, " average \xce\x94 | %g%% CI | real? |\n|---|---|---|", pct);
+    for (int t = 0; t < nt; t++) sbuf_puts(o, "--:|");
+    sbuf_puts(o, "--:|:-:|:-:|\n");
     for (int r = 0; r < n; r++) {
         const struct pair_row *p = &rows[r];
         scaling_params_label(p->params, lab, sizeof lab);
-        rc |= sbuf_printf(o, "| %s | ", lab);
-        rc |= md_text(o, report_label(a[p->i]));
-        rc |= sbuf_puts(o, " | ");
-        rc |= md_text(o, report_label(b[p->i]));
-        rc |= sbuf_puts(o, " |");
+        sbuf_printf(o, "| %s | ", lab);
+        md_text(o, report_label(a[p->i]));
+        sbuf_puts(o, " | ");
+        md_text(o, report_label(b[p->i]));
+        sbuf_puts(o, " |");
         for (int t = 0; t < nt; t++) {
             int j = 0;
             while (j < p->c.n_rows && strcmp(p->c.rows[j].task, names[t])) j++;
-            if (j == p->c.n_rows) rc |= sbuf_puts(o, " - |");
-            else rc |= sbuf_printf(o, " %+.2f%s |", p->c.rows[j].delta, p->c.rows[j].real ? "*" : "");
+            if (j == p->c.n_rows) sbuf_puts(o, " - |");
+            else sbuf_printf(o, " %+.2f%s |", p->c.rows[j].delta, p->c.rows[j].real ? "*" : "");
         }
         const struct compare_avg *g = row_avg(&p->c);
-        rc |= sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
+        sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
     }
     for (int r = 0; r < n; r++)
         if (rows[r].c.forced)
-            rc |= sbuf_printf(o, "\n> [!WARNING]\n> FORCED (row %d): inputs not comparable: %s.\n", r + 1,
+            sbuf_printf(o, "\n> [!WARNING]\n> FORCED (row %d): inputs not comparable: %s.\n", r + 1,
                               rows[r].c.not_comparable);
-    if (chart_rel) rc |= sbuf_printf(o, "\n![Average delta against parameter count](%s_scaling.svg)\n", chart_rel);
-    rc |= sbuf_puts(o, "\n## Inputs\n\n| parameters | A | B |\n|---|---|---|\n");
+    if (chart_rel) sbuf_printf(o, "\n![Average delta against parameter count](%s_scaling.svg)\n", chart_rel);
+    sbuf_puts(o, "\n## Inputs\n\n| parameters | A | B |\n|---|---|---|\n");
     for (int r = 0; r < n; r++) {
         scaling_params_label(rows[r].params, lab, sizeof lab);
-        rc |= sbuf_printf(o, "| %s | ", lab);
-        rc |= md_code(o, pa[rows[r].i]);
-        rc |= sbuf_puts(o, " | ");
-        rc |= md_code(o, pb[rows[r].i]);
-        rc |= sbuf_puts(o, " |\n");
+        sbuf_printf(o, "| %s | ", lab);
+        md_code(o, pa[rows[r].i]);
+        sbuf_puts(o, " | ");
+        md_code(o, pb[rows[r].i]);
+        sbuf_puts(o, " |\n");
     }
-    rc |= sbuf_printf(o, "\nBootstrap: %d resamples, seed %llu.", rows[0].c.iters, (unsigned long long)rows[0].c.seed);
-    if (opt->command) rc |= sbuf_puts(o, " Command: "), rc |= md_code(o, opt->command);
-    rc |= sbuf_puts(o, "\n");
-    return rc ? -1 : 0;
+    sbuf_printf(o, "\nBootstrap: %d resamples, seed %llu.", rows[0].c.iters, (unsigned long long)rows[0].c.seed);
+    if (opt->command) {
+        sbuf_puts(o, " Command: ");
+        md_code(o, opt->command);
+    }
+    sbuf_puts(o, "\n");
 }
 
-static int chart(const struct pair_row *rows, int n, struct sbuf *out) {
+static void chart(const struct pair_row *rows, int n, struct sbuf *out) {
     double *v = xsa_malloc((size_t)n * 4 * sizeof *v);
     for (int r = 0; r < n; r++) {
         const struct compare_avg *g = row_avg(&rows[r].c);
@@ -104,10 +106,9 @@ static int chart(const struct pair_row *rows, int n, struct sbuf *out) {
         v[n + r] = g->delta, v[2 * n + r] = g->lo, v[3 * n + r] = g->hi;
     }
     const char *series[1] = {"average B - A (points)"};
-    int rc = svg_line_chart("Average delta B - A against model size", "parameters", "points, shaded: interval", 1,
+    svg_line_chart("Average delta B - A against model size", "parameters", "points, shaded: interval", 1,
                             series, 1, n, v, v + n, v + 2 * n, v + 3 * n, out);
     free(v);
-    return rc;
 }
 
 int scaling_write_report(const struct results *const *a, const struct results *const *b, const char *const *paths_a,
@@ -129,16 +130,15 @@ int scaling_write_report(const struct results *const *a, const struct results *c
     if (rc) done--;
     if (!rc) qsort(rows, (size_t)n, sizeof *rows, by_params);
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, p1 = {0};
-    if (!rc && md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc && markdown(rows, n, a, b, paths_a, paths_b, opt, md_path ? rel.s : NULL, &md))
-        rc = xsa_fail(err, XSA_ERUNTIME, "scaling report: out of memory");
+    if (!rc && md_path) report_chart_paths(md_path, &full, &rel);
+    if (!rc) markdown(rows, n, a, b, paths_a, paths_b, opt, md_path ? rel.s : NULL, &md);
     if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
     if (!rc && md_path) {
-        if (chart(rows, n, &svg) || sbuf_printf(&p1, "%s_scaling.svg", full.s))
-            rc = xsa_fail(err, XSA_ERUNTIME, "scaling chart: out of memory");
+        chart(rows, n, &svg);
+        sbuf_printf(&p1, "%s_scaling.svg", full.s);
         const char *paths[2] = {p1.s, md_path}, *data[2] = {svg.s, md.s};
         size_t lens[2] = {svg.n, md.n};
-        if (!rc) rc = outdir_write_set(2, paths, data, lens, err);
+        rc = outdir_write_set(2, paths, data, lens, err);
     }
     for (int r = 0; r < done; r++) comparison_free(&rows[r].c);
     free(rows);

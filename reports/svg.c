@@ -13,28 +13,25 @@
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
                                       "#e15759", "#9c755f", "#bab0ac", "#ff9da7"};
 
-static int put_text(struct sbuf *o, const char *s) {  // XML-escaped
-    int rc = 0;
-    for (; *s && !rc; s++) {
-        if (*s == '&') rc = sbuf_puts(o, "&amp;");
-        else if (*s == '<') rc = sbuf_puts(o, "&lt;");
-        else if (*s == '>') rc = sbuf_puts(o, "&gt;");
-        else if (*s == '"') rc = sbuf_puts(o, "&quot;");
-        else rc = sbuf_append(o, s, 1);
+static void put_text(struct sbuf *o, const char *s) {  // XML-escaped
+    for (; *s; s++) {
+        if (*s == '&') sbuf_puts(o, "&amp;");
+        else if (*s == '<') sbuf_puts(o, "&lt;");
+        else if (*s == '>') sbuf_puts(o, "&gt;");
+        else if (*s == '"') sbuf_puts(o, "&quot;");
+        else sbuf_append(o, s, 1);
     }
-    return rc;
 }
 
-static int header(struct sbuf *o, const char *title, int h) {
-    int rc = sbuf_printf(o,
-                         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                         "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
-                         "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
-                         "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\" text-anchor=\"middle\">",
-                         SVG_W, h, SVG_W, h, SVG_W / 2);
-    if (!rc) rc = put_text(o, title);
-    if (!rc) rc = sbuf_puts(o, "</text>\n");
-    return rc;
+static void header(struct sbuf *o, const char *title, int h) {
+    sbuf_printf(o,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+                "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n"
+                "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\" text-anchor=\"middle\">",
+                SVG_W, h, SVG_W, h, SVG_W / 2);
+    put_text(o, title);
+    sbuf_puts(o, "</text>\n");
 }
 
 // A "nice" tick step (1, 2 or 5 times a power of ten) giving about 6 ticks over span.
@@ -44,31 +41,27 @@ static double nice_step(double span) {
 }
 
 // Vertical grid lines and tick labels for [lo, hi] mapped to [x0, x1], at y0..y1.
-static int axis(struct sbuf *o, double lo, double hi, double x0, double x1, double y0, double y1, const char *unit) {
+static void axis(struct sbuf *o, double lo, double hi, double x0, double x1, double y0, double y1, const char *unit) {
     double step = nice_step(hi - lo);
-    int rc = 0;
-    for (double t = ceil(lo / step) * step; t <= hi + step * 1e-9 && !rc; t += step) {
+    for (double t = ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
         double v = fabs(t) < step * 1e-9 ? 0 : t;
         double x = x0 + (v - lo) / (hi - lo) * (x1 - x0);
-        rc = sbuf_printf(o,
-                         "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
-                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
-                         x, y0, x, y1, v == 0 ? "#333333" : "#e5e5e5", x, y1 + 16, v);
+        sbuf_printf(o,
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
+                    x, y0, x, y1, v == 0 ? "#333333" : "#e5e5e5", x, y1 + 16, v);
     }
-    if (!rc)
-        rc = sbuf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s</text>\n",
-                         (x0 + x1) / 2, y1 + 32, unit);
-    return rc;
+    sbuf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s</text>\n", (x0 + x1) / 2,
+                y1 + 32, unit);
 }
 
-static int row_label(struct sbuf *o, double y, const char *label) {
-    int rc = sbuf_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", SVG_LABEL_W - 8, y + 4);
-    if (!rc) rc = put_text(o, label);
-    if (!rc) rc = sbuf_puts(o, "</text>\n");
-    return rc;
+static void row_label(struct sbuf *o, double y, const char *label) {
+    sbuf_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", SVG_LABEL_W - 8, y + 4);
+    put_text(o, label);
+    sbuf_puts(o, "</text>\n");
 }
 
-int svg_delta_chart(const char *title, const char *const *labels, const double *delta, const double *lo,
+void svg_delta_chart(const char *title, const char *const *labels, const double *delta, const double *lo,
                     const double *hi, const int *sign, int n, struct sbuf *out) {
     const double row_h = 26;
     int h = (int)(SVG_TOP + row_h * n + SVG_BOTTOM + 8);
@@ -82,26 +75,25 @@ int svg_delta_chart(const char *title, const char *const *labels, const double *
     mn -= pad;
     mx += pad;
     double x0 = SVG_LABEL_W, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP, y1 = SVG_TOP + row_h * n;
-    int rc = header(out, title, h);
-    if (!rc) rc = axis(out, mn, mx, x0, x1, y0, y1, "B - A (points), 95% paired bootstrap interval");
-    for (int i = 0; i < n && !rc; i++) {
+    header(out, title, h);
+    axis(out, mn, mx, x0, x1, y0, y1, "B - A (points), 95% paired bootstrap interval");
+    for (int i = 0; i < n; i++) {
         double y = y0 + row_h * (i + 0.5);
         const char *col = sign[i] > 0 ? "#2e7d32" : sign[i] < 0 ? "#c62828" : "#777777";
 #define X(v) (x0 + ((v) - mn) / (mx - mn) * (x1 - x0))
-        rc = row_label(out, y, labels[i]);
-        if (!rc && isfinite(lo[i]) && isfinite(hi[i]))
-            rc = sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                             X(lo[i]), y, X(hi[i]), y, col);
-        if (!rc && isfinite(delta[i]))
-            rc = sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>%+.2f [%+.2f, %+.2f]</title></circle>\n",
-                             X(delta[i]), y, col, delta[i], lo[i], hi[i]);
+        row_label(out, y, labels[i]);
+        if (isfinite(lo[i]) && isfinite(hi[i]))
+            sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                        X(lo[i]), y, X(hi[i]), y, col);
+        if (isfinite(delta[i]))
+            sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>%+.2f [%+.2f, %+.2f]</title></circle>\n",
+                        X(delta[i]), y, col, delta[i], lo[i], hi[i]);
 #undef X
     }
-    if (!rc) rc = sbuf_puts(out, "</svg>\n");
-    return rc ? -1 : 0;
+    sbuf_puts(out, "</svg>\n");
 }
 
-int svg_bars_chart(const char *title, const char *const *row_labels, int n_rows, const char *const *series,
+void svg_bars_chart(const char *title, const char *const *row_labels, int n_rows, const char *const *series,
                    int n_series, const double *value, const double *se, struct sbuf *out) {
     const double bar_h = 11, gap = 10;
     double row_h = bar_h * n_series + gap;
@@ -113,37 +105,36 @@ int svg_bars_chart(const char *title, const char *const *row_labels, int n_rows,
     double step = nice_step(fmax(mx, 1));
     mx = ceil(fmax(mx, 1) / step) * step;
     double x0 = SVG_LABEL_W, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP + legend_h, y1 = y0 + row_h * n_rows;
-    int rc = header(out, title, h);
-    for (int s = 0; s < n_series && !rc; s++) {  // legend
+    header(out, title, h);
+    for (int s = 0; s < n_series; s++) {  // legend
         double lx = x0 + s * ((x1 - x0) / (n_series > 0 ? n_series : 1));
-        rc = sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
-                         lx, SVG_TOP - 6, palette[s % 10], lx + 16, SVG_TOP + 4);
-        if (!rc) rc = put_text(out, series[s]);
-        if (!rc) rc = sbuf_puts(out, "</text>\n");
+        sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
+                    lx, SVG_TOP - 6, palette[s % 10], lx + 16, SVG_TOP + 4);
+        put_text(out, series[s]);
+        sbuf_puts(out, "</text>\n");
     }
-    if (!rc) rc = axis(out, 0, mx, x0, x1, y0, y1, "score (%), whiskers: +- 1 stderr");
-    for (int r = 0; r < n_rows && !rc; r++) {
+    axis(out, 0, mx, x0, x1, y0, y1, "score (%), whiskers: +- 1 stderr");
+    for (int r = 0; r < n_rows; r++) {
         double ytop = y0 + row_h * r + gap / 2;
-        rc = row_label(out, ytop + bar_h * n_series / 2, row_labels[r]);
-        for (int s = 0; s < n_series && !rc; s++) {
+        row_label(out, ytop + bar_h * n_series / 2, row_labels[r]);
+        for (int s = 0; s < n_series; s++) {
             double v = value[s * n_rows + r], e = se[s * n_rows + r], y = ytop + bar_h * s;
             if (!isfinite(v)) continue;
 #define X(u) (x0 + (u) / mx * (x1 - x0))
-            rc = sbuf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%.2f</title></rect>\n",
-                             x0, y, X(fmax(v, 0)) - x0, bar_h - 1, palette[s % 10], v);
-            if (!rc && isfinite(e) && e > 0)
-                rc = sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222222\"/>\n",
-                                 X(fmax(v - e, 0)), y + (bar_h - 1) / 2, X(fmin(v + e, mx)), y + (bar_h - 1) / 2);
+            sbuf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%.2f</title></rect>\n",
+                        x0, y, X(fmax(v, 0)) - x0, bar_h - 1, palette[s % 10], v);
+            if (isfinite(e) && e > 0)
+                sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222222\"/>\n",
+                            X(fmax(v - e, 0)), y + (bar_h - 1) / 2, X(fmin(v + e, mx)), y + (bar_h - 1) / 2);
 #undef X
         }
     }
-    if (!rc) rc = sbuf_puts(out, "</svg>\n");
-    return rc ? -1 : 0;
+    sbuf_puts(out, "</svg>\n");
 }
 
 #define SVG_XY_LEFT 70  // room for the y labels
 
-int svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
+void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
                    int n_series, int n, const double *x, const double *y, const double *lo, const double *hi,
                    struct sbuf *out) {
     const int h = 380, legend_h = 20;
@@ -163,57 +154,55 @@ int svg_line_chart(const char *title, const char *x_unit, const char *y_unit, in
     if (xmx - xmn < 1e-12) xmn -= 0.5, xmx += 0.5;
     double pad = fmax((ymx - ymn) * 0.08, 1e-9 + fabs(ymx) * 1e-3);
     ymn -= pad, ymx += pad;
-    int rc = header(out, title, h);
-    for (int s = 0; s < n_series && !rc; s++) {  // legend
+    header(out, title, h);
+    for (int s = 0; s < n_series; s++) {  // legend
         double lx = x0 + s * ((x1 - x0) / n_series);
-        rc = sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
+        sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
                          lx, SVG_TOP - 6, palette[s % 10], lx + 16, SVG_TOP + 4);
-        if (!rc) rc = put_text(out, series[s]);
-        if (!rc) rc = sbuf_puts(out, "</text>\n");
+        put_text(out, series[s]);
+        sbuf_puts(out, "</text>\n");
     }
 #define PX(v) (x0 + (((log_x ? log10(v) : (v))) - xmn) / (xmx - xmn) * (x1 - x0))
 #define PY(v) (y1 - ((v) - ymn) / (ymx - ymn) * (y1 - y0))
     double step = nice_step(ymx - ymn);  // horizontal grid and y labels
-    for (double t = ceil(ymn / step) * step; t <= ymx && !rc; t += step) {
+    for (double t = ceil(ymn / step) * step; t <= ymx; t += step) {
         double v = fabs(t) < step * 1e-9 ? 0 : t;
-        rc = sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
+        sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555555\">%g</text>\n",
                          x0, PY(v), x1, PY(v), v == 0 ? "#333333" : "#e5e5e5", x0 - 6, PY(v) + 4, v);
     }
-    for (int i = 0; i < n && !rc; i++)  // x labels at the points
+    for (int i = 0; i < n; i++)  // x labels at the points
         if (isfinite(PX(x[i])))
-            rc = sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
+            sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
                              PX(x[i]), y1 + 16, x[i]);
-    if (!rc)
-        rc = sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s%s</text>\n"
+    sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s%s</text>\n"
                          "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\" transform=\"rotate(-90 14 %.1f)\">%s</text>\n",
                          (x0 + x1) / 2, y1 + 32, x_unit, log_x ? " (log scale)" : "", (y0 + y1) / 2, (y0 + y1) / 2, y_unit);
-    for (int s = 0; s < n_series && !rc; s++) {
+    for (int s = 0; s < n_series; s++) {
         const double *ys = y + (long)s * n, *ls = lo ? lo + (long)s * n : NULL, *hs = hi ? hi + (long)s * n : NULL;
         const char *col = palette[s % 10];
         if (ls && hs) {  // the band: upper edge left to right, then the lower edge back
             int k = 0;
-            for (int i = 0; i < n && !rc; i++)
+            for (int i = 0; i < n; i++)
                 if (isfinite(ls[i]) && isfinite(hs[i]) && isfinite(PX(x[i])))
-                    rc = sbuf_printf(out, "%s%.1f,%.1f", k++ ? " " : "<polygon points=\"", PX(x[i]), PY(hs[i]));
-            for (int i = n - 1; i >= 0 && k && !rc; i--)
+                    sbuf_printf(out, "%s%.1f,%.1f", k++ ? " " : "<polygon points=\"", PX(x[i]), PY(hs[i]));
+            for (int i = n - 1; i >= 0 && k; i--)
                 if (isfinite(ls[i]) && isfinite(hs[i]) && isfinite(PX(x[i])))
-                    rc = sbuf_printf(out, " %.1f,%.1f", PX(x[i]), PY(ls[i]));
-            if (k && !rc) rc = sbuf_printf(out, "\" fill=\"%s\" fill-opacity=\"0.18\"/>\n", col);
+                    sbuf_printf(out, " %.1f,%.1f", PX(x[i]), PY(ls[i]));
+            if (k) sbuf_printf(out, "\" fill=\"%s\" fill-opacity=\"0.18\"/>\n", col);
         }
         int pen = 0;
-        for (int i = 0; i < n && !rc; i++) {
+        for (int i = 0; i < n; i++) {
             if (!isfinite(ys[i]) || !isfinite(PX(x[i]))) continue;
-            rc = sbuf_printf(out, "%s%.1f,%.1f", pen++ ? " " : "<polyline fill=\"none\" stroke-width=\"2\" points=\"", PX(x[i]), PY(ys[i]));
+            sbuf_printf(out, "%s%.1f,%.1f", pen++ ? " " : "<polyline fill=\"none\" stroke-width=\"2\" points=\"", PX(x[i]), PY(ys[i]));
         }
-        if (pen && !rc) rc = sbuf_printf(out, "\" stroke=\"%s\"/>\n", col);
-        for (int i = 0; i < n && !rc; i++)
+        if (pen) sbuf_printf(out, "\" stroke=\"%s\"/>\n", col);
+        for (int i = 0; i < n; i++)
             if (isfinite(ys[i]) && isfinite(PX(x[i])))
-                rc = sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%g: %.4g</title></circle>\n",
+                sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%g: %.4g</title></circle>\n",
                                  PX(x[i]), PY(ys[i]), col, x[i], ys[i]);
     }
 #undef PX
 #undef PY
-    if (!rc) rc = sbuf_puts(out, "</svg>\n");
-    return rc ? -1 : 0;
+    sbuf_puts(out, "</svg>\n");
 }

@@ -79,38 +79,42 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
     return 0;
 }
 
-static int markdown(const struct trend *t, const char *command, const char *chart_rel, struct sbuf *o) {
-    int rc = sbuf_printf(o, "# Training curves\n\nEach task's preferred metric (%%) \xc2\xb1 stderr by training step; "
+static void markdown(const struct trend *t, const char *command, const char *chart_rel, struct sbuf *o) {
+    sbuf_printf(o, "# Training curves\n\nEach task's preferred metric (%%) \xc2\xb1 stderr by training step; "
                             "average: the mean over the %d task%s every file has, stderr sqrt(sum se^2) / k.\n",
                          t->n_tasks, t->n_tasks == 1 ? "" : "s");
     for (int s = 0; s < t->n_series; s++) {
-        rc |= sbuf_puts(o, "\n## ");
-        rc |= md_text(o, t->series[s]);
-        rc |= sbuf_puts(o, "\n\n| step |");
-        for (int k = 0; k <= t->n_tasks; k++) rc |= sbuf_printf(o, " %s |", t->task[k]);
-        rc |= sbuf_puts(o, "\n|--:|");
-        for (int k = 0; k <= t->n_tasks; k++) rc |= sbuf_puts(o, "--:|");
-        rc |= sbuf_puts(o, "\n");
+        sbuf_puts(o, "\n## ");
+        md_text(o, t->series[s]);
+        sbuf_puts(o, "\n\n| step |");
+        for (int k = 0; k <= t->n_tasks; k++) sbuf_printf(o, " %s |", t->task[k]);
+        sbuf_puts(o, "\n|--:|");
+        for (int k = 0; k <= t->n_tasks; k++) sbuf_puts(o, "--:|");
+        sbuf_puts(o, "\n");
         for (int i = 0; i < t->n_steps; i++) {
             if (isnan(t->val[AT(t, s, t->n_tasks, i)])) continue;
-            rc |= sbuf_printf(o, "| %lld |", t->steps[i]);
+            sbuf_printf(o, "| %lld |", t->steps[i]);
             for (int k = 0; k <= t->n_tasks; k++) {
                 double v = t->val[AT(t, s, k, i)], e = t->se[AT(t, s, k, i)];
-                rc |= isnan(e) ? sbuf_printf(o, " %.2f |", v) : sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v, e);
+                if (isnan(e)) sbuf_printf(o, " %.2f |", v);
+                else sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v, e);
             }
-            rc |= sbuf_puts(o, "\n");
+            sbuf_puts(o, "\n");
         }
     }
     if (chart_rel) {
-        rc |= sbuf_puts(o, "\n## Charts\n\n");
+        sbuf_puts(o, "\n## Charts\n\n");
         for (int k = t->n_tasks; k >= 0; k--)  // the average first
-            rc |= sbuf_printf(o, "![%s against step](%s_trend_%s.svg)\n\n", t->task[k], chart_rel, t->task[k]);
+            sbuf_printf(o, "![%s against step](%s_trend_%s.svg)\n\n", t->task[k], chart_rel, t->task[k]);
     }
-    if (command) rc |= sbuf_puts(o, "\nCommand: "), rc |= md_code(o, command), rc |= sbuf_puts(o, "\n");
-    return rc ? -1 : 0;
+    if (command) {
+        sbuf_puts(o, "\nCommand: ");
+        md_code(o, command);
+        sbuf_puts(o, "\n");
+    }
 }
 
-static int chart(const struct trend *t, int k, struct sbuf *out) {
+static void chart(const struct trend *t, int k, struct sbuf *out) {
     size_t n = (size_t)t->n_series * t->n_steps;
     double *x = xsa_malloc((size_t)t->n_steps * sizeof *x), *v = xsa_malloc(3 * n * sizeof *v);
     for (int i = 0; i < t->n_steps; i++) x[i] = (double)t->steps[i];
@@ -122,11 +126,10 @@ static int chart(const struct trend *t, int k, struct sbuf *out) {
         }
     char title[128];
     snprintf(title, sizeof title, "%s against training step", t->task[k]);
-    int rc = svg_line_chart(title, "training step", "score (%), shaded: +- 1 stderr", 0, t->series, t->n_series,
+    svg_line_chart(title, "training step", "score (%), shaded: +- 1 stderr", 0, t->series, t->n_series,
                             t->n_steps, x, v, v + n, v + 2 * n, out);
     free(x);
     free(v);
-    return rc;
 }
 
 int trend_write_report(const struct results *const *rs, const char *const *paths, const char *const *series,
@@ -135,20 +138,20 @@ int trend_write_report(const struct results *const *rs, const char *const *paths
     int rc = build(&t, rs, paths, series, steps, n, err);
     struct sbuf md = {0}, full = {0}, rel = {0};
     struct sbuf svg[TREND_MAX_TASKS + 1] = {{0}}, names[TREND_MAX_TASKS + 1] = {{0}};
-    if (!rc && md_path && report_chart_paths(md_path, &full, &rel)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc && markdown(&t, command, md_path ? rel.s : NULL, &md)) rc = xsa_fail(err, XSA_ERUNTIME, "trend: out of memory");
+    if (!rc && md_path) report_chart_paths(md_path, &full, &rel);
+    if (!rc) markdown(&t, command, md_path ? rel.s : NULL, &md);
     if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
     if (!rc && md_path) {
         const char *files[TREND_MAX_TASKS + 2], *data[TREND_MAX_TASKS + 2];
         size_t lens[TREND_MAX_TASKS + 2];
         int nf = 0;
-        for (int k = 0; k <= t.n_tasks && !rc; k++) {
-            if (chart(&t, k, &svg[k]) || sbuf_printf(&names[k], "%s_trend_%s.svg", full.s, t.task[k]))
-                rc = xsa_fail(err, XSA_ERUNTIME, "trend chart: out of memory");
+        for (int k = 0; k <= t.n_tasks; k++) {
+            chart(&t, k, &svg[k]);
+            sbuf_printf(&names[k], "%s_trend_%s.svg", full.s, t.task[k]);
             files[nf] = names[k].s, data[nf] = svg[k].s, lens[nf++] = svg[k].n;
         }
         files[nf] = md_path, data[nf] = md.s, lens[nf++] = md.n;
-        if (!rc) rc = outdir_write_set(nf, files, data, lens, err);
+        rc = outdir_write_set(nf, files, data, lens, err);
     }
     for (int k = 0; k <= TREND_MAX_TASKS; k++) sbuf_free(&svg[k]), sbuf_free(&names[k]);
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 #include "tasks/docbuild.h"
 #include "tasks/pystr.h"
 #include "tasks/rows.h"
@@ -52,11 +53,7 @@ static int labels_read(const char *path, struct labels *l, xsa_error *err) {
     if (rc) return rc;
     size_t cap = 1;
     for (size_t i = 0; i < len; i++) cap += l->buf[i] == '\n';
-    l->line = malloc(cap * sizeof *l->line);
-    if (!l->line) {
-        labels_free(l);
-        return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", path);
-    }
+    l->line = xsa_calloc(cap, sizeof *l->line);
     for (size_t pos = 0; pos < len;) {
         char *s = l->buf + pos, *nl = memchr(s, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - s) : len - pos;
@@ -70,8 +67,8 @@ static int labels_read(const char *path, struct labels *l, xsa_error *err) {
 
 static char *path_join(const char *dir, const char *name) {
     size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
+    char *p = xsa_malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
     return p;
 }
 
@@ -81,13 +78,8 @@ static int copy_str(cJSON *dst, const cJSON *src, const char *from, const char *
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(src, from);
     if (!it) return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' missing", where, from);
     if (!cJSON_IsString(it)) return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' must be a string", where, from);
-    if (!cJSON_AddStringToObject(dst, to, it->valuestring))
-        return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
+    cJSON_AddStringToObject(dst, to, it->valuestring);
     return 0;
-}
-
-static int oom(const char *where, xsa_error *err) {
-    return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
 }
 
 // ARC / OpenBookQA: {id, question:{stem, choices:[{text,label}]}, answerKey}
@@ -104,21 +96,16 @@ static int adapt_question_choices(const cJSON *src, const char *stem_field, cJSO
     if ((rc = copy_str(dst, src, "id", "id", where, err))) return rc;
     if ((rc = copy_str(dst, q, "stem", stem_field, where, err))) return rc;
     cJSON *choices = cJSON_AddObjectToObject(dst, "choices");
-    cJSON *text = choices ? cJSON_AddArrayToObject(choices, "text") : NULL;
-    cJSON *label = choices ? cJSON_AddArrayToObject(choices, "label") : NULL;
-    if (!text || !label) return oom(where, err);
+    cJSON *text = cJSON_AddArrayToObject(choices, "text");
+    cJSON *label = cJSON_AddArrayToObject(choices, "label");
     int i = 0;
     for (const cJSON *c = ch->child; c; c = c->next, i++) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "text");
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "label");
         if (!cJSON_IsString(t) || !cJSON_IsString(l))
             return xsa_fail(err, XSA_EBADINPUT, "%s: question.choices[%d] needs string 'text' and 'label'", where, i);
-        cJSON *ts = cJSON_CreateString(t->valuestring), *ls = cJSON_CreateString(l->valuestring);
-        if (!ts || !ls || !cJSON_AddItemToArray(text, ts) || !cJSON_AddItemToArray(label, ls)) {
-            cJSON_Delete(ts);
-            cJSON_Delete(ls);
-            return oom(where, err);
-        }
+        cJSON_AddItemToArray(text, cJSON_CreateString(t->valuestring));
+        cJSON_AddItemToArray(label, cJSON_CreateString(l->valuestring));
     }
     return copy_str(dst, src, "answerKey", "answerKey", where, err);
 }
@@ -148,8 +135,8 @@ static int conv_boolq_sg(const cJSON *s, int i, const char *lab, cJSON *d, const
     if (!cJSON_IsBool(l) && !cJSON_IsNumber(l))
         return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' missing or not true/false", w);
     int v = cJSON_IsBool(l) ? cJSON_IsTrue(l) : l->valueint;
-    if (!cJSON_AddNumberToObject(d, "idx", idx->valuedouble) || !cJSON_AddNumberToObject(d, "label", v))
-        return oom(w, e);
+    cJSON_AddNumberToObject(d, "idx", idx->valuedouble);
+    cJSON_AddNumberToObject(d, "label", v);
     return 0;
 }
 
@@ -166,14 +153,12 @@ static int conv_boolq_google(const cJSON *s, int i, const char *lab, cJSON *d, c
     int rc;
     if ((rc = copy_str(d, s, "question", "question", w, e))) return rc;
     size_t n = strlen(title->valuestring) + strlen(passage->valuestring) + 5;
-    char *p = malloc(n);
-    if (!p) return oom(w, e);
+    char *p = xsa_malloc(n);
     snprintf(p, n, "%s -- %s", title->valuestring, passage->valuestring);
-    cJSON *ps = cJSON_AddStringToObject(d, "passage", p);
+    cJSON_AddStringToObject(d, "passage", p);
     free(p);
-    if (!ps || !cJSON_AddNumberToObject(d, "idx", i) ||
-        !cJSON_AddNumberToObject(d, "label", cJSON_IsTrue(answer)))
-        return oom(w, e);
+    cJSON_AddNumberToObject(d, "idx", i);
+    cJSON_AddNumberToObject(d, "label", cJSON_IsTrue(answer));
     return 0;
 }
 
@@ -185,18 +170,15 @@ static int conv_hellaswag(const cJSON *s, int i, const char *lab, cJSON *d, cons
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(s, fields[k]);
         if (!it) return xsa_fail(e, XSA_EBADINPUT, "%s: field '%s' missing", w, fields[k]);
-        cJSON *c = cJSON_Duplicate(it, 1);
-        if (!c || !cJSON_AddItemToObject(d, fields[k], c)) {
-            cJSON_Delete(c);
-            return oom(w, e);
-        }
+        cJSON_AddItemToObject(d, fields[k], cJSON_Duplicate(it, 1));
     }
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(s, "label");
     char buf[32] = "";
     if (cJSON_IsNumber(l)) snprintf(buf, sizeof buf, "%d", l->valueint);
     else if (cJSON_IsString(l)) snprintf(buf, sizeof buf, "%.31s", l->valuestring);
     else if (l) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' must be a number", w);
-    return cJSON_AddStringToObject(d, "label", buf) ? 0 : oom(w, e);
+    cJSON_AddStringToObject(d, "label", buf);
+    return 0;
 }
 
 static int conv_lambada(const cJSON *s, int i, const char *lab, cJSON *d, const char *w, xsa_error *e) {
@@ -212,7 +194,8 @@ static int conv_piqa(const cJSON *s, int i, const char *lab, cJSON *d, const cha
     if ((rc = copy_str(d, s, "sol2", "sol2", w, e))) return rc;
     if (strcmp(lab, "0") != 0 && strcmp(lab, "1") != 0)
         return xsa_fail(e, XSA_EBADINPUT, "%s: its label '%.20s' in valid-labels.lst is not 0 or 1", w, lab);
-    return cJSON_AddNumberToObject(d, "label", lab[0] - '0') ? 0 : oom(w, e);
+    cJSON_AddNumberToObject(d, "label", lab[0] - '0');
+    return 0;
 }
 
 static int conv_siqa(const cJSON *s, int i, const char *lab, cJSON *d, const char *w, xsa_error *e) {
@@ -221,7 +204,8 @@ static int conv_siqa(const cJSON *s, int i, const char *lab, cJSON *d, const cha
     int rc;
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
         if ((rc = copy_str(d, s, fields[k], fields[k], w, e))) return rc;
-    return cJSON_AddStringToObject(d, "label", lab) ? 0 : oom(w, e);
+    cJSON_AddStringToObject(d, "label", lab);
+    return 0;
 }
 
 static int conv_winogrande(const cJSON *s, int i, const char *lab, cJSON *d, const char *w, xsa_error *e) {
@@ -236,7 +220,8 @@ static int conv_winogrande(const cJSON *s, int i, const char *lab, cJSON *d, con
         return xsa_fail(e, XSA_EBADINPUT, "%s: answer \"%.8s\" disagrees with dev-labels.lst \"%.8s\"", w,
                         a->valuestring, lab);
     if (!a && !lab) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'answer' missing and no dev-labels.lst", w);
-    return cJSON_AddStringToObject(d, "answer", a ? a->valuestring : lab) ? 0 : oom(w, e);
+    cJSON_AddStringToObject(d, "answer", a ? a->valuestring : lab);
+    return 0;
 }
 
 struct emitter {
@@ -251,9 +236,7 @@ static int adapt_jsonl(const char *dir, const char *jsonl, const char *labels, i
     char *jp = path_join(dir, jsonl), *lp = labels ? path_join(dir, labels) : NULL;
     struct task_rows src = {0};
     struct labels lab = {0};
-    int rc = 0;
-    if (!jp || (labels && !lp)) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-    if (!rc) rc = task_rows_read_jsonl(jp, &src, err);
+    int rc = task_rows_read_jsonl(jp, &src, err);
     int have_labels = lp && (!labels_optional || file_exists(lp));
     if (!rc && have_labels) rc = labels_read(lp, &lab, err);
     if (!rc && have_labels && lab.n != src.n)
@@ -261,10 +244,6 @@ static int adapt_jsonl(const char *dir, const char *jsonl, const char *labels, i
                       lp, lab.n, src.n, jp);
     for (int i = 0; !rc && i < src.n; i++) {
         cJSON *row = cJSON_CreateObject();
-        if (!row) {
-            rc = oom(src.where[i], err);
-            break;
-        }
         rc = conv(src.row[i], i, have_labels ? lab.line[i] : NULL, row, src.where[i], err);
         if (rc) cJSON_Delete(row);
         else rc = em->emit(em->ctx, row, src.where[i], err);
@@ -296,7 +275,7 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: decompresses past %u bytes", path, BZ2_MAX_OUT);
             break;
         }
-        if (got > 0 && sbuf_append(&text, chunk, (size_t)got)) rc = oom(path, err);
+        if (got > 0) sbuf_append(&text, chunk, (size_t)got);
         if (bzerr == BZ_STREAM_END) break;
     }
     if (bz) BZ2_bzReadClose(&bzerr, bz);
@@ -323,24 +302,14 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
         if (!py_parse_int(lines[1], strlen(lines[1]), &gold))
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: line %zu should be the gold label 0-3, got '%.20s'", path,
                           line_no - 4, lines[1]);
-        cJSON *row = rc ? NULL : cJSON_CreateObject(), *ch = NULL;
-        if (!rc) {
-            if (!row || !cJSON_AddStringToObject(row, "query", lines[0]) ||
-                !(ch = cJSON_AddArrayToObject(row, "choices")))
-                rc = oom(where, err);
-            for (int e = 2; !rc && e < 6; e++) {
-                cJSON *s2 = cJSON_CreateString(lines[e]);
-                if (!s2 || !cJSON_AddItemToArray(ch, s2)) {
-                    cJSON_Delete(s2);
-                    rc = oom(where, err);
-                }
-            }
-            if (!rc && (!cJSON_AddNumberToObject(row, "gold", (double)gold) ||
-                        !cJSON_AddTrueToObject(row, "preprocessed")))
-                rc = oom(where, err);
-            if (rc) cJSON_Delete(row);
-            else rc = em->emit(em->ctx, row, where, err);
-        }
+        if (rc) break;
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, "query", lines[0]);
+        cJSON *ch = cJSON_AddArrayToObject(row, "choices");
+        for (int e = 2; e < 6; e++) cJSON_AddItemToArray(ch, cJSON_CreateString(lines[e]));
+        cJSON_AddNumberToObject(row, "gold", (double)gold);
+        cJSON_AddTrueToObject(row, "preprocessed");
+        rc = em->emit(em->ctx, row, where, err);
     }
     if (!rc && k != 0)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: %zu lines is not a multiple of 6 (context, label, 4 endings)", path,
@@ -369,7 +338,6 @@ int task_adapt_original_dir(const struct task_def *t, const char *dir,
     int rc;
     if (!strcmp(n, "boolq")) {
         p1 = path_join(dir, "val.jsonl");
-        if (!p1) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
         rc = file_exists(p1) ? adapt_jsonl(dir, "val.jsonl", NULL, 0, conv_boolq_sg, &em, err)
                              : adapt_jsonl(dir, "dev.jsonl", NULL, 0, conv_boolq_google, &em, err);
         free(p1);
@@ -378,8 +346,7 @@ int task_adapt_original_dir(const struct task_def *t, const char *dir,
     if (!strcmp(n, "hellaswag")) {
         p1 = path_join(dir, "hellaswag_val.jsonl");
         char *p2 = path_join(dir, "hellaswag_val_full.txt.bz2");
-        if (!p1 || !p2) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory");
-        else if (file_exists(p1)) rc = adapt_jsonl(dir, "hellaswag_val.jsonl", NULL, 0, conv_hellaswag, &em, err);
+        if (file_exists(p1)) rc = adapt_jsonl(dir, "hellaswag_val.jsonl", NULL, 0, conv_hellaswag, &em, err);
         else if (file_exists(p2)) {
             *preprocessed = 1;  // results must say the HellaSwag text is a third party's
             rc = adapt_hellaswag_bz2(p2, &em, err);

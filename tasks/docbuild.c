@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/vec.h"
+#include "common/xalloc.h"
 #include "tasks/pystr.h"
 
 int row_get_string(const cJSON *row, const char *field, const char *where, const char **out,
@@ -62,36 +63,26 @@ int doc_alloc(struct task_doc *d, int doc_id, int n_requests, xsa_error *err) {
                         TASK_MAX_CHOICES);
     d->doc_id = doc_id;
     d->gold = -100;
-    d->req = calloc((size_t)n_requests, sizeof *d->req);
-    d->choice_len = calloc((size_t)n_requests, sizeof *d->choice_len);
-    if (!d->req || !d->choice_len) {
-        free(d->req);
-        free(d->choice_len);
-        memset(d, 0, sizeof *d);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", doc_id);
-    }
+    d->req = xsa_calloc((size_t)n_requests, sizeof *d->req);
+    d->choice_len = xsa_calloc((size_t)n_requests, sizeof *d->choice_len);
     d->n_requests = n_requests;
     return 0;
 }
 
 static char *dup_n(const char *a, size_t an, const char *b, size_t bn) {
-    char *s = malloc(an + bn + 1);
-    if (!s) return NULL;
+    char *s = xsa_malloc(an + bn + 1);
     if (an) memcpy(s, a, an);
     if (bn) memcpy(s + an, b, bn);
     s[an + bn] = '\0';
     return s;
 }
 
-int doc_set_request(struct task_doc *d, int i, const char *ctx, size_t ctx_n, const char *delim,
-                    const char *cont, size_t cont_n, double choice_len, xsa_error *err) {
+void doc_set_request(struct task_doc *d, int i, const char *ctx, size_t ctx_n, const char *delim,
+                     const char *cont, size_t cont_n, double choice_len) {
     struct task_request *r = &d->req[i];
     r->context = dup_n(ctx, ctx_n, "", 0);
     r->continuation = dup_n(delim, strlen(delim), cont, cont_n);
-    if (!r->context || !r->continuation)
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", d->doc_id);
     d->choice_len[i] = choice_len;
-    return 0;
 }
 
 int doc_fail(struct task_doc *d, int rc) {

@@ -21,8 +21,8 @@ int row_get_int(const cJSON *row, const char *field, const char *where, int *out
 int doc_alloc(struct task_doc *d, int doc_id, int n_requests, xsa_error *err);
 // Sets request i to (ctx[0..ctx_n), delim + cont[0..cont_n)); choice_len[i] = len(choice)
 // in code points, where the choice is `cont` for multiple choice (no delimiter).
-int doc_set_request(struct task_doc *d, int i, const char *ctx, size_t ctx_n, const char *delim,
-                    const char *cont, size_t cont_n, double choice_len, xsa_error *err);
+void doc_set_request(struct task_doc *d, int i, const char *ctx, size_t ctx_n, const char *delim,
+                     const char *cont, size_t cont_n, double choice_len);
 // Frees a partly built doc and returns `rc` (for error paths).
 int doc_fail(struct task_doc *d, int rc);
 
@@ -49,7 +49,7 @@ int mc_labeled_doc(const cJSON *row, int doc_id, struct task_doc *out, const cha
                    const char *ctx, size_t ctx_n, const char *key, size_t key_n, xsa_error *err);
 
 // HellaSwag's utils.preprocess (strip, " [title]" -> ". ", drop [..], one "  " -> " " pass).
-// Appends to `out`; returns 0 or -1 when memory runs out.
-int hellaswag_preprocess(const char *s, size_t n, struct sbuf *out);
+// Appends to `out`.
+void hellaswag_preprocess(const char *s, size_t n, struct sbuf *out);
 
 #endif

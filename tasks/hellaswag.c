@@ -11,23 +11,24 @@
 #include "tasks/docbuild.h"
 #include "tasks/pystr.h"
 
-int hellaswag_preprocess(const char *s, size_t n, struct sbuf *out) {
+void hellaswag_preprocess(const char *s, size_t n, struct sbuf *out) {
     size_t a = pystr_lstrip_off(s, n), b = pystr_rstrip_len(s, n);
     if (b < a) b = a;
     struct sbuf t1 = {0}, t2 = {0};
-    int rc = sbuf_append(&t1, "", 0) || sbuf_append(&t2, "", 0);
+    sbuf_append(&t1, "", 0);
+    sbuf_append(&t2, "", 0);
     // 1. " [title]" -> ". "
-    for (size_t i = a; i < b && !rc;) {
+    for (size_t i = a; i < b;) {
         if (b - i >= 8 && memcmp(s + i, " [title]", 8) == 0) {
-            rc = sbuf_append(&t1, ". ", 2);
+            sbuf_append(&t1, ". ", 2);
             i += 8;
         } else {
-            rc = sbuf_append(&t1, s + i, 1);
+            sbuf_append(&t1, s + i, 1);
             i++;
         }
     }
     // 2. re.sub(r"\[.*?\]", "", text): '[' up to the nearest ']' with no '\n' between.
-    for (size_t i = 0; i < t1.n && !rc;) {
+    for (size_t i = 0; i < t1.n;) {
         if (t1.s[i] == '[') {
             size_t j = i + 1;
             while (j < t1.n && t1.s[j] != ']' && t1.s[j] != '\n') j++;
@@ -36,23 +37,22 @@ int hellaswag_preprocess(const char *s, size_t n, struct sbuf *out) {
                 continue;
             }
         }
-        rc = sbuf_append(&t2, t1.s + i, 1);
+        sbuf_append(&t2, t1.s + i, 1);
         i++;
     }
     // 3. One left-to-right pass of "  " -> " " (three spaces become two).
-    for (size_t i = 0; i < t2.n && !rc;) {
+    for (size_t i = 0; i < t2.n;) {
         if (i + 1 < t2.n && t2.s[i] == ' ' && t2.s[i + 1] == ' ') {
-            rc = sbuf_append(out, " ", 1);
+            sbuf_append(out, " ", 1);
             i += 2;
         } else {
-            rc = sbuf_append(out, t2.s + i, 1);
+            sbuf_append(out, t2.s + i, 1);
             i++;
         }
     }
-    if (!rc) rc = sbuf_append(out, "", 0);
+    sbuf_append(out, "", 0);
     sbuf_free(&t1);
     sbuf_free(&t2);
-    return rc ? -1 : 0;
 }
 
 // lm-eval's gold from the label as "{{label}}" renders it: an isdigit() string is
@@ -75,23 +75,19 @@ static int gold_from_label(const char *lab, const struct task_doc *d, const char
     return -100;
 }
 
-static int oom(int doc_id, xsa_error *err) {
-    return xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", doc_id);
-}
-
 // Fills the doc from the query and the raw endings (each is preprocessed here).
 static int build(const char *query, size_t qn, const cJSON *endings, int n_end, int doc_id,
                  struct task_doc *out, xsa_error *err) {
     int rc = doc_alloc(out, doc_id, n_end, err);
     if (rc) return rc;
     int i = 0;
-    for (const cJSON *e = endings->child; e && !rc; e = e->next, i++) {
+    for (const cJSON *e = endings->child; e; e = e->next, i++) {
         struct sbuf c = {0};
-        if (hellaswag_preprocess(e->valuestring, strlen(e->valuestring), &c)) rc = oom(doc_id, err);
-        else rc = doc_set_request(out, i, query, qn, " ", c.s, c.n, (double)pystr_len(c.s, c.n), err);
+        hellaswag_preprocess(e->valuestring, strlen(e->valuestring), &c);
+        doc_set_request(out, i, query, qn, " ", c.s, c.n, (double)pystr_len(c.s, c.n));
         sbuf_free(&c);
     }
-    return rc ? doc_fail(out, rc) : 0;
+    return 0;
 }
 
 static int from_preprocessed(const cJSON *row, int doc_id, struct task_doc *out, const char *where,
@@ -104,7 +100,7 @@ static int from_preprocessed(const cJSON *row, int doc_id, struct task_doc *out,
     if ((rc = row_get_int(row, "gold", where, &gold, err))) return rc;
     if (n == 0) return xsa_fail(err, XSA_EBADINPUT, "%s: field 'choices' is empty", where);
     struct sbuf q = {0};
-    if (hellaswag_preprocess(query, strlen(query), &q)) return oom(doc_id, err);
+    hellaswag_preprocess(query, strlen(query), &q);
     rc = build(q.s, q.n, choices, n, doc_id, out, err);
     sbuf_free(&q);
     if (!rc) out->gold = doc_gold_in_range(gold, n);
@@ -139,14 +135,10 @@ int hellaswag_doc_from_row(const cJSON *row, int doc_id, struct task_doc *out, c
     if (!py_parse_int(label, strlen(label), &ignored))  // process_docs does int(doc["label"])
         return xsa_fail(err, XSA_EBADINPUT, "%s: field 'label' \"%.20s\" is not an integer (lm-eval's int() raises)", where, label);
     struct sbuf raw = {0}, q = {0};
-    int bad = sbuf_puts(&raw, act) || sbuf_puts(&raw, ": ") || sbuf_puts(&raw, ctx_a) ||
-              sbuf_puts(&raw, " ") || pystr_capitalize(ctx_b, strlen(ctx_b), &raw) ||
-              hellaswag_preprocess(raw.s, raw.n, &q);
+    sbuf_printf(&raw, "%s: %s ", act, ctx_a);
+    pystr_capitalize(ctx_b, strlen(ctx_b), &raw);
+    hellaswag_preprocess(raw.s, raw.n, &q);
     sbuf_free(&raw);
-    if (bad) {
-        sbuf_free(&q);
-        return oom(doc_id, err);
-    }
     rc = build(q.s, q.n, endings, n_end, doc_id, out, err);
     sbuf_free(&q);
     if (rc) return rc;

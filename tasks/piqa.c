@@ -14,21 +14,14 @@ int piqa_doc_from_row(const cJSON *row, int doc_id, struct task_doc *out, const 
     if ((rc = row_get_string(row, "sol1", where, &sol[0], err))) return rc;
     if ((rc = row_get_string(row, "sol2", where, &sol[1], err))) return rc;
     if ((rc = row_get_int(row, "label", where, &label, err))) return rc;
+    if ((rc = doc_alloc(out, doc_id, 2, err))) return rc;
     struct sbuf ctx = {0};
-    if (sbuf_puts(&ctx, "Question: ") || sbuf_puts(&ctx, goal) || sbuf_puts(&ctx, "\nAnswer:")) {
-        sbuf_free(&ctx);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", doc_id);
-    }
-    if ((rc = doc_alloc(out, doc_id, 2, err))) {
-        sbuf_free(&ctx);
-        return rc;
-    }
-    for (int i = 0; i < 2 && !rc; i++) {
+    sbuf_printf(&ctx, "Question: %s\nAnswer:", goal);
+    for (int i = 0; i < 2; i++) {
         size_t n = strlen(sol[i]);
-        rc = doc_set_request(out, i, ctx.s, ctx.n, " ", sol[i], n, (double)pystr_len(sol[i], n), err);
+        doc_set_request(out, i, ctx.s, ctx.n, " ", sol[i], n, (double)pystr_len(sol[i], n));
     }
     sbuf_free(&ctx);
-    if (rc) return doc_fail(out, rc);
     out->gold = doc_gold_in_range(label, 2);
     return 0;
 }

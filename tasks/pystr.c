@@ -162,14 +162,14 @@ static uint32_t sigma_lower(const char *s, size_t n, size_t i, size_t len) {
     return 0x3C2;
 }
 
-static int put_cp(struct sbuf *out, uint32_t cp) {
+static void put_cp(struct sbuf *out, uint32_t cp) {
     utf8proc_uint8_t buf[4];
     utf8proc_ssize_t len = utf8proc_encode_char((utf8proc_int32_t)cp, buf);
-    return sbuf_append(out, (const char *)buf, (size_t)len);
+    sbuf_append(out, (const char *)buf, (size_t)len);
 }
 
-int pystr_capitalize(const char *s, size_t n, struct sbuf *out) {
-    if (sbuf_append(out, "", 0) != 0) return -1;  // an empty result is still a string
+void pystr_capitalize(const char *s, size_t n, struct sbuf *out) {
+    sbuf_append(out, "", 0);  // an empty result is still a string
     for (size_t i = 0; i < n;) {
         uint32_t cp, map[3];
         size_t len = pystr_utf8_next(s, n, i, &cp);
@@ -177,9 +177,7 @@ int pystr_capitalize(const char *s, size_t n, struct sbuf *out) {
         if (i == 0) k = pystr_title_full(cp, map);
         else if (cp == 0x3A3) map[0] = sigma_lower(s, n, i, len), k = 1;
         else k = pystr_lower_full(cp, map);
-        for (int m = 0; m < k; m++)
-            if (put_cp(out, map[m]) != 0) return -1;
+        for (int m = 0; m < k; m++) put_cp(out, map[m]);
         i += len;
     }
-    return 0;
 }

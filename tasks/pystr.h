@@ -34,7 +34,7 @@ size_t pystr_lstrip_off(const char *s, size_t n);
 int pystr_title_full(uint32_t cp, uint32_t out[3]);
 int pystr_lower_full(uint32_t cp, uint32_t out[3]);
 
-// Appends s.capitalize() to `out`. Returns 0, or -1 when memory runs out.
-int pystr_capitalize(const char *s, size_t n, struct sbuf *out);
+// Appends s.capitalize() to `out`.
+void pystr_capitalize(const char *s, size_t n, struct sbuf *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/vec.h"
+#include "common/xalloc.h"
 #include "tasks/docbuild.h"
 #include "tasks/task.h"
 
@@ -126,8 +127,7 @@ int task_docs_from_rows(const struct task_def *t, cJSON *const *rows, char *cons
     *docs = NULL;
     *n_docs = 0;
     int n = limit > 0 && limit < n_rows ? limit : n_rows;
-    struct task_doc *d = calloc(n > 0 ? (size_t)n : 1, sizeof *d);
-    if (!d) return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory for %d docs", t->name, n);
+    struct task_doc *d = xsa_calloc(n > 0 ? (size_t)n : 0, sizeof *d);
     for (int i = 0; i < n; i++) {
         int rc = t->doc_from_row(rows[i], i, &d[i], where ? where[i] : t->name, err);
         if (rc) {

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/vec.h"
+#include "common/xalloc.h"
 #include "tasks/pystr.h"
 
 #define NUL_PATH_DEPTH 16   // containers named in a path; deeper ones are counted only
@@ -73,25 +75,14 @@ int task_rows_push(struct task_rows *r, cJSON *row, const char *where, xsa_error
         cJSON_Delete(row);
         return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d rows", where, TASK_ROWS_MAX);
     }
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 1024;
-        cJSON **nr = realloc(r->row, (size_t)cap * sizeof *nr);
-        if (nr) r->row = nr;
-        char **nw = nr ? realloc(r->where, (size_t)cap * sizeof *nw) : NULL;
-        if (nw) r->where = nw;
-        if (!nr || !nw) {
-            cJSON_Delete(row);
-            return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
-        }
-        r->cap = cap;
-    }
-    char *w = strdup(where);
-    if (!w) {
-        cJSON_Delete(row);
-        return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", where);
+    if (r->n == r->cap) {  // two parallel arrays, one capacity (at most TASK_ROWS_MAX)
+        size_t cap = xsa_grow_cap((size_t)r->cap, (size_t)r->n + 1);
+        r->row = xsa_realloc_array(r->row, cap, sizeof *r->row);
+        r->where = xsa_realloc_array(r->where, cap, sizeof *r->where);
+        r->cap = (int)cap;
     }
     r->row[r->n] = row;
-    r->where[r->n] = w;
+    r->where[r->n] = xsa_strdup(where);
     r->n++;
     return 0;
 }

@@ -48,22 +48,14 @@ int siqa_doc_from_row(const cJSON *row, int doc_id, struct task_doc *out, const 
     } else if (!cJSON_IsNumber(label) && !cJSON_IsBool(label)) {
         return xsa_fail(err, XSA_EBADINPUT, "%s: field 'label' must be a string", where);
     }
+    if ((rc = doc_alloc(out, doc_id, 3, err))) return rc;
     struct sbuf ctx = {0};
-    if (sbuf_puts(&ctx, "Q: ") || sbuf_puts(&ctx, context) || sbuf_puts(&ctx, " ") ||
-        sbuf_puts(&ctx, question) || sbuf_puts(&ctx, "\nA:")) {
-        sbuf_free(&ctx);
-        return xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", doc_id);
-    }
-    if ((rc = doc_alloc(out, doc_id, 3, err))) {
-        sbuf_free(&ctx);
-        return rc;
-    }
-    for (int i = 0; i < 3 && !rc; i++) {
+    sbuf_printf(&ctx, "Q: %s %s\nA:", context, question);
+    for (int i = 0; i < 3; i++) {
         size_t n = strlen(ans[i]);
-        rc = doc_set_request(out, i, ctx.s, ctx.n, " ", ans[i], n, (double)pystr_len(ans[i], n), err);
+        doc_set_request(out, i, ctx.s, ctx.n, " ", ans[i], n, (double)pystr_len(ans[i], n));
     }
     sbuf_free(&ctx);
-    if (rc) return doc_fail(out, rc);
     long long target = jinja_int(label) - 1;
     if (target >= 0) {
         out->gold = doc_gold_in_range(target, 3);

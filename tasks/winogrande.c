@@ -29,17 +29,13 @@ int winogrande_doc_from_row(const cJSON *row, int doc_id, struct task_doc *out, 
     size_t tn = strlen(tail), a = pystr_lstrip_off(tail, tn), b = pystr_rstrip_len(tail, tn);
     if (b < a) b = a;
     if ((rc = doc_alloc(out, doc_id, 2, err))) return rc;
-    for (int k = 0; k < 2 && !rc; k++) {
+    for (int k = 0; k < 2; k++) {
         struct sbuf ctx = {0};
-        if (sbuf_append(&ctx, sentence, pre) || sbuf_puts(&ctx, opt[k])) {
-            sbuf_free(&ctx);
-            return doc_fail(out, xsa_fail(err, XSA_ERUNTIME, "out of memory building doc %d", doc_id));
-        }
-        rc = doc_set_request(out, k, ctx.s, ctx.n, " ", tail + a, b - a,
-                             (double)pystr_len(ctx.s, ctx.n), err);
+        sbuf_append(&ctx, sentence, pre);
+        sbuf_puts(&ctx, opt[k]);
+        doc_set_request(out, k, ctx.s, ctx.n, " ", tail + a, b - a, (double)pystr_len(ctx.s, ctx.n));
         sbuf_free(&ctx);
     }
-    if (rc) return doc_fail(out, rc);
     out->gold = gold;
     return 0;
 }

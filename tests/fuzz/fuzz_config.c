@@ -1,12 +1,12 @@
 // fuzz_config.c: config.json text -> hf_config_parse_text.
 #include <stdint.h>
 
+#include "common/xalloc.h"
 #include "model/config.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *text = malloc(size + 1);
-    if (!text) abort();
+    char *text = xsa_malloc(size + 1);
     memcpy(text, data, size);
     text[size] = '\0';
     struct hf_config hc;

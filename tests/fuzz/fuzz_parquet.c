@@ -3,6 +3,7 @@
 #include <cJSON.h>
 #include <stdint.h>
 
+#include "common/xalloc.h"
 #include "data/parquet.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -19,8 +20,7 @@ static int take(void *ctx, cJSON *row, const char *where, xsa_error *err) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // A copy of exactly `size` bytes, so ASan sees a read one byte past the end.
-    unsigned char *buf = malloc(size ? size : 1);
-    if (!buf) abort();
+    unsigned char *buf = xsa_malloc(size ? size : 1);
     memcpy(buf, data, size);
     long n = 0, seen = 0;
     xsa_error err = {0};

@@ -3,6 +3,7 @@
 // input's own first bytes encoded (with and without specials) and the ids decoded.
 #include <stdint.h>
 
+#include "common/xalloc.h"
 #include "model/tokenizer_impl.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -40,12 +41,10 @@ static void use(const struct tokenizer *t, const char *text, size_t len) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char *buf = malloc(size + 1);  // loaders get the file NUL-terminated, as file_read_all gives it
-    if (!buf) abort();
+    char *buf = xsa_malloc(size + 1);  // loaders get the file NUL-terminated, as file_read_all gives it
     memcpy(buf, data, size);
     buf[size] = '\0';
-    struct tokenizer *t = calloc(1, sizeof *t);
-    if (!t) abort();
+    struct tokenizer *t = xsa_calloc(1, sizeof *t);
     t->bos_id = t->eos_id = -1;
     snprintf(t->path, sizeof t->path, "fuzz");
     xsa_error err = {0};

@@ -2,6 +2,7 @@
 // names a storage type resolved to one 64-element storage. Must never crash; errors are one line.
 #include <stdint.h>
 
+#include "common/xalloc.h"
 #include "model/unpickle.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -12,7 +13,8 @@ static int fake_storage(struct unpickler *u, void *ctx, const struct pv *pid, st
     if (pid->kind != PV_TUPLE || pid->n < 2 || pid->v[1]->kind != PV_GLOBAL || pid->v[1]->i != UPG_STORAGE)
         return xsa_fail(err, XSA_EBADINPUT, "fuzz.pkl: not a storage persistent id");
     struct pv *s = up_new(u, PV_STORAGE);
-    if (!s || !(s->s = strdup("0"))) return xsa_fail(err, XSA_ERUNTIME, "out of memory");
+    if (!s) return xsa_fail(err, XSA_ERUNTIME, "out of memory");  // up_new: model/unpickle.c's own policy
+    s->s = xsa_strdup("0");
     s->dtype = pid->v[1]->dtype;
     s->numel = 64;
     s->data = storage_bytes;
