@@ -82,9 +82,9 @@ static int load_tasks(const struct opts *o, struct task_set *ts, int *n_ts, xsa_
     *n_ts = 0;
     for (int i = 0; i < n && !rc; i++) {
         cJSON **rows = NULL;
-        int n_rows = 0, pre = 0;
-        char sha[65], src[512];
-        rc = data_load_task(defs[i], &d, &rows, &n_rows, sha, src, &pre, err);
+        int n_rows = 0;
+        struct data_provenance prov;
+        rc = data_load_task(defs[i], &d, &rows, &n_rows, &prov, err);
         if (rc) break;
         ts[i].def = defs[i];
         rc = task_docs_from_rows(defs[i], rows, NULL, n_rows, 0, &ts[i].docs, &ts[i].n_docs, err);

@@ -12,7 +12,7 @@
 
 enum {
     DATA_CACHE_DIR = CLI_KEY_DATA, DATA_OFFLINE, DATA_DATASETS_SERVER, DATA_HF_ENDPOINT, DATA_ORIGINALS_MIRROR,
-    DATA_SOURCE, DATA_CA_BUNDLE, DATA_ALLOW_CHANGE,
+    DATA_SOURCE, DATA_CA_BUNDLE, DATA_ALLOW_CHANGE, DATA_STRICT,
 };
 
 static const struct cli_flag data_flags[] = {
@@ -23,7 +23,8 @@ static const struct cli_flag data_flags[] = {
     {"originals-mirror", DATA_ORIGINALS_MIRROR, "URL", "fetch the authors' https://host/path files as URL/host/path"},
     {"source", DATA_SOURCE, "LIST", "sources to try, in order (default " DATA_DEFAULT_SOURCES ")"},
     {"ca-bundle", DATA_CA_BUNDLE, "FILE", "PEM certificates to trust (TLS verification is always on)"},
-    {"allow-data-change", DATA_ALLOW_CHANGE, NULL, "accept row counts or digests that differ from the registry's pins"},
+    {"allow-data-change", DATA_ALLOW_CHANGE, NULL, "accept row counts or file digests that differ from the registry's pins"},
+    {"strict-data", DATA_STRICT, NULL, "refuse canonical rows whose digest differs from the registry's pin (default: warn)"},
 };
 #define N_DATA_FLAGS ((int)(sizeof data_flags / sizeof data_flags[0]))
 
@@ -61,6 +62,7 @@ int cli_data_flag(struct data_options *d, int key, const char *value) {
     case DATA_SOURCE: d->sources = value; break;
     case DATA_CA_BUNDLE: d->ca_bundle = value; break;
     case DATA_ALLOW_CHANGE: d->allow_data_change = 1; break;
+    case DATA_STRICT: d->strict_data = 1; break;
     default: return 1;
     }
     return 0;

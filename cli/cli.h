@@ -70,7 +70,7 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
                double *out);
 
 // The data-source flags `run` and `download` share (--cache-dir, --offline, --datasets-server,
-// --hf-endpoint, --originals-mirror, --source, --ca-bundle, --allow-data-change): their
+// --hf-endpoint, --originals-mirror, --source, --ca-bundle, --allow-data-change, --strict-data): their
 // handler, for keys >= CLI_KEY_DATA.
 int cli_data_flag(struct data_options *d, int key, const char *value);
 // The statistics flags' handler, for keys >= CLI_KEY_STATS: 0, or 2 after printing why.

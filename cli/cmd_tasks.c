@@ -1,5 +1,6 @@
 // cmd_tasks.c: `xsa-eval tasks [--cache-dir DIR] [--json]`: every task with its groups,
-// split, size, source dataset and what the cache holds (verified: digest and row count).
+// split, size, source dataset, what the cache holds (verified: digest and row count) and whether
+// it is the registry's pinned content, then the sources each task is downloaded from, in order.
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +19,8 @@ static const struct cli_flag flags[] = {
 
 static const struct cli_command cmd = {
     "tasks", "[--cache-dir DIR] [--json]",
-    "Lists the tasks, their groups, split, size, source dataset, and whether a verified copy is cached.\n",
+    "Lists the tasks, their groups, split, size, source dataset, whether a verified copy is cached (and\n"
+    "is the pinned content), and the sources each task is downloaded from, in the order they are tried.\n",
     flags, 2, 0, 0};
 
 struct tasks_args {
@@ -72,6 +74,15 @@ int cmd_tasks(int argc, char **argv) {
             cJSON_AddNumberToObject(o, "docs", t->n_docs);
             cJSON_AddStringToObject(o, "dataset", t->hf_dataset);
             cJSON_AddStringToObject(o, "config", t->hf_config ? t->hf_config : "default");
+            cJSON_AddStringToObject(o, "fewshot_split", t->fewshot_split);
+            if (t->canonical_sha256) cJSON_AddStringToObject(o, "pinned_sha256", t->canonical_sha256);
+            else cJSON_AddNullToObject(o, "pinned_sha256");
+            struct data_sources_desc sd;
+            data_task_sources(t, &sd);
+            cJSON *src = cJSON_AddObjectToObject(o, "sources");
+            cJSON_AddStringToObject(src, "viewer", sd.viewer);
+            if (sd.hub[0]) cJSON_AddStringToObject(src, "hub", sd.hub);
+            if (sd.original[0]) cJSON_AddStringToObject(src, "original", sd.original);
             cJSON_AddBoolToObject(o, "cached", cached);
             if (cached) {
                 cJSON_AddNumberToObject(o, "rows", (double)e.rows);
@@ -80,15 +91,32 @@ int cmd_tasks(int argc, char **argv) {
                 cJSON_AddStringToObject(o, "url", e.url);
                 cJSON_AddStringToObject(o, "revision", e.revision);
                 cJSON_AddStringToObject(o, "time", e.time);
+                int pin = data_pinned(t, e.sha256);
+                if (pin < 0) cJSON_AddNullToObject(o, "pinned");
+                else cJSON_AddBoolToObject(o, "pinned", pin);
             } else {
                 cJSON_AddStringToObject(o, "why", why);
             }
             cJSON_AddItemToArray(arr, o);
         } else {
-            char c[160] = "no";
-            if (cached) snprintf(c, sizeof c, "%ld rows, sha256 %.12s, %.10s (%s)", e.rows, e.sha256, e.time, e.source);
+            char c[200] = "no";
+            int pin = cached ? data_pinned(t, e.sha256) : -1;
+            if (cached)
+                snprintf(c, sizeof c, "%ld rows, sha256 %.12s, %.10s (%s), %s", e.rows, e.sha256, e.time, e.source,
+                         pin > 0 ? "pinned" : pin == 0 ? "NOT the pinned rows" : "no pin");
             else if (strncmp(why, "not cached", 10)) snprintf(c, sizeof c, "no: invalid copy (run xsa-eval download --force --tasks %s)", t->name);
             printf("%-15s %-10s %-11s %6d  %-36s %s\n", t->name, t->groups, t->split, t->n_docs, ds, c);
+        }
+    }
+    if (!json) {
+        printf("\nsources, tried in this order (viewer: the dataset viewer; hub: the repository's file; original: "
+               "the authors' files):\n");
+        for (int i = 0; i < n; i++) {
+            struct data_sources_desc sd;
+            data_task_sources(&reg[i], &sd);
+            printf("%-15s viewer %s\n", reg[i].name, sd.viewer);
+            if (sd.hub[0]) printf("%-15s hub %s\n", "", sd.hub);
+            printf("%-15s original %s\n", "", sd.original[0] ? sd.original : "none");
         }
     }
     if (json) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/version.h"
+#include "common/xalloc.h"
 
 struct http_client {
     struct http_options opt;
@@ -25,6 +26,13 @@ struct http_client {
     double deadline;             // monotonic seconds: nothing runs past it (max_total_s after creation)
     char user_agent[96];
 };
+
+// Start times of the latest requests to Hugging Face hosts, for every client of the process (a
+// `download --tasks all` is one process making one client per task): a ring of `cap` entries.
+static struct {
+    double *at;
+    long cap, next, used;
+} hf_pace;
 
 struct xfer {
     struct http_request *req;
@@ -47,6 +55,42 @@ struct xfer {
     char local_err[256];         // a local failure (disk, size limit) that stopped the transfer
     char errbuf[CURL_ERROR_SIZE];
 };
+
+// The Hugging Face token, looked up as huggingface_hub does; "" when there is none. Never printed.
+static int http_token_read(char *out, size_t n, xsa_error *err) {
+    out[0] = '\0';
+    const char *env = getenv("HF_TOKEN"), *where = "HF_TOKEN";
+    char path[4096] = "", buf[1024] = "";
+    if (env && *env) {
+        snprintf(buf, sizeof buf, "%s", env);
+    } else {
+        const char *tp = getenv("HF_TOKEN_PATH"), *hh = getenv("HF_HOME"), *xdg = getenv("XDG_CACHE_HOME"),
+                   *home = getenv("HOME");
+        if (tp && *tp) snprintf(path, sizeof path, "%s", tp);
+        else if (hh && *hh) snprintf(path, sizeof path, "%s/token", hh);
+        else if (xdg && *xdg) snprintf(path, sizeof path, "%s/huggingface/token", xdg);
+        else if (home && *home) snprintf(path, sizeof path, "%s/.cache/huggingface/token", home);
+        FILE *f = path[0] ? fopen(path, "r") : NULL;
+        if (!f) return 0;
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = '\0';
+        where = path;
+    }
+    size_t len = strlen(buf);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) buf[--len] = '\0';
+    if (!len) return 0;
+    // A token is printable ASCII without spaces; anything else would corrupt the request's headers.
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+            return xsa_fail(err, XSA_EBADINPUT, "the Hugging Face token in %s holds a character no token has "
+                            "(byte %zu); fix it or unset it", where, i + 1);
+    if (len >= n)
+        return xsa_fail(err, XSA_EBADINPUT, "the Hugging Face token in %s is longer than %zu characters; fix it "
+                        "or unset it", where, n - 1);
+    memcpy(out, buf, len + 1);
+    return 0;
+}
 
 // One XSA_HTTP_* variable: unset or empty keeps the default; anything but a plain decimal
 // number in [lo, hi] is refused (a typo must not silently fall back to the default).
@@ -72,10 +116,12 @@ int http_options_default(struct http_options *o, xsa_error *err) {
         {"XSA_HTTP_BACKOFF_MS", 1000, 0, 600000, "milliseconds"},
         {"XSA_HTTP_MAX_TOTAL", 600, 1, 86400, "seconds per task"},
         {"XSA_HTTP_PARALLEL", 8, 1, 64, "transfers at once"},
+        {"XSA_HTTP_HF_RATE", 450, 1, 100000, "requests to Hugging Face per XSA_HTTP_HF_WINDOW"},
+        {"XSA_HTTP_HF_WINDOW", 300, 1, 3600, "seconds"},
     };
-    long v[6];
+    long v[8];
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 8; i++) {
         int rc = env_long(env[i].name, env[i].dflt, env[i].lo, env[i].hi, env[i].unit, &v[i], err);
         if (rc) return rc;
     }
@@ -89,7 +135,9 @@ int http_options_default(struct http_options *o, xsa_error *err) {
     o->max_parallel = (int)v[5];
     o->max_redirects = 10;
     o->max_body_bytes = (size_t)512 << 20;
-    return 0;
+    o->hf_rate = v[6];
+    o->hf_window_s = v[7];
+    return http_token_read(o->hf_token, sizeof o->hf_token, err);
 }
 
 int http_client_new(struct http_client **out, const struct http_options *o, struct progress *pr, xsa_error *err) {
@@ -152,10 +200,11 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
     if (!strncmp(line, "HTTP/", 5)) {  // a new response (after a redirect or a 100): forget its Content-Range
         x->range_start = -1;               // (not the revision: the Hub sends it on the redirect, not on the CDN's answer)
     } else if (!strncasecmp(line, "content-range:", 14)) {
-        long long s = -1;
-        if (sscanf(line + 14, " bytes %lld-", &s) == 1) x->range_start = s;
-    } else if (!strncasecmp(line, "x-repo-commit:", 14)) {
-        const char *v = line + 14;
+        long long s = -1, e = -1, total = -1;
+        if (sscanf(line + 14, " bytes %lld-%lld/%lld", &s, &e, &total) >= 1) x->range_start = s;
+        x->req->range_total = total;
+    } else if (!strncasecmp(line, "x-repo-commit:", 14) || !strncasecmp(line, "x-revision:", 11)) {
+        const char *v = strchr(line, ':') + 1;
         while (*v == ' ') v++;
         size_t m = strnlen(v, sizeof x->req->revision - 1);
         memcpy(x->req->revision, v, m);
@@ -172,6 +221,15 @@ static int xfer_decide(struct xfer *x) {
     x->decided = 1;
     if (st < 200 || st >= 300) {
         x->discard = 1;
+        return 0;
+    }
+    if (x->req->range) {  // a part of a file: only that part, never the whole (it may be far over the limit)
+        long long want = x->req->range[0] == '-' ? -1 : atoll(x->req->range);
+        if (st != 206 || x->range_start < 0 || (want >= 0 && x->range_start != want)) {
+            snprintf(x->local_err, sizeof x->local_err, "%s: asked for bytes %s, got HTTP %ld%s", x->req->url,
+                     x->req->range, st, st == 206 ? " for another range" : " (the server ignores Range)");
+            return -1;
+        }
         return 0;
     }
     if (!x->f) return 0;
@@ -273,8 +331,39 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (o->ca_bundle) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_bundle);
     // Compressed transfer for API pages; raw files go as identity so a Range resume is exact.
-    if (x->req->gzip && !x->req->dest_path) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    if (x->req->gzip && !x->req->dest_path && !x->req->range) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    if (x->req->range && !x->req->dest_path) curl_easy_setopt(e, CURLOPT_RANGE, x->req->range);
+    // libcurl sends credentials to the URL's own host and port only, never to a redirect target elsewhere
+    // (CURLOPT_UNRESTRICTED_AUTH stays off): the Hub's 302 to its CDN carries no token.
+    if (x->req->hf_auth && o->hf_token[0]) {
+        curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, o->hf_token);
+        curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+    }
     return 0;
+}
+
+// Pacing of requests to Hugging Face hosts: 1 when one may start now (and it is counted), else 0
+// with *wake the time a slot frees up.
+static int hf_pace_take(const struct http_options *o, double now, double *wake) {
+    if (hf_pace.cap != o->hf_rate) {  // first use, or other limits: start a new window
+        free(hf_pace.at);
+        hf_pace.at = xsa_calloc((size_t)o->hf_rate, sizeof *hf_pace.at);
+        hf_pace.cap = o->hf_rate;
+        hf_pace.next = hf_pace.used = 0;
+    }
+    if (hf_pace.used == hf_pace.cap) {
+        double oldest = hf_pace.at[hf_pace.next];  // the ring is full: next is the oldest entry
+        if (now < oldest + (double)o->hf_window_s) {
+            *wake = oldest + (double)o->hf_window_s;
+            return 0;
+        }
+    } else {
+        hf_pace.used++;
+    }
+    hf_pace.at[hf_pace.next] = now;
+    hf_pace.next = (hf_pace.next + 1) % hf_pace.cap;
+    return 1;
 }
 
 static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
@@ -288,6 +377,7 @@ static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
     x->resume_from = 0;
     x->req->len = 0;
     x->req->revision[0] = '\0';
+    x->req->range_total = -1;
     x->req->tries++;
     long left_ms = (long)((c->deadline - progress_now()) * 1000.0);
     curl_easy_setopt(x->easy, CURLOPT_TIMEOUT_MS, left_ms > 1 ? left_ms : 1L);  // the client's limit covers transfers too
@@ -452,6 +542,7 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         reqs[i].tries = 0;
         reqs[i].status = 0;
         reqs[i].revision[0] = '\0';
+        reqs[i].range_total = -1;
         if (reqs[i].dest_path) {
             size_t m = strlen(reqs[i].dest_path) + 6;
             xs[i].part_path = malloc(m);
@@ -468,6 +559,11 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         for (int i = 0; i < n && !rc && active < c->opt.max_parallel; i++) {
             struct xfer *x = &xs[i];
             if (x->done || x->active) continue;
+            double paced = 0;
+            if (x->next_at <= now && x->req->hf_auth && !hf_pace_take(&c->opt, now, &paced)) {
+                x->next_at = paced;  // the rate limit says later
+                continue;
+            }
             if (x->next_at <= now) {
                 rc = xfer_start(c, x, err);
                 active++;

@@ -22,12 +22,19 @@ struct http_options {
     int max_parallel;          // transfers in flight at once
     long max_redirects;
     size_t max_body_bytes;     // refuse bodies larger than this
+    long hf_rate;              // requests to Hugging Face hosts (hf_auth ones) started per hf_window_s, at most
+    long hf_window_s;          // (the Hub documents 500 API calls per 5 minutes per IP for anonymous use)
+    char hf_token[512];        // bearer token for Hugging Face hosts; "" when none
 };
 
 // Defaults for the public services, then overrides from the environment (tests, slow links):
 // XSA_HTTP_CONNECT_TIMEOUT 1..600 s, XSA_HTTP_LOW_SPEED_TIME 1..3600 s, XSA_HTTP_MAX_RETRIES
 // 0..50, XSA_HTTP_BACKOFF_MS 0..600000, XSA_HTTP_MAX_TOTAL 1..86400 s, XSA_HTTP_PARALLEL 1..64.
+// XSA_HTTP_HF_RATE 1..100000 requests per XSA_HTTP_HF_WINDOW 1..3600 s (default 450 per 300 s).
 // Unset or empty: the default; anything else outside those ranges is XSA_EBADINPUT naming it.
+// The token is HF_TOKEN, else the file huggingface_hub writes ($HF_TOKEN_PATH, else $HF_HOME/token,
+// else $XDG_CACHE_HOME/huggingface/token, else ~/.cache/huggingface/token); one that holds characters no
+// token has is XSA_EBADINPUT naming where it came from (never its value).
 int http_options_default(struct http_options *o, xsa_error *err);
 
 struct http_request {
@@ -40,12 +47,16 @@ struct http_request {
     long units;                // rows this request brings, for the progress bar
     int gzip;                  // ask for compressed transfer (memory bodies only)
     size_t max_bytes;          // refuse a body (decompressed) larger than this; 0: the client's max_body_bytes
+    int hf_auth;               // a Hugging Face host (viewer or Hub): paced, and the token is sent as
+                               // "Authorization: Bearer" to this host only (never to a redirect target elsewhere)
+    const char *range;         // memory mode: "A-B" or "-N" (suffix); the answer must be a 206 for that range
     // out
     char *body;                // (len + 1) malloc'd, NUL-terminated; memory mode only
     size_t len;
     long status;               // last HTTP status
     int tries;                 // attempts made
-    char revision[64];         // X-Repo-Commit header of any response in the redirect chain (Hugging Face)
+    char revision[64];         // X-Repo-Commit (Hub) or X-Revision (viewer) header of any response in the redirect chain
+    long long range_total;     // with range: the file's full size from Content-Range
 };
 
 struct http_client;

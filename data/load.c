@@ -24,25 +24,36 @@ void data_rows_free(cJSON **rows, int n) {
     free(rows);
 }
 
-// Row count and canonical digest against the registry. `code` is what a mismatch returns.
+int data_pinned(const struct task_def *t, const char *sha256) {
+    if (!t->canonical_sha256) return -1;
+    return strcmp(sha256, t->canonical_sha256) == 0;
+}
+
+// Row count and canonical digest against the registry. `code` is what a mismatch returns. The
+// row count is a hard pin (--allow-data-change accepts another); the digest, computed from the
+// original files and never checked against the live services, warns unless --strict-data.
 static int check_registry_pins(const struct task_def *t, const struct data_options *opt, long rows, const char *sha,
                                const char *where, int code, xsa_error *err) {
     // Nothing can be scored on no rows (the bootstrap fails much later): never accepted.
     if (rows <= 0)
         return xsa_fail(err, code, "%s: no rows (%s); an empty split cannot be evaluated: the source is empty or "
                         "damaged", t->name, where);
-    char what[256] = "";
-    if (t->n_docs > 0 && rows != t->n_docs)
-        snprintf(what, sizeof what, "%ld rows, expected %d", rows, t->n_docs);
-    else if (t->canonical_sha256 && strcmp(sha, t->canonical_sha256) != 0)
-        snprintf(what, sizeof what, "canonical SHA-256 %s, expected %s", sha, t->canonical_sha256);
-    if (!what[0]) return 0;
-    if (opt->allow_data_change) {
-        if (!opt->quiet) fprintf(stderr, "xsa-eval: warning: %s: %s (%s); accepted (--allow-data-change)\n", t->name, what, where);
-        return 0;
+    if (t->n_docs > 0 && rows != t->n_docs) {
+        if (!opt->allow_data_change)
+            return xsa_fail(err, code, "%s: data mismatch: %ld rows, expected %d (%s); the data changed upstream or is "
+                            "damaged; pass --allow-data-change to accept it", t->name, rows, t->n_docs, where);
+        if (!opt->quiet)
+            fprintf(stderr, "xsa-eval: warning: %s: %ld rows, expected %d (%s); accepted (--allow-data-change)\n",
+                    t->name, rows, t->n_docs, where);
     }
-    return xsa_fail(err, code, "%s: data mismatch: %s (%s); the data changed upstream or is damaged; "
-                    "pass --allow-data-change to accept it", t->name, what, where);
+    if (data_pinned(t, sha) != 0) return 0;
+    if (opt->strict_data)
+        return xsa_fail(err, code, "%s: canonical SHA-256 %s, pinned %s (%s): not the pinned rows (--strict-data); "
+                        "run without --strict-data to use them, recorded as not pinned", t->name, sha,
+                        t->canonical_sha256, where);
+    fprintf(stderr, "xsa-eval: warning: %s: canonical SHA-256 %s differs from the pinned %s (%s); the rows are "
+            "used and recorded as not pinned (--strict-data refuses them)\n", t->name, sha, t->canonical_sha256, where);
+    return 0;
 }
 
 // The task's Hub Parquet file in a Hugging Face hub cache at `dir`:
@@ -97,7 +108,8 @@ static int load_local(const struct task_def *t, const char *split, const struct 
     int evaluated = !strcmp(split, t->split);
     if (file_exists(path) || (evaluated && hub_cache_file(opt->data_dir, t, path, sizeof path))) {
         long n = 0;
-        int rc = parquet_read_file(path, source_result_emit, r, &n, err);
+        r->task = t;  // Hugging Face rows: in canonical form whatever copy the file is
+        int rc = parquet_read_file(path, source_result_emit_hf, r, &n, err);
         if (rc) {
             source_result_free(r);
             return rc;
@@ -165,7 +177,11 @@ static int check_sources(const char *list, xsa_error *err) {
 // the viewer streamed to the cache's temp file are not in `out` (out->rows NULL).
 static int fetch_and_commit(const struct task_def *t, const struct data_options *opt, const struct resolved *rs,
                             struct source_result *out, struct cache_entry *e, xsa_error *err) {
-    const char *list = opt->sources && *opt->sources ? opt->sources : DATA_DEFAULT_SOURCES;
+    // A few-shot (train) split is one Parquet file on the Hub but hundreds of viewer pages (HellaSwag's:
+    // 400, against the paced request budget): the Hub first.
+    const char *list = opt->sources && *opt->sources ? opt->sources
+                       : source_is_evaluated_split(t)  ? DATA_DEFAULT_SOURCES
+                                                       : "hub,viewer";
     char raw_dir[4200];
     snprintf(raw_dir, sizeof raw_dir, "%s/raw/%s", rs->root, t->name);
     struct progress pr;
@@ -309,8 +325,10 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
     if (!valid && opt->offline) {
         char cmd[1024];
         download_command(t->name, opt, cmd, sizeof cmd);
-        return xsa_fail(err, XSA_ERUNTIME, "%s: not available offline: %s; run `%s` where the network is reachable, "
-                        "or pass --data-dir", t->name, why[0] ? why : "forced download", cmd);
+        int fewshot = !source_is_evaluated_split(t);
+        return xsa_fail(err, XSA_ERUNTIME, "%s: %s%snot available offline: %s; run `%s%s` where the network is "
+                        "reachable, or pass --data-dir", t->name, fewshot ? t->split : "", fewshot ? " split " : "",
+                        why[0] ? why : "forced download", cmd, fewshot ? " --fewshot" : "");
     }
     int lock = -1, fresh = 0;  // fresh: stored by this call
     if (!valid) {
@@ -347,57 +365,82 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
 }
 
 int data_load_task(const struct task_def *t, const struct data_options *opt, cJSON ***rows, int *n_rows,
-                   char sha256[65], char source[512], int *preprocessed, xsa_error *err) {
+                   struct data_provenance *prov, xsa_error *err) {
     *rows = NULL;
     *n_rows = 0;
+    struct data_provenance p = {0};
     struct source_result r = {0};
     int rc;
     if (opt->data_dir) {
-        rc = load_local(t, t->split, opt, &r, source, err);
+        rc = load_local(t, t->split, opt, &r, p.source, err);
         char *text = NULL;
         size_t len = 0;
         if (!rc) rc = task_rows_serialize_array(r.rows, r.n, &text, &len, err);
-        if (!rc) rc = sha256_hex(text, len, sha256, err);
+        if (!rc) rc = sha256_hex(text, len, p.sha256, err);
         free(text);
-        if (!rc) rc = check_registry_pins(t, opt, r.n, sha256, source, XSA_EBADINPUT, err);
+        if (!rc) rc = check_registry_pins(t, opt, r.n, p.sha256, p.source, XSA_EBADINPUT, err);
     } else {
         struct cache_entry e;
         int was_cached = 0;
         rc = ensure_cached(t, opt, &r, &e, &was_cached, err);
         if (!rc) {
-            snprintf(sha256, 65, "%s", e.sha256);
-            snprintf(source, 512, "%s:%.490s", e.source, e.url);
+            snprintf(p.sha256, sizeof p.sha256, "%s", e.sha256);
+            snprintf(p.source, sizeof p.source, "%s:%.490s", e.source, e.url);
+            snprintf(p.dataset, sizeof p.dataset, "%s", e.dataset);
+            snprintf(p.revision, sizeof p.revision, "%s", e.revision);
         }
     }
     if (rc) {
         source_result_free(&r);
         return rc;
     }
+    p.preprocessed = r.preprocessed;
+    p.pinned = data_pinned(t, p.sha256);
+    if (prov) *prov = p;
     *rows = r.rows;
     *n_rows = r.n;
-    if (preprocessed) *preprocessed = r.preprocessed;
     return 0;
+}
+
+// `t` as another of its splits: cached and fetched like the evaluated one, with no pins (the
+// registry pins the evaluated split) and only the sources that have it (viewer, Hub conversion).
+static struct task_def split_task(const struct task_def *t, const char *split) {
+    struct task_def s = *t;
+    if (strcmp(split, t->split)) {
+        s.split = split;
+        s.n_docs = 0;
+        s.canonical_sha256 = NULL;
+    }
+    return s;
 }
 
 int data_load_split(const struct task_def *t, const char *split, const struct data_options *opt, cJSON ***rows,
                     int *n_rows, char source[512], xsa_error *err) {
     *rows = NULL;
     *n_rows = 0;
-    if (!opt->data_dir)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the %s split is read from --data-dir only: pass --data-dir DIR with "
-                        "DIR/%s/%s.jsonl (canonical rows)", t->name, split, t->name, split);
     struct source_result r = {0};
-    int rc = load_local(t, split, opt, &r, source, err);
+    int rc;
+    if (opt->data_dir) {
+        rc = load_local(t, split, opt, &r, source, err);
+    } else {
+        struct task_def st = split_task(t, split);
+        struct cache_entry e;
+        int was_cached = 0;
+        rc = ensure_cached(&st, opt, &r, &e, &was_cached, err);
+        if (!rc) snprintf(source, 512, "%s:%.490s", e.source, e.url);
+        else source_result_free(&r);
+    }
     if (rc) return rc;
     *rows = r.rows;
     *n_rows = r.n;
     return 0;
 }
 
-int data_download_task(const struct task_def *t, const struct data_options *opt, int *was_cached, long *rows_out,
-                       char sha256[65], char source[512], xsa_error *err) {
+int data_download_task(const struct task_def *t, const char *split, const struct data_options *opt, int *was_cached,
+                       long *rows_out, char sha256[65], char source[512], xsa_error *err) {
     struct cache_entry e;
-    int rc = ensure_cached(t, opt, NULL, &e, was_cached, err);
+    struct task_def st = split_task(t, split ? split : t->split);
+    int rc = ensure_cached(&st, opt, NULL, &e, was_cached, err);
     if (rc) return rc;
     *rows_out = e.rows;
     snprintf(sha256, 65, "%s", e.sha256);
@@ -411,4 +454,14 @@ int data_cache_status(const struct task_def *t, const char *cache_dir, int *cach
     int rc = cache_root_dir(cache_dir, root, sizeof root, err);
     if (rc) return rc;
     return cache_verify(root, t, e, cached, why, whyn, NULL, NULL, err);
+}
+
+void data_task_sources(const struct task_def *t, struct data_sources_desc *d) {
+    const char *cf = t->hf_config ? t->hf_config : "default";
+    if (t->hf_alt_dataset)
+        snprintf(d->viewer, sizeof d->viewer, "%s/%s, else %s/%s", t->hf_dataset, cf, t->hf_alt_dataset,
+                 t->hf_alt_config ? t->hf_alt_config : "default");
+    else snprintf(d->viewer, sizeof d->viewer, "%s/%s", t->hf_dataset, cf);
+    source_hub_describe(t, d->hub, sizeof d->hub);
+    source_original_describe(t, d->original, sizeof d->original);
 }

@@ -255,7 +255,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     if (nv < 0 || nv > want - (int64_t)col->n) return page_fail(pc, "more values than the column chunk declares");
     size_t count = (size_t)nv;
     size_t old_cap = col->cap;
-    XSA_GROW(col->def, col->cap, col->n + count);
+    XSA_GROW(col->def, col->cap, col->n + count + 1);  // + 1: never NULL, even for a page of no values
     if (col->cap != old_cap || !col->rep)  // rep has def's capacity
         col->rep = xsa_realloc(col->rep, col->cap * sizeof *col->rep);
     uint32_t *rep = col->rep + col->n, *def = col->def + col->n;
@@ -298,7 +298,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     }
     size_t nn = 0;
     for (size_t k = 0; k < count; k++) nn += def[k] == max_def;
-    XSA_GROW(col->vals, col->vcap, col->n_vals + nn);
+    XSA_GROW(col->vals, col->vcap, col->n_vals + nn + 1);  // + 1: never NULL (vals + n_vals is taken)
     if ((rc = page_values(pc, nd->type, enc, body, blen, nn, col))) return rc;
     col->n += count;
     col->n_vals += nn;

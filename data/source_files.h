@@ -5,6 +5,10 @@
 #include "data/sources.h"
 
 #define SOURCE_MAX_FILES 4
+// What a file can legitimately be, per source: the largest original (BoolQ.zip) is about 4 MB,
+// the largest Hub file read (HellaSwag's train Parquet) 24 MB.
+#define SOURCE_ORIGINAL_MAX_BYTES ((size_t)64 << 20)
+#define SOURCE_HUB_MAX_BYTES ((size_t)256 << 20)
 
 struct source_file {
     const char *url;          // full URL (mirrors already applied)
@@ -12,6 +16,10 @@ struct source_file {
     const char *dest;         // file name in the raw folder (the benchdata/<dir>/ layout)
     const char *sha256;       // pinned digest of dest when known (the published file's)
     const char *raw_sha256;   // pinned digest of the zip when known
+    int hf_auth;              // on a Hugging Face host: paced, with the token (http_request.hf_auth)
+    size_t max_bytes;         // what the file can legitimately be (0: SOURCE_ORIGINAL_MAX_BYTES); a larger body is refused
+    int by_range;             // read only `member` out of the remote zip by Range requests (data/zip_range.h),
+                              // never the whole archive; raw_sha256 does not apply
 };
 
 // Downloads (concurrently, resuming), verifies and extracts `files` into c->raw_dir (r gets

@@ -47,21 +47,26 @@ static int hub_url(const struct source_ctx *c, const char *dataset, const char *
     return 0;
 }
 
-// Downloads the plan's Parquet file (main, else the conversion branch) and reads its rows.
-static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, struct source_result *r, xsa_error *err) {
+// Downloads the plan's Parquet file (main, else the conversion branch) and reads its rows. Another
+// split than the evaluated one (few-shot) is read from the conversion branch only.
+static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, int evaluated, struct source_result *r,
+                       xsa_error *err) {
     const char *dataset = p->dataset ? p->dataset : c->t->hf_dataset;
     const char *config = p->config ? p->config : c->t->hf_config ? c->t->hf_config : "default";
-    char conv[256];
+    char conv[256], dest[96];
     snprintf(conv, sizeof conv, "%s/%s/0000.parquet", config, c->t->split);
-    const char *revs[2] = {"main", "refs%2Fconvert%2Fparquet"}, *paths[2] = {p->path, conv};
+    snprintf(dest, sizeof dest, "hub-%s.parquet", c->t->split);
+    const char *main_path = evaluated ? p->path : NULL;
+    const char *revs[2] = {"main", "refs%2Fconvert%2Fparquet"}, *paths[2] = {main_path, conv};
     char url[1024];
     int rc = 0;
     str_copy(r->dataset, sizeof r->dataset, dataset);
     str_copy(r->config, sizeof r->config, config);
-    for (int k = p->path ? 0 : 1; k < 2; k++) {
+    for (int k = main_path ? 0 : 1; k < 2; k++) {
         int not_found = 0;
         if ((rc = hub_url(c, dataset, revs[k], paths[k], url, sizeof url, err))) return rc;
-        struct source_file f = {.url = url, .dest = p->dest, .sha256 = p->sha256};
+        struct source_file f = {.url = url, .dest = dest, .sha256 = evaluated ? p->sha256 : NULL, .hf_auth = 1,
+                                .max_bytes = SOURCE_HUB_MAX_BYTES};
         rc = source_download_files(c, &f, 1, r, &not_found, err);
         if (!rc) {
             if (!r->revision[0]) str_copy(r->revision, sizeof r->revision, k ? "refs/convert/parquet" : "main");
@@ -72,10 +77,11 @@ static int hub_parquet(struct source_ctx *c, const struct hub_plan *p, struct so
         xsa_error_clear(err);
     }
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", c->raw_dir, p->dest);
+    snprintf(path, sizeof path, "%s/%s", c->raw_dir, dest);
     long n = 0;
     xsa_error e1 = {0};
-    rc = parquet_read_file(path, source_result_emit, r, &n, &e1);
+    r->task = c->t;
+    rc = parquet_read_file(path, source_result_emit_hf, r, &n, &e1);
     if (rc) {
         source_result_free(r);
         r->bad_data = 1;
@@ -100,16 +106,28 @@ int source_hub_parquet_file(const struct task_def *t, const char **dataset, cons
 
 int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err) {
     const struct hub_plan *p = hub_plan_of(c->t);
-    if (!p) {
+    int evaluated = source_is_evaluated_split(c->t);
+    if (!p || (!p->parquet && !evaluated)) {
         r->unavailable = 1;
         return 0;
     }
-    if (p->parquet) return hub_parquet(c, p, r, err);
+    if (p->parquet) return hub_parquet(c, p, evaluated, r, err);
     char url[1024];
     int rc = hub_url(c, c->t->hf_dataset, "main", p->path, url, sizeof url, err);
     if (rc) return rc;
-    struct source_file f = {.url = url, .dest = p->dest, .sha256 = p->sha256};
+    struct source_file f = {.url = url, .dest = p->dest, .sha256 = p->sha256, .hf_auth = 1, .max_bytes = SOURCE_HUB_MAX_BYTES};
     rc = source_fetch_files(c, &f, 1, r, err);
     if (!rc && !r->revision[0]) str_copy(r->revision, sizeof r->revision, "main");
     return rc;
+}
+
+void source_hub_describe(const struct task_def *t, char *out, size_t n) {
+    const struct hub_plan *p = hub_plan_of(t);
+    out[0] = '\0';
+    if (!p) return;
+    const char *dataset = p->dataset ? p->dataset : t->hf_dataset;
+    const char *config = p->config ? p->config : t->hf_config ? t->hf_config : "default";
+    if (!p->parquet) snprintf(out, n, "%s %s", dataset, p->path);
+    else if (p->path) snprintf(out, n, "%s %s (else refs/convert/parquet %s/%s/0000.parquet)", dataset, p->path, config, t->split);
+    else snprintf(out, n, "%s refs/convert/parquet %s/%s/0000.parquet", dataset, config, t->split);
 }

@@ -45,7 +45,6 @@ struct viewer_stream {          // where checked pages go, in dataset order
     long total;                 // num_rows_total of the first page; -1 before it
 };
 
-static void viewer_canonical_row(const struct task_def *t, cJSON *row);
 
 // Checks one page (the rows at [offset, offset + count)), builds each row's doc with the task's
 // parser and appends the rows, in row_idx order, to the cache's temp file.
@@ -111,7 +110,7 @@ static int viewer_take_page(struct viewer_stream *vs, const char *url, const cha
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: rows[%ld].row is not an object", url, i);
             goto out;
         }
-        viewer_canonical_row(vs->t, row);
+        source_canonical_row(vs->t, row);
         slot[(long)at - offset] = row;
     }
     // count rows, none repeated: every slot is filled.
@@ -132,22 +131,6 @@ out:
     return rc;
 }
 
-// The viewer serves Hub rows as the loader script built them; where that differs from the
-// original-author adapters' canonical rows only in form, bring it to theirs, so the canonical
-// digest does not depend on the source: the social_i_qa script kept each label line's "\n".
-static void viewer_canonical_row(const struct task_def *t, cJSON *row) {
-    if (strcmp(t->name, "social_iqa")) return;
-    cJSON *l = cJSON_GetObjectItemCaseSensitive(row, "label");
-    if (!cJSON_IsString(l)) return;
-    size_t n = strlen(l->valuestring);
-    while (n > 0 && (l->valuestring[n - 1] == '\n' || l->valuestring[n - 1] == '\r')) n--;
-    char buf[32];
-    if (n == strlen(l->valuestring) || n >= sizeof buf) return;
-    memcpy(buf, l->valuestring, n);
-    buf[n] = '\0';
-    cJSON_ReplaceItemInObjectCaseSensitive(row, "label", cJSON_CreateString(buf));
-}
-
 static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *vs, struct source_result *r,
                               int *not_found, xsa_error *err) {
     char first_url[1024];
@@ -156,7 +139,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     // The first page's rows for the progress bar: the registry's count, as the total is not known yet.
     long first_units = c->t->n_docs < VIEWER_PAGE ? c->t->n_docs : VIEWER_PAGE;
     struct http_request first = {.url = first_url, .gzip = 1, .units = first_units > 0 ? first_units : 0,
-                                 .max_bytes = VIEWER_PAGE_MAX_BYTES};
+                                 .max_bytes = VIEWER_PAGE_MAX_BYTES, .hf_auth = 1};
     xsa_error e1 = {0};
     if ((rc = http_fetch(c->http, &first, 1, not_found, &e1))) {
         if (*not_found)
@@ -177,6 +160,7 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
     http_requests_free(&first, 1);
     long total = st.total;
     str_copy(r->url, sizeof r->url, first_url);
+    str_copy(r->revision, sizeof r->revision, first.revision);  // the viewer's X-Revision: the dataset commit it serves
     // A different size is an error anyway (the registry's pin): say so before fetching every page.
     if (!rc && c->t->n_docs > 0 && total != c->t->n_docs && !c->opt->allow_data_change) {
         r->bad_data = 1;
@@ -191,11 +175,18 @@ static int viewer_fetch_split(struct source_ctx *c, const struct viewer_split *v
             long off = (long)(p0 + k + 1) * VIEWER_PAGE;
             long len = total - off < VIEWER_PAGE ? total - off : VIEWER_PAGE;
             rc = viewer_url(c, vs, off, len, urls[k], sizeof urls[k], err);
-            reqs[k] = (struct http_request){.url = urls[k], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES};
+            reqs[k] = (struct http_request){.url = urls[k], .units = len, .gzip = 1, .max_bytes = VIEWER_PAGE_MAX_BYTES,
+                                            .hf_auth = 1};
         }
         if (!rc) rc = http_fetch(c->http, reqs, nb, NULL, err);
-        for (int k = 0; k < nb && !rc; k++)
-            rc = viewer_take_page(&st, urls[k], reqs[k].body, reqs[k].len, (long)(p0 + k + 1) * VIEWER_PAGE, err);
+        for (int k = 0; k < nb && !rc; k++) {
+            // Pages of two dataset revisions would mix two versions of the split.
+            if (r->revision[0] && reqs[k].revision[0] && strcmp(reqs[k].revision, r->revision))
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: served from dataset revision %s, the first page from %s; the "
+                              "dataset changed during the download, try again", urls[k], reqs[k].revision, r->revision);
+            if (!rc)
+                rc = viewer_take_page(&st, urls[k], reqs[k].body, reqs[k].len, (long)(p0 + k + 1) * VIEWER_PAGE, err);
+        }
         http_requests_free(reqs, nb);
     }
     if (!rc && (rc = cache_writer_finish(&r->jsonl, r->sha256, err))) r->store_failed = 1;
@@ -221,7 +212,10 @@ int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error
     struct viewer_split main = {c->t->hf_dataset, c->t->hf_config};
     int not_found = 0;
     int rc = viewer_fetch_split(c, &main, r, &not_found, err);
-    if (rc && not_found && c->t->hf_alt_dataset) {  // another Hub copy of the same rows
+    // Another Hub copy of the same rows, after any failure of the first (its retries done) but a
+    // cache that cannot be written.
+    if (rc && !r->store_failed && c->t->hf_alt_dataset) {
+        r->bad_data = 0;
         struct viewer_split alt = {c->t->hf_alt_dataset, c->t->hf_alt_config};
         if (!c->opt->quiet) fprintf(stderr, "xsa-eval: %s: %s; trying %s\n", c->t->name, err->msg, alt.dataset);
         xsa_error_clear(err);

@@ -39,6 +39,7 @@ struct source_result {
     char raw_sha256[65];          // over the raw downloaded bytes, in order
     int preprocessed;             // rows are already lm-eval-preprocessed (adapter says)
     int unavailable;              // this source has nothing for the task (not an error)
+    const struct task_def *task;  // for source_result_emit_hf
 };
 
 // Copies s into d (size n), truncating; always NUL-terminated.
@@ -49,15 +50,31 @@ static inline void str_copy(char *d, size_t n, const char *s) {
     d[m] = '\0';
 }
 
+// 0 when t stands for another split of a registry task (the few-shot split), else 1.
+static inline int source_is_evaluated_split(const struct task_def *t) {
+    const struct task_def *reg = task_find(t->name);
+    return !reg || !strcmp(reg->split, t->split);
+}
+
 int source_viewer_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 int source_hub_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
 // The Parquet file of t's evaluated split in its Hub repository: *dataset and *path on main;
 // 0 when the task has none there.
 int source_hub_parquet_file(const struct task_def *t, const char **dataset, const char **path);
 int source_original_fetch(struct source_ctx *c, struct source_result *r, xsa_error *err);
+// What each source would fetch for t, one line for `tasks` ("" when the source has nothing):
+// the Hub file (and its fallback), the original files' names.
+void source_hub_describe(const struct task_def *t, char *out, size_t n);
+void source_original_describe(const struct task_def *t, char *out, size_t n);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
+// Brings a Hugging Face row (viewer or Hub file) to the original-author adapters' canonical form
+// where the two differ only in form, so the canonical digest does not depend on the source: the
+// social_i_qa loader script kept each label line's "\n".
+void source_canonical_row(const struct task_def *t, cJSON *row);
+// source_result_emit after source_canonical_row; ctx is a struct source_result whose `task` is set.
+int source_result_emit_hf(void *ctx, cJSON *row, const char *where, xsa_error *err);
 void source_result_free(struct source_result *r);
 
 // Builds the doc of each row with the task's own parser (what `run` does), so rows `run` would

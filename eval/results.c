@@ -240,6 +240,10 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
         jsonw_str(&w, "sha256", t->data_sha256);
         jsonw_int(&w, "rows", t->n_docs_original);
         jsonw_bool(&w, "preprocessed", t->preprocessed);
+        // Absent when unknown (local files, no pin; results written before these were kept).
+        if (t->data_dataset[0]) jsonw_str(&w, "dataset", t->data_dataset);
+        if (t->data_revision[0]) jsonw_str(&w, "revision", t->data_revision);
+        if (t->data_pinned >= 0) jsonw_bool(&w, "pinned", t->data_pinned);
         jsonw_str(&w, "preferred_metric", results_preferred_metric(t));
         jsonw_end(&w);
     }
@@ -488,8 +492,12 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     if ((rc = get_str(c, data, "source", t->data_source, sizeof t->data_source, 0)) ||
         (rc = get_str(c, data, "split", t->split, sizeof t->split, 0)) ||
         (rc = get_bool(c, data, "preprocessed", &t->preprocessed)) ||
+        (rc = get_str(c, data, "dataset", t->data_dataset, sizeof t->data_dataset, 0)) ||
+        (rc = get_str(c, data, "revision", t->data_revision, sizeof t->data_revision, 0)) ||
         (rc = get_str(c, data, "preferred_metric", t->preferred_metric, sizeof t->preferred_metric, 0)))
         return rc;
+    t->data_pinned = -1;  // null or absent (results written before pins): not known
+    if ((rc = get_bool(c, data, "pinned", &t->data_pinned))) return rc;
     if (t->preferred_metric[0] && results_metric_index(t, t->preferred_metric) < 0)
         return bad(c, "xsa_eval.data.%s.preferred_metric names a metric the task lacks: %s", t->name,
                    t->preferred_metric);

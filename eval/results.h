@@ -23,7 +23,10 @@ struct task_result {
     int *doc_id;                   // (n_docs)
     double *per_doc[RESULTS_MAX_METRICS];   // (n_docs) per metric: 0/1, or summed ll for perplexity
     char data_sha256[65];          // canonical JSONL digest
-    char data_source[512];         // where the rows came from
+    char data_source[512];         // where the rows came from ("viewer:URL", "local:PATH", ...)
+    char data_dataset[160];        // Hugging Face dataset id the rows came from ("" for local files)
+    char data_revision[128];       // its revision (viewer X-Revision, Hub X-Repo-Commit; "" unknown)
+    int data_pinned;               // 1: the registry's pinned rows; 0: other rows; -1: no pin known
     char split[32];
     int preprocessed;              // rows came already preprocessed (HellaSwag text file)
     int truncated_requests;        // requests left-truncated to the context window

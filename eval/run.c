@@ -33,8 +33,7 @@ struct task_data {  // one task's documents, shared by every model of the run
     const struct task_def *def;
     struct task_doc *docs;  // (n_rows) every doc of the split; the first n_docs are evaluated
     int n_docs, n_rows;
-    char sha256[65], source[512];
-    int preprocessed;
+    struct data_provenance prov;  // digest, source, revision, pin state of the rows
 };
 
 static double now_s(void) {
@@ -49,13 +48,13 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     td->def = t;
     cJSON **rows = NULL;
     int n_rows = 0;
-    int rc = data_load_task(t, &opt->data, &rows, &n_rows, td->sha256, td->source, &td->preprocessed, err);
+    int rc = data_load_task(t, &opt->data, &rows, &n_rows, &td->prov, err);
     if (rc) return rc;
     td->n_rows = n_rows;
     char **where = xsa_calloc((size_t)n_rows, sizeof *where);
     for (int i = 0; !rc && i < n_rows; i++) {
         char buf[600];
-        snprintf(buf, sizeof buf, "%s:%d", td->source, i + 1);
+        snprintf(buf, sizeof buf, "%s:%d", td->prov.source, i + 1);
         where[i] = xsa_strdup(buf);
     }
     int n_all = 0;
@@ -172,7 +171,7 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
                 char msg[sizeof err->msg];
                 snprintf(msg, sizeof msg, "%s", err->msg);
                 err->code = 0;
-                rc = xsa_fail(err, rc, "%s: %s doc %d request %d: %s", td->source, td->def->name, doc->doc_id, c, msg);
+                rc = xsa_fail(err, rc, "%s: %s doc %d request %d: %s", td->prov.source, td->def->name, doc->doc_id, c, msg);
                 break;
             }
             rc = encode_check_vocab(&enc[k], mr->m.cfg.vocab_size, tokenizer_path(mr->tok), err);
@@ -309,7 +308,7 @@ static void run_settings(const struct run_options *opt, const struct results *r,
     sbuf_printf(out, "tokenizer %s\nadd_bos %d\nmax_length %d\nnum_fewshot %d\nlimit %d %.17g\n",
                 r->model.tokenizer_sha256, r->model.add_bos, r->model.max_length, opt->num_fewshot, opt->limit,
                 opt->limit_fraction);
-    for (int i = 0; i < n_tasks; i++) sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].sha256);
+    for (int i = 0; i < n_tasks; i++) sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].prov.sha256);
 }
 
 // SIGINT / SIGTERM: scoring stops after the batch in flight; the journal keeps what was done.
@@ -358,10 +357,13 @@ static int evaluate_model(const struct run_options *opt, const char *path, const
         tr->version = td->def->version;
         tr->n_docs = td->n_docs;
         tr->n_docs_original = td->n_rows;
-        snprintf(tr->data_sha256, sizeof tr->data_sha256, "%s", td->sha256);
-        snprintf(tr->data_source, sizeof tr->data_source, "%s", td->source);
+        snprintf(tr->data_sha256, sizeof tr->data_sha256, "%s", td->prov.sha256);
+        snprintf(tr->data_source, sizeof tr->data_source, "%s", td->prov.source);
         snprintf(tr->split, sizeof tr->split, "%s", td->def->split);
-        tr->preprocessed = td->preprocessed;
+        tr->preprocessed = td->prov.preprocessed;
+        snprintf(tr->data_dataset, sizeof tr->data_dataset, "%s", td->prov.dataset);
+        snprintf(tr->data_revision, sizeof tr->data_revision, "%s", td->prov.revision);
+        tr->data_pinned = td->prov.pinned;
         double t0 = now_s();
         rc = task_work_encode(opt, td, &mr, &tw[ti], &tr->truncated_requests, err);
         r->tokenize_s += now_s() - t0;

@@ -185,7 +185,9 @@ void report_provenance(struct sbuf *o, const struct results *const *rs, const ch
             sbuf_puts(o, " - |");
         }
     }
-    sbuf_puts(o, "\n\nData (canonical JSONL sha256, first 12 hex digits):\n\n| task | split | docs used / rows |");
+    sbuf_puts(o, "\n\nData (canonical JSONL sha256, first 12 hex digits; *pinned*: the rows the registry pins, as the "
+                 "original files give them; *not pinned*: other rows, e.g. local files or an upstream edit):\n\n"
+                 "| task | split | docs used / rows |");
     label_cells(o, labels, n);
     sbuf_puts(o, "\n|---|---|--:|");
     for (int i = 0; i < n; i++) sbuf_puts(o, "---|");
@@ -203,7 +205,8 @@ void report_provenance(struct sbuf *o, const struct results *const *rs, const ch
                 const struct task_result *u = results_find_task(rs[j], tr->name);
                 char d[17];
                 if (!u) sbuf_puts(o, " - |");
-                else sbuf_printf(o, " `%s`%s |", report_short_digest(u->data_sha256, d),
+                else sbuf_printf(o, " `%s`%s%s |", report_short_digest(u->data_sha256, d),
+                                 u->data_pinned > 0 ? " pinned" : u->data_pinned == 0 ? " *not pinned*" : "",
                                  strcmp(u->data_sha256, tr->data_sha256) ? " (differs)" : "");
             }
             sbuf_puts(o, "\n");

@@ -1,4 +1,7 @@
 // registry.c: the nine tasks, as lm-eval v0.4.12 configures them (docs/lm-eval-semantics.md §2, §3.2).
+// canonical_sha256 pins each evaluated split's canonical rows, computed from the original authors'
+// files (the digests data/source_original.c pins) through tasks/adapters.c; HellaSwag's original is
+// not at hand, so its pin stays unknown. tests/test_sources.sh checks them against the viewer form.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +15,18 @@ static const struct task_def registry[] = {
     {.name = "arc_easy", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "allenai/ai2_arc", .hf_config = "ARC-Easy", .split = "test",
      .fewshot_split = "train", .n_docs = 2376, .metrics = "acc,acc_norm",
-     .preferred_metric = "acc_norm", .version = 1.0, .doc_from_row = arc_doc_from_row},
+     .preferred_metric = "acc_norm", .version = 1.0,
+     .canonical_sha256 = "7c73345800fdb847ae5fca138cb26c65c718087a490170068631c50dee1d6fec", .doc_from_row = arc_doc_from_row},
     {.name = "arc_challenge", .groups = "all", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "allenai/ai2_arc", .hf_config = "ARC-Challenge", .split = "test",
      .fewshot_split = "train", .n_docs = 1172, .metrics = "acc,acc_norm",
-     .preferred_metric = "acc_norm", .version = 1.0, .doc_from_row = arc_doc_from_row},
+     .preferred_metric = "acc_norm", .version = 1.0,
+     .canonical_sha256 = "e6b72ff6d4661d55e4fcae2b816c9a874887d4e029c72241a202530437b2524a", .doc_from_row = arc_doc_from_row},
     {.name = "boolq", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "aps/super_glue", .hf_config = "boolq", .split = "validation",
      .fewshot_split = "train", .n_docs = 3270, .metrics = "acc", .preferred_metric = "acc",
-     .version = 2.0, .doc_from_row = boolq_doc_from_row},
+     .version = 2.0,
+     .canonical_sha256 = "d66f7d5c963806f89103737c4820ace60d15330d419f1f6c06a4526681d4afd5", .doc_from_row = boolq_doc_from_row},
     {.name = "hellaswag", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "Rowan/hellaswag", .hf_config = "default", .split = "validation",
      .fewshot_split = "train", .n_docs = 10042, .metrics = "acc,acc_norm",
@@ -28,26 +34,31 @@ static const struct task_def registry[] = {
     {.name = "lambada_openai", .groups = "all,paper", .output = TASK_LOGLIKELIHOOD,
      .hf_dataset = "EleutherAI/lambada_openai", .hf_config = "default", .split = "test",
      .fewshot_split = "test", .n_docs = 5153, .metrics = "perplexity,acc",
-     .preferred_metric = "acc", .version = 1.0, .doc_from_row = lambada_doc_from_row},
+     .preferred_metric = "acc", .version = 1.0,
+     .canonical_sha256 = "05ae9755847286957976eca1a513750eeb542019e97af8837baa488483398d78", .doc_from_row = lambada_doc_from_row},
     {.name = "openbookqa", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "allenai/openbookqa", .hf_config = "main", .split = "test",
      .fewshot_split = "train", .n_docs = 500, .metrics = "acc,acc_norm",
-     .preferred_metric = "acc_norm", .version = 1.0, .doc_from_row = openbookqa_doc_from_row},
+     .preferred_metric = "acc_norm", .version = 1.0,
+     .canonical_sha256 = "b3a19cc89b1a02e000bfa32d7d3f01ab02dec6715fa6bcb939006686be56df19", .doc_from_row = openbookqa_doc_from_row},
     {.name = "piqa", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
      .hf_dataset = "baber/piqa", .hf_config = "default", .split = "validation",
      .fewshot_split = "train", .n_docs = 1838, .metrics = "acc,acc_norm",
-     .preferred_metric = "acc_norm", .version = 1.0, .doc_from_row = piqa_doc_from_row},
-    // v0.4.12 reads allenai/social_i_qa (script-based; the dataset viewer may not serve it);
-    // later lm-eval reads the parquet mirror lighteval/siqa, same rows.
+     .preferred_metric = "acc_norm", .version = 1.0,
+     .canonical_sha256 = "a681e149b89a2f1cf23c88dacc29c3c1040286d9c7f59916dab244c14cb36962", .doc_from_row = piqa_doc_from_row},
+    // lm-eval main reads lighteval/siqa (after v0.4.12, which read the loader-script dataset
+    // allenai/social_i_qa, which the dataset viewer does not serve): the same rows.
     {.name = "social_iqa", .groups = "all,paper", .output = TASK_MULTIPLE_CHOICE,
-     .hf_dataset = "allenai/social_i_qa", .hf_config = "default", .split = "validation",
+     .hf_dataset = "lighteval/siqa", .hf_config = "default", .split = "validation",
      .fewshot_split = "train", .n_docs = 1954, .metrics = "acc", .preferred_metric = "acc",
-     .version = 0.0, .doc_from_row = siqa_doc_from_row, .hf_alt_dataset = "lighteval/siqa",
+     .version = 0.0,
+     .canonical_sha256 = "8bd827c547c9ee66f55f7aacc5f7067b7724b713d31c03da4837128851e654fa", .doc_from_row = siqa_doc_from_row, .hf_alt_dataset = "allenai/social_i_qa",
      .hf_alt_config = "default"},
     {.name = "winogrande", .groups = "all,paper", .output = TASK_MULTIPLE_INPUT,
      .hf_dataset = "allenai/winogrande", .hf_config = "winogrande_xl", .split = "validation",
      .fewshot_split = "train", .n_docs = 1267, .metrics = "acc", .preferred_metric = "acc",
-     .version = 1.0, .doc_from_row = winogrande_doc_from_row},
+     .version = 1.0,
+     .canonical_sha256 = "b9bb62a45b0fda63a7d5e001c67cba8747611a6d91a482c30c3572259bab8482", .doc_from_row = winogrande_doc_from_row},
 };
 
 #define N_TASKS ((int)(sizeof registry / sizeof registry[0]))

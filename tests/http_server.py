@@ -18,7 +18,8 @@ Always active (count ignored):
   partial     "partial": true                 growing  num_rows_total grows by one per request
   huge        num_rows_total = 1000000        bigpage  a 17 MB row
   norange     Range ignored (200, whole file) offrange 206 starting 10 bytes before the asked range
-  lfs         302 to /<tag>/cdn/0/... with X-Repo-Commit; cdn: files without X-Repo-Commit
+  lfs         302 to [--cdn-base]/<tag>/cdn/0/... with X-Repo-Commit (the Hub's 302 to its CDN host, which is
+              another server when --cdn-base is given); cdn: files without X-Repo-Commit
   away        302 to --redirect-base + the rest of the path
   scheme      302 to file:///etc/passwd (a non-HTTP URL)
   endless     files: 200 without Content-Length, bytes until the client hangs up
@@ -27,6 +28,14 @@ Always active (count ignored):
   badschema   row 42: question_stem is missing
   nul         row 42: question_stem holds "\\u0000"
   fat         num_rows_total = 6000, each row padded to about 20 KB (2 MB pages)
+  notready    (count-limited) the viewer's HTTP 500 {"error": "The response is not ready yet..."}
+  revchange   X-Revision differs after the first request (the dataset was updated meanwhile)
+As the real services do: /rows answers carry X-Revision (the dataset commit), `length` over 100 is a
+422, a loader-script dataset (allenai/social_i_qa) without --rows is a 404 {"error": "Not found."};
+files carry X-Repo-Commit and honour Range (bytes=A-, A-B and -N).
+--real-rows DATASET/CONFIG/SPLIT=DIR serves the viewer rows of the original authors' files in DIR
+(../shared/benchdata/<dir> layout), converted as the Hugging Face loaders do; --real-zip
+NAME=MEMBER:PATH,... serves a zip built from real files.
 Binds 127.0.0.1 on an ephemeral port, writes the port to --port-file, logs one JSON line per
 request to --log (--real NAME=PATH serves a real file instead, NAME a file name or path suffix), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
 """
@@ -106,6 +115,46 @@ def hf_row(dataset, i):
     raise KeyError(dataset)
 
 
+def lines(path):
+    with open(path, encoding="utf-8") as f:
+        return [l.rstrip("\r\n") for l in f if l.strip()]
+
+
+def real_rows(dataset, d):
+    """The viewer's rows of `dataset` from the original authors' files in folder d (what the Hub copies hold)."""
+    def mc(o, stem_key):
+        q = o["question"]
+        return {"id": o["id"], stem_key: q["stem"], "choices": {"text": [c["text"] for c in q["choices"]],
+                "label": [c["label"] for c in q["choices"]]}, "answerKey": o["answerKey"]}
+    ls = lambda name: [json.loads(l) for l in lines(os.path.join(d, name))]
+    if dataset == "allenai/ai2_arc":
+        name = [f for f in os.listdir(d) if f.endswith("-Test.jsonl")][0]
+        return [mc(o, "question") for o in ls(name)]
+    if dataset == "allenai/openbookqa":
+        return [mc(o, "question_stem") for o in ls("test.jsonl")]
+    if dataset == "aps/super_glue":  # SuperGLUE's passage is "<title> -- <passage>" of Google's file
+        return [{"question": o["question"], "passage": o["title"] + " -- " + o["passage"], "idx": i,
+                 "label": int(o["answer"])} for i, o in enumerate(ls("dev.jsonl"))]
+    if dataset == "EleutherAI/lambada_openai":
+        return [{"text": o["text"]} for o in ls("lambada_test.jsonl")]
+    if dataset == "baber/piqa":
+        labels = lines(os.path.join(d, "valid-labels.lst"))
+        return [dict(goal=o["goal"], sol1=o["sol1"], sol2=o["sol2"], label=int(labels[i]))
+                for i, o in enumerate(ls("valid.jsonl"))]
+    if dataset in ("lighteval/siqa", "allenai/social_i_qa"):
+        labels = lines(os.path.join(d, "dev-labels.lst"))
+        nl = "\n" if dataset == "allenai/social_i_qa" else ""  # the loader script kept the line's newline
+        return [dict({k: o[k] for k in ("context", "question", "answerA", "answerB", "answerC")}, label=labels[i] + nl)
+                for i, o in enumerate(ls("dev.jsonl"))]
+    if dataset == "allenai/winogrande":
+        return [{k: o[k] for k in ("sentence", "option1", "option2", "answer")} for o in ls("dev.jsonl")]
+    raise KeyError(dataset)
+
+
+LOADER_SCRIPTS = ("allenai/social_i_qa",)   # datasets the real viewer does not serve
+REVISION = "6b8c8596030cfad104cb90bdfd86b04d9dddb9b6"
+
+
 def jsonl(rows):
     return "".join(json.dumps(r) + "\n" for r in rows)
 
@@ -115,6 +164,7 @@ def zipped(members):
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in members:
             z.writestr(name, text)
+        z.comment = b"c" * ARGS.zip_comment  # a long comment keeps the central directory out of the last 64 KB
     return buf.getvalue()
 
 
@@ -210,24 +260,28 @@ class Handler(BaseHTTPRequestHandler):
             hit = HITS[prefix]
             gap = now - LAST.get(prefix, now)
             LAST[prefix] = now
-        always = ("404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
+        always = ("revchange", "404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
                   "norange", "offrange", "lfs", "cdn", "away", "scheme", "endless", "empty", "badutf8", "badschema", "nul", "fat")
         active = fault if (fault in always or hit <= int(count or 0)) else "ok"
         rng = self.headers.get("Range")
         with open(ARGS.log, "a") as f:
-            f.write(json.dumps({"path": self.path, "hit": hit, "fault": active, "range": rng,
-                                "gap": round(gap, 3), "ua": self.headers.get("User-Agent")}) + "\n")
+            f.write(json.dumps({"path": self.path, "hit": hit, "fault": active, "range": rng, "t": round(now, 3),
+                                "gap": round(gap, 3), "ua": self.headers.get("User-Agent"),
+                                "auth": self.headers.get("Authorization")}) + "\n")
         if active == "slow":
             time.sleep(0.3)
         if active == "500":
             return self.send_body(500, b'{"error":"injected failure"}')
+        if active == "notready":
+            return self.send_body(500, b'{"error":"The response is not ready yet. Please retry later."}',
+                                  extra={"X-Error-Code": "ResponseNotReady"})
         if active == "429":
             return self.send_body(429, b'{"error":"rate limited"}', extra={"Retry-After": "1"})
         if active == "429date":
             when = email.utils.formatdate(time.time() + 2, usegmt=True)
             return self.send_body(429, b'{"error":"rate limited"}', extra={"Retry-After": when})
         if active == "lfs":
-            return self.send_body(302, b"", extra={"Location": "/%s/cdn/0/%s" % (tag, rest),
+            return self.send_body(302, b"", extra={"Location": "%s/%s/cdn/0/%s" % (ARGS.cdn_base, tag, rest),
                                                    "X-Repo-Commit": "fedcba9876543210fedcba9876543210fedcba98"})
         if active == "away":
             q = ("?" + url.query) if url.query else ""
@@ -245,14 +299,17 @@ class Handler(BaseHTTPRequestHandler):
     def viewer(self, q, fault, hit):
         dataset = q.get("dataset", [""])[0]
         key = "%s/%s/%s" % (dataset, q.get("config", [""])[0], q.get("split", [""])[0])
-        if key not in ARGS.rows:
+        real = ARGS.real_rows.get(key)
+        if key not in ARGS.rows and real is None:
+            if dataset in LOADER_SCRIPTS:
+                return self.send_body(404, b'{"error":"Not found."}')
             return self.send_body(404, b'{"error":"The dataset does not exist, or is not accessible."}')
-        n = ARGS.rows[key]
+        n = len(real) if real is not None else ARGS.rows[key]
         total = {"wrongcount": n - 1, "growing": n + hit - 1, "huge": 1000000, "empty": 0, "fat": 6000}.get(fault, n)
         off, length = int(q.get("offset", ["0"])[0]), int(q.get("length", ["100"])[0])
         if length > 100:
             return self.send_body(422, b'{"error":"Parameter \'length\' must not be greater than 100"}')
-        rows = [{"row_idx": i, "row": hf_row(dataset, i), "truncated_cells": []}
+        rows = [{"row_idx": i, "row": dict(real[i]) if real is not None else hf_row(dataset, i), "truncated_cells": []}
                 for i in range(off, min(off + length, total))]
         if fault == "shuffle":
             rows.reverse()
@@ -272,7 +329,8 @@ class Handler(BaseHTTPRequestHandler):
         features = [{"feature_idx": k, "name": name, "type": typ} for k, (name, typ) in enumerate(FEATURES[dataset])]
         body = json.dumps({"features": features, "rows": rows, "num_rows_total": total, "num_rows_per_page": 100,
                            "partial": fault == "partial"}).encode().replace(b"BAD-UTF8-HERE", b"caf\xe9")
-        self.send_body(200, body, fault=fault if fault in ("reset", "short", "stall") else None)
+        rev = REVISION[:-4] + "%04d" % hit if fault == "revchange" and hit > 1 else REVISION
+        self.send_body(200, body, extra={"X-Revision": rev}, fault=fault if fault in ("reset", "short", "stall") else None)
 
     def file(self, rest, fault, rng):
         name = rest.rsplit("/", 1)[-1]
@@ -283,6 +341,13 @@ class Handler(BaseHTTPRequestHandler):
         if real:
             with open(real[0], "rb") as f:
                 body = f.read()
+        if name in ARGS.real_zip:
+            members = []
+            for spec in ARGS.real_zip[name].split(","):
+                member, path = spec.split(":", 1)
+                with open(path, "rb") as f:
+                    members.append((member, f.read()))
+            body = zipped(members)
         if body is None:
             return self.send_body(404, b"Entry not found", ctype="text/plain")
         if fault == "endless":
@@ -291,14 +356,16 @@ class Handler(BaseHTTPRequestHandler):
         if fault == "cdn":
             del extra["X-Repo-Commit"]
         status = 200
-        if rng and rng.startswith("bytes=") and rng.endswith("-") and fault != "norange":
-            start = int(rng[6:-1])
+        if rng and rng.startswith("bytes=") and fault != "norange":
+            a, b = rng[6:].split("-", 1)
+            start, end = (max(0, len(body) - int(b)), len(body) - 1) if not a else (int(a), int(b) if b else len(body) - 1)
+            end = min(end, len(body) - 1)
             if fault == "offrange":
                 start = max(0, start - 10)
             if start >= len(body):
                 return self.send_body(416, b"", extra={"Content-Range": "bytes */%d" % len(body)})
-            extra["Content-Range"] = "bytes %d-%d/%d" % (start, len(body) - 1, len(body))
-            body, status = body[start:], 206
+            extra["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body))
+            body, status = body[start:end + 1], 206
         self.send_body(status, body, ctype="application/octet-stream", extra=extra,
                        fault=fault if fault in ("reset", "short", "stall") else None)
 
@@ -329,10 +396,16 @@ def main():
     p.add_argument("--real", action="append", default=[], help="NAME=PATH: serve a real file for NAME (a file name or a path suffix)")
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     p.add_argument("--redirect-base", default="", help="where the 'away' fault redirects to")
+    p.add_argument("--zip-comment", type=int, default=0, help="bytes of comment in the zips served (at most 65535)")
+    p.add_argument("--cdn-base", default="", help="where the 'lfs' fault redirects to (default: this server)")
+    p.add_argument("--real-rows", action="append", default=[], help="DATASET/CONFIG/SPLIT=DIR of original files")
+    p.add_argument("--real-zip", action="append", default=[], help="NAME=MEMBER:PATH[,MEMBER:PATH...]")
     ARGS = p.parse_args()
     ARGS.rows = {k: int(v) for k, v in (s.rsplit("=", 1) for s in ARGS.rows)}
     ARGS.real = dict(s.split("=", 1) for s in ARGS.real)
     ARGS.files = {k: int(v) for k, v in (s.rsplit("=", 1) for s in ARGS.files)}
+    ARGS.real_rows = {k: real_rows("/".join(k.split("/")[:2]), v) for k, v in (s.split("=", 1) for s in ARGS.real_rows)}
+    ARGS.real_zip = dict(s.split("=", 1) for s in ARGS.real_zip)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     if ARGS.tls:

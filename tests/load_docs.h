@@ -17,14 +17,16 @@ static inline int test_load_docs(const struct task_def *t, const char *data_dir,
     struct data_options o = {.data_dir = data_dir, .offline = 1, .quiet = 1, .allow_data_change = 1};
     cJSON **rows = NULL;
     int n_rows = 0;
-    char source[512];
+    struct data_provenance prov = {0};
     *docs = NULL;
     *n = 0;
-    int rc = data_load_task(t, &o, &rows, &n_rows, sha, source, pre, err);
+    int rc = data_load_task(t, &o, &rows, &n_rows, &prov, err);
+    if (sha) snprintf(sha, 65, "%s", prov.sha256);
+    if (pre) *pre = prov.preprocessed;
     char **where = rc ? NULL : xsa_calloc((size_t)n_rows + 1, sizeof *where);
     for (int i = 0; where && i < n_rows; i++) {
         char buf[600];
-        snprintf(buf, sizeof buf, "%s:%d", source, i + 1);
+        snprintf(buf, sizeof buf, "%s:%d", prov.source, i + 1);
         where[i] = xsa_strdup(buf);
     }
     if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, limit, docs, n, err);

@@ -141,13 +141,14 @@ TEST(cache_commit_verify_and_tamper) {
     // Data layer: a valid cached copy loads offline with the manifest's digest.
     struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1};
     cJSON **rows = NULL;
-    int n = 0, pre = -1;
-    char sha[65], src[512];
-    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, &pre, &err), 0);
+    int n = 0;
+    struct data_provenance prov = {.preprocessed = -1};
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, &prov, &err), 0);
     CHECK_EQ_INT(n, 3);
-    CHECK_STR(sha, e.sha256);
-    CHECK_EQ_INT(pre, 0);
-    CHECK(strncmp(src, "viewer:", 7) == 0);
+    CHECK_STR(prov.sha256, e.sha256);
+    CHECK_EQ_INT(prov.preprocessed, 0);
+    CHECK(strncmp(prov.source, "viewer:", 7) == 0);
+    CHECK_EQ_INT(prov.pinned, -1);  // synth has no pin
     data_rows_free(rows, n);
     // One changed byte: the copy is no longer valid, and offline loading says how to fetch it.
     char path[4200];
@@ -158,7 +159,7 @@ TEST(cache_commit_verify_and_tamper) {
     CHECK_EQ_INT(valid, 0);
     CHECK(strstr(why, "differs from the manifest") != NULL);
     xsa_error_clear(&err);
-    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, &pre, &err), XSA_ERUNTIME);
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, &prov, &err), XSA_ERUNTIME);
     CHECK(strstr(err.msg, "xsa-eval download --tasks synth_task") != NULL);
     CHECK(rows == NULL && n == 0);
     // A damaged manifest reads as not cached, never as valid.
@@ -183,20 +184,38 @@ TEST(cache_pins_row_count) {
     struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1};
     cJSON **rows = NULL;
     int n = 0;
-    char sha[65], src[512];
-    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
+    struct data_provenance prov;
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, &prov, &err), XSA_ERUNTIME);
     CHECK(strstr(err.msg, "3 rows, expected 4") != NULL);
     xsa_error_clear(&err);
     opt.allow_data_change = 1;
-    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, &prov, &err), 0);
     CHECK_EQ_INT(n, 3);
     data_rows_free(rows, n);
+    // Rows that differ from the pinned digest are used (a warning; data_pinned says 0) unless
+    // --strict-data refuses them.
     four.canonical_sha256 = "0000000000000000000000000000000000000000000000000000000000000000";
     four.n_docs = 3;
     opt.allow_data_change = 0;
     xsa_error_clear(&err);
-    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
-    CHECK(strstr(err.msg, "expected 0000000000000000") != NULL);
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, &prov, &err), 0);
+    CHECK_EQ_INT(n, 3);
+    data_rows_free(rows, n);
+    CHECK_EQ_INT(prov.pinned, 0);  // used, and recorded as not the pinned rows
+    CHECK_EQ_INT(data_pinned(&four, prov.sha256), 0);
+    CHECK_EQ_INT(data_pinned(&synth, prov.sha256), -1);
+    struct task_def same = four;
+    char pin[65];
+    snprintf(pin, sizeof pin, "%s", prov.sha256);
+    same.canonical_sha256 = pin;
+    CHECK_EQ_INT(data_pinned(&same, prov.sha256), 1);
+    opt.strict_data = 1;
+    CHECK_EQ_INT(data_load_task(&four, &opt, &rows, &n, &prov, &err), XSA_ERUNTIME);
+    CHECK(strstr(err.msg, "pinned 0000000000000000") != NULL && strstr(err.msg, "--strict-data") != NULL);
+    xsa_error_clear(&err);
+    CHECK_EQ_INT(data_load_task(&same, &opt, &rows, &n, &prov, &err), 0);
+    CHECK_EQ_INT(prov.pinned, 1);
+    data_rows_free(rows, n);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_EQ_INT(system(cmd), 0);
@@ -219,13 +238,13 @@ TEST(zero_rows_refused) {
     struct data_options opt = {.cache_dir = root, .offline = 1, .quiet = 1, .allow_data_change = 1};
     cJSON **rows = NULL;
     int n = -1;
-    char sha[65], src[512];
-    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), XSA_ERUNTIME);
+    struct data_provenance prov;
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, &prov, &err), XSA_ERUNTIME);
     CHECK_MSG(strstr(err.msg, "synth_task: no rows (cache ") && strstr(err.msg, "an empty split cannot be evaluated"), "%s", err.msg);
     CHECK(rows == NULL && n == 0);
     struct data_options local = {.data_dir = root, .quiet = 1, .allow_data_change = 1};
     xsa_error_clear(&err);
-    CHECK_EQ_INT(data_load_task(&synth, &local, &rows, &n, sha, src, NULL, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(data_load_task(&synth, &local, &rows, &n, &prov, &err), XSA_EBADINPUT);
     CHECK_MSG(strstr(err.msg, "synth_task: no rows (local:") != NULL, "%s", err.msg);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
@@ -305,16 +324,16 @@ TEST(data_dir_cache_layout_and_errors) {
     struct data_options opt = {.data_dir = root, .quiet = 1};
     cJSON **rows = NULL;
     int n = 0;
-    char sha[65], src[512];
-    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), 0);
+    struct data_provenance prov;
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, &prov, &err), 0);
     CHECK_EQ_INT(n, 3);
-    CHECK(strstr(src, "local:") == src);
+    CHECK(strstr(prov.source, "local:") == prov.source);
     data_rows_free(rows, n);
     // A broken local file is bad input (exit 2) naming file and line.
     char path[4200];
     snprintf(path, sizeof path, "%s/synth_task/test.jsonl", root);
     CHECK_EQ_INT(file_write_atomic(path, "{\"a\":1}\nnot json\n", 17, &err), 0);
-    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, sha, src, NULL, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(data_load_task(&synth, &opt, &rows, &n, &prov, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "test.jsonl:2") != NULL);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
@@ -334,12 +353,12 @@ TEST(data_dir_benchdata_all_tasks) {
         const struct task_def *t = &reg[i];
         struct data_options opt = {.data_dir = root, .quiet = 1};
         cJSON **rows = NULL;
-        int n = 0, pre = -1;
-        char sha[65], src[512];
+        int n = 0;
+        struct data_provenance prov = {.preprocessed = -1};
         xsa_error err = {0};
-        CHECK_MSG(data_load_task(t, &opt, &rows, &n, sha, src, &pre, &err) == 0, "%s: %s", t->name, err.msg);
+        CHECK_MSG(data_load_task(t, &opt, &rows, &n, &prov, &err) == 0, "%s: %s", t->name, err.msg);
         CHECK_MSG(n == t->n_docs, "%s: %d rows", t->name, n);
-        CHECK_EQ_INT(pre, !strcmp(t->name, "hellaswag"));  // the benchdata HellaSwag is the preprocessed dump
+        CHECK_EQ_INT(prov.preprocessed, !strcmp(t->name, "hellaswag"));  // the benchdata HellaSwag is the preprocessed dump
         // Every row builds a document, as run does.
         struct task_doc *docs = NULL;
         int n_docs = 0;

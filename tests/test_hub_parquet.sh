@@ -37,6 +37,9 @@ same_rows() {
 import json, sys
 a = [json.loads(l, object_pairs_hook=list) for l in open(sys.argv[1], encoding="utf-8")]
 b = [json.loads(l, object_pairs_hook=list) for l in open(sys.argv[2], encoding="utf-8") if l.strip()]
+# Canonical rows hold SocialIQA's labels without the loader script's newline (whatever the copy).
+if "social_iqa" in sys.argv[2]:
+    b = [[(k, v.rstrip("\n") if k == "label" else v) for k, v in r] for r in b]
 assert len(a) == len(b), "%d rows, wanted %d" % (len(a), len(b))
 for i, (x, y) in enumerate(zip(a, b)):
     assert x == y, "row %d: %r != %r" % (i + 1, x, y)

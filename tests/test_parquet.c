@@ -210,8 +210,9 @@ static char *load_serialized(const struct task_def *t, const char *dir, char src
     struct data_options opt = {.data_dir = dir, .quiet = 1, .allow_data_change = 1};  // fixtures are short
     cJSON **rows = NULL;
     int n = 0;
-    char sha[65];
-    if (data_load_task(t, &opt, &rows, &n, sha, src, NULL, err)) return NULL;
+    struct data_provenance prov;
+    if (data_load_task(t, &opt, &rows, &n, &prov, err)) return NULL;
+    snprintf(src, 512, "%s", prov.source);
     char *text = serialize(rows, n);
     data_rows_free(rows, n);
     return text;
@@ -237,6 +238,9 @@ TEST(data_dir_reads_parquet) {
         snprintf(want_path, sizeof want_path, "tests/fixtures/data/%s/%s.jsonl", t->name, t->split);
         int n_want = 0;
         char *want = expected_serialized(want_path, &n_want);
+        // Rows from a Hugging Face file are canonical: SocialIQA's labels lose the loader script's "\n".
+        for (char *p = want; p && !strcmp(t->name, "social_iqa") && (p = strstr(p, "\\n\"}")); p++)
+            memmove(p, p + 2, strlen(p + 2) + 1);
         char *got = load_serialized(t, root, src, &err);
         CHECK_MSG(got && want && !strcmp(got, want), "%s: %s", t->name, err.msg);
         CHECK_MSG(got && strstr(src, path), "%s: source %s", t->name, src);

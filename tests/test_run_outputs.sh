@@ -18,6 +18,13 @@ if [ $fails -eq 0 ] && [ "$n" -eq 7 ] && [ "$paths" -eq 5 ]; then pass results_n
 else fail results_never_collide "$fails failed, $n results files, $paths distinct paths printed"; fi
 if ls "$TMP"/o/sa/ | grep -qvE '^results_[0-9T:.-]+_[0-9a-f]{6}\.json$'; then fail no_leftovers "$(ls "$TMP"/o/sa | head -3)"
 else pass no_leftovers; fi
+# Synthetic rows are not the rows the registry pins: used, and recorded so (results and report).
+f=$(ls "$TMP"/o/sa/results_*.json | head -1)
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["xsa_eval"]["data"]["piqa"]; print(d.get("pinned"), "revision" in d, d["source"][:6])' "$f" 2>&1)
+[ "$got" = "False False local:" ] && pass results_record_not_pinned || fail results_record_not_pinned "$got"
+pin_md=$("$XSA_BIN" report "$f" 2>&1)
+echo "$pin_md" | grep -q '| piqa | validation | .* \*not pinned\* |' && pass report_shows_not_pinned \
+    || fail report_shows_not_pinned "$(echo "$pin_md" | grep -m1 '| piqa |')"
 
 # A checkpoint named through "/.." or "/." gets its own folder's name, inside --output.
 mkdir -p "$TMP/ck" && cp demo/sa/* "$TMP/ck/" && mkdir -p "$TMP/ck/sub"

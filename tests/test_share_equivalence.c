@@ -82,10 +82,10 @@ static int fixture_load(struct fixture *f, const char *model_dir) {
     for (int i = 0; i < n && !rc; i++) {
         struct task_reqs *t = &f->t[i];
         cJSON **rows = NULL;
-        int n_rows = 0, pre = 0;
-        char sha[65], src[512];
+        int n_rows = 0;
+        struct data_provenance prov;
         t->def = defs[i];
-        rc = data_load_task(defs[i], &d, &rows, &n_rows, sha, src, &pre, &err);
+        rc = data_load_task(defs[i], &d, &rows, &n_rows, &prov, &err);
         if (!rc) rc = task_docs_from_rows(defs[i], rows, NULL, n_rows, 0, &t->docs, &t->n_docs, &err);
         if (rows) data_rows_free(rows, n_rows);
         if (rc) break;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz (not part of `make test`): clang with
-# -fsanitize=fuzzer,address,undefined over common/, model/ and the Parquet reader, into build/fuzz/.
+# -fsanitize=fuzzer,address,undefined over common/, model/, the Parquet and Range zip readers, into build/fuzz/.
 # Usage: bash tests/fuzz/build.sh [harness ...]   then   bash tests/fuzz/run.sh NAME SECONDS
 # Needs Debian's clang (apt-get install -y clang; libclang-rt-*-dev carries libFuzzer).
 set -euo pipefail
@@ -10,9 +10,9 @@ OUT=build/fuzz
 mkdir -p "$OUT/obj"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-O1 -g -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson $SAN"
-LIBS="-lcjson -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lsnappy -lzstd -lz -lm"
+LIBS="-lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lsnappy -lzstd -lz -lm"
 objs=()
-for src in common/*.c model/*.c data/thrift.c data/parquet*.c tasks/pystr.c tasks/pystr_tables.c eval/shard.c; do
+for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/pystr.c tasks/pystr_tables.c eval/shard.c; do
     obj="$OUT/obj/$(echo "${src%.c}" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find model common data tasks eval -name '*.h' -newer "$obj" | head -1)" ]; then
         $CC $CFLAGS -fsanitize=fuzzer-no-link -c -o "$obj" "$src"
@@ -20,7 +20,7 @@ for src in common/*.c model/*.c data/thrift.c data/parquet*.c tasks/pystr.c task
     objs+=("$obj")
 done
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c torch unpickle tok_hf tok_sp tok_l2c encode parquet shard)
+[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c torch unpickle tok_hf tok_sp tok_l2c encode parquet zip_range shard)
 for n in "${names[@]}"; do
     case $n in
     tok_hf) src=tests/fuzz/fuzz_tokenizer.c; def=-DFUZZ_KIND=1 ;;
