@@ -10,15 +10,16 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_ARCH };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
+    {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--json]", NULL, flags, 3, 0, 0};
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--json]", NULL, flags, 4, 0, 0};
 
 struct info_args {
     const char *model, *xsa;
@@ -27,28 +28,27 @@ struct info_args {
 
 static int on_flag(void *ctx, int key, const char *v) {
     struct info_args *a = ctx;
-    if (key == F_MODEL) a->model = v;
+    if (key == F_ARCH) model_set_arch_file(v);
+    else if (key == F_MODEL) a->model = v;
     else if (key == F_XSA) a->xsa = v;
     else a->json = 1;
     return 0;
 }
 
-static const char *arch_name(enum model_arch a) { return a == MODEL_ARCH_GPT2 ? "gpt2" : "llama"; }
-
 static const char *rope_name(enum rope_style r) {
-    return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : "none";
+    return r == ROPE_HALF ? "half (rotate_half)" : r == ROPE_ADJACENT ? "adjacent pairs" : r == ROPE_HALF_NEG ? "half, parameter-golf sign" : "none";
 }
 
 // The MLP's activation, as config.json names it (llama: SwiGLU).
 static const char *act_name(const struct model_config *c) {
-    return c->arch == MODEL_ARCH_LLAMA ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+    return c->mlp_relu2 ? "relu2" : c->arch == MODEL_ARCH_LLAMA ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
 }
 
 static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
     printf("format         %s\n", m->format);
-    printf("architecture   %s\n", arch_name(c->arch));
+    printf("architecture   %s\n", model_arch_name(m));
     printf("layers         %d\n", c->n_layer);
     printf("d_model        %d\n", c->d_model);
     printf("heads          %d (kv heads %d)\n", c->n_head, c->n_kv_head);
@@ -65,7 +65,11 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     if (c->rope_scaling == ROPE_SCALE_LLAMA3)
         printf(", llama3 scaling x%g (low %g, high %g, original context %g)", (double)c->rope_factor,
                (double)c->rope_low_freq, (double)c->rope_high_freq, (double)c->rope_orig_ctx);
+    if (c->rope_dims) printf(", first %d dims", c->rope_dims);
     printf("\nnorm eps       %g\n", (double)c->norm_eps);
+    char feat[512];
+    model_describe_features(m, feat, sizeof feat);
+    if (feat[0]) printf("features       %s\n", feat);
     printf("tied head      %s\n", c->tied_head ? "yes" : "no");
     printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);
     printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
@@ -82,7 +86,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
         if (c->xsa[l]) cJSON_AddItemToArray(layers, cJSON_CreateNumber(l));
     cJSON_AddStringToObject(o, "model", m->path);
     cJSON_AddStringToObject(o, "format", m->format);
-    cJSON_AddStringToObject(o, "architecture", arch_name(c->arch));
+    cJSON_AddStringToObject(o, "architecture", model_arch_name(m));
     cJSON_AddNumberToObject(o, "n_layer", c->n_layer);
     cJSON_AddNumberToObject(o, "d_model", c->d_model);
     cJSON_AddNumberToObject(o, "n_head", c->n_head);
@@ -94,13 +98,20 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddNumberToObject(o, "max_seq_len", c->max_seq_len);
     cJSON_AddNumberToObject(o, "n_params", (double)m->n_params);
     cJSON_AddStringToObject(o, "dtype", m->dtype);
-    cJSON_AddStringToObject(o, "rope", c->rope == ROPE_HALF ? "half" : c->rope == ROPE_ADJACENT ? "adjacent" : "none");
+    cJSON_AddStringToObject(o, "rope", c->rope == ROPE_HALF ? "half" : c->rope == ROPE_ADJACENT ? "adjacent" : c->rope == ROPE_HALF_NEG ? "half_neg" : "none");
     char num[32];  // floats printed at their own precision, not as widened doubles
     snprintf(num, sizeof num, "%.9g", (double)c->rope_theta);
     cJSON_AddRawToObject(o, "rope_theta", num);
     snprintf(num, sizeof num, "%.7g", (double)c->norm_eps);
     cJSON_AddRawToObject(o, "norm_eps", num);
     cJSON_AddBoolToObject(o, "tied_head", c->tied_head);
+    char feat[512];
+    model_describe_features(m, feat, sizeof feat);
+    cJSON_AddStringToObject(o, "features", feat);
+    cJSON_AddNumberToObject(o, "rope_dims", model_rope_dims(c));
+    cJSON_AddNumberToObject(o, "n_blocks", c->n_blocks ? c->n_blocks : c->n_layer);
+    snprintf(num, sizeof num, "%.7g", (double)c->logit_softcap);
+    cJSON_AddRawToObject(o, "logit_softcap", num);
     cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
     cJSON_AddStringToObject(o, "xsa", xsa);

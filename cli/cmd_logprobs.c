@@ -22,7 +22,7 @@ struct logprobs_args {
     int threads;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_ARCH };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory or llama2.c .bin (required)"},
@@ -33,6 +33,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
+    {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
 };
 
 static const struct cli_command cmd = {
@@ -56,6 +57,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_DEVICE: a->device = v; break;
     case F_DTYPE: a->dtype = v; break;
     case F_TOKENIZER: a->tokenizer = v; break;
+    case F_ARCH: model_set_arch_file(v); break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;

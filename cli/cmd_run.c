@@ -12,7 +12,7 @@
 
 enum {
     F_XSA = 256, F_STEP, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
-    F_ADD_BOS, F_NO_ADD_BOS, F_THREADS, F_MAX_LENGTH, F_DTYPE, F_NO_RESUME, F_CACHE_REQUESTS,
+    F_ADD_BOS, F_NO_ADD_BOS, F_THREADS, F_MAX_LENGTH, F_DTYPE, F_NO_RESUME, F_CACHE_REQUESTS, F_ARCH,
 };
 
 static const struct cli_flag flags[] = {
@@ -23,6 +23,7 @@ static const struct cli_flag flags[] = {
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
     {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
+    {"arch", F_ARCH, "FILE", "architecture of parameter-golf artifacts (default: xsa_eval.json beside each)"},
     {"num-fewshot", F_FEWSHOT, "K", "few-shot examples (lm-eval's sampler, seed 1234; default 0)"},
     {"limit", F_LIMIT, "N", "first N documents of each task (0 < N < 1: that fraction of them, rounded up)"},
     {"output", 'o', "DIR", "results folder (default ./results)"},
@@ -75,6 +76,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case 'o': o->output = v; break;
     case F_XSA: o->xsa = v; break;
     case F_TOKENIZER: o->tokenizer = v; break;
+    case F_ARCH: model_set_arch_file(v); break;
     case F_FEWSHOT: return cli_int(&cmd, "--num-fewshot", v, 0, 1 << 30, &o->num_fewshot);
     case F_STEP: o->has_step = 1; return cli_int(&cmd, "--step", v, 0, 2147483647, &o->step);
     case F_LIMIT: return parse_limit(v, o);

@@ -129,7 +129,7 @@ int results_set_model(struct results *r, const struct model *m, const char *path
     snprintf(mi->path, sizeof mi->path, "%s", path);
     snprintf(mi->name, sizeof mi->name, "%s", name);
     snprintf(mi->format, sizeof mi->format, "%s", m->format);
-    snprintf(mi->arch, sizeof mi->arch, "%s", c->arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama");
+    snprintf(mi->arch, sizeof mi->arch, "%s", model_arch_name(m));
     snprintf(mi->dtype, sizeof mi->dtype, "%s", m->dtype);
     snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", m->weights_sha256);
     snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tokenizer_path);

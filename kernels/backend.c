@@ -53,23 +53,31 @@ static cuda_open_fn cuda_find(char *why, size_t n) {
     return NULL;
 }
 
+static int gpt2_arch(const struct model_config *c) { return c->arch == MODEL_ARCH_GPT2; }
+
 int backend_check_model(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
         c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||
-        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2))
+        c->vocab_size < 1 || (c->rope != ROPE_NONE && c->head_dim % 2) || c->rope_dims < 0 ||
+        c->rope_dims > c->head_dim || c->rope_dims % 2 || c->n_blocks < 0 || c->n_blocks > c->n_layer ||
+        !(c->logit_softcap >= 0) || (c->mlp_relu2 && gpt2_arch(c)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model shape not supported "
                         "(layers %d, heads %d/%d, head_dim %d, d_model %d, d_ff %d, vocab %d)", m->path,
                         c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->d_model, c->d_ff, c->vocab_size);
     if (c->arch != MODEL_ARCH_GPT2 && c->arch != MODEL_ARCH_LLAMA)
         return xsa_fail(err, XSA_EBADINPUT, "%s: unknown architecture %d", m->path, (int)c->arch);
     int gpt2 = c->arch == MODEL_ARCH_GPT2;
-    if (!m->tok_emb || !m->lm_head || !m->final_norm_w || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
+    int nw = c->norm_weightless;  // norms without weights
+    if (!m->tok_emb || !m->lm_head || (!nw && !m->final_norm_w) || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
+    if ((c->unet_skips && c->n_layer >= 2 && !m->skip_weights) || (c->smear && !m->smear_gate) ||
+        (c->bigram_vocab && (c->bigram_vocab < 2 || !m->bigram_emb || (c->bigram_dim != c->d_model && !m->bigram_proj))))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing its skip, smear or bigram weights", m->path);
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (!w->attn_norm_w || !w->wq || !w->wk || !w->wv || !w->wo || !w->mlp_norm_w || !w->w_up ||
-            !w->w_down || (!gpt2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
+        if ((!nw && (!w->attn_norm_w || !w->mlp_norm_w)) || !w->wq || !w->wk || !w->wv || !w->wo || !w->w_up ||
+            !w->w_down || (!gpt2 && !c->mlp_relu2 && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
     }
     return 0;
@@ -162,6 +170,13 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
     int rc;
     if (!device || !strcmp(device, "cpu")) return cpu_backend_open(be, m, opt, err);
     char why[1200];
+    // The CUDA kernels do not implement the parameter-golf family's operations yet.
+    const char *family = model_has_family_features(m) ? "the CUDA backend does not implement this parameter-golf model's operations (weightless norms, q_gain, relu^2, resid_mix, U-Net skips, soft-cap)" : NULL;
+    if (!strcmp(device, "auto") && family) {
+        fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
+        return cpu_backend_open(be, m, opt, err);
+    }
+    if (family && !strncmp(device, "cuda", 4)) return xsa_fail(err, XSA_EBADINPUT, "--device %s: %s; use --device cpu", device, family);
     if (!strcmp(device, "auto")) {
         cuda_open_fn fn = cuda_find(why, sizeof why);
         if (fn) {

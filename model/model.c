@@ -11,6 +11,7 @@
 
 #include "model/llama2c.h"
 #include "model/model_internal.h"
+#include "model/pgolf.h"
 
 #define ARENA_ALIGN 64  // bytes; every tensor starts on a cache line
 
@@ -39,6 +40,8 @@ int model_load(struct model *m, const char *path, xsa_error *err) {
         rc = hf_checkpoint_load(m, path, err);
     } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
+    } else if (S_ISREG(st.st_mode) && pgolf_claims(path)) {
+        rc = pgolf_load(m, path, err);
     } else if (S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"))) {
         rc = torch_model_load(m, path, err);  // a legacy (non-zip) .pt is refused there, by name
     } else if (S_ISREG(st.st_mode)) {
@@ -238,4 +241,52 @@ void model_free(struct model *m) {
     free(m->arena);
     free(m->layers);
     memset(m, 0, sizeof *m);
+}
+
+int model_has_family_features(const struct model *m) {
+    const struct model_config *c = &m->cfg;
+    if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->rope_dims || c->qk_norm || c->mlp_relu2 ||
+        c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate)
+        return 1;
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->q_norm_w)
+            return 1;
+    }
+    return 0;
+}
+
+const char *model_arch_name(const struct model *m) {
+    if (model_has_family_features(m)) return "pgolf";
+    return m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama";
+}
+
+void model_describe_features(const struct model *m, char *out, size_t n) {
+    const struct model_config *c = &m->cfg;
+    const struct layer_weights *w = &m->layers[0];
+    int gated = 0;
+    for (int l = 0; l < c->n_layer; l++) gated |= m->layers[l].xsa_gate != NULL;
+    size_t used = 0;
+    out[0] = '\0';
+#define FEAT(cond, ...)                                                                     \
+    do {                                                                                  \
+        if ((cond) && used < n) {                                                         \
+            used += (size_t)snprintf(out + used, n - used, "%s", used ? ", " : "");      \
+            if (used < n) used += (size_t)snprintf(out + used, n - used, __VA_ARGS__);   \
+        }                                                                                 \
+    } while (0)
+    FEAT(c->norm_weightless, "weightless RMSNorm");
+    FEAT(c->embed_norm, "normed embedding");
+    FEAT(c->qk_norm, "q/k RMSNorm");
+    FEAT(w->q_gain, "q_gain");
+    FEAT(w->resid_mix, "resid_mix");
+    FEAT(w->attn_scale, "attn/mlp scales");
+    FEAT(c->unet_skips, "U-Net skips (%s the block)", c->skip_after ? "after" : "before");
+    FEAT(c->n_blocks && c->n_blocks < c->n_layer, "%d shared blocks", c->n_blocks);
+    FEAT(w->out_scale, "pass gates");
+    FEAT(gated, "gated XSA");
+    FEAT(c->smear, "SmearGate");
+    FEAT(c->bigram_vocab, "bigram hash %dx%d", c->bigram_vocab, c->bigram_dim);
+    FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);
+#undef FEAT
 }

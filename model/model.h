@@ -21,6 +21,8 @@ enum rope_style {
     ROPE_NONE = 0,      // gpt2
     ROPE_HALF = 1,      // Hugging Face rotate_half: pairs (i, i + hd/2)
     ROPE_ADJACENT = 2,  // llama2.c / Meta: pairs (2i, 2i + 1)
+    ROPE_HALF_NEG = 3,  // parameter-golf: pairs (i, i + rd/2) rotated by -angle
+                        // (out1 = x1 cos + x2 sin, out2 = -x1 sin + x2 cos)
 };
 
 enum rope_scaling {     // config.json rope_scaling / rope_parameters, as transformers' rope_utils
@@ -50,6 +52,18 @@ struct model_config {
                       // the tanh approximation (gelu_new, GPT-2's own)
     int bos_id, eos_id;              // from config.json / header; -1 when absent
     unsigned char xsa[MODEL_MAX_LAYERS];  // xsa[l] = 1: Exclusive Self Attention in layer l
+    // Features of the parameter-golf / modded-nanogpt family; all zero for every other model.
+    int norm_weightless; // RMSNorms without a gain (F.rms_norm(x, (C,))): norm weights are NULL
+    int rope_dims;       // dimensions of a head that RoPE rotates (0: all of head_dim)
+    int qk_norm;         // RMSNorm of each q and k head before RoPE (weights: layer q_norm_w, k_norm_w, NULL: none)
+    int mlp_relu2;       // MLP proj(relu(fc(x))^2) (w_up, w_down; no gate)
+    int embed_norm;      // x0 = RMSNorm(embedding) (no weight) before the first block
+    int unet_skips;      // U-Net: the first n_layer/2 outputs pushed, popped by the later layers
+    int skip_after;      // 1: a decoder layer adds its skip after the block (a fork's order), 0: before
+    int n_blocks;        // distinct weight blocks; layer l uses block l % n_blocks (0: n_layer)
+    float logit_softcap; // logits c*tanh(logits/c) before the log-softmax; 0: none
+    int bigram_vocab, bigram_dim;  // BigramHashEmbedding table (0: none)
+    int smear;           // SmearGate on the normed embedding
 };
 
 struct layer_weights {
@@ -62,6 +76,13 @@ struct layer_weights {
     float *w_gate, *b_gate;            // (F, C) llama SwiGLU gate ; NULL for gpt2
     float *w_up, *b_up;                // (F, C) ; gpt2 c_fc
     float *w_down, *b_down;            // (C, F) ; gpt2 mlp.c_proj
+    // parameter-golf extras, NULL when absent
+    float *q_norm_w, *k_norm_w;        // (hd) per-head q/k RMSNorm gains (qk_norm with NULL: weightless)
+    float *q_gain;                     // (H) multiplies each q head after RoPE
+    float *xsa_gate;                   // (H) tanh(alpha): gated XSA subtracts gate * projection (NULL: 1)
+    float *resid_mix;                  // (2, C) x = m0*x + m1*x0 before the block
+    float *attn_scale, *mlp_scale;     // (C) scale each branch before its residual add
+    float *out_scale;                  // (C) x *= out_scale after the block (a recurrence pass gate)
 };
 
 struct model {
@@ -71,6 +92,10 @@ struct model {
     struct layer_weights *layers;      // (n_layer)
     float *final_norm_w, *final_norm_b;  // (C), (C) ; bias NULL for llama
     float *lm_head;                    // (V, C) ; == tok_emb when tied_head
+    float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
+    float *smear_gate;                 // (C) SmearGate logits, or NULL
+    float *bigram_emb, *bigram_proj;   // (bigram_vocab, bigram_dim), (C, bigram_dim) or NULL
+    float bigram_scale;
 
     // Provenance, for `info` and the results JSON.
     char path[4096];                   // what --model named
@@ -88,9 +113,26 @@ struct model {
     void (*mapping_release)(void *mapping);
 };
 
+// Dimensions of a head that RoPE rotates: rope_dims, or the whole head.
+static inline int model_rope_dims(const struct model_config *c) { return c->rope_dims ? c->rope_dims : c->head_dim; }
+
+// 1 when the model uses a feature of the parameter-golf family (which the CUDA backend lacks).
+int model_has_family_features(const struct model *m);
+
+// The architecture's name for `info` and results: "gpt2", "llama", or "pgolf" for a model with
+// the parameter-golf family's features.
+const char *model_arch_name(const struct model *m);
+
+// The family features m uses, comma-separated ("" for none), for `info`.
+void model_describe_features(const struct model *m, char *out, size_t n);
+
 // Loads a checkpoint directory (config.json + model.safetensors or a sharded index) or a
 // llama2.c .bin file. On failure `m` holds nothing to free and err names the file and problem.
 int model_load(struct model *m, const char *path, xsa_error *err);
+
+// --arch FILE.json: the architecture of a parameter-golf artifact, instead of the xsa_eval.json
+// beside it (model/pgolf.h). Process-wide; the path must outlive every model_load.
+void model_set_arch_file(const char *path);
 
 // Applies an --xsa spec: "all", "none", "last:N" or "i,j,..." (0-based layer indices).
 int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err);

@@ -25,11 +25,20 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
     size_t n_path = strlen(model_path);
     if (n_path > 3 && (!strcmp(model_path + n_path - 3, ".pt") || !strcmp(model_path + n_path - 4, ".pth") ||
                        (n_path > 5 && !strcmp(model_path + n_path - 5, ".ckpt")))) {
-        // A torch.save file (nanoGPT's ckpt.pt): tokenizer.json beside it, else GPT-2's by flag.
+        // A torch.save file (nanoGPT's ckpt.pt): tokenizer.json beside it, else GPT-2's by flag;
+        // a parameter-golf final_model.pt: the family's SentencePiece model as tokenizer.model.
         snprintf(out, n, "%.*s/tokenizer.json", dirlen, slash ? model_path : ".");
         if (file_exists(out)) return 0;
-        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json beside the checkpoint; pass --tokenizer FILE (for nanoGPT's GPT-2 BPE runs, the tokenizer.json of openai-community/gpt2)",
+        snprintf(out, n, "%.*s/tokenizer.model", dirlen, slash ? model_path : ".");
+        if (file_exists(out)) return 0;
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE (nanoGPT's GPT-2 BPE runs: the tokenizer.json of openai-community/gpt2; parameter-golf: fineweb_1024_bpe.model)",
                         model_path);
+    }
+    if (n_path > 4 && !strcmp(model_path + n_path - 4, ".ptz")) {
+        // A parameter-golf artifact: the family's SentencePiece model beside it.
+        snprintf(out, n, "%.*s/tokenizer.model", dirlen, slash ? model_path : ".");
+        if (file_exists(out)) return 0;
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.model beside the artifact; pass --tokenizer FILE (the family's fineweb_1024_bpe.model)", model_path);
     }
     // A llama2.c .bin: tokenizer.bin beside it.
     snprintf(out, n, "%.*s/tokenizer.bin", dirlen, slash ? model_path : ".");

@@ -102,8 +102,16 @@ int torch_file_open(struct torch_file *tf, struct safetensors *st, const char *p
     if (rc) return rc;
     struct mapped_file *mf = &st->files[tf->fi].mf;
     if ((rc = file_map(path, mf, err))) return rc;
-    if (!torch_zip_magic(mf->data, mf->size)) return refuse_legacy(path, mf->data, mf->size, err);
-    if ((rc = torch_zip_open(&tf->zip, path, mf->data, mf->size, err))) return rc;
+    return torch_file_open_bytes(tf, st, tf->fi, path, mf->data, mf->size, err);
+}
+
+int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi, const char *path, const unsigned char *data,
+                          size_t size, xsa_error *err) {
+    int rc;
+    (void)st;
+    tf->fi = fi;
+    if (!torch_zip_magic(data, size)) return refuse_legacy(path, data, size, err);
+    if ((rc = torch_zip_open(&tf->zip, path, data, size, err))) return rc;
     struct tz_member *pkl;
     const unsigned char *bytes;
     if ((rc = find_pickle(tf, path, &pkl, err)) || (rc = check_records(tf, path, err))) return rc;

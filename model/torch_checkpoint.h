@@ -24,6 +24,11 @@ struct torch_file {
 // Maps `path` as a new file of st and unpickles its data.pkl into tf->root.
 int torch_file_open(struct torch_file *tf, struct safetensors *st, const char *path, xsa_error *err);
 
+// The same over bytes already in memory (a decompressed .ptz) that file `fi` of st keeps alive;
+// tf must be zeroed.
+int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi, const char *path, const unsigned char *data,
+                          size_t size, xsa_error *err);
+
 // Adds every entry of the dict `sd` (name -> tensor) to st, the name without a leading
 // `strip` (NULL: kept whole). A value that is not a tensor is refused by key.
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err);

@@ -3,6 +3,7 @@
 // token's own value vector, log-probabilities are normalised over the full vocabulary, argmax
 // ties go to the lowest id, bad batches fail with code 2 without crashing, weights packed at
 // load and a last block run on the scored tokens only change no bit, and every GEMM and attention kernel passes the same checks.
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 #include "tests/backend_env.h"
 #include "tests/random_model.h"
 
@@ -419,6 +421,32 @@ TEST(rms_norm_rows_as_one_row) {
     CHECK_MSG(!bad, "a row normed among 6 differs from the same row alone");
 }
 
+// The weightless RMSNorm of parameter-golf (F.rms_norm(x, (d,)) with eps None) against PyTorch
+// on rows whose mean square is near eps (tools/fixtures/make_pgolf_fixtures.py --rms-norm-dump): eps is
+// float32's machine epsilon, and the 4-row and 1-row paths agree with torch.
+TEST(weightless_rms_norm_eps_matches_torch) {
+    cJSON *r = fixture_read_json("tests/fixtures/pgolf/rms_norm_eps.json");
+    CHECK(r != NULL);
+    if (!r) return;
+    CHECK(cJSON_GetObjectItem(r, "eps_picked")->valuedouble == (double)FLT_EPSILON);
+    const cJSON *xs = cJSON_GetObjectItem(r, "x"), *ys = cJSON_GetObjectItem(r, "y");
+    int R = cJSON_GetArraySize(xs), C = cJSON_GetArraySize(cJSON_GetArrayItem(xs, 0));
+    CHECK(R == 6 && C == 16);
+    float x[6 * 16], y[6 * 16], wrong[6 * 16];
+    for (int i = 0; i < R * C; i++) x[i] = (float)cJSON_GetArrayItem(cJSON_GetArrayItem(xs, i / C), i % C)->valuedouble;
+    cpu_norm_rows(x, y, R, C, NULL, NULL, FLT_EPSILON);
+    cpu_norm_rows(x, wrong, R, C, NULL, NULL, 1e-6f);
+    double worst = 0, off = 0;
+    for (int i = 0; i < R * C; i++) {
+        double want = cJSON_GetArrayItem(cJSON_GetArrayItem(ys, i / C), i % C)->valuedouble;
+        worst = fmax(worst, fabs(y[i] - want) / fmax(fabs(want), 1e-3));
+        off = fmax(off, fabs(wrong[i] - want) / fmax(fabs(want), 1e-3));
+    }
+    CHECK_MSG(worst < 1e-6, "relative error %.3g vs torch", worst);
+    CHECK_MSG(off > 1e-2, "eps 1e-6 should visibly differ (%.3g)", off);  // the fixture pins eps
+    cJSON_Delete(r);
+}
+
 static int score_raw(struct backend *be, const struct score_batch *b, char *msg) {
     float lp[8];
     uint8_t gr[8];
@@ -744,7 +772,7 @@ TEST(every_attention_kernel) {
     random_model_free(&m);
 }
 
-RUN_TESTS(T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
+RUN_TESTS(T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(rms_norm_rows_as_one_row),

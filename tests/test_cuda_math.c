@@ -123,7 +123,7 @@ TEST(rope_both_conventions_match_cpu) {
         for (int i = 0; i < T * H * HD; i++) x[i] = y[i] = urand(&s);
         struct model_config c = {.head_dim = HD, .rope_theta = 10000.0f};
         cpu_rope_table(pos, T, &c, cs, sn);
-        cpu_rope_apply(y, T, H * HD, H, HD, half, cs, sn);
+        cpu_rope_apply(y, T, H * HD, H, HD, HD, half, cs, sn);
         for (int t = 0; t < T; t++)
             for (int h = 0; h < H; h++) {
                 float *v = x + (t * H + h) * HD;

@@ -4,7 +4,10 @@
 // torch + transformers), load, apply the case's --xsa spec, score every position and compare.
 // Tolerance: |logprob - ref| <= 1e-4 (our fp32 forward vs a float64 or float32 torch forward);
 // BF16 checkpoints are widened to fp32 exactly at load, so they get the same bound (measured
-// worst error is printed per model). Greedy flags must be identical.
+// worst error is printed per model). Greedy flags must be identical. Parameter-golf
+// checkpoints: random ones of the 2026-03-20 XSA record under tests/fixtures/pgolf/ in each
+// format, and the two real fork artifacts of ../shared (references of
+// tests/fixtures/pgolf_real/, all by tools/fixtures/make_pgolf_fixtures.py with the authors' train_gpt.py).
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include "kernels/backend.h"
 #include "kernels/batch.h"
 #include "model/model.h"
+#include "model/tokenizer.h"
 #include "tests/backend_env.h"
 #include "tests/check.h"
 
@@ -119,4 +123,103 @@ TEST(stories260k_matches_torch) {
     CHECK(check_model(path, ref) > 0);
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(stories260k_matches_torch))
+// The string `key` of the JSON file at `path` into out ("" when absent).
+static void ref_string(const char *path, const char *key, char *out, size_t n) {
+    char *text = NULL;
+    xsa_error err = {0};
+    out[0] = '\0';
+    if (file_read_all(path, 64u << 20, &text, NULL, &err)) return;
+    cJSON *r = cJSON_Parse(text);
+    free(text);
+    const cJSON *v = cJSON_GetObjectItem(r, key);
+    if (cJSON_IsString(v)) snprintf(out, n, "%s", v->valuestring);
+    cJSON_Delete(r);
+}
+
+TEST(pgolf_fixtures_match_torch) {
+    const char *root = "tests/fixtures/pgolf";
+    DIR *d = opendir(root);
+    if (!d) SKIP("tests/fixtures/pgolf absent");
+    int n_refs = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        DIR *sub = opendir(dir);
+        struct dirent *f;
+        while (sub && (f = readdir(sub))) {
+            if (strncmp(f->d_name, "reference_", 10)) continue;
+            char rp[1200], name[256], mp[1600];
+            snprintf(rp, sizeof rp, "%s/%s", dir, f->d_name);
+            ref_string(rp, "model", name, sizeof name);
+            snprintf(mp, sizeof mp, "%s/%s", dir, name);
+            CHECK_MSG(check_model(mp, rp) > 0, "%s", rp);
+            n_refs++;
+        }
+        if (sub) closedir(sub);
+    }
+    closedir(d);
+    CHECK(n_refs >= 12);  // the record (3 formats), its quantized pair, gated XSA (2), partial RoPE, the forks (2 + 2)
+}
+
+// The family's tokenizer gives the references' token ids (BOS first), so `run` scores what
+// the authors' code would be fed.
+static void check_tokens(const char *ref_path, const struct tokenizer *tok) {
+    char *text = NULL;
+    xsa_error err = {0};
+    CHECK_EQ_INT(file_read_all(ref_path, 64u << 20, &text, NULL, &err), 0);
+    cJSON *r = cJSON_Parse(text), *c;
+    free(text);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) {
+        const char *s = cJSON_GetObjectItem(c, "text")->valuestring;
+        struct ivec ids = {0};
+        CHECK_EQ_INT(tokenizer_encode(tok, s, strlen(s), 1, &ids, &err), 0);
+        const cJSON *want = cJSON_GetObjectItem(c, "tokens");
+        CHECK_EQ_INT((int)ids.n, cJSON_GetArraySize(want));
+        for (size_t i = 0; i < ids.n && (int)i < cJSON_GetArraySize(want); i++)
+            CHECK_MSG(ids.v[i] == (int32_t)cJSON_GetArrayItem(want, (int)i)->valuedouble, "%s: token %zu", s, i);
+        free(ids.v);
+    }
+    cJSON_Delete(r);
+}
+
+TEST(real_pgolf_artifacts_match_authors_code) {
+    const char *root = "tests/fixtures/pgolf_real";
+    const char *sp = shared_benchdata("models/parameter_golf_sp1024/fineweb_1024_bpe.model");
+    char sp_path[4096];  // shared_benchdata's buffer is reused by the next call
+    snprintf(sp_path, sizeof sp_path, "%s", sp ? sp : "");
+    if (!sp || !shared_benchdata("models/parameter_golf_forks")) SKIP("../shared/benchdata/models/parameter_golf_* absent");
+    struct tokenizer *tok = NULL;
+    xsa_error err = {0};
+    CHECK_EQ_INT(tokenizer_load(&tok, sp_path, &err), 0);
+    if (!tok) return;
+    DIR *d = opendir(root);
+    CHECK(d != NULL);
+    int n_refs = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 15 || strcmp(e->d_name + len - 15, ".reference.json")) continue;
+        char rp[600], name[512], arch[256], ap[800], mp[4096];
+        snprintf(rp, sizeof rp, "%s/%s", root, e->d_name);
+        ref_string(rp, "model", name, sizeof name);
+        ref_string(rp, "arch", arch, sizeof arch);
+        snprintf(ap, sizeof ap, "%s/%s", root, arch);
+        const char *m = shared_benchdata(name);
+        CHECK_MSG(m != NULL, "%s: %s is not in ../shared/benchdata", rp, name);
+        if (!m) continue;
+        snprintf(mp, sizeof mp, "%s", m);
+        model_set_arch_file(ap);
+        CHECK_MSG(check_model(mp, rp) > 0, "%s", rp);
+        model_set_arch_file(NULL);
+        check_tokens(rp, tok);
+        n_refs++;
+    }
+    if (d) closedir(d);
+    tokenizer_free(tok);
+    CHECK_EQ_INT(n_refs, 2);  // NeoMakesGames and DigitalSword99
+}
+
+RUN_TESTS(T(hf_fixtures_match_torch), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch),
+          T(real_pgolf_artifacts_match_authors_code))

@@ -5,7 +5,8 @@
 // long requests are left-truncated; llama_sp_xsa: BOS, GQA, XSA in layer 1):
 //   - sharing on vs off: identical predictions (acc, acc_norm, greedy) and log-likelihoods within 1e-5
 //   - batch budgets of 64, 512 and 8192 tokens and a shuffled request order: bit-identical scores
-// and bad requests reach the caller as errors through the scheduler and the backend.
+// and bad requests reach the caller as errors through the scheduler and the backend; a
+// parameter-golf model's shared-prefix tree equals its plain rows bit for bit.
 #include <stdint.h>
 
 #include "data/data.h"
@@ -13,6 +14,7 @@
 #include "eval/metrics.h"
 #include "eval/scheduler.h"
 #include "kernels/backend.h"
+#include "kernels/batch.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "tasks/task.h"
@@ -248,6 +250,50 @@ TEST(test_budgets_and_order_bit_identical_llama_xsa) {
     check_budgets_and_order("tests/fixtures/parity/models/llama_sp_xsa");
 }
 
+// A prefix with branches scores as the plain rows prefix + branch, bit for bit, on the
+// parameter-golf XSA record's architecture: SmearGate and the bigram hash read the previous
+// token, which for a branch's first token is the prefix's last (and none at position 0).
+TEST(test_pgolf_tree_equals_plain_rows) {
+    struct model m;
+    xsa_error err = {0};
+    CHECK_EQ_INT(model_load(&m, "tests/fixtures/pgolf/xsa_record/final_model.pt", &err), 0);
+    struct backend be;
+    struct backend_options bo = {.n_threads = 2, .max_batch_tokens = 256};
+    CHECK_EQ_INT(backend_open_batch_invariant(&be, &m, &bo, &err), 0);
+    static const int32_t prefix[5] = {1, 50, 300, 7, 900}, b0[3] = {12, 400, 33}, b1[1] = {5}, b2[4] = {800, 2, 2, 99};
+    const int32_t *br[3] = {b0, b1, b2};
+    int len[3] = {3, 1, 4}, pf, bf[3];
+    struct batch_builder tree, plain;
+    batch_init(&tree);
+    batch_init(&plain);
+    CHECK_EQ_INT(batch_add_tree(&tree, prefix, 5, br, len, 3, &pf, bf, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        int32_t row[16];
+        memcpy(row, prefix, sizeof prefix);
+        memcpy(row + 5, br[i], (size_t)len[i] * sizeof *row);
+        int first;
+        CHECK_EQ_INT(batch_add_row(&plain, row, 5 + len[i], &first, &err), 0);
+        for (int k = 0; k < len[i]; k++) {  // the branch's tokens, each given what precedes it
+            CHECK_EQ_INT(batch_add_entry(&tree, k ? bf[i] + k - 1 : pf + 4, br[i][k], &err), 0);
+            CHECK_EQ_INT(batch_add_entry(&plain, first + 4 + k, br[i][k], &err), 0);
+        }
+    }
+    struct score_batch tb = batch_view(&tree), pb = batch_view(&plain);
+    float lt[8], lp[8];
+    uint8_t gt[8], gp[8];
+    CHECK_EQ_INT(tb.n_entries, 8);
+    CHECK_EQ_INT(backend_score(&be, &tb, lt, gt, &err), 0);
+    CHECK_EQ_INT(backend_score(&be, &pb, lp, gp, &err), 0);
+    for (int e = 0; e < 8; e++) {
+        CHECK_MSG(!memcmp(&lt[e], &lp[e], sizeof lt[e]), "entry %d: tree %.9g vs plain %.9g", e, lt[e], lp[e]);
+        CHECK_EQ_INT(gt[e], gp[e]);
+    }
+    batch_free(&tree);
+    batch_free(&plain);
+    backend_close(&be);
+    model_free(&m);
+}
+
 // Bad requests come back as errors from the scheduler + CPU backend, never a crash.
 TEST(test_bad_requests_are_errors) {
     struct model m;
@@ -279,4 +325,5 @@ TEST(test_bad_requests_are_errors) {
 
 RUN_TESTS(T(test_share_equals_no_share_gpt2), T(test_share_equals_no_share_llama_xsa),
           T(test_budgets_and_order_bit_identical_gpt2), T(test_budgets_and_order_bit_identical_llama_xsa),
+          T(test_pgolf_tree_equals_plain_rows),
           T(test_bad_requests_are_errors))

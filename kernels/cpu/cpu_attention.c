@@ -109,6 +109,17 @@ static void probe_before(const struct cpu_attn_token *tk, const float *vo, float
     }
 }
 
+// Gated XSA (modded-nanogpt): z = y - g (y.v / max(|v|^2, 1e-8)) v, g = tanh(alpha).
+static void xsa_project_gated(float *y, const float *vo, int hd, float g) {
+    double yv = 0, vv = 0;
+    for (int d = 0; d < hd; d++) {
+        yv += (double)y[d] * vo[d];
+        vv += (double)vo[d] * vo[d];
+    }
+    float c = g * (float)(yv / (vv > 1e-8 ? vv : 1e-8));
+    for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
+}
+
 // The token that query i attends from.
 static inline int query_token(const struct cpu_attention_args *a, int i) { return a->rows ? a->rows[i] : i; }
 
@@ -161,7 +172,8 @@ static void attention_task(void *ctx, int i, int w) {
             float *po = r >= 0 ? a->probe + r * a->probe_stride + (long)kvh * G * BACKEND_PROBE_STATS : NULL;
             if (po) probe_before(&tk[j], vo, po);
             for (int g = 0; a->xsa && g < G; g++) {
-                xsa_project(tk[j].y + (long)g * hd, vo, hd);
+                if (a->xsa_gate) xsa_project_gated(tk[j].y + (long)g * hd, vo, hd, a->xsa_gate[kvh * G + g]);
+                else xsa_project(tk[j].y + (long)g * hd, vo, hd);
                 if (po) po[g * BACKEND_PROBE_STATS + BACKEND_PROBE_COS_Z] = (float)cosine(tk[j].y + (long)g * hd, vo, hd);
             }
         }

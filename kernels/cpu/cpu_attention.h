@@ -52,6 +52,7 @@ struct cpu_attention_args {
     int n_rows;            //   token rows[i] (q and out are then (n_rows, H*hd); k, v, spans by token)
     float *scratch;        // (n_threads, scratch_stride) attention weights
     long scratch_stride;   // >= CPU_ATTN_SCRATCH(H/Hkv, longest span0 + span1)
+    const float *xsa_gate; // (H) gated XSA: z = y - g_h (y.v / max(|v|^2, 1e-8)) v; NULL: plain
     // Attention statistics (backend.h's probe), or NULL: token t with probe_row[t] = r >= 0
     // writes probe[r * probe_stride + h * BACKEND_PROBE_STATS + k] for its query heads h.
     float *probe;

@@ -65,7 +65,9 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
                   grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
                   grow((void **)&st->row_first, n + 1, sizeof(int32_t)) ||
                   grow((void **)&st->row_lse, n, sizeof(double)) ||
-                  grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
+                  grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat)) ||
+                  (st->m->layers[0].resid_mix && grow((void **)&st->x0, n * C, sizeof(float))) ||
+                  (c->unet_skips && c->n_layer >= 2 && grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float)));
         if (bad) {
             cpu_state_free_buffers(st);
             return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for a batch of %d tokens", T);
@@ -89,7 +91,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
-                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit};
+                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
     struct cpu_state keep = *st;
@@ -153,9 +155,9 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     int C = c->d_model, F = c->d_ff, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
-    int gpt2 = c->arch == MODEL_ARCH_GPT2;
+    int gated = m->layers[0].w_gate != NULL;  // SwiGLU (gpt2 and relu^2 have no gate)
     size_t per_layer = cpu_gemm_packed_size(Q, C) + 2 * cpu_gemm_packed_size(KV, C) +
-                       cpu_gemm_packed_size(C, Q) + (gpt2 ? 1 : 2) * cpu_gemm_packed_size(F, C) +
+                       cpu_gemm_packed_size(C, Q) + (gated ? 2 : 1) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
     size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
     if (pack == BACKEND_PACK_NEVER) return;
@@ -178,7 +180,7 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
         PACK(d->wk, w->wk, KV, C);
         PACK(d->wv, w->wv, KV, C);
         PACK(d->wo, w->wo, C, Q);
-        if (!gpt2) PACK(d->w_gate, w->w_gate, F, C);
+        if (gated) PACK(d->w_gate, w->w_gate, F, C);
         PACK(d->w_up, w->w_up, F, C);
         PACK(d->w_down, w->w_down, C, F);
     }

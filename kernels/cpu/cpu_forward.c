@@ -13,7 +13,7 @@
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 
-enum rows_op { OP_EMBED, OP_NORM, OP_ROPE };
+enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_SMEAR, OP_MIX };
 
 struct rows_job {
     enum rows_op op;
@@ -25,7 +25,57 @@ struct rows_job {
     float *p2;                   // OP_ROPE: k
     const float *cos_t, *sin_t;
     const int32_t *idx;          // OP_ROPE: row r of out (q) is token idx[r] (NULL: token r)
+    const struct layer_weights *lw;  // OP_ROPE: q/k norms and q_gain; OP_MIX: resid_mix
 };
+
+// Packed index of the token before t in its sequence (a branch's first token follows the
+// prefix's last), or -1 at position 0.
+static int prev_token(const struct score_batch *b, int t) {
+    if (b->pos[t] == 0) return -1;
+    if (b->span1_hi[t] > b->span1_lo[t] && t == b->span1_lo[t]) return b->span0_hi[t] - 1;
+    return t - 1;
+}
+
+// x += scale * proj(bigram_emb[hash(t, t_prev)]): parameter-golf's BigramHashEmbedding, whose
+// hash is (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 itself at position 0.
+static void add_bigram(const struct model *m, const struct score_batch *b, int t, float *x) {
+    const struct model_config *c = &m->cfg;
+    int mod = c->bigram_vocab - 1, p = prev_token(b, t), D = c->bigram_dim;
+    int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
+    const float *e = m->bigram_emb + (long)h * D;
+    for (int o = 0; o < c->d_model; o++) {
+        float acc = e[o % D];
+        if (m->bigram_proj) {
+            const float *w = m->bigram_proj + (long)o * D;
+            double s = 0;
+            for (int i = 0; i < D; i++) s += (double)w[i] * e[i];
+            acc = (float)s;
+        }
+        x[o] += acc * m->bigram_scale;
+    }
+}
+
+// Per-head RMSNorm (weight w or none) of nh heads of hd floats of one row.
+static void norm_heads(float *x, int nh, int hd, const float *w, float eps) {
+    for (int h = 0; h < nh; h++) cpu_norm_rows(x + (long)h * hd, x + (long)h * hd, 1, hd, w, NULL, eps);
+}
+
+// q/k heads of rows [r0, r0 + n) before attention: norm, RoPE, q_gain (each when the model has it).
+static void prep_heads(const struct rows_job *j, float *x, int r0, int n, int nh, int is_q) {
+    const struct model_config *c = &j->m->cfg;
+    const struct layer_weights *lw = j->lw;
+    int hd = c->head_dim, h2 = model_rope_dims(c) / 2, ld = nh * hd, half = c->rope != ROPE_ADJACENT;
+    for (int r = r0; r < r0 + n; r++) {
+        float *row = x + (long)r * ld;
+        int tok = is_q && j->idx ? j->idx[r] : r;
+        if (c->qk_norm) norm_heads(row, nh, hd, is_q ? lw->q_norm_w : lw->k_norm_w, c->norm_eps);
+        if (c->rope != ROPE_NONE)
+            cpu_rope_apply(row, 1, ld, nh, hd, 2 * h2, half, j->cos_t + (long)tok * h2, j->sin_t + (long)tok * h2);
+        if (is_q && lw->q_gain)
+            for (int h = 0; h < nh; h++)
+                for (int d = 0; d < hd; d++) row[(long)h * hd + d] *= lw->q_gain[h];
+    }
+}
 
 static void rows_task(void *ctx, int i, int w) {
     (void)w;
@@ -39,20 +89,47 @@ static void rows_task(void *ctx, int i, int w) {
             float *x = j->out + (long)t * C;
             memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
             if (j->m->pos_emb) cpu_add_inplace(x, j->m->pos_emb + (long)j->b->pos[t] * C, C);
+            if (j->m->bigram_emb) add_bigram(j->m, j->b, t, x);
+            if (c->embed_norm) cpu_norm_rows(x, x, 1, C, NULL, NULL, c->norm_eps);
         }
         break;
     case OP_NORM:
         cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
         break;
     case OP_ROPE: {  // q rows (out, unless NULL) and k rows (p2, unless NULL)
-        int hd = c->head_dim, h2 = hd / 2, half = c->rope == ROPE_HALF, Q = c->n_head * hd;
+        int hd = c->head_dim, h2 = model_rope_dims(c) / 2, half = c->rope != ROPE_ADJACENT, Q = c->n_head * hd;
+        if (c->qk_norm || j->lw->q_gain || c->rope_dims) {  // the parameter-golf family
+            if (j->out) prep_heads(j, j->out, r0, n, c->n_head, 1);
+            if (j->p2) prep_heads(j, j->p2, r0, n, c->n_kv_head, 0);
+            break;
+        }
         const float *co = j->cos_t + (long)r0 * h2, *si = j->sin_t + (long)r0 * h2;
-        if (j->out && !j->idx) cpu_rope_apply(j->out + (long)r0 * Q, n, Q, c->n_head, hd, half, co, si);
+        if (j->out && !j->idx) cpu_rope_apply(j->out + (long)r0 * Q, n, Q, c->n_head, hd, hd, half, co, si);
         if (j->out && j->idx)
             for (int r = r0; r < r0 + n; r++)
-                cpu_rope_apply(j->out + (long)r * Q, 1, Q, c->n_head, hd, half, j->cos_t + (long)j->idx[r] * h2,
+                cpu_rope_apply(j->out + (long)r * Q, 1, Q, c->n_head, hd, hd, half, j->cos_t + (long)j->idx[r] * h2,
                                j->sin_t + (long)j->idx[r] * h2);
-        if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, half, co, si);
+        if (j->p2) cpu_rope_apply(j->p2 + (long)r0 * c->n_kv_head * hd, n, c->n_kv_head * hd, c->n_kv_head, hd, hd, half, co, si);
+        break;
+    }
+    case OP_SMEAR:  // out = (1 - g) x + g x_prev, g = sigmoid(smear_gate), x_prev = 0 at position 0
+        for (int t = r0; t < r0 + n; t++) {
+            const float *x = j->in + (long)t * C;
+            int p = prev_token(j->b, t);
+            float *o = j->out + (long)t * C;
+            for (int i = 0; i < C; i++) {
+                float g = 1.0f / (1.0f + expf(-j->m->smear_gate[i]));
+                o[i] = (1 - g) * x[i] + g * (p < 0 ? 0.0f : j->in[(long)p * C + i]);
+            }
+        }
+        break;
+    case OP_MIX: {  // x = m0 * x + m1 * x0 (resid_mix)
+        const float *m0 = j->lw->resid_mix, *m1 = m0 + C;
+        for (int t = r0; t < r0 + n; t++) {
+            float *x = j->out + (long)t * C;
+            const float *x0 = j->in + (long)t * C;
+            for (int i = 0; i < C; i++) x[i] = m0[i] * x[i] + m1[i] * x0[i];
+        }
         break;
     }
     }
@@ -66,6 +143,7 @@ static void run_rows(struct cpu_state *st, struct rows_job *j) {
 // on the real rows (< n) of a finished tile, the same arithmetic as a pass of its own.
 struct tile_step {
     float *dst;  // residual rows (add_to_residual), gate rows (swiglu_into_gate)
+    const float *scale;  // add_to_residual: dst += scale * tile (attn_scale, mlp_scale); NULL: dst += tile
     int n, ld;   // real rows; floats per row of dst
     int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact)
 };
@@ -74,7 +152,25 @@ struct tile_step {
 static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
-        cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
+        if (s->scale)
+            cpu_add_scaled(s->dst + (long)r * s->ld + c0, s->scale + c0, out + (long)(r - r0) * ldo, nc);
+        else
+            cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
+}
+
+// relu(tile)^2 in place (parameter-golf's MLP).
+static void relu2_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_relu2(out + (long)(r - r0) * ldo, nc);
+    (void)c0;
+}
+
+// x += skip_weights[i] * (encoder output e) on n rows (row r is token rows[r]; NULL: r).
+static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e) {
+    const struct model *m = st->m;
+    int C = m->cfg.d_model;
+    const float *w = m->skip_weights + (long)i * C, *src = st->skip + (long)e * st->t_cap * C;
+    for (int r = 0; r < n; r++) cpu_add_scaled(x + (long)r * C, w, src + (long)(rows ? rows[r] : r) * C, C);
 }
 
 // dst = silu(dst) * tile: SwiGLU on the up projection's tile (dst holds the gate's output).
@@ -109,8 +205,15 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     float *x = rows ? st->xn : st->x;       // residual rows the block updates
     float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
 
-    struct rows_job j = {.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
-                         .bias = w->attn_norm_b, .out = st->xn};
+    int n_enc = c->unet_skips ? c->n_layer / 2 : 0, dec = l - n_enc;  // U-Net: decoder layer index
+    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
+    struct rows_job j;
+    if (w->resid_mix) {
+        j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
+        run_rows(st, &j);
+    }
+    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
+                          .bias = w->attn_norm_b, .out = st->xn};
     run_rows(st, &j);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
@@ -121,14 +224,14 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
     }
     cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
-    if (c->rope != ROPE_NONE) {
+    if (c->rope != ROPE_NONE || c->qk_norm || w->q_gain) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
-                              .cos_t = st->rope_cos, .sin_t = st->rope_sin};
+                              .cos_t = st->rope_cos, .sin_t = st->rope_sin, .lw = w};
         if (!rows) j.out = st->q;
         run_rows(st, &j);
         if (rows) {
             j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = R, .out = st->q, .idx = st->row_tok,
-                                  .cos_t = st->rope_cos, .sin_t = st->rope_sin};
+                                  .cos_t = st->rope_cos, .sin_t = st->rope_sin, .lw = w};
             run_rows(st, &j);
         }
     }
@@ -136,7 +239,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                                    .span0_lo = b->span0_lo, .span0_hi = b->span0_hi,
                                    .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
                                    .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
-                                   .xsa = c->xsa[l], .kind = st->attn, .kt = st->kt, .vt = st->vt,
+                                   .xsa = c->xsa[l], .xsa_gate = w->xsa_gate, .kind = st->attn, .kt = st->kt, .vt = st->vt,
                                    .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
                                    .scratch = st->att_p, .scratch_stride = st->att_stride,
                                    .probe = st->probe_rows ? st->probe_rows + (long)l * c->n_head * BACKEND_PROBE_STATS : NULL,
@@ -147,7 +250,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    struct tile_step res = {.dst = x, .n = N, .ld = C};
+    struct tile_step res = {.dst = x, .scale = w->attn_scale, .n = N, .ld = C};
     cpu_gemm_linear_then(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o, Np, Q, C,
                          add_to_residual, &res);
 
@@ -155,7 +258,10 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                           .bias = w->mlp_norm_b, .out = xin};
     run_rows(st, &j);
     struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact};
-    if (c->arch == MODEL_ARCH_GPT2) {
+    if (c->mlp_relu2) {
+        cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
+                             relu2_in_place, &ff);
+    } else if (c->arch == MODEL_ARCH_GPT2) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
                              gelu_in_place, &ff);
     } else {
@@ -163,8 +269,14 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
                              swiglu_into_gate, &ff);
     }
+    res.scale = w->mlp_scale;
     cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
                          add_to_residual, &res);
+    if (w->out_scale)
+        for (int r = 0; r < N; r++)
+            for (int i = 0; i < C; i++) x[(long)r * C + i] *= w->out_scale[i];
+    if (n_enc && l < n_enc) memcpy(st->skip + (long)l * st->t_cap * C, st->x, (size_t)T * C * sizeof(float));
+    if (n_enc && c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, x, N, rows ? st->row_tok : NULL, dec, n_enc - 1 - dec);
 }
 
 // Groups entries by distinct token index (rows in order of first appearance) as CSR.
@@ -199,6 +311,12 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
 
     struct rows_job j = {.op = OP_EMBED, .m = m, .b = b, .T = T, .out = st->x};
     run_rows(st, &j);
+    if (m->smear_gate) {  // reads neighbours: a pass of its own into xn, then back
+        j = (struct rows_job){.op = OP_SMEAR, .m = m, .b = b, .T = T, .in = st->x, .out = st->xn};
+        run_rows(st, &j);
+        memcpy(st->x, st->xn, (size_t)T * C * sizeof(float));
+    }
+    if (st->x0) memcpy(st->x0, st->x, (size_t)T * C * sizeof(float));
     if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c, st->rope_cos, st->rope_sin);
     // The last block runs on the scored tokens only, unless a probe wants all of its rows.
     int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1);
@@ -230,6 +348,6 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     run_rows(st, &j);
     struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, st->pk_head, R, Rp, C, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
-                                st->lg, logprob, greedy, b->dist, st->row_lse};
+                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse};
     cpu_logits(st->pool, &a);
 }

@@ -10,8 +10,8 @@
 
 int cpu_logits_chunks(int V) { return (V + CPU_VOCAB_CHUNK - 1) / CPU_VOCAB_CHUNK; }
 
-// Task i's rows [*r0, *r0 + ROWS) and ids [*v0, *v0 + *nv): their logits into worker w's
-// scratch, returned as (ROWS, nv). Vocabulary chunk outermost: consecutive tasks reuse one
+// Task i's rows [*r0, *r0 + ROWS) and ids [*v0, *v0 + *nv): their logits (soft-capped where
+// the model caps them) into worker w's scratch, returned as (ROWS, nv). Vocabulary chunk outermost: consecutive tasks reuse one
 // chunk of the head's weights.
 static float *tile_logits(const struct cpu_logits_args *a, int i, int w, int *r0, int *v0, int *nv) {
     int n_tiles = a->Rp / CPU_GEMM_ROWS;
@@ -23,6 +23,10 @@ static float *tile_logits(const struct cpu_logits_args *a, int i, int w, int *r0
     for (int c0 = 0; c0 < *nv; c0 += CPU_GEMM_COLS)
         cpu_gemm_tile_w(a->gemm, a->h + (long)*r0 * a->C, a->lm_head, a->lm_head_packed, *v0 + c0, lg + c0, *nv,
                         *nv - c0 < CPU_GEMM_COLS ? *nv - c0 : CPU_GEMM_COLS, a->C);
+    for (int r = *r0; a->softcap > 0 && r < *r0 + CPU_GEMM_ROWS && r < a->R; r++) {
+        float *x = lg + (long)(r - *r0) * *nv;  // as the model's own head: c * tanh(logits / c), in float32
+        for (int j = 0; j < *nv; j++) x[j] = a->softcap * tanhf(x[j] / a->softcap);
+    }
     return lg;
 }
 
@@ -32,7 +36,7 @@ static void logits_task(void *ctx, int i, int w) {
     float *lg = tile_logits(a, i, w, &r0, &v0, &nv);  // (ROWS, nv)
     int chunk = v0 / CPU_VOCAB_CHUNK;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < a->R; r++) {
-        const float *x = lg + (long)(r - r0) * nv;
+        float *x = lg + (long)(r - r0) * nv;
         float mx;
         int am = cpu_argmax(x, nv, &mx);
         for (int e = a->row_first[r]; e < a->row_first[r + 1]; e++) {

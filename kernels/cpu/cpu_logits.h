@@ -31,6 +31,7 @@ struct cpu_logits_args {
     float *scratch;                  // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     float *out_logprob;              // (S) out
     uint8_t *out_greedy;             // (S) out
+    float softcap;                   // logits c*tanh(logits/c) before everything else; 0: none
     const struct backend_dist_sink *dist;  // NULL, or where every entry's distribution goes
     double *row_lse;                 // (R) scratch when dist: each row's logsumexp
 };

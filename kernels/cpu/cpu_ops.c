@@ -36,6 +36,11 @@ __attribute__((target("avx2,fma"))) static void rms_norm4(const float *x, float 
         float rstd = (float)(1.0 / sqrt((float)(ss[j] / C) + eps));
         const __m256 vr = _mm256_set1_ps(rstd);
         int k = 0;
+        if (!w) {  // weightless (F.rms_norm without a weight)
+            for (; k + 8 <= C; k += 8) _mm256_storeu_ps(o + k, _mm256_mul_ps(_mm256_loadu_ps(xr + k), vr));
+            for (; k < C; k++) o[k] = xr[k] * rstd;
+            continue;
+        }
         for (; k + 8 <= C; k += 8)
             _mm256_storeu_ps(o + k, _mm256_mul_ps(_mm256_loadu_ps(w + k), _mm256_mul_ps(_mm256_loadu_ps(xr + k), vr)));
         for (; k < C; k++) o[k] = w[k] * (xr[k] * rstd);
@@ -62,7 +67,10 @@ void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, con
             double ss = 0;
             for (int i = 0; i < C; i++) ss += (double)xr[i] * xr[i];
             float rstd = (float)(1.0 / sqrt((float)(ss / C) + eps));
-            for (int i = 0; i < C; i++) o[i] = w[i] * (xr[i] * rstd);
+            if (w)
+                for (int i = 0; i < C; i++) o[i] = w[i] * (xr[i] * rstd);
+            else
+                for (int i = 0; i < C; i++) o[i] = xr[i] * rstd;
         }
     }
 }
@@ -141,26 +149,28 @@ void cpu_swiglu(float *gate, const float *up, long n) {
 }
 
 void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t) {
-    int h2 = c->head_dim / 2;
+    int h2 = model_rope_dims(c) / 2;
+    // parameter-golf rotates by -angle: sin negated (exactly) turns rotate_half's formulas into its
+    float sgn = c->rope == ROPE_HALF_NEG ? -1.0f : 1.0f;
     for (int i = 0; i < h2; i++) {
         float inv = xsa_rope_inv_freq_cfg(c, i);  // the formula both backends share
         for (int t = 0; t < T; t++) {
             float a = xsa_rope_angle_inv(pos[t], inv);
             cos_t[(long)t * h2 + i] = cosf(a);
-            sin_t[(long)t * h2 + i] = sinf(a);
+            sin_t[(long)t * h2 + i] = sgn * sinf(a);
         }
     }
 }
 
-void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, const float *cos_t,
+void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int rd, int half, const float *cos_t,
                     const float *sin_t) {
-    int h2 = hd / 2;
+    int h2 = rd / 2;
     for (int t = 0; t < T; t++) {
         const float *c = cos_t + (long)t * h2, *s = sin_t + (long)t * h2;
         for (int h = 0; h < n_heads; h++) {
             float *v = x + (long)t * ld + (long)h * hd;
             for (int i = 0; i < h2; i++) {
-                int a = half ? i : 2 * i, b = half ? i + h2 : 2 * i + 1;
+                int a = half ? i : 2 * i, b = half ? i + h2 : 2 * i + 1;  // rd < hd: the first rd rotate
                 float x0 = v[a], x1 = v[b];
                 v[a] = x0 * c[i] - x1 * s[i];
                 v[b] = x1 * c[i] + x0 * s[i];
@@ -229,4 +239,15 @@ void cpu_exp_minus(float *x, long n, float m) {
     else
         for (long i = 0; i < n; i++) x[i] -= m;
     cpu_exp_inplace(x, n);
+}
+
+void cpu_relu2(float *x, long n) {
+    for (long i = 0; i < n; i++) {
+        float r = x[i] > 0 ? x[i] : 0.0f;  // torch.relu(x).square()
+        x[i] = r * r;
+    }
+}
+
+void cpu_add_scaled(float *x, const float *s, const float *y, long n) {
+    for (long i = 0; i < n; i++) x[i] += s[i] * y[i];
 }

@@ -11,6 +11,12 @@
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps);
 
+// x = relu(x)^2 elementwise (parameter-golf's MLP activation); (n)
+void cpu_relu2(float *x, long n);
+
+// x += s * y elementwise (a residual add with a per-channel scale); (n)
+void cpu_add_scaled(float *x, const float *s, const float *y, long n);
+
 // x += y elementwise; (n)
 void cpu_add_inplace(float *x, const float *y, long n);
 
@@ -39,9 +45,10 @@ void cpu_swiglu(float *gate, const float *up, long n);
 // cos_t, sin_t (T, hd/2).
 void cpu_rope_table(const int32_t *pos, int T, const struct model_config *c, float *cos_t, float *sin_t);
 
-// Rotates n_heads heads of hd floats of each of T rows of x (row stride ld) in place.
-// half = 1: pairs (i, i + hd/2) (HF rotate_half); half = 0: pairs (2i, 2i + 1) (llama2.c).
-void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int half, const float *cos_t,
+// Rotates the first rd of each of n_heads heads of hd floats of each of T rows of x (row
+// stride ld) in place. half = 1: pairs (i, i + rd/2) (HF rotate_half); half = 0: pairs
+// (2i, 2i + 1) (llama2.c). Tables hold rd/2 floats per row.
+void cpu_rope_apply(float *x, int T, int ld, int n_heads, int hd, int rd, int half, const float *cos_t,
                     const float *sin_t);
 
 #endif

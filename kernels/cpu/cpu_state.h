@@ -35,7 +35,9 @@ struct cpu_state {
     float *att;        // (t_cap, H*hd) attention output per head (after XSA)
     float *o;          // (t_cap, C) block output before the residual add
     float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
-    float *rope_cos, *rope_sin;  // (t_cap, hd/2)
+    float *rope_cos, *rope_sin;  // (t_cap, rope_dims/2)
+    float *x0;         // (t_cap, C) the embedding the blocks mix back in (resid_mix), else NULL
+    float *skip;       // (n_layer/2, t_cap, C) U-Net encoder outputs (unet_skips), else NULL
     float *att_p;      // (n_threads, att_stride) attention weights
     long att_stride;   // CPU_ATTN_SCRATCH(H/Hkv, t_cap)
     float *kt, *vt;    // (Hkv*hd, t_ld) K and V transposed for attention

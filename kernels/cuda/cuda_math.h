@@ -84,7 +84,7 @@ XSA_HD float xsa_rope_inv_freq(int i, int hd, float theta) {
 // rope_utils computes it (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters).
 // Host only: both backends build their tables with it.
 static inline float xsa_rope_inv_freq_cfg(const struct model_config *c, int i) {
-    float inv = xsa_rope_inv_freq(i, c->head_dim, c->rope_theta), f = c->rope_factor;
+    float inv = xsa_rope_inv_freq(i, model_rope_dims(c), c->rope_theta), f = c->rope_factor;
     if (c->rope_scaling == ROPE_SCALE_LINEAR) return inv / f;
     if (c->rope_scaling != ROPE_SCALE_LLAMA3) return inv;
     double low_wavelen = (double)c->rope_orig_ctx / c->rope_low_freq, high_wavelen = (double)c->rope_orig_ctx / c->rope_high_freq;

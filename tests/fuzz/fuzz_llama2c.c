@@ -8,11 +8,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char path[256];
     fuzz_path(path, sizeof path, "model.bin");
     fuzz_write(path, data, size);
-    struct model m;
-    xsa_error err = {0};
-    int rc = model_load(&m, path, &err);
-    fuzz_check_error(rc, &err);
-    if (!rc) model_free(&m);
-    unlink(path);
+    fuzz_load_model(path);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "model/model.h"
 #include "model/safetensors.h"
 
 // Writes data to `path` (a tmpfs path keeps the harness fast). Aborts on I/O failure.
@@ -29,6 +30,16 @@ static inline void fuzz_check_error(int rc, const xsa_error *err) {
         fprintf(stderr, "bad error record: rc %d code %d msg '%s'\n", rc, err->code, err->msg);
         abort();
     }
+}
+
+// model_load of `path`: a model or one proper error line; then the file is removed.
+static inline void fuzz_load_model(const char *path) {
+    struct model m;
+    xsa_error err = {0};
+    int rc = model_load(&m, path, &err);
+    fuzz_check_error(rc, &err);
+    if (!rc) model_free(&m);
+    unlink(path);
 }
 
 // Converts every F32/F16/BF16 tensor of an opened file to float32: each conversion either

@@ -4,6 +4,8 @@
 checkpoint/: u32 LE length of config.json, config.json, then model.safetensors, per fixture.
 llama2c/:    tiny llama2.c legacy checkpoints (shared and unshared classifier).
 unpickle/:   the data.pkl of every torch.save fixture (tests/fixtures/torch).
+pgolf/:      u32 LE length of xsa_eval.json, xsa_eval.json, then a parameter-golf artifact
+             (tests/fixtures/pgolf, tests/fixtures/pgolf_bad).
 """
 import os
 import struct
@@ -44,3 +46,13 @@ for d, _, files in os.walk(troot):
                 if m.endswith("/data.pkl"):
                     with open(os.path.join(out, "unpickle", os.path.relpath(p, troot).replace("/", "_")), "wb") as f:
                         f.write(z.read(m))
+
+os.makedirs(os.path.join(out, "pgolf"), exist_ok=True)
+proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf_bad"):
+    d = os.path.join(proot, sub)
+    side = open(os.path.join(d, "xsa_eval.json"), "rb").read()
+    for fn in sorted(os.listdir(d)):
+        if fn.endswith(".pt") or fn.endswith(".ptz"):
+            with open(os.path.join(out, "pgolf", sub.replace("/", "_") + "_" + fn), "wb") as f:
+                f.write(struct.pack("<I", len(side)) + side + open(os.path.join(d, fn), "rb").read())

@@ -15,6 +15,7 @@ config) seeds=($F/models/*/config.json) ;;
 llama2c) seeds=(build/fuzz/seeds/llama2c) ;;
 torch) seeds=($(find $F/torch -name '*.pt' -o -name '*.bin' | sort)) ;;
 unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
+pgolf) seeds=(build/fuzz/seeds/pgolf) ;;
 tok_hf) seeds=($F/tokenizers/*/tokenizer.json) ;;
 tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
 tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
@@ -27,6 +28,7 @@ for s in "${seeds[@]}"; do [ -f "$s" ] && cp "$s" build/fuzz/seeds/$n/ 2>/dev/nu
 [ "$n" = checkpoint ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = llama2c ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = unpickle ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
+[ "$n" = pgolf ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_FIXTURES=$F/tokenizers \
     build/fuzz/fuzz_$n -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=${MAX_LEN:-65536} \
     -artifact_prefix=build/fuzz/crashes/$n/ -print_final_stats=1 "$@" \

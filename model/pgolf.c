@@ -1,0 +1,389 @@
+// pgolf.c: a parameter-golf artifact + its architecture (xsa_eval.json / --arch) -> struct
+// model, as train_gpt.py's GPT computes: weightless RMSNorms (eps: float32's machine epsilon,
+// what F.rms_norm takes for eps=None), q/k RMSNorm, RoPE by -angle on split halves, q_gain,
+// relu^2 (or SwiGLU) MLP, resid_mix, attn/mlp scales, U-Net skips, tied head with a soft-cap;
+// the record extras (SmearGate, BigramHashEmbedding, XSA in the last XSA_LAST_N layers) and
+// the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates).
+#include "model/pgolf.h"
+
+#include <cJSON.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/xalloc.h"
+#include "model/safetensors.h"
+#include "model/model_internal.h"
+#include "model/torch_checkpoint.h"
+
+#define PG_ARCH_MAX_BYTES (1u << 20)
+
+static const char *g_arch_file;  // --arch: one per process, set by the command line
+
+void model_set_arch_file(const char *path) { g_arch_file = path; }
+
+// The architecture settings, by the family's hyperparameter names; -1 = not given.
+enum {
+    A_NUM_LAYERS, A_MODEL_DIM, A_NUM_HEADS, A_NUM_KV_HEADS, A_VOCAB_SIZE, A_XSA_LAST_N, A_ROPE_DIMS, A_SHARED_CYCLE_LEN,
+    A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE,
+    A_BIGRAM_DIM, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_N
+};
+static const char *arch_names[A_N] = {
+    "NUM_LAYERS", "MODEL_DIM", "NUM_HEADS", "NUM_KV_HEADS", "VOCAB_SIZE", "XSA_LAST_N", "ROPE_DIMS", "SHARED_CYCLE_LEN",
+    "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE",
+    "BIGRAM_DIM", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT"};
+
+struct pg_arch {
+    double v[A_N];
+    int set[A_N];
+    char path[4200];  // the file they came from ("" when none)
+};
+
+static void sidecar_path(const char *path, char *out, size_t n) {
+    const char *slash = strrchr(path, '/');
+    snprintf(out, n, "%.*s/xsa_eval.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+}
+
+static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
+    memset(a, 0, sizeof *a);
+    if (g_arch_file) snprintf(a->path, sizeof a->path, "%s", g_arch_file);
+    else sidecar_path(model_path, a->path, sizeof a->path);
+    if (!g_arch_file && !file_exists(a->path)) {
+        a->path[0] = '\0';
+        return 0;
+    }
+    char *text = NULL;
+    int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, NULL, err);
+    if (rc) return rc;
+    cJSON *r = cJSON_Parse(text), *e;
+    free(text);
+    if (!cJSON_IsObject(r)) {
+        cJSON_Delete(r);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object of architecture settings (such as {\"NUM_LAYERS\": 9})", a->path);
+    }
+    cJSON_ArrayForEach(e, r) {
+        int k = 0;
+        while (k < A_N && strcmp(e->string, arch_names[k])) k++;
+        if (k == A_N) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not an architecture setting xsa-eval reads (NUM_LAYERS, MODEL_DIM, NUM_HEADS, NUM_KV_HEADS, MLP_MULT, VOCAB_SIZE, XSA_LAST_N, LOGIT_SOFTCAP, ROPE_BASE, ROPE_DIMS, ...)",
+                          a->path, e->string);
+            break;
+        }
+        double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
+        if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < 0 || v > 1e9 ||
+            (k < A_MLP_MULT && v != floor(v))) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a non-negative %s", a->path, e->string, k < A_MLP_MULT ? "whole number" : "number");
+            break;
+        }
+        a->v[k] = v, a->set[k] = 1;
+    }
+    cJSON_Delete(r);
+    return rc;
+}
+
+// A value the shapes determine: the sidecar must agree when it gives it.
+static int agree(const struct pg_arch *a, int k, double shape_value, const char *what, const char *path, xsa_error *err) {
+    if (!a->set[k] || a->v[k] == shape_value) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, whose %s gives %g; fix the architecture file", a->path, arch_names[k], a->v[k],
+                    path, what, shape_value);
+}
+
+static double arch_or(const struct pg_arch *a, int k, double dflt) { return a->set[k] ? a->v[k] : dflt; }
+
+struct pg_build {
+    struct pg_tensors *pt;
+    struct model *m;
+    const char *path;
+    char *arena;
+    size_t off;
+    int dry;  // 1: only count floats
+};
+
+static float *take(struct pg_build *b, size_t n) {
+    float *p = b->dry ? NULL : (float *)(b->arena + b->off);
+    b->off += (n * sizeof(float) + 63) / 64 * 64;
+    b->m->n_params += (long long)n;
+    return p;
+}
+
+static void fmt_shape(char *out, size_t n, const struct pv *t) {
+    size_t used = (size_t)snprintf(out, n, "[");
+    for (int d = 0; d < t->ndim && used < n; d++) used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    if (used < n) snprintf(out + used, n - used, "]");
+}
+
+// Tensor `name` of shape (d0) or (d0, d1) (d1 = 0: 1-D; d0 = 0: a scalar) -> a new array.
+static int get(struct pg_build *b, const char *name, int64_t d0, int64_t d1, float **dst, xsa_error *err) {
+    struct pg_entry *e = pgolf_find(b->pt, name);
+    if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; the architecture implies it", b->path, name);
+    int nd = d0 == 0 ? 0 : d1 ? 2 : 1;
+    if (e->t->ndim != nd || (nd >= 1 && e->t->shape[0] != d0) || (nd == 2 && e->t->shape[1] != d1)) {
+        char got[96];
+        fmt_shape(got, sizeof got, e->t);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but the architecture implies [%lld%s%.0lld]", b->path, name, got,
+                        (long long)d0, d1 ? ", " : "", (long long)d1);
+    }
+    size_t n = (size_t)(d0 ? d0 : 1) * (size_t)(d1 ? d1 : 1);
+    float *p = take(b, n);
+    e->used = 1;
+    if (b->dry) return 0;
+    *dst = p;
+    int rc = pgolf_dequantize(b->pt, e, p, err);
+    return rc ? rc : model_check_finite(p, n, b->path, name, err);
+}
+
+static const struct pv *shape_of(struct pg_tensors *pt, const char *name) {
+    struct pg_entry *e = pgolf_find(pt, name);
+    return e ? e->t : NULL;
+}
+
+// Block weights: `pre` is "blocks.N." or "shared_blocks.N.".
+static int build_block(struct pg_build *b, const char *pre, struct layer_weights *w, int swiglu, int fused, xsa_error *err) {
+    const struct model_config *c = &b->m->cfg;
+    int64_t C = c->d_model, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
+    char n[300];
+    int rc = 0;
+#define GET(suffix, d0, d1, dst)                          \
+    do {                                                  \
+        if (rc) break;                                    \
+        snprintf(n, sizeof n, "%s%s", pre, suffix);       \
+        rc = get(b, n, d0, d1, &(dst), err);              \
+    } while (0)
+    GET("attn.c_q.weight", Q, C, w->wq);
+    GET("attn.c_k.weight", KV, C, w->wk);
+    GET("attn.c_v.weight", KV, C, w->wv);
+    GET("attn.proj.weight", C, Q, w->wo);
+    GET("attn.q_gain", c->n_head, 0, w->q_gain);
+    if (fused) {  // [gate; up] rows of one matrix: two arrays side by side in the arena
+        float *gu = NULL;
+        GET("mlp.gate_up.weight", 2 * F, C, gu);
+        if (!rc && !b->dry) w->w_gate = gu, w->w_up = gu + F * C;
+    } else {
+        if (swiglu) GET("mlp.gate.weight", F, C, w->w_gate);
+        GET("mlp.fc.weight", F, C, w->w_up);
+    }
+    GET("mlp.proj.weight", C, F, w->w_down);
+    GET("attn_scale", C, 0, w->attn_scale);
+    GET("mlp_scale", C, 0, w->mlp_scale);
+    GET("resid_mix", 2, C, w->resid_mix);
+#undef GET
+    snprintf(n, sizeof n, "%sattn.xsa_alpha", pre);  // gated XSA: tanh(alpha) per head
+    if (!rc && pgolf_find(b->pt, n)) {
+        rc = get(b, n, c->n_head, 0, &w->xsa_gate, err);
+        for (int h = 0; h < c->n_head && !rc && !b->dry; h++) w->xsa_gate[h] = tanhf(w->xsa_gate[h]);
+    }
+    return rc;
+}
+
+// Counts block indices under `prefix` ("blocks." / "shared_blocks."): the largest + 1.
+static int count_blocks(struct pg_tensors *pt, const char *prefix) {
+    int n = 0;
+    size_t k = strlen(prefix);
+    for (int i = 0; i < pt->n; i++) {
+        const char *s = pt->e[i].name;
+        if (strncmp(s, prefix, k)) continue;
+        int idx = atoi(s + k);
+        if (idx >= 0 && idx < MODEL_MAX_LAYERS && idx + 1 > n) n = idx + 1;
+    }
+    return n;
+}
+
+// The weights into one arena: run dry (count), allocate, run again (fill).
+static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, int fused, int passes, xsa_error *err) {
+    struct model *m = b->m;
+    struct model_config *c = &m->cfg;
+    int64_t C = c->d_model;
+    char pre[64];
+    m->n_params = 0;
+    int rc = get(b, "tok_emb.weight", c->vocab_size, C, &m->tok_emb, err);
+    for (int k = 0; k < c->n_blocks && !rc; k++) {
+        snprintf(pre, sizeof pre, "%s%d.", bprefix, k);
+        rc = build_block(b, pre, &m->layers[k], swiglu, fused, err);
+    }
+    if (!rc && c->unet_skips && c->n_layer >= 2) rc = get(b, "skip_weights", c->n_layer / 2, C, &m->skip_weights, err);
+    float *gates = NULL;
+    if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
+    if (!rc && c->smear) rc = get(b, "smear.gate", C, 0, &m->smear_gate, err);
+    if (!rc && c->bigram_vocab) {
+        float *scale = NULL;
+        rc = get(b, "bigram.embed.weight", c->bigram_vocab, c->bigram_dim, &m->bigram_emb, err);
+        if (!rc && c->bigram_dim != c->d_model) rc = get(b, "bigram.proj.weight", C, c->bigram_dim, &m->bigram_proj, err);
+        if (!rc) rc = get(b, "bigram.scale", 0, 0, &scale, err);
+        if (!rc && !b->dry) m->bigram_scale = *scale;
+    }
+    if (!rc && !c->tied_head) rc = get(b, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
+    if (rc || b->dry) return rc;
+    if (c->tied_head) m->lm_head = m->tok_emb;
+    for (int l = c->n_blocks; l < c->n_layer; l++) m->layers[l] = m->layers[l % c->n_blocks];  // shared weights
+    if (gates)
+        for (int l = 0; l < c->n_layer; l++) m->layers[l].out_scale = gates + (long)(l / c->n_blocks) * C;
+    return 0;
+}
+
+static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
+                     int *fused, int *passes, xsa_error *err) {
+    struct model_config *c = &m->cfg;
+    const struct pv *emb = shape_of(pt, "tok_emb.weight");
+    if (!emb || emb->ndim != 2)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D tok_emb.weight; not a parameter-golf GPT checkpoint", path);
+    c->vocab_size = (int)emb->shape[0], c->d_model = (int)emb->shape[1];
+    int rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
+    if (!rc) rc = agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
+    if (rc) return rc;
+    int nb = count_blocks(pt, "blocks."), ns = count_blocks(pt, "shared_blocks.");
+    *bprefix = ns ? "shared_blocks." : "blocks.";
+    c->n_blocks = ns ? ns : nb;
+    if (!c->n_blocks || (nb && ns)) return xsa_fail(err, XSA_EBADINPUT, "%s: %s; not a parameter-golf GPT checkpoint", path, nb && ns ? "both blocks.N and shared_blocks.N tensors" : "no blocks.N tensors");
+    char n[96];
+    snprintf(n, sizeof n, "%s0.attn.q_gain", *bprefix);
+    const struct pv *qg = shape_of(pt, n);
+    if (qg && qg->ndim == 1) {
+        c->n_head = (int)qg->shape[0];
+        if ((rc = agree(a, A_NUM_HEADS, c->n_head, n, path, err))) return rc;
+    } else if (a->set[A_NUM_HEADS]) {
+        c->n_head = (int)a->v[A_NUM_HEADS];
+    } else {
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no %s to count heads by; give NUM_HEADS in xsa_eval.json or --arch", path, n);
+    }
+    if (c->n_head < 1 || c->d_model % c->n_head || (c->d_model / c->n_head) % 2)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %d heads do not split MODEL_DIM %d into even head dimensions", path, c->n_head, c->d_model);
+    c->head_dim = c->d_model / c->n_head;
+    snprintf(n, sizeof n, "%s0.attn.c_k.weight", *bprefix);
+    const struct pv *ck = shape_of(pt, n);
+    if (!ck || ck->ndim != 2 || ck->shape[0] % c->head_dim || ck->shape[0] == 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is missing or not (kv_heads * %d, %d)", path, n, c->head_dim, c->d_model);
+    c->n_kv_head = (int)(ck->shape[0] / c->head_dim);
+    if ((rc = agree(a, A_NUM_KV_HEADS, c->n_kv_head, n, path, err))) return rc;
+    snprintf(n, sizeof n, "%s0.mlp.gate_up.weight", *bprefix);
+    const struct pv *mlp = shape_of(pt, n);
+    *fused = mlp != NULL;
+    snprintf(n, sizeof n, "%s0.mlp.gate.weight", *bprefix);
+    *swiglu = *fused || shape_of(pt, n);
+    if (!mlp) snprintf(n, sizeof n, "%s0.mlp.fc.weight", *bprefix), mlp = shape_of(pt, n);
+    if (!mlp || mlp->ndim != 2 || mlp->shape[0] % (*fused ? 2 : 1))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D %s0.mlp.fc.weight (or gate_up); not a parameter-golf GPT checkpoint", path, *bprefix);
+    c->d_ff = (int)(mlp->shape[0] / (*fused ? 2 : 1));
+    if ((rc = agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
+    if (a->set[A_USE_SWIGLU] && (a->v[A_USE_SWIGLU] != 0) != *swiglu)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: USE_SWIGLU = %g disagrees with %s, whose MLP is %s; fix the architecture file", a->path, a->v[A_USE_SWIGLU], path,
+                        *swiglu ? "SwiGLU" : "relu^2");
+    const struct pv *pg = shape_of(pt, "pass_gate"), *sw = shape_of(pt, "skip_weights");
+    *passes = pg && pg->ndim == 2 ? (int)pg->shape[0] : 1;
+    if ((rc = agree(a, A_NUM_RECURRENCE_PASSES, *passes, "pass_gate rows", path, err))) return rc;
+    if (ns) {  // a cycle of shared blocks: NUM_LAYERS is not in the shapes
+        if ((rc = agree(a, A_SHARED_CYCLE_LEN, ns, "shared_blocks count", path, err))) return rc;
+        if (!a->set[A_NUM_LAYERS])
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %d shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS in xsa_eval.json or --arch",
+                            path, ns);
+        c->n_layer = (int)a->v[A_NUM_LAYERS];
+    } else {
+        c->n_layer = c->n_blocks * *passes;
+        if ((rc = agree(a, A_NUM_LAYERS, c->n_blocks, "blocks count", path, err))) return rc;
+    }
+    if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
+    c->unet_skips = sw != NULL;
+    if (sw && (sw->ndim != 2 || sw->shape[0] != c->n_layer / 2))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS", path,
+                        sw->ndim ? (long long)sw->shape[0] : 0LL, c->n_layer, c->n_layer / 2);
+    // NeoMakesGames's GPT (the one that names its blocks shared_blocks) adds a skip after its block.
+    c->skip_after = (int)arch_or(a, A_SKIP_AFTER_BLOCK, ns ? 1 : 0);
+    const struct pv *be = shape_of(pt, "bigram.embed.weight");
+    if (be && be->ndim == 2) {
+        c->bigram_vocab = (int)be->shape[0], c->bigram_dim = (int)be->shape[1];
+        if ((rc = agree(a, A_BIGRAM_VOCAB_SIZE, c->bigram_vocab, "bigram.embed.weight rows", path, err)) ||
+            (rc = agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram.embed.weight columns", path, err)))
+            return rc;
+    }
+    c->smear = shape_of(pt, "smear.gate") != NULL;
+    c->tied_head = shape_of(pt, "lm_head.weight") == NULL;
+    if (a->set[A_TIE_EMBEDDINGS] && (a->v[A_TIE_EMBEDDINGS] != 0) != c->tied_head)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: TIE_EMBEDDINGS = %g disagrees with %s, which %s lm_head.weight; fix the architecture file", a->path,
+                        a->v[A_TIE_EMBEDDINGS], path, c->tied_head ? "has no" : "has");
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_HALF_NEG;
+    c->rope_theta = (float)arch_or(a, A_ROPE_BASE, 10000.0);
+    c->rope_dims = (int)arch_or(a, A_ROPE_DIMS, 0);
+    if (c->rope_dims == c->head_dim) c->rope_dims = 0;
+    if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
+    c->logit_softcap = (float)arch_or(a, A_LOGIT_SOFTCAP, 30.0);
+    c->max_seq_len = (int)arch_or(a, A_TRAIN_SEQ_LEN, 1024);
+    c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
+    c->norm_weightless = c->qk_norm = c->embed_norm = 1;
+    c->mlp_relu2 = !*swiglu;
+    c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
+    int xl = (int)arch_or(a, A_XSA_LAST_N, 0);
+    if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
+    for (int l = c->n_layer - xl; l < c->n_layer; l++) c->xsa[l] = 1;
+    return 0;
+}
+
+int pgolf_claims(const char *path) {
+    size_t n = strlen(path);
+    if (n >= 4 && !strcmp(path + n - 4, ".ptz")) return 1;
+    if (!(n >= 3 && !strcmp(path + n - 3, ".pt")) && !(n >= 4 && !strcmp(path + n - 4, ".pth"))) return 0;
+    char side[4200];
+    sidecar_path(path, side, sizeof side);
+    return g_arch_file != NULL || file_exists(side);
+}
+
+static void release_st(void *p) {
+    safetensors_close(p);
+    free(p);
+}
+
+int pgolf_load(struct model *m, const char *path, xsa_error *err) {
+    struct pg_arch a;
+    int rc = read_arch(&a, path, err);
+    if (rc) return rc;
+    struct safetensors *st = xsa_calloc(1, sizeof *st);
+    struct pg_tensors *pt = xsa_calloc(1, sizeof *pt);
+    pt->path = path;
+    int fi = 0;
+    struct torch_file tf;
+    memset(&tf, 0, sizeof tf);
+    rc = safetensors_add_file(st, path, &fi, err);
+    struct mapped_file *mf = rc ? NULL : &st->files[fi].mf;
+    if (!rc) rc = file_map(path, mf, err);
+    const unsigned char *data = mf ? mf->data : NULL;
+    size_t size = mf ? mf->size : 0;
+    if (!rc && !torch_zip_magic(data, size)) {  // a .ptz: the torch.save inside
+        unsigned char *raw = NULL;
+        rc = pgolf_decompress(data, size, &raw, &size, path, err);
+        if (!rc) rc = safetensors_keep(st, fi, raw, err);
+        data = raw;
+    }
+    int opened = !rc;
+    if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
+    if (!rc) rc = pgolf_read_root(pt, tf.root, err);
+    const char *bprefix = "blocks.";
+    int swiglu = 0, fused = 0, passes = 1;
+    if (!rc) rc = configure(m, pt, &a, path, &bprefix, &swiglu, &fused, &passes, err);
+    if (!rc) m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
+    struct pg_build b = {.pt = pt, .m = m, .path = path, .dry = 1};
+    if (!rc) rc = build_weights(&b, bprefix, swiglu, fused, passes, err);
+    if (!rc && !(m->arena = aligned_alloc(64, b.off ? b.off : 64))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory for %zu bytes of weights", b.off);
+    if (!rc) {
+        m->arena_bytes = b.off;
+        b = (struct pg_build){.pt = pt, .m = m, .path = path, .arena = m->arena};
+        rc = build_weights(&b, bprefix, swiglu, fused, passes, err);
+    }
+    for (int i = 0; i < pt->n && !rc; i++)
+        if (!pt->e[i].used)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for this parameter-golf architecture; xsa-eval would ignore it, so it refuses the file",
+                          path, pt->e[i].name);
+    if (!rc) rc = safetensors_sha256(st, m->weights_sha256, err);
+    if (!rc) {
+        snprintf(m->format, sizeof m->format, "%s", !strcmp(pt->format, "state_dict") ? "pytorch" : pt->format[0] == 'i' && pt->format[3] == '6' ? "pgolf-int6" : "pgolf-int8");
+        snprintf(m->dtype, sizeof m->dtype, "%s", !strcmp(pt->format, "state_dict") ? "mixed" : "I8");
+        snprintf(m->xsa_source, sizeof m->xsa_source, "%s", model_xsa_count(&m->cfg) ? "config" : "none");
+    }
+    if (opened) torch_file_close(&tf, st);
+    free(pt);
+    release_st(st);  // every weight was copied into the arena
+    return rc;
+}

@@ -1,0 +1,53 @@
+// pgolf.h: parameter-golf checkpoints (openai/parameter-golf and its forks): final_model.pt (a
+// torch.save state dict), final_model.int8.ptz (zlib of the int8_clean_per_row_v1 dict) and
+// final_model.int6.ptz (zstd or zlib of the int6 {w, m} dict). The files carry no
+// architecture: it comes from xsa_eval.json beside the file or --arch FILE.json (the family's
+// hyperparameter names), checked against the tensor shapes; what the shapes determine is
+// inferred. Not for use outside model/.
+#ifndef XSA_MODEL_PGOLF_H
+#define XSA_MODEL_PGOLF_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+#include "model/unpickle.h"
+
+#define PG_MAX_TENSORS 65536
+
+enum pg_kind { PG_RAW = 0, PG_Q8 = 1, PG_Q6 = 2 };
+
+struct pg_entry {
+    const char *name;
+    const struct pv *t;      // the tensor (RAW), or its int8 values (Q8, Q6)
+    const struct pv *scale;  // per-row (ndim 1) or per-tensor (ndim 0) scales; NULL for RAW
+    int kind;                // enum pg_kind
+    int bf16;                // restored to bfloat16 (rounded), as the family's code does
+    int used;
+};
+
+struct pg_tensors {
+    const char *path;
+    char format[32];         // "int8_clean_per_row_v1" | "int6" | "state_dict"
+    struct pg_entry e[PG_MAX_TENSORS];
+    int n;
+};
+
+// zstd or zlib bytes -> a malloc'd buffer; anything else is refused naming the file.
+int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err);
+
+// The unpickled object -> entries (no data copied).
+int pgolf_read_root(struct pg_tensors *pt, const struct pv *root, xsa_error *err);
+
+struct pg_entry *pgolf_find(struct pg_tensors *pt, const char *name);
+
+// An entry's values as float32 into dst (numel floats): q * scale, then rounded to the dtype
+// the family restores. Refuses int6 values outside [-32, 31] and scales that are 0 or not finite.
+int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_error *err);
+
+// 1 for a file this reader takes: a .ptz, or a .pt / .pth with xsa_eval.json beside it or --arch set.
+int pgolf_claims(const char *path);
+
+// Loads the artifact at `path` into m.
+int pgolf_load(struct model *m, const char *path, xsa_error *err);
+
+#endif

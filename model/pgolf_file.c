@@ -1,0 +1,278 @@
+// pgolf_file.c: the bytes of a parameter-golf artifact -> named tensors, dequantized as the
+// family's own round-trip code does (train_gpt.py: dequantize_state_dict_int8 for
+// int8_clean_per_row_v1, dequantize_mixed_int6 for the int6 records). A .ptz is zlib or zstd
+// of a torch.save; a .pt is the torch.save itself (a plain state dict).
+#include "model/pgolf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "common/xalloc.h"
+#include "model/safetensors.h"
+
+// Bytes a .ptz may decompress to: torch.save of int8 or int6 values barely compresses (the
+// real artifacts: about 1.1x), so 64x the file, at least 256 MiB, bounds a bomb well above them.
+#define PG_MAX_INFLATED ((size_t)8 << 30)
+static size_t inflate_cap(size_t n) {
+    size_t cap = n > PG_MAX_INFLATED / 64 ? PG_MAX_INFLATED : n * 64;
+    return cap < ((size_t)256 << 20) ? (size_t)256 << 20 : cap;
+}
+
+static int is_zstd(const unsigned char *d, size_t n) { return n >= 4 && d[0] == 0x28 && d[1] == 0xb5 && d[2] == 0x2f && d[3] == 0xfd; }
+static int is_zlib(const unsigned char *d, size_t n) { return n >= 2 && (d[0] & 0x0f) == 8 && (d[0] >> 4) <= 7 && ((d[0] << 8) | d[1]) % 31 == 0; }
+
+static int grow_buf(unsigned char **buf, size_t *cap, size_t limit, const char *path, xsa_error *err) {
+    if (*cap >= limit)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: decompresses to more than %zu bytes (64 times its size); not a parameter-golf artifact", path, limit);
+    size_t n = *cap ? *cap * 2 : (size_t)1 << 20;
+    if (n > limit) n = limit;
+    *buf = xsa_realloc(*buf, n);
+    *cap = n;
+    return 0;
+}
+
+static int inflate_zlib(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit(&z) != Z_OK) return xsa_fail(err, XSA_ERUNTIME, "zlib: inflateInit failed");
+    unsigned char *buf = NULL;
+    size_t cap = 0, used = 0;
+    int rc = 0, zr = Z_OK;
+    z.next_in = (unsigned char *)(uintptr_t)d;
+    while (!rc && zr != Z_STREAM_END) {
+        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        size_t in_left = n - (size_t)(z.next_in - d);
+        z.avail_in = in_left > (1u << 30) ? (1u << 30) : (unsigned)in_left;
+        z.next_out = buf + used;
+        z.avail_out = cap - used > (1u << 30) ? (1u << 30) : (unsigned)(cap - used);
+        unsigned before = z.avail_out;
+        zr = inflate(&z, Z_NO_FLUSH);
+        used += before - z.avail_out;
+        if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && used == cap))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: the zlib stream is corrupt or truncated (%s); re-download the artifact", path, z.msg ? z.msg : "no end");
+    }
+    inflateEnd(&z);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf, *out_n = used;
+    return 0;
+}
+
+static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    ZSTD_DStream *z = ZSTD_createDStream();
+    if (!z) return xsa_fail(err, XSA_ERUNTIME, "zstd: out of memory");
+    unsigned char *buf = NULL;
+    size_t cap = 0, used = 0, left = 1;
+    int rc = 0;
+    ZSTD_inBuffer in = {d, n, 0};
+    while (!rc && left) {
+        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        ZSTD_outBuffer o = {buf, cap, used};
+        left = ZSTD_decompressStream(z, &o, &in);
+        used = o.pos;
+        if (ZSTD_isError(left)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: the zstd stream is corrupt (%s); re-download the artifact", path, ZSTD_getErrorName(left));
+        else if (left && in.pos == in.size && o.pos < o.size) rc = xsa_fail(err, XSA_EBADINPUT, "%s: the zstd stream is truncated; re-download the artifact", path);
+    }
+    ZSTD_freeDStream(z);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf, *out_n = used;
+    return 0;
+}
+
+int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    if (is_zstd(d, n)) return inflate_zstd(d, n, out, out_n, path, err);
+    if (is_zlib(d, n)) return inflate_zlib(d, n, out, out_n, path, err);
+    return xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib nor zstd (first bytes %02x %02x); pass the artifact train_gpt.py wrote",
+                    path, n > 0 ? d[0] : 0, n > 1 ? d[1] : 0);
+}
+
+static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t, const struct pv *scale, int kind, int bf16,
+                     xsa_error *err) {
+    if (pt->n == PG_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", pt->path, PG_MAX_TENSORS);
+    if (!t || t->kind != PV_TENSOR || (scale && scale->kind != PV_TENSOR))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: entry '%s' is not a tensor; the file is corrupt or not written by train_gpt.py", pt->path, name);
+    pt->e[pt->n++] = (struct pg_entry){.name = name, .t = t, .scale = scale, .kind = kind, .bf16 = bf16};
+    return 0;
+}
+
+static const char *dict_str(const struct pv *d, const char *key) {
+    const struct pv *v = d && d->kind == PV_DICT ? up_dict_get(d, key) : NULL;
+    return v && v->kind == PV_STR ? v->s : NULL;
+}
+
+// The torch dtype train_gpt.py restores a tensor to: float32 (kept), bfloat16 (rounded).
+static int restore_dtype(const struct pg_tensors *pt, const char *name, const char *dtype, int *bf16, xsa_error *err) {
+    *bf16 = 0;
+    if (!dtype || !strcmp(dtype, "float32")) return 0;
+    if (!strcmp(dtype, "bfloat16")) return *bf16 = 1, 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is restored to dtype '%s'; xsa-eval restores float32 and bfloat16 only", pt->path, name, dtype);
+}
+
+static int read_int8_v1(struct pg_tensors *pt, const struct pv *root, xsa_error *err) {
+    const struct pv *q = up_dict_get(root, "quantized"), *s = up_dict_get(root, "scales"), *dt = up_dict_get(root, "dtypes");
+    const struct pv *pass = up_dict_get(root, "passthrough"), *pod = up_dict_get(root, "passthrough_orig_dtypes");
+    if (!q || q->kind != PV_DICT || !s || s->kind != PV_DICT || !dt || dt->kind != PV_DICT || !pass || pass->kind != PV_DICT)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: an int8_clean_per_row_v1 dict without its quantized, scales, dtypes and passthrough dicts; the file is corrupt", pt->path);
+    int rc = 0, bf16;
+    for (size_t i = 0; i < q->n && !rc; i++) {
+        const struct pv *k = q->v[2 * i];
+        if (k->kind != PV_STR) return xsa_fail(err, XSA_EBADINPUT, "%s: a quantized entry whose key is not a name", pt->path);
+        const struct pv *sc = up_dict_get(s, k->s);
+        if (!sc) return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has no entry in scales; the file is corrupt", pt->path, k->s);
+        if (!(rc = restore_dtype(pt, k->s, dict_str(dt, k->s), &bf16, err))) rc = add_entry(pt, k->s, q->v[2 * i + 1], sc, PG_Q8, bf16, err);
+    }
+    for (size_t i = 0; i < pass->n && !rc; i++) {
+        const struct pv *k = pass->v[2 * i];
+        if (k->kind != PV_STR) return xsa_fail(err, XSA_EBADINPUT, "%s: a passthrough entry whose key is not a name", pt->path);
+        if (!(rc = restore_dtype(pt, k->s, dict_str(pod, k->s), &bf16, err))) rc = add_entry(pt, k->s, pass->v[2 * i + 1], NULL, PG_RAW, bf16, err);
+    }
+    return rc;
+}
+
+// nn.Embedding weights are bfloat16 in the exported model (GPT(...).bfloat16(), then only
+// CastedLinear and low-dimensional parameters back to float32): what int6 restores them to.
+static int embedding_name(const char *name) {
+    size_t n = strlen(name), k = strlen("emb.weight"), j = strlen("embed.weight");
+    return (n >= k && !strcmp(name + n - k, "emb.weight")) || (n >= j && !strcmp(name + n - j, "embed.weight"));
+}
+
+static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv *meta, xsa_error *err) {
+    if (w->kind != PV_DICT || meta->kind != PV_DICT)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 artifact whose 'w' or 'm' is not a dict; the file is corrupt", pt->path);
+    int rc = 0;
+    char name[600];
+    for (size_t i = 0; i < meta->n && !rc; i++) {
+        const struct pv *k = meta->v[2 * i], *info = meta->v[2 * i + 1];
+        if (k->kind != PV_STR || k->len > 500) return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 meta entry whose key is not a name", pt->path);
+        const char *type = info->kind == PV_STR ? info->s : dict_str(info, "type");
+        int bf16 = embedding_name(k->s);
+        if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16"))) {
+            rc = add_entry(pt, k->s, up_dict_get(w, k->s), NULL, PG_RAW, bf16, err);
+        } else if (type && (!strcmp(type, "int6") || !strcmp(type, "int8"))) {
+            snprintf(name, sizeof name, "%s.q", k->s);
+            const struct pv *q = up_dict_get(w, name);
+            snprintf(name, sizeof name, "%s.scale", k->s);
+            const struct pv *s = up_dict_get(w, name);
+            if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' lacks its .q or .scale entry; the file is corrupt", pt->path, k->s);
+            rc = add_entry(pt, k->s, q, s, !strcmp(type, "int6") ? PG_Q6 : PG_Q8, bf16, err);
+        } else {
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int6, int8 and passthrough",
+                            pt->path, k->s, type ? type : "(not a string)");
+        }
+    }
+    return rc;
+}
+
+int pgolf_read_root(struct pg_tensors *pt, const struct pv *root, xsa_error *err) {
+    if (!root || root->kind != PV_DICT)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is not a dict; not a parameter-golf artifact", pt->path);
+    const struct pv *fmt = up_dict_get(root, "__quant_format__");
+    if (fmt) {
+        if (fmt->kind != PV_STR || strcmp(fmt->s, "int8_clean_per_row_v1"))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: unknown quantization format '%s'; xsa-eval reads int8_clean_per_row_v1 and the int6 {w, m} format",
+                            pt->path, fmt->kind == PV_STR ? fmt->s : "(not a string)");
+        snprintf(pt->format, sizeof pt->format, "int8_clean_per_row_v1");
+        return read_int8_v1(pt, root, err);
+    }
+    const struct pv *w = up_dict_get(root, "w"), *m = up_dict_get(root, "m");
+    if (w && m && root->n == 2) {
+        snprintf(pt->format, sizeof pt->format, "int6");
+        return read_int6(pt, w, m, err);
+    }
+    snprintf(pt->format, sizeof pt->format, "state_dict");
+    int rc = 0;
+    for (size_t i = 0; i < root->n && !rc; i++) {
+        const struct pv *k = root->v[2 * i];
+        if (k->kind != PV_STR) return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict key that is not a name", pt->path);
+        rc = add_entry(pt, k->s, root->v[2 * i + 1], NULL, PG_RAW, 0, err);
+    }
+    return rc;
+}
+
+struct pg_entry *pgolf_find(struct pg_tensors *pt, const char *name) {
+    for (int i = 0; i < pt->n; i++)
+        if (!strcmp(pt->e[i].name, name)) return &pt->e[i];
+    return NULL;
+}
+
+// Element k of a contiguous tensor as a float (F32, F16, BF16) or an integer (I8).
+static const unsigned char *tensor_bytes(const struct pv *t, uint64_t *numel) {
+    uint64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= (uint64_t)t->shape[d];
+    *numel = n;
+    uint64_t want = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->stride[d] != (int64_t)want) return NULL;
+        want *= (uint64_t)t->shape[d];
+    }
+    if (t->offset < 0 || (uint64_t)t->offset > t->storage->numel || n > t->storage->numel - (uint64_t)t->offset) return NULL;
+    return t->storage->data + (size_t)t->offset * (size_t)t->dtype->size;
+}
+
+static float elem_f32(const struct pv *t, const unsigned char *p, uint64_t k) {
+    uint16_t h;
+    float f;
+    switch (t->dtype->size) {
+    case 4: memcpy(&f, p + 4 * k, 4); return f;
+    case 2: memcpy(&h, p + 2 * k, 2); return !strcmp(t->dtype->name, "BF16") ? st_bf16_to_f32(h) : st_f16_to_f32(h);
+    default: return (float)(int8_t)p[k];
+    }
+}
+
+// float -> bfloat16 -> float, round to nearest even, as torch's .to(torch.bfloat16).
+static float round_bf16(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static int is_float_dtype(const struct pv *t) { return !strcmp(t->dtype->name, "F32") || !strcmp(t->dtype->name, "F16") || !strcmp(t->dtype->name, "BF16"); }
+
+int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_error *err) {
+    uint64_t n, ns = 0;
+    const unsigned char *p = tensor_bytes(e->t, &n), *ps = e->scale ? tensor_bytes(e->scale, &ns) : NULL;
+    if (!p || (e->scale && !ps))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is not contiguous within its storage; train_gpt.py saves contiguous tensors", pt->path, e->name);
+    if (e->kind == PG_RAW) {
+        if (!is_float_dtype(e->t)) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has dtype %s; a weight must be float32, float16 or bfloat16", pt->path, e->name, e->t->dtype->name);
+        for (uint64_t k = 0; k < n; k++) dst[k] = e->bf16 ? round_bf16(elem_f32(e->t, p, k)) : elem_f32(e->t, p, k);
+        return 0;
+    }
+    if (strcmp(e->t->dtype->name, "I8") || !is_float_dtype(e->scale))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' is %s with %s scales; expected int8 values and float scales", pt->path, e->name,
+                        e->t->dtype->name, e->scale->dtype->name);
+    int per_row = e->scale->ndim > 0;
+    uint64_t rows = e->t->ndim > 0 ? (uint64_t)e->t->shape[0] : 1, cols = rows ? n / rows : 0;
+    if (per_row ? ns != rows : ns != 1)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has %llu scales for %llu rows; the file is corrupt", pt->path, e->name,
+                        (unsigned long long)ns, (unsigned long long)rows);
+    for (uint64_t r = 0; r < ns; r++) {
+        float s = elem_f32(e->scale, ps, r);
+        if (!(s != 0 && isfinite(s)))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has scale %g at row %llu; a scale must be finite and nonzero (the artifact is damaged)",
+                            pt->path, e->name, (double)s, (unsigned long long)r);
+    }
+    for (uint64_t k = 0; k < n; k++) {
+        int v = (int8_t)p[k];
+        if (e->kind == PG_Q6 && (v < -32 || v > 31))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' holds %d at element %llu, outside [-32, 31]; the artifact is damaged", pt->path,
+                            e->name, v, (unsigned long long)k);
+        float s = elem_f32(e->scale, ps, per_row ? k / cols : 0);
+        float x = (float)v * s;  // q.float() * s.float(), then .to(original dtype)
+        dst[k] = e->bf16 ? round_bf16(x) : x;
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Parameter-golf artifacts (model/pgolf.c): `info` on the good ones, and one line naming the
+# file and the problem, exit 2, for each kind of bad input: a sidecar that disagrees with the
+# tensors, an unknown quantization format, a .ptz that is neither zlib nor zstd (or truncated),
+# int6 values outside [-32, 31], a scale of 0 or NaN (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
+. "$(dirname "$0")/lib.sh"
+P=tests/fixtures/pgolf/xsa_record
+B=tests/fixtures/pgolf_bad
+
+expect_exit info_pt 0 "features +weightless RMSNorm, normed embedding, q/k RMSNorm, q_gain, resid_mix, attn/mlp scales, U-Net skips \(before the block\), SmearGate, bigram hash 64x16, logit soft-cap 30" -- "$XSA_BIN" info --model $P/final_model.pt
+expect_exit info_int6_xsa 0 "xsa layers +3,4 \(2 of 5; source: config\)" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
+expect_exit info_int8_json 0 '"format":[[:space:]]*"pgolf-int8"' -- "$XSA_BIN" info --model $P/final_model.int8.ptz --json
+expect_exit info_arch 0 "architecture +pgolf" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
+expect_exit info_relu2 0 "activation +relu2" -- "$XSA_BIN" info --model $P/final_model.pt
+expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gated_xsa/final_model.pt
+
+# The sidecar (or --arch) disagreeing with the shapes names the setting and the tensor.
+mkdir -p "$TMP/side"; cp $P/final_model.pt "$TMP/side/"
+echo '{"NUM_HEADS": 8}' > "$TMP/side/xsa_eval.json"
+expect_exit sidecar_heads 2 "xsa_eval.json: NUM_HEADS = 8 disagrees with .*final_model.pt, whose blocks.0.attn.q_gain gives 4; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
+echo '{"MLP_MULT": 2}' > "$TMP/arch.json"
+expect_exit arch_mlp_mult 2 "arch.json: MLP_MULT = 2 disagrees with .*final_model.int8.ptz, whose blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+echo '{"NUM_LAYERS": 7}' > "$TMP/arch.json"
+expect_exit arch_layers 2 "arch.json: NUM_LAYERS = 7 disagrees with .*final_model.pt, whose blocks count gives 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"USE_SWIGLU": 1}' > "$TMP/arch.json"
+expect_exit arch_swiglu 2 "arch.json: USE_SWIGLU = 1 disagrees with .*final_model.pt, whose MLP is relu\^2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"NUM_KV_HEADS": 4}' > "$TMP/arch.json"
+expect_exit arch_kv_heads 2 "NUM_KV_HEADS = 4 disagrees with .*, whose blocks.0.attn.c_k.weight gives 2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+# Without an architecture file, what the shapes determine is used; XSA_LAST_N is not in the file.
+cp $P/final_model.int8.ptz "$TMP/noarch.int8.ptz"
+expect_exit no_sidecar_infers 0 "layers +5$" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+expect_exit no_sidecar_no_xsa 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+neo=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_forks/NeoMakesGames_final_model.int8.ptz
+if [ -f "$neo" ]; then
+    expect_exit shared_blocks_need_layers 2 "NeoMakesGames_final_model.int8.ptz: 2 shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS" -- "$XSA_BIN" info --model "$neo"
+    expect_exit shared_blocks_arch 0 "layers +9$" -- "$XSA_BIN" info --model "$neo" --arch tests/fixtures/pgolf_real/NeoMakesGames.arch.json
+else
+    skip shared_blocks_need_layers "../shared/benchdata absent"
+    skip shared_blocks_arch "../shared/benchdata absent"
+fi
+echo '{"NUM_LAYRES": 5}' > "$TMP/arch.json"
+expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not an architecture setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"XSA_LAST_N": 9}' > "$TMP/arch.json"
+expect_exit arch_xsa_too_many 2 "XSA_LAST_N 9 exceeds NUM_LAYERS 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+expect_exit arch_missing 2 "nonexistent.json" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/nonexistent.json"
+
+# Damaged artifacts.
+expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization format 'int4_magic_v9'" -- "$XSA_BIN" info --model $B/unknown_format.int8.ptz
+expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
+expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
+expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz
+expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
+cp $B/xsa_eval.json "$TMP/"
+printf 'not compressed at all' > "$TMP/plain.ptz"
+expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib nor zstd" -- "$XSA_BIN" info --model "$TMP/plain.ptz"
+head -c 20000 $P/final_model.int6.ptz > "$TMP/cut.int6.ptz"
+expect_exit zstd_truncated 2 "cut.int6.ptz: the zstd stream is truncated" -- "$XSA_BIN" info --model "$TMP/cut.int6.ptz"
+head -c 20000 $P/final_model.int8.ptz > "$TMP/cut.int8.ptz"
+expect_exit zlib_truncated 2 "cut.int8.ptz: the zlib stream is corrupt or truncated" -- "$XSA_BIN" info --model "$TMP/cut.int8.ptz"
+
+# The CUDA backend lacks these operations: an explicit request says so, auto falls back.
+expect_exit cuda_refused 2 "the CUDA backend does not implement this parameter-golf model's operations" -- "$XSA_BIN" logprobs --model $P/final_model.pt --tokens 1,5,9 --device cuda
+finish
