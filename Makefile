@@ -15,7 +15,7 @@ CFLAGS  ?= $(OPT) -g
 XSA_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -MMD -MP $(PKG_CFLAGS) -I/usr/include/cjson
 ALL_CFLAGS = $(XSA_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = $(CFLAGS) $(SAN) $(LDFLAGS)
-XSA_LDLIBS = $(PKG_LIBS) -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -lz -lpthread -ldl -lm
+XSA_LDLIBS = $(PKG_LIBS) $(MPI_LIBS) -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -lz -lpthread -ldl -lm
 
 # The Debian packages are checked (and installed, as root) before anything is compiled:
 # $(BUILD)/deps.mk is remade first, then make rereads it with pkg-config's flags.
@@ -28,8 +28,24 @@ $(BUILD)/deps.mk: tools/install-deps.sh tools/debian-packages.txt
 	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags openblas libcjson 2>/dev/null)"; \
 	   echo "PKG_LIBS := $$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)"; } > $@.tmp && mv $@.tmp $@
 
+# Data-parallel runs (eval/dist.h): eval/dist_mpi.c when Open MPI's compiler wrapper or
+# pkg-config is here, else eval/dist_none.c (same interface, one process). `make MPI=0` builds
+# without it; use another BUILD folder when switching (make MPI=0 BUILD=build-nompi).
+MPI ?= $(shell { command -v mpicc || pkg-config --exists ompi-c; } >/dev/null 2>&1 && echo 1 || echo 0)
+ifeq ($(MPI),1)
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null || mpicc --showme:compile)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null || mpicc --showme:link)
+DIST_SKIP  := eval/dist_none.c
+$(BUILD)/eval/dist_mpi.o: XSA_CFLAGS += $(MPI_CFLAGS)
+else
+DIST_SKIP  := eval/dist_mpi.c
+endif
 LIB_DIRS := common data tasks model kernels kernels/cpu eval reports cli
-LIB_SRC  := $(filter-out cli/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRC  := $(filter-out cli/main.c $(DIST_SKIP),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+# The archive is remade when MPI changes (its member list does).
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(BUILD) && { echo $(MPI) | cmp -s - $(BUILD)/mpi.flag || echo $(MPI) > $(BUILD)/mpi.flag; })
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:%.c=$(BUILD)/%)
@@ -52,9 +68,14 @@ all: xsa-eval $(CUDA_SO)
 xsa-eval: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
 
-$(BUILD)/libxsa.a: $(LIB_OBJ)
+# The same binary inside the build folder, e.g. without MPI beside the default one:
+# make MPI=0 BUILD=build-nompi build-nompi/xsa-eval
+$(BUILD)/xsa-eval: $(BUILD)/cli/main.o $(BUILD)/libxsa.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(XSA_LDLIBS) $(LDLIBS)
+
+$(BUILD)/libxsa.a: $(LIB_OBJ) $(BUILD)/mpi.flag
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(LIB_OBJ)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -25,9 +25,9 @@
 #include "eval/scheduler.h"
 #include "kernels/backend.h"
 #include "model/model.h"
+#include "bench/random_checkpoint.h"
 #include "tests/random_model.h"
 
-enum { C = 512, L = 8, F = 1408, V = 1024 };
 
 static double now_s(void) {
     struct timespec ts;
@@ -43,55 +43,6 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Writes dir/model.safetensors: every tensor of the llama above, random values of scale 0.02,
-// as F32 (bf16 0) or BF16; the header is padded so the data starts 8-byte aligned.
-static int write_checkpoint(const char *dir, int bf16, xsa_error *err) {
-    static const char *layer_names[] = {"input_layernorm", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                                        "self_attn.o_proj", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj",
-                                        "mlp.down_proj"};
-    static const long rows[] = {C, C, C, C, C, C, F, F, C}, cols[] = {0, C, C, C, C, 0, C, C, F};
-    size_t es = bf16 ? 2 : 4, off = 0, total = ((size_t)V * C + (size_t)L * (2 * C + 4 * C * C + 3 * (size_t)F * C) + C) * es;
-    struct sbuf h = {0};
-    sbuf_printf(&h, "{\"model.embed_tokens.weight\":{\"dtype\":\"%s\",\"shape\":[%d,%d],\"data_offsets\":[0,%zu]}",
-                bf16 ? "BF16" : "F32", V, C, (off = (size_t)V * C * es));
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < 9; k++) {
-            size_t n = (size_t)rows[k] * (size_t)(cols[k] ? cols[k] : 1) * es;
-            sbuf_printf(&h, ",\"model.layers.%d.%s.weight\":{\"dtype\":\"%s\",\"shape\":[%ld", l, layer_names[k], bf16 ? "BF16" : "F32", rows[k]);
-            if (cols[k]) sbuf_printf(&h, ",%ld", cols[k]);
-            sbuf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + n);
-            off += n;
-        }
-    sbuf_printf(&h, ",\"model.norm.weight\":{\"dtype\":\"%s\",\"shape\":[%d],\"data_offsets\":[%zu,%zu]}}",
-                bf16 ? "BF16" : "F32", C, off, off + (size_t)C * es);
-    while ((8 + h.n) % 8) sbuf_append(&h, " ", 1);
-    size_t bytes = 8 + h.n + total;
-    unsigned char *buf = xsa_malloc(bytes);
-    for (int i = 0; i < 8; i++) buf[i] = (unsigned char)((uint64_t)h.n >> (8 * i));
-    memcpy(buf + 8, h.s, h.n);
-    uint64_t seed = 42;
-    unsigned char *p = buf + 8 + h.n;
-    for (size_t i = 0; i < total / es; i++) {
-        float f = 0.02f * random_model_uniform(&seed);
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        if (bf16) { uint16_t b = (uint16_t)(u >> 16); memcpy(p + 2 * i, &b, 2); }
-        else memcpy(p + 4 * i, &u, 4);
-    }
-    char path[256];
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    int rc = file_write_atomic(path, buf, bytes, err);
-    free(buf);
-    sbuf_free(&h);
-    if (rc) return rc;
-    char cfg[512];
-    int n = snprintf(cfg, sizeof cfg,
-                     "{\"model_type\":\"llama\",\"vocab_size\":%d,\"hidden_size\":%d,\"intermediate_size\":%d,\"num_hidden_layers\":%d,"
-                     "\"num_attention_heads\":8,\"max_position_embeddings\":1024,\"tie_word_embeddings\":true}", V, C, F, L);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    return file_write_atomic(path, cfg, (size_t)n, err);
 }
 
 // The check alone over every weight array of a loaded model (F32: in place in the mapping; BF16:
@@ -215,7 +166,7 @@ int main(int argc, char **argv) {
     printf("random llama d_model %d, %d layers, d_ff %d, vocab %d, tied; medians of %d loads\n", C, L, F, V, reps);
     printf("%-5s %10s %10s %9s %9s %10s %10s\n", "dtype", "params", "weights MB", "load ms", "check ms", "check GB/s", "check/load");
     for (int bf16 = 0; bf16 <= 1 && !rc; bf16++) {
-        if ((rc = write_checkpoint(dir, bf16, &err))) break;
+        if ((rc = random_checkpoint_write(dir, bf16, &err))) break;
         struct model m;
         size_t floats = 0, bad = 0;
         long long params = 0;
@@ -244,7 +195,7 @@ int main(int argc, char **argv) {
     struct sched_request *reqs = xsa_calloc((size_t)n, sizeof *reqs);
     struct sched_result *r0 = xsa_calloc((size_t)n, sizeof *r0), *r1 = xsa_calloc((size_t)n, sizeof *r1);
     int32_t *toks = make_requests(n_docs, reqs);
-    if (!rc && !(rc = write_checkpoint(dir, 0, &err)) && !(rc = model_load(&m, dir, &err))) have_model = 1;
+    if (!rc && !(rc = random_checkpoint_write(dir, 0, &err)) && !(rc = model_load(&m, dir, &err))) have_model = 1;
     struct backend_options bo = {.n_threads = 0, .max_batch_tokens = 4096};
     if (!rc) rc = backend_options_from_env(&bo, &err);
     if (!rc && !(rc = backend_open(&be, "cpu", &m, &bo, &err))) have_be = 1;

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/version.h"
 #include "common/xalloc.h"
 #include "eval/compare.h"
+#include "eval/dist.h"
 
 enum {
     DATA_CACHE_DIR = CLI_KEY_DATA, DATA_OFFLINE, DATA_DATASETS_SERVER, DATA_HF_ENDPOINT, DATA_ORIGINALS_MIRROR,
@@ -192,5 +194,10 @@ int cli_model_path(const struct cli_command *c, const char **path, struct hub_mo
     }
     *path = hub->path;
     if (used) *used = hub;
+    return 0;
+}
+
+int cli_print_version(void) {
+    printf("xsa-eval %s\nMPI: %s\n", XSA_EVAL_VERSION, dist_build_desc());
     return 0;
 }

@@ -75,5 +75,8 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
 int cli_data_flag(struct data_options *d, int key, const char *value);
 // The statistics flags' handler, for keys >= CLI_KEY_STATS: 0, or 2 after printing why.
 int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, const char *value);
+// `xsa-eval --version` and `info --version`: the version, and whether MPI is built in
+// (data-parallel runs, docs/distributed.md). Returns 0.
+int cli_print_version(void);
 
 #endif

@@ -10,20 +10,22 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_ARCH };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_ARCH, F_VERSION };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors) or llama2.c .bin file (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
+    {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},
 };
 
-static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--json]", NULL, flags, 4, 0, 0};
+static const struct cli_command cmd = {"info", "--model PATH [--xsa SPEC] [--arch FILE] [--json] | --version", NULL,
+                                       flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
     const char *model, *xsa;
-    int json;
+    int json, version;
 };
 
 static int on_flag(void *ctx, int key, const char *v) {
@@ -31,6 +33,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     if (key == F_ARCH) model_set_arch_file(v);
     else if (key == F_MODEL) a->model = v;
     else if (key == F_XSA) a->xsa = v;
+    else if (key == F_VERSION) a->version = 1;
     else a->json = 1;
     return 0;
 }
@@ -130,6 +133,7 @@ int cmd_info(int argc, char **argv) {
     struct info_args a = {0};
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
     if (rc) return rc < 0 ? 0 : rc;
+    if (a.version) return cli_print_version();
     const char *model_path = a.model, *xsa_spec = a.xsa;
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");

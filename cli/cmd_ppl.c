@@ -14,7 +14,7 @@
 #include "eval/compare.h"
 #include "eval/outdir.h"
 #include "eval/ppl.h"
-#include "eval/shard.h"
+#include "eval/token_shard.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "reports/ppl_report.h"
@@ -217,7 +217,7 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
     if (a->n_shards) {
         struct ivec all = {0};
         int rc = 0;
-        for (int i = 0; i < a->n_shards && !rc; i++) rc = shard_read(a->shard[i], vocab, &all, err);
+        for (int i = 0; i < a->n_shards && !rc; i++) rc = token_shard_read(a->shard[i], vocab, &all, err);
         d->stream = 1;
         d->bytes = NAN;
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE) {

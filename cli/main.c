@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/version.h"
 
@@ -41,8 +42,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("xsa-eval %s\n", XSA_EVAL_VERSION);
-        return 0;
+        return cli_print_version();
     }
     if (argv[1][0] == '-') return cmd_run(argc, argv);  // bare `xsa-eval --model ... --tasks ...`
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

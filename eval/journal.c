@@ -1,6 +1,7 @@
 // journal.c: the run journal and the request cache of one model's run (journal.h).
 #include "eval/journal.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,10 +26,12 @@ int journal_scopes(const struct model *m, const char *numerics, const char *sett
 }
 
 int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, const char model_scope[65],
-                 const char run_scope[65], int resume, int quiet, xsa_error *err) {
+                 const char run_scope[65], int rank, int resume, int quiet, xsa_error *err) {
     memset(j, 0, sizeof *j);
     j->journal.fd = j->cache.fd = -1;
-    if (snprintf(j->journal_path, sizeof j->journal_path, "%s/journal_%.16s.xsaj", dir, run_scope) >=
+    char tag[32] = "";
+    if (rank > 0) snprintf(tag, sizeof tag, ".rank%d", rank);
+    if (snprintf(j->journal_path, sizeof j->journal_path, "%s/journal_%.16s%s.xsaj", dir, run_scope, tag) >=
         (int)sizeof j->journal_path)
         return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     if (!resume) unlink(j->journal_path);
@@ -82,4 +85,24 @@ void journal_close(struct run_journal *j, int success) {
     }
     if (j->have_cache) reqstore_close(&j->cache);
     j->have_journal = j->have_cache = 0;
+}
+
+int journal_remove_ranks(const char *dir, const char run_scope[65]) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "journal_%.16s.rank", run_scope);
+    size_t np = strlen(prefix);
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *name = de->d_name, *end = name + np;
+        if (strncmp(name, prefix, np) || !*end) continue;
+        while (*end >= '0' && *end <= '9') end++;
+        char p[4200];
+        if (end == name + np || strcmp(end, ".xsaj") || snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p)
+            continue;
+        n += unlink(p) == 0;
+    }
+    if (d) closedir(d);
+    return n;
 }

@@ -31,9 +31,16 @@ int journal_scopes(const struct model *m, const char *numerics, const char *sett
 
 // Opens the journal in `dir` (resume 0: an existing one is discarded first) and, when
 // cache_dir is set, the request cache. A journal held by a concurrent run of the same
-// command is left to it (this run keeps none; said on stderr unless quiet).
+// command is left to it (this run keeps none; said on stderr unless quiet). rank: 0 for one
+// process and rank 0 of a data-parallel run (docs/distributed.md); a rank r > 0 keeps its own
+// journal_<scope>.rank<r>.xsaj of the batches it scored, found again by a rerun with any
+// number of ranks (a record answers for its tokens wherever they are dealt).
 int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, const char model_scope[65],
-                 const char run_scope[65], int resume, int quiet, xsa_error *err);
+                 const char run_scope[65], int rank, int resume, int quiet, xsa_error *err);
+
+// Removes the journals of ranks r > 0 of this run scope in `dir` (once rank 0 has written the
+// results: also those of ranks a rerun with fewer ranks no longer has). Returns how many.
+int journal_remove_ranks(const char *dir, const char run_scope[65]);
 
 // 1 and *out filled when the journal or the cache has scored this key.
 int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out);

@@ -1,26 +1,34 @@
-// shard.h: token shards as llm.c, modded-nanogpt and parameter-golf write them: a header of
-// 256 little-endian int32 (magic 20240520, version, token count, the rest unused), then the
-// tokens: uint16 for version 1, uint32 for version 2 (llm.c's llama 3 shards). The file size
-// must be exactly header + count tokens, as parameter-golf's load_data_shard requires.
+// shard.h: a task's requests dealt to the ranks of a data-parallel run (eval/dist.h), and
+// the bytes they travel as. Dealing never changes a score (scores do not depend on which
+// requests share a batch); it only decides which rank computes what.
 #ifndef XSA_EVAL_SHARD_H
 #define XSA_EVAL_SHARD_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
 #include "common/vec.h"
+#include "eval/scheduler.h"
 
-#define SHARD_MAGIC 20240520
-#define SHARD_HEADER_INTS 256
-#define SHARD_MAX_TOKENS (1 << 30)  // appended over all shards of one call
+// owner (n): the rank of each request. A group (a run of consecutive requests with the same
+// group, one document) stays on one rank, so that its shared prefix is computed once. Groups
+// go, costliest first, to the rank with the least cost so far (ties: the lowest rank), with
+// cost = tokens + tokens^2 / (12 d_model): the GEMMs' work per token against attention's per
+// pair of tokens; with share, a group's common prefix counts once. Deterministic.
+void shard_assign(const struct sched_request *req, int n, int share, int d_model, int n_ranks, int *owner);
 
-// Appends the tokens of data[0..len) (named `name` in errors) to out. Every token must be
-// below vocab (vocab <= 0: no check). Returns 0 or XSA_EBADINPUT with the reason and offset
-// (then nothing is appended).
-int shard_parse(const uint8_t *data, size_t len, const char *name, int vocab, struct ivec *out, xsa_error *err);
+// Requests as bytes: int32 count, then per request n_input, n_cont, group, input, cont.
+// pack: req[idx[i]] for i < n (idx NULL: req[0..n)).
+void shard_pack_requests(const struct sched_request *req, const int *idx, int n, struct sbuf *out);
+// *reqs (n) point into *tokens; both malloc'ed, caller frees. A malformed buffer is an error.
+int shard_unpack_requests(const char *buf, size_t len, struct sched_request **reqs, int32_t **tokens, int *n,
+                          xsa_error *err);
 
-// shard_parse of a file (mapped, never read past its size).
-int shard_read(const char *path, int vocab, struct ivec *out, xsa_error *err);
+// Results as bytes: int32 count, int64 tokens computed, then per result logprob (double) and
+// greedy (int32).
+void shard_pack_results(const struct sched_result *res, int n, long long tokens_computed, struct sbuf *out);
+// Exactly `n` results into res; a buffer of another size is an error.
+int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, int n, long long *tokens_computed,
+                         xsa_error *err);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include "common/xalloc.h"
 #include "eval/ppl.h"
-#include "eval/shard.h"
+#include "eval/token_shard.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "tests/backend_env.h"
@@ -164,7 +164,7 @@ static void shard_bpb(const char *shard, const char *sp_model, int context, doub
     CHECK(tokenizer_load(&tk, sp_model, &err) == 0);
     struct ppl_docs d = {.stream = 1, .lut_n = m.cfg.vocab_size};
     struct ivec all = {0};
-    CHECK(shard_read(shard, m.cfg.vocab_size, &all, &err) == 0);
+    CHECK(token_shard_read(shard, m.cfg.vocab_size, &all, &err) == 0);
     CHECK(ppl_docs_add(&d, all.v, all.n, &err) == 0);
     d.base_bytes = xsa_malloc((size_t)d.lut_n * sizeof *d.base_bytes);
     d.leading_space = xsa_malloc((size_t)d.lut_n);
@@ -239,7 +239,7 @@ TEST(shard_bits_per_byte_real_fineweb_tokenizer) {
     char shard[256];
     snprintf(shard, sizeof shard, "/tmp/xsa_test_ppl_%d.bin", (int)getpid());
     FILE *o = fopen(shard, "wb");
-    int32_t hdr[256] = {SHARD_MAGIC, 1, (int32_t)ids.n};
+    int32_t hdr[256] = {TOKEN_SHARD_MAGIC, 1, (int32_t)ids.n};
     fwrite(hdr, 4, 256, o);
     for (size_t i = 0; i < ids.n; i++) {
         uint16_t t = (uint16_t)ids.v[i];
@@ -264,7 +264,7 @@ static int parse_hdr(int32_t magic, int32_t version, int32_t count, size_t paylo
     memcpy(buf, h, sizeof h);
     for (size_t i = 0; i < payload; i++) buf[1024 + i] = (uint8_t)(i % 7);
     memset(err, 0, sizeof *err);  // the first error is kept
-    int rc = shard_parse(buf, len, "x.bin", vocab, out, err);
+    int rc = token_shard_parse(buf, len, "x.bin", vocab, out, err);
     free(buf);
     return rc;
 }
@@ -272,21 +272,21 @@ static int parse_hdr(int32_t magic, int32_t version, int32_t count, size_t paylo
 TEST(shard_reader_refuses_malformed_files) {
     struct ivec out = {0};
     xsa_error err = {0};
-    CHECK(parse_hdr(SHARD_MAGIC, 1, 4, 8, 0, &out, &err) == 0);
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 4, 8, 0, &out, &err) == 0);
     CHECK(out.n == 4 && out.v[0] == 0 + (1 << 8) && out.v[1] == 2 + (3 << 8));
     out.n = 0;
-    CHECK(parse_hdr(SHARD_MAGIC, 2, 2, 8, 0, &out, &err) == 0);  // uint32 tokens
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 2, 2, 8, 0, &out, &err) == 0);  // uint32 tokens
     CHECK(out.n == 2 && out.v[0] == 0x03020100);
     CHECK(parse_hdr(1234, 1, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "magic"));
-    CHECK(parse_hdr(SHARD_MAGIC, 3, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "version"));
-    CHECK(parse_hdr(SHARD_MAGIC, 1, 5, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "truncated"));
-    CHECK(parse_hdr(SHARD_MAGIC, 1, 3, 8, 0, &out, &err) == XSA_EBADINPUT);   // trailing bytes
-    CHECK(parse_hdr(SHARD_MAGIC, 1, -1, 8, 0, &out, &err) == XSA_EBADINPUT);  // count 2^32 - 1
-    CHECK(parse_hdr(SHARD_MAGIC, 1, 4, 8, 256, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "vocabulary"));
-    CHECK(parse_hdr(SHARD_MAGIC, 1, 4, 8, 257, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "number 1"));
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 3, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "version"));
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 5, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "truncated"));
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 3, 8, 0, &out, &err) == XSA_EBADINPUT);   // trailing bytes
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, -1, 8, 0, &out, &err) == XSA_EBADINPUT);  // count 2^32 - 1
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 4, 8, 256, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "vocabulary"));
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 4, 8, 257, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "number 1"));
     uint8_t tiny[10] = {0};
     memset(&err, 0, sizeof err);
-    CHECK(shard_parse(tiny, sizeof tiny, "t.bin", 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "header"));
+    CHECK(token_shard_parse(tiny, sizeof tiny, "t.bin", 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "header"));
     CHECK_EQ_INT((long)out.n, 2);  // failures append nothing
     ivec_free(&out);
 }

@@ -20,6 +20,7 @@
 #      against cuBLAS's measured bf16 GEMM rate), then Hugging Face transformers on the same
 #      requests (tools/bench/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
+#   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
 #
@@ -311,6 +312,48 @@ section "device checks (bench_cuda --parity)" 90
 if gpu_ok "device checks" && [ "$HAVE_BIN" = 1 ]; then parity parity "$W/parity.log"; fi
 section "device checks with activations capped at 300 tokens (sub-batch split)" 60
 if gpu_ok "split device checks" && [ "$HAVE_BIN" = 1 ]; then parity "split" "$W/parity2.log" XSA_CUDA_MAX_TOKENS=300; fi
+
+# ---- 5b. two MPI ranks on one GPU (docs/distributed.md) -----------------------------------
+# One H200: CUDA_VISIBLE_DEVICES=0 gives both ranks of `mpirun -np 2 ... --device cuda` GPU 0
+# (each takes entry local_rank mod 1): the device assignment (both ranks open the GPU backend,
+# results name it) and the gather (results and samples byte-identical to one process on the
+# same GPU, float32 and bfloat16) on the demo model over the fixture tasks, with small batches
+# so that both ranks score several. On 8 GPUs the same command without CUDA_VISIBLE_DEVICES
+# gives one GPU per rank; build/bench/bench_dist times 1 against 2 ranks (CPU).
+section "two MPI ranks on one GPU" 45
+if gpu_ok "two ranks on one GPU"; then
+    if ! command -v mpirun >/dev/null 2>&1 || ! "$XSA" --version 2>/dev/null | grep -q "MPI: Open"; then
+        skip "two ranks on one GPU: no mpirun, or xsa-eval built without MPI (apt-get install libopenmpi-dev openmpi-bin; make)"
+    else
+        strip_results() { python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+for k in ("date", "start_time", "end_time", "total_evaluation_time_seconds"): r.pop(k, None)
+for k in ("timing", "command"): r["xsa_eval"].pop(k, None)
+print(json.dumps(r, sort_keys=True))' "$1"; }
+        for DT in float32 bfloat16; do
+            DARGS=(run --model demo/sa --tasks all --data-dir tests/fixtures/data --allow-data-change --offline --device cuda
+                   --dtype "$DT" --threads 1 --batch-tokens 512 --log-samples --quiet --cache-dir "$W/dp-cache")
+            rm -rf "$W/dp1" "$W/dp2"
+            if ! tmo 20 "$XSA" "${DARGS[@]}" --output "$W/dp1" >"$W/dp.log" 2>&1; then fail "two ranks $DT: the one-process run failed: $(tail -1 "$W/dp.log")"; continue; fi
+            rc=0
+            tmo 25 env CUDA_VISIBLE_DEVICES=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                mpirun --oversubscribe -np 2 "$XSA" "${DARGS[@]}" --output "$W/dp2" >"$W/dp.log" 2>&1 || rc=$?
+            keep_log "two ranks $DT" "$W/dp.log"
+            if [ "$rc" != 0 ]; then fail "two ranks on one GPU $DT: exit $rc: $(grep -m1 'xsa-eval' "$W/dp.log")"; continue; fi
+            bad=0 n=0
+            for f in "$W"/dp1/sa/samples_*.jsonl; do
+                stem=$(basename "$f" | sed -E 's/_[0-9T:.-]+_[0-9a-f]{6}\.jsonl$//'); n=$((n + 1))
+                cmp -s "$f" "$(ls "$W"/dp2/sa/"$stem"_*.jsonl 2>/dev/null | head -1)" || bad=$((bad + 1))
+            done
+            same=0
+            [ "$(strip_results "$W"/dp1/sa/results_*.json)" = "$(strip_results "$W"/dp2/sa/results_*.json)" ] && same=1
+            desc=$(grep -o '"device_desc": *"[^"]*"' "$W"/dp2/sa/results_*.json | head -1)
+            if [ "$bad" = 0 ] && [ "$n" -gt 0 ] && [ "$same" = 1 ]; then
+                pass "two MPI ranks on one GPU, $DT: results and $n samples files byte-identical to one process ($desc)"
+            else fail "two MPI ranks on one GPU, $DT: $bad of $n samples files differ, results identical: $same"; fi
+        done
+    fi
+fi
 
 # ---- 6. benchmark -------------------------------------------------------------------------
 section "benchmark" 120

@@ -1,14 +1,14 @@
-// fuzz_shard.c: token shard bytes through shard_parse, with and without a vocabulary bound.
+// fuzz_shard.c: token shard bytes through token_shard_parse, with and without a vocabulary bound.
 #include <stdint.h>
 
-#include "eval/shard.h"
+#include "eval/token_shard.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int vocab = 0; vocab <= 1024; vocab += 1024) {
         struct ivec out = {0};
         xsa_error err = {0};
-        int rc = shard_parse(data, size, "fuzz.bin", vocab, &out, &err);
+        int rc = token_shard_parse(data, size, "fuzz.bin", vocab, &out, &err);
         fuzz_check_error(rc, &err);
         if (rc && out.n) abort();  // a refused shard appends nothing
         for (size_t i = 0; !rc && i < out.n; i++)
