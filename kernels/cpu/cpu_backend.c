@@ -65,6 +65,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
                   grow((void **)&st->row_of, n, sizeof(int32_t)) ||
                   grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
                   grow((void **)&st->row_first, n + 1, sizeof(int32_t)) ||
+                  grow((void **)&st->row_lse, n, sizeof(double)) ||
                   grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat)) ||
                   (st->m->layers[0].resid_mix && grow((void **)&st->x0, n * C, sizeof(float))) ||
                   (c->unet_skips && c->n_layer >= 2 && grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float)));
@@ -91,7 +92,7 @@ int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
-                    st->row_first, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
+                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
     struct cpu_state keep = *st;
