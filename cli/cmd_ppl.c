@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "common/fileio.h"
 #include "common/xalloc.h"
+#include "data/data.h"
 #include "eval/compare.h"
 #include "eval/outdir.h"
 #include "eval/ppl.h"
@@ -20,12 +21,17 @@
 #include "reports/ppl_report.h"
 #include "reports/probe_report.h"
 #include "reports/report.h"
+#include "tasks/task.h"
 
 #define PPL_MAX_SHARDS 256
 #define PPL_MAX_TEXT_BYTES ((size_t)1 << 30)
+#define PPL_MAX_TASKS 16
 
 struct ppl_args {
     const char *model[2], *text, *jsonl, *field, *shard[PPL_MAX_SHARDS], *xsa, *device, *dtype, *tokenizer;
+    const char *tasks;           // --tasks: the benchmark documents as texts
+    int limit;                   // --limit: documents per task (0: all)
+    struct data_options data;    // where --tasks' rows come from (run's data flags)
     const char *out, *json, *buckets;
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top;
@@ -35,7 +41,7 @@ struct ppl_args {
 
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
-    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS,
+    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR,
 };
 
 // The inputs, windows and outputs ppl and probe share.
@@ -45,6 +51,9 @@ enum {
     {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
     {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"}, \
+    {"tasks", F_TASKS, "LIST", "benchmark documents (run's task names and groups): each its context + gold answer"}, \
+    {"limit", F_LIMIT, "N", "with --tasks: the first N documents of each task"},                                \
+    {"data-dir", F_DATA_DIR, "DIR", "with --tasks: local data, as for run (docs/data-dir.md)"},                  \
     {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
     {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
@@ -64,14 +73,14 @@ static const struct cli_flag flags[] = {
 };
 
 static const struct cli_command cmd = {
-    "ppl", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD...) [flags]",
+    "ppl", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
     "Per-token negative log-likelihood: nats and bits per token, bits per byte, by position of\n"
     "context; with two models the delta B - A per position bucket with a paired bootstrap\n"
     "interval over documents (windows for shards). Text documents start with the tokenizer's BOS\n"
     "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped) and count bytes as it does with a SentencePiece tokenizer.\n",
-    flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
+    flags, (int)(sizeof flags / sizeof flags[0]), 1, 1};
 
 // probe's flags: ppl's inputs and windows, no statistics or --kl.
 static const struct cli_flag probe_flags[] = {
@@ -82,12 +91,12 @@ static const struct cli_flag probe_flags[] = {
 };
 
 static const struct cli_command probe_cmd = {
-    "probe", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD...) [flags]",
+    "probe", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
     "Per layer, over the positions ppl would score: cos(y_i, v_i) between each query head's attention\n"
     "output before XSA's projection and the token's own value vector, cos(z_i, v_i) after it (0 up to\n"
     "rounding in XSA layers), and a_ii, the attention token i puts on itself; mean and standard\n"
     "deviation, and a chart of cos(y, v) by layer, A and B side by side.\n",
-    probe_flags, (int)(sizeof probe_flags / sizeof probe_flags[0]), 0, 0};
+    probe_flags, (int)(sizeof probe_flags / sizeof probe_flags[0]), 1, 0};
 
 #define CMD(a) ((a)->probe ? &probe_cmd : &cmd)  // whose name errors carry
 
@@ -119,7 +128,11 @@ static int on_flag(void *ctx, int key, const char *v) {
     case 'o': a->out = v; return 0;
     case F_JSON: a->json = v; return 0;
     case F_HEADS: a->heads = 1; return 0;
+    case F_TASKS: a->tasks = v; return 0;
+    case F_DATA_DIR: a->data.data_dir = v; return 0;
+    case F_LIMIT: return cli_int(CMD(a), "--limit", v, 1, 1 << 30, &a->limit);
     }
+    if (!cli_data_flag(&a->data, key, v)) return 0;
     return cli_stats_flag(CMD(a), &a->st, key, v);
 }
 
@@ -157,7 +170,9 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
         a->shard[a->n_shards++] = pos[i];
     }
     if (!a->n_models) return cli_fail(c, "--model PATH is required");
-    if (!!a->text + !!a->jsonl + !!a->n_shards != 1) return cli_fail(c, "give one of --text, --jsonl or --tokens-file");
+    if (!!a->text + !!a->jsonl + !!a->n_shards + !!a->tasks != 1)
+        return cli_fail(c, "give one of --text, --jsonl, --tokens-file or --tasks");
+    if (a->limit && !a->tasks) return cli_fail(c, "--limit applies to --tasks");
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
@@ -209,6 +224,34 @@ static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, c
     return rc;
 }
 
+// --tasks: each document of each task as one text, its context followed by its gold answer (the
+// first request's when the label is invalid), in the task's order, the first --limit of each.
+static int load_task_docs(const struct ppl_args *a, struct ppl_docs *d, const struct tokenizer *tk, int pre,
+                          xsa_error *err) {
+    const struct task_def *list[PPL_MAX_TASKS];
+    int n_tasks = 0;
+    int rc = task_expand_list(a->tasks, list, PPL_MAX_TASKS, &n_tasks, err);
+    for (int t = 0; !rc && t < n_tasks; t++) {
+        cJSON **rows = NULL;
+        int n_rows = 0, n_docs = 0;
+        struct data_provenance prov;
+        struct task_doc *docs = NULL;
+        rc = data_load_task(list[t], &a->data, &rows, &n_rows, &prov, err);
+        if (!rc) rc = task_docs_from_rows(list[t], rows, NULL, n_rows, a->limit, &docs, &n_docs, err);
+        for (int i = 0; !rc && i < n_docs; i++) {
+            const struct task_request *q = &docs[i].req[docs[i].gold >= 0 ? docs[i].gold : 0];
+            struct sbuf text = {0};
+            sbuf_puts(&text, q->context);
+            sbuf_puts(&text, q->continuation);
+            rc = add_text_doc(d, tk, pre, text.s, text.n, err);
+            sbuf_free(&text);
+        }
+        task_docs_free(docs, n_docs);
+        data_rows_free(rows, n_rows);
+    }
+    return rc;
+}
+
 static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const struct model *m, struct ppl_docs *d,
                      const char **bytes_rule, xsa_error *err) {
     int vocab = m->cfg.vocab_size, pre = ppl_prefix_token(tk, m);
@@ -234,6 +277,11 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
         if (!rc) rc = ppl_docs_add(d, all.v, all.n, err);
         ivec_free(&all);
         return rc;
+    }
+    if (a->tasks) {
+        if (!tk) return xsa_fail(err, XSA_EBADINPUT, "--tasks: the documents need a tokenizer; pass --tokenizer");
+        *bytes_rule = "the UTF-8 bytes of each document's context and gold answer";
+        return load_task_docs(a, d, tk, pre, err);
     }
     char *data = NULL;
     size_t len = 0;
@@ -312,6 +360,8 @@ struct ppl_run {
 static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, char *out, size_t n) {
     if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
                               base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
+    else if (a->tasks) snprintf(out, n, "%d document%s of %s (context + gold answer)", d->n_docs,
+                                d->n_docs == 1 ? "" : "s", a->tasks);
     else snprintf(out, n, "%d document%s of %s", d->n_docs, d->n_docs == 1 ? "" : "s",
                   base_name(a->text ? a->text : a->jsonl));
 }

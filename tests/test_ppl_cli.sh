@@ -12,7 +12,8 @@ printf '{"text": "One small document."}\n{"body": "no text field"}\n' > "$TMP/ba
 printf 'not a shard' > "$TMP/bad.bin"
 
 expect_exit no_model 2 "--model PATH is required" -- $P --text "$TMP/doc.txt"
-expect_exit no_input 2 "one of --text, --jsonl or --tokens-file" -- $P --model $A
+expect_exit no_input 2 "one of --text, --jsonl, --tokens-file or --tasks" -- $P --model $A
+expect_exit limit_without_tasks 2 "--limit applies to --tasks" -- $P --model $A --text "$TMP/doc.txt" --limit 3
 expect_exit two_inputs 2 "one of --text" -- $P --model $A --text "$TMP/doc.txt" --tokens-file $SHARD
 expect_exit kl_one_model 2 "--kl compares two models" -- $P --model $A --text "$TMP/doc.txt" --kl
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
@@ -55,4 +56,22 @@ if $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --context 32 --hea
 else
     fail probe_report "exit $?: $(head -1 "$TMP/err")"
 fi
+# --tasks: each document is its context and gold answer as lm-eval builds them (the requests in
+# tests/fixtures/tasks, written by lm-eval itself), the first --limit of each task.
+D="--data-dir tests/fixtures/data --allow-data-change --offline"
+if $P --model $A --tasks arc_easy,piqa --limit 3 $D --json "$TMP/t.json" >/dev/null 2>"$TMP/terr"; then
+    got=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["bytes"])' "$TMP/t.json" 2>&1)
+    want=$(python3 -c '
+import json
+n = 0
+for t in ["arc_easy", "piqa"]:
+    for line in list(open("tests/fixtures/tasks/%s.expected.jsonl" % t, encoding="utf-8"))[:3]:
+        d = json.loads(line); r = d["requests"][d["gold"] if d["gold"] >= 0 else 0]
+        n += len((r[0] + r[1]).encode("utf-8"))
+print(n)')
+    [ "$got" = "$want" ] && pass tasks_documents || fail tasks_documents "bytes $got, lm-eval's requests give $want"
+else
+    fail tasks_documents "exit $?: $(tail -1 "$TMP/terr")"
+fi
+expect_exit tasks_unknown 2 "nosuchtask" -- $P --model $A --tasks nosuchtask $D
 finish
