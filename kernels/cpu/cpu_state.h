@@ -67,8 +67,8 @@ struct cpu_probe {
     float *v;     // (T, Hkv*hd) value vectors
 };
 
-// Grows the buffers for T tokens and S entries. Returns 0 or XSA_ERUNTIME.
-int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err);
+// Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
+void cpu_state_reserve(struct cpu_state *st, int T, int S);
 void cpu_state_free_buffers(struct cpu_state *st);
 
 // The forward pass of a validated batch (cpu_forward.c).
