@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "common/xalloc.h"
 #include "kernels/backend.h"
 #include "kernels/batch.h"
@@ -22,12 +23,6 @@
 #include "kernels/cpu/cpu_state.h"
 
 #include "tests/random_model.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct shape {
     int K, N;
@@ -76,11 +71,11 @@ static double layer_flops(const struct model *m, int T) {
     do {                                                            \
         if ((min_s) > 0) { __VA_ARGS__; }                           \
         int it_ = 0;                                                \
-        double t0_ = now_s(), el_;                                  \
+        double t0_ = timing_now_s(), el_;                                  \
         do {                                                        \
             __VA_ARGS__;                                            \
             it_++;                                                  \
-            el_ = now_s() - t0_;                                    \
+            el_ = timing_now_s() - t0_;                                    \
         } while (el_ < (min_s));                                    \
         secs = el_ / it_;                                           \
     } while (0)

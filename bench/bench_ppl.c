@@ -15,16 +15,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "eval/ppl.h"
 #include "kernels/batch.h"
 #include "model/model.h"
 #include "common/fileio.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv) {
     long n_tok = argc > 1 ? atol(argv[1]) : 65536;
@@ -58,7 +53,7 @@ int main(int argc, char **argv) {
            be[0].batch_tokens);
 
     // direct: windows packed into batches of batch_tokens, as logprobs scores its one row
-    double t0 = now_s();
+    double t0 = timing_now_s();
     struct batch_builder bb;
     batch_init(&bb);
     float *lp = malloc(sizeof(float) * (size_t)be[0].batch_tokens);
@@ -79,7 +74,7 @@ int main(int argc, char **argv) {
         struct score_batch b = batch_view(&bb);
         backend_score(&be[0], &b, lp, gr, &err);
     }
-    double t_direct = now_s() - t0;
+    double t_direct = timing_now_s() - t0;
     batch_free(&bb);
 
     struct backend *bes[2] = {&be[0], &be[1]};
@@ -89,12 +84,12 @@ int main(int argc, char **argv) {
     double t[4];
     for (int mode = 0; mode < 4; mode++) {  // ppl, ppl x2, ppl x2 --kl, probe
         int nm = mode == 1 || mode == 2 ? 2 : 1;
-        t0 = now_s();
+        t0 = timing_now_s();
         if (ppl_score(bes, nm, &d, ctx, ctx, sc, mode == 2 ? &kl : NULL, mode == 3 ? pr : NULL, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 3;
         }
-        t[mode] = now_s() - t0;
+        t[mode] = timing_now_s() - t0;
         for (int i = 0; i < nm; i++) ppl_scores_free(&sc[i]);
         if (mode == 3) ppl_probe_free(&pr[0]);
         ppl_kl_free(&kl);
