@@ -12,16 +12,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "common/xalloc.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_pool.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 // ---- the previous implementation (baseline only) ----
 static float old_dot8(const float *a, const float *b, int n) {
@@ -128,16 +123,16 @@ int main(int argc, char **argv) {
                 if (kind == 2 && !have_avx2) continue;
                 struct cpu_attention_args a = {q, k, v, out[kind], sp, sp + T, sp + 2 * T, sp + 3 * T, T, H, Hkv, hd,
                                                0, kind == 2 ? CPU_ATTN_AVX2 : CPU_ATTN_SCALAR, kt, vt, T,
-                                               NULL, 0, scratch, stride, NULL, 0};
+                                               NULL, 0, scratch, stride, NULL, 0, NULL, 0, NULL};
                 int it = 0;
-                double t0 = now_s(), el;
+                double t0 = timing_now_s(), el;
                 do {
                     if (kind == 0)
                         old_attention(pool, &a);
                     else
                         cpu_attention(pool, &a);
                     it++;
-                    el = now_s() - t0;
+                    el = timing_now_s() - t0;
                 } while (el < min_s);
                 ms[kind] = el / it * 1e3;
                 for (long i = 0; i < T * Q; i++) {

@@ -14,20 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "bench/random_checkpoint.h"
 #include "common/fileio.h"
 #include "common/xalloc.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 // Runs `launcher ./xsa-eval run ...` into dir/out<tag>; returns its wall time, or -1.
 static double timed_run(const char *launcher, const char *extra, const char *dir, const char *data, int limit,
@@ -37,9 +27,9 @@ static double timed_run(const char *launcher, const char *extra, const char *dir
              "rm -rf %s/out%s && %s ./xsa-eval run --model %s/model --tasks all --data-dir %s --allow-data-change "
              "--limit %d --offline --device cpu --quiet --log-samples --cache-dir %s/cache --output %s/out%s %s >/dev/null",
              dir, tag, launcher, dir, data, limit, dir, dir, tag, extra);
-    double t0 = now_s();
+    double t0 = timing_now_s();
     int rc = system(cmd);
-    double t = now_s() - t0;
+    double t = timing_now_s() - t0;
     if (rc != 0) fprintf(stderr, "bench_dist: failed (%d): %s\n", rc, cmd);
     return rc == 0 ? t : -1;
 }
@@ -93,9 +83,9 @@ int main(int argc, char **argv) {
              "cmp -s $f outN/model/${s}_*.jsonl || exit 1; n=$((n+1)); done; [ $n -gt 0 ]", dir);
     int same = !rc && system(cmp) == 0;
     if (!rc) {
-        qsort(t1, (size_t)reps, sizeof *t1, cmp_double);
-        qsort(ta, (size_t)reps, sizeof *ta, cmp_double);
-        qsort(tn_, (size_t)reps, sizeof *tn_, cmp_double);
+        qsort(t1, (size_t)reps, sizeof *t1, bench_cmp_double);
+        qsort(ta, (size_t)reps, sizeof *ta, bench_cmp_double);
+        qsort(tn_, (size_t)reps, sizeof *tn_, bench_cmp_double);
         double a = t1[reps / 2], all = ta[reps / 2], b = tn_[reps / 2];
         double load[3] = {0};
         if (getloadavg(load, 3) < 1) load[0] = -1;

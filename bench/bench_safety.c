@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "common/fileio.h"
 #include "common/vec.h"
 #include "common/xalloc.h"
@@ -28,22 +29,6 @@
 #include "bench/random_checkpoint.h"
 #include "tests/random_model.h"
 
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The check alone over every weight array of a loaded model (F32: in place in the mapping; BF16:
 // the converted arena). Returns the float count; *bad counts arrays with a NaN or an Inf.
@@ -99,13 +84,13 @@ struct journal_bench {
 
 static int journal_batch(void *ctx, const int *req, const struct sched_result *res, int n, xsa_error *err) {
     struct journal_bench *j = ctx;
-    double t0 = now_s();
+    double t0 = timing_now_s();
     for (int i = 0; i < n; i++) {
         if (!isfinite(res[i].logprob)) return xsa_fail(err, XSA_ERUNTIME, "non-finite score");
         memcpy(j->bkeys[i], j->keys[req[i]], 16);
     }
     int rc = reqstore_append(&j->store, (const uint8_t (*)[16])j->bkeys, res, n, err);
-    j->spent += now_s() - t0;
+    j->spent += timing_now_s() - t0;
     return rc;
 }
 
@@ -120,29 +105,29 @@ static double score_once(struct backend *be, const struct sched_request *reqs, i
     snprintf(path, sizeof path, "%s/journal.xsaj", dir);
     memset(scope, 'a', 64);
     scope[64] = '\0';
-    double t0 = now_s();
+    double t0 = timing_now_s();
     int rc = 0;
     if (journal) {
         unlink(path);
         rc = reqstore_open(&j.store, path, scope, 1, NULL, err);
-        double t1 = now_s();
+        double t1 = timing_now_s();
         for (int k = 0; !rc && k < n; k++) {
             struct sched_result r;
             reqstore_key(&reqs[k], j.keys[k]);
             if (reqstore_find(&j.store, j.keys[k], &r)) rc = xsa_fail(err, XSA_ERUNTIME, "unexpected journal hit");
         }
-        j.spent += now_s() - t1;
+        j.spent += timing_now_s() - t1;
         so.batch_done = journal_batch;
         so.batch_done_ctx = &j;
     }
     if (!rc) rc = scheduler_score(be, reqs, n, &so, res, &st, err);
     if (journal) {
-        double t1 = now_s();
+        double t1 = timing_now_s();
         reqstore_close(&j.store);  // the last fsync
-        j.spent += now_s() - t1;
+        j.spent += timing_now_s() - t1;
         unlink(path);
     }
-    double t = now_s() - t0;
+    double t = timing_now_s() - t0;
     if (spent) *spent = j.spent;
     free(j.keys);
     free(j.bkeys);
@@ -171,18 +156,18 @@ int main(int argc, char **argv) {
         size_t floats = 0, bad = 0;
         long long params = 0;
         for (int r = 0; r < reps && !rc; r++) {
-            double t0 = now_s();
+            double t0 = timing_now_s();
             if ((rc = model_load(&m, dir, &err))) break;
-            double t1 = now_s();
+            double t1 = timing_now_s();
             floats = check_all(&m, &bad);
-            double t2 = now_s();
+            double t2 = timing_now_s();
             load[r] = t1 - t0;
             check[r] = t2 - t1;
             params = m.n_params;
             model_free(&m);
         }
         if (rc) break;
-        double lm = median(load, reps), cm = median(check, reps);
+        double lm = bench_median(load, reps), cm = bench_median(check, reps);
         if (!bf16) load_f32 = lm, check_f32 = cm;
         printf("%-5s %10lld %10.1f %9.2f %9.2f %10.2f %9.1f%%%s\n", bf16 ? "BF16" : "F32", params,
                (double)floats * (bf16 ? 2 : 4) / 1e6, 1e3 * lm, 1e3 * cm, (double)floats * 4 / cm / 1e9, 100 * cm / lm,
@@ -208,7 +193,7 @@ int main(int argc, char **argv) {
                 rc = xsa_fail(&err, XSA_ERUNTIME, "the journal changed the score of request %d", k);
     }
     if (!rc) {
-        double sp = median(plain, reps), sj = median(journ, reps), js = median(spent, reps), run = load_f32 + sp;
+        double sp = bench_median(plain, reps), sj = bench_median(journ, reps), js = bench_median(spent, reps), run = load_f32 + sp;
         printf("\n%d requests (%d documents), CPU backend (%s), medians of %d alternating runs\n", n, n_docs,
                be.device_desc, reps);
         printf("  scoring without the journal %8.3f s\n  scoring with the journal    %8.3f s  (difference %+.2f%%: "

@@ -7,16 +7,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "common/fileio.h"
 #include "model/tokenizer.h"
 
 #define SHARED "../shared/benchdata/"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     const char *model = argc > 1 ? argv[1] : SHARED "models/parameter_golf_sp1024/fineweb_1024_bpe.model";
@@ -36,7 +31,7 @@ int main(int argc, char **argv) {
     double best = 1e30;
     for (int r = 0; r < (repeats > 0 ? repeats : 1); r++) {
         lines = tokens = 0;
-        double t0 = now_s();
+        double t0 = timing_now_s();
         for (const char *s = data, *end = data + n; s < end;) {
             const char *nl = memchr(s, '\n', (size_t)(end - s));
             size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -49,7 +44,7 @@ int main(int argc, char **argv) {
             lines++;
             s += len + 1;
         }
-        double dt = now_s() - t0;
+        double dt = timing_now_s() - t0;
         if (dt < best) best = dt;
     }
     printf("xsa-eval encode: %zu lines, %.2f MB, %zu tokens in %.3f s (best of %d): %.2f MB/s, %.0f tokens/s\n", lines,

@@ -1,15 +1,20 @@
 // cmd_compare.c: `xsa-eval compare A.json B.json [-o report.md] [--metric auto|acc|acc_norm]
-// [--force] [--alpha A] [--iters N] [--seed S]`: paired comparison of two saved results.
+// [--force] [--alpha A] [--iters N] [--seed S]`: paired comparison of two saved results; with
+// more pairs (A1 B1 A2 B2 ...), the scaling table (reports/scaling_report.h).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/xalloc.h"
 #include "eval/compare.h"
 #include "eval/outdir.h"
 #include "reports/compare_report.h"
 #include "reports/report.h"
+#include "reports/scaling_report.h"
+
+#define COMPARE_MAX_PAIRS 64
 
 enum { F_FORCE = 256 };
 
@@ -19,11 +24,12 @@ static const struct cli_flag flags[] = {
 };
 
 static const struct cli_command cmd = {
-    "compare", "A.json B.json [flags]",
+    "compare", "A.json B.json [A2.json B2.json ...] [flags]",
     "Paired comparison of two results files (A = baseline, e.g. SA; B = candidate, e.g. XSA): per\n"
     "task the delta in points, a paired bootstrap interval over documents and an exact McNemar\n"
     "p-value; averages over the paper's eight tasks and all tasks. Without -o: Markdown on stdout,\n"
-    "no charts.\n",
+    "no charts. More pairs (A1 B1 A2 B2 ...): the scaling table, one row per pair labelled by A's\n"
+    "parameter count, with a chart of the average delta against parameter count (FILE_scaling.svg).\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
 struct compare_args {
@@ -40,19 +46,44 @@ static int on_flag(void *ctx, int key, const char *v) {
     return 0;
 }
 
+// Pairs of files: the scaling table.
+static int compare_pairs(const char *const *files, int n_files, const struct compare_options *opt, const char *out,
+                         xsa_error *err) {
+    int n = n_files / 2, rc = 0;
+    struct results *rs = xsa_calloc((size_t)n_files, sizeof *rs);
+    const struct results *ra[COMPARE_MAX_PAIRS], *rb[COMPARE_MAX_PAIRS];
+    const char *pa[COMPARE_MAX_PAIRS], *pb[COMPARE_MAX_PAIRS];
+    for (int i = 0; i < n_files && !rc; i++) rc = results_read_json(&rs[i], files[i], err);
+    for (int i = 0; i < n; i++) ra[i] = &rs[2 * i], rb[i] = &rs[2 * i + 1], pa[i] = files[2 * i], pb[i] = files[2 * i + 1];
+    if (!rc) rc = scaling_write_report(ra, rb, pa, pb, n, opt, out, err);
+    for (int i = 0; i < n_files; i++) results_free(&rs[i]);
+    free(rs);
+    return rc;
+}
+
 int cmd_compare(int argc, char **argv) {
     struct compare_args a = {.st = {"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
-    const char *files[3];
-    int n_files, rc = cli_parse(&cmd, argc, argv, on_flag, &a, files, 3, &n_files);
+    const char *files[2 * COMPARE_MAX_PAIRS + 1];
+    int n_files, rc = cli_parse(&cmd, argc, argv, on_flag, &a, files, 2 * COMPARE_MAX_PAIRS, &n_files);
     if (rc) return rc < 0 ? 0 : rc;
     struct compare_options opt = a.opt;
     opt.metric = a.st.metric, opt.alpha = a.st.alpha, opt.iters = a.st.iters, opt.seed = a.st.seed;
     const char *out = a.out;
-    if (n_files != 2) return cli_fail(&cmd, "expected exactly two results files, A.json B.json (got %d)", n_files);
+    if (n_files < 2 || n_files % 2)
+        return cli_fail(&cmd, "expected results files in pairs, A.json B.json [A2.json B2.json ...] (got %d)", n_files);
     xsa_error err = {0};
     if (out && outdir_check_file("-o", out, &err)) return cli_fail(&cmd, "%s", err.msg);
-    struct results ra = {0}, rb = {0};
     struct sbuf line = {0};
+    if (n_files > 2) {
+        report_command_line(argc, argv, &line);
+        opt.command = line.s;
+        rc = compare_pairs(files, n_files, &opt, out, &err);
+        if (rc) fprintf(stderr, "xsa-eval compare: %s\n", err.msg);
+        else if (out) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
+        sbuf_free(&line);
+        return rc;
+    }
+    struct results ra = {0}, rb = {0};
     rc = results_read_json(&ra, files[0], &err);
     if (!rc) rc = results_read_json(&rb, files[1], &err);
     if (!rc) {

@@ -9,10 +9,9 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/vec.h"
-#include "common/xalloc.h"
 #include "kernels/backend.h"
 #include "model/hub_cache.h"
-#include "kernels/batch.h"
+#include "eval/ppl.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
@@ -115,7 +114,8 @@ static int encode_text(const struct logprobs_args *a, struct ivec *ids, xsa_erro
     return rc;
 }
 
-// Scores ids as one row and prints the TSV.
+// Scores ids as one window of `ppl` (eval/ppl.h: the same path, every position a target) and
+// prints the TSV.
 static int logprobs_score(const struct logprobs_args *a, const struct model *m, const struct ivec *ids,
                           xsa_error *err) {
     int n = (int)ids->n;
@@ -125,29 +125,18 @@ static int logprobs_score(const struct logprobs_args *a, const struct model *m, 
     if (rc) return rc;
     rc = backend_open_dtype(&be, a->device, a->dtype, m, &o, err);
     if (rc) return rc;
-    struct batch_builder bb;
-    batch_init(&bb);
-    float *lp = xsa_calloc((size_t)n, sizeof *lp);
-    uint8_t *gr = xsa_malloc((size_t)n);
-    int first = 0;
-    rc = batch_add_row(&bb, ids->v, n, &first, err);
-    if (!rc) rc = batch_add_entries_seq(&bb, first, ids->v, n, err);
-    if (!rc) {
-        struct score_batch b = batch_view(&bb);
-        rc = backend_score(&be, &b, lp, gr, err);
-    }
-    for (int p = 1; !rc && p < n; p++)  // nothing non-finite is printed as a log-probability
-        if (!isfinite(lp[p - 1]))
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %d is %g: the forward "
-                          "pass overflowed or the weights are damaged", m->path, ids->v[p], p, (double)lp[p - 1]);
+    struct ppl_docs d = {0};
+    struct ppl_scores s = {0};
+    struct backend *bes[1] = {&be};
+    rc = ppl_docs_add(&d, ids->v, ids->n, err);
+    if (!rc) rc = ppl_score(bes, 1, &d, n, n, &s, NULL, NULL, err);
     if (!rc) {
         printf("pos\ttoken\tlogprob\tgreedy\n");
-        for (int p = 1; p < n; p++) printf("%d\t%d\t%.7f\t%d\n", p, ids->v[p], lp[p - 1], gr[p - 1]);
+        for (int p = 1; p < n; p++) printf("%d\t%d\t%.7f\t%d\n", p, ids->v[p], -s.nll[p - 1], s.greedy[p - 1]);
         if (fflush(stdout) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "cannot write to stdout");
     }
-    free(lp);
-    free(gr);
-    batch_free(&bb);
+    ppl_scores_free(&s);
+    ppl_docs_free(&d);
     backend_close(&be);
     return rc;
 }

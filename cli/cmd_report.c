@@ -1,5 +1,6 @@
 // cmd_report.c: `xsa-eval report RESULTS.json... [-o report.md]`: a model-by-task table of any
-// number of results files (preferred metric +- stderr), with a bar chart beside the report.
+// number of results files (preferred metric +- stderr), with a bar chart beside the report;
+// with --trend, training curves (reports/trend_report.h).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,27 +10,70 @@
 #include "common/xalloc.h"
 #include "common/fileio.h"
 #include "eval/outdir.h"
+#include "eval/trend.h"
 #include "reports/report.h"
+#include "reports/trend_report.h"
+
+enum { F_TREND = 256, F_SERIES };
 
 static const struct cli_flag flags[] = {
     {"output", 'o', "FILE", "write the report there with FILE_acc.svg beside it (default: stdout, no chart)"},
+    {"trend", F_TREND, NULL, "training curves: score against training step per series, task and average"},
+    {"series", F_SERIES, "LIST", "with --trend: one series name per file, comma-separated (default SA or XSA)"},
 };
 
 static const struct cli_command cmd = {
-    "report", "RESULTS.json... [-o report.md]",
+    "report", "RESULTS.json... [-o report.md] [--trend [--series LIST]]",
     "Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
-    "+- stderr for every results file, group averages, model headers and provenance.\n",
-    flags, 1, 0, 0};
+    "+- stderr for every results file, group averages, model headers and provenance.\n"
+    "--trend groups the files by series and training step (run --step N, else \"step\" in the\n"
+    "checkpoint's config.json, else a step_N / iter_N / ckpt_N path component) and charts each task\n"
+    "and the average against step with a +- 1 stderr band (FILE_trend_<task>.svg).\n",
+    flags, 3, 0, 0};
+
+struct report_args {
+    const char *out, *series;
+    int trend;
+};
 
 static int on_flag(void *ctx, int key, const char *v) {
-    if (key == 'o') *(const char **)ctx = v;
+    struct report_args *a = ctx;
+    if (key == 'o') a->out = v;
+    else if (key == F_TREND) a->trend = 1;
+    else if (key == F_SERIES) a->series = v;
     return 0;
 }
 
+// --trend: each file's series and step, then the curves.
+static int report_trend(const struct results *const *rp, const char *const *paths, int n, const char *series_list,
+                        const char *command, const char *out, xsa_error *err) {
+    const char **series = xsa_calloc((size_t)n, sizeof *series);
+    long long *steps = xsa_calloc((size_t)n, sizeof *steps);
+    char *list = series_list ? xsa_strdup(series_list) : NULL;
+    int rc = 0;
+    char *save = NULL, *tok = list ? strtok_r(list, ",", &save) : NULL;
+    for (int i = 0; i < n && !rc; i++) {
+        if (list && !tok)
+            rc = xsa_fail(err, XSA_EBADINPUT, "--series %s names %d series for %d results files; give one per file",
+                          series_list, i, n);
+        series[i] = list ? tok : trend_series(rp[i]);
+        if (!rc) rc = trend_step(rp[i], paths[i], &steps[i], err);
+        if (list) tok = strtok_r(NULL, ",", &save);
+    }
+    if (!rc && tok) rc = xsa_fail(err, XSA_EBADINPUT, "--series %s names more series than the %d results files", series_list, n);
+    if (!rc) rc = trend_write_report(rp, paths, series, steps, n, command, out, err);
+    free(series);
+    free(steps);
+    free(list);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv) {
-    const char *out = NULL;
+    struct report_args a = {0};
     const char **paths = xsa_calloc((size_t)argc + 1, sizeof *paths);
-    int n = 0, rc = cli_parse(&cmd, argc, argv, on_flag, &out, paths, argc, &n);
+    int n = 0, rc = cli_parse(&cmd, argc, argv, on_flag, &a, paths, argc, &n);
+    const char *out = a.out;
+    if (!rc && a.series && !a.trend) rc = cli_fail(&cmd, "--series applies only with --trend");
     xsa_error oerr = {0};
     if (!rc && out && outdir_check_file("-o", out, &oerr)) rc = cli_fail(&cmd, "%s", oerr.msg);
     if (!rc && n == 0) rc = cli_fail(&cmd, "expected one or more results files");
@@ -48,10 +92,15 @@ int cmd_report(int argc, char **argv) {
     if (!rc) {
         report_command_line(argc, argv, &cmd);
         if (out) report_chart_paths(out, &full, &rel);
+    }
+    if (!rc && a.trend) {
+        rc = report_trend(rp, paths, n, a.series, cmd.s, out, &err);
+        if (!rc && out) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
+    } else if (!rc) {
         report_markdown(rp, paths, n, cmd.s, out ? rel.s : NULL, &md);
     }
-    if (!rc && !out) fwrite(md.s, 1, md.n, stdout);
-    if (!rc && out) {
+    if (!rc && !out && !a.trend) fwrite(md.s, 1, md.n, stdout);
+    if (!rc && out && !a.trend) {
         report_chart(rp, n, &svg);
         sbuf_printf(&svg_path, "%s_acc.svg", full.s);
         const char *files[2] = {svg_path.s, out}, *data[2] = {svg.s, md.s};

@@ -11,7 +11,7 @@
 #include "reports/report.h"
 
 enum {
-    F_XSA = 256, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
+    F_XSA = 256, F_STEP, F_TOKENIZER, F_FEWSHOT, F_LIMIT, F_LOG_SAMPLES, F_BATCH_TOKENS, F_DATA_DIR, F_NO_SHARE, F_QUIET,
     F_ADD_BOS, F_NO_ADD_BOS, F_THREADS, F_MAX_LENGTH, F_DTYPE, F_NO_RESUME, F_CACHE_REQUESTS, F_CONFIG, F_ARCH,
 };
 
@@ -23,6 +23,7 @@ static const struct cli_flag flags[] = {
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
     {"arch", F_ARCH, "FILE", "architecture of parameter-golf artifacts (default: xsa_eval.json beside each)"},
     {"num-fewshot", F_FEWSHOT, "K", "few-shot examples (lm-eval's sampler, seed 1234; default 0)"},
     {"limit", F_LIMIT, "N", "first N documents of each task (0 < N < 1: that fraction of them, rounded up)"},
@@ -79,6 +80,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_CONFIG: o->config = v; break;
     case F_ARCH: model_set_arch_file(v); break;
     case F_FEWSHOT: return cli_int(&cmd, "--num-fewshot", v, 0, 1 << 30, &o->num_fewshot);
+    case F_STEP: o->has_step = 1; return cli_int(&cmd, "--step", v, 0, 2147483647, &o->step);
     case F_LIMIT: return parse_limit(v, o);
     case F_LOG_SAMPLES: o->log_samples = 1; break;
     case F_BATCH_TOKENS: return cli_int(&cmd, "--batch-tokens", v, 1, 1 << 30, &o->batch_tokens);

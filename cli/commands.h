@@ -13,5 +13,7 @@ int cmd_logprobs(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_ppl(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 #endif

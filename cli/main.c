@@ -18,6 +18,8 @@ static const struct {
     {"info", cmd_info, "describe a checkpoint: architecture, parameters, dtype, XSA layers, tokenizer"},
     {"tokenize", cmd_tokenize, "stdin lines -> token ids"},
     {"logprobs", cmd_logprobs, "per-token log-probabilities of a token sequence or text"},
+    {"ppl", cmd_ppl, "per-token loss by position, bits per byte, KL between two models"},
+    {"probe", cmd_probe, "per-layer attention similarity bias: cos(y, v) before/after XSA, a_ii"},
     {"compare", cmd_compare, "compare two results files (SA vs XSA): deltas, intervals, p-values"},
     {"report", cmd_report, "markdown report of any number of results files"},
     {"check", cmd_check, "CI gate: fail when results regress against a baseline"},

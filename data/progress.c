@@ -3,14 +3,11 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-double progress_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "common/timing.h"
+
+double progress_now(void) { return timing_now_s(); }
 
 void progress_begin(struct progress *p, const char *label, long total_units, int quiet) {
     memset(p, 0, sizeof *p);

@@ -13,18 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/timing.h"
 #include "common/xalloc.h"
 
 #define MAGIC "XSAREQS1"
 #define HEADER_BYTES 80
 #define RECORD_BYTES 32
 #define MAX_FILE_BYTES ((off_t)1 << 34)  // 16 GiB: 500M records, far past any run
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint32_t fnv1a(const unsigned char *p, size_t n) {
     uint32_t h = 2166136261u;
@@ -172,7 +167,7 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
     } else {
         rc = load(s, st.st_size, dropped, err);
     }
-    s->last_sync = now_s();
+    s->last_sync = timing_now_s();
     if (!exclusive && s->fd >= 0) flock(s->fd, LOCK_UN);
     if (rc) reqstore_close(s);
     return rc;
@@ -182,7 +177,7 @@ int reqstore_sync(struct reqstore *s, xsa_error *err) {
     if (s->fd < 0 || !s->dirty) return 0;
     if (fsync(s->fd) != 0) return xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", s->path, strerror(errno));
     s->dirty = 0;
-    s->last_sync = now_s();
+    s->last_sync = timing_now_s();
     return 0;
 }
 
@@ -208,7 +203,7 @@ int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct 
     if (!s->exclusive) flock(s->fd, LOCK_UN);
     free(buf);
     s->dirty = 1;
-    if (!rc && now_s() - s->last_sync >= REQSTORE_SYNC_S) rc = reqstore_sync(s, err);
+    if (!rc && timing_now_s() - s->last_sync >= REQSTORE_SYNC_S) rc = reqstore_sync(s, err);
     return rc;
 }
 

@@ -250,6 +250,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_end(&w);
     write_limit(&w, r);
     jsonw_int(&w, "num_fewshot", r->num_fewshot);
+    if (r->has_step) jsonw_int(&w, "step", r->step);  // only when given: older files stay byte-identical
     jsonw_bool(&w, "share_prefixes", r->share_prefixes);
     jsonw_object(&w, "per_doc");
     for (int i = 0; i < r->n_tasks; i++) {
@@ -567,9 +568,12 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
     } else if ((rc = get_int(c, xe, "limit", &r->limit, 0))) {
         return rc;
     }
-    if ((rc = get_int(c, xe, "num_fewshot", &r->num_fewshot, 0)) ||
+    r->step = -1;
+    if ((rc = get_int(c, xe, "num_fewshot", &r->num_fewshot, 0)) || (rc = get_int(c, xe, "step", &r->step, 0)) ||
         (rc = get_bool(c, xe, "share_prefixes", &r->share_prefixes)))
         return rc;
+    if (r->step < -1) return bad(c, "xsa_eval.step must be a non-negative training step%s%s", "", "");
+    r->has_step = r->step >= 0;
     if (r->limit < -1) return bad(c, "xsa_eval.limit must be null or non-negative%s%s", "", "");
     if ((rc = get_num(c, root, "start_time", &r->start_time, 0)) || (rc = get_num(c, root, "end_time", &r->end_time, 0)))
         return rc;

@@ -346,6 +346,8 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     r->limit = opt->limit;
     r->limit_fraction = opt->limit_fraction;
     r->num_fewshot = opt->num_fewshot;
+    r->has_step = opt->has_step;
+    r->step = opt->step;
     r->share_prefixes = opt->share;
     r->start_time = now_s();
     struct model_run mr;

@@ -20,6 +20,7 @@ struct run_options {
     const char *tokenizer;    // --tokenizer FILE (NULL: found beside the checkpoint)
     const char *config;       // --config FILE: a bare state-dict .pt's config.json (NULL: beside it)
     int num_fewshot;
+    int has_step, step;       // --step N: the checkpoint's training step
     int limit;                // -1: all docs
     double limit_fraction;    // in (0, 1): --limit as a fraction, ceil(n * f) docs per task (lm-eval); else 0
     const char *output;       // results folder

@@ -18,6 +18,18 @@
 // the backend returns log P(target) under log-softmax over the full vocabulary width
 // (cfg.vocab_size) of the output at that index, and whether target is the argmax (ties go to
 // the lowest id, as torch.argmax).
+//
+// Optionally (batch.dist non-NULL; off by default, and then nothing of it runs) the backend
+// also hands over each entry's whole distribution, log-softmax over the full vocabulary, in
+// chunks of at most BACKEND_DIST_CHUNK ids: never a (T, V) tensor, only what one chunk of
+// one tile of rows needs.
+//
+// Also optional (batch.probe non-NULL; off by default): attention statistics at each entry's
+// token, per layer and query head: cos(y, v) between the head's attention output y before
+// any XSA projection and the token's own value vector v (of the KV head the query head
+// reads), cos(z, v) after the projection (the same value in SA layers), and a_ii, the
+// attention weight the token puts on itself. A backend that cannot compute them refuses the
+// batch (XSA_ERUNTIME).
 #ifndef XSA_KERNELS_BACKEND_H
 #define XSA_KERNELS_BACKEND_H
 
@@ -28,6 +40,17 @@
 
 #define BACKEND_MAX_TOKENS (1 << 24)  // tokens per batch: keeps every (T, width) offset far inside a long
 
+#define BACKEND_DIST_CHUNK 4096  // ids per distribution chunk; chunk k covers [k * 4096, (k + 1) * 4096)
+
+struct backend_dist_sink {
+    // Called once per (entry, chunk): logprob[j] = log P(v0 + j) at the entry's output for the
+    // ids [v0, v0 + nv), v0 a multiple of BACKEND_DIST_CHUNK. Calls for different pairs may come
+    // at the same time from the backend's threads, in any order (write only to storage of that
+    // pair); the values, as the entries' log-probabilities, never depend on the batch.
+    void (*chunk)(void *ctx, int entry, int v0, int nv, const float *logprob);
+    void *ctx;
+};
+
 struct score_batch {
     int n_tokens;                 // T
     const int32_t *token;         // (T) input token ids
@@ -37,7 +60,11 @@ struct score_batch {
     int n_entries;                // S
     const int32_t *entry_index;   // (S) packed token index whose output is read
     const int32_t *entry_target;  // (S) target token id, 0 <= id < vocab_size
+    const struct backend_dist_sink *dist;  // NULL: no distributions (the default)
+    float *probe;                 // NULL, or (S, n_layer, n_head, BACKEND_PROBE_STATS) out
 };
+
+enum { BACKEND_PROBE_COS_Y, BACKEND_PROBE_COS_Z, BACKEND_PROBE_AII, BACKEND_PROBE_STATS };
 
 enum backend_pack {               // weight packing for the CPU's AVX-512 kernel
     BACKEND_PACK_AUTO = 0,        // when the packed copy takes at most half of the available memory

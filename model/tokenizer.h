@@ -41,6 +41,15 @@ int tokenizer_eos_id(const struct tokenizer *t);   // -1 when none
 int tokenizer_adds_bos(const struct tokenizer *t);
 const char *tokenizer_path(const struct tokenizer *t);
 
+// Per-token byte counts for bits per byte, as parameter-golf's train_gpt.py build_sentencepiece_luts
+// computes them for ids [0, n): control, unknown and unused pieces (and ids past the tokenizer's)
+// are boundaries of 0 bytes; a byte piece is 1 byte; any other is its UTF-8 length without a
+// leading U+2581, which sets leading_space. A target's bytes are base_bytes[id] +
+// (leading_space[id] && !boundary[previous id]). SentencePiece tokenizers only (else
+// XSA_EBADINPUT).                                   base_bytes, leading_space, boundary: (n)
+int tokenizer_sp_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *leading_space,
+                           uint8_t *boundary, xsa_error *err);
+
 void tokenizer_free(struct tokenizer *t);
 
 #endif

@@ -498,3 +498,33 @@ static int sp_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf
 }
 
 static const struct tokenizer_ops sp_ops = {sp_encode, sp_decode, sp_destroy};
+
+// Bytes per token as parameter-golf's train_gpt.py (build_sentencepiece_luts) counts them.
+int tokenizer_sp_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *leading_space,
+                           uint8_t *boundary, xsa_error *err) {
+    if (t->kind != TOKENIZER_SENTENCEPIECE)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: bits per byte of a token shard needs a SentencePiece .model "
+                        "tokenizer (pass one with --tokenizer)", t->path);
+    const struct sp_model *m = t->impl;
+    for (int i = 0; i < n; i++) {
+        base_bytes[i] = 0;
+        leading_space[i] = 0;
+        boundary[i] = 1;  // ids past the tokenizer's pieces stay boundaries of zero bytes
+        if (i >= m->n) continue;
+        int ty = m->types[i];
+        if (ty == SP_CONTROL || ty == SP_UNKNOWN || ty == SP_UNUSED) continue;
+        boundary[i] = 0;
+        if (ty == SP_BYTE) {
+            base_bytes[i] = 1;
+            continue;
+        }
+        const char *s = m->strs[i];
+        size_t len = m->lens[i];
+        if (len >= 3 && !memcmp(s, SP_SPACE, 3)) {
+            leading_space[i] = 1;
+            len -= 3;
+        }
+        base_bytes[i] = (int16_t)(len > INT16_MAX ? INT16_MAX : len);
+    }
+    return 0;
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "eval/outdir.h"
 #include "reports/svg.h"
 
 void md_code(struct sbuf *o, const char *s) {
@@ -377,4 +378,28 @@ void report_run_table(const struct results *r, FILE *f) {
         }
     }
     fflush(f);
+}
+
+int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
+                        const char *json_path, xsa_error *err) {
+    struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0}, js = {0};
+    if (md_path) report_chart_paths(md_path, &full, &rel);
+    r->markdown(ctx, md_path ? rel.s : NULL, &md);
+    if (json_path) r->json(ctx, &js);
+    if (md_path) {
+        r->chart(ctx, &svg);
+        sbuf_printf(&svg_path, "%s%s", full.s, chart_suffix);
+    }
+    const char *paths[3], *data[3];
+    size_t lens[3];
+    int n = 0, rc = 0;
+    if (md_path) {
+        paths[n] = svg_path.s, data[n] = svg.s, lens[n++] = svg.n;
+        paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
+    }
+    if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
+    if (n) rc = outdir_write_set(n, paths, data, lens, err);
+    if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
+    sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&svg_path); sbuf_free(&js);
+    return rc;
 }

@@ -40,6 +40,18 @@ void md_text(struct sbuf *o, const char *s);
 const char *report_short_digest(const char *hex, char buf[17]);   // first 12 hex digits, or "-"
 void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
+// A report of three renderings of ctx: Markdown (linking the chart at chart_rel, NULL: none),
+// one SVG chart and JSON.
+struct report_renderers {
+    void (*markdown)(const void *ctx, const char *chart_rel, struct sbuf *out);
+    void (*chart)(const void *ctx, struct sbuf *out);
+    void (*json)(const void *ctx, struct sbuf *out);
+};
+// Renders ctx and writes the Markdown to md_path with the chart `<md_path minus .md><suffix>`
+// beside it, and the JSON to json_path, all or none (outdir_write_set); a NULL md_path prints
+// the Markdown on stdout and writes no chart; a NULL json_path writes no JSON.
+int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
+                        const char *json_path, xsa_error *err);
 // "<dir>/<name minus .md>" of a report path: where its charts go; and "<name minus .md>".
 void report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);
 // "xsa-eval <argv[0]> <argv[1]> ..." (arguments with spaces or quotes single-quoted): the

@@ -131,3 +131,78 @@ void svg_bars_chart(const char *title, const char *const *row_labels, int n_rows
     }
     sbuf_puts(out, "</svg>\n");
 }
+
+#define SVG_XY_LEFT 70  // room for the y labels
+
+void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
+                   int n_series, int n, const double *x, const double *y, const double *lo, const double *hi,
+                   struct sbuf *out) {
+    const int h = 380, legend_h = 20;
+    double x0 = SVG_XY_LEFT, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP + legend_h, y1 = h - SVG_BOTTOM - 8;
+    double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        double xv = log_x ? log10(x[i]) : x[i];
+        if (isfinite(xv)) xmn = fmin(xmn, xv), xmx = fmax(xmx, xv);
+    }
+    for (int k = 0; k < n_series * n; k++) {
+        double v[3] = {y[k], lo ? lo[k] : NAN, hi ? hi[k] : NAN};
+        for (int j = 0; j < 3; j++)
+            if (isfinite(v[j])) ymn = fmin(ymn, v[j]), ymx = fmax(ymx, v[j]);
+    }
+    if (!isfinite(xmn)) xmn = 0, xmx = 1;
+    if (!isfinite(ymn)) ymn = 0, ymx = 1;
+    if (xmx - xmn < 1e-12) xmn -= 0.5, xmx += 0.5;
+    double pad = fmax((ymx - ymn) * 0.08, 1e-9 + fabs(ymx) * 1e-3);
+    ymn -= pad, ymx += pad;
+    header(out, title, h);
+    for (int s = 0; s < n_series; s++) {  // legend
+        double lx = x0 + s * ((x1 - x0) / n_series);
+        sbuf_printf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%d\">",
+                         lx, SVG_TOP - 6, palette[s % 10], lx + 16, SVG_TOP + 4);
+        put_text(out, series[s]);
+        sbuf_puts(out, "</text>\n");
+    }
+#define PX(v) (x0 + (((log_x ? log10(v) : (v))) - xmn) / (xmx - xmn) * (x1 - x0))
+#define PY(v) (y1 - ((v) - ymn) / (ymx - ymn) * (y1 - y0))
+    double step = nice_step(ymx - ymn);  // horizontal grid and y labels
+    for (double t = ceil(ymn / step) * step; t <= ymx; t += step) {
+        double v = fabs(t) < step * 1e-9 ? 0 : t;
+        sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n"
+                         "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555555\">%g</text>\n",
+                         x0, PY(v), x1, PY(v), v == 0 ? "#333333" : "#e5e5e5", x0 - 6, PY(v) + 4, v);
+    }
+    for (int i = 0; i < n; i++)  // x labels at the points
+        if (isfinite(PX(x[i])))
+            sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
+                             PX(x[i]), y1 + 16, x[i]);
+    sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s%s</text>\n"
+                         "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\" transform=\"rotate(-90 14 %.1f)\">%s</text>\n",
+                         (x0 + x1) / 2, y1 + 32, x_unit, log_x ? " (log scale)" : "", (y0 + y1) / 2, (y0 + y1) / 2, y_unit);
+    for (int s = 0; s < n_series; s++) {
+        const double *ys = y + (long)s * n, *ls = lo ? lo + (long)s * n : NULL, *hs = hi ? hi + (long)s * n : NULL;
+        const char *col = palette[s % 10];
+        if (ls && hs) {  // the band: upper edge left to right, then the lower edge back
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (isfinite(ls[i]) && isfinite(hs[i]) && isfinite(PX(x[i])))
+                    sbuf_printf(out, "%s%.1f,%.1f", k++ ? " " : "<polygon points=\"", PX(x[i]), PY(hs[i]));
+            for (int i = n - 1; i >= 0 && k; i--)
+                if (isfinite(ls[i]) && isfinite(hs[i]) && isfinite(PX(x[i])))
+                    sbuf_printf(out, " %.1f,%.1f", PX(x[i]), PY(ls[i]));
+            if (k) sbuf_printf(out, "\" fill=\"%s\" fill-opacity=\"0.18\"/>\n", col);
+        }
+        int pen = 0;
+        for (int i = 0; i < n; i++) {
+            if (!isfinite(ys[i]) || !isfinite(PX(x[i]))) continue;
+            sbuf_printf(out, "%s%.1f,%.1f", pen++ ? " " : "<polyline fill=\"none\" stroke-width=\"2\" points=\"", PX(x[i]), PY(ys[i]));
+        }
+        if (pen) sbuf_printf(out, "\" stroke=\"%s\"/>\n", col);
+        for (int i = 0; i < n; i++)
+            if (isfinite(ys[i]) && isfinite(PX(x[i])))
+                sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%g: %.4g</title></circle>\n",
+                                 PX(x[i]), PY(ys[i]), col, x[i], ys[i]);
+    }
+#undef PX
+#undef PY
+    sbuf_puts(out, "</svg>\n");
+}

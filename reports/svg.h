@@ -16,4 +16,11 @@ void svg_delta_chart(const char *title, const char *const *labels, const double 
 void svg_bars_chart(const char *title, const char *const *row_labels, int n_rows, const char *const *series,
                     int n_series, const double *value, const double *se, struct sbuf *out);
 
+// Lines over shared x values (ascending; on a log10 axis when log_x, then x > 0): series s has
+// y[s * n + i] at x[i] (NAN: no point) and, when lo and hi are given, a shaded band from lo
+// to hi (an interval, or +- stderr). x, and y, lo, hi: (n) and (n_series, n).
+void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
+                   int n_series, int n, const double *x, const double *y, const double *lo, const double *hi,
+                   struct sbuf *out);
+
 #endif

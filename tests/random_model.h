@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "model/model.h"
 
 struct random_model_spec {
@@ -37,8 +38,8 @@ static inline float *random_model_take(float **cur, long n, float base, float sc
     return p;
 }
 
-// Fills m with random weights (scaled by fan-in so activations stay O(1)). Returns 0 or -1.
-static inline int random_model_init(struct model *m, const struct random_model_spec *sp) {
+// Fills m with random weights (scaled by fan-in so activations stay O(1)).
+static inline void random_model_init(struct model *m, const struct random_model_spec *sp) {
     memset(m, 0, sizeof *m);
     struct model_config *c = &m->cfg;
     int gpt2 = sp->arch == MODEL_ARCH_GPT2;
@@ -62,13 +63,8 @@ static inline int random_model_init(struct model *m, const struct random_model_s
     long per_layer = 2 * C + Q * C + KV * C * 2 + C * Q + 2 * C + F * C * (gpt2 ? 1 : 2) + C * F +
                      (b ? Q + 2 * KV + C + F * (gpt2 ? 1 : 2) + C : 0) + (gpt2 ? 2 * C : 0);
     long total = V * C * (sp->tied ? 1 : 2) + (gpt2 ? (long)c->max_seq_len * C : 0) + 2 * C + L * per_layer;
-    float *arena = malloc((size_t)total * sizeof(float));
-    m->layers = calloc((size_t)L, sizeof *m->layers);
-    if (!arena || !m->layers) {
-        free(arena);
-        free(m->layers);
-        return -1;
-    }
+    float *arena = xsa_malloc((size_t)total * sizeof(float));
+    m->layers = xsa_calloc((size_t)L, sizeof *m->layers);
     m->arena = arena;
     m->arena_bytes = (size_t)total * sizeof(float);
     uint64_t s = sp->seed;
@@ -109,7 +105,7 @@ static inline int random_model_init(struct model *m, const struct random_model_s
     snprintf(m->format, sizeof m->format, "random");
     snprintf(m->dtype, sizeof m->dtype, "F32");
     snprintf(m->xsa_source, sizeof m->xsa_source, "none");
-    return 0;
+
 }
 
 static inline void random_model_free(struct model *m) {

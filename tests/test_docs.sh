@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.." || exit 2
 X=$XSA_BIN
 F=tests/fixtures/results
 
-help=$( ("$X" --help; for c in run download tasks info tokenize logprobs compare report check; do
+help=$( ("$X" --help; for c in run download tasks info tokenize logprobs ppl probe compare report check; do
     "$X" "$c" --help || echo "HELP FAILED: $c"; done) 2>&1)
 case $help in *"HELP FAILED"*) fail help_all "a subcommand's --help failed" ;; *) pass help_all ;; esac
 

@@ -164,6 +164,30 @@ TEST(fractional_limit_roundtrip) {
     unlink(path);
 }
 
+// run --step N is kept through a write and read; a file without it says no step (and writes
+// no "step", so files of runs without --step keep their bytes).
+TEST(step_roundtrip) {
+    struct results r, back;
+    xsa_error err = {0};
+    CHECK_EQ_INT(results_read_json(&r, FIX "xsa_three_tasks.json", &err), 0);
+    if (err.code) return;
+    CHECK(!r.has_step);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/xsa_test_results_s%ld.json", (long)getpid());
+    CHECK_EQ_INT(results_write_json(&r, path, &err), 0);
+    size_t n;
+    char *text = slurp(path, &n);
+    CHECK(text && !strstr(text, "\"step\""));
+    free(text);
+    r.has_step = 1, r.step = 4000;
+    CHECK_EQ_INT(results_write_json(&r, path, &err), 0);
+    CHECK_EQ_INT(results_read_json(&back, path, &err), 0);
+    CHECK(back.has_step && back.step == 4000);
+    results_free(&back);
+    results_free(&r);
+    unlink(path);
+}
+
 // A non-finite score (an overflowed perplexity: exp(-mean ll) > DBL_MAX) is written as null,
 // JSON having no infinity; reading it back refuses the file (exit 2) naming the task and
 // metric, so compare and check never rest on it.
@@ -233,4 +257,4 @@ TEST(rejects_bad_files) {
     CHECK(strstr(err.msg, "per-document data needed for paired statistics") != NULL);
 }
 
-RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files), T(fractional_limit_roundtrip), T(nonfinite_metric_value_refused))
+RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files), T(fractional_limit_roundtrip), T(nonfinite_metric_value_refused), T(step_roundtrip))

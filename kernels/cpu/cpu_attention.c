@@ -80,6 +80,36 @@ static void xsa_project(float *y, const float *vo, int hd) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
+static double cosine(const float *a, const float *b, int n) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int d = 0; d < n; d++) ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+}
+
+// The softmax denominator as the kernels sum it (cpu_attention.h): lane u of 8 adds positions
+// u, u + 8, ... in order, then the lanes reduce (l0 + l4, ...) -> (a0 + a2) + (a1 + a3).
+static float softmax_sum(const float *p, int n) {
+    float l[8] = {0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int u = 0; u < 8; u++) l[u] += p[i + u];
+    for (int u = 0; i + u < n; u++) l[u] += p[i + u];
+    return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+// The token's statistics (cpu_attention_args.probe) for its heads of one kv head: a_ii from
+// the kernel's softmax numerators left in p (the token itself is its last key, n - 1), cos(y, v)
+// now, cos(z, v) after the projection.
+static void probe_before(const struct cpu_attn_token *tk, const float *vo, float *out) {
+    int n = tk->hi[0] - tk->lo[0] + tk->hi[1] - tk->lo[1];
+    for (int g = 0; g < tk->G; g++) {
+        const float *p = tk->p + (long)g * tk->pstride;
+        float *o = out + (long)g * BACKEND_PROBE_STATS;
+        o[BACKEND_PROBE_AII] = p[n - 1] / softmax_sum(p, n);
+        o[BACKEND_PROBE_COS_Y] = o[BACKEND_PROBE_COS_Z] = (float)cosine(tk->y + (long)g * tk->hd, vo, tk->hd);
+    }
+}
+
 // Gated XSA (modded-nanogpt): z = y - g (y.v / max(|v|^2, 1e-8)) v, g = tanh(alpha).
 static void xsa_project_gated(float *y, const float *vo, int hd, float g) {
     double yv = 0, vv = 0;
@@ -145,15 +175,17 @@ static void attention_task(void *ctx, int i, int w) {
             cpu_attn_tokens_avx2(tk, n);
         else
             cpu_attn_token_scalar(&tk[0]);
-        if (a->xsa)
-            for (int j = 0; j < n; j++)
-                for (int g = 0; g < G; g++) {
-                    if (a->xsa_gate)
-                        xsa_project_gated(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd,
-                                          a->xsa_gate[kvh * G + g]);
-                    else
-                        xsa_project(tk[j].y + (long)g * hd, a->v + (long)query_token(a, i0 + j) * ks + (long)kvh * hd, hd);
-                }
+        for (int j = 0; j < n; j++) {
+            int t = query_token(a, i0 + j), r = a->probe ? a->probe_row[t] : -1;
+            const float *vo = a->v + (long)t * ks + (long)kvh * hd;
+            float *po = r >= 0 ? a->probe + r * a->probe_stride + (long)kvh * G * BACKEND_PROBE_STATS : NULL;
+            if (po) probe_before(&tk[j], vo, po);
+            for (int g = 0; a->xsa && g < G; g++) {
+                if (a->xsa_gate) xsa_project_gated(tk[j].y + (long)g * hd, vo, hd, a->xsa_gate[kvh * G + g]);
+                else xsa_project(tk[j].y + (long)g * hd, vo, hd);
+                if (po) po[g * BACKEND_PROBE_STATS + BACKEND_PROBE_COS_Z] = (float)cosine(tk[j].y + (long)g * hd, vo, hd);
+            }
+        }
     }
 }
 

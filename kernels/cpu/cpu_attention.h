@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "kernels/backend.h"
 #include "kernels/cpu/cpu_pool.h"
 
 #define CPU_ATTN_TOKENS 16  // query tokens per task
@@ -54,6 +55,11 @@ struct cpu_attention_args {
     const float *xsa_gate; // (H) gated XSA: z = y - g_h (y.v / max(|v|^2, 1e-8)) v; NULL: plain
     int window;            // sliding window: a token reads only its last `window` keys (0: all),
                            //   its spans cut by xsa_window_spans before any kernel sees them
+    // Attention statistics (backend.h's probe), or NULL: token t with probe_row[t] = r >= 0
+    // writes probe[r * probe_stride + h * BACKEND_PROBE_STATS + k] for its query heads h.
+    float *probe;
+    long probe_stride;
+    const int32_t *probe_row;  // (T)
 };
 
 // One query token's heads that share a kv head (the kernel's unit of work).

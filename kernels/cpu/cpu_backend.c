@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/xalloc.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_state.h"
 
@@ -31,67 +32,60 @@ static void want_huge_pages(void *p, size_t bytes) {
 // A bigger zeroed buffer (pad rows of GEMM inputs must hold finite values; the old contents
 // are not kept). calloc gets big blocks from mmap already zero, so pages a batch never
 // reaches are never touched.
-static int grow(void **p, size_t n, size_t elem) {
+// A batch buffer of n elements, zeroed (the old one is not kept). Memory running out ends the
+// run with xalloc's message, which names --batch-tokens.
+static void grow(void **p, size_t n, size_t elem) {
     free(*p);
-    *p = calloc(n, elem);
-    if (!*p) return -1;
+    *p = xsa_calloc(n, elem);
     want_huge_pages(*p, n * elem);
-    return 0;
 }
 
-int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err) {
+void cpu_state_reserve(struct cpu_state *st, int T, int S) {
     const struct model_config *c = &st->m->cfg;
     if (T > st->t_cap) {
         size_t n = (size_t)cpu_gemm_pad_rows(T > 64 ? T : 64);
         size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
                KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff, h2 = c->head_dim / 2;
         size_t nc = cpu_logits_chunks(c->vocab_size), G = (size_t)(c->n_head / c->n_kv_head);
-        int bad = grow((void **)&st->x, n * C, sizeof(float)) ||
-                  grow((void **)&st->xn, n * C, sizeof(float)) ||
-                  grow((void **)&st->q, n * Q, sizeof(float)) ||
-                  grow((void **)&st->k, n * KV, sizeof(float)) ||
-                  grow((void **)&st->v, n * KV, sizeof(float)) ||
-                  grow((void **)&st->att, n * Q, sizeof(float)) ||
-                  grow((void **)&st->o, n * C, sizeof(float)) ||
-                  grow((void **)&st->o2, c->parallel_residual ? n * C : 1, sizeof(float)) ||
-                  grow((void **)&st->ff, n * F, sizeof(float)) ||
-                  grow((void **)&st->ff2, n * F, sizeof(float)) ||
-                  grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float)) ||
-                  grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float)) ||
-                  grow((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float)) ||
-                  grow((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float)) ||
-                  grow((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float)) ||
-                  grow((void **)&st->hrows, n * C, sizeof(float)) ||
-                  grow((void **)&st->row_of, n, sizeof(int32_t)) ||
-                  grow((void **)&st->row_tok, n, sizeof(int32_t)) ||
-                  grow((void **)&st->row_first, n + 1, sizeof(int32_t)) ||
-                  grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat)) ||
-                  (st->m->layers[0].resid_mix && grow((void **)&st->x0, n * C, sizeof(float))) ||
-                  (c->unet_skips && c->n_layer >= 2 && grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float)));
-        if (bad) {
-            cpu_state_free_buffers(st);
-            return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for a batch of %d tokens", T);
-        }
+        grow((void **)&st->x, n * C, sizeof(float));
+        grow((void **)&st->xn, n * C, sizeof(float));
+        grow((void **)&st->q, n * Q, sizeof(float));
+        grow((void **)&st->k, n * KV, sizeof(float));
+        grow((void **)&st->v, n * KV, sizeof(float));
+        grow((void **)&st->att, n * Q, sizeof(float));
+        grow((void **)&st->o, n * C, sizeof(float));
+        grow((void **)&st->o2, c->parallel_residual ? n * C : 1, sizeof(float));
+        grow((void **)&st->ff, n * F, sizeof(float));
+        grow((void **)&st->ff2, n * F, sizeof(float));
+        grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float));
+        grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float));
+        grow((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float));
+        grow((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
+        grow((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
+        grow((void **)&st->hrows, n * C, sizeof(float));
+        grow((void **)&st->row_of, n, sizeof(int32_t));
+        grow((void **)&st->row_tok, n, sizeof(int32_t));
+        grow((void **)&st->row_first, n + 1, sizeof(int32_t));
+        grow((void **)&st->row_lse, n, sizeof(double));
+        grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
+        if (st->m->layers[0].resid_mix) grow((void **)&st->x0, n * C, sizeof(float));
+        if (c->unet_skips && c->n_layer >= 2) grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float));
         st->t_cap = (int)n;
         st->t_ld = (long)n + CPU_ATTN_LD_PAD;
         st->att_stride = CPU_ATTN_SCRATCH(G, (long)n);
     }
     if (S > st->s_cap) {
         size_t n = (size_t)S;
-        if (grow((void **)&st->row_entries, n, sizeof(int32_t)) ||
-            grow((void **)&st->entry_logit, n, sizeof(float))) {
-            cpu_state_free_buffers(st);
-            return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory for %d scoring entries", S);
-        }
+        grow((void **)&st->row_entries, n, sizeof(int32_t));
+        grow((void **)&st->entry_logit, n, sizeof(float));
         st->s_cap = S;
     }
-    return 0;
 }
 
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
-                    st->row_first, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
+                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
     struct cpu_state keep = *st;
@@ -111,8 +105,7 @@ int cpu_backend_score_probe(struct backend *be, const struct score_batch *b, flo
         return xsa_fail(err, XSA_EBADINPUT, "cpu backend: probe layer %d outside [0, %d)", probe->layer,
                         st->m->cfg.n_layer);
     if (b->n_tokens == 0) return 0;  // then n_entries == 0 too (checked above)
-    rc = cpu_state_reserve(st, b->n_tokens, b->n_entries, err);
-    if (rc) return rc;
+    cpu_state_reserve(st, b->n_tokens, b->n_entries);
     if (st->m->mng) cpu_forward_mnanogpt(st, b, logprob, greedy);
     else cpu_forward(st, b, logprob, greedy, probe);
     return 0;
@@ -192,7 +185,6 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
 int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,
                      xsa_error *err) {
     memset(be, 0, sizeof *be);
-    int rc = 0;
     int nt = opt ? opt->n_threads : 0;
     if (nt <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -202,8 +194,7 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     // OpenBLAS runs single-threaded inside our pool: each tile has one fixed shape and thread,
     // which is what makes scores independent of the thread count.
     openblas_set_num_threads(1);
-    struct cpu_state *st = calloc(1, sizeof *st);
-    if (!st) return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
+    struct cpu_state *st = xsa_calloc(1, sizeof *st);
     st->m = m;
     st->n_threads = nt;
     be->impl = st;  // from here on, failures clean up through cpu_destroy(be)
@@ -227,7 +218,7 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
             return xsa_fail(err, XSA_EBADINPUT, "XSA_CPU_GEMM=%s: use blas, avx2 (on AVX2 CPUs), avx512 (on AVX-512 CPUs) or scalar", force);
         }
     }
-    st->gemm = kind < 0 ? CPU_GEMM_SCALAR : (enum cpu_gemm_kind)kind;
+    st->gemm = (enum cpu_gemm_kind)kind;
     // A forced OpenBLAS that rounds a row by its place in a tile makes scores depend on the
     // batch in the last bits: allowed (for measuring), never silent.
     int variant = force && !strcmp(force, "blas") &&
@@ -258,15 +249,7 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     be->batch_tokens = given ? opt->max_batch_tokens : CPU_DEFAULT_BATCH_TOKENS;
     int want = given ? opt->max_batch_tokens : CPU_GEMM_ROWS;
     if (want > CPU_MAX_TOKENS) want = CPU_MAX_TOKENS;
-    rc = cpu_state_reserve(st, want, want, err);
-    if (rc) {
-        cpu_destroy(be);
-        return rc;
-    }
-    if (kind < 0) {
-        cpu_destroy(be);
-        return xsa_fail(err, XSA_ERUNTIME, "cpu backend: out of memory");
-    }
+    cpu_state_reserve(st, want, want);
     if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st, opt ? opt->cpu_pack : BACKEND_PACK_AUTO);
     snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s%s (OpenBLAS core %s), %s", nt,
              nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), variant ? " (forced, not batch-invariant)" : "",

@@ -4,8 +4,10 @@
 // depend on its neighbours in the batch. The last block runs only on the scored tokens
 // (after K and V for all), since its output feeds nothing else.
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
 #include "kernels/cpu/cpu_attention.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -293,7 +295,10 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                                    .xsa = c->xsa[l], .xsa_gate = w->xsa_gate, .kind = st->attn, .kt = st->kt, .vt = st->vt,
                                    .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
                                    .scratch = st->att_p, .scratch_stride = st->att_stride,
-                                   .window = xsa_layer_window(c, l)};
+                                   .window = xsa_layer_window(c, l),
+                                   .probe = st->probe_rows ? st->probe_rows + (long)l * c->n_head * BACKEND_PROBE_STATS : NULL,
+                                   .probe_stride = (long)c->n_layer * c->n_head * BACKEND_PROBE_STATS,
+                                   .probe_row = st->probe_row};
     cpu_attention(st->pool, &a);
     if (probe && probe->layer == l) {  // (never the gathered block: cpu_forward sees to that)
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
@@ -379,7 +384,23 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     // The last block runs on the scored tokens only, unless a probe wants all of its rows.
     int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1);
     int R = b->n_entries > 0 ? group_entries(st, b) : 0, Rp = cpu_gemm_pad_rows(R);
+    long per_row = (long)L * c->n_head * BACKEND_PROBE_STATS;
+    if (b->probe && R > 0) {  // attention statistics of the scored rows (backend.h)
+        st->probe_row = xsa_malloc((size_t)T * sizeof *st->probe_row);
+        st->probe_rows = xsa_malloc((size_t)R * per_row * sizeof *st->probe_rows);
+        for (int t = 0; t < T; t++) st->probe_row[t] = -1;
+        for (int r = 0; r < R; r++) st->probe_row[st->row_tok[r]] = r;
+    }
     for (int l = 0; l < L; l++) forward_layer(st, b, l, Tp, probe, gather && l == L - 1 ? R : -1);
+    if (st->probe_rows) {
+        for (int s = 0; s < b->n_entries; s++)
+            memcpy(b->probe + s * per_row, st->probe_rows + st->row_of[b->entry_index[s]] * per_row,
+                   (size_t)per_row * sizeof(float));
+        free(st->probe_row);
+        free(st->probe_rows);
+        st->probe_row = NULL;
+        st->probe_rows = NULL;
+    }
     if (b->n_entries == 0) return;
 
     if (!gather)  // residual rows of the scored tokens, gathered into xn as the last block leaves them
@@ -390,6 +411,6 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     run_rows(st, &j);
     struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, st->pk_head, R, Rp, C, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
-                                st->lg, logprob, greedy, c->logit_softcap};
+                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse};
     cpu_logits(st->pool, &a);
 }

@@ -1,6 +1,7 @@
 // cpu_gemm.c: tiled single-threaded GEMM calls spread over the worker pool, the choice
 // between OpenBLAS and our kernels (cpu_gemm_kernel.c, cpu_gemm_avx512.c), and packing
 // weights for the AVX-512 kernel.
+#include "common/xalloc.h"
 #include "kernels/cpu/cpu_gemm.h"
 
 #include <cblas.h>
@@ -83,8 +84,7 @@ int cpu_gemm_blas_invariant(const int (*shapes)[2], int n) {
     for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
     size_t tile = (size_t)CPU_GEMM_ROWS * kmax, wsz = (size_t)CPU_GEMM_COLS * kmax,
            osz = (size_t)CPU_GEMM_ROWS * CPU_GEMM_COLS;
-    float *buf = malloc(sizeof(float) * (2 * tile + wsz + 2 * osz));
-    if (!buf) return -1;
+    float *buf = xsa_malloc(sizeof(float) * (2 * tile + wsz + 2 * osz));
     int ok = 1;
     for (int i = 0; i < n && ok; i++) {
         if (shapes[i][1] < 1 || shapes[i][1] > CPU_GEMM_COLS || shapes[i][0] < 1) continue;
@@ -97,8 +97,7 @@ int cpu_gemm_blas_invariant(const int (*shapes)[2], int n) {
 
 int cpu_gemm_pick(const int (*shapes)[2], int n) {
     if (cpu_gemm_have_avx2() && blas_core_is_sse_only()) return own_best_kind();
-    int ok = cpu_gemm_blas_invariant(shapes, n);
-    return ok < 0 ? -1 : ok ? CPU_GEMM_BLAS : own_best_kind();
+    return cpu_gemm_blas_invariant(shapes, n) ? CPU_GEMM_BLAS : own_best_kind();
 }
 
 struct gemm_job {

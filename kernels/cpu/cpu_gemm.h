@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "common/xalloc.h"
 #include "kernels/cpu/cpu_pool.h"
 
 #define CPU_GEMM_ROWS 64
@@ -32,10 +33,10 @@ int cpu_gemm_pad_rows(int n);
 // Chooses the kernel for tiles of the given (K, nc) shapes (n of them): OpenBLAS when a row's
 // result does not depend on its place in a tile, else ours (also when OpenBLAS runs pre-AVX
 // kernels on an AVX2 CPU; our AVX-512 kernel first where the CPU has it). Deterministic for a given machine
-// and OpenBLAS build. Returns the kind, or -1 when out of memory.
+// and OpenBLAS build.
 int cpu_gemm_pick(const int (*shapes)[2], int n);
 // 1 when OpenBLAS gives a row the same bits wherever it sits in a tile of each shape, 0 when
-// not, -1 when out of memory.
+// not.
 int cpu_gemm_blas_invariant(const int (*shapes)[2], int n);
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
 int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA

@@ -5,10 +5,11 @@
 
 #include <stdint.h>
 
+#include "kernels/backend.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_pool.h"
 
-#define CPU_VOCAB_CHUNK 4096
+#define CPU_VOCAB_CHUNK BACKEND_DIST_CHUNK  // one distribution chunk per task
 
 struct cpu_chunk_stat {  // one row's statistics over one vocabulary chunk
     float max;
@@ -31,6 +32,8 @@ struct cpu_logits_args {
     float *out_logprob;              // (S) out
     uint8_t *out_greedy;             // (S) out
     float softcap;                   // logits c*tanh(logits/c) before everything else; 0: none
+    const struct backend_dist_sink *dist;  // NULL, or where every entry's distribution goes
+    double *row_lse;                 // (R) scratch when dist: each row's logsumexp
 };
 
 int cpu_logits_chunks(int V);

@@ -48,6 +48,11 @@ struct cpu_state {
     int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored
     int32_t *row_tok;  // (t_cap) token index of a row
     int32_t *row_first;  // (t_cap + 1)
+    double *row_lse;       // (t_cap) per scored row, when a batch asks for distributions
+    // During a forward with batch.probe: scored row of each token (-1: none) and each row's
+    // statistics (R, n_layer, n_head, BACKEND_PROBE_STATS); NULL otherwise.
+    int32_t *probe_row;
+    float *probe_rows;
     struct cpu_chunk_stat *stats;  // (t_cap, n_chunks)
     float *lg;         // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     int s_cap;
@@ -62,8 +67,8 @@ struct cpu_probe {
     float *v;     // (T, Hkv*hd) value vectors
 };
 
-// Grows the buffers for T tokens and S entries. Returns 0 or XSA_ERUNTIME.
-int cpu_state_reserve(struct cpu_state *st, int T, int S, xsa_error *err);
+// Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
+void cpu_state_reserve(struct cpu_state *st, int T, int S);
 void cpu_state_free_buffers(struct cpu_state *st);
 
 // modded-nanogpt's GPT on a validated batch (cpu_mnanogpt.c).

@@ -334,6 +334,7 @@ static int score_part(struct cu_state *st, const struct score_batch *b, int t0, 
         CU_CHECK(cudaMemcpyAsync(sg->gr, st->d_entry_greedy, (size_t)S, cudaMemcpyDeviceToHost, s));
     }
     CU_CHECK(cudaStreamSynchronize(s));
+    if (b->dist && (rc = cu_logits_dist(st, R, S, sg->ent_row, sg->ent_id, b->dist, err))) return rc;
     for (int e = 0; e < S; e++) {
         logprob[sg->ent_id[e]] = sg->lp[e];
         greedy[sg->ent_id[e]] = sg->gr[e];
@@ -345,6 +346,9 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
                     xsa_error *err) {
     struct cu_state *st = (struct cu_state *)be->impl;
     int rc = 0;  // backend_score checked the batch (kernels/backend.h)
+    if (b->probe)
+        return cu_fail(err, XSA_ERUNTIME, "cuda backend: attention statistics (probe) are computed on the CPU "
+                       "backend only; use --device cpu");
     if (b->n_tokens == 0) return 0;
     CU_CHECK(cudaSetDevice(st->device));
     int T = b->n_tokens, S = b->n_entries;

@@ -104,6 +104,10 @@ int cu_add_bias(struct cu_state *st, float *y, const float *b, int T, xsa_error 
 int cu_attention(struct cu_state *st, int layer, int T, xsa_error *err);
 // Log-softmax at R scored rows, S entries; results left in d_entry_lp / d_entry_greedy.
 int cu_logits(struct cu_state *st, int R, int S, xsa_error *err);
+// The distributions of the S entries (rows ent_row, ids ent_id) to the sink, after cu_logits
+// left each row's logsumexp in row_stat: each chunk's logits again, as log-probabilities.
+int cu_logits_dist(struct cu_state *st, int R, int S, const int32_t *ent_row, const int32_t *ent_id,
+                   const struct backend_dist_sink *dist, xsa_error *err);
 
 // y (M, N; row stride ldy) = x (M, K) @ W^T, W (N, K) in the compute dtype; beta 0 or 1
 // (1 adds into y: the residual connection). y is fp32.

@@ -71,3 +71,40 @@ int cu_logits(struct cu_state *st, int R, int S, xsa_error *err) {
     CU_LAUNCHED();
     return 0;
 }
+
+// Row r of lg (R, nv) becomes log-probabilities: minus the row's logsumexp.
+__global__ void dist_logprob_kernel(float *lg, int nv, const struct xsa_lse *st, int R) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long)R * nv) return;
+    lg[i] = xsa_lse_logprob(lg[i], st[i / nv]);
+}
+
+int cu_logits_dist(struct cu_state *st, int R, int S, const int32_t *ent_row, const int32_t *ent_id,
+                   const struct backend_dist_sink *dist, xsa_error *err) {
+    const struct model *m = st->m;
+    int C = m->cfg.d_model, V = m->cfg.vocab_size, rc = 0;
+    size_t esz = st->fp32 ? sizeof(float) : sizeof(uint16_t);
+    if (R <= 0 || S <= 0) return 0;
+    float *host = (float *)malloc((size_t)R * st->vchunk * sizeof(float));
+    if (!host) return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of host memory for %d distributions", R);
+    // Chunks start at multiples of vchunk (a multiple of BACKEND_DIST_CHUNK, or all of V).
+    for (int v0 = 0; v0 < V && !rc; v0 += st->vchunk) {
+        int nv = V - v0 < st->vchunk ? V - v0 : st->vchunk;
+        const void *w = (const char *)st->lm_head + (size_t)v0 * C * esz;
+        if ((rc = cu_gemm(st, st->hrows, w, st->lg, R, C, nv, nv, 0.0f, err))) break;
+        long n = (long)R * nv;
+        dist_logprob_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st->stream>>>(st->lg, nv, st->row_stat, R);
+        if (cudaGetLastError() != cudaSuccess || cudaMemcpyAsync(host, st->lg, (size_t)n * sizeof(float),
+                                                                 cudaMemcpyDeviceToHost, st->stream) != cudaSuccess ||
+            cudaStreamSynchronize(st->stream) != cudaSuccess) {
+            rc = cu_fail(err, XSA_ERUNTIME, "cuda backend: distribution chunk at id %d failed", v0);
+            break;
+        }
+        for (int e = 0; e < S; e++)
+            for (int k = 0; k < nv; k += BACKEND_DIST_CHUNK)
+                dist->chunk(dist->ctx, ent_id[e], v0 + k, nv - k < BACKEND_DIST_CHUNK ? nv - k : BACKEND_DIST_CHUNK,
+                            host + (long)ent_row[e] * nv + k);
+    }
+    free(host);
+    return rc;
+}

@@ -9,6 +9,7 @@ F=tests/fixtures
 seeds=()
 case $n in
 safetensors) seeds=($F/models/*/*.safetensors) ;;
+shard) seeds=($F/ppl/*.bin) ;;
 checkpoint) seeds=(build/fuzz/seeds/checkpoint) ;;
 config) seeds=($F/models/*/config.json) ;;
 llama2c) seeds=(build/fuzz/seeds/llama2c) ;;

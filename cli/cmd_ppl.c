@@ -1,0 +1,471 @@
+// cmd_ppl.c: `xsa-eval ppl`: per-token loss of long documents, overall and by position, for
+// one model or two (delta with a paired bootstrap; --kl: divergence over the full vocabulary);
+// and `xsa-eval probe`: the attention statistics of the same windows (reports/probe_report.h).
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "common/fileio.h"
+#include "common/xalloc.h"
+#include "data/data.h"
+#include "eval/compare.h"
+#include "eval/outdir.h"
+#include "eval/ppl.h"
+#include "eval/token_shard.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+#include "reports/ppl_report.h"
+#include "reports/probe_report.h"
+#include "reports/report.h"
+#include "tasks/task.h"
+
+#define PPL_MAX_SHARDS 256
+#define PPL_MAX_TEXT_BYTES ((size_t)1 << 30)
+#define PPL_MAX_TASKS 16
+
+struct ppl_args {
+    const char *model[2], *text, *jsonl, *field, *shard[PPL_MAX_SHARDS], *xsa, *device, *dtype, *tokenizer;
+    const char *tasks;           // --tasks: the benchmark documents as texts
+    int limit;                   // --limit: documents per task (0: all)
+    struct data_options data;    // where --tasks' rows come from (run's data flags)
+    const char *out, *json, *buckets;
+    const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
+    int n_models, n_shards, context, stride, threads, batch_tokens, kl, top;
+    int probe, heads;           // `probe`: attention statistics instead of the loss; per head
+    struct cli_stats st;
+};
+
+enum {
+    F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
+    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR,
+};
+
+// The inputs, windows and outputs ppl and probe share.
+#define PPL_INPUT_FLAGS                                                                                          \
+    {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
+    {"text", F_TEXT, "FILE", "one document: the whole file (UTF-8)"},                                               \
+    {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},                                   \
+    {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
+    {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"}, \
+    {"tasks", F_TASKS, "LIST", "benchmark documents (run's task names and groups): each its context + gold answer"}, \
+    {"limit", F_LIMIT, "N", "with --tasks: the first N documents of each task"},                                \
+    {"data-dir", F_DATA_DIR, "DIR", "with --tasks: local data, as for run (docs/data-dir.md)"},                  \
+    {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
+    {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
+    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
+    {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
+    {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
+    {"output", 'o', "FILE", "Markdown report (its chart beside it); default: Markdown on stdout"},                  \
+    {"json", F_JSON, "FILE", "every number as JSON"}
+
+static const struct cli_flag flags[] = {
+    PPL_INPUT_FLAGS,
+    {"buckets", F_BUCKETS, "LIST", "position bucket edges, e.g. 64,128,256 (default powers of two from 16)"},
+    {"kl", F_KL, NULL, "with two models: KL(A || B) over the full vocabulary and top-1 agreement"},
+    {"top", F_TOP, "N", "with --kl: the N targets where the models disagree most (default 10)"},
+    {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
+    {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer (default A's); for shards' bits per byte a SentencePiece .model"},
+};
+
+static const struct cli_command cmd = {
+    "ppl", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
+    "Per-token negative log-likelihood: nats and bits per token, bits per byte, by position of\n"
+    "context; with two models the delta B - A per position bucket with a paired bootstrap\n"
+    "interval over documents (windows for shards). Text documents start with the tokenizer's BOS\n"
+    "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
+    "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
+    "the last whole window dropped) and count bytes as it does with a SentencePiece tokenizer.\n",
+    flags, (int)(sizeof flags / sizeof flags[0]), 1, 1};
+
+// probe's flags: ppl's inputs and windows, no statistics or --kl.
+static const struct cli_flag probe_flags[] = {
+    PPL_INPUT_FLAGS,
+    {"heads", F_HEADS, NULL, "also one row per query head"},
+    {"device", F_DEVICE, "D", "cpu (default; the statistics are computed by the CPU backend)"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for text (default A's)"},
+};
+
+static const struct cli_command probe_cmd = {
+    "probe", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
+    "Per layer, over the positions ppl would score: cos(y_i, v_i) between each query head's attention\n"
+    "output before XSA's projection and the token's own value vector, cos(z_i, v_i) after it (0 up to\n"
+    "rounding in XSA layers), and a_ii, the attention token i puts on itself; mean and standard\n"
+    "deviation, and a chart of cos(y, v) by layer, A and B side by side.\n",
+    probe_flags, (int)(sizeof probe_flags / sizeof probe_flags[0]), 1, 0};
+
+#define CMD(a) ((a)->probe ? &probe_cmd : &cmd)  // whose name errors carry
+
+static int on_flag(void *ctx, int key, const char *v) {
+    struct ppl_args *a = ctx;
+    switch (key) {
+    case F_MODEL:
+        if (a->n_models == 2) return cli_fail(CMD(a), "--model given more than twice");
+        a->model[a->n_models++] = v;
+        return 0;
+    case F_TEXT: a->text = v; return 0;
+    case F_JSONL: a->jsonl = v; return 0;
+    case F_FIELD: a->field = v; return 0;
+    case F_SHARD:
+        if (a->n_shards == PPL_MAX_SHARDS) return cli_fail(CMD(a), "more than %d shards", PPL_MAX_SHARDS);
+        a->shard[a->n_shards++] = v;
+        return 0;
+    case F_CONTEXT: return cli_int(CMD(a), "--context", v, 1, 1 << 20, &a->context);
+    case F_STRIDE: return cli_int(CMD(a), "--stride", v, 1, 1 << 20, &a->stride);
+    case F_BUCKETS: a->buckets = v; return 0;
+    case F_KL: a->kl = 1; return 0;
+    case F_TOP: return cli_int(CMD(a), "--top", v, 0, 1000, &a->top);
+    case F_XSA: a->xsa = v; return 0;
+    case F_DEVICE: a->device = v; return 0;
+    case F_DTYPE: a->dtype = v; return 0;
+    case F_THREADS: return cli_int(CMD(a), "--threads", v, 0, 4096, &a->threads);
+    case F_TOKENIZER: a->tokenizer = v; return 0;
+    case F_BATCH: return cli_int(CMD(a), "--batch-tokens", v, 1, BACKEND_MAX_TOKENS, &a->batch_tokens);
+    case 'o': a->out = v; return 0;
+    case F_JSON: a->json = v; return 0;
+    case F_HEADS: a->heads = 1; return 0;
+    case F_TASKS: a->tasks = v; return 0;
+    case F_DATA_DIR: a->data.data_dir = v; return 0;
+    case F_LIMIT: return cli_int(CMD(a), "--limit", v, 1, 1 << 30, &a->limit);
+    }
+    if (!cli_data_flag(&a->data, key, v)) return 0;
+    return cli_stats_flag(CMD(a), &a->st, key, v);
+}
+
+// "64,128,256": ascending whole numbers >= 2.
+static int parse_buckets(const char *s, int *edges, int *n) {
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 2 || v > (1 << 20) || (*n && v <= edges[*n - 1]) || *n == PPL_MAX_BUCKETS - 1 ||
+            (*end && *end != ','))
+            return cli_fail(&cmd, "--buckets %s: expected ascending whole numbers >= 2, e.g. 64,128,256 (at most %d)",
+                            s, PPL_MAX_BUCKETS - 1);
+        edges[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *edges, int *n_edges) {
+    const struct cli_command *c = probe ? &probe_cmd : &cmd;
+    memset(a, 0, sizeof *a);
+    a->probe = probe;
+    a->device = probe ? "cpu" : "auto";
+    a->field = "text";
+    a->top = 10;
+    a->st = (struct cli_stats){"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED};
+    const char *pos[PPL_MAX_SHARDS];
+    int n_pos, rc = cli_parse(c, argc, argv, on_flag, a, pos, PPL_MAX_SHARDS, &n_pos);
+    if (rc) return rc;
+    for (int i = 0; i < n_pos; i++) {
+        if (!a->n_shards || a->n_shards == PPL_MAX_SHARDS)
+            return cli_fail(c, "unexpected argument '%s' (more shards follow --tokens-file)", pos[i]);
+        a->shard[a->n_shards++] = pos[i];
+    }
+    if (!a->n_models) return cli_fail(c, "--model PATH is required");
+    if (!!a->text + !!a->jsonl + !!a->n_shards + !!a->tasks != 1)
+        return cli_fail(c, "give one of --text, --jsonl, --tokens-file or --tasks");
+    if (a->limit && !a->tasks) return cli_fail(c, "--limit applies to --tasks");
+    if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
+    if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
+    if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
+    xsa_error oerr = {0};
+    if ((a->out && outdir_check_file("-o", a->out, &oerr)) || (a->json && outdir_check_file("--json", a->json, &oerr)))
+        return cli_fail(c, "%s", oerr.msg);
+    *n_edges = 0;
+    if (a->buckets && (rc = parse_buckets(a->buckets, edges, n_edges))) return rc;
+    static struct hub_model hub[2];  // a->model[i] may point into them
+    for (int m = 0; m < a->n_models; m++)
+        if ((rc = cli_model_path(c, &a->model[m], &(struct hub_fetch_options){0}, &hub[m], NULL))) return rc;
+    return 0;
+}
+
+// The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;
+// without a prefix token the first text token is not scored.
+static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *s, size_t n, xsa_error *err) {
+    struct ivec ids = {0};
+    if (pre >= 0) ivec_push(&ids, pre);
+    int rc = tokenizer_encode(tk, s, n, 0, &ids, err);
+    if (!rc) rc = ppl_docs_add(d, ids.v, ids.n, err);
+    if (!rc && ids.n >= 2) d->bytes += (double)n;
+    ivec_free(&ids);
+    return rc;
+}
+
+static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *path, const char *field,
+                      const char *data, size_t len, xsa_error *err) {
+    int rc = 0;
+    long line = 0;
+    for (size_t p = 0; p < len && !rc;) {
+        const char *nl = memchr(data + p, '\n', len - p);
+        size_t e = nl ? (size_t)(nl - data) : len;
+        line++;
+        size_t q = p;
+        while (q < e && (data[q] == ' ' || data[q] == '\t' || data[q] == '\r')) q++;
+        if (q < e) {
+            cJSON *j = cJSON_ParseWithLength(data + p, e - p);
+            const cJSON *f = j ? cJSON_GetObjectItemCaseSensitive(j, field) : NULL;
+            if (!j || !cJSON_IsObject(j)) rc = xsa_fail(err, XSA_EBADINPUT, "%s line %ld: not a JSON object", path, line);
+            else if (!cJSON_IsString(f))
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s line %ld: no string field \"%s\" (choose one with --field)", path,
+                              line, field);
+            else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
+            cJSON_Delete(j);
+        }
+        p = e + 1;
+    }
+    return rc;
+}
+
+// --tasks: each document of each task as one text, its context followed by its gold answer (the
+// first request's when the label is invalid), in the task's order, the first --limit of each.
+static int load_task_docs(const struct ppl_args *a, struct ppl_docs *d, const struct tokenizer *tk, int pre,
+                          xsa_error *err) {
+    const struct task_def *list[PPL_MAX_TASKS];
+    int n_tasks = 0;
+    int rc = task_expand_list(a->tasks, list, PPL_MAX_TASKS, &n_tasks, err);
+    for (int t = 0; !rc && t < n_tasks; t++) {
+        cJSON **rows = NULL;
+        int n_rows = 0, n_docs = 0;
+        struct data_provenance prov;
+        struct task_doc *docs = NULL;
+        rc = data_load_task(list[t], &a->data, &rows, &n_rows, &prov, err);
+        if (!rc) rc = task_docs_from_rows(list[t], rows, NULL, n_rows, a->limit, &docs, &n_docs, err);
+        for (int i = 0; !rc && i < n_docs; i++) {
+            const struct task_request *q = &docs[i].req[docs[i].gold >= 0 ? docs[i].gold : 0];
+            struct sbuf text = {0};
+            sbuf_puts(&text, q->context);
+            sbuf_puts(&text, q->continuation);
+            rc = add_text_doc(d, tk, pre, text.s, text.n, err);
+            sbuf_free(&text);
+        }
+        task_docs_free(docs, n_docs);
+        data_rows_free(rows, n_rows);
+    }
+    return rc;
+}
+
+static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const struct model *m, struct ppl_docs *d,
+                     const char **bytes_rule, xsa_error *err) {
+    int vocab = m->cfg.vocab_size, pre = ppl_prefix_token(tk, m);
+    d->bytes = 0;
+    *bytes_rule = "the UTF-8 bytes of the documents' text";
+    if (a->n_shards) {
+        struct ivec all = {0};
+        int rc = 0;
+        for (int i = 0; i < a->n_shards && !rc; i++) rc = token_shard_read(a->shard[i], vocab, &all, err);
+        d->stream = 1;
+        d->bytes = NAN;
+        if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE) {
+            d->lut_n = vocab;
+            d->base_bytes = xsa_malloc((size_t)vocab * sizeof *d->base_bytes);
+            d->leading_space = xsa_malloc((size_t)vocab);
+            d->boundary = xsa_malloc((size_t)vocab);
+            rc = tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+            *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
+                          "(parameter-golf's eval_val)";
+        } else {
+            *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model)";
+        }
+        if (!rc) rc = ppl_docs_add(d, all.v, all.n, err);
+        ivec_free(&all);
+        return rc;
+    }
+    if (a->tasks) {
+        if (!tk) return xsa_fail(err, XSA_EBADINPUT, "--tasks: the documents need a tokenizer; pass --tokenizer");
+        *bytes_rule = "the UTF-8 bytes of each document's context and gold answer";
+        return load_task_docs(a, d, tk, pre, err);
+    }
+    char *data = NULL;
+    size_t len = 0;
+    const char *path = a->text ? a->text : a->jsonl;
+    int rc = file_read_all(path, PPL_MAX_TEXT_BYTES, &data, &len, err);
+    if (!rc && !tk) rc = xsa_fail(err, XSA_EBADINPUT, "%s: text needs a tokenizer; pass --tokenizer", path);
+    if (!rc && a->text) rc = add_text_doc(d, tk, pre, data, len, err);
+    if (!rc && a->jsonl) rc = load_jsonl(d, tk, pre, path, a->field, data, len, err);
+    free(data);
+    return rc;
+}
+
+// A decoded token for the report, printable on one line.
+static void token_text(const struct tokenizer *tk, int32_t id, char *out, size_t n) {
+    struct sbuf s = {0};
+    xsa_error e = {0};
+    if (!tk || tokenizer_decode(tk, &id, 1, &s, &e) || !s.s) snprintf(out, n, "#%d", id);
+    else {
+        size_t k = 0;
+        for (size_t i = 0; i < s.n && k + 1 < n; i++) out[k++] = (unsigned char)s.s[i] < 0x20 ? ' ' : s.s[i];
+        out[k] = '\0';
+        // never cut inside a UTF-8 sequence
+        while (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0x80) k--;
+        if (k > 0 && (unsigned char)out[k - 1] >= 0xC0 && k == n - 1) out[k - 1] = '\0';
+        snprintf(out + strlen(out), n - strlen(out), " (#%d)", id);
+    }
+    sbuf_free(&s);
+}
+
+// The n largest KL values, largest first (ties: earlier target).
+static int pick_top(const struct ppl_scores *s, const struct ppl_kl *kl, const struct ppl_docs *d,
+                    const struct tokenizer *tk, int n, struct ppl_top *top) {
+    int k = 0;
+    for (size_t t = 0; t < s[0].n; t++) {
+        if (k == n && kl->kl[t] <= top[n - 1].kl) continue;
+        int i = k < n ? k++ : n - 1;
+        while (i > 0 && kl->kl[t] > top[i - 1].kl) top[i] = top[i - 1], i--;
+        top[i] = (struct ppl_top){.target = (long)t, .unit = s[0].unit[t], .ctx = s[0].ctx[t], .kl = kl->kl[t],
+                                  .nll_a = s[0].nll[t], .nll_b = s[1].nll[t]};
+    }
+    for (int i = 0; i < k; i++) {
+        size_t t = (size_t)top[i].target;
+        token_text(tk, d->tok.v[s[0].where[t]], top[i].text, sizeof top[i].text);
+        token_text(tk, kl->top_a[t], top[i].top_a, sizeof top[i].top_a);
+        token_text(tk, kl->top_b[t], top[i].top_b, sizeof top[i].top_b);
+    }
+    return k;
+}
+
+static void describe(const struct model *m, char *out, size_t n) {
+    char x[128];
+    model_xsa_describe(&m->cfg, x, sizeof x);
+    snprintf(out, n, "(%s, %d layers, d_model %d, vocab %d, XSA: %s)", m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama",
+             m->cfg.n_layer, m->cfg.d_model, m->cfg.vocab_size, x);
+}
+
+static const char *base_name(const char *p) {
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--;
+    const char *s = p + n;
+    while (s > p && s[-1] != '/') s--;
+    return s;
+}
+
+struct ppl_run {
+    struct model m[2];
+    struct backend be[2];
+    struct tokenizer *tk;
+    struct ppl_docs docs;
+    struct ppl_scores sc[2];
+    struct ppl_kl kl;
+    struct ppl_probe probe[2];
+    int n_loaded, n_open;
+};
+
+static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, char *out, size_t n) {
+    if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
+                              base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
+    else if (a->tasks) snprintf(out, n, "%d document%s of %s (context + gold answer)", d->n_docs,
+                                d->n_docs == 1 ? "" : "s", a->tasks);
+    else snprintf(out, n, "%d document%s of %s", d->n_docs, d->n_docs == 1 ? "" : "s",
+                  base_name(a->text ? a->text : a->jsonl));
+}
+
+static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int context, int stride, int argc, char **argv,
+                         xsa_error *err) {
+    char input[512];
+    struct sbuf cmdline = {0};
+    report_command_line(argc, argv, &cmdline);
+    input_desc(a, &r->docs, input, sizeof input);
+    struct probe_report rep = {.n_models = a->n_models, .heads = a->heads, .probe = r->probe,
+                               .model = {&r->m[0], &r->m[1]},
+                               .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
+                               .path = {a->model[0], a->model[1]}, .input = input, .command = cmdline.s,
+                               .context = context, .stride = stride};
+    if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
+    int rc = probe_write_report(&rep, a->out, a->json, err);
+    sbuf_free(&cmdline);
+    return rc;
+}
+
+static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int argc, char **argv, struct ppl_run *r,
+                       xsa_error *err) {
+    int rc = 0;
+    for (int i = 0; i < a->n_models && !rc; i++) {
+        rc = model_load(&r->m[i], a->model[i], err);
+        if (!rc) r->n_loaded++;
+        if (!rc && a->xsa) rc = model_apply_xsa_spec(&r->m[i].cfg, a->xsa, err);
+    }
+    if (rc) return rc;
+    int maxlen = 0;
+    for (int i = 0; i < a->n_models; i++)
+        if (r->m[i].cfg.max_seq_len > 0 && (!maxlen || r->m[i].cfg.max_seq_len < maxlen)) maxlen = r->m[i].cfg.max_seq_len;
+    int context = a->context ? a->context : maxlen ? maxlen : 1024;
+    if (maxlen && context > maxlen)
+        return xsa_fail(err, XSA_EBADINPUT, "--context %d exceeds the model's context length %d", context, maxlen);
+    int stride = a->stride ? a->stride : context;
+    if (stride > context) return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d", stride, context);
+    if (a->n_shards && stride != context)
+        fprintf(stderr, "xsa-eval ppl: --stride %d < --context %d: sliding windows, not parameter-golf's eval_val\n",
+                stride, context);
+    char tok_path[4096];
+    xsa_error terr = {0};
+    if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
+    int have_tok = a->tokenizer || !tokenizer_find(a->model[0], tok_path, sizeof tok_path, &terr);
+    if (have_tok && (rc = tokenizer_load(&r->tk, tok_path, err))) return rc;
+    if ((rc = load_docs(a, r->tk, &r->m[0], &r->docs, &a->bytes_rule_out, err))) return rc;
+    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0};
+    if ((rc = backend_options_from_env(&o, err))) return rc;
+    if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;
+    for (int i = 0; i < a->n_models && !rc; i++) {
+        rc = backend_open_dtype(&r->be[i], a->device, a->dtype, &r->m[i], &o, err);
+        if (!rc) r->n_open++;
+    }
+    if (rc) return rc;
+    struct backend *bes[2] = {&r->be[0], &r->be[1]};
+    rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
+                   a->probe ? r->probe : NULL, err);
+    if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
+    int def_edges[PPL_MAX_BUCKETS], nd = 0;
+    if (!rc && !a->buckets)
+        for (int e = 16; e < context && nd < PPL_MAX_BUCKETS - 1; e *= 2) def_edges[nd++] = e;
+    struct ppl_summary sum;
+    double level = 1 - a->st.alpha;
+    if (!rc) rc = ppl_summarize(r->sc, a->n_models, a->kl ? &r->kl : NULL, a->buckets ? edges : def_edges,
+                                a->buckets ? n_edges : nd, context, a->st.iters, a->st.seed, level, &sum, err);
+    if (rc) return rc;
+    struct ppl_top *top = a->kl && a->top ? xsa_calloc((size_t)a->top, sizeof *top) : NULL;
+    int n_top = top ? pick_top(r->sc, &r->kl, &r->docs, r->tk, a->top, top) : 0;
+    char desc[2][256], input[512];
+    struct sbuf cmdline = {0};
+    report_command_line(argc, argv, &cmdline);
+    for (int i = 0; i < a->n_models; i++) describe(&r->m[i], desc[i], sizeof desc[i]);
+    input_desc(a, &r->docs, input, sizeof input);
+    struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
+                             .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
+                             .unit_name = a->n_shards ? "window" : "document", .context = context, .stride = stride,
+                             .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
+                             .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top};
+    if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
+    rc = ppl_write_report(&rep, a->out, a->json, err);
+    free(top);
+    sbuf_free(&cmdline);
+    return rc;
+}
+
+static int ppl_main(int argc, char **argv, int probe) {
+    struct ppl_args a;
+    int edges[PPL_MAX_BUCKETS], n_edges = 0;
+    int rc = ppl_parse(argc, argv, probe, &a, edges, &n_edges);
+    if (rc) return rc < 0 ? 0 : rc;
+    xsa_error err = {0};
+    struct ppl_run *r = xsa_calloc(1, sizeof *r);
+    rc = ppl_execute(&a, edges, n_edges, argc, argv, r, &err);
+    if (rc) fprintf(stderr, "xsa-eval %s: %s\n", probe ? "probe" : "ppl", err.msg);
+    for (int i = 0; i < r->n_open; i++) backend_close(&r->be[i]);
+    for (int i = 0; i < r->n_loaded; i++) model_free(&r->m[i]);
+    for (int i = 0; i < a.n_models; i++) ppl_scores_free(&r->sc[i]), ppl_probe_free(&r->probe[i]);
+    ppl_kl_free(&r->kl);
+    ppl_docs_free(&r->docs);
+    if (r->tk) tokenizer_free(r->tk);
+    free(r);
+    return rc;
+}
+
+int cmd_ppl(int argc, char **argv) { return ppl_main(argc, argv, 0); }
+int cmd_probe(int argc, char **argv) { return ppl_main(argc, argv, 1); }

@@ -1,0 +1,302 @@
+// ppl.c: windows over documents, packed into batches, scored by one or two backends (ppl.h).
+#include "eval/ppl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "kernels/batch.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+#define PPL_KL_MAX_FLOATS (1L << 26)  // model A's distributions held per batch for --kl (256 MiB)
+
+int ppl_prefix_token(const struct tokenizer *tk, const struct model *m) {
+    int c[4] = {tk ? tokenizer_bos_id(tk) : -1, tk ? tokenizer_eos_id(tk) : -1, m->cfg.bos_id, m->cfg.eos_id};
+    for (int i = 0; i < 4; i++)
+        if (c[i] >= 0 && c[i] < m->cfg.vocab_size) return c[i];
+    return -1;
+}
+
+void ppl_docs_free(struct ppl_docs *d) {
+    ivec_free(&d->tok);
+    free(d->start);
+    free(d->base_bytes);
+    free(d->leading_space);
+    free(d->boundary);
+    memset(d, 0, sizeof *d);
+}
+
+int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err) {
+    if (n < 2) return 0;
+    if (d->tok.n + n > (size_t)1 << 30)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: more than 2^30 tokens in all; score less text at once");
+    if (d->n_docs + 2 > d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 64;
+        d->start = xsa_realloc(d->start, (size_t)d->cap * sizeof *d->start);
+    }
+    if (!d->n_docs) d->start[0] = d->tok.n;
+    ivec_append(&d->tok, tok, n);
+    d->start[++d->n_docs] = d->tok.n;
+    return 0;
+}
+
+void ppl_scores_free(struct ppl_scores *s) {
+    free(s->nll);
+    free(s->greedy);
+    free(s->ctx);
+    free(s->unit);
+    free(s->where);
+    memset(s, 0, sizeof *s);
+}
+
+void ppl_probe_free(struct ppl_probe *p) {
+    free(p->sum);
+    memset(p, 0, sizeof *p);
+}
+
+void ppl_probe_stat(const struct ppl_probe *p, int layer, int head, int k, double *mean, double *sd) {
+    double s = 0, s2 = 0;
+    int h0 = head < 0 ? 0 : head, h1 = head < 0 ? p->n_head : head + 1;
+    for (int h = h0; h < h1; h++) {
+        const double *x = p->sum + ((size_t)layer * p->n_head + h) * PPL_PROBE_SUMS + 2 * k;
+        s += x[0], s2 += x[1];
+    }
+    double n = (double)p->n * (h1 - h0);
+    *mean = n > 0 ? s / n : NAN;
+    *sd = n > 0 ? sqrt(fmax(0, s2 / n - *mean * *mean)) : NAN;
+}
+
+// Adds the batch's statistics (S, L, H, BACKEND_PROBE_STATS), entries in target order.
+static void probe_add(struct ppl_probe *p, const float *x, int S) {
+    long per = (long)p->n_layer * p->n_head;
+    for (int e = 0; e < S; e++)
+        for (long i = 0; i < per; i++)
+            for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
+                double v = x[((long)e * per + i) * BACKEND_PROBE_STATS + k];
+                p->sum[i * PPL_PROBE_SUMS + 2 * k] += v;
+                p->sum[i * PPL_PROBE_SUMS + 2 * k + 1] += v * v;
+            }
+    p->n += S;
+}
+
+void ppl_kl_free(struct ppl_kl *k) {
+    free(k->kl);
+    free(k->top_a);
+    free(k->top_b);
+    memset(k, 0, sizeof *k);
+}
+
+struct window {                 // inputs tok[b, e) of a document; targets (first, e] are new
+    size_t doc0;                // docs.tok index of the document's token 0
+    long b, e, first;
+    int unit;
+};
+
+// Targets of document d that are scored: all but token 0; a stream keeps whole strides only.
+static long doc_last_target(const struct ppl_docs *d, int doc, int stride) {
+    long n = (long)(d->start[doc + 1] - d->start[doc]);
+    return d->stream ? (n - 1) / stride * stride : n - 1;
+}
+
+// The windows of every document in order; *n_targets counts their new targets.
+static struct window *plan_windows(const struct ppl_docs *d, int context, int stride, size_t *n_win,
+                                   size_t *n_targets) {
+    size_t cap = 64, n = 0, t = 0;
+    struct window *w = xsa_malloc(cap * sizeof *w);
+    int unit = 0;
+    for (int doc = 0; doc < d->n_docs; doc++) {
+        long last = doc_last_target(d, doc, stride), e = 0;
+        while (e < last) {
+            long e2 = e + (e == 0 ? context : stride);
+            if (e2 > last) e2 = last;
+            if (n == cap) w = xsa_realloc(w, (cap *= 2) * sizeof *w);
+            w[n++] = (struct window){d->start[doc], e2 > context ? e2 - context : 0, e2, e, d->stream ? unit++ : doc};
+            t += (size_t)(e2 - e);
+            e = e2;
+        }
+        if (!d->stream) unit = doc + 1;
+    }
+    *n_win = n;
+    *n_targets = t;
+    return w;
+}
+
+struct kl_state {               // one batch's distributions: A's kept, B's folded into per-chunk sums
+    int V, n_chunks;
+    float *lp_a;                // (S, V) A's log-probabilities
+    double *part;               // (S, n_chunks) sum over the chunk of p_A (log p_A - log p_B)
+    float *max_b;               // (S, n_chunks) B's largest log-probability in the chunk
+    int32_t *arg_b;             // (S, n_chunks) its lowest id
+};
+
+static void sink_keep_a(void *ctx, int entry, int v0, int nv, const float *lp) {
+    struct kl_state *k = ctx;
+    memcpy(k->lp_a + (size_t)entry * k->V + v0, lp, (size_t)nv * sizeof *lp);
+}
+
+static void sink_fold_b(void *ctx, int entry, int v0, int nv, const float *lp) {
+    struct kl_state *k = ctx;
+    const float *a = k->lp_a + (size_t)entry * k->V + v0;
+    double s = 0;
+    float mx = lp[0];
+    int32_t am = 0;
+    for (int j = 0; j < nv; j++) {
+        s += exp((double)a[j]) * ((double)a[j] - (double)lp[j]);
+        if (lp[j] > mx) mx = lp[j], am = j;
+    }
+    size_t slot = (size_t)entry * k->n_chunks + v0 / BACKEND_DIST_CHUNK;
+    k->part[slot] = s;
+    k->max_b[slot] = mx;
+    k->arg_b[slot] = v0 + am;
+}
+
+// Per entry of the batch: KL and both argmaxes, into kl at target offset t0.
+static void kl_reduce(const struct kl_state *k, int S, struct ppl_kl *kl, size_t t0) {
+    for (int e = 0; e < S; e++) {
+        const double *p = k->part + (size_t)e * k->n_chunks;
+        const float *mb = k->max_b + (size_t)e * k->n_chunks, *a = k->lp_a + (size_t)e * k->V;
+        double s = 0;
+        int cb = 0;
+        for (int c = 0; c < k->n_chunks; c++) {
+            s += p[c];
+            if (mb[c] > mb[cb]) cb = c;
+        }
+        int32_t ta = 0;
+        for (int v = 1; v < k->V; v++)
+            if (a[v] > a[ta]) ta = v;
+        kl->kl[t0 + e] = s;
+        kl->top_a[t0 + e] = ta;
+        kl->top_b[t0 + e] = k->arg_b[(size_t)e * k->n_chunks + cb];
+    }
+}
+
+static void scores_alloc(struct ppl_scores *s, size_t n) {
+    memset(s, 0, sizeof *s);
+    size_t m = n ? n : 1;
+    s->nll = xsa_malloc(m * sizeof *s->nll);
+    s->greedy = xsa_malloc(m);
+    s->ctx = xsa_malloc(m * sizeof *s->ctx);
+    s->unit = xsa_malloc(m * sizeof *s->unit);
+    s->where = xsa_malloc(m * sizeof *s->where);
+    s->n = n;
+}
+
+// Scores the batch in bb on every model; targets land at offset t0 of each out[m].
+static int score_batch_all(struct backend *const *be, int n_models, const struct ppl_docs *d, struct batch_builder *bb, size_t t0,
+                           float *lp, uint8_t *gr, struct ppl_scores *out, struct kl_state *k, struct ppl_kl *kl,
+                           struct ppl_probe *probe, float *probe_buf, xsa_error *err) {
+    struct score_batch b = batch_view(bb);
+    struct backend_dist_sink sink[2] = {{sink_keep_a, k}, {sink_fold_b, k}};
+    for (int m = 0; m < n_models; m++) {
+        b.dist = k ? &sink[m] : NULL;
+        b.probe = probe ? probe_buf : NULL;
+        int rc = backend_score(be[m], &b, lp, gr, err);
+        if (rc) return rc;
+        if (probe) probe_add(&probe[m], probe_buf, b.n_entries);
+        for (int e = 0; e < b.n_entries; e++) {
+            if (!isfinite(lp[e])) {  // nothing non-finite is ever reported as a score
+                size_t where = out[0].where[t0 + e], doc0 = d->start[d->stream ? 0 : out[0].unit[t0 + e]];
+                return xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %zu is %g: the "
+                                "forward pass overflowed or the weights are damaged", be[m]->model->path,
+                                d->tok.v[where], where - doc0, (double)lp[e]);
+            }
+            out[m].nll[t0 + e] = -lp[e];
+            out[m].greedy[t0 + e] = gr[e];
+        }
+    }
+    if (k) kl_reduce(k, b.n_entries, kl, t0);
+    return 0;
+}
+
+static double target_bytes(const struct ppl_docs *d, size_t where) {
+    int32_t t = d->tok.v[where], prev = d->tok.v[where - 1];
+    if (t >= d->lut_n || prev >= d->lut_n) return 0;
+    return d->base_bytes[t] + (d->leading_space[t] && !d->boundary[prev]);
+}
+
+int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,
+              struct ppl_scores *out, struct ppl_kl *kl, struct ppl_probe *probe, xsa_error *err) {
+    if (n_models < 1 || n_models > 2 || context < 1 || stride < 1 || stride > context)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: --stride %d must be from 1 to --context %d", stride, context);
+    if (kl && n_models != 2) return xsa_fail(err, XSA_EBADINPUT, "ppl: --kl needs two models");
+    int V = be[0]->model->cfg.vocab_size;
+    if (n_models == 2 && be[1]->model->cfg.vocab_size != V)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: the models' vocabularies differ (%d and %d ids); per-token scores "
+                        "need one tokenizer", V, be[1]->model->cfg.vocab_size);
+    size_t n_win, n_t;
+    struct window *w = plan_windows(d, context, stride, &n_win, &n_t);
+    for (int m = 0; m < n_models; m++) scores_alloc(&out[m], n_t);
+    long cap = be[0]->batch_tokens;
+    if (n_models == 2 && be[1]->batch_tokens < cap) cap = be[1]->batch_tokens;
+    struct kl_state k = {0}, *kp = NULL;
+    if (kl) {
+        size_t m = n_t ? n_t : 1;
+        kl->kl = xsa_malloc(m * sizeof *kl->kl);
+        kl->top_a = xsa_malloc(m * sizeof *kl->top_a);
+        kl->top_b = xsa_malloc(m * sizeof *kl->top_b);
+        if (cap > PPL_KL_MAX_FLOATS / V) cap = PPL_KL_MAX_FLOATS / V;
+        kp = &k;
+    }
+    if (cap < context) cap = context;  // one window always fits
+    if (kl) {
+        k.V = V;
+        k.n_chunks = (V + BACKEND_DIST_CHUNK - 1) / BACKEND_DIST_CHUNK;
+        k.lp_a = xsa_malloc((size_t)cap * V * sizeof *k.lp_a);
+        k.part = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.part);
+        k.max_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.max_b);
+        k.arg_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.arg_b);
+    }
+    float *probe_buf = NULL;  // (cap, L, H, BACKEND_PROBE_STATS) for the larger model
+    size_t probe_n = 0;
+    for (int m = 0; probe && m < n_models; m++) {
+        const struct model_config *c = &be[m]->model->cfg;
+        size_t per = (size_t)c->n_layer * c->n_head;
+        probe[m] = (struct ppl_probe){c->n_layer, c->n_head, 0, xsa_calloc(per * PPL_PROBE_SUMS, sizeof(double))};
+        if (per * BACKEND_PROBE_STATS * (size_t)cap > probe_n) probe_n = per * BACKEND_PROBE_STATS * (size_t)cap;
+    }
+    if (probe) probe_buf = xsa_malloc(probe_n * sizeof *probe_buf);
+    float *lp = xsa_malloc((size_t)cap * sizeof *lp);
+    uint8_t *gr = xsa_malloc((size_t)cap);
+    struct batch_builder bb;
+    batch_init(&bb);
+    int rc = 0;
+    size_t t = 0, t0 = 0;
+    double bytes = 0;
+    for (size_t i = 0; i <= n_win && !rc; i++) {
+        long need = i < n_win ? w[i].e - w[i].b : 0;
+        if (batch_n_tokens(&bb) > 0 && (i == n_win || batch_n_tokens(&bb) + need > cap)) {
+            rc = score_batch_all(be, n_models, d, &bb, t0, lp, gr, out, kp, kl, probe, probe_buf, err);
+            batch_reset(&bb);
+            t0 = t;
+        }
+        if (i == n_win || rc) break;
+        int first;
+        rc = batch_add_row(&bb, d->tok.v + w[i].doc0 + w[i].b, (int)need, &first, err);
+        for (long j = w[i].first + 1; !rc && j <= w[i].e; j++, t++) {
+            size_t where = w[i].doc0 + (size_t)j;
+            rc = batch_add_entry(&bb, first + (int)(j - 1 - w[i].b), d->tok.v[where], err);
+            for (int m = 0; m < n_models; m++) {
+                out[m].ctx[t] = (int32_t)(j - w[i].b);
+                out[m].unit[t] = w[i].unit;
+                out[m].where[t] = where;
+            }
+            if (d->base_bytes) bytes += target_bytes(d, where);
+        }
+    }
+    for (int m = 0; m < n_models; m++) {
+        out[m].n_units = n_win ? w[n_win - 1].unit + 1 : 0;
+        out[m].bytes = d->base_bytes ? bytes : d->bytes;
+    }
+    batch_free(&bb);
+    free(probe_buf);
+    free(lp);
+    free(gr);
+    free(w);
+    free(k.lp_a);
+    free(k.part);
+    free(k.max_b);
+    free(k.arg_b);
+    return rc;
+}

@@ -1,0 +1,112 @@
+// ppl.h: per-token negative log-likelihood of long documents (`xsa-eval ppl`), scored in
+// windows through the backend contract: each target scored once, with up to `context` tokens
+// of context; a window advances by `stride` targets (stride == context: disjoint windows, as
+// parameter-golf's eval_val; less: sliding windows). Scores never depend on how windows are
+// packed into batches (kernels/backend.h).
+//
+// With two models and `kl`, the same batches also give per-target KL(A || B) over the full
+// vocabulary and both models' argmax, from the backends' distribution chunks.
+#ifndef XSA_EVAL_PPL_H
+#define XSA_EVAL_PPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "kernels/backend.h"
+
+#define PPL_MAX_BUCKETS 32
+
+struct ppl_docs {               // documents of token ids; target j of doc d is tok[start[d] + j], j >= 1
+    struct ivec tok;            // all documents, concatenated
+    size_t *start;              // (n_docs + 1)
+    int n_docs, cap;
+    double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
+    int stream;                 // 1: one token stream (shards): targets past the last whole stride
+                                // are dropped, as eval_val does, and windows are the bootstrap units
+    int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), or NULL
+    uint8_t *leading_space, *boundary;
+    int lut_n;
+};
+
+struct tokenizer;
+struct model;
+// The token a text document starts with, so that its first text token is predicted too (as
+// lm-eval's rolling log-likelihood prefixes one): the tokenizer's BOS, else its EOS, else the
+// checkpoint's bos_token_id, else its eos_token_id; -1 when none exists.
+int ppl_prefix_token(const struct tokenizer *tk, const struct model *m);
+
+void ppl_docs_free(struct ppl_docs *d);
+// Appends one document; fewer than 2 tokens add nothing.
+int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err);
+
+struct ppl_scores {             // one model's scored targets, in document then position order
+    size_t n;
+    float *nll;                 // (n) -log P(target | its window)
+    uint8_t *greedy;            // (n) target is the argmax
+    int32_t *ctx;               // (n) tokens of context the prediction saw, 1 .. context
+    int32_t *unit;              // (n) bootstrap unit: the document, or the window of a stream
+    size_t *where;              // (n) index of the target in docs.tok
+    int n_units;
+    double bytes;               // eval_val's bytes of these targets (streams with tables), else docs.bytes
+};
+
+struct ppl_kl {                 // per target (n as the scores), with two models
+    double *kl;                 // (n) KL(A || B) in nats
+    int32_t *top_a, *top_b;     // (n) each model's argmax (lowest id on ties)
+};
+
+enum { PPL_PROBE_COS_Y, PPL_PROBE_COS_Y2, PPL_PROBE_COS_Z, PPL_PROBE_COS_Z2, PPL_PROBE_AII, PPL_PROBE_AII2, PPL_PROBE_SUMS };
+
+struct ppl_probe {              // one model's attention statistics (backend.h's probe) over the targets
+    int n_layer, n_head;
+    long n;                     // targets summed
+    double *sum;                // (n_layer, n_head, PPL_PROBE_SUMS): sums and sums of squares, target order
+};
+
+void ppl_probe_free(struct ppl_probe *p);
+// Mean and standard deviation (population) of statistic k (BACKEND_PROBE_*) over the targets
+// and the heads of layer l (head -1), or of one head.
+void ppl_probe_stat(const struct ppl_probe *p, int layer, int head, int k, double *mean, double *sd);
+
+void ppl_scores_free(struct ppl_scores *s);
+void ppl_kl_free(struct ppl_kl *k);
+
+// Scores every target of d with each of n_models (1 or 2) backends into out[m]; kl (n_models
+// == 2, may be NULL) gets the divergences, probe ((n_models), may be NULL) each model's
+// attention statistics at the targets' inputs. Both backends must have the same vocabulary.
+int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,
+              struct ppl_scores *out, struct ppl_kl *kl, struct ppl_probe *probe, xsa_error *err);
+
+struct ppl_bucket {
+    int lo, hi;                 // context positions [lo, hi)
+    long n;                     // targets
+    double nll[2];              // mean nats per target of each model
+    int n_units;                // units with a target here (bootstrap sample size)
+    double delta, dlo, dhi;     // B - A: mean over units of the per-unit mean difference, interval
+    int real;                   // interval excludes 0
+};
+
+struct ppl_summary {
+    int n_models;
+    long n;                     // targets
+    double nll[2], bits[2], bpb[2], ppl[2], acc[2];  // nats/token, bits/token, bits/byte (NAN: no bytes), exp(nll), top-1
+    double bytes;
+    int n_units;
+    double delta, dlo, dhi;     // overall, as the buckets
+    int real;
+    int n_buckets;
+    struct ppl_bucket bucket[PPL_MAX_BUCKETS];
+    // with --kl
+    int has_kl;
+    double kl_mean, kl_max, agree;  // mean and largest KL(A || B), fraction of targets with the same argmax
+};
+
+// Buckets from edges e0 < e1 < ...: [1, e0), [e0, e1), ..., [e_last, context + 1); edges
+// outside (1, context] are dropped. Bootstrap as eval/stats.h (iters, seed, level).
+int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl *kl, const int *edges,
+                  int n_edges, int context, int iters, uint64_t seed, double level, struct ppl_summary *out,
+                  xsa_error *err);
+
+#endif

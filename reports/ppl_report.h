@@ -1,0 +1,39 @@
+// ppl_report.h: the Markdown, JSON and SVG of `xsa-eval ppl` (eval/ppl.h computes them).
+#ifndef XSA_REPORTS_PPL_REPORT_H
+#define XSA_REPORTS_PPL_REPORT_H
+
+#include "common/error.h"
+#include "common/vec.h"
+#include "eval/ppl.h"
+
+struct ppl_top {                 // one of the targets where the models disagree most (--kl)
+    long target;                 // index among the scored targets
+    int unit, ctx;
+    double kl, nll_a, nll_b;
+    char text[64], top_a[64], top_b[64];  // decoded target and each model's argmax (printable)
+};
+
+struct ppl_report {
+    const struct ppl_summary *sum;
+    const char *label[2], *path[2], *desc[2];  // model names, checkpoints, architecture lines
+    const char *input;           // what was scored ("--text FILE", "2 shards")
+    const char *unit_name;       // "document" | "window"
+    int context, stride, iters;
+    unsigned long long seed;
+    double level;
+    const char *command;
+    const char *bytes_rule;      // how the bytes of bits per byte were counted
+    const struct ppl_top *top;   // (n_top)
+    int n_top;
+};
+
+void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *out);
+void ppl_json(const struct ppl_report *r, struct sbuf *out);
+// Two models: delta B - A per position bucket with its interval; one model: nats per bucket.
+void ppl_chart(const struct ppl_report *r, struct sbuf *out);
+
+// Markdown to md_path (NULL: stdout) with the chart `<md_path minus .md>_position.svg` beside
+// it, and the JSON to json_path (NULL: none), written atomically.
+int ppl_write_report(const struct ppl_report *r, const char *md_path, const char *json_path, xsa_error *err);
+
+#endif

@@ -1,0 +1,138 @@
+// probe_report.c: `xsa-eval probe`'s report (probe_report.h).
+#include "reports/probe_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/xalloc.h"
+#include "reports/report.h"
+#include "reports/svg.h"
+
+static const char *const stat_name[BACKEND_PROBE_STATS] = {"cos(y, v)", "cos(z, v)", "a_ii"};
+static const char *const stat_key[BACKEND_PROBE_STATS] = {"cos_y", "cos_z", "a_ii"};
+
+static void row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa) {
+    if (h < 0) sbuf_printf(o, "| %d | %s |", l, xsa);
+    else sbuf_printf(o, "| %d.%d | %s |", l, h, xsa);
+    for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
+        double m, sd;
+        ppl_probe_stat(p, l, h, k, &m, &sd);
+        sbuf_printf(o, " %+.4f \xc2\xb1 %.4f |", m, sd);
+    }
+    sbuf_puts(o, "\n");
+}
+
+static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
+    const struct probe_report *r = ctx;
+    sbuf_printf(o, "# Attention similarity bias\n\nAt %ld targets of %s (context up to %d, stride %d), per layer "
+                            "over query heads: cos(y, v) between a head's attention output before XSA's projection "
+                            "and the token's own value vector, cos(z, v) after it (0 up to rounding in XSA layers), "
+                            "and a_ii, the attention the token puts on itself; mean \xc2\xb1 standard deviation.\n",
+                         r->probe[0].n, r->input, r->context, r->stride);
+    for (int m = 0; m < r->n_models; m++) {
+        const struct ppl_probe *p = &r->probe[m];
+        sbuf_puts(o, "\n## ");
+        md_text(o, r->label[m]);
+        sbuf_printf(o, "\n\n| layer%s | XSA | cos(y, v) | cos(z, v) | a_ii |\n|--:|:-:|--:|--:|--:|\n",
+                          r->heads ? ".head" : "");
+        for (int l = 0; l < p->n_layer; l++) {
+            const char *x = r->model[m]->cfg.xsa[l] ? "yes" : "no";
+            row(o, p, l, -1, x);
+            for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x);
+        }
+    }
+    if (chart_rel) sbuf_printf(o, "\n![cos(y, v) by layer](%s_layers.svg)\n", chart_rel);
+    sbuf_puts(o, "\n| | |\n|---|---|\n");
+    for (int m = 0; m < r->n_models; m++) {
+        sbuf_printf(o, "| %s | ", m ? "B" : "A");
+        md_code(o, r->path[m]);
+        sbuf_puts(o, " |\n");
+    }
+    if (r->command) {
+        sbuf_puts(o, "| command | ");
+        md_code(o, r->command);
+        sbuf_puts(o, " |\n");
+    }
+}
+
+static void json(const void *ctx, struct sbuf *out) {
+    const struct probe_report *r = ctx;
+    struct jsonw w = {0};
+    jsonw_object(&w, NULL);
+    jsonw_str(&w, "input", r->input);
+    jsonw_int(&w, "targets", r->probe[0].n);
+    jsonw_array(&w, "models");
+    for (int m = 0; m < r->n_models; m++) {
+        const struct ppl_probe *p = &r->probe[m];
+        jsonw_object(&w, NULL);
+        jsonw_str(&w, "label", r->label[m]);
+        jsonw_str(&w, "path", r->path[m]);
+        jsonw_array(&w, "layers");
+        for (int l = 0; l < p->n_layer; l++) {
+            jsonw_object(&w, NULL);
+            jsonw_int(&w, "layer", l);
+            jsonw_bool(&w, "xsa", r->model[m]->cfg.xsa[l]);
+            for (int h = -1; h < (r->heads ? p->n_head : 0); h++) {
+                if (h >= 0) {
+                    if (h == 0) jsonw_array(&w, "heads");
+                    jsonw_object(&w, NULL);
+                }
+                for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
+                    double mean, sd;
+                    char key[32];
+                    ppl_probe_stat(p, l, h, k, &mean, &sd);
+                    jsonw_num(&w, stat_key[k], mean);
+                    snprintf(key, sizeof key, "%s_sd", stat_key[k]);
+                    jsonw_num(&w, key, sd);
+                }
+                if (h >= 0) jsonw_end(&w);
+                if (h >= 0 && h == p->n_head - 1) jsonw_end(&w);
+            }
+            jsonw_end(&w);
+        }
+        jsonw_end(&w);
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    if (r->command) jsonw_str(&w, "command", r->command);
+    jsonw_end(&w);
+    sbuf_append(out, w.out.s, w.out.n);
+    jsonw_free(&w);
+}
+
+// cos(y, v) of each model by layer (and cos(z, v) of a model with XSA layers), +- 1 sd bands.
+static void chart(const void *ctx, struct sbuf *out) {
+    const struct probe_report *r = ctx;
+    int L = 0;
+    for (int m = 0; m < r->n_models; m++) L = r->probe[m].n_layer > L ? r->probe[m].n_layer : L;
+    int ns = 0;
+    char names[4][160];
+    const char *series[4];
+    double *x = xsa_malloc((size_t)L * sizeof *x), *v = xsa_malloc((size_t)12 * L * sizeof *v);
+    for (int l = 0; l < L; l++) x[l] = l;
+    for (int i = 0; i < 12 * L; i++) v[i] = NAN;
+    for (int m = 0; m < r->n_models; m++)
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && !model_xsa_count(&r->model[m]->cfg)) continue;
+            snprintf(names[ns], sizeof names[ns], "%s %s", r->label[m], stat_name[k]);
+            series[ns] = names[ns];
+            for (int l = 0; l < r->probe[m].n_layer; l++) {
+                double mean, sd;
+                ppl_probe_stat(&r->probe[m], l, -1, k, &mean, &sd);
+                v[ns * L + l] = mean, v[4 * L + ns * L + l] = mean - sd, v[8 * L + ns * L + l] = mean + sd;
+            }
+            ns++;
+        }
+    svg_line_chart("cos(attention output, own value) by layer", "layer", "cosine, shaded: +- 1 sd", 0, series,
+                            ns, L, x, v, v + 4 * L, v + 8 * L, out);
+    free(x);
+    free(v);
+}
+
+int probe_write_report(const struct probe_report *r, const char *md_path, const char *json_path, xsa_error *err) {
+    static const struct report_renderers rr = {markdown, chart, json};
+    return report_write_bundle(&rr, r, md_path, "_layers.svg", json_path, err);
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `xsa-eval ppl`: usage and input errors exit 2 with one line; a two-model run writes the
+# Markdown report, its chart and the JSON; a shard's bits per byte come out of --json.
+. "$(dirname "$0")/lib.sh"
+P="$XSA_BIN ppl"
+A=demo/sa
+B=demo/xsa
+SHARD=tests/fixtures/ppl/corpus_sp600.bin
+SP=tests/fixtures/tokenizers/sp_bpe/tokenizer.model
+printf 'Once upon a time a robot read about the sea.\nIt walked there one day, far past the hills.\n' > "$TMP/doc.txt"
+printf '{"text": "One small document."}\n{"body": "no text field"}\n' > "$TMP/bad.jsonl"
+printf 'not a shard' > "$TMP/bad.bin"
+
+expect_exit no_model 2 "--model PATH is required" -- $P --text "$TMP/doc.txt"
+expect_exit no_input 2 "one of --text, --jsonl, --tokens-file or --tasks" -- $P --model $A
+expect_exit limit_without_tasks 2 "--limit applies to --tasks" -- $P --model $A --text "$TMP/doc.txt" --limit 3
+expect_exit two_inputs 2 "one of --text" -- $P --model $A --text "$TMP/doc.txt" --tokens-file $SHARD
+expect_exit kl_one_model 2 "--kl compares two models" -- $P --model $A --text "$TMP/doc.txt" --kl
+expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
+expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
+expect_exit metric_not_used 2 "--metric does not apply" -- $P --model $A --text "$TMP/doc.txt" --metric acc
+expect_exit stray_argument 2 "unexpected argument" -- $P --model $A --text "$TMP/doc.txt" extra
+expect_exit context_too_long 2 "exceeds the model's context length 256" -- $P --model $A --text "$TMP/doc.txt" --context 300
+expect_exit bad_shard 2 "bad.bin: .*shorter than a token shard" -- $P --model $A --tokens-file "$TMP/bad.bin"
+expect_exit jsonl_field 2 "bad.jsonl line 2: no string field \"text\"" -- $P --model $A --jsonl "$TMP/bad.jsonl"
+expect_exit shard_vocab 2 "outside the vocabulary \[0, 300\)" -- $P --model tests/fixtures/models/llama_gqa --tokens-file $SHARD
+expect_exit output_folder_missing 2 "no folder .*create it first" -- $P --model $A --text "$TMP/doc.txt" -o "$TMP/none/x.md"
+
+mkdir -p "$TMP/r"
+if $P --model $A --model $B --text "$TMP/doc.txt" --context 16 --stride 8 --kl --top 2 --iters 50 --buckets 4,8 \
+      --device cpu -o "$TMP/r/ppl.md" --json "$TMP/r/ppl.json" 2>"$TMP/err"; then
+    if grep -q '^| 1-3 |' "$TMP/r/ppl.md" && grep -q 'KL(A || B)' "$TMP/r/ppl.md" && grep -q '<polyline' "$TMP/r/ppl_position.svg" \
+       && grep -q '"top1_agreement"' "$TMP/r/ppl.json"; then pass two_models_report
+    else fail two_models_report "report, chart or JSON incomplete"; fi
+else
+    fail two_models_report "exit $?: $(head -1 "$TMP/err")"
+fi
+
+# Bits per byte of the committed shard: parameter-golf's eval_val gives 8.35121346612794
+# (tests/fixtures/ppl/reference.json); printed here to 6 digits.
+if $P --model $A --tokens-file $SHARD --tokenizer $SP --context 64 --device cpu --json "$TMP/s.json" >/dev/null 2>"$TMP/err"; then
+    got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/s.json" | head -1 | awk '{printf "%.6f", $2}')
+    if [ "$got" = "8.351213" ]; then pass shard_bits_per_byte; else fail shard_bits_per_byte "got $got"; fi
+else
+    fail shard_bits_per_byte "exit $?: $(head -1 "$TMP/err")"
+fi
+# probe: the statistics of both models, XSA's cos(z, v) 0 to four digits in every layer.
+expect_exit probe_no_input 2 "xsa-eval probe: give one of --text" -- $XSA_BIN probe --model $A
+expect_exit probe_no_kl 2 "xsa-eval probe: unknown flag '--kl'" -- $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --kl
+if $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --context 32 --heads -o "$TMP/r/probe.md" \
+       --json "$TMP/r/probe.json" 2>"$TMP/err"; then
+    zeros=$(awk '/^## xsa/{f=1} f && /^\| [0-9]+ \| yes/' "$TMP/r/probe.md" | grep -c '| [+-]0.0000 ± 0.0000 |')
+    if [ "$zeros" -eq 4 ] && grep -q '^| 3.3 | no |' "$TMP/r/probe.md" && grep -q '"a_ii_sd"' "$TMP/r/probe.json" &&
+       grep -q '<polyline' "$TMP/r/probe_layers.svg"; then pass probe_report
+    else fail probe_report "XSA layers with cos(z, v) = 0: $zeros of 4"; fi
+else
+    fail probe_report "exit $?: $(head -1 "$TMP/err")"
+fi
+# --tasks: each document is its context and gold answer as lm-eval builds them (the requests in
+# tests/fixtures/tasks, written by lm-eval itself), the first --limit of each task.
+D="--data-dir tests/fixtures/data --allow-data-change --offline"
+if $P --model $A --tasks arc_easy,piqa --limit 3 $D --json "$TMP/t.json" >/dev/null 2>"$TMP/terr"; then
+    got=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["bytes"])' "$TMP/t.json" 2>&1)
+    want=$(python3 -c '
+import json
+n = 0
+for t in ["arc_easy", "piqa"]:
+    for line in list(open("tests/fixtures/tasks/%s.expected.jsonl" % t, encoding="utf-8"))[:3]:
+        d = json.loads(line); r = d["requests"][d["gold"] if d["gold"] >= 0 else 0]
+        n += len((r[0] + r[1]).encode("utf-8"))
+print(n)')
+    [ "$got" = "$want" ] && pass tasks_documents || fail tasks_documents "bytes $got, lm-eval's requests give $want"
+else
+    fail tasks_documents "exit $?: $(tail -1 "$TMP/terr")"
+fi
+expect_exit tasks_unknown 2 "nosuchtask" -- $P --model $A --tasks nosuchtask $D
+finish
