@@ -228,5 +228,51 @@ TEST(mnanogpt_fixture_matches_record) {
     CHECK(check_model("tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt", "tests/fixtures/mnanogpt/xsa_gated/reference.json") == 3);
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch),
+// The same scores when the reference's first sequence is a prefix shared by two branches, beside
+// another row in the batch: keys, the token before (smear, bigram hash, key offset) and
+// positions follow the spans.
+TEST(mnanogpt_shared_prefix_matches_record) {
+    const char *ref = "tests/fixtures/mnanogpt/xsa_gated/reference.json";
+    if (!file_exists(ref)) SKIP("tests/fixtures/mnanogpt absent");
+    char *text = NULL;
+    xsa_error err = {0};
+    CHECK_EQ_INT(file_read_all(ref, 1u << 20, &text, NULL, &err), 0);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0);
+    const cJSON *toks = cJSON_GetObjectItem(c0, "tokens"), *lps = cJSON_GetObjectItem(c0, "logprobs");
+    int n = cJSON_GetArraySize(toks), np = 10;
+    int32_t ids[64], other[3] = {5, 6, 7}, plain[4] = {9, 8, 7, 6};
+    for (int i = 0; i < n && i < 64; i++) ids[i] = (int32_t)cJSON_GetArrayItem(toks, i)->valuedouble;
+    struct model m;
+    CHECK_EQ_INT(model_load(&m, "tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt", &err), 0);
+    struct batch_builder bb;
+    batch_init(&bb);
+    int first, pf, bf[2], blen[2] = {3, n - np};
+    const int32_t *br[2] = {other, ids + np};
+    CHECK_EQ_INT(batch_add_row(&bb, plain, 4, &first, &err), 0);
+    CHECK_EQ_INT(batch_add_tree(&bb, ids, np, br, blen, 2, &pf, bf, &err), 0);
+    CHECK_EQ_INT(batch_add_entry(&bb, pf + np - 1, ids[np], &err), 0);
+    for (int j = 0; j + 1 < n - np; j++) CHECK_EQ_INT(batch_add_entry(&bb, bf[1] + j, ids[np + j + 1], &err), 0);
+    struct score_batch b = batch_view(&bb);
+    struct backend be;
+    struct backend_options o = {.n_threads = 2, .max_batch_tokens = b.n_tokens};
+    float lp[64];
+    uint8_t gr[64];
+    CHECK_EQ_INT(backend_open_env(&be, &m, &o, &err), 0);
+    CHECK_EQ_INT(backend_score(&be, &b, lp, gr, &err), 0);
+    double worst = 0;
+    for (int e = 0; e < b.n_entries; e++) {
+        double d = fabs(lp[e] - cJSON_GetArrayItem(lps, np - 1 + e)->valuedouble);
+        if (d > worst) worst = d;
+    }
+    fprintf(stderr, "  shared prefix + branches: %d entries, max |logprob - torch| = %.3g\n", b.n_entries, worst);
+    CHECK_MSG(worst <= TOL_F32, "shared prefix: max |logprob - torch| = %.3g", worst);
+    backend_close(&be);
+    batch_free(&bb);
+    model_free(&m);
+    cJSON_Delete(root);
+}
+
+RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch),
           T(real_pgolf_artifacts_match_authors_code))

@@ -1,20 +1,23 @@
 // cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers,
 // model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic, over a
 // packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
-// Plain loops with double dot products: this path is for exactness, not speed.
+// Projections on the backend's GEMM; attention, gates and norms in plain loops (double dot products).
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 
 struct mng_run {
     const struct model *m;
     const struct score_batch *b;
-    int T, C, H, hd;
+    struct cpu_pool *pool;
+    enum cpu_gemm_kind gemm;
+    int T, Tp, C, H, hd;
     float *xn, *q, *k, *v, *y, *out, *ve;  // (T, C) each
 };
 
@@ -26,10 +29,9 @@ static float dot(const float *a, const float *b, int n) {
     return (float)s;
 }
 
-// out (n, N) = in (n, K) @ W^T, W (N, K).
-static void linear(const float *in, const float *w, float *out, int n, int K, int N) {
-    for (int r = 0; r < n; r++)
-        for (int o = 0; o < N; o++) out[(long)r * N + o] = dot(in + (long)r * K, w + (long)o * K, K);
+// out (Tp, N) = in (Tp, K) @ W^T, W (N, K), on the backend's GEMM (rows padded to its tiles).
+static void linear(const struct mng_run *r, const float *in, const float *w, float *out, int K, int N) {
+    cpu_gemm_linear(r->pool, r->gemm, in, w, NULL, NULL, out, r->Tp, K, N);
 }
 
 // Yarn.rotary on one head at table row `row`: out[2j] = c x[2j] + s x[2j+1], out[2j+1] = c x[2j+1] - s x[2j]
@@ -89,9 +91,9 @@ static void attention(struct mng_run *r, int l, double *p, long *key) {
     const struct layer_weights *w = &m->layers[l];
     const struct score_batch *b = r->b;
     int T = r->T, C = r->C, H = r->H, hd = r->hd;
-    linear(r->xn, w->wq, r->q, T, C, C);
-    linear(r->xn, w->wk, r->k, T, C, C);
-    linear(r->xn, w->wv, r->v, T, C, C);
+    linear(r, r->xn, w->wq, r->q, C, C);
+    linear(r, r->xn, w->wk, r->k, C, C);
+    linear(r, r->xn, w->wv, r->v, C, C);
     cpu_norm_rows(r->q, r->q, T * H, hd, NULL, NULL, m->cfg.norm_eps);  // QK norm
     cpu_norm_rows(r->k, r->k, T * H, hd, NULL, NULL, m->cfg.norm_eps);
     for (int t = 0; t < T; t++)
@@ -136,7 +138,7 @@ static void attention(struct mng_run *r, int l, double *p, long *key) {
             for (int d = 0; d < hd; d++) y[d] *= gate;
         }
     }
-    linear(r->y, w->wo, r->out, T, C, C);
+    linear(r, r->y, w->wo, r->out, C, C);
 }
 
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy) {
@@ -144,12 +146,13 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     const struct mng_model *g = m->mng;
     const struct model_config *c = &m->cfg;
     int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size;
-    size_t TC = (size_t)T * C;
-    float *buf = xsa_calloc(TC * 14 + (size_t)T * F + (size_t)T + (size_t)V, sizeof(float));
-    float *x = buf, *x0 = x + TC, *bg = x0 + TC, *skip = bg + TC, *xb = skip + TC, *tmp = xb + TC;
-    struct mng_run r = {.m = m, .b = b, .T = T, .C = C, .H = c->n_head, .hd = c->head_dim};
-    r.xn = tmp + TC, r.q = r.xn + TC, r.k = r.q + TC, r.v = r.k + TC, r.y = r.v + TC, r.out = r.y + TC, r.ve = r.out + TC;
-    float *ff = r.ve + TC, *skip_g = ff + (size_t)T * F, *lg = skip_g + T;
+    int Tp = cpu_gemm_pad_rows(T), G = CPU_GEMM_ROWS;
+    size_t TC = (size_t)T * C, P = (size_t)Tp * C;  // real rows; rows of each buffer (the padding stays 0)
+    float *buf = xsa_calloc(P * 14 + (size_t)Tp * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
+    float *x = buf, *x0 = x + P, *bg = x0 + P, *skip = bg + P, *xb = skip + P, *tmp = xb + P;
+    struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
+    r.xn = tmp + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P, r.ve = r.out + P;
+    float *ff = r.ve + P, *skip_g = ff + (size_t)Tp * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
     double *p = xsa_calloc(2 * (size_t)T + 16, sizeof(double));
     long *key = xsa_calloc(2 * (size_t)T + 16, sizeof(long));
     int has_backout = 0;
@@ -193,38 +196,50 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             }
         }
         cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
-        linear(r.xn, w->w_up, ff, T, C, F);
+        linear(&r, r.xn, w->w_up, ff, C, F);
         for (size_t i = 0; i < (size_t)T * F; i++) ff[i] = ff[i] > 0 ? ff[i] * ff[i] : 0;
-        linear(ff, w->w_down, r.out, T, F, C);
+        linear(&r, ff, w->w_down, r.out, F, C);
         for (size_t i = 0; i < TC; i++) x[i] = L->resid_mlp * x[i] + L->post_mlp * r.out[i];
         if (l == 3) memcpy(skip, x, TC * sizeof(float));
         if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
     }
     for (size_t i = 0; i < TC; i++) x[i] = x[i] - g->backout_lambda * xb[i];
     cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
-    int last = -1;
-    double lse = 0;
-    int best = 0;
-    for (int s = 0; s < b->n_entries; s++) {
-        int t = b->entry_index[s];
-        if (t != last) {  // logits 23 sigmoid((logits + 5) / 7.5), then log-softmax over the padded vocabulary
-            last = t;
-            double mx = -INFINITY;
-            best = 0;
+    // The scored rows, G at a time: logits 23 sigmoid((z + 5) / 7.5), log-softmax over the padded
+    // vocabulary, greedy = the first argmax.
+    int *row = xsa_calloc((size_t)T, sizeof(int)), *rtok = xsa_calloc((size_t)T, sizeof(int)), R = 0;
+    for (int t = 0; t < T; t++) row[t] = -1;
+    for (int e = 0; e < b->n_entries; e++)
+        if (row[b->entry_index[e]] < 0) rtok[R] = b->entry_index[e], row[b->entry_index[e]] = R++;
+    double *lse = xsa_calloc((size_t)G, sizeof(double));
+    int best[CPU_GEMM_ROWS];
+    for (int r0 = 0; r0 < R; r0 += G) {
+        int n = R - r0 < G ? R - r0 : G;
+        memset(hrow, 0, (size_t)G * C * sizeof(float));
+        for (int i = 0; i < n; i++) memcpy(hrow + (size_t)i * C, r.xn + (size_t)rtok[r0 + i] * C, (size_t)C * sizeof(float));
+        cpu_gemm_linear(st->pool, st->gemm, hrow, m->lm_head, NULL, NULL, lg, G, C, V);
+        for (int i = 0; i < n; i++) {
+            float *l = lg + (size_t)i * V;
+            double mx = -INFINITY, sum = 0;
+            best[i] = 0;
             for (int o = 0; o < V; o++) {
-                float z = dot(r.xn + (long)t * C, m->lm_head + (long)o * C, C);
-                lg[o] = 23 * sigmoidf_((z + 5) / 7.5f);
-                if (lg[o] > lg[best]) best = o;
-                if (lg[o] > mx) mx = lg[o];
+                l[o] = 23 * sigmoidf_((l[o] + 5) / 7.5f);
+                if (l[o] > l[best[i]]) best[i] = o;
+                if (l[o] > mx) mx = l[o];
             }
-            double sum = 0;
-            for (int o = 0; o < V; o++) sum += exp(lg[o] - mx);
-            lse = mx + log(sum);
+            for (int o = 0; o < V; o++) sum += exp(l[o] - mx);
+            lse[i] = mx + log(sum);
         }
-        int tg = b->entry_target[s];
-        logprob[s] = (float)(lg[tg] - lse);
-        greedy[s] = tg == best;
+        for (int e = 0; e < b->n_entries; e++) {
+            int i = row[b->entry_index[e]] - r0, tg = b->entry_target[e];
+            if (i < 0 || i >= n) continue;
+            logprob[e] = (float)(lg[(size_t)i * V + tg] - lse[i]);
+            greedy[e] = tg == best[i];
+        }
     }
+    free(lse);
+    free(rtok);
+    free(row);
     free(key);
     free(p);
     free(buf);
