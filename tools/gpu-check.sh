@@ -20,7 +20,8 @@
 #      against cuBLAS's measured bf16 GEMM rate), then Hugging Face transformers on the same
 #      requests (tools/bench/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
-#   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there)
+#   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
+#    5c: `ppl --kl` on the GPU against the CPU, the backend's distribution chunks)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
 #
@@ -352,6 +353,28 @@ print(json.dumps(r, sort_keys=True))' "$1"; }
                 pass "two MPI ranks on one GPU, $DT: results and $n samples files byte-identical to one process ($desc)"
             else fail "two MPI ranks on one GPU, $DT: $bad of $n samples files differ, results identical: $same"; fi
         done
+    fi
+fi
+
+# ---- 5c. ppl and --kl on the GPU (eval/ppl.c, the backend's distribution chunks) -----------
+# The CUDA path of the per-position full distributions has never run: the two demo models over
+# README.md, windows of 128 with stride 96, on the GPU (float32) against the CPU: nats per token
+# of each model and the mean KL(A || B) within 2e-4 relative, top-1 agreement within 1e-3.
+section "ppl --kl: GPU against CPU" 40
+if gpu_ok "ppl --kl"; then
+    PARGS=(ppl --model demo/sa --model demo/xsa --text README.md --context 128 --stride 96 --kl --threads 2)
+    if tmo 15 "$XSA" "${PARGS[@]}" --device cpu --json "$W/ppl_cpu.json" >/dev/null 2>"$W/ppl.log" &&
+       tmo 20 "$XSA" "${PARGS[@]}" --device cuda --dtype float32 --json "$W/ppl_gpu.json" >/dev/null 2>>"$W/ppl.log"; then
+        v=$(python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+rel = lambda x, y: abs(x - y) / max(abs(y), 1e-12)
+w = max([rel(m["nats_per_token"], n["nats_per_token"]) for m, n in zip(b["models"], a["models"])] + [rel(b["kl"]["mean"], a["kl"]["mean"])])
+t = abs(b["kl"]["top1_agreement"] - a["kl"]["top1_agreement"])
+print("%s worst relative difference %.2g, top-1 agreement differs by %.2g" % ("ok" if w <= 2e-4 and t <= 1e-3 else "FAIL", w, t))' "$W/ppl_cpu.json" "$W/ppl_gpu.json" 2>&1)
+        case $v in ok*) pass "ppl --kl on the GPU: ${v#ok }" ;; *) fail "ppl --kl on the GPU: $v" ;; esac
+    else
+        keep_log "ppl --kl" "$W/ppl.log"
+        fail "ppl --kl on the GPU: $(grep -m1 'xsa-eval' "$W/ppl.log")"; explain "$XSA" "${PARGS[@]}" --device cuda
     fi
 fi
 
