@@ -1,0 +1,1 @@
+"""Scripts beside the program (tools/README.md): run them from the repository root as modules."""

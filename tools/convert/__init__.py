@@ -1,0 +1,1 @@
+"""tools/convert: see tools/README.md."""

@@ -1,0 +1,1 @@
+"""tools/pylib: see tools/README.md."""

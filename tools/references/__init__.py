@@ -1,0 +1,1 @@
+"""tools/references: see tools/README.md."""
