@@ -90,7 +90,7 @@ static int load_local(const struct task_def *t, const char *split, const struct 
         int rc = file_read_all(path, CACHE_MAX_FILE, &buf, &len, err);
         if (!rc) rc = cache_rows_parse_jsonl(buf, len, path, XSA_EBADINPUT, &r->rows, &r->n, err);
         free(buf);
-        r->cap = r->n;
+        r->cap = (size_t)r->n;
         if (rc) return rc;
         // OpenBookQA's original file is also openbookqa/test.jsonl: a "question" object
         // ({stem, choices}) marks the original layout, which the canonical schema never has.

@@ -8,6 +8,7 @@
 #include <zip.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/xalloc.h"
 #include "data/cache.h"
 #include "data/source_files.h"
@@ -21,11 +22,7 @@
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err) {
     (void)where, (void)err;  // the row sink's signature; keeping a row cannot fail
     struct source_result *r = ctx;
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 1024;
-        r->rows = xsa_realloc(r->rows, (size_t)cap * sizeof *r->rows);
-        r->cap = cap;
-    }
+    XSA_GROW(r->rows, r->cap, (size_t)r->n + 1);
     r->rows[r->n++] = row;
     return 0;
 }

@@ -26,7 +26,8 @@ struct source_ctx {
 
 struct source_result {
     cJSON **rows;                 // (n) in dataset order, owned; NULL when streamed
-    int n, cap;
+    int n;
+    size_t cap;                   // rows allocated (common/grow.h)
     int streamed;                 // the rows are in `jsonl` (checked, canonical), not in rows
     struct cache_writer jsonl;    // streamed: the finished temp file, committed by the caller
     char sha256[65];              // streamed: digest of the canonical JSONL

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/xalloc.h"
 #include "kernels/batch.h"
 #include "model/model.h"
@@ -32,10 +33,7 @@ int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *er
     if (n < 2) return 0;
     if (d->tok.n + n > (size_t)1 << 30)
         return xsa_fail(err, XSA_EBADINPUT, "ppl: more than 2^30 tokens in all; score less text at once");
-    if (d->n_docs + 2 > d->cap) {
-        d->cap = d->cap ? 2 * d->cap : 64;
-        d->start = xsa_realloc(d->start, (size_t)d->cap * sizeof *d->start);
-    }
+    XSA_GROW(d->start, d->cap, (size_t)d->n_docs + 2);
     if (!d->n_docs) d->start[0] = d->tok.n;
     ivec_append(&d->tok, tok, n);
     d->start[++d->n_docs] = d->tok.n;

@@ -21,7 +21,8 @@
 struct ppl_docs {               // documents of token ids; target j of doc d is tok[start[d] + j], j >= 1
     struct ivec tok;            // all documents, concatenated
     size_t *start;              // (n_docs + 1)
-    int n_docs, cap;
+    int n_docs;
+    size_t cap;                 // start's capacity (common/grow.h)
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
                                 // are dropped, as eval_val does, and windows are the bootstrap units

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
+#include "common/grow.h"
 #include "common/xalloc.h"
 
 // One part of a repo id as the Hub accepts it: [A-Za-z0-9._-], not starting or ending with
@@ -122,7 +123,7 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
     free(text);
     cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map"), *e;
     if (!cJSON_IsObject(wm)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a weights index (no weight_map object)", index_path);
-    int cap = 0;
+    size_t cap = 0;
     cJSON_ArrayForEach(e, wm) {
         if (rc) break;
         if (!cJSON_IsString(e) || !hub_good_filename(e->valuestring)) {
@@ -132,10 +133,7 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
         int seen = 0;
         for (int i = 0; i < *n && !seen; i++) seen = !strcmp((*names)[i], e->valuestring);
         if (seen) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            *names = xsa_realloc_array(*names, (size_t)cap, sizeof **names);
-        }
+        XSA_GROW(*names, cap, (size_t)*n + 1);
         (*names)[*n] = xsa_strdup(e->valuestring);
         (*n)++;
     }

@@ -1,5 +1,6 @@
 // unpickle.c: the restricted unpickler (see unpickle.h). A value stack, a mark stack and a memo
 // of node pointers; nodes live until unpickle_free, so memo sharing needs no reference counts.
+#include "common/grow.h"
 #include "common/xalloc.h"
 #include "model/unpickle.h"
 
@@ -59,10 +60,7 @@ const struct pv *up_dict_get(const struct pv *d, const char *key) {
 
 // Appends one item (a DICT takes them in key, value pairs) to a container.
 static void push_item(struct pv *c, struct pv *x) {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 4;
-        c->v = xsa_realloc_array(c->v, c->cap, sizeof *c->v);
-    }
+    XSA_GROW(c->v, c->cap, c->n + 1);
     c->v[c->n++] = x;
 }
 
