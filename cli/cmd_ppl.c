@@ -334,8 +334,7 @@ static int pick_top(const struct ppl_scores *s, const struct ppl_kl *kl, const s
 static void describe(const struct model *m, char *out, size_t n) {
     char x[128];
     model_xsa_describe(&m->cfg, x, sizeof x);
-    snprintf(out, n, "(%s, %d layers, d_model %d, vocab %d, XSA: %s)", m->cfg.arch == MODEL_ARCH_GPT2 ? "gpt2" : "llama",
-             m->cfg.n_layer, m->cfg.d_model, m->cfg.vocab_size, x);
+    snprintf(out, n, "(%s, %d layers, d_model %d, vocab %d, XSA: %s)", model_arch_name(m), m->cfg.n_layer, m->cfg.d_model, m->cfg.vocab_size, x);
 }
 
 static const char *base_name(const char *p) {

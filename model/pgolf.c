@@ -29,13 +29,13 @@ void model_set_arch_file(const char *path) { g_arch_file = path; }
 // The architecture settings, by the family's hyperparameter names; -1 = not given.
 enum {
     A_NUM_LAYERS, A_MODEL_DIM, A_NUM_HEADS, A_NUM_KV_HEADS, A_VOCAB_SIZE, A_XSA_LAST_N, A_ROPE_DIMS, A_SHARED_CYCLE_LEN,
-    A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE,
-    A_BIGRAM_DIM, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_N
+    A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_EVAL_SEQ_LEN, A_ROTARY_TRAIN_SEQ_LEN,
+    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_N
 };
 static const char *arch_names[A_N] = {
     "NUM_LAYERS", "MODEL_DIM", "NUM_HEADS", "NUM_KV_HEADS", "VOCAB_SIZE", "XSA_LAST_N", "ROPE_DIMS", "SHARED_CYCLE_LEN",
-    "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE",
-    "BIGRAM_DIM", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT"};
+    "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "EVAL_SEQ_LEN", "ROTARY_TRAIN_SEQ_LEN",
+    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT"};
 
 struct pg_arch {
     double v[A_N];
@@ -232,6 +232,28 @@ static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, in
     return 0;
 }
 
+// The context is the length the family evaluates at (eval_val: EVAL_SEQ_LEN, 0 = TRAIN_SEQ_LEN).
+// The records whose Rotary is NTK-aware (built with train_seq_len=1024 while training at 2048)
+// raise the base for a T-token window past it: base (T / R)^(rd / (rd - 2)). Every window of
+// their eval_val has T = the context, so the model trained and is scored with that base; a
+// shorter request is scored as the prefix of such a window (causal: the same numbers), and
+// the base stays one per model, whatever the batch holds.
+static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_error *err) {
+    double train = arch_or(a, A_TRAIN_SEQ_LEN, 1024), ev = arch_or(a, A_EVAL_SEQ_LEN, 0);
+    double ctx = ev > 0 ? ev : train;
+    if (ctx < 2 || ctx > 1 << 20)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the context (%s) is %g; it must be in [2, %d]", a->path, ev > 0 ? "EVAL_SEQ_LEN" : "TRAIN_SEQ_LEN", ctx, 1 << 20);
+    c->max_seq_len = (int)ctx;
+    if (!a->set[A_ROTARY_TRAIN_SEQ_LEN]) return 0;
+    double r = a->v[A_ROTARY_TRAIN_SEQ_LEN];
+    int rd = model_rope_dims(c);
+    if (r < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: ROTARY_TRAIN_SEQ_LEN must be at least 1 (the train_seq_len the family's Rotary is built with)", a->path);
+    if (ctx <= r) return 0;
+    if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", a->path, rd);
+    c->rope_theta = (float)((double)c->rope_theta * pow(ctx / r, (double)rd / (rd - 2)));
+    return 0;
+}
+
 static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
                      int *fused, int *passes, xsa_error *err) {
     struct model_config *c = &m->cfg;
@@ -320,7 +342,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
     c->logit_softcap = (float)arch_or(a, A_LOGIT_SOFTCAP, 30.0);
-    c->max_seq_len = (int)arch_or(a, A_TRAIN_SEQ_LEN, 1024);
+    if ((rc = context_and_ntk(c, a, err))) return rc;
     c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
     c->norm_weightless = c->qk_norm = c->embed_norm = 1;
     c->mlp_relu2 = !*swiglu;

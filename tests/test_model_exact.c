@@ -160,7 +160,7 @@ TEST(pgolf_fixtures_match_torch) {
         if (sub) closedir(sub);
     }
     closedir(d);
-    CHECK(n_refs >= 12);  // the record (3 formats), its quantized pair, gated XSA (2), partial RoPE, the forks (2 + 2)
+    CHECK(n_refs >= 13);  // the record (3 formats), its quantized pair, gated XSA (2), partial RoPE, NTK, the forks (2 + 2)
 }
 
 // The family's tokenizer gives the references' token ids (BOS first), so `run` scores what
@@ -232,7 +232,7 @@ TEST(mnanogpt_fixture_matches_record) {
 
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside
 // another row in the batch: keys, the token before (smear, bigram hash, key offset) and
-// positions follow the spans.
+// positions follow the spans; and the same bits on one thread as on two.
 TEST(mnanogpt_shared_prefix_matches_record) {
     const char *ref = "tests/fixtures/mnanogpt/xsa_gated/reference.json";
     if (!file_exists(ref)) SKIP("tests/fixtures/mnanogpt absent");
@@ -271,6 +271,15 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     fprintf(stderr, "  shared prefix + branches: %d entries, max |logprob - torch| = %.3g\n", b.n_entries, worst);
     CHECK_MSG(worst <= TOL_F32, "shared prefix: max |logprob - torch| = %.3g", worst);
     backend_close(&be);
+    // Attention runs a token per task over the threads: one thread gives the same bits.
+    struct backend one;
+    struct backend_options o1 = {.n_threads = 1, .max_batch_tokens = b.n_tokens};
+    float lp1[64];
+    uint8_t gr1[64];
+    CHECK_EQ_INT(backend_open_env(&one, &m, &o1, &err), 0);
+    CHECK_EQ_INT(backend_score(&one, &b, lp1, gr1, &err), 0);
+    CHECK(!memcmp(lp, lp1, sizeof(float) * (size_t)b.n_entries) && !memcmp(gr, gr1, (size_t)b.n_entries));
+    backend_close(&one);
     batch_free(&bb);
     model_free(&m);
     cJSON_Delete(root);

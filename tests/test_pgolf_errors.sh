@@ -42,6 +42,21 @@ echo '{"NUM_LAYRES": 5}' > "$TMP/arch.json"
 expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not an architecture setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"XSA_LAST_N": 9}' > "$TMP/arch.json"
 expect_exit arch_xsa_too_many 2 "XSA_LAST_N 9 exceeds NUM_LAYERS 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+# The records' NTK-aware Rotary: the base for windows of the context past ROTARY_TRAIN_SEQ_LEN
+# (10000 * 2^(8/6) for head_dim 8 at 2048 over 1024); EVAL_SEQ_LEN sets the context.
+N=tests/fixtures/pgolf/xsa_record_ntk
+expect_exit ntk_theta 0 "theta 25198.4$" -- "$XSA_BIN" info --model $N/final_model.pt
+expect_exit ntk_context 0 "context +2048$" -- "$XSA_BIN" info --model $N/final_model.pt
+echo '{"TRAIN_SEQ_LEN": 2048, "EVAL_SEQ_LEN": 1024, "ROTARY_TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
+expect_exit ntk_eval_len_within 0 "theta 10000$" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+echo '{"EVAL_SEQ_LEN": 4096, "ROTARY_TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
+expect_exit ntk_eval_len_past 0 "theta 63496" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+echo '{"TRAIN_SEQ_LEN": 2048, "ROTARY_TRAIN_SEQ_LEN": 0}' > "$TMP/arch.json"
+expect_exit ntk_zero 2 "arch.json: ROTARY_TRAIN_SEQ_LEN must be at least 1" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+echo '{"TRAIN_SEQ_LEN": 2048, "ROTARY_TRAIN_SEQ_LEN": 1024, "ROPE_DIMS": 2}' > "$TMP/arch.json"
+expect_exit ntk_two_dims 2 "arch.json: NTK scaling needs more than 2 rotated dimensions, not 2; check ROPE_DIMS" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+echo '{"TRAIN_SEQ_LEN": 1}' > "$TMP/arch.json"
+expect_exit context_too_short 2 "arch.json: the context \(TRAIN_SEQ_LEN\) is 1; it must be in \[2, 1048576\]" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
 expect_exit arch_missing 2 "nonexistent.json" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/nonexistent.json"
 
 # Damaged artifacts.

@@ -36,6 +36,10 @@ else
     fail two_models_report "exit $?: $(head -1 "$TMP/err")"
 fi
 
+# The provenance names the model's family as `info` does (pgolf here, not the kernel's llama).
+expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- $P --model tests/fixtures/pgolf/xsa_record_ntk/final_model.pt \
+    --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt" --context 16 --device cpu
+
 # Bits per byte of the committed shard: parameter-golf's eval_val gives 8.35121346612794
 # (tests/fixtures/ppl/reference.json); printed here to 6 digits.
 if $P --model $A --tokens-file $SHARD --tokenizer $SP --context 64 --device cpu --json "$TMP/s.json" >/dev/null 2>"$TMP/err"; then

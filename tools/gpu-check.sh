@@ -21,7 +21,8 @@
 #      requests (tools/bench/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
 #   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
-#    5c: `ppl --kl` on the GPU against the CPU, the backend's distribution chunks)
+#    5c: `ppl --kl` on the GPU against the CPU, the backend's distribution chunks; 5d: the models and
+#    statistics the CUDA backend does not run yet, refused on --device cuda, on the CPU by auto)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
 #
@@ -376,6 +377,28 @@ print("%s worst relative difference %.2g, top-1 agreement differs by %.2g" % ("o
         keep_log "ppl --kl" "$W/ppl.log"
         fail "ppl --kl on the GPU: $(grep -m1 'xsa-eval' "$W/ppl.log")"; explain "$XSA" "${PARGS[@]}" --device cuda
     fi
+fi
+
+# ---- 5d. what the CUDA backend does not run yet ----------------------------------------------
+# Parameter-golf (model/pgolf.c, the NTK-scaled record among them) and modded-nanogpt models and
+# probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
+# (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
+section "CPU-only models and statistics with a GPU present" 30
+if gpu_ok "CPU-only models"; then
+    for M in tests/fixtures/pgolf/xsa_record_ntk/final_model.pt tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt; do
+        tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?
+        tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device auto >"$W/only_auto.tsv" 2>"$W/only_auto.err"; rc2=$?
+        tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cpu >"$W/only_cpu.tsv" 2>/dev/null
+        if [ $rc = 2 ] && grep -q "does not implement" "$W/only.err" && [ $rc2 = 0 ] && grep -q "using the CPU backend" "$W/only_auto.err" &&
+           cmp -s "$W/only_auto.tsv" "$W/only_cpu.tsv"; then
+            pass "$(basename "$(dirname "$M")") refused on --device cuda, scored on the CPU by --device auto"
+        else
+            keep_log "CPU-only $M" "$W/only.err"
+            fail "$(basename "$(dirname "$M")"): --device cuda rc $rc, --device auto rc $rc2: $(head -c 200 "$W/only.err")"
+        fi
+    done
+    tmo 10 "$XSA" probe --model demo/sa --text README.md --device cuda >/dev/null 2>"$W/probe.err"; rc=$?
+    if [ $rc = 2 ]; then pass "probe --device cuda refused: $(head -c 120 "$W/probe.err")"; else fail "probe --device cuda: rc $rc"; fi
 fi
 
 # ---- 6. benchmark -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 // cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers,
 // model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic, over a
 // packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
-// Projections on the backend's GEMM; attention, gates and norms in plain loops (double dot products).
+// Projections on the backend's GEMM; attention over the backend's threads (a token's heads are
+// one task, so each writes only its own outputs); gates and norms in plain loops (double dot products).
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,9 @@ struct mng_run {
     enum cpu_gemm_kind gemm;
     int T, Tp, C, H, hd;
     float *xn, *q, *k, *v, *y, *out, *ve;  // (T, C) each
+    const struct mng_layer *L;             // the layer attention runs for
+    double *p;                             // (threads, 2T + 16) scores, per worker
+    long *key;                             // (threads, 2T + 16) key offsets, per worker
 };
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -83,8 +87,15 @@ static void attend(const struct mng_run *r, const struct mng_layer *L, int t, in
     for (int d = 0; d < hd; d++) y[d] = (float)acc[d];
 }
 
+// Task t of a layer's attention: token t's heads, with worker w's scratch.
+static void attend_token(void *ctx, int t, int w) {
+    struct mng_run *r = ctx;
+    size_t n = 2 * (size_t)r->T + 16;
+    for (int h = 0; h < r->H; h++) attend(r, r->L, t, h, r->m->mng->attn_scale, r->p + (size_t)w * n, r->key + (size_t)w * n);
+}
+
 // CausalSelfAttention.forward on the normed input xn: out (T, C).
-static void attention(struct mng_run *r, int l, double *p, long *key) {
+static void attention(struct mng_run *r, int l) {
     const struct model *m = r->m;
     const struct mng_model *g = m->mng;
     const struct mng_layer *L = &g->layer[l];
@@ -121,8 +132,8 @@ static void attention(struct mng_run *r, int l, double *p, long *key) {
                 for (int d = 0; d < hd; d++) vv[d] = vv[d] + gate * ve[h * hd + d];
             }
         }
-    for (int t = 0; t < T; t++)
-        for (int h = 0; h < H; h++) attend(r, L, t, h, g->attn_scale, p, key);
+    r->L = L;
+    cpu_pool_run(r->pool, T, attend_token, r);
     for (int t = 0; t < T; t++) {
         const float *x = r->xn + (long)t * C;
         for (int h = 0; h < H; h++) {
@@ -153,8 +164,9 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
     r.xn = tmp + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P, r.ve = r.out + P;
     float *ff = r.ve + P, *skip_g = ff + (size_t)Tp * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
-    double *p = xsa_calloc(2 * (size_t)T + 16, sizeof(double));
-    long *key = xsa_calloc(2 * (size_t)T + 16, sizeof(long));
+    size_t nw = (size_t)cpu_pool_threads(st->pool);
+    r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
+    r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
     int has_backout = 0;
 
     for (int t = 0; t < T; t++) memcpy(tmp + (long)t * C, m->tok_emb + (long)b->token[t] * C, (size_t)C * sizeof(float));
@@ -189,7 +201,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             for (size_t i = 0; i < TC; i++) x[i] = x[i] + skip_g[i / C] * skip[i];
         } else {
             cpu_norm_rows(has_backout ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
-            attention(&r, l, p, key);
+            attention(&r, l);
             for (size_t i = 0; i < TC; i++) {
                 float inj = l == 0 ? x0[i] * L->x0_lambda : x0[i] * L->x0_lambda + bg[i] * L->bigram_lambda;
                 x[i] = L->resid_attn * x[i] + L->post_attn * r.out[i] + inj;
@@ -240,7 +252,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     free(lse);
     free(rtok);
     free(row);
-    free(key);
-    free(p);
+    free(r.key);
+    free(r.p);
     free(buf);
 }
