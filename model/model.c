@@ -263,11 +263,12 @@ int model_has_family_features(const struct model *m) {
     if (m->mng) return 1;
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
-        c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate)
+        c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
+        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb)
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale)
+        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale)
             return 1;
     }
     return 0;
@@ -282,8 +283,13 @@ const char *model_arch_name(const struct model *m) {
 void model_describe_features(const struct model *m, char *out, size_t n) {
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[0];
-    int gated = 0, n_swa = 0;
-    for (int l = 0; l < c->n_layer; l++) gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l];
+    int gated = 0, n_swa = 0, n_ve = 0;
+    char ve_layers[64] = "";
+    for (int l = 0; l < c->n_layer; l++) {
+        gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l];
+        size_t k = strlen(ve_layers);
+        if (m->layers[l].ve_scale && k + 8 < sizeof ve_layers) snprintf(ve_layers + k, sizeof ve_layers - k, "%s%d", n_ve++ ? "," : "", l);
+    }
     size_t used = 0;
     out[0] = '\0';
 #define FEAT(cond, ...)                                                                     \
@@ -318,6 +324,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(w->out_scale, "pass gates");
     FEAT(gated, "gated XSA");
     FEAT(c->smear, "SmearGate");
+    FEAT(c->ln_scale, "LN scale 1/sqrt(layer + 1)");
+    FEAT(c->mlp_leaky_slope != 0, "leaky relu^2 (slope %g)", (double)c->mlp_leaky_slope);
+    FEAT(c->ve_dim, "value embedding %d%s in layers %s", c->ve_dim, m->ve_proj ? " (projected)" : "", ve_layers);
     FEAT(c->bigram_vocab, "bigram hash %dx%d", c->bigram_vocab, c->bigram_dim);
     FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);
     FEAT(c->n_kv_head != c->n_head, "grouped-query attention");

@@ -88,6 +88,9 @@ struct model_config {
     float logit_softcap; // logits c*tanh(logits/c) before the log-softmax; 0: none
     int bigram_vocab, bigram_dim;  // BigramHashEmbedding table (0: none)
     int smear;           // SmearGate on the normed embedding
+    int ln_scale;        // layer l's normed attention and MLP inputs times 1/sqrt(l + 1) (LN_SCALE)
+    float mlp_leaky_slope;  // relu^2 MLP: leaky_relu(x, slope)^2 (0: relu(x)^2)
+    int ve_dim;          // shared value embedding width (0: none; layers with ve_scale add it to v)
 };
 
 struct layer_weights {
@@ -109,6 +112,7 @@ struct layer_weights {
     float *resid_mix;                  // (2, C) x = m0*x + m1*x0 before the block
     float *attn_scale, *mlp_scale;     // (C) scale each branch before its residual add
     float *out_scale;                  // (C) x *= out_scale after the block (a recurrence pass gate)
+    float *ve_scale;                   // (1) v += ve_scale * value embedding of the token (NULL: none)
 };
 
 // modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers; docs/modded-nanogpt.md):
@@ -153,6 +157,8 @@ struct model {
     float *smear_gate;                 // (C) SmearGate logits, or NULL
     float *bigram_emb, *bigram_proj;   // (bigram_vocab, bigram_dim), (C, bigram_dim) or NULL
     float bigram_scale;
+    float *ve_emb, *ve_proj;           // (V, ve_dim), (Hkv*hd, ve_dim) or NULL: the shared value embedding
+    float ve_scale;
 
     // Provenance, for `info` and the results JSON.
     char path[4096];                   // what --model named

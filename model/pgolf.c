@@ -3,11 +3,13 @@
 // what F.rms_norm takes for eps=None), q/k RMSNorm, RoPE by -angle on split halves, q_gain,
 // relu^2 (or SwiGLU) MLP, resid_mix, attn/mlp scales, U-Net skips, tied head with a soft-cap;
 // the record extras (SmearGate, BigramHashEmbedding, XSA in the last XSA_LAST_N layers) and
-// the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates).
+// the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates), and the
+// 2026-03-22..29 records' weight banks, LN_SCALE, shared value embedding and leaky relu^2.
 #include "model/mnanogpt.h"
 #include "model/pgolf.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,23 +32,55 @@ void model_set_arch_file(const char *path) { g_arch_file = path; }
 enum {
     A_NUM_LAYERS, A_MODEL_DIM, A_NUM_HEADS, A_NUM_KV_HEADS, A_VOCAB_SIZE, A_XSA_LAST_N, A_ROPE_DIMS, A_SHARED_CYCLE_LEN,
     A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_EVAL_SEQ_LEN, A_ROTARY_TRAIN_SEQ_LEN,
-    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_N
+    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_VE_LAYERS, A_TRIGRAM, A_DTG_ENABLED,
+    A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE, A_N
 };
 static const char *arch_names[A_N] = {
     "NUM_LAYERS", "MODEL_DIM", "NUM_HEADS", "NUM_KV_HEADS", "VOCAB_SIZE", "XSA_LAST_N", "ROPE_DIMS", "SHARED_CYCLE_LEN",
     "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "EVAL_SEQ_LEN", "ROTARY_TRAIN_SEQ_LEN",
-    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT"};
+    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "VE_LAYERS", "TRIGRAM", "DTG_ENABLED",
+    "GATED_ATTENTION", "VALUE_RESIDUAL", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE"};
 
 struct pg_arch {
     double v[A_N];
     int set[A_N];
     char path[4200];  // the file they came from ("" when none)
     int mnanogpt;     // FAMILY "modded-nanogpt": the file is read by model/mnanogpt.c
+    int ve_layer[MODEL_MAX_LAYERS], n_ve;  // VE_LAYERS, in its order (ve_layer_scales.i is layer ve_layer[i]'s)
+    char ve_text[80];                      // VE_LAYERS as written, for messages
 };
 
 static void sidecar_path(const char *path, char *out, size_t n) {
     const char *slash = strrchr(path, '/');
     snprintf(out, n, "%.*s/xsa_eval.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+}
+
+// VE_LAYERS as GPT.__init__ reads it, [int(x) for x in s.split(",") if x.strip()]; a layer
+// named twice would share one scale there, so it is refused.
+static int parse_ve_layers(struct pg_arch *a, const cJSON *e, xsa_error *err) {
+    if (!cJSON_IsString(e)) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS must be a string of comma-separated layer indices, such as \"9,10\"", a->path);
+    const char *s = e->valuestring;
+    snprintf(a->ve_text, sizeof a->ve_text, "%s", s);
+    a->n_ve = 0;
+    while (*s) {
+        const char *end = strchr(s, ',');
+        if (!end) end = s + strlen(s);
+        const char *p = s, *q = end;
+        while (p < q && isspace((unsigned char)*p)) p++;
+        while (q > p && isspace((unsigned char)q[-1])) q--;
+        int v = 0;
+        const char *r = p;
+        while (r < q && isdigit((unsigned char)*r) && v < MODEL_MAX_LAYERS) v = v * 10 + (*r++ - '0');
+        if (r < q || v >= MODEL_MAX_LAYERS)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" is not a comma-separated list of layer indices below %d, such as \"9,10\"", a->path,
+                            e->valuestring, MODEL_MAX_LAYERS);
+        for (int i = 0; i < a->n_ve && p < q; i++)
+            if (a->ve_layer[i] == v) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" names layer %d twice", a->path, e->valuestring, v);
+        if (p < q) a->ve_layer[a->n_ve++] = v;
+        s = *end ? end + 1 : end;
+    }
+    a->set[A_VE_LAYERS] = 1;
+    return 0;
 }
 
 static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
@@ -81,6 +115,10 @@ static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) 
                           a->path, e->string);
             break;
         }
+        if (k == A_VE_LAYERS) {
+            if ((rc = parse_ve_layers(a, e, err))) break;
+            continue;
+        }
         double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
         if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < 0 || v > 1e9 ||
             (k < A_MLP_MULT && v != floor(v))) {
@@ -104,6 +142,7 @@ static double arch_or(const struct pg_arch *a, int k, double dflt) { return a->s
 
 struct pg_build {
     struct pg_tensors *pt;
+    const struct pg_arch *a;
     struct model *m;
     const char *path;
     char *arena;
@@ -124,18 +163,21 @@ static void fmt_shape(char *out, size_t n, const struct pv *t) {
     if (used < n) snprintf(out + used, n - used, "]");
 }
 
-// Tensor `name` of shape (d0) or (d0, d1) (d1 = 0: 1-D; d0 = 0: a scalar) -> a new array.
-static int get(struct pg_build *b, const char *name, int64_t d0, int64_t d1, float **dst, xsa_error *err) {
+// Tensor `name` of the nd dimensions `dims` -> a new array.
+static int get_dims(struct pg_build *b, const char *name, int nd, const int64_t *dims, float **dst, xsa_error *err) {
     struct pg_entry *e = pgolf_find(b->pt, name);
     if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; the architecture implies it", b->path, name);
-    int nd = d0 == 0 ? 0 : d1 ? 2 : 1;
-    if (e->t->ndim != nd || (nd >= 1 && e->t->shape[0] != d0) || (nd == 2 && e->t->shape[1] != d1)) {
-        char got[96];
+    int same = e->t->ndim == nd;
+    size_t n = 1;
+    for (int d = 0; d < nd; d++) same &= e->t->shape[d] == dims[d], n *= (size_t)dims[d];
+    if (!same) {
+        char got[96], want[96];
+        struct pv shape = {.ndim = nd};
+        for (int d = 0; d < nd; d++) shape.shape[d] = dims[d];
         fmt_shape(got, sizeof got, e->t);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but the architecture implies [%lld%s%.0lld]", b->path, name, got,
-                        (long long)d0, d1 ? ", " : "", (long long)d1);
+        fmt_shape(want, sizeof want, &shape);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but the architecture implies %s", b->path, name, got, want);
     }
-    size_t n = (size_t)(d0 ? d0 : 1) * (size_t)(d1 ? d1 : 1);
     float *p = take(b, n);
     e->used = 1;
     if (b->dry) return 0;
@@ -144,13 +186,20 @@ static int get(struct pg_build *b, const char *name, int64_t d0, int64_t d1, flo
     return rc ? rc : model_check_finite(p, n, b->path, name, err);
 }
 
+// Tensor `name` of shape (d0) or (d0, d1) (d1 = 0: 1-D; d0 = 0: a scalar) -> a new array.
+static int get(struct pg_build *b, const char *name, int64_t d0, int64_t d1, float **dst, xsa_error *err) {
+    const int64_t dims[2] = {d0, d1};
+    return get_dims(b, name, d0 == 0 ? 0 : d1 ? 2 : 1, dims, dst, err);
+}
+
 static const struct pv *shape_of(struct pg_tensors *pt, const char *name) {
     struct pg_entry *e = pgolf_find(pt, name);
     return e ? e->t : NULL;
 }
 
-// Block weights: `pre` is "blocks.N." or "shared_blocks.N.".
-static int build_block(struct pg_build *b, const char *pre, struct layer_weights *w, int swiglu, int fused, xsa_error *err) {
+// Block weights: `pre` is "blocks.N." or "shared_blocks.N."; banked: the matrices are in the
+// banks (build_weights points into them).
+static int build_block(struct pg_build *b, const char *pre, struct layer_weights *w, int swiglu, int fused, int banked, xsa_error *err) {
     const struct model_config *c = &b->m->cfg;
     int64_t C = c->d_model, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
     char n[300];
@@ -161,20 +210,22 @@ static int build_block(struct pg_build *b, const char *pre, struct layer_weights
         snprintf(n, sizeof n, "%s%s", pre, suffix);       \
         rc = get(b, n, d0, d1, &(dst), err);              \
     } while (0)
-    GET("attn.c_q.weight", Q, C, w->wq);
-    GET("attn.c_k.weight", KV, C, w->wk);
-    GET("attn.c_v.weight", KV, C, w->wv);
-    GET("attn.proj.weight", C, Q, w->wo);
+    if (!banked) {
+        GET("attn.c_q.weight", Q, C, w->wq);
+        GET("attn.c_k.weight", KV, C, w->wk);
+        GET("attn.c_v.weight", KV, C, w->wv);
+        GET("attn.proj.weight", C, Q, w->wo);
+    }
     GET("attn.q_gain", c->n_head, 0, w->q_gain);
-    if (fused) {  // [gate; up] rows of one matrix: two arrays side by side in the arena
+    if (fused && !banked) {  // [gate; up] rows of one matrix: two arrays side by side in the arena
         float *gu = NULL;
         GET("mlp.gate_up.weight", 2 * F, C, gu);
         if (!rc && !b->dry) w->w_gate = gu, w->w_up = gu + F * C;
-    } else {
+    } else if (!banked) {
         if (swiglu) GET("mlp.gate.weight", F, C, w->w_gate);
         GET("mlp.fc.weight", F, C, w->w_up);
     }
-    GET("mlp.proj.weight", C, F, w->w_down);
+    if (!banked) GET("mlp.proj.weight", C, F, w->w_down);
     GET("attn_scale", C, 0, w->attn_scale);
     GET("mlp_scale", C, 0, w->mlp_scale);
     GET("resid_mix", 2, C, w->resid_mix);
@@ -200,8 +251,49 @@ static int count_blocks(struct pg_tensors *pt, const char *prefix) {
     return n;
 }
 
+// The banks of the records from 2026-03-23 (final_model.pt keeps them; _unbank_state_dict
+// names their slices blocks.N.* in the int6 dict): layer k's q is qo_bank[k], its output
+// projection qo_bank[n + k], k and v kv_bank[k] and kv_bank[n + k], the MLP's the MLP banks' k.
+static int build_banks(struct pg_build *b, xsa_error *err) {
+    struct model *m = b->m;
+    const struct model_config *c = &m->cfg;
+    int64_t n = c->n_blocks, C = c->d_model, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
+    const int64_t qo_d[3] = {2 * n, C, C}, kv_d[3] = {2 * n, KV, C}, up_d[3] = {n, F, C}, down_d[3] = {n, C, F};
+    float *qo = NULL, *kv = NULL, *up = NULL, *down = NULL;
+    int rc = get_dims(b, "qo_bank", 3, qo_d, &qo, err);
+    if (!rc) rc = get_dims(b, "kv_bank", 3, kv_d, &kv, err);
+    if (!rc) rc = get_dims(b, "mlp_up_bank", 3, up_d, &up, err);
+    if (!rc) rc = get_dims(b, "mlp_down_bank", 3, down_d, &down, err);
+    for (int64_t k = 0; k < n && !rc && !b->dry; k++) {
+        struct layer_weights *w = &m->layers[k];
+        w->wq = qo + k * C * C, w->wo = qo + (n + k) * C * C;
+        w->wk = kv + k * KV * C, w->wv = kv + (n + k) * KV * C;
+        w->w_up = up + k * F * C, w->w_down = down + k * C * F;
+    }
+    return rc;
+}
+
+// The shared value embedding (ValueEmbedding: embed, proj to the kv width unless it is that
+// wide, scale) and the scale of each layer of VE_LAYERS (ve_layer_scales.i: the i-th named).
+static int build_value_embedding(struct pg_build *b, xsa_error *err) {
+    struct model *m = b->m;
+    const struct model_config *c = &m->cfg;
+    int64_t KV = (int64_t)c->n_kv_head * c->head_dim;
+    float *scale = NULL;
+    int rc = get(b, "ve_shared.embed.weight", c->vocab_size, c->ve_dim, &m->ve_emb, err);
+    if (!rc && c->ve_dim != KV) rc = get(b, "ve_shared.proj.weight", KV, c->ve_dim, &m->ve_proj, err);
+    if (!rc) rc = get(b, "ve_shared.scale", 0, 0, &scale, err);
+    if (!rc && !b->dry) m->ve_scale = *scale;
+    char n[64];
+    for (int i = 0; i < b->a->n_ve && !rc; i++) {
+        snprintf(n, sizeof n, "ve_layer_scales.%d", i);
+        rc = get(b, n, 1, 0, &m->layers[b->a->ve_layer[i]].ve_scale, err);
+    }
+    return rc;
+}
+
 // The weights into one arena: run dry (count), allocate, run again (fill).
-static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, int fused, int passes, xsa_error *err) {
+static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, int fused, int banked, int passes, xsa_error *err) {
     struct model *m = b->m;
     struct model_config *c = &m->cfg;
     int64_t C = c->d_model;
@@ -210,8 +302,10 @@ static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, in
     int rc = get(b, "tok_emb.weight", c->vocab_size, C, &m->tok_emb, err);
     for (int k = 0; k < c->n_blocks && !rc; k++) {
         snprintf(pre, sizeof pre, "%s%d.", bprefix, k);
-        rc = build_block(b, pre, &m->layers[k], swiglu, fused, err);
+        rc = build_block(b, pre, &m->layers[k], swiglu, fused, banked, err);
     }
+    if (!rc && banked) rc = build_banks(b, err);
+    if (!rc && c->ve_dim) rc = build_value_embedding(b, err);
     if (!rc && c->unet_skips && c->n_layer >= 2) rc = get(b, "skip_weights", c->n_layer / 2, C, &m->skip_weights, err);
     float *gates = NULL;
     if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
@@ -254,8 +348,71 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_
     return 0;
 }
 
+// Tensors of options xsa-eval does not run (the records' defaults leave them off).
+static int refuse_unimplemented(struct pg_tensors *pt, const struct pg_arch *a, const char *path, xsa_error *err) {
+    static const char *const tensor[][2] = {{"dtg_gate", "DTG_ENABLED (dtg_gate)"}, {"attn_gate", "GATED_ATTENTION (attn_gate)"},
+                                            {"vrl_alpha", "VALUE_RESIDUAL (vrl_alpha)"}, {"vr_lambda", "VALUE_RESIDUAL (vr_lambda)"}};
+    for (int i = 0; i < pt->n; i++)
+        for (size_t k = 0; k < sizeof tensor / sizeof *tensor; k++)
+            if (strstr(pt->e[i].name, tensor[k][0]))
+                return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is the record option %s, which xsa-eval does not implement; it refuses the file rather than score it without",
+                                path, pt->e[i].name, tensor[k][1]);
+    static const int opt[] = {A_TRIGRAM, A_DTG_ENABLED, A_GATED_ATTENTION, A_VALUE_RESIDUAL};
+    for (size_t k = 0; k < sizeof opt / sizeof *opt; k++)
+        if (arch_or(a, opt[k], 0))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g is a record option xsa-eval does not implement; it refuses the architecture rather than score without it",
+                            a->path, arch_names[opt[k]], a->v[opt[k]]);
+    return 0;
+}
+
+// The 2026-03-22..29 records' settings: LN_SCALE and the MLP's slope, which the file cannot
+// tell (stated, when it has those records' tensors: their defaults changed between records),
+// and the value embedding, which its tensors tell except for VE_LAYERS.
+static int configure_record_line(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, int swiglu,
+                                 int banked, xsa_error *err) {
+    int rc = refuse_unimplemented(pt, a, path, err);
+    if (rc) return rc;
+    const struct pv *ve = shape_of(pt, "ve_shared.embed.weight");
+    const char *src = a->path[0] ? a->path : path;
+    if (banked || ve) {
+        const char *why = banked ? "weight banks" : "value embeddings";
+        if (!a->set[A_LN_SCALE])
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no LN_SCALE is given, which the file does not record (those records default to 1); give LN_SCALE in xsa_eval.json or --arch",
+                            src, path, why);
+        if (!swiglu && !a->set[A_NEGATIVE_SLOPE])
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no NEGATIVE_SLOPE is given, which the file does not record (0.5 from 2026-03-23: leaky_relu(x, 0.5)^2; 0: relu^2, as 2026-03-22); give NEGATIVE_SLOPE in xsa_eval.json or --arch",
+                            src, path, why);
+    }
+    c->ln_scale = arch_or(a, A_LN_SCALE, 0) != 0;
+    c->mlp_leaky_slope = (float)arch_or(a, A_NEGATIVE_SLOPE, 0);
+    if (swiglu && c->mlp_leaky_slope != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: NEGATIVE_SLOPE is the relu^2 MLP's, but %s has a SwiGLU MLP; fix the architecture file", a->path, path);
+    if (a->set[A_VE_ENABLED] && (a->v[A_VE_ENABLED] != 0) != (ve != NULL))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VE_ENABLED = %g disagrees with %s, which %s ve_shared.embed.weight; fix the architecture file", a->path,
+                        a->v[A_VE_ENABLED], path, ve ? "has" : "has no");
+    if (!ve) return 0;
+    if (ve->ndim != 2 || ve->shape[0] != c->vocab_size)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: ve_shared.embed.weight is not (%d, VE_DIM); not a parameter-golf value embedding", path, c->vocab_size);
+    c->ve_dim = (int)ve->shape[1];
+    if ((rc = agree(a, A_VE_DIM, c->ve_dim, "ve_shared.embed.weight columns", path, err))) return rc;
+    if (!a->set[A_VE_LAYERS])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has value embeddings, whose layers it does not record; give VE_LAYERS (the records: \"9,10\") in xsa_eval.json or --arch",
+                        src, path);
+    int n_scales = count_blocks(pt, "ve_layer_scales.");
+    if (a->n_ve != n_scales)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names %d layers but %s has %d ve_layer_scales; fix the architecture file", a->path, a->ve_text,
+                        a->n_ve, path, n_scales);
+    if (c->n_blocks != c->n_layer)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks; no parameter-golf GPT has both", path);
+    for (int i = 0; i < a->n_ve; i++)
+        if (a->ve_layer[i] >= c->n_layer)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->ve_text,
+                            a->ve_layer[i], c->n_layer, path);
+    return 0;
+}
+
 static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
-                     int *fused, int *passes, xsa_error *err) {
+                     int *fused, int *banked, int *passes, xsa_error *err) {
     struct model_config *c = &m->cfg;
     const struct pv *emb = shape_of(pt, "tok_emb.weight");
     if (!emb || emb->ndim != 2)
@@ -282,21 +439,24 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->n_head < 1 || c->d_model % c->n_head || (c->d_model / c->n_head) % 2)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %d heads do not split MODEL_DIM %d into even head dimensions", path, c->n_head, c->d_model);
     c->head_dim = c->d_model / c->n_head;
-    snprintf(n, sizeof n, "%s0.attn.c_k.weight", *bprefix);
+    *banked = shape_of(pt, "kv_bank") != NULL;  // banks: (layers, out, in) stacks; dimension 1 is the width
+    if (*banked) snprintf(n, sizeof n, "kv_bank");
+    else snprintf(n, sizeof n, "%s0.attn.c_k.weight", *bprefix);
     const struct pv *ck = shape_of(pt, n);
-    if (!ck || ck->ndim != 2 || ck->shape[0] % c->head_dim || ck->shape[0] == 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is missing or not (kv_heads * %d, %d)", path, n, c->head_dim, c->d_model);
-    c->n_kv_head = (int)(ck->shape[0] / c->head_dim);
+    if (!ck || ck->ndim != 2 + *banked || ck->shape[*banked] % c->head_dim || ck->shape[*banked] == 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is missing or not (%skv_heads * %d, %d)", path, n, *banked ? "2 * layers, " : "", c->head_dim, c->d_model);
+    c->n_kv_head = (int)(ck->shape[*banked] / c->head_dim);
     if ((rc = agree(a, A_NUM_KV_HEADS, c->n_kv_head, n, path, err))) return rc;
     snprintf(n, sizeof n, "%s0.mlp.gate_up.weight", *bprefix);
-    const struct pv *mlp = shape_of(pt, n);
+    const struct pv *mlp = *banked ? NULL : shape_of(pt, n);
     *fused = mlp != NULL;
     snprintf(n, sizeof n, "%s0.mlp.gate.weight", *bprefix);
     *swiglu = *fused || shape_of(pt, n);
-    if (!mlp) snprintf(n, sizeof n, "%s0.mlp.fc.weight", *bprefix), mlp = shape_of(pt, n);
-    if (!mlp || mlp->ndim != 2 || mlp->shape[0] % (*fused ? 2 : 1))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D %s0.mlp.fc.weight (or gate_up); not a parameter-golf GPT checkpoint", path, *bprefix);
-    c->d_ff = (int)(mlp->shape[0] / (*fused ? 2 : 1));
+    if (*banked) snprintf(n, sizeof n, "mlp_up_bank"), mlp = shape_of(pt, n);
+    else if (!mlp) snprintf(n, sizeof n, "%s0.mlp.fc.weight", *bprefix), mlp = shape_of(pt, n);
+    if (!mlp || mlp->ndim != 2 + *banked || mlp->shape[0] % (*fused ? 2 : 1))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no %s-D %s (or gate_up); not a parameter-golf GPT checkpoint", path, *banked ? "3" : "2", n);
+    c->d_ff = (int)(mlp->shape[*banked] / (*fused ? 2 : 1));
     if ((rc = agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
     if (a->set[A_USE_SWIGLU] && (a->v[A_USE_SWIGLU] != 0) != *swiglu)
         return xsa_fail(err, XSA_EBADINPUT, "%s: USE_SWIGLU = %g disagrees with %s, whose MLP is %s; fix the architecture file", a->path, a->v[A_USE_SWIGLU], path,
@@ -350,7 +510,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     int xl = (int)arch_or(a, A_XSA_LAST_N, 0);
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     for (int l = c->n_layer - xl; l < c->n_layer; l++) c->xsa[l] = 1;
-    return 0;
+    return configure_record_line(c, pt, a, path, *swiglu, *banked, err);
 }
 
 int pgolf_claims(const char *path) {
@@ -393,16 +553,16 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
     if (!rc) rc = pgolf_read_root(pt, tf.root, err);
     const char *bprefix = "blocks.";
-    int swiglu = 0, fused = 0, passes = 1;
-    if (!rc) rc = configure(m, pt, &a, path, &bprefix, &swiglu, &fused, &passes, err);
+    int swiglu = 0, fused = 0, banked = 0, passes = 1;
+    if (!rc) rc = configure(m, pt, &a, path, &bprefix, &swiglu, &fused, &banked, &passes, err);
     if (!rc) m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
-    struct pg_build b = {.pt = pt, .m = m, .path = path, .dry = 1};
-    if (!rc) rc = build_weights(&b, bprefix, swiglu, fused, passes, err);
+    struct pg_build b = {.pt = pt, .a = &a, .m = m, .path = path, .dry = 1};
+    if (!rc) rc = build_weights(&b, bprefix, swiglu, fused, banked, passes, err);
     if (!rc && !(m->arena = aligned_alloc(64, b.off ? b.off : 64))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory for %zu bytes of weights", b.off);
     if (!rc) {
         m->arena_bytes = b.off;
-        b = (struct pg_build){.pt = pt, .m = m, .path = path, .arena = m->arena};
-        rc = build_weights(&b, bprefix, swiglu, fused, passes, err);
+        b = (struct pg_build){.pt = pt, .a = &a, .m = m, .path = path, .arena = m->arena};
+        rc = build_weights(&b, bprefix, swiglu, fused, banked, passes, err);
     }
     for (int i = 0; i < pt->n && !rc; i++)
         if (!pt->e[i].used)

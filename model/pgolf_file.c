@@ -1,13 +1,15 @@
 // pgolf_file.c: the bytes of a parameter-golf artifact -> named tensors, dequantized as the
 // family's own round-trip code does (train_gpt.py: dequantize_state_dict_int8 for
-// int8_clean_per_row_v1, dequantize_mixed_int6 for the int6 records). A .ptz is zlib or zstd
-// of a torch.save; a .pt is the torch.save itself (a plain state dict).
+// int8_clean_per_row_v1, dequantize_mixed_int6 for the int6 records). A .ptz is zlib, zstd or
+// xz (the records from 2026-03-23: lzma.compress) of a torch.save; a .pt is the torch.save
+// itself (a plain state dict).
 #include "model/pgolf.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -23,6 +25,7 @@ static size_t inflate_cap(size_t n) {
 }
 
 static int is_zstd(const unsigned char *d, size_t n) { return n >= 4 && d[0] == 0x28 && d[1] == 0xb5 && d[2] == 0x2f && d[3] == 0xfd; }
+static int is_xz(const unsigned char *d, size_t n) { return n >= 6 && !memcmp(d, "\xfd" "7zXZ\0", 6); }
 static int is_zlib(const unsigned char *d, size_t n) { return n >= 2 && (d[0] & 0x0f) == 8 && (d[0] >> 4) <= 7 && ((d[0] << 8) | d[1]) % 31 == 0; }
 
 static int grow_buf(unsigned char **buf, size_t *cap, size_t limit, const char *path, xsa_error *err) {
@@ -87,10 +90,42 @@ static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, s
     return 0;
 }
 
+// Memory the xz decoder may use: lzma.compress(preset=9) needs a 64 MiB dictionary.
+#define PG_XZ_MEMLIMIT ((uint64_t)256 << 20)
+
+static int inflate_xz(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    lzma_stream z = LZMA_STREAM_INIT;
+    if (lzma_stream_decoder(&z, PG_XZ_MEMLIMIT, 0) != LZMA_OK) return xsa_fail(err, XSA_ERUNTIME, "liblzma: lzma_stream_decoder failed");
+    unsigned char *buf = NULL;
+    size_t cap = 0, used = 0;
+    int rc = 0;
+    lzma_ret r = LZMA_OK;
+    z.next_in = d, z.avail_in = n;
+    while (!rc && r != LZMA_STREAM_END) {
+        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        z.next_out = buf + used, z.avail_out = cap - used;
+        r = lzma_code(&z, LZMA_FINISH);  // all input is there: running out of it is truncation
+        used = cap - z.avail_out;
+        if (r == LZMA_BUF_ERROR && z.avail_in == 0)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: the xz stream is truncated; re-download the artifact", path);
+        else if (r != LZMA_OK && r != LZMA_STREAM_END && !(r == LZMA_BUF_ERROR && used == cap))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: the xz stream is corrupt (liblzma error %d%s); re-download the artifact", path, (int)r,
+                          r == LZMA_MEMLIMIT_ERROR ? ": it needs more than 256 MiB to decode" : "");
+    }
+    lzma_end(&z);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf, *out_n = used;
+    return 0;
+}
+
 int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
     if (is_zstd(d, n)) return inflate_zstd(d, n, out, out_n, path, err);
+    if (is_xz(d, n)) return inflate_xz(d, n, out, out_n, path, err);
     if (is_zlib(d, n)) return inflate_zlib(d, n, out, out_n, path, err);
-    return xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib nor zstd (first bytes %02x %02x); pass the artifact train_gpt.py wrote",
+    return xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib, zstd nor xz (first bytes %02x %02x); pass the artifact train_gpt.py wrote",
                     path, n > 0 ? d[0] : 0, n > 1 ? d[1] : 0);
 }
 

@@ -14,13 +14,14 @@
 #include "kernels/cpu/cpu_state.h"
 #include "kernels/cuda/cuda_math.h"
 
-enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_QK_NORM, OP_POST_NORM, OP_SMEAR, OP_MIX };
+enum rows_op { OP_EMBED, OP_NORM, OP_ROPE, OP_QK_NORM, OP_POST_NORM, OP_SMEAR, OP_MIX, OP_VE };
 
 struct rows_job {
     enum rows_op op;
     const struct model *m;
     const struct score_batch *b;
     int T;
+    float scale;                 // OP_NORM: the normed rows times it (LN_SCALE; 0: 1)
     const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: a copy, no norm, unless norm_weightless), bias; OP_QK_NORM: gain;
                                  //   OP_POST_NORM: the sublayer's rows (normed in place), gain
     float *out;                  // OP_QK_NORM: q or k rows, normed in place; OP_POST_NORM: residual rows (+=)
@@ -29,7 +30,7 @@ struct rows_job {
     float *p2;                   // OP_ROPE: k
     const float *cos_t, *sin_t;
     const int32_t *idx;          // OP_ROPE: row r of out (q) is token idx[r] (NULL: token r)
-    const struct layer_weights *lw;  // OP_ROPE: q/k norms and q_gain; OP_MIX: resid_mix
+    const struct layer_weights *lw;  // OP_ROPE: q/k norms and q_gain; OP_MIX: resid_mix; OP_VE: ve_scale
 };
 
 int cpu_prev_token(const struct score_batch *b, int t) {
@@ -54,6 +55,24 @@ static void add_bigram(const struct model *m, const struct score_batch *b, int t
             acc = (float)s;
         }
         x[o] += acc * m->bigram_scale;
+    }
+}
+
+// v += ls * (s * proj(ve_emb[token])): parameter-golf's ValueEmbedding (scale s) times the
+// layer's ve_layer_scales entry ls, added to the token's v row (all kv heads).
+static void add_value_embedding(const struct model *m, const struct layer_weights *lw, int32_t token, float *v) {
+    const struct model_config *c = &m->cfg;
+    int KV = c->n_kv_head * c->head_dim, D = c->ve_dim;
+    const float *e = m->ve_emb + (long)token * D;
+    for (int o = 0; o < KV; o++) {
+        float h = e[o];
+        if (m->ve_proj) {
+            const float *w = m->ve_proj + (long)o * D;
+            double s = 0;
+            for (int i = 0; i < D; i++) s += (double)w[i] * e[i];
+            h = (float)s;
+        }
+        v[o] += h * m->ve_scale * lw->ve_scale[0];
     }
 }
 
@@ -94,6 +113,12 @@ static void rows_task(void *ctx, int i, int w) {
             cpu_norm_rows(j->in + (long)r0 * C, j->out + (long)r0 * C, n, C, j->w, j->bias, c->norm_eps);
         else  // no pre-norm (olmo2): the block reads the residual rows as they are
             memcpy(j->out + (long)r0 * C, j->in + (long)r0 * C, (size_t)n * C * sizeof(float));
+        if (j->scale)
+            for (long i = (long)r0 * C; i < (long)(r0 + n) * C; i++) j->out[i] *= j->scale;
+        break;
+    case OP_VE:  // v rows (out, KV floats each)
+        for (int t = r0; t < r0 + n; t++)
+            add_value_embedding(j->m, j->lw, j->b->token[t], j->out + (long)t * c->n_kv_head * c->head_dim);
         break;
     case OP_QK_NORM:  // token rows [r0, r0 + n) of out: ld / width norm rows each (per head, or one)
         cpu_norm_rows(j->out + r0 * j->ld, j->out + r0 * j->ld, (int)(n * (j->ld / j->width)), j->width, j->w, NULL,
@@ -157,6 +182,7 @@ struct tile_step {
     const float *scale;  // add_to_residual: dst += scale * tile (attn_scale, mlp_scale); NULL: dst += tile
     int n, ld;   // real rows; floats per row of dst
     int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact)
+    float slope; // relu2_in_place: leaky_relu's negative slope (model_config.mlp_leaky_slope)
 };
 
 // dst += tile: the residual add after the output and down projections.
@@ -169,10 +195,10 @@ static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int 
             cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
 }
 
-// relu(tile)^2 in place (parameter-golf's MLP).
+// leaky_relu(tile, slope)^2 in place (parameter-golf's MLP; slope 0: relu^2).
 static void relu2_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
-    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_relu2(out + (long)(r - r0) * ldo, nc);
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_leaky_relu2(out + (long)(r - r0) * ldo, nc, s->slope);
     (void)c0;
 }
 
@@ -264,11 +290,16 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
         run_rows(st, &j);
     }
+    float ln = c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
-                          .bias = w->attn_norm_b, .out = st->xn};
+                          .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
     run_rows(st, &j);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
+    if (w->ve_scale) {
+        j = (struct rows_job){.op = OP_VE, .m = m, .b = b, .T = T, .out = st->v, .lw = w};
+        run_rows(st, &j);
+    }
     if (rows) {  // all normed inputs first: xn then takes the residual rows
         for (int r = 0; r < R; r++)
             memcpy(st->hrows + (long)r * C, st->xn + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
@@ -313,9 +344,9 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                               N, Np, Q);
 
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
-                          .bias = w->mlp_norm_b, .out = xin};
+                          .bias = w->mlp_norm_b, .out = xin, .scale = ln};
     run_rows(st, &j);
-    struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact};
+    struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact, .slope = c->mlp_leaky_slope};
     if (c->mlp_relu2) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
                              relu2_in_place, &ff);

@@ -243,9 +243,9 @@ void cpu_exp_minus(float *x, long n, float m) {
     cpu_exp_inplace(x, n);
 }
 
-void cpu_relu2(float *x, long n) {
+void cpu_leaky_relu2(float *x, long n, float slope) {
     for (long i = 0; i < n; i++) {
-        float r = x[i] > 0 ? x[i] : 0.0f;  // torch.relu(x).square()
+        float r = x[i] > 0 ? x[i] : x[i] * slope;  // F.leaky_relu(x, slope).square(); slope 0: torch.relu(x).square()
         x[i] = r * r;
     }
 }

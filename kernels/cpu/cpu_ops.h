@@ -12,8 +12,8 @@
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps);
 
-// x = relu(x)^2 elementwise (parameter-golf's MLP activation); (n)
-void cpu_relu2(float *x, long n);
+// x = leaky_relu(x, slope)^2 elementwise (parameter-golf's MLP activation; slope 0: relu^2); (n)
+void cpu_leaky_relu2(float *x, long n, float slope);
 
 // x += s * y elementwise (a residual add with a per-channel scale); (n)
 void cpu_add_scaled(float *x, const float *s, const float *y, long n);
