@@ -370,8 +370,7 @@ static int refuse_unimplemented(struct pg_tensors *pt, const struct pg_arch *a, 
 // and the value embedding, which its tensors tell except for VE_LAYERS.
 static int configure_record_line(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, int swiglu,
                                  int banked, xsa_error *err) {
-    int rc = refuse_unimplemented(pt, a, path, err);
-    if (rc) return rc;
+    int rc = 0;
     const struct pv *ve = shape_of(pt, "ve_shared.embed.weight");
     const char *src = a->path[0] ? a->path : path;
     if (banked || ve) {
@@ -414,11 +413,13 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
 static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
                      int *fused, int *banked, int *passes, xsa_error *err) {
     struct model_config *c = &m->cfg;
+    int rc = refuse_unimplemented(pt, a, path, err);
+    if (rc) return rc;
     const struct pv *emb = shape_of(pt, "tok_emb.weight");
     if (!emb || emb->ndim != 2)
         return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D tok_emb.weight; not a parameter-golf GPT checkpoint", path);
     c->vocab_size = (int)emb->shape[0], c->d_model = (int)emb->shape[1];
-    int rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
+    rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
     if (!rc) rc = agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
     if (rc) return rc;
     int nb = count_blocks(pt, "blocks."), ns = count_blocks(pt, "shared_blocks.");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Parameter-golf artifacts (model/pgolf.c): `info` on the good ones, and one line naming the
 # file and the problem, exit 2, for each kind of bad input: a sidecar that disagrees with the
-# tensors, an unknown quantization format, a .ptz that is neither zlib nor zstd (or truncated),
-# int6 values outside [-32, 31], a scale of 0 or NaN (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
+# tensors, an unknown quantization format, a .ptz that is neither zlib, zstd nor xz (or truncated
+# or corrupt), int6 values outside [-32, 31], a scale of 0 or NaN, a bad VE_LAYERS, a record
+# option xsa-eval does not run (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
 . "$(dirname "$0")/lib.sh"
 P=tests/fixtures/pgolf/xsa_record
 B=tests/fixtures/pgolf_bad
@@ -67,12 +68,56 @@ expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.
 expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
 cp $B/xsa_eval.json "$TMP/"
 printf 'not compressed at all' > "$TMP/plain.ptz"
-expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib nor zstd" -- "$XSA_BIN" info --model "$TMP/plain.ptz"
+expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib, zstd nor xz" -- "$XSA_BIN" info --model "$TMP/plain.ptz"
 head -c 20000 $P/final_model.int6.ptz > "$TMP/cut.int6.ptz"
 expect_exit zstd_truncated 2 "cut.int6.ptz: the zstd stream is truncated" -- "$XSA_BIN" info --model "$TMP/cut.int6.ptz"
 head -c 20000 $P/final_model.int8.ptz > "$TMP/cut.int8.ptz"
 expect_exit zlib_truncated 2 "cut.int8.ptz: the zlib stream is corrupt or truncated" -- "$XSA_BIN" info --model "$TMP/cut.int8.ptz"
 
+# The records where XSA grows to all layers (2026-03-22..29): weight banks, value embeddings,
+# LN_SCALE, leaky relu^2, an xz int6 dict.
+A=tests/fixtures/pgolf/xsa_all_0325
+expect_exit info_record_line 0 "features .*LN scale 1/sqrt\(layer \+ 1\), leaky relu\^2 \(slope 0.5\), value embedding 16 in layers 3,4" -- "$XSA_BIN" info --model $A/final_model.pt
+expect_exit info_ve_projected 0 "value embedding 128 \(projected\) in layers 1" -- "$XSA_BIN" info --model tests/fixtures/pgolf/xsa_all_0325_quant/final_model.int6.ptz
+expect_exit info_xsa_all 0 "xsa layers +all \(5 of 5; source: config\)" -- "$XSA_BIN" info --model $A/final_model.int6.ptz
+expect_exit info_leaky 0 "activation +leaky_relu2" -- "$XSA_BIN" info --model $A/final_model.pt
+# side KEY [VALUE]: the fixture's xsa_eval.json beside copies of its files, KEY set to VALUE (or left out).
+mkdir -p "$TMP/rl"; cp $A/final_model.pt $A/final_model.int6.ptz "$TMP/rl/"
+side() {
+    { grep '^ "' $A/xsa_eval.json | grep -v "^ \"$1\":" | sed 's/,$//'; [ $# -gt 1 ] && echo " \"$1\": $2"; } |
+        { echo "{"; paste -sd, -; echo "}"; } > "$TMP/rl/xsa_eval.json"
+}
+side VE_LAYERS '"3,7"'
+expect_exit ve_layers_past 2 "xsa_eval.json: VE_LAYERS \"3,7\" names layer 7, past the 5 layers of .*final_model.pt; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_LAYERS '"4"'
+expect_exit ve_layers_count 2 "xsa_eval.json: VE_LAYERS \"4\" names 1 layers but .*final_model.int6.ptz has 2 ve_layer_scales" -- "$XSA_BIN" info --model "$TMP/rl/final_model.int6.ptz"
+side VE_LAYERS '"3;4"'
+expect_exit ve_layers_malformed 2 "xsa_eval.json: VE_LAYERS \"3;4\" is not a comma-separated list of layer indices below 512" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_LAYERS '"3,3"'
+expect_exit ve_layers_twice 2 "xsa_eval.json: VE_LAYERS \"3,3\" names layer 3 twice" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_LAYERS 3
+expect_exit ve_layers_number 2 "xsa_eval.json: VE_LAYERS must be a string of comma-separated layer indices" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_LAYERS
+expect_exit ve_layers_missing 2 "xsa_eval.json: .*final_model.pt has value embeddings, whose layers it does not record; give VE_LAYERS" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_DIM 128
+expect_exit ve_dim_disagrees 2 "xsa_eval.json: VE_DIM = 128 disagrees with .*final_model.pt, whose ve_shared.embed.weight columns gives 16" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side VE_ENABLED 0
+expect_exit ve_enabled_disagrees 2 "VE_ENABLED = 0 disagrees with .*final_model.pt, which has ve_shared.embed.weight" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side LN_SCALE
+expect_exit ln_scale_missing 2 "xsa_eval.json: .*final_model.pt has the 2026-03-22\+ records' weight banks but no LN_SCALE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side NEGATIVE_SLOPE
+expect_exit slope_missing 2 "final_model.int6.ptz has the 2026-03-22\+ records' value embeddings but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.int6.ptz"
+side TRIGRAM 1
+expect_exit trigram_refused 2 "xsa_eval.json: TRIGRAM = 1 is a record option xsa-eval does not implement" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+expect_exit dtg_refused 2 "option_dtg.int6.ptz: tensor 'blocks.0.dtg_gate.weight' is the record option DTG_ENABLED \(dtg_gate\), which xsa-eval does not implement" -- "$XSA_BIN" info --model $B/option_dtg.int6.ptz
+expect_exit vrl_refused 2 "option_vrl.pt: tensor 'blocks.1.attn.vrl_alpha' is the record option VALUE_RESIDUAL \(vrl_alpha\)" -- "$XSA_BIN" info --model $B/option_vrl.pt
+head -c 50000 $A/final_model.int6.ptz > "$TMP/rl/cut.int6.ptz"
+expect_exit xz_truncated 2 "cut.int6.ptz: the xz stream is truncated; re-download the artifact" -- "$XSA_BIN" info --model "$TMP/rl/cut.int6.ptz"
+cp $A/final_model.int6.ptz "$TMP/rl/bad.int6.ptz"
+printf '\x55\xaa\x55\xaa\x55\xaa\x55\xaa' | dd of="$TMP/rl/bad.int6.ptz" bs=1 seek=40000 conv=notrunc status=none
+expect_exit xz_corrupt 2 "bad.int6.ptz: the xz stream is corrupt \(liblzma error [0-9]+\); re-download the artifact" -- "$XSA_BIN" info --model "$TMP/rl/bad.int6.ptz"
+
 # The CUDA backend lacks these operations: an explicit request says so, auto falls back.
 expect_exit cuda_refused 2 "the CUDA backend does not implement this parameter-golf model's operations" -- "$XSA_BIN" logprobs --model $P/final_model.pt --tokens 1,5,9 --device cuda
+expect_exit cuda_refused_record_line 2 "the CUDA backend does not implement this parameter-golf model's operations" -- "$XSA_BIN" logprobs --model $A/final_model.int6.ptz --tokens 1,5,9 --device cuda
 finish

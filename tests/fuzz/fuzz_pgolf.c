@@ -1,5 +1,5 @@
 // fuzz_pgolf.c: a parameter-golf artifact through model_load (model/pgolf.c). Input: u32 LE
-// length N, N bytes of xsa_eval.json, then the artifact: a .ptz (zlib or zstd of a torch.save)
+// length N, N bytes of xsa_eval.json, then the artifact: a .ptz (zlib, zstd or xz of a torch.save)
 // when its first bytes are not a zip header, else a .pt state dict. Bad files must fail with
 // one error line, never crash.
 #include <stdint.h>
