@@ -331,18 +331,23 @@ static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, in
 // raise the base for a T-token window past it: base (T / R)^(rd / (rd - 2)). Every window of
 // their eval_val has T = the context, so the model trained and is scored with that base; a
 // shorter request is scored as the prefix of such a window (causal: the same numbers), and
-// the base stays one per model, whatever the batch holds.
+// the base stays one per model, whatever the batch holds. Past 1024 positions the file cannot
+// tell which Rotary trained it, so the sidecar must say (ROTARY_TRAIN_SEQ_LEN 0: no NTK).
 static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_error *err) {
     double train = arch_or(a, A_TRAIN_SEQ_LEN, 1024), ev = arch_or(a, A_EVAL_SEQ_LEN, 0);
     double ctx = ev > 0 ? ev : train;
+    const char *which = ev > 0 ? "EVAL_SEQ_LEN" : "TRAIN_SEQ_LEN";
     if (ctx < 2 || ctx > 1 << 20)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the context (%s) is %g; it must be in [2, %d]", a->path, ev > 0 ? "EVAL_SEQ_LEN" : "TRAIN_SEQ_LEN", ctx, 1 << 20);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the context (%s) is %g; it must be in [2, %d]", a->path, which, ctx, 1 << 20);
     c->max_seq_len = (int)ctx;
-    if (!a->set[A_ROTARY_TRAIN_SEQ_LEN]) return 0;
-    double r = a->v[A_ROTARY_TRAIN_SEQ_LEN];
+    if (!a->set[A_ROTARY_TRAIN_SEQ_LEN] && ctx > 1024)
+        return xsa_fail(err, XSA_EBADINPUT,
+                        "%s: %s %g is past 1024, where the records whose Rotary is built with train_seq_len=1024 scale RoPE (NTK); "
+                        "say which Rotary trained this checkpoint: \"ROTARY_TRAIN_SEQ_LEN\": 1024 for those records, 0 for a Rotary without scaling",
+                        a->path, which, ctx);
+    double r = arch_or(a, A_ROTARY_TRAIN_SEQ_LEN, 0);
     int rd = model_rope_dims(c);
-    if (r < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: ROTARY_TRAIN_SEQ_LEN must be at least 1 (the train_seq_len the family's Rotary is built with)", a->path);
-    if (ctx <= r) return 0;
+    if (r == 0 || ctx <= r) return 0;
     if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", a->path, rd);
     c->rope_theta = (float)((double)c->rope_theta * pow(ctx / r, (double)rd / (rd - 2)));
     return 0;

@@ -53,7 +53,10 @@ expect_exit ntk_eval_len_within 0 "theta 10000$" -- "$XSA_BIN" info --model $N/f
 echo '{"EVAL_SEQ_LEN": 4096, "ROTARY_TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit ntk_eval_len_past 0 "theta 63496" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
 echo '{"TRAIN_SEQ_LEN": 2048, "ROTARY_TRAIN_SEQ_LEN": 0}' > "$TMP/arch.json"
-expect_exit ntk_zero 2 "arch.json: ROTARY_TRAIN_SEQ_LEN must be at least 1" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+expect_exit ntk_none 0 "theta 10000$" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
+# Past 1024 without saying which Rotary trained it: the base would be a guess.
+echo '{"TRAIN_SEQ_LEN": 2048}' > "$TMP/arch.json"
+expect_exit ntk_unsaid 2 "arch.json: TRAIN_SEQ_LEN 2048 is past 1024, .*\"ROTARY_TRAIN_SEQ_LEN\": 1024 for those records, 0 for a Rotary without scaling" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
 echo '{"TRAIN_SEQ_LEN": 2048, "ROTARY_TRAIN_SEQ_LEN": 1024, "ROPE_DIMS": 2}' > "$TMP/arch.json"
 expect_exit ntk_two_dims 2 "arch.json: NTK scaling needs more than 2 rotated dimensions, not 2; check ROPE_DIMS" -- "$XSA_BIN" info --model $N/final_model.pt --arch "$TMP/arch.json"
 echo '{"TRAIN_SEQ_LEN": 1}' > "$TMP/arch.json"

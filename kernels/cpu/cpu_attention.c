@@ -86,26 +86,15 @@ static double cosine(const float *a, const float *b, int n) {
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
 }
 
-// The softmax denominator as the kernels sum it (cpu_attention.h): lane u of 8 adds positions
-// u, u + 8, ... in order, then the lanes reduce (l0 + l4, ...) -> (a0 + a2) + (a1 + a3).
-static float softmax_sum(const float *p, int n) {
-    float l[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int u = 0; u < 8; u++) l[u] += p[i + u];
-    for (int u = 0; i + u < n; u++) l[u] += p[i + u];
-    return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
-}
-
 // The token's statistics (cpu_attention_args.probe) for its heads of one kv head: a_ii from
-// the kernel's softmax numerators left in p (the token itself is its last key, n - 1), cos(y, v)
-// now, cos(z, v) after the projection.
+// the kernel's softmax numerators left in p (the token itself is its last key, n - 1) over the
+// denominator the kernel left in the a_ii slot, cos(y, v) now, cos(z, v) after the projection.
 static void probe_before(const struct cpu_attn_token *tk, const float *vo, float *out) {
     int n = tk->hi[0] - tk->lo[0] + tk->hi[1] - tk->lo[1];
     for (int g = 0; g < tk->G; g++) {
         const float *p = tk->p + (long)g * tk->pstride;
         float *o = out + (long)g * BACKEND_PROBE_STATS;
-        o[BACKEND_PROBE_AII] = p[n - 1] / softmax_sum(p, n);
+        o[BACKEND_PROBE_AII] = p[n - 1] / o[BACKEND_PROBE_AII];
         o[BACKEND_PROBE_COS_Y] = o[BACKEND_PROBE_COS_Z] = (float)cosine(tk->y + (long)g * tk->hd, vo, tk->hd);
     }
 }
@@ -166,9 +155,11 @@ static void attention_task(void *ctx, int i, int w) {
         n = 1;
         while (n < group && i0 + n < i1 && same_key_map(a, query_token(a, i0), query_token(a, i0 + n))) n++;
         for (int j = 0; j < n; j++) {
-            int t = query_token(a, i0 + j);
+            int t = query_token(a, i0 + j), r = a->probe ? a->probe_row[t] : -1;
             tk[j].q = a->q + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].y = a->out + (i0 + j) * qs + (long)kvh * G * hd;
+            tk[j].sum = r >= 0 ? a->probe + r * a->probe_stride + (long)kvh * G * BACKEND_PROBE_STATS + BACKEND_PROBE_AII : NULL;
+            tk[j].sum_stride = BACKEND_PROBE_STATS;
             token_spans(a, t, tk[j].lo, tk[j].hi);
         }
         if (a->kind == CPU_ATTN_AVX2)

@@ -75,6 +75,8 @@ struct cpu_attn_token {
     float *p;              // (G, pstride) scratch
     long pstride;          // >= span lengths + CPU_ATTN_PAD
     float *y;              // (G, hd) out: softmax(q.k * scale) @ v
+    float *sum;            // out when not NULL: head g's softmax denominator at sum[g * sum_stride]
+    long sum_stride;       // (probe's a_ii divides by the kernel's own sum instead of adding again)
 };
 
 // Picks AVX2 on CPUs with AVX2 + FMA, else scalar; force ("avx2" | "scalar", from

@@ -232,6 +232,7 @@ AVX2_INLINE void head_values_avx2(const struct cpu_attn_token *t, const struct k
         }
         y[d0] = hsum8(acc) / sum;
     }
+    if (t->sum) t->sum[g * t->sum_stride] = sum;
 }
 
 // head_values_avx2 with hd as a literal for the common head sizes.
@@ -498,6 +499,7 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
             for (int j = 0; j < M; j++) {
                 ps[j] = ti->p + (long)(g0 + j) * ti->pstride, ys[j] = ti->y + (long)(g0 + j) * ti->hd;
                 sums[j] = softmax_exp(ps[j], nt[i]);
+                if (ti->sum) ti->sum[(g0 + j) * ti->sum_stride] = sums[j];
             }
             switch (M) {
             case 3: set_values(ti, &ksi, 3, SET_D, ps, sums, ys); break;

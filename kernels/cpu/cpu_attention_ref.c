@@ -70,6 +70,7 @@ static void head_scalar(const struct cpu_attn_token *t, int g, int n0, int n, lo
         lane[i % 8] += p[i];
     }
     float sum = sum8(lane);
+    if (t->sum) t->sum[g * t->sum_stride] = sum;
     for (int d0 = 0; d0 < hd; d0 += SCALAR_DIMS) {
         int nd = hd - d0 < SCALAR_DIMS ? hd - d0 : SCALAR_DIMS;
         float acc[8][SCALAR_DIMS] = {{0}};
