@@ -264,11 +264,12 @@ int model_has_family_features(const struct model *m) {
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
         c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
-        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb)
+        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual)
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale)
+        if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale || w->attn_gate_w ||
+            w->dtg_w || w->vrl_alpha || w->vr_lambda)
             return 1;
     }
     return 0;
@@ -327,7 +328,10 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->ln_scale, "LN scale 1/sqrt(layer + 1)");
     FEAT(c->mlp_leaky_slope != 0, "leaky relu^2 (slope %g)", (double)c->mlp_leaky_slope);
     FEAT(c->ve_dim, "value embedding %d%s in layers %s", c->ve_dim, m->ve_proj ? " (projected)" : "", ve_layers);
-    FEAT(c->bigram_vocab, "bigram hash %dx%d", c->bigram_vocab, c->bigram_dim);
+    FEAT(c->bigram_vocab, "bigram hash %dx%d%s", c->bigram_vocab, c->bigram_dim, c->trigram ? " (and trigram)" : "");
+    FEAT(w->attn_gate_w, "gated attention");
+    FEAT(w->dtg_w, "DTG gate");
+    FEAT(c->value_residual, "value residual (%s)", m->layers[c->n_layer > 1].vr_lambda ? "lambda0 v0 + lambda1 v" : "v + sigmoid(alpha) v0");
     FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);
     FEAT(c->n_kv_head != c->n_head, "grouped-query attention");
     FEAT(!c->tied_head, "untied head");

@@ -91,6 +91,8 @@ struct model_config {
     int ln_scale;        // layer l's normed attention and MLP inputs times 1/sqrt(l + 1) (LN_SCALE)
     float mlp_leaky_slope;  // relu^2 MLP: leaky_relu(x, slope)^2 (0: relu(x)^2)
     int ve_dim;          // shared value embedding width (0: none; layers with ve_scale add it to v)
+    int trigram;         // the bigram table also adds its trigram hash's row (TRIGRAM)
+    int value_residual;  // layer 0's v (v0) is mixed into later layers' v (vrl_alpha / vr_lambda)
 };
 
 struct layer_weights {
@@ -113,6 +115,10 @@ struct layer_weights {
     float *attn_scale, *mlp_scale;     // (C) scale each branch before its residual add
     float *out_scale;                  // (C) x *= out_scale after the block (a recurrence pass gate)
     float *ve_scale;                   // (1) v += ve_scale * value embedding of the token (NULL: none)
+    float *attn_gate_w, *attn_gate_b;  // (H, C), (H) y_h *= sigmoid(w_h . x + b_h), x the attention input (GATED_ATTENTION)
+    float *dtg_w, *dtg_b;              // (C), (1) x = x_in + sigmoid(w . x_in + b) (x - x_in) over the block (DTG_ENABLED)
+    float *vrl_alpha;                  // (1) v += sigmoid(alpha) v0 (VALUE_RESIDUAL, 2026-03-25)
+    float *vr_lambda;                  // (2) v = lambda0 v0 + lambda1 v (VALUE_RESIDUAL, 2026-03-23)
 };
 
 // modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers; docs/modded-nanogpt.md):

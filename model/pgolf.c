@@ -229,6 +229,21 @@ static int build_block(struct pg_build *b, const char *pre, struct layer_weights
     GET("attn_scale", C, 0, w->attn_scale);
     GET("mlp_scale", C, 0, w->mlp_scale);
     GET("resid_mix", 2, C, w->resid_mix);
+    // The records' options, each where its tensor is: gated attention, DTG, value residual.
+    snprintf(n, sizeof n, "%sattn.attn_gate.weight", pre);
+    if (!rc && pgolf_find(b->pt, n)) {
+        GET("attn.attn_gate.weight", c->n_head, C, w->attn_gate_w);
+        GET("attn.attn_gate.bias", c->n_head, 0, w->attn_gate_b);
+    }
+    snprintf(n, sizeof n, "%sdtg_gate.weight", pre);
+    if (!rc && pgolf_find(b->pt, n)) {
+        GET("dtg_gate.weight", 1, C, w->dtg_w);
+        GET("dtg_gate.bias", 1, 0, w->dtg_b);
+    }
+    snprintf(n, sizeof n, "%sattn.vrl_alpha", pre);
+    if (!rc && pgolf_find(b->pt, n)) GET("attn.vrl_alpha", 1, 0, w->vrl_alpha);
+    snprintf(n, sizeof n, "%sattn.vr_lambda", pre);
+    if (!rc && pgolf_find(b->pt, n)) GET("attn.vr_lambda", 2, 0, w->vr_lambda);
 #undef GET
     snprintf(n, sizeof n, "%sattn.xsa_alpha", pre);  // gated XSA: tanh(alpha) per head
     if (!rc && pgolf_find(b->pt, n)) {
@@ -353,20 +368,28 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_
     return 0;
 }
 
-// Tensors of options xsa-eval does not run (the records' defaults leave them off).
-static int refuse_unimplemented(struct pg_tensors *pt, const struct pg_arch *a, const char *path, xsa_error *err) {
-    static const char *const tensor[][2] = {{"dtg_gate", "DTG_ENABLED (dtg_gate)"}, {"attn_gate", "GATED_ATTENTION (attn_gate)"},
-                                            {"vrl_alpha", "VALUE_RESIDUAL (vrl_alpha)"}, {"vr_lambda", "VALUE_RESIDUAL (vr_lambda)"}};
-    for (int i = 0; i < pt->n; i++)
-        for (size_t k = 0; k < sizeof tensor / sizeof *tensor; k++)
-            if (strstr(pt->e[i].name, tensor[k][0]))
-                return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is the record option %s, which xsa-eval does not implement; it refuses the file rather than score it without",
-                                path, pt->e[i].name, tensor[k][1]);
-    static const int opt[] = {A_TRIGRAM, A_DTG_ENABLED, A_GATED_ATTENTION, A_VALUE_RESIDUAL};
-    for (size_t k = 0; k < sizeof opt / sizeof *opt; k++)
-        if (arch_or(a, opt[k], 0))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g is a record option xsa-eval does not implement; it refuses the architecture rather than score without it",
-                            a->path, arch_names[opt[k]], a->v[opt[k]]);
+// The records' options their block 0 shows (GATED_ATTENTION, DTG_ENABLED, VALUE_RESIDUAL),
+// checked against the sidecar; TRIGRAM, which no tensor shows, from it.
+static int configure_options(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char *bprefix,
+                             xsa_error *err) {
+    static const struct { int key; const char *suffix[2]; } opt[] = {
+        {A_GATED_ATTENTION, {"attn.attn_gate.weight", NULL}}, {A_DTG_ENABLED, {"dtg_gate.weight", NULL}},
+        {A_VALUE_RESIDUAL, {"attn.vrl_alpha", "attn.vr_lambda"}}};
+    char n[96];
+    for (size_t k = 0; k < sizeof opt / sizeof *opt; k++) {
+        int has = 0;
+        for (int s = 0; s < 2 && opt[k].suffix[s]; s++) {
+            snprintf(n, sizeof n, "%s0.%s", bprefix, opt[k].suffix[s]);
+            has |= shape_of(pt, n) != NULL;
+        }
+        if (a->set[opt[k].key] && (a->v[opt[k].key] != 0) != has)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, which %s %s0.%s; fix the architecture file", a->path, arch_names[opt[k].key],
+                            a->v[opt[k].key], path, has ? "has" : "has no", bprefix, opt[k].suffix[0]);
+        if (opt[k].key == A_VALUE_RESIDUAL) c->value_residual = has;
+    }
+    c->trigram = arch_or(a, A_TRIGRAM, 0) != 0;
+    if (c->trigram && !c->bigram_vocab)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: TRIGRAM hashes into the bigram table, but %s has no bigram.embed.weight; fix the architecture file", a->path, path);
     return 0;
 }
 
@@ -418,13 +441,11 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
 static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
                      int *fused, int *banked, int *passes, xsa_error *err) {
     struct model_config *c = &m->cfg;
-    int rc = refuse_unimplemented(pt, a, path, err);
-    if (rc) return rc;
     const struct pv *emb = shape_of(pt, "tok_emb.weight");
     if (!emb || emb->ndim != 2)
         return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D tok_emb.weight; not a parameter-golf GPT checkpoint", path);
     c->vocab_size = (int)emb->shape[0], c->d_model = (int)emb->shape[1];
-    rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
+    int rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
     if (!rc) rc = agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
     if (rc) return rc;
     int nb = count_blocks(pt, "blocks."), ns = count_blocks(pt, "shared_blocks.");
@@ -516,6 +537,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     int xl = (int)arch_or(a, A_XSA_LAST_N, 0);
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     for (int l = c->n_layer - xl; l < c->n_layer; l++) c->xsa[l] = 1;
+    if ((rc = configure_options(c, pt, a, path, *bprefix, err))) return rc;
     return configure_record_line(c, pt, a, path, *swiglu, *banked, err);
 }
 

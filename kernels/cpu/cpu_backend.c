@@ -70,6 +70,8 @@ void cpu_state_reserve(struct cpu_state *st, int T, int S) {
         grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
         if (st->m->layers[0].resid_mix) grow((void **)&st->x0, n * C, sizeof(float));
         if (c->unet_skips && c->n_layer >= 2) grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float));
+        if (c->value_residual) grow((void **)&st->v0, n * KV, sizeof(float));
+        if (st->m->layers[0].dtg_w) grow((void **)&st->dtg_in, n * (C + 1), sizeof(float));
         st->t_cap = (int)n;
         st->t_ld = (long)n + CPU_ATTN_LD_PAD;
         st->att_stride = CPU_ATTN_SCRATCH(G, (long)n);
@@ -85,7 +87,7 @@ void cpu_state_reserve(struct cpu_state *st, int T, int S) {
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
-                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip};
+                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
     struct cpu_state keep = *st;

@@ -40,18 +40,27 @@ int cpu_prev_token(const struct score_batch *b, int t) {
 }
 
 // x += scale * proj(bigram_emb[hash(t, t_prev)]): parameter-golf's BigramHashEmbedding, whose
-// hash is (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 itself at position 0.
+// hash is (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 itself at position 0. TRIGRAM adds
+// the row of (36313 t xor 27191 t_prev xor 51497 t_prev2) mod (V_b - 1) (V_b - 1 at positions
+// 0 and 1) before the projection.
 static void add_bigram(const struct model *m, const struct score_batch *b, int t, float *x) {
     const struct model_config *c = &m->cfg;
     int mod = c->bigram_vocab - 1, p = cpu_prev_token(b, t), D = c->bigram_dim;
     int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
-    const float *e = m->bigram_emb + (long)h * D;
+    const float *e = m->bigram_emb + (long)h * D, *e3 = NULL;
+    if (c->trigram) {
+        int pp = p < 0 || b->pos[t] < 2 ? -1 : cpu_prev_token(b, p);
+        int32_t h3 = pp < 0 ? mod
+                            : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p]) ^
+                                        ((uint32_t)51497 * (uint32_t)b->token[pp])) % mod;
+        e3 = m->bigram_emb + (long)h3 * D;
+    }
     for (int o = 0; o < c->d_model; o++) {
-        float acc = e[o % D];
+        float acc = e3 ? e[o % D] + e3[o % D] : e[o % D];
         if (m->bigram_proj) {
             const float *w = m->bigram_proj + (long)o * D;
             double s = 0;
-            for (int i = 0; i < D; i++) s += (double)w[i] * e[i];
+            for (int i = 0; i < D; i++) s += (double)w[i] * (e3 ? e[i] + e3[i] : e[i]);
             acc = (float)s;
         }
         x[o] += acc * m->bigram_scale;
@@ -73,6 +82,29 @@ static void add_value_embedding(const struct model *m, const struct layer_weight
             h = (float)s;
         }
         v[o] += h * m->ve_scale * lw->ve_scale[0];
+    }
+}
+
+// sigmoid(w . x + b) of one row x of C floats: the records' nn.Linear gates (attn_gate, dtg_gate).
+static float linear_gate(const float *w, float b, const float *x, int C) {
+    double s = 0;
+    for (int i = 0; i < C; i++) s += (double)w[i] * x[i];
+    return 1.0f / (1.0f + expf(-((float)s + b)));
+}
+
+// VALUE_RESIDUAL on the T rows of v: layer 0 keeps its v as v0, the later layers mix it in
+// (2026-03-25: v + sigmoid(alpha) v0; 2026-03-23: lambda0 v0 + lambda1 v).
+static void value_residual(struct cpu_state *st, const struct layer_weights *w, int l, int T) {
+    long n = (long)T * st->m->cfg.n_kv_head * st->m->cfg.head_dim;
+    float *v = st->v;
+    const float *v0 = st->v0;
+    if (l == 0) {
+        memcpy(st->v0, v, (size_t)n * sizeof(float));
+    } else if (w->vrl_alpha) {
+        float a = 1.0f / (1.0f + expf(-w->vrl_alpha[0]));
+        for (long i = 0; i < n; i++) v[i] = v[i] + a * v0[i];
+    } else if (w->vr_lambda) {
+        for (long i = 0; i < n; i++) v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * v[i];
     }
 }
 
@@ -290,6 +322,12 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
         run_rows(st, &j);
     }
+    if (w->dtg_w)  // DTG_ENABLED: the block's input rows and their gates, for the blend after it
+        for (int t = 0; t < T; t++) {
+            float *d = st->dtg_in + (long)t * (C + 1);
+            memcpy(d, st->x + (long)t * C, (size_t)C * sizeof(float));
+            d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C);
+        }
     float ln = c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
                           .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
@@ -300,6 +338,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         j = (struct rows_job){.op = OP_VE, .m = m, .b = b, .T = T, .out = st->v, .lw = w};
         run_rows(st, &j);
     }
+    if (c->value_residual) value_residual(st, w, l, T);
     if (rows) {  // all normed inputs first: xn then takes the residual rows
         for (int r = 0; r < R; r++)
             memcpy(st->hrows + (long)r * C, st->xn + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
@@ -335,6 +374,12 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
+    if (w->attn_gate_w)  // GATED_ATTENTION: each head's output times its gate of the attention input
+        for (int r = 0; r < N; r++)
+            for (int h = 0; h < c->n_head; h++) {
+                float g = linear_gate(w->attn_gate_w + (long)h * C, w->attn_gate_b[h], xin + (long)r * C, C), *y = st->att + (long)r * Q + (long)h * c->head_dim;
+                for (int d = 0; d < c->head_dim; d++) y[d] *= g;
+            }
     // Parallel residual (gpt_neox): the attention output waits in o2 and the MLP reads x as
     // it was; both are added in the down projection's tiles.
     if (c->parallel_residual)
@@ -366,6 +411,12 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         project_into_residual(st, b, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, w->post_mlp_norm_w,
                               w->mlp_scale, x, N, Np, F);
     }
+    if (w->dtg_w)  // x = x_in + gate (x - x_in)
+        for (int r = 0; r < N; r++) {
+            const float *d = st->dtg_in + (long)(rows ? st->row_tok[r] : r) * (C + 1);
+            float *xr = x + (long)r * C;
+            for (int i = 0; i < C; i++) xr[i] = d[i] + d[C] * (xr[i] - d[i]);
+        }
     if (w->out_scale)
         for (int r = 0; r < N; r++)
             for (int i = 0; i < C; i++) x[(long)r * C + i] *= w->out_scale[i];
