@@ -3,7 +3,7 @@
 # file and the problem, exit 2, for each kind of bad input: a sidecar that disagrees with the
 # tensors, an unknown quantization format, a .ptz that is neither zlib, zstd nor xz (or truncated
 # or corrupt), int6 values outside [-32, 31], a scale of 0 or NaN, a bad VE_LAYERS, a record
-# option xsa-eval does not run (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
+# option the sidecar and the tensors disagree on (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
 . "$(dirname "$0")/lib.sh"
 P=tests/fixtures/pgolf/xsa_record
 B=tests/fixtures/pgolf_bad
@@ -110,10 +110,16 @@ side LN_SCALE
 expect_exit ln_scale_missing 2 "xsa_eval.json: .*final_model.pt has the 2026-03-22\+ records' weight banks but no LN_SCALE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
 side NEGATIVE_SLOPE
 expect_exit slope_missing 2 "final_model.int6.ptz has the 2026-03-22\+ records' value embeddings but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.int6.ptz"
-side TRIGRAM 1
-expect_exit trigram_refused 2 "xsa_eval.json: TRIGRAM = 1 is a record option xsa-eval does not implement" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
-expect_exit dtg_refused 2 "option_dtg.int6.ptz: tensor 'blocks.0.dtg_gate.weight' is the record option DTG_ENABLED \(dtg_gate\), which xsa-eval does not implement" -- "$XSA_BIN" info --model $B/option_dtg.int6.ptz
-expect_exit vrl_refused 2 "option_vrl.pt: tensor 'blocks.1.attn.vrl_alpha' is the record option VALUE_RESIDUAL \(vrl_alpha\)" -- "$XSA_BIN" info --model $B/option_vrl.pt
+side GATED_ATTENTION 1
+expect_exit gated_attention_disagrees 2 "xsa_eval.json: GATED_ATTENTION = 1 disagrees with .*final_model.pt, which has no blocks.0.attn.attn_gate.weight; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+# The options these records leave off (gated attention, DTG, value residual, trigram) run when on.
+O=tests/fixtures/pgolf/options_0325
+expect_exit info_options 0 "features .*bigram hash 64x16 \(and trigram\), gated attention, DTG gate, value residual \(v \+ sigmoid\(alpha\) v0\)" -- "$XSA_BIN" info --model $O/final_model.int6.ptz
+expect_exit info_vr_lambda 0 "value residual \(lambda0 v0 \+ lambda1 v\)" -- "$XSA_BIN" info --model tests/fixtures/pgolf/options_0323/final_model.pt
+echo '{"NUM_LAYERS": 3, "XSA_LAST_N": 3, "VE_LAYERS": "1,2", "LN_SCALE": 1, "NEGATIVE_SLOPE": 0.5, "DTG_ENABLED": 0}' > "$TMP/arch.json"
+expect_exit dtg_disagrees 2 "arch.json: DTG_ENABLED = 0 disagrees with .*final_model.pt, which has blocks.0.dtg_gate.weight" -- "$XSA_BIN" info --model $O/final_model.pt --arch "$TMP/arch.json"
+echo '{"TRIGRAM": 1}' > "$TMP/arch.json"
+expect_exit trigram_no_bigram 2 "arch.json: TRIGRAM hashes into the bigram table, but .*final_model.pt has no bigram.embed.weight" -- "$XSA_BIN" info --model tests/fixtures/pgolf/partial_rope/final_model.pt --arch "$TMP/arch.json"
 head -c 50000 $A/final_model.int6.ptz > "$TMP/rl/cut.int6.ptz"
 expect_exit xz_truncated 2 "cut.int6.ptz: the xz stream is truncated; re-download the artifact" -- "$XSA_BIN" info --model "$TMP/rl/cut.int6.ptz"
 cp $A/final_model.int6.ptz "$TMP/rl/bad.int6.ptz"

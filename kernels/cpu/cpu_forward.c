@@ -49,7 +49,7 @@ static void add_bigram(const struct model *m, const struct score_batch *b, int t
     int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
     const float *e = m->bigram_emb + (long)h * D, *e3 = NULL;
     if (c->trigram) {
-        int pp = p < 0 || b->pos[t] < 2 ? -1 : cpu_prev_token(b, p);
+        int pp = p < 0 ? -1 : cpu_prev_token(b, p);  // -1 at positions 0 and 1
         int32_t h3 = pp < 0 ? mod
                             : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p]) ^
                                         ((uint32_t)51497 * (uint32_t)b->token[pp])) % mod;
