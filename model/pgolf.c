@@ -368,8 +368,8 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_
     return 0;
 }
 
-// The records' options their block 0 shows (GATED_ATTENTION, DTG_ENABLED, VALUE_RESIDUAL),
-// checked against the sidecar; TRIGRAM, which no tensor shows, from it.
+// The records' options their blocks show (GATED_ATTENTION, DTG_ENABLED, VALUE_RESIDUAL: all
+// blocks or none), checked against the sidecar; TRIGRAM, which no tensor shows, from it.
 static int configure_options(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char *bprefix,
                              xsa_error *err) {
     static const struct { int key; const char *suffix[2]; } opt[] = {
@@ -377,11 +377,19 @@ static int configure_options(struct model_config *c, struct pg_tensors *pt, cons
         {A_VALUE_RESIDUAL, {"attn.vrl_alpha", "attn.vr_lambda"}}};
     char n[96];
     for (size_t k = 0; k < sizeof opt / sizeof *opt; k++) {
-        int has = 0;
-        for (int s = 0; s < 2 && opt[k].suffix[s]; s++) {
-            snprintf(n, sizeof n, "%s0.%s", bprefix, opt[k].suffix[s]);
-            has |= shape_of(pt, n) != NULL;
+        int has = 0, n_has = 0;
+        for (int blk = 0; blk < c->n_blocks; blk++) {
+            int here = 0;
+            for (int s = 0; s < 2 && opt[k].suffix[s]; s++) {
+                snprintf(n, sizeof n, "%s%d.%s", bprefix, blk, opt[k].suffix[s]);
+                here |= shape_of(pt, n) != NULL;
+            }
+            n_has += here;
+            if (!blk) has = here;
         }
+        if (n_has && n_has != c->n_blocks)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %d of %d blocks have %s's %s; the option is all blocks' or none's, so the file is damaged", path, n_has,
+                            c->n_blocks, arch_names[opt[k].key], opt[k].suffix[0]);
         if (a->set[opt[k].key] && (a->v[opt[k].key] != 0) != has)
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, which %s %s0.%s; fix the architecture file", a->path, arch_names[opt[k].key],
                             a->v[opt[k].key], path, has ? "has" : "has no", bprefix, opt[k].suffix[0]);

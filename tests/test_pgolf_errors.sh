@@ -118,6 +118,8 @@ expect_exit info_options 0 "features .*bigram hash 64x16 \(and trigram\), gated 
 expect_exit info_vr_lambda 0 "value residual \(lambda0 v0 \+ lambda1 v\)" -- "$XSA_BIN" info --model tests/fixtures/pgolf/options_0323/final_model.pt
 echo '{"NUM_LAYERS": 3, "XSA_LAST_N": 3, "VE_LAYERS": "1,2", "LN_SCALE": 1, "NEGATIVE_SLOPE": 0.5, "DTG_ENABLED": 0}' > "$TMP/arch.json"
 expect_exit dtg_disagrees 2 "arch.json: DTG_ENABLED = 0 disagrees with .*final_model.pt, which has blocks.0.dtg_gate.weight" -- "$XSA_BIN" info --model $O/final_model.pt --arch "$TMP/arch.json"
+echo '{"NUM_LAYERS": 2}' > "$TMP/arch.json"
+expect_exit dtg_partial 2 "partial_dtg.pt: 1 of 2 blocks have DTG_ENABLED's dtg_gate.weight; the option is all blocks' or none's" -- "$XSA_BIN" info --model $B/partial_dtg.pt --arch "$TMP/arch.json"
 echo '{"TRIGRAM": 1}' > "$TMP/arch.json"
 expect_exit trigram_no_bigram 2 "arch.json: TRIGRAM hashes into the bigram table, but .*final_model.pt has no bigram.embed.weight" -- "$XSA_BIN" info --model tests/fixtures/pgolf/partial_rope/final_model.pt --arch "$TMP/arch.json"
 head -c 50000 $A/final_model.int6.ptz > "$TMP/rl/cut.int6.ptz"
