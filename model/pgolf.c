@@ -4,7 +4,8 @@
 // relu^2 (or SwiGLU) MLP, resid_mix, attn/mlp scales, U-Net skips, tied head with a soft-cap;
 // the record extras (SmearGate, BigramHashEmbedding, XSA in the last XSA_LAST_N layers) and
 // the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates), and the
-// 2026-03-22..29 records' weight banks, LN_SCALE, shared value embedding and leaky relu^2.
+// 2026-03-22..29 records' weight banks, LN_SCALE, shared value embedding and leaky relu^2 (and
+// the options they leave off: gated attention, DTG, value residual, trigram).
 #include "model/mnanogpt.h"
 #include "model/pgolf.h"
 
