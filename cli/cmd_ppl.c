@@ -41,12 +41,13 @@ struct ppl_args {
 
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
-    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR,
+    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH,
 };
 
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
     {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
+    {"arch", F_ARCH, "FILE", "architecture of parameter-golf / modded-nanogpt files (default: xsa_eval.json beside each)"}, \
     {"text", F_TEXT, "FILE", "one document: the whole file (UTF-8)"},                                               \
     {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
@@ -107,6 +108,7 @@ static int on_flag(void *ctx, int key, const char *v) {
         if (a->n_models == 2) return cli_fail(CMD(a), "--model given more than twice");
         a->model[a->n_models++] = v;
         return 0;
+    case F_ARCH: model_set_arch_file(v); return 0;
     case F_TEXT: a->text = v; return 0;
     case F_JSONL: a->jsonl = v; return 0;
     case F_FIELD: a->field = v; return 0;

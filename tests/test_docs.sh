@@ -14,8 +14,9 @@ case $help in *"HELP FAILED"*) fail help_all "a subcommand's --help failed" ;; *
 # their sources define (argparse names, case labels, strcmp'd strings).
 tool_flags=" $(grep -ohE -- '"--[a-z][a-z0-9-]*"|--[a-z][a-z0-9-]*\)' tools/*.sh tools/*/*.py tools/*/*.sh bench/*.c |
     grep -oE -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' ') "
-# Flags of the MPI and Slurm launchers that docs/distributed.md names, not of xsa-eval.
-tool_flags="$tool_flags--mpi --kill-on-bad-exit --gpus-per-task --oversubscribe --bind-to --nodes --ntasks-per-node --gpus-per-node --cpus-per-task "
+# Flags of the MPI and Slurm launchers that docs/distributed.md names, and valgrind's that
+# docs/performance.md's instruction counts use, not of xsa-eval.
+tool_flags="$tool_flags--mpi --kill-on-bad-exit --gpus-per-task --oversubscribe --bind-to --nodes --ntasks-per-node --gpus-per-node --cpus-per-task --tool "
 missing=""
 for f in README.md docs/*.md demo/README.md reports/examples/README.md; do
     for fl in $(grep -oE -- '(^|[^a-zA-Z0-9_-])--[a-z][a-z0-9-]*' "$f" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do

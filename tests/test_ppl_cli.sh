@@ -40,6 +40,12 @@ fi
 expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- $P --model tests/fixtures/pgolf/xsa_record_ntk/final_model.pt \
     --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt" --context 16 --device cpu
 
+# --arch as run and info take it: the file is read (a missing one named, exit 2).
+expect_exit arch_flag 2 "nonexistent.json" -- $P --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/nonexistent.json" \
+    --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt" --device cpu
+expect_exit probe_arch_flag 2 "nonexistent.json" -- $XSA_BIN probe --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/nonexistent.json" \
+    --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt"
+
 # Bits per byte of the committed shard: parameter-golf's eval_val gives 8.35121346612794
 # (tests/fixtures/ppl/reference.json); printed here to 6 digits.
 if $P --model $A --tokens-file $SHARD --tokenizer $SP --context 64 --device cpu --json "$TMP/s.json" >/dev/null 2>"$TMP/err"; then
