@@ -87,7 +87,7 @@ static const struct cli_command cmd = {
 static const struct cli_flag probe_flags[] = {
     PPL_INPUT_FLAGS,
     {"heads", F_HEADS, NULL, "also one row per query head"},
-    {"device", F_DEVICE, "D", "cpu (default; the statistics are computed by the CPU backend)"},
+    {"device", F_DEVICE, "D", "cpu (default; auto is the CPU: only the CPU backend computes the statistics)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for text (default A's)"},
 };
 
@@ -178,6 +178,11 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
+    // Only the CPU backend accumulates attention statistics: auto is the CPU, a GPU is refused
+    // here rather than after the models are loaded onto it.
+    if (probe && !strcmp(a->device, "auto")) a->device = "cpu";
+    if (probe && strcmp(a->device, "cpu"))
+        return cli_fail(c, "--device %s: the attention statistics are computed by the CPU backend only; use --device cpu", a->device);
     xsa_error oerr = {0};
     if ((a->out && outdir_check_file("-o", a->out, &oerr)) || (a->json && outdir_check_file("--json", a->json, &oerr)))
         return cli_fail(c, "%s", oerr.msg);

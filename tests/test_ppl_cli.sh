@@ -40,6 +40,11 @@ fi
 expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- $P --model tests/fixtures/pgolf/xsa_record_ntk/final_model.pt \
     --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt" --context 16 --device cpu
 
+# probe's statistics come from the CPU backend only: a GPU is refused before anything loads.
+expect_exit probe_cuda 2 "xsa-eval probe: --device cuda: the attention statistics are computed by the CPU backend only; use --device cpu" -- \
+    $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device cuda
+expect_exit probe_auto_is_cpu 0 "cos" -- $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device auto
+
 # --arch as run and info take it: the file is read (a missing one named, exit 2).
 expect_exit arch_flag 2 "nonexistent.json" -- $P --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/nonexistent.json" \
     --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --text "$TMP/doc.txt" --device cpu

@@ -398,7 +398,8 @@ if gpu_ok "CPU-only models"; then
         fi
     done
     tmo 10 "$XSA" probe --model demo/sa --text README.md --device cuda >/dev/null 2>"$W/probe.err"; rc=$?
-    if [ $rc = 2 ]; then pass "probe --device cuda refused: $(head -c 120 "$W/probe.err")"; else fail "probe --device cuda: rc $rc"; fi
+    if [ $rc = 2 ] && grep -q "CPU backend only" "$W/probe.err"; then pass "probe --device cuda refused: $(head -c 120 "$W/probe.err")"
+    else fail "probe --device cuda: rc $rc: $(head -c 200 "$W/probe.err")"; fi
 fi
 
 # ---- 6. benchmark -------------------------------------------------------------------------
