@@ -349,22 +349,27 @@ static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, in
 // shorter request is scored as the prefix of such a window (causal: the same numbers), and
 // the base stays one per model, whatever the batch holds. Past 1024 positions the file cannot
 // tell which Rotary trained it, so the sidecar must say (ROTARY_TRAIN_SEQ_LEN 0: no NTK).
-static int context_and_ntk(struct model_config *c, const struct pg_arch *a, xsa_error *err) {
-    double train = arch_or(a, A_TRAIN_SEQ_LEN, 1024), ev = arch_or(a, A_EVAL_SEQ_LEN, 0);
+// TRAIN_SEQ_LEN defaults to the root train_gpt.py's 1024, but to 2048 for a file with a
+// SmearGate: every record that has one (2026-03-20 on) trains at 2048, most with that Rotary.
+static int context_and_ntk(struct model_config *c, const struct pg_arch *a, const char *model_path, xsa_error *err) {
+    const char *where = a->path[0] ? a->path : model_path;  // the sidecar, or the file when there is none
+    double train = arch_or(a, A_TRAIN_SEQ_LEN, c->smear ? 2048 : 1024), ev = arch_or(a, A_EVAL_SEQ_LEN, 0);
     double ctx = ev > 0 ? ev : train;
-    const char *which = ev > 0 ? "EVAL_SEQ_LEN" : "TRAIN_SEQ_LEN";
+    const char *which = ev > 0                      ? "EVAL_SEQ_LEN"
+                        : a->set[A_TRAIN_SEQ_LEN] ? "TRAIN_SEQ_LEN"
+                                                  : "TRAIN_SEQ_LEN (not given: the records with a SmearGate, as this file has, train at)";
     if (ctx < 2 || ctx > 1 << 20)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the context (%s) is %g; it must be in [2, %d]", a->path, which, ctx, 1 << 20);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the context (%s) is %g; it must be in [2, %d]", where, which, ctx, 1 << 20);
     c->max_seq_len = (int)ctx;
     if (!a->set[A_ROTARY_TRAIN_SEQ_LEN] && ctx > 1024)
         return xsa_fail(err, XSA_EBADINPUT,
                         "%s: %s %g is past 1024, where the records whose Rotary is built with train_seq_len=1024 scale RoPE (NTK); "
                         "say which Rotary trained this checkpoint: \"ROTARY_TRAIN_SEQ_LEN\": 1024 for those records, 0 for a Rotary without scaling",
-                        a->path, which, ctx);
+                        where, which, ctx);
     double r = arch_or(a, A_ROTARY_TRAIN_SEQ_LEN, 0);
     int rd = model_rope_dims(c);
     if (r == 0 || ctx <= r) return 0;
-    if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", a->path, rd);
+    if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", where, rd);
     c->rope_theta = (float)((double)c->rope_theta * pow(ctx / r, (double)rd / (rd - 2)));
     return 0;
 }
@@ -538,7 +543,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
     c->logit_softcap = (float)arch_or(a, A_LOGIT_SOFTCAP, 30.0);
-    if ((rc = context_and_ntk(c, a, err))) return rc;
+    if ((rc = context_and_ntk(c, a, path, err))) return rc;
     c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
     c->norm_weightless = c->qk_norm = c->embed_norm = 1;
     c->mlp_relu2 = !*swiglu;

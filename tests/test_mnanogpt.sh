@@ -41,7 +41,7 @@ expect_exit pgolf_as_mng 2 "final_model.pt: tensor 'qk_bank' is missing; not a s
 
 # FAMILY in a parameter-golf sidecar: its own name is accepted, anything else refused by name.
 P=tests/fixtures/pgolf/xsa_record
-echo '{"FAMILY": "parameter-golf", "NUM_LAYERS": 5}' > "$TMP/arch.json"
+echo '{"FAMILY": "parameter-golf", "NUM_LAYERS": 5, "TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit family_pgolf 0 "layers +5$" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"FAMILY": "nanogpt"}' > "$TMP/arch.json"
 expect_exit family_unknown 2 "arch.json: FAMILY must be \"parameter-golf\" or \"modded-nanogpt\"" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"

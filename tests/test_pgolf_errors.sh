@@ -27,10 +27,14 @@ echo '{"USE_SWIGLU": 1}' > "$TMP/arch.json"
 expect_exit arch_swiglu 2 "arch.json: USE_SWIGLU = 1 disagrees with .*final_model.pt, whose MLP is relu\^2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"NUM_KV_HEADS": 4}' > "$TMP/arch.json"
 expect_exit arch_kv_heads 2 "NUM_KV_HEADS = 4 disagrees with .*, whose blocks.0.attn.c_k.weight gives 2" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
-# Without an architecture file, what the shapes determine is used; XSA_LAST_N is not in the file.
+# Without an architecture file a file with a SmearGate is taken to train at 2048, as every
+# record with one does, so it must say which Rotary trained it; with only that said, what the
+# shapes determine is used, and XSA_LAST_N (not in the file) is 0.
 cp $P/final_model.int8.ptz "$TMP/noarch.int8.ptz"
-expect_exit no_sidecar_infers 0 "layers +5$" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
-expect_exit no_sidecar_no_xsa 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+expect_exit no_sidecar_record 2 "noarch.int8.ptz: TRAIN_SEQ_LEN \(not given: the records with a SmearGate, as this file has, train at\) 2048 is past 1024" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz"
+echo '{"TRAIN_SEQ_LEN": 1024}' > "$TMP/seq.json"
+expect_exit minimal_sidecar_infers 0 "layers +5$" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz" --arch "$TMP/seq.json"
+expect_exit minimal_sidecar_no_xsa 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/noarch.int8.ptz" --arch "$TMP/seq.json"
 neo=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_forks/NeoMakesGames_final_model.int8.ptz
 if [ -f "$neo" ]; then
     expect_exit shared_blocks_need_layers 2 "NeoMakesGames_final_model.int8.ptz: 2 shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS" -- "$XSA_BIN" info --model "$neo"
@@ -41,7 +45,7 @@ else
 fi
 echo '{"NUM_LAYRES": 5}' > "$TMP/arch.json"
 expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not an architecture setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
-echo '{"XSA_LAST_N": 9}' > "$TMP/arch.json"
+echo '{"XSA_LAST_N": 9, "TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit arch_xsa_too_many 2 "XSA_LAST_N 9 exceeds NUM_LAYERS 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 # The records' NTK-aware Rotary: the base for windows of the context past ROTARY_TRAIN_SEQ_LEN
 # (10000 * 2^(8/6) for head_dim 8 at 2048 over 1024); EVAL_SEQ_LEN sets the context.
@@ -116,11 +120,11 @@ expect_exit gated_attention_disagrees 2 "xsa_eval.json: GATED_ATTENTION = 1 disa
 O=tests/fixtures/pgolf/options_0325
 expect_exit info_options 0 "features .*bigram hash 64x16 \(and trigram\), gated attention, DTG gate, value residual \(v \+ sigmoid\(alpha\) v0\)" -- "$XSA_BIN" info --model $O/final_model.int6.ptz
 expect_exit info_vr_lambda 0 "value residual \(lambda0 v0 \+ lambda1 v\)" -- "$XSA_BIN" info --model tests/fixtures/pgolf/options_0323/final_model.pt
-echo '{"NUM_LAYERS": 3, "XSA_LAST_N": 3, "VE_LAYERS": "1,2", "LN_SCALE": 1, "NEGATIVE_SLOPE": 0.5, "DTG_ENABLED": 0}' > "$TMP/arch.json"
+echo '{"NUM_LAYERS": 3, "XSA_LAST_N": 3, "VE_LAYERS": "1,2", "LN_SCALE": 1, "NEGATIVE_SLOPE": 0.5, "DTG_ENABLED": 0, "TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit dtg_disagrees 2 "arch.json: DTG_ENABLED = 0 disagrees with .*final_model.pt, which has blocks.0.dtg_gate.weight" -- "$XSA_BIN" info --model $O/final_model.pt --arch "$TMP/arch.json"
 echo '{"NUM_LAYERS": 2}' > "$TMP/arch.json"
 expect_exit dtg_partial 2 "partial_dtg.pt: 1 of 2 blocks have DTG_ENABLED's dtg_gate.weight; the option is all blocks' or none's" -- "$XSA_BIN" info --model $B/partial_dtg.pt --arch "$TMP/arch.json"
-echo '{"TRIGRAM": 1}' > "$TMP/arch.json"
+echo '{"TRIGRAM": 1, "TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit trigram_no_bigram 2 "arch.json: TRIGRAM hashes into the bigram table, but .*final_model.pt has no bigram.embed.weight" -- "$XSA_BIN" info --model tests/fixtures/pgolf/partial_rope/final_model.pt --arch "$TMP/arch.json"
 head -c 50000 $A/final_model.int6.ptz > "$TMP/rl/cut.int6.ptz"
 expect_exit xz_truncated 2 "cut.int6.ptz: the xz stream is truncated; re-download the artifact" -- "$XSA_BIN" info --model "$TMP/rl/cut.int6.ptz"
