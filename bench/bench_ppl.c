@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     batch_init(&bb);
     float *lp = malloc(sizeof(float) * (size_t)be[0].batch_tokens);
     uint8_t *gr = malloc((size_t)be[0].batch_tokens);
-    long scored = 0;
+    long scored = n_tok / ctx * ctx;  // targets of the whole windows, in every mode
     for (long w = 0; on[0] && w + ctx <= n_tok; w += ctx) {
         int first;
         if (batch_n_tokens(&bb) + ctx > be[0].batch_tokens) {
@@ -96,14 +96,12 @@ int main(int argc, char **argv) {
         }
         batch_add_row(&bb, tok + w, ctx, &first, &err);
         for (int k = 0; k < ctx; k++) batch_add_entry(&bb, first + k, tok[w + k + 1], &err);
-        scored += ctx;
     }
     if (batch_n_tokens(&bb)) {
         struct score_batch b = batch_view(&bb);
         backend_score(&be[0], &b, lp, gr, &err);
     }
     if (on[0]) t_direct = timing_now_s() - t0;
-    scored = n_tok / ctx * ctx;
     batch_free(&bb);
 
     struct backend *bes[2] = {&be[0], &be[1]};

@@ -148,7 +148,7 @@ static void attention_task(void *ctx, int i, int w) {
             .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt,
             .k = a->k + (long)kvh * hd, .v = a->v + (long)kvh * hd, .ks = ks, .G = G, .hd = hd,
             .scale = 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride + j * G * pstride,
-            .pstride = pstride,
+            .pstride = pstride, .sum_stride = BACKEND_PROBE_STATS,
         };
     int i1 = (chunk + 1) * CPU_ATTN_TOKENS < nq ? (chunk + 1) * CPU_ATTN_TOKENS : nq;
     for (int i0 = chunk * CPU_ATTN_TOKENS, n; i0 < i1; i0 += n) {
@@ -158,8 +158,8 @@ static void attention_task(void *ctx, int i, int w) {
             int t = query_token(a, i0 + j), r = a->probe ? a->probe_row[t] : -1;
             tk[j].q = a->q + (i0 + j) * qs + (long)kvh * G * hd;
             tk[j].y = a->out + (i0 + j) * qs + (long)kvh * G * hd;
+            // a scored token's statistics: the kernel leaves each head's denominator in its a_ii slot
             tk[j].sum = r >= 0 ? a->probe + r * a->probe_stride + (long)kvh * G * BACKEND_PROBE_STATS + BACKEND_PROBE_AII : NULL;
-            tk[j].sum_stride = BACKEND_PROBE_STATS;
             token_spans(a, t, tk[j].lo, tk[j].hi);
         }
         if (a->kind == CPU_ATTN_AVX2)
@@ -167,9 +167,9 @@ static void attention_task(void *ctx, int i, int w) {
         else
             cpu_attn_token_scalar(&tk[0]);
         for (int j = 0; j < n; j++) {
-            int t = query_token(a, i0 + j), r = a->probe ? a->probe_row[t] : -1;
+            int t = query_token(a, i0 + j);
             const float *vo = a->v + (long)t * ks + (long)kvh * hd;
-            float *po = r >= 0 ? a->probe + r * a->probe_stride + (long)kvh * G * BACKEND_PROBE_STATS : NULL;
+            float *po = tk[j].sum ? tk[j].sum - BACKEND_PROBE_AII : NULL;
             if (po) probe_before(&tk[j], vo, po);
             for (int g = 0; a->xsa && g < G; g++) {
                 if (a->xsa_gate) xsa_project_gated(tk[j].y + (long)g * hd, vo, hd, a->xsa_gate[kvh * G + g]);
