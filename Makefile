@@ -15,7 +15,7 @@ CFLAGS  ?= $(OPT) -g
 XSA_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -MMD -MP $(PKG_CFLAGS) -I/usr/include/cjson
 ALL_CFLAGS = $(XSA_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = $(CFLAGS) $(SAN) $(LDFLAGS)
-XSA_LDLIBS = $(PKG_LIBS) $(MPI_LIBS) -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -llzma -lz -lpthread -ldl -lm
+XSA_LDLIBS = $(PKG_LIBS) $(MPI_LIBS) -lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -llzma -lbrotlidec -lz -lpthread -ldl -lm
 
 # The Debian packages are checked (and installed, as root) before anything is compiled:
 # $(BUILD)/deps.mk is remade first, then make rereads it with pkg-config's flags.

@@ -1,6 +1,7 @@
 // pgolf.h: parameter-golf checkpoints (openai/parameter-golf and its forks): final_model.pt (a
 // torch.save state dict), final_model.int8.ptz (zlib of the int8_clean_per_row_v1 dict) and
-// final_model.int6.ptz (zstd or zlib of the int6 {w, m} dict). The files carry no
+// final_model.int6.ptz (zstd, zlib, xz or brotli, the last of a "BSHF" byte-shuffled payload, of
+// the int6 {w, m} dict, whose entries are int6, int5 or int8). The files carry no
 // architecture: it comes from xsa_eval.json beside the file or --arch FILE.json (the family's
 // hyperparameter names), checked against the tensor shapes; what the shapes determine is
 // inferred. Not for use outside model/.
@@ -14,11 +15,11 @@
 
 #define PG_MAX_TENSORS 65536
 
-enum pg_kind { PG_RAW = 0, PG_Q8 = 1, PG_Q6 = 2 };
+enum pg_kind { PG_RAW = 0, PG_Q8 = 1, PG_Q6 = 2, PG_Q5 = 3 };
 
 struct pg_entry {
     const char *name;
-    const struct pv *t;      // the tensor (RAW), or its int8 values (Q8, Q6)
+    const struct pv *t;      // the tensor (RAW), or its int8 values (Q8, Q6, Q5)
     const struct pv *scale;  // per-row (ndim 1) or per-tensor (ndim 0) scales; NULL for RAW
     int kind;                // enum pg_kind
     int bf16;                // restored to bfloat16 (rounded), as the family's code does
@@ -32,7 +33,8 @@ struct pg_tensors {
     int n;
 };
 
-// zstd or zlib bytes -> a malloc'd buffer; anything else is refused naming the file.
+// zstd, xz, zlib or brotli bytes -> a malloc'd buffer, a BSHF byte shuffle undone; anything
+// else is refused naming the file.
 int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err);
 
 // The unpickled object -> entries (no data copied).
@@ -41,7 +43,8 @@ int pgolf_read_root(struct pg_tensors *pt, const struct pv *root, xsa_error *err
 struct pg_entry *pgolf_find(struct pg_tensors *pt, const char *name);
 
 // An entry's values as float32 into dst (numel floats): q * scale, then rounded to the dtype
-// the family restores. Refuses int6 values outside [-32, 31] and scales that are 0 or not finite.
+// the family restores. Refuses int6 values outside [-32, 31], int5 values outside [-16, 15] and
+// scales that are 0 or not finite.
 int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_error *err);
 
 // 1 for a file this reader takes: a .ptz, or a .pt / .pth with xsa_eval.json beside it or --arch set.

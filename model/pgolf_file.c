@@ -1,14 +1,15 @@
 // pgolf_file.c: the bytes of a parameter-golf artifact -> named tensors, dequantized as the
 // family's own round-trip code does (train_gpt.py: dequantize_state_dict_int8 for
-// int8_clean_per_row_v1, dequantize_mixed_int6 for the int6 records). A .ptz is zlib, zstd or
-// xz (the records from 2026-03-23: lzma.compress) of a torch.save; a .pt is the torch.save
-// itself (a plain state dict).
+// int8_clean_per_row_v1, dequantize_mixed_int6 for the int6 records). A .ptz is zlib, zstd, xz
+// (the records from 2026-03-23: lzma.compress) or brotli (from 2026-03-31: brotli.compress of a
+// byte-shuffled "BSHF" payload) of a torch.save; a .pt is the torch.save itself (a plain state dict).
 #include "model/pgolf.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <brotli/decode.h>
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -121,12 +122,79 @@ static int inflate_xz(const unsigned char *d, size_t n, unsigned char **out, siz
     return 0;
 }
 
-int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+// Brotli has no magic number: it is what a .ptz is when no other format's header matches.
+static int inflate_brotli(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    BrotliDecoderState *z = xsa_alloc_check(BrotliDecoderCreateInstance(NULL, NULL, NULL));
+    unsigned char *buf = NULL;
+    size_t cap = 0, used = 0, in_left = n;
+    const uint8_t *in = d;
+    int rc = 0;
+    BrotliDecoderResult r = BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT;
+    while (!rc && r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
+        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        size_t out_left = cap - used;
+        uint8_t *o = buf + used;
+        r = BrotliDecoderDecompressStream(z, &in_left, &in, &out_left, &o, NULL);
+        used = cap - out_left;
+    }
+    if (!rc && r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is not a whole zlib, zstd, xz or brotli stream (read as brotli it ends early: truncated?); re-download the artifact", path);
+    else if (!rc && r == BROTLI_DECODER_RESULT_SUCCESS && in_left)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib, zstd, xz nor brotli (first bytes %02x %02x; read as brotli it ends %zu bytes before the file); pass the artifact train_gpt.py wrote",
+                      path, d[0], n > 1 ? d[1] : 0, in_left);
+    else if (!rc && r != BROTLI_DECODER_RESULT_SUCCESS)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib, zstd, xz nor brotli (first bytes %02x %02x; brotli: %s); pass the artifact train_gpt.py wrote",
+                      path, n > 0 ? d[0] : 0, n > 1 ? d[1] : 0, BrotliDecoderErrorString(BrotliDecoderGetErrorCode(z)));
+    BrotliDecoderDestroyInstance(z);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf, *out_n = used;
+    return 0;
+}
+
+// _byte_unshuffle of the records: "BSHF", the stride, then the bytes grouped by position mod
+// stride. Two framings: the stride as 2 bytes little-endian (2026-03-31, _W='little') or as 1
+// byte (the records from 2026-04-01). The payload is a torch.save, whose first byte ('P' of a
+// zip, 0x80 of a pickle) is never 0, and strides are small: a 0 at byte 5 is the 2-byte form.
+static int unshuffle_bshf(unsigned char **data, size_t *n, const char *path, xsa_error *err) {
+    const unsigned char *d = *data;
+    if (*n < 4 || memcmp(d, "BSHF", 4)) return 0;
+    if (*n < 6)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a byte-shuffled (BSHF) payload of %zu bytes, too short for its header; re-download the artifact", path, *n);
+    int wide = d[5] == 0;
+    size_t stride = wide ? (size_t)d[4] | (size_t)d[5] << 8 : d[4], head = wide ? 6 : 5, m = *n - head;
+    if (stride == 0 || stride > m)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a byte-shuffled (BSHF) payload with stride %zu over %zu bytes; the stride must be in [1, %zu] (the artifact is damaged)",
+                        path, stride, m, m);
+    unsigned char *o = xsa_malloc(m ? m : 1);  // [m]: byte i of the torch.save
+    const unsigned char *src = d + head;
+    for (size_t r = 0; r < stride; r++)
+        for (size_t i = r; i < m; i += stride) o[i] = *src++;
+    free(*data);
+    *data = o, *n = m;
+    return 0;
+}
+
+static int decode_any(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
     if (is_zstd(d, n)) return inflate_zstd(d, n, out, out_n, path, err);
     if (is_xz(d, n)) return inflate_xz(d, n, out, out_n, path, err);
-    if (is_zlib(d, n)) return inflate_zlib(d, n, out, out_n, path, err);
-    return xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib, zstd nor xz (first bytes %02x %02x); pass the artifact train_gpt.py wrote",
-                    path, n > 0 ? d[0] : 0, n > 1 ? d[1] : 0);
+    if (!is_zlib(d, n)) return inflate_brotli(d, n, out, out_n, path, err);
+    xsa_error before = *err;
+    int rc = inflate_zlib(d, n, out, out_n, path, err);
+    if (rc != XSA_EBADINPUT) return rc;
+    // A brotli stream can pass the zlib header check; when it is not brotli either, the zlib
+    // error (recorded first) stands.
+    if (inflate_brotli(d, n, out, out_n, path, err)) return rc;
+    *err = before;
+    return 0;
+}
+
+int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    int rc = decode_any(d, n, out, out_n, path, err);
+    if (!rc && (rc = unshuffle_bshf(out, out_n, path, err))) free(*out), *out = NULL;
+    return rc;
 }
 
 static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t, const struct pv *scale, int kind, int bf16,
@@ -179,6 +247,12 @@ static int embedding_name(const char *name) {
     return (n >= k && !strcmp(name + n - k, "emb.weight")) || (n >= j && !strcmp(name + n - j, "embed.weight"));
 }
 
+// The meta types of per-row integer entries: 'int5' is the 2026-03-31 record's mixed quantizer
+// (clip range 15) beside its 'int6' (31); all three are q * scale.
+static int int_kind(const char *type) {
+    return !strcmp(type, "int8") ? PG_Q8 : !strcmp(type, "int6") ? PG_Q6 : !strcmp(type, "int5") ? PG_Q5 : 0;
+}
+
 static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv *meta, xsa_error *err) {
     if (w->kind != PV_DICT || meta->kind != PV_DICT)
         return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 artifact whose 'w' or 'm' is not a dict; the file is corrupt", pt->path);
@@ -188,18 +262,18 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
         const struct pv *k = meta->v[2 * i], *info = meta->v[2 * i + 1];
         if (k->kind != PV_STR || k->len > 500) return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 meta entry whose key is not a name", pt->path);
         const char *type = info->kind == PV_STR ? info->s : dict_str(info, "type");
-        int bf16 = embedding_name(k->s);
+        int bf16 = embedding_name(k->s), kind;
         if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16"))) {
             rc = add_entry(pt, k->s, up_dict_get(w, k->s), NULL, PG_RAW, bf16, err);
-        } else if (type && (!strcmp(type, "int6") || !strcmp(type, "int8"))) {
+        } else if (type && (kind = int_kind(type))) {
             snprintf(name, sizeof name, "%s.q", k->s);
             const struct pv *q = up_dict_get(w, name);
             snprintf(name, sizeof name, "%s.scale", k->s);
             const struct pv *s = up_dict_get(w, name);
             if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' lacks its .q or .scale entry; the file is corrupt", pt->path, k->s);
-            rc = add_entry(pt, k->s, q, s, !strcmp(type, "int6") ? PG_Q6 : PG_Q8, bf16, err);
+            rc = add_entry(pt, k->s, q, s, kind, bf16, err);
         } else {
-            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int6, int8 and passthrough",
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int6, int5 and passthrough",
                             pt->path, k->s, type ? type : "(not a string)");
         }
     }
@@ -299,11 +373,12 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
             return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has scale %g at row %llu; a scale must be finite and nonzero (the artifact is damaged)",
                             pt->path, e->name, (double)s, (unsigned long long)r);
     }
+    int bits = e->kind == PG_Q6 ? 6 : e->kind == PG_Q5 ? 5 : 8, lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
     for (uint64_t k = 0; k < n; k++) {
         int v = (int8_t)p[k];
-        if (e->kind == PG_Q6 && (v < -32 || v > 31))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' holds %d at element %llu, outside [-32, 31]; the artifact is damaged", pt->path,
-                            e->name, v, (unsigned long long)k);
+        if (v < lo || v > hi)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: int%d tensor '%s' holds %d at element %llu, outside [%d, %d]; the artifact is damaged", pt->path,
+                            bits, e->name, v, (unsigned long long)k, lo, hi);
         float s = elem_f32(e->scale, ps, per_row ? k / cols : 0);
         float x = (float)v * s;  // q.float() * s.float(), then .to(original dtype)
         dst[k] = e->bf16 ? round_bf16(x) : x;

@@ -164,6 +164,12 @@ TEST(pgolf_fixtures_match_torch) {
                           // XSA on all layers (2 + 1 quantized), value embeddings without banks, leaky relu^2 0.3, the options (2 + 1)
 }
 
+// The 2026-03-31 record's brotli + BSHF form of the record's int6 fixture scores as the torch
+// reference of its zstd original (tests/test_pgolf_formats.c: bit-identical to the original).
+TEST(pgolf_brotli_artifact_matches_torch) {
+    CHECK(check_model("tests/fixtures/pgolf_brotli/record/final_model.int6.ptz", "tests/fixtures/pgolf/xsa_record/reference_final_model.int6.ptz.json") > 0);
+}
+
 // The family's tokenizer gives the references' token ids (BOS first), so `run` scores what
 // the authors' code would be fed.
 static void check_tokens(const char *ref_path, const struct tokenizer *tok) {
@@ -286,5 +292,5 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     cJSON_Delete(root);
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch),
+RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
           T(real_pgolf_artifacts_match_authors_code))

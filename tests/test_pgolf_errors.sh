@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Parameter-golf artifacts (model/pgolf.c): `info` on the good ones, and one line naming the
 # file and the problem, exit 2, for each kind of bad input: a sidecar that disagrees with the
-# tensors, an unknown quantization format, a .ptz that is neither zlib, zstd nor xz (or truncated
-# or corrupt), int6 values outside [-32, 31], a scale of 0 or NaN, a bad VE_LAYERS, a record
-# option the sidecar and the tensors disagree on (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py).
+# tensors, an unknown quantization format, a .ptz that is neither zlib, zstd, xz nor brotli (or
+# truncated or corrupt), a bad BSHF byte-shuffle header, int6 values outside [-32, 31] and int5
+# ones outside [-16, 15], a scale of 0 or NaN, a bad VE_LAYERS, a record option the sidecar and
+# the tensors disagree on (fixtures: tools/fixtures/make_pgolf_bad_fixtures.py and
+# tools/fixtures/make_pgolf_brotli_fixtures.py).
 . "$(dirname "$0")/lib.sh"
 P=tests/fixtures/pgolf/xsa_record
 B=tests/fixtures/pgolf_bad
@@ -72,14 +74,39 @@ expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization form
 expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
 expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
 expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz
-expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
+expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'; xsa-eval reads int8, int6, int5 and passthrough" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
 cp $B/xsa_eval.json "$TMP/"
 printf 'not compressed at all' > "$TMP/plain.ptz"
-expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib, zstd nor xz" -- "$XSA_BIN" info --model "$TMP/plain.ptz"
+expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib, zstd, xz nor brotli \(first bytes 6e 6f; brotli: " -- "$XSA_BIN" info --model "$TMP/plain.ptz"
 head -c 20000 $P/final_model.int6.ptz > "$TMP/cut.int6.ptz"
 expect_exit zstd_truncated 2 "cut.int6.ptz: the zstd stream is truncated" -- "$XSA_BIN" info --model "$TMP/cut.int6.ptz"
 head -c 20000 $P/final_model.int8.ptz > "$TMP/cut.int8.ptz"
 expect_exit zlib_truncated 2 "cut.int8.ptz: the zlib stream is corrupt or truncated" -- "$XSA_BIN" info --model "$TMP/cut.int8.ptz"
+
+# The records from 2026-03-31: brotli (no magic number: what is not zstd, xz or zlib) of a
+# byte-shuffled "BSHF" torch.save, and int5 entries. (Exact scores: tests/test_pgolf_formats.c.)
+Y=tests/fixtures/pgolf_brotli/tiny
+expect_exit brotli_int5_loads 0 "format +pgolf-int6" -- "$XSA_BIN" info --model $Y/mixed.int6.ptz
+expect_exit bshf_zlib_loads 0 "layers +2$" -- "$XSA_BIN" info --model $Y/zlib_bshf.int6.ptz
+expect_exit brotli_record_loads 0 "layers +5$" -- "$XSA_BIN" info --model tests/fixtures/pgolf_brotli/record/final_model.int6.ptz
+mkdir -p "$TMP/br"; cp $Y/xsa_eval.json "$TMP/br/"
+head -c 3000 $Y/mixed.int6.ptz > "$TMP/br/cut.int6.ptz"
+expect_exit brotli_truncated 2 "cut.int6.ptz: a .ptz that is not a whole zlib, zstd, xz or brotli stream \(read as brotli it ends early: truncated\?\)" -- "$XSA_BIN" info --model "$TMP/br/cut.int6.ptz"
+{ cat $Y/mixed.int6.ptz; printf 'xx'; } > "$TMP/br/tail.int6.ptz"
+expect_exit brotli_trailing 2 "tail.int6.ptz: a .ptz that is neither zlib, zstd, xz nor brotli \(first bytes 1b [0-9a-f]{2}; read as brotli it ends 2 bytes before the file\)" -- "$XSA_BIN" info --model "$TMP/br/tail.int6.ptz"
+printf '\x4c\x01\xff\x00garbage\x93' > "$TMP/br/garbage.ptz"
+expect_exit garbage_all_four 2 "garbage.ptz: a .ptz that is neither zlib, zstd, xz nor brotli \(first bytes 4c 01; brotli: [A-Z_0-9]+\); pass the artifact train_gpt.py wrote" -- "$XSA_BIN" info --model "$TMP/br/garbage.ptz"
+# A brotli stream whose first bytes pass zlib's header check (window 16, a first uncompressed
+# meta-block of 0x1001d1 zero bytes, then the last, empty one) is read as brotli when zlib fails:
+# the error is the torch.save reader's about the zeros, not zlib's.
+{ printf '\x08\x1d\x00\x11'; head -c 1049041 /dev/zero; printf '\x03'; } > "$TMP/br/zlib_head.ptz"
+expect_exit zlib_head_falls_back_to_brotli 2 "zlib_head.ptz: not a torch.save zip archive" -- "$XSA_BIN" info --model "$TMP/br/zlib_head.ptz"
+head -c 2 "$TMP/br/zlib_head.ptz" > "$TMP/br/zlib_head_cut.ptz"
+expect_exit zlib_head_neither 2 "zlib_head_cut.ptz: the zlib stream is corrupt or truncated" -- "$XSA_BIN" info --model "$TMP/br/zlib_head_cut.ptz"
+expect_exit bshf_short 2 "bshf_short.ptz: a byte-shuffled \(BSHF\) payload of 5 bytes, too short for its header" -- "$XSA_BIN" info --model $Y/bshf_short.ptz
+expect_exit bshf_stride0 2 "bshf_stride0.ptz: a byte-shuffled \(BSHF\) payload with stride 0 over 64 bytes; the stride must be in \[1, 64\]" -- "$XSA_BIN" info --model $Y/bshf_stride0.ptz
+expect_exit bshf_stride_big 2 "bshf_stride_big.ptz: a byte-shuffled \(BSHF\) payload with stride 255 over 20 bytes" -- "$XSA_BIN" info --model $Y/bshf_stride_big.ptz
+expect_exit int5_range 2 "int5_range.int6.ptz: int5 tensor 'blocks.1.mlp.fc.weight' holds 16 at element 37, outside \[-16, 15\]; the artifact is damaged" -- "$XSA_BIN" info --model $Y/int5_range.int6.ptz
 
 # The records where XSA grows to all layers (2026-03-22..29): weight banks, value embeddings,
 # LN_SCALE, leaky relu^2, an xz int6 dict.

@@ -10,7 +10,7 @@ OUT=build/fuzz
 mkdir -p "$OUT/obj"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-O1 -g -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson $SAN"
-LIBS="-lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lsnappy -lzstd -llzma -lz -lm"
+LIBS="-lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lsnappy -lzstd -llzma -lbrotlidec -lz -lm"
 objs=()
 for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/pystr.c tasks/pystr_tables.c eval/token_shard.c; do
     obj="$OUT/obj/$(echo "${src%.c}" | tr / _).o"

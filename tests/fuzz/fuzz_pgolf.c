@@ -1,7 +1,7 @@
 // fuzz_pgolf.c: a parameter-golf artifact through model_load (model/pgolf.c). Input: u32 LE
-// length N, N bytes of xsa_eval.json, then the artifact: a .ptz (zlib, zstd or xz of a torch.save)
-// when its first bytes are not a zip header, else a .pt state dict. Bad files must fail with
-// one error line, never crash.
+// length N, N bytes of xsa_eval.json, then the artifact: a .ptz (zlib, zstd, xz or brotli of a
+// torch.save, byte-shuffled or not) when its first bytes are not a zip header, else a .pt state
+// dict. Bad files must fail with one error line, never crash.
 #include <stdint.h>
 #include <sys/stat.h>
 
