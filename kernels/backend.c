@@ -93,6 +93,9 @@ int backend_check_model(const struct model *m, xsa_error *err) {
     if ((c->unet_skips && c->n_layer >= 2 && !m->skip_weights) || (c->smear && !m->smear_gate) ||
         (c->bigram_vocab && (c->bigram_vocab < 2 || !m->bigram_emb || (c->bigram_dim != c->d_model && !m->bigram_proj))))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing its skip, smear or bigram weights", m->path);
+    if (c->lanes_from < 0 || c->lanes_from >= c->n_layer || (c->value_residual && c->attn_off[0]))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes from layer %d of %d, or a value residual from a layer 0 without attention", m->path,
+                        c->lanes_from, c->n_layer);
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         // A block needs its norms before (attn_norm_w, mlp_norm_w; none when weightless) or after
@@ -100,7 +103,10 @@ int backend_check_model(const struct model *m, xsa_error *err) {
         int pre = nw || (w->attn_norm_w && w->mlp_norm_w), post = w->post_attn_norm_w && w->post_mlp_norm_w;
         if ((post || c->parallel_residual) && (w->attn_scale || w->mlp_scale))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d: branch scales are implemented for the sequential pre-norm block only", m->path, l);
-        if (!(pre || post) || (c->parallel_residual && post) || !w->wq || !w->wk || !w->wv || !w->wo || !w->w_up ||
+        int attn = !c->attn_off[l];  // (DISABLE_LAYER0_ATTN: the file may have dropped its weights)
+        if (c->lanes_from && l >= c->lanes_from && (!w->lane_resid || !w->lane_post || !w->resid_mix || post || c->parallel_residual))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d: two residual lanes need their lambdas and resid_mix, and no post-norms", m->path, l);
+        if (!(pre || post) || (c->parallel_residual && post) || (attn && (!w->wq || !w->wk || !w->wv || !w->wo)) || !w->w_up ||
             !w->w_down || (model_mlp_gated(c) && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is missing weights", m->path, l);
     }

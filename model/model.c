@@ -264,10 +264,11 @@ int model_has_family_features(const struct model *m) {
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
         c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
-        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual)
+        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual || c->lanes_from || c->n_physical || m->skip_gates)
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
+        if (c->attn_off[l] || w->lane_post) return 1;
         if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale || w->attn_gate_w ||
             w->dtg_w || w->vrl_alpha || w->vr_lambda)
             return 1;
@@ -284,10 +285,10 @@ const char *model_arch_name(const struct model *m) {
 void model_describe_features(const struct model *m, char *out, size_t n) {
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[0];
-    int gated = 0, n_swa = 0, n_ve = 0;
+    int gated = 0, n_swa = 0, n_ve = 0, n_off = 0;
     char ve_layers[64] = "";
     for (int l = 0; l < c->n_layer; l++) {
-        gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l];
+        gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l], n_off += c->attn_off[l];
         size_t k = strlen(ve_layers);
         if (m->layers[l].ve_scale && k + 8 < sizeof ve_layers) snprintf(ve_layers + k, sizeof ve_layers - k, "%s%d", n_ve++ ? "," : "", l);
     }
@@ -323,6 +324,10 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->unet_skips, "U-Net skips (%s the block)", c->skip_after ? "after" : "before");
     FEAT(c->n_blocks && c->n_blocks < c->n_layer, "%d shared blocks", c->n_blocks);
     FEAT(w->out_scale, "pass gates");
+    FEAT(c->n_physical, "depth recurrence (layers %s run twice: %d blocks over %d layers of weights)", c->recur_layers, c->n_layer, c->n_physical);
+    FEAT(n_off, "no attention in %s", n_off == 1 && c->attn_off[0] ? "layer 0" : "some layers");
+    FEAT(c->lanes_from, "two residual lanes from layer %d", c->lanes_from);
+    FEAT(m->skip_gates, "gated U-Net skips");
     FEAT(gated, "gated XSA");
     FEAT(c->smear, "SmearGate");
     FEAT(c->ln_scale, "LN scale 1/sqrt(layer + 1)");

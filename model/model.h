@@ -93,6 +93,11 @@ struct model_config {
     int ve_dim;          // shared value embedding width (0: none; layers with ve_scale add it to v)
     int trigram;         // the bigram table also adds its trigram hash's row (TRIGRAM)
     int value_residual;  // layer 0's v (v0) is mixed into later layers' v (vrl_alpha / vr_lambda)
+    // The 2026-03-31 record's GPT (parallel residuals, mini depth recurrence).
+    unsigned char attn_off[MODEL_MAX_LAYERS];  // attn_off[l] = 1: layer l has no attention (DISABLE_LAYER0_ATTN)
+    int lanes_from;      // layers from this one on keep two residual lanes (lane_resid, lane_post); 0: none
+    int n_physical;      // depth recurrence: the distinct layers the n_layer virtual ones run (0: no recurrence)
+    char recur_layers[48];  // RECUR_LAYERS as given, for `info`
 };
 
 struct layer_weights {
@@ -119,6 +124,8 @@ struct layer_weights {
     float *dtg_w, *dtg_b;              // (C), (1) x = x_in + sigmoid(w . x_in + b) (x - x_in) over the block (DTG_ENABLED)
     float *vrl_alpha;                  // (1) v += sigmoid(alpha) v0 (VALUE_RESIDUAL, 2026-03-25)
     float *vr_lambda;                  // (2) v = lambda0 v0 + lambda1 v (VALUE_RESIDUAL, 2026-03-23)
+    float *lane_resid;                 // (2) two-lane layers: each lane times r[s] before sublayer s (attention 0, MLP 1) adds
+    float *lane_post;                  // (2, 2) ... post[s][k] times sublayer s's output into lane k (0 attention's, 1 MLP's)
 };
 
 // modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers; docs/modded-nanogpt.md):
@@ -160,6 +167,7 @@ struct model {
     float *final_norm_w, *final_norm_b;  // (C), (C) ; bias NULL for llama
     float *lm_head;                    // (V, C) ; == tok_emb when tied_head
     float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
+    float *skip_gates;                 // (n_layer/2, C) x = lerp(w * skip, x, sigmoid(gate)) (2026-03-31), or NULL: x + w * skip
     float *smear_gate;                 // (C) SmearGate logits, or NULL
     float *bigram_emb, *bigram_proj;   // (bigram_vocab, bigram_dim), (C, bigram_dim) or NULL
     float bigram_scale;

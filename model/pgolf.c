@@ -33,22 +33,37 @@ void model_set_arch_file(const char *path) { g_arch_file = path; }
 enum {
     A_NUM_LAYERS, A_MODEL_DIM, A_NUM_HEADS, A_NUM_KV_HEADS, A_VOCAB_SIZE, A_XSA_LAST_N, A_ROPE_DIMS, A_SHARED_CYCLE_LEN,
     A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_EVAL_SEQ_LEN, A_ROTARY_TRAIN_SEQ_LEN,
-    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_VE_LAYERS, A_TRIGRAM, A_DTG_ENABLED,
-    A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE, A_N
+    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_TRIGRAM, A_DTG_ENABLED,
+    A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_DISABLE_LAYER0_ATTN, A_PARALLEL_RESIDUAL, A_PARALLEL_START_LAYER,
+    A_PARALLEL_START_LAYER_IS_PHYSICAL,
+    A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE,  // (from here: any number)
+    A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP,  // (strings)
+    A_N
 };
 static const char *arch_names[A_N] = {
     "NUM_LAYERS", "MODEL_DIM", "NUM_HEADS", "NUM_KV_HEADS", "VOCAB_SIZE", "XSA_LAST_N", "ROPE_DIMS", "SHARED_CYCLE_LEN",
     "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "EVAL_SEQ_LEN", "ROTARY_TRAIN_SEQ_LEN",
-    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "VE_LAYERS", "TRIGRAM", "DTG_ENABLED",
-    "GATED_ATTENTION", "VALUE_RESIDUAL", "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE"};
+    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "TRIGRAM", "DTG_ENABLED",
+    "GATED_ATTENTION", "VALUE_RESIDUAL", "DISABLE_LAYER0_ATTN", "PARALLEL_RESIDUAL", "PARALLEL_START_LAYER",
+    "PARALLEL_START_LAYER_IS_PHYSICAL",
+    "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE",
+    "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP"};
+
+// A comma-separated layer list setting (VE_LAYERS "9,10", RECUR_LAYERS "4,5", ...), in its order.
+struct pg_list {
+    int v[MODEL_MAX_LAYERS], n;
+    char text[48];  // as written, for messages and `info`
+};
+
+enum { UNTIE_NONE, UNTIE_DOWN, UNTIE_FULL };
 
 struct pg_arch {
     double v[A_N];
     int set[A_N];
     char path[4200];  // the file they came from ("" when none)
     int mnanogpt;     // FAMILY "modded-nanogpt": the file is read by model/mnanogpt.c
-    int ve_layer[MODEL_MAX_LAYERS], n_ve;  // VE_LAYERS, in its order (ve_layer_scales.i is layer ve_layer[i]'s)
-    char ve_text[80];                      // VE_LAYERS as written, for messages
+    struct pg_list ve, recur, untie, canon;  // ve_layer_scales.i is layer ve.v[i]'s
+    int untie_mode;   // REPEAT_UNTIE_MLP: UNTIE_*
 };
 
 static void sidecar_path(const char *path, char *out, size_t n) {
@@ -56,13 +71,15 @@ static void sidecar_path(const char *path, char *out, size_t n) {
     snprintf(out, n, "%.*s/xsa_eval.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
 }
 
-// VE_LAYERS as GPT.__init__ reads it, [int(x) for x in s.split(",") if x.strip()]; a layer
-// named twice would share one scale there, so it is refused.
-static int parse_ve_layers(struct pg_arch *a, const cJSON *e, xsa_error *err) {
-    if (!cJSON_IsString(e)) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS must be a string of comma-separated layer indices, such as \"9,10\"", a->path);
+// A layer list as the records read it, [int(x) for x in s.split(",") if x.strip()]. VE_LAYERS
+// keeps its order (a layer named twice would share one scale there, so it is refused); the
+// others are sets, sorted as the record's sorted(set(...)).
+static int parse_layer_list(struct pg_arch *a, int k, const cJSON *e, struct pg_list *out, xsa_error *err) {
+    if (!cJSON_IsString(e))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a string of comma-separated layer indices, such as \"9,10\"", a->path, arch_names[k]);
     const char *s = e->valuestring;
-    snprintf(a->ve_text, sizeof a->ve_text, "%s", s);
-    a->n_ve = 0;
+    snprintf(out->text, sizeof out->text, "%s", s);
+    out->n = 0;
     while (*s) {
         const char *end = strchr(s, ',');
         if (!end) end = s + strlen(s);
@@ -73,15 +90,36 @@ static int parse_ve_layers(struct pg_arch *a, const cJSON *e, xsa_error *err) {
         const char *r = p;
         while (r < q && isdigit((unsigned char)*r) && v < MODEL_MAX_LAYERS) v = v * 10 + (*r++ - '0');
         if (r < q || v >= MODEL_MAX_LAYERS)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" is not a comma-separated list of layer indices below %d, such as \"9,10\"", a->path,
-                            e->valuestring, MODEL_MAX_LAYERS);
-        for (int i = 0; i < a->n_ve && p < q; i++)
-            if (a->ve_layer[i] == v) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" names layer %d twice", a->path, e->valuestring, v);
-        if (p < q) a->ve_layer[a->n_ve++] = v;
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s \"%.64s\" is not a comma-separated list of layer indices below %d, such as \"9,10\"", a->path,
+                            arch_names[k], e->valuestring, MODEL_MAX_LAYERS);
+        int dup = 0;
+        for (int i = 0; i < out->n && p < q; i++) dup |= out->v[i] == v;
+        if (dup && k == A_VE_LAYERS) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" names layer %d twice", a->path, e->valuestring, v);
+        if (p < q && !dup) out->v[out->n++] = v;
         s = *end ? end + 1 : end;
     }
-    a->set[A_VE_LAYERS] = 1;
+    for (int i = 1; i < out->n && k != A_VE_LAYERS; i++)  // insertion sort: a few layers
+        for (int j = i; j > 0 && out->v[j - 1] > out->v[j]; j--) {
+            int t = out->v[j];
+            out->v[j] = out->v[j - 1], out->v[j - 1] = t;
+        }
+    a->set[k] = 1;
     return 0;
+}
+
+// A string setting: a layer list, or REPEAT_UNTIE_MLP's mode.
+static int parse_string_setting(struct pg_arch *a, int k, const cJSON *e, xsa_error *err) {
+    if (k == A_REPEAT_UNTIE_MLP) {
+        static const char *modes[] = {"none", "down", "full"};
+        for (int i = 0; i < 3 && cJSON_IsString(e); i++)
+            if (!strcmp(e->valuestring, modes[i])) {
+                a->untie_mode = i, a->set[k] = 1;
+                return 0;
+            }
+        return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP must be \"none\", \"down\" or \"full\", as the 2026-03-31 record reads it", a->path);
+    }
+    struct pg_list *l = k == A_VE_LAYERS ? &a->ve : k == A_RECUR_LAYERS ? &a->recur : k == A_REPEAT_UNTIE_MLP_LAYERS ? &a->untie : &a->canon;
+    return parse_layer_list(a, k, e, l, err);
 }
 
 static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
@@ -116,8 +154,8 @@ static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) 
                           a->path, e->string);
             break;
         }
-        if (k == A_VE_LAYERS) {
-            if ((rc = parse_ve_layers(a, e, err))) break;
+        if (k >= A_VE_LAYERS) {
+            if ((rc = parse_string_setting(a, k, e, err))) break;
             continue;
         }
         double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
@@ -141,9 +179,21 @@ static int agree(const struct pg_arch *a, int k, double shape_value, const char 
 
 static double arch_or(const struct pg_arch *a, int k, double dflt) { return a->set[k] ? a->v[k] : dflt; }
 
+// What configure reads off the tensors beyond model_config: where the blocks' weights are and
+// how the virtual layers (recurrence) map onto them.
+struct pg_layout {
+    const char *bprefix;  // "blocks." or "shared_blocks."
+    int swiglu, fused, banked, passes;
+    int n_phys;                    // layers of matrices (banks, or blocks.N.* matrices): NUM_LAYERS
+    int v2p[MODEL_MAX_LAYERS];     // block k's matrices are physical layer v2p[k]'s (depth recurrence)
+    int repeat[MODEL_MAX_LAYERS];  // block k runs repeat_mlp.{repeat[k]}'s MLP where that has weights, or -1
+    int no_attn0;                  // physical layer 0's attention matrices are not in the file (DISABLE_LAYER0_ATTN)
+};
+
 struct pg_build {
     struct pg_tensors *pt;
     const struct pg_arch *a;
+    const struct pg_layout *L;
     struct model *m;
     const char *path;
     char *arena;
@@ -198,9 +248,9 @@ static const struct pv *shape_of(struct pg_tensors *pt, const char *name) {
     return e ? e->t : NULL;
 }
 
-// Block weights: `pre` is "blocks.N." or "shared_blocks.N."; banked: the matrices are in the
-// banks (build_weights points into them).
-static int build_block(struct pg_build *b, const char *pre, struct layer_weights *w, int swiglu, int fused, int banked, xsa_error *err) {
+// Physical layer weights: `pre` is "blocks.N." or "shared_blocks.N."; attn 0: its attention
+// matrices are not in the file (a layer without attention). Banked files: build_banks.
+static int build_block_matrices(struct pg_build *b, const char *pre, struct layer_weights *w, int attn, xsa_error *err) {
     const struct model_config *c = &b->m->cfg;
     int64_t C = c->d_model, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
     char n[300];
@@ -211,22 +261,31 @@ static int build_block(struct pg_build *b, const char *pre, struct layer_weights
         snprintf(n, sizeof n, "%s%s", pre, suffix);       \
         rc = get(b, n, d0, d1, &(dst), err);              \
     } while (0)
-    if (!banked) {
+    if (attn) {
         GET("attn.c_q.weight", Q, C, w->wq);
         GET("attn.c_k.weight", KV, C, w->wk);
         GET("attn.c_v.weight", KV, C, w->wv);
         GET("attn.proj.weight", C, Q, w->wo);
     }
-    GET("attn.q_gain", c->n_head, 0, w->q_gain);
-    if (fused && !banked) {  // [gate; up] rows of one matrix: two arrays side by side in the arena
+    if (b->L->fused) {  // [gate; up] rows of one matrix: two arrays side by side in the arena
         float *gu = NULL;
         GET("mlp.gate_up.weight", 2 * F, C, gu);
         if (!rc && !b->dry) w->w_gate = gu, w->w_up = gu + F * C;
-    } else if (!banked) {
-        if (swiglu) GET("mlp.gate.weight", F, C, w->w_gate);
+    } else {
+        if (b->L->swiglu) GET("mlp.gate.weight", F, C, w->w_gate);
         GET("mlp.fc.weight", F, C, w->w_up);
     }
-    if (!banked) GET("mlp.proj.weight", C, F, w->w_down);
+    GET("mlp.proj.weight", C, F, w->w_down);
+    return rc;
+}
+
+// A block's own weights (every virtual layer has its block): gains, scales, the options.
+static int build_block_scalars(struct pg_build *b, const char *pre, struct layer_weights *w, xsa_error *err) {
+    const struct model_config *c = &b->m->cfg;
+    int64_t C = c->d_model;
+    char n[300];
+    int rc = 0;
+    GET("attn.q_gain", c->n_head, 0, w->q_gain);
     GET("attn_scale", C, 0, w->attn_scale);
     GET("mlp_scale", C, 0, w->mlp_scale);
     GET("resid_mix", 2, C, w->resid_mix);
@@ -270,10 +329,9 @@ static int count_blocks(struct pg_tensors *pt, const char *prefix) {
 // The banks of the records from 2026-03-23 (final_model.pt keeps them; _unbank_state_dict
 // names their slices blocks.N.* in the int6 dict): layer k's q is qo_bank[k], its output
 // projection qo_bank[n + k], k and v kv_bank[k] and kv_bank[n + k], the MLP's the MLP banks' k.
-static int build_banks(struct pg_build *b, xsa_error *err) {
-    struct model *m = b->m;
-    const struct model_config *c = &m->cfg;
-    int64_t n = c->n_blocks, C = c->d_model, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
+static int build_banks(struct pg_build *b, struct layer_weights *phys, xsa_error *err) {
+    const struct model_config *c = &b->m->cfg;
+    int64_t n = b->L->n_phys, C = c->d_model, KV = (int64_t)c->n_kv_head * c->head_dim, F = c->d_ff;
     const int64_t qo_d[3] = {2 * n, C, C}, kv_d[3] = {2 * n, KV, C}, up_d[3] = {n, F, C}, down_d[3] = {n, C, F};
     float *qo = NULL, *kv = NULL, *up = NULL, *down = NULL;
     int rc = get_dims(b, "qo_bank", 3, qo_d, &qo, err);
@@ -281,7 +339,7 @@ static int build_banks(struct pg_build *b, xsa_error *err) {
     if (!rc) rc = get_dims(b, "mlp_up_bank", 3, up_d, &up, err);
     if (!rc) rc = get_dims(b, "mlp_down_bank", 3, down_d, &down, err);
     for (int64_t k = 0; k < n && !rc && !b->dry; k++) {
-        struct layer_weights *w = &m->layers[k];
+        struct layer_weights *w = &phys[k];
         w->wq = qo + k * C * C, w->wo = qo + (n + k) * C * C;
         w->wk = kv + k * KV * C, w->wv = kv + (n + k) * KV * C;
         w->w_up = up + k * F * C, w->w_down = down + k * C * F;
@@ -301,28 +359,65 @@ static int build_value_embedding(struct pg_build *b, xsa_error *err) {
     if (!rc) rc = get(b, "ve_shared.scale", 0, 0, &scale, err);
     if (!rc && !b->dry) m->ve_scale = *scale;
     char n[64];
-    for (int i = 0; i < b->a->n_ve && !rc; i++) {
+    for (int i = 0; i < b->a->ve.n && !rc; i++) {
         snprintf(n, sizeof n, "ve_layer_scales.%d", i);
-        rc = get(b, n, 1, 0, &m->layers[b->a->ve_layer[i]].ve_scale, err);
+        rc = get(b, n, 1, 0, &m->layers[b->a->ve.v[i]].ve_scale, err);
+    }
+    return rc;
+}
+
+// The blocks' weights: the physical layers' matrices (banks, or blocks.N.*), each block pointed
+// at its layer's (v2p), then its own tensors; the MLPs a recurrent block runs instead
+// (repeat_mlp.i, where they have weights) and the two-lane lambdas of its physical layer.
+static int build_layers(struct pg_build *b, xsa_error *err) {
+    struct model *m = b->m;
+    const struct model_config *c = &m->cfg;
+    const struct pg_layout *L = b->L;
+    int64_t C = c->d_model, F = c->d_ff;
+    struct layer_weights *phys = xsa_calloc((size_t)L->n_phys, sizeof *phys);
+    char n[96];
+    int rc = L->banked ? build_banks(b, phys, err) : 0;
+    for (int p = 0; p < L->n_phys && !rc && !L->banked; p++) {
+        snprintf(n, sizeof n, "%s%d.", L->bprefix, p);
+        rc = build_block_matrices(b, n, &phys[p], !(p == 0 && L->no_attn0), err);
+    }
+    for (int k = 0; k < c->n_blocks && !rc; k++) {
+        struct layer_weights *w = &m->layers[k];
+        const struct layer_weights *src = &phys[L->v2p[k]];
+        w->wq = src->wq, w->wk = src->wk, w->wv = src->wv, w->wo = src->wo;
+        w->w_gate = src->w_gate, w->w_up = src->w_up, w->w_down = src->w_down;
+        snprintf(n, sizeof n, "%s%d.", L->bprefix, k);
+        rc = build_block_scalars(b, n, w, err);
+        if (rc || L->repeat[k] < 0) continue;
+        snprintf(n, sizeof n, "repeat_mlp.%d.fc.weight", L->repeat[k]);
+        if (pgolf_find(b->pt, n)) rc = get(b, n, F, C, &w->w_up, err);
+        snprintf(n, sizeof n, "repeat_mlp.%d.proj.weight", L->repeat[k]);
+        if (!rc && pgolf_find(b->pt, n)) rc = get(b, n, C, F, &w->w_down, err);
+    }
+    free(phys);
+    if (!rc && shape_of(b->pt, "parallel_post_lambdas")) {
+        const int64_t post_d[3] = {L->n_phys, 2, 2};
+        float *post = NULL, *resid = NULL;
+        rc = get_dims(b, "parallel_post_lambdas", 3, post_d, &post, err);
+        if (!rc) rc = get(b, "parallel_resid_lambdas", L->n_phys, 2, &resid, err);
+        for (int k = c->lanes_from; c->lanes_from && k < c->n_layer && !rc && !b->dry; k++)
+            m->layers[k].lane_post = post + 4 * L->v2p[k], m->layers[k].lane_resid = resid + 2 * L->v2p[k];
     }
     return rc;
 }
 
 // The weights into one arena: run dry (count), allocate, run again (fill).
-static int build_weights(struct pg_build *b, const char *bprefix, int swiglu, int fused, int banked, int passes, xsa_error *err) {
+static int build_weights(struct pg_build *b, xsa_error *err) {
     struct model *m = b->m;
     struct model_config *c = &m->cfg;
     int64_t C = c->d_model;
-    char pre[64];
+    int passes = b->L->passes;
     m->n_params = 0;
     int rc = get(b, "tok_emb.weight", c->vocab_size, C, &m->tok_emb, err);
-    for (int k = 0; k < c->n_blocks && !rc; k++) {
-        snprintf(pre, sizeof pre, "%s%d.", bprefix, k);
-        rc = build_block(b, pre, &m->layers[k], swiglu, fused, banked, err);
-    }
-    if (!rc && banked) rc = build_banks(b, err);
+    if (!rc) rc = build_layers(b, err);
     if (!rc && c->ve_dim) rc = build_value_embedding(b, err);
     if (!rc && c->unet_skips && c->n_layer >= 2) rc = get(b, "skip_weights", c->n_layer / 2, C, &m->skip_weights, err);
+    if (!rc && c->unet_skips && shape_of(b->pt, "skip_gates")) rc = get(b, "skip_gates", c->n_layer / 2, C, &m->skip_gates, err);
     float *gates = NULL;
     if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
     if (!rc && c->smear) rc = get(b, "smear.gate", C, 0, &m->smear_gate, err);
@@ -440,20 +535,161 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has value embeddings, whose layers it does not record; give VE_LAYERS (the records: \"9,10\") in xsa_eval.json or --arch",
                         src, path);
     int n_scales = count_blocks(pt, "ve_layer_scales.");
-    if (a->n_ve != n_scales)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names %d layers but %s has %d ve_layer_scales; fix the architecture file", a->path, a->ve_text,
-                        a->n_ve, path, n_scales);
+    if (a->ve.n != n_scales)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names %d layers but %s has %d ve_layer_scales; fix the architecture file", a->path, a->ve.text,
+                        a->ve.n, path, n_scales);
     if (c->n_blocks != c->n_layer)
         return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks; no parameter-golf GPT has both", path);
-    for (int i = 0; i < a->n_ve; i++)
-        if (a->ve_layer[i] >= c->n_layer)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->ve_text,
-                            a->ve_layer[i], c->n_layer, path);
+    for (int i = 0; i < a->ve.n; i++)
+        if (a->ve.v[i] >= c->n_layer)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->ve.text,
+                            a->ve.v[i], c->n_layer, path);
     return 0;
 }
 
-static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char **bprefix, int *swiglu,
-                     int *fused, int *banked, int *passes, xsa_error *err) {
+// The largest N + 1 of the tensors `prefix`N.`suffix` (0: none).
+static int count_blocks_with(struct pg_tensors *pt, const char *prefix, const char *suffix) {
+    int n = 0;
+    size_t k = strlen(prefix), ks = strlen(suffix);
+    for (int i = 0; i < pt->n; i++) {
+        const char *s = pt->e[i].name;
+        size_t len = strlen(s);
+        if (strncmp(s, prefix, k) || len < k + ks || strcmp(s + len - ks, suffix)) continue;
+        int idx = atoi(s + k);
+        if (idx >= 0 && idx < MODEL_MAX_LAYERS && idx + 1 > n) n = idx + 1;
+    }
+    return n;
+}
+
+static int list_has(const struct pg_list *l, int v) {
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == v) return 1;
+    return 0;
+}
+
+// REPEAT_UNTIE_MLP (and _LAYERS), when given, against the repeat_mlp.i tensors: entry i (the
+// i-th recurrent layer) has fc and proj ("full") or proj ("down") when untied, nothing else.
+static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const char *path, xsa_error *err) {
+    static const char *modes[] = {"none", "down", "full"};
+    char n[96];
+    for (int i = 0; i < a->untie.n; i++)
+        if (!list_has(&a->recur, a->untie.v[i]))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP_LAYERS \"%s\" names layer %d, which RECUR_LAYERS \"%s\" does not; fix the architecture file", a->path,
+                            a->untie.text, a->untie.v[i], a->recur.text);
+    for (int i = 0; i < a->recur.n; i++) {
+        snprintf(n, sizeof n, "repeat_mlp.%d.fc.weight", i);
+        int fc = shape_of(pt, n) != NULL;
+        snprintf(n, sizeof n, "repeat_mlp.%d.proj.weight", i);
+        int proj = shape_of(pt, n) != NULL;
+        if (fc && !proj) return xsa_fail(err, XSA_EBADINPUT, "%s: repeat_mlp.%d has fc.weight but no proj.weight; the file is damaged", path, i);
+        if (!a->set[A_REPEAT_UNTIE_MLP]) continue;
+        int untied = a->untie_mode != UNTIE_NONE && (!a->untie.n || list_has(&a->untie, a->recur.v[i]));
+        if (fc != (untied && a->untie_mode == UNTIE_FULL) || proj != untied)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP \"%s\"%s%s%s disagrees with %s, whose repeat_mlp.%d (recurrent layer %d) has %s; fix the architecture file",
+                            a->path, modes[a->untie_mode], a->untie.n ? " on layers \"" : "", a->untie.n ? a->untie.text : "", a->untie.n ? "\"" : "", path, i,
+                            a->recur.v[i], fc ? "fc and proj weights" : proj ? "proj weights only" : "no weights");
+    }
+    return 0;
+}
+
+// Depth recurrence and a layer without attention (the 2026-03-31 record). Its blocks are
+// virtual layers over NUM_LAYERS physical ones (the banks' depth), RECUR_LAYERS run twice in
+// the order of its _v2p_recur: 0 .. cutoff - 1, RECUR_LAYERS, cutoff .. NUM_LAYERS - 1 (cutoff:
+// the last recurrent layer + 1), and, as its _get_block_weights, the blocks from the middle
+// (n_blocks / 2) on, one per recurrent layer, run repeat_mlp.i's MLP where that has weights.
+// DISABLE_LAYER0_ATTN: block 0 has no attention; its int6 dict drops the weights, so an
+// unbanked file shows it, while banks keep them and the record's file must say.
+static int configure_depth(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, struct pg_layout *L, xsa_error *err) {
+    const char *src = a->path[0] ? a->path : path;
+    char n[96];
+    for (int k = 0; k < MODEL_MAX_LAYERS; k++) L->v2p[k] = k, L->repeat[k] = -1;
+    L->n_phys = c->n_blocks;
+    if (L->banked) {
+        const struct pv *qo = shape_of(pt, "qo_bank");
+        if (!qo || qo->ndim != 3 || qo->shape[0] < 2 || qo->shape[0] % 2 || qo->shape[0] / 2 > c->n_blocks)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: qo_bank is missing or not (2 * layers, %d, %d) with at most the file's %d blocks", path, c->d_model, c->d_model, c->n_blocks);
+        L->n_phys = (int)(qo->shape[0] / 2);
+    } else if (!strcmp(L->bprefix, "blocks.") && count_blocks_with(pt, "blocks.", ".mlp.proj.weight") > 0) {
+        L->n_phys = count_blocks_with(pt, "blocks.", ".mlp.proj.weight");
+    }
+    int n_rep = c->n_blocks - L->n_phys;
+    if (n_rep < 0 || (!a->set[A_RECUR_LAYERS] && n_rep > 0))
+        return xsa_fail(err, XSA_EBADINPUT, n_rep < 0 ? "%s: %s has %d blocks but %d layers of MLP weights; the file is damaged"
+                                                      : "%s: %s has %d blocks over %d layers of weights: depth recurrence, whose layers the file does not record; give RECUR_LAYERS (the 2026-03-31 record: \"4,5\") in xsa_eval.json or --arch",
+                        src, path, c->n_blocks, L->n_phys);
+    if (a->recur.n != n_rep)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" repeats %d layers but %s has %d blocks over %d layers of weights (%d repeated); fix the architecture file",
+                        a->path, a->recur.text, a->recur.n, path, c->n_blocks, L->n_phys, n_rep);
+    if (n_rep && c->n_layer != c->n_blocks)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: depth recurrence with shared blocks or passes; no parameter-golf GPT has both", path);
+    for (int i = 0; i < n_rep; i++)
+        if (a->recur.v[i] >= L->n_phys)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->recur.text,
+                            a->recur.v[i], L->n_phys, path);
+    if (a->canon.n || shape_of(pt, "canon_a") || shape_of(pt, "canon_c"))  // (CANON_AC_LAYERS: off in the record's run)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has canon layers (CANON_AC_LAYERS, canon_a / canon_c: 4-tap causal mixes of the normed inputs), which xsa-eval does not implement; it refuses the file rather than score it without them",
+                        src, path);
+    int rc = check_untie(pt, a, path, err);
+    if (rc) return rc;
+    if (n_rep) {
+        int k = 0, cutoff = a->recur.v[n_rep - 1] + 1;
+        for (int p = 0; p < cutoff; p++) L->v2p[k++] = p;
+        for (int i = 0; i < n_rep; i++) L->v2p[k++] = a->recur.v[i];
+        for (int p = cutoff; p < L->n_phys; p++) L->v2p[k++] = p;
+        for (int i = 0; i < n_rep; i++) L->repeat[c->n_blocks / 2 + i] = i;
+        c->n_physical = L->n_phys;
+        snprintf(c->recur_layers, sizeof c->recur_layers, "%s", a->recur.text);
+    }
+    // Layer 0 without attention: an unbanked file lacks its matrices (while another layer has them).
+    snprintf(n, sizeof n, "%s0.attn.c_q.weight", L->bprefix);
+    int dropped = !L->banked && !shape_of(pt, n) && L->n_phys > 1;
+    if (a->set[A_DISABLE_LAYER0_ATTN] && (a->v[A_DISABLE_LAYER0_ATTN] != 0) != dropped && !L->banked)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: DISABLE_LAYER0_ATTN = %g disagrees with %s, which %s %s; fix the architecture file", a->path, a->v[A_DISABLE_LAYER0_ATTN], path,
+                        dropped ? "has no" : "has", n);
+    if (L->banked && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is the 2026-03-31 record's GPT (skip_gates), whose banks keep layer 0's attention weights whether it runs or not; give DISABLE_LAYER0_ATTN (the record: 1) in xsa_eval.json or --arch",
+                        src, path);
+    c->attn_off[0] = a->set[A_DISABLE_LAYER0_ATTN] ? a->v[A_DISABLE_LAYER0_ATTN] != 0 : dropped;
+    L->no_attn0 = dropped;
+    if (c->attn_off[0] && list_has(&a->recur, 0))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: layer 0 is both without attention (DISABLE_LAYER0_ATTN) and recurrent (RECUR_LAYERS \"%s\"), whose second pass would need the attention weights the file drops",
+                        a->path, a->recur.text);
+    return 0;
+}
+
+// The two residual lanes of the 2026-03-31 record (PARALLEL_RESIDUAL, parallel_*_lambdas): the
+// blocks whose physical layer (or, with PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is
+// PARALLEL_START_LAYER or later; the file does not record where they start.
+static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const struct pg_layout *L, xsa_error *err) {
+    int has = shape_of(pt, "parallel_post_lambdas") != NULL;
+    if (a->set[A_PARALLEL_RESIDUAL] && (a->v[A_PARALLEL_RESIDUAL] != 0) != has)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_RESIDUAL = %g disagrees with %s, which %s parallel_post_lambdas; fix the architecture file", a->path,
+                        a->v[A_PARALLEL_RESIDUAL], path, has ? "has" : "has no");
+    if (c->value_residual && c->attn_off[0])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", a->path[0] ? a->path : path);
+    if (!has) return 0;
+    if (!a->set[A_PARALLEL_START_LAYER])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-31 record's two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the record: 7); give it in xsa_eval.json or --arch",
+                        a->path[0] ? a->path : path, path);
+    int start = (int)a->v[A_PARALLEL_START_LAYER], phys = arch_or(a, A_PARALLEL_START_LAYER_IS_PHYSICAL, 1) != 0, prev = 0;
+    for (int k = 0; k < c->n_layer; k++) {
+        int on = (phys ? L->v2p[k] : k) >= start;
+        if (prev && !on)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d puts layer %d on one lane after layers on two (recurrence runs physical layers out of order); xsa-eval runs two lanes over the last layers only",
+                            a->path, start, k);
+        if (on && !prev) c->lanes_from = k;
+        prev = on;
+    }
+    int n_enc = c->unet_skips ? c->n_layer / 2 : 1;
+    if (prev && c->lanes_from < n_enc)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d gives layer %d two lanes; xsa-eval runs them from the decoder's first layer (%d) on, as the record does",
+                        a->path, start, c->lanes_from, n_enc);
+    if (prev && (c->skip_after || c->n_blocks != c->n_layer || shape_of(pt, "blocks.0.dtg_gate.weight")))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes with shared blocks, skips after the block or DTG gates; no parameter-golf GPT has both", path);
+    return 0;
+}
+
+static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, struct pg_layout *L, xsa_error *err) {
     struct model_config *c = &m->cfg;
     const struct pv *emb = shape_of(pt, "tok_emb.weight");
     if (!emb || emb->ndim != 2)
@@ -463,6 +699,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (!rc) rc = agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
     if (rc) return rc;
     int nb = count_blocks(pt, "blocks."), ns = count_blocks(pt, "shared_blocks.");
+    const char **bprefix = &L->bprefix;
+    int *swiglu = &L->swiglu, *fused = &L->fused, *banked = &L->banked, *passes = &L->passes;
     *bprefix = ns ? "shared_blocks." : "blocks.";
     c->n_blocks = ns ? ns : nb;
     if (!c->n_blocks || (nb && ns)) return xsa_fail(err, XSA_EBADINPUT, "%s: %s; not a parameter-golf GPT checkpoint", path, nb && ns ? "both blocks.N and shared_blocks.N tensors" : "no blocks.N tensors");
@@ -482,7 +720,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->head_dim = c->d_model / c->n_head;
     *banked = shape_of(pt, "kv_bank") != NULL;  // banks: (layers, out, in) stacks; dimension 1 is the width
     if (*banked) snprintf(n, sizeof n, "kv_bank");
-    else snprintf(n, sizeof n, "%s0.attn.c_k.weight", *bprefix);
+    else snprintf(n, sizeof n, "%s%d.attn.c_k.weight", *bprefix, c->n_blocks > 1 && !shape_of(pt, "blocks.0.attn.c_k.weight") ? 1 : 0);  // (layer 0 may have no attention)
     const struct pv *ck = shape_of(pt, n);
     if (!ck || ck->ndim != 2 + *banked || ck->shape[*banked] % c->head_dim || ck->shape[*banked] == 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s is missing or not (%skv_heads * %d, %d)", path, n, *banked ? "2 * layers, " : "", c->head_dim, c->d_model);
@@ -513,8 +751,9 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
         c->n_layer = (int)a->v[A_NUM_LAYERS];
     } else {
         c->n_layer = c->n_blocks * *passes;
-        if ((rc = agree(a, A_NUM_LAYERS, c->n_blocks, "blocks count", path, err))) return rc;
     }
+    if ((rc = configure_depth(c, pt, a, path, L, err))) return rc;
+    if (!ns && (rc = agree(a, A_NUM_LAYERS, L->n_phys, L->banked ? "qo_bank layers" : "blocks count", path, err))) return rc;
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
@@ -552,6 +791,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     for (int l = c->n_layer - xl; l < c->n_layer; l++) c->xsa[l] = 1;
     if ((rc = configure_options(c, pt, a, path, *bprefix, err))) return rc;
+    if ((rc = configure_lanes(c, pt, a, path, L, err))) return rc;
     return configure_record_line(c, pt, a, path, *swiglu, *banked, err);
 }
 
@@ -594,17 +834,16 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     int opened = !rc;
     if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
     if (!rc) rc = pgolf_read_root(pt, tf.root, err);
-    const char *bprefix = "blocks.";
-    int swiglu = 0, fused = 0, banked = 0, passes = 1;
-    if (!rc) rc = configure(m, pt, &a, path, &bprefix, &swiglu, &fused, &banked, &passes, err);
+    struct pg_layout *L = xsa_calloc(1, sizeof *L);
+    if (!rc) rc = configure(m, pt, &a, path, L, err);
     if (!rc) m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
-    struct pg_build b = {.pt = pt, .a = &a, .m = m, .path = path, .dry = 1};
-    if (!rc) rc = build_weights(&b, bprefix, swiglu, fused, banked, passes, err);
+    struct pg_build b = {.pt = pt, .a = &a, .L = L, .m = m, .path = path, .dry = 1};
+    if (!rc) rc = build_weights(&b, err);
     if (!rc && !(m->arena = aligned_alloc(64, b.off ? b.off : 64))) rc = xsa_fail(err, XSA_ERUNTIME, "out of memory for %zu bytes of weights", b.off);
     if (!rc) {
         m->arena_bytes = b.off;
-        b = (struct pg_build){.pt = pt, .a = &a, .m = m, .path = path, .arena = m->arena};
-        rc = build_weights(&b, bprefix, swiglu, fused, banked, passes, err);
+        b = (struct pg_build){.pt = pt, .a = &a, .L = L, .m = m, .path = path, .arena = m->arena};
+        rc = build_weights(&b, err);
     }
     for (int i = 0; i < pt->n && !rc; i++)
         if (!pt->e[i].used)
@@ -617,6 +856,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
         snprintf(m->xsa_source, sizeof m->xsa_source, "%s", model_xsa_count(&m->cfg) ? "config" : "none");
     }
     if (opened) torch_file_close(&tf, st);
+    free(L);
     free(pt);
     release_st(st);  // every weight was copied into the arena
     return rc;

@@ -14,9 +14,16 @@
 static const char *const stat_name[BACKEND_PROBE_STATS] = {"cos(y, v)", "cos(z, v)", "a_ii"};
 static const char *const stat_key[BACKEND_PROBE_STATS] = {"cos_y", "cos_z", "a_ii"};
 
+// A layer without attention (the 2026-03-31 record's DISABLE_LAYER0_ATTN) has no statistics.
+static int has_attention(const struct model *m, int l) { return !m->cfg.attn_off[l]; }
+
 static void row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa) {
     if (h < 0) sbuf_printf(o, "| %d | %s |", l, xsa);
     else sbuf_printf(o, "| %d.%d | %s |", l, h, xsa);
+    if (!strcmp(xsa, "no attention")) {
+        sbuf_puts(o, " \xe2\x80\x94 | \xe2\x80\x94 | \xe2\x80\x94 |\n");
+        return;
+    }
     for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
         double m, sd;
         ppl_probe_stat(p, l, h, k, &m, &sd);
@@ -39,7 +46,7 @@ static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
         sbuf_printf(o, "\n\n| layer%s | XSA | cos(y, v) | cos(z, v) | a_ii |\n|--:|:-:|--:|--:|--:|\n",
                           r->heads ? ".head" : "");
         for (int l = 0; l < p->n_layer; l++) {
-            const char *x = r->model[m]->cfg.xsa[l] ? "yes" : "no";
+            const char *x = !has_attention(r->model[m], l) ? "no attention" : r->model[m]->cfg.xsa[l] ? "yes" : "no";
             row(o, p, l, -1, x);
             for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x);
         }
@@ -75,7 +82,8 @@ static void json(const void *ctx, struct sbuf *out) {
             jsonw_object(&w, NULL);
             jsonw_int(&w, "layer", l);
             jsonw_bool(&w, "xsa", r->model[m]->cfg.xsa[l]);
-            for (int h = -1; h < (r->heads ? p->n_head : 0); h++) {
+            jsonw_bool(&w, "attention", has_attention(r->model[m], l));
+            for (int h = -1; h < (r->heads ? p->n_head : 0) && has_attention(r->model[m], l); h++) {
                 if (h >= 0) {
                     if (h == 0) jsonw_array(&w, "heads");
                     jsonw_object(&w, NULL);
@@ -120,6 +128,7 @@ static void chart(const void *ctx, struct sbuf *out) {
             snprintf(names[ns], sizeof names[ns], "%s %s", r->label[m], stat_name[k]);
             series[ns] = names[ns];
             for (int l = 0; l < r->probe[m].n_layer; l++) {
+                if (!has_attention(r->model[m], l)) continue;  // (a gap in the line)
                 double mean, sd;
                 ppl_probe_stat(&r->probe[m], l, -1, k, &mean, &sd);
                 v[ns * L + l] = mean, v[4 * L + ns * L + l] = mean - sd, v[8 * L + ns * L + l] = mean + sd;

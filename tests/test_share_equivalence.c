@@ -250,13 +250,13 @@ TEST(test_budgets_and_order_bit_identical_llama_xsa) {
     check_budgets_and_order("tests/fixtures/parity/models/llama_sp_xsa");
 }
 
-// A prefix with branches scores as the plain rows prefix + branch, bit for bit, on the
-// parameter-golf XSA record's architecture: SmearGate and the bigram hash read the previous
-// token, which for a branch's first token is the prefix's last (and none at position 0).
-TEST(test_pgolf_tree_equals_plain_rows) {
+// A prefix with branches scores as the plain rows prefix + branch, bit for bit, on a
+// parameter-golf architecture: SmearGate and the bigram hash read the previous token, which for
+// a branch's first token is the prefix's last (and none at position 0).
+static void check_pgolf_tree(const char *path) {
     struct model m;
     xsa_error err = {0};
-    CHECK_EQ_INT(model_load(&m, "tests/fixtures/pgolf/xsa_record/final_model.pt", &err), 0);
+    CHECK_EQ_INT(model_load(&m, path, &err), 0);
     struct backend be;
     struct backend_options bo = {.n_threads = 2, .max_batch_tokens = 256};
     CHECK_EQ_INT(backend_open_batch_invariant(&be, &m, &bo, &err), 0);
@@ -294,6 +294,10 @@ TEST(test_pgolf_tree_equals_plain_rows) {
     model_free(&m);
 }
 
+TEST(test_pgolf_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/xsa_record/final_model.pt"); }
+// The 2026-03-31 record's GPT: two residual lanes, depth recurrence, a layer without attention.
+TEST(test_pgolf_lanes_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/recur_0331/final_model.pt"); }
+
 // Bad requests come back as errors from the scheduler + CPU backend, never a crash.
 TEST(test_bad_requests_are_errors) {
     struct model m;
@@ -325,5 +329,5 @@ TEST(test_bad_requests_are_errors) {
 
 RUN_TESTS(T(test_share_equals_no_share_gpt2), T(test_share_equals_no_share_llama_xsa),
           T(test_budgets_and_order_bit_identical_gpt2), T(test_budgets_and_order_bit_identical_llama_xsa),
-          T(test_pgolf_tree_equals_plain_rows),
+          T(test_pgolf_tree_equals_plain_rows), T(test_pgolf_lanes_tree_equals_plain_rows),
           T(test_bad_requests_are_errors))

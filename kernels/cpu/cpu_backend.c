@@ -72,6 +72,7 @@ void cpu_state_reserve(struct cpu_state *st, int T, int S) {
         if (c->unet_skips && c->n_layer >= 2) grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float));
         if (c->value_residual) grow((void **)&st->v0, n * KV, sizeof(float));
         if (st->m->layers[0].dtg_w) grow((void **)&st->dtg_in, n * (C + 1), sizeof(float));
+        if (c->lanes_from) grow((void **)&st->lane1, n * C, sizeof(float));
         st->t_cap = (int)n;
         st->t_ld = (long)n + CPU_ATTN_LD_PAD;
         st->att_stride = CPU_ATTN_SCRATCH(G, (long)n);
@@ -87,7 +88,7 @@ void cpu_state_reserve(struct cpu_state *st, int T, int S) {
 void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
-                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in};
+                    st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in, st->lane1};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
     struct cpu_state keep = *st;
@@ -168,20 +169,33 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
     }
     want_huge_pages(st->pk_mem, total * sizeof(float));
     float *p = st->pk_mem;
-#define PACK(dst, w, N, K) (cpu_gemm_pack(st->pool, (w), (N), (K), p), (dst) = p, p += cpu_gemm_packed_size((N), (K)))
+    // A matrix an earlier layer has too (depth recurrence, shared blocks) is packed once; a
+    // layer without attention (DISABLE_LAYER0_ATTN) may have no attention matrices.
+#define PACK(dst, field, N, K)                                                                \
+    do {                                                                                      \
+        const float *src_ = w->field;                                                         \
+        (dst) = NULL;                                                                         \
+        for (int e_ = 0; e_ < l && src_ && !(dst); e_++)                                      \
+            if (m->layers[e_].field == src_) (dst) = st->pk[e_].field;                        \
+        if (src_ && !(dst)) {                                                                 \
+            cpu_gemm_pack(st->pool, src_, (N), (K), p);                                       \
+            (dst) = p, p += cpu_gemm_packed_size((N), (K));                                   \
+        }                                                                                     \
+    } while (0)
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         struct cpu_packed_layer *d = &st->pk[l];
-        PACK(d->wq, w->wq, Q, C);
-        PACK(d->wk, w->wk, KV, C);
-        PACK(d->wv, w->wv, KV, C);
-        PACK(d->wo, w->wo, C, Q);
-        if (gated) PACK(d->w_gate, w->w_gate, F, C);
-        PACK(d->w_up, w->w_up, F, C);
-        PACK(d->w_down, w->w_down, C, F);
+        PACK(d->wq, wq, Q, C);
+        PACK(d->wk, wk, KV, C);
+        PACK(d->wv, wv, KV, C);
+        PACK(d->wo, wo, C, Q);
+        if (gated) PACK(d->w_gate, w_gate, F, C);
+        PACK(d->w_up, w_up, F, C);
+        PACK(d->w_down, w_down, C, F);
     }
-    PACK(st->pk_head, m->lm_head, c->vocab_size, C);
 #undef PACK
+    cpu_gemm_pack(st->pool, m->lm_head, c->vocab_size, C, p);
+    st->pk_head = p;
 }
 
 int cpu_backend_open(struct backend *be, const struct model *m, const struct backend_options *opt,

@@ -234,12 +234,51 @@ static void relu2_in_place(void *ctx, float *out, int ldo, int r0, int c0, int n
     (void)c0;
 }
 
-// x += skip_weights[i] * (encoder output e) on n rows (row r is token rows[r]; NULL: r).
+// x = lerp(s, x, sigmoid(g)), s = w * skip, as torch.lerp computes it (weight < 0.5: start +
+// weight (end - start); else end - (end - start) (1 - weight)): the 2026-03-31 record's gated skip.
+static void gated_skip_row(float *x, const float *w, const float *g, const float *skip, int C) {
+    for (int i = 0; i < C; i++) {
+        float s = w[i] * skip[i], wt = 1.0f / (1.0f + expf(-g[i])), d = x[i] - s;
+        x[i] = wt < 0.5f ? s + wt * d : x[i] - d * (1.0f - wt);
+    }
+}
+
+// x += skip_weights[i] * (encoder output e) on n rows (row r is token rows[r]; NULL: r), or
+// the gated form when the model has skip_gates.
 static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e) {
     const struct model *m = st->m;
     int C = m->cfg.d_model;
     const float *w = m->skip_weights + (long)i * C, *src = st->skip + (long)e * st->t_cap * C;
-    for (int r = 0; r < n; r++) cpu_add_scaled(x + (long)r * C, w, src + (long)(rows ? rows[r] : r) * C, C);
+    const float *g = m->skip_gates ? m->skip_gates + (long)i * C : NULL;
+    for (int r = 0; r < n; r++) {
+        const float *e_row = src + (long)(rows ? rows[r] : r) * C;
+        if (g) gated_skip_row(x + (long)r * C, w, g, e_row, C);
+        else cpu_add_scaled(x + (long)r * C, w, e_row, C);
+    }
+}
+
+// A two-lane layer's sublayer output out (N rows) into both lanes: y = scale * out, then
+// lane k = r * lane k + post[k] * y (the record's _parallel_block; lane 0 is st->x).
+static void add_to_lanes(struct cpu_state *st, int N, const float *out, const float *scale, float r, const float *post) {
+    long n = (long)N * st->m->cfg.d_model;
+    int C = st->m->cfg.d_model;
+    for (long i = 0; i < n; i++) {
+        float y = scale[i % C] * out[i];
+        st->x[i] = r * st->x[i] + post[0] * y;
+        st->lane1[i] = r * st->lane1[i] + post[1] * y;
+    }
+}
+
+// The rows a two-lane layer's sublayer reads: resid_mix of lane `lane` and x0 into st->xn
+// (the lanes keep their values), then normed in place (times ln when LN_SCALE).
+static void lane_input(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, const float *lane,
+                       const float *norm_w, float ln) {
+    int T = b->n_tokens, C = st->m->cfg.d_model;
+    memcpy(st->xn, lane, (size_t)T * C * sizeof(float));
+    struct rows_job j = {.op = OP_MIX, .m = st->m, .b = b, .T = T, .in = st->x0, .out = st->xn, .lw = w};
+    run_rows(st, &j);
+    j = (struct rows_job){.op = OP_NORM, .m = st->m, .b = b, .T = T, .in = st->xn, .w = norm_w, .out = st->xn, .scale = ln};
+    run_rows(st, &j);
 }
 
 // dst += tile + other: gpt_neox's parallel residual, x + (mlp + attn) added as transformers
@@ -298,40 +337,21 @@ static void project_into_residual(struct cpu_state *st, const struct score_batch
     run_rows(st, &j);
 }
 
-// One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
-// block) only the R scored tokens st->row_tok[0..R) go on after K and V: their logits are all
-// the block's output feeds, and every step computes a row from that row alone (attention from
-// the token's own keys), so their bits are those of the full block. Their residual rows are
-// then left gathered in st->xn (R rows), not in st->x.
-static void forward_layer(struct cpu_state *st, const struct score_batch *b, int l, int Tp,
-                          const struct cpu_probe *probe, int R) {
+// The attention sublayer of layer l on the normed rows st->xn (T; Tp padded), added into the
+// residual: with R >= 0 only for the R gathered rows, which it leaves in st->xn (their normed
+// inputs in st->hrows); in a two-lane layer into both lanes.
+static void attention_sublayer(struct cpu_state *st, const struct score_batch *b, int l, int Tp,
+                               const struct cpu_probe *probe, int R, int lanes) {
     const struct model *m = st->m;
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[l];
     const struct cpu_packed_layer *pk = st->pk ? &st->pk[l] : NULL;
-    int T = b->n_tokens, C = c->d_model, F = c->d_ff;
+    int T = b->n_tokens, C = c->d_model;
     int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim;
     int rows = R >= 0, N = rows ? R : T, Np = rows ? cpu_gemm_pad_rows(R) : Tp;  // rows after K, V
     float *x = rows ? st->xn : st->x;       // residual rows the block updates
     float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
-
-    int n_enc = c->unet_skips ? c->n_layer / 2 : 0, dec = l - n_enc;  // U-Net: decoder layer index
-    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
     struct rows_job j;
-    if (w->resid_mix) {
-        j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
-        run_rows(st, &j);
-    }
-    if (w->dtg_w)  // DTG_ENABLED: the block's input rows and their gates, for the blend after it
-        for (int t = 0; t < T; t++) {
-            float *d = st->dtg_in + (long)t * (C + 1);
-            memcpy(d, st->x + (long)t * C, (size_t)C * sizeof(float));
-            d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C);
-        }
-    float ln = c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
-    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
-                          .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
-    run_rows(st, &j);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
     if (w->ve_scale) {
@@ -382,15 +402,68 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
             }
     // Parallel residual (gpt_neox): the attention output waits in o2 and the MLP reads x as
     // it was; both are added in the down projection's tiles.
-    if (c->parallel_residual)
-        cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, st->o2, Np, Q, C);
+    if (c->parallel_residual || lanes)
+        cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, lanes ? st->o : st->o2, Np, Q, C);
     else
         project_into_residual(st, b, st->att, w->wo, pk ? pk->wo : NULL, w->bo, w->post_attn_norm_w, w->attn_scale, x,
                               N, Np, Q);
+    if (lanes) add_to_lanes(st, T, st->o, w->attn_scale, w->lane_resid[0], w->lane_post);
+}
 
-    j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
-                          .bias = w->mlp_norm_b, .out = xin, .scale = ln};
-    run_rows(st, &j);
+// One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
+// block) only the R scored tokens st->row_tok[0..R) go on after K and V: their logits are all
+// the block's output feeds, and every step computes a row from that row alone (attention from
+// the token's own keys), so their bits are those of the full block. Their residual rows are
+// then left gathered in st->xn (R rows), not in st->x. A two-lane layer (lanes_from) reads
+// and writes st->x and st->lane1; cpu_forward never gathers such a block.
+static void forward_layer(struct cpu_state *st, const struct score_batch *b, int l, int Tp,
+                          const struct cpu_probe *probe, int R) {
+    const struct model *m = st->m;
+    const struct model_config *c = &m->cfg;
+    const struct layer_weights *w = &m->layers[l];
+    const struct cpu_packed_layer *pk = st->pk ? &st->pk[l] : NULL;
+    int T = b->n_tokens, C = c->d_model, F = c->d_ff;
+    int rows = R >= 0, N = rows ? R : T, Np = rows ? cpu_gemm_pad_rows(R) : Tp;  // rows after K, V
+    float *x = rows ? st->xn : st->x;       // residual rows the block updates
+    float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
+
+    int n_enc = c->unet_skips ? c->n_layer / 2 : 0, dec = l - n_enc;  // U-Net: decoder layer index
+    int lanes = c->lanes_from && l >= c->lanes_from;
+    if (lanes && l == c->lanes_from) memcpy(st->lane1, st->x, (size_t)T * C * sizeof(float));
+    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) {
+        add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
+        if (lanes) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
+    }
+    float ln = c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
+    struct rows_job j;
+    if (lanes) {
+        lane_input(st, b, w, st->x, w->attn_norm_w, ln);
+    } else {
+        if (w->resid_mix) {
+            j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
+            run_rows(st, &j);
+        }
+        if (w->dtg_w)  // DTG_ENABLED: the block's input rows and their gates, for the blend after it
+            for (int t = 0; t < T; t++) {
+                float *d = st->dtg_in + (long)t * (C + 1);
+                memcpy(d, st->x + (long)t * C, (size_t)C * sizeof(float));
+                d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C);
+            }
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
+                              .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
+        run_rows(st, &j);
+    }
+    if (!c->attn_off[l]) attention_sublayer(st, b, l, Tp, probe, R, lanes);
+    else if (rows)  // no attention (DISABLE_LAYER0_ATTN): the gathered rows go on as they are
+        for (int r = 0; r < R; r++) memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+
+    if (lanes) {
+        lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln);
+    } else {
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
+                              .bias = w->mlp_norm_b, .out = xin, .scale = ln};
+        run_rows(st, &j);
+    }
     struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact, .slope = c->mlp_leaky_slope};
     if (c->mlp_relu2) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
@@ -403,7 +476,10 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
                              swiglu_into_gate, &ff);
     }
-    if (c->parallel_residual) {
+    if (lanes) {
+        cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C);
+        add_to_lanes(st, T, st->o, w->mlp_scale, w->lane_resid[1], w->lane_post + 2);
+    } else if (c->parallel_residual) {
         struct tile_step res = {.dst = x, .other = st->o2, .n = N, .ld = C};
         cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
                              add_parallel_residual, &res);
@@ -464,12 +540,12 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     if (st->x0) memcpy(st->x0, st->x, (size_t)T * C * sizeof(float));
     if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c, st->rope_cos, st->rope_sin);
     // The last block runs on the scored tokens only, unless a probe wants all of its rows.
-    int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1);
+    int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1) && !c->lanes_from && !c->attn_off[L - 1];
     int R = b->n_entries > 0 ? group_entries(st, b) : 0, Rp = cpu_gemm_pad_rows(R);
     long per_row = (long)L * c->n_head * BACKEND_PROBE_STATS;
     if (b->probe && R > 0) {  // attention statistics of the scored rows (backend.h)
         st->probe_row = xsa_malloc((size_t)T * sizeof *st->probe_row);
-        st->probe_rows = xsa_malloc((size_t)R * per_row * sizeof *st->probe_rows);
+        st->probe_rows = xsa_calloc((size_t)R * per_row, sizeof *st->probe_rows);  // (0 in a layer without attention)
         for (int t = 0; t < T; t++) st->probe_row[t] = -1;
         for (int r = 0; r < R; r++) st->probe_row[st->row_tok[r]] = r;
     }
@@ -485,6 +561,8 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     }
     if (b->n_entries == 0) return;
 
+    if (c->lanes_from)  // the record's _final_parallel_hidden: the lanes' mean
+        for (long i = 0; i < (long)T * C; i++) st->x[i] = (st->x[i] + st->lane1[i]) * 0.5f;
     if (!gather)  // residual rows of the scored tokens, gathered into xn as the last block leaves them
         for (int r = 0; r < R; r++)
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));

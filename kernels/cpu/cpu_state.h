@@ -41,6 +41,7 @@ struct cpu_state {
     float *skip;       // (n_layer/2, t_cap, C) U-Net encoder outputs (unet_skips), else NULL
     float *v0;         // (t_cap, Hkv*hd) layer 0's v (value_residual), else NULL
     float *dtg_in;     // (t_cap, C + 1) a DTG block's input row and its gate, else NULL
+    float *lane1;      // (t_cap, C) the second residual lane (lanes_from; st->x is the first), else NULL
     float *att_p;      // (n_threads, att_stride) attention weights
     long att_stride;   // CPU_ATTN_SCRATCH(H/Hkv, t_cap)
     float *kt, *vt;    // (Hkv*hd, t_ld) K and V transposed for attention
