@@ -322,9 +322,10 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(w->resid_mix, "resid_mix");
     FEAT(w->attn_scale, "attn/mlp scales");
     FEAT(c->unet_skips, "U-Net skips (%s the block)", c->skip_after ? "after" : "before");
-    FEAT(c->n_blocks && c->n_blocks < c->n_layer, "%d shared blocks", c->n_blocks);
+    FEAT(c->n_blocks && c->n_blocks < c->n_layer && !c->n_physical, "%d shared blocks", c->n_blocks);
     FEAT(w->out_scale, "pass gates");
-    FEAT(c->n_physical, "depth recurrence (layers %s run twice: %d blocks over %d layers of weights)", c->recur_layers, c->n_layer, c->n_physical);
+    FEAT(c->n_physical, "depth recurrence (layers %s run %d times: %d layers over %d of weights)", c->recur_layers, c->recur_runs, c->n_layer,
+         c->n_physical);
     FEAT(n_off, "no attention in %s", n_off == 1 && c->attn_off[0] ? "layer 0" : "some layers");
     FEAT(c->lanes_from, "two residual lanes from layer %d", c->lanes_from);
     FEAT(m->skip_gates, "gated U-Net skips");

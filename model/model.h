@@ -97,7 +97,9 @@ struct model_config {
     unsigned char attn_off[MODEL_MAX_LAYERS];  // attn_off[l] = 1: layer l has no attention (DISABLE_LAYER0_ATTN)
     int lanes_from;      // layers from this one on keep two residual lanes (lane_resid, lane_post); 0: none
     int n_physical;      // depth recurrence: the distinct layers the n_layer virtual ones run (0: no recurrence)
-    char recur_layers[48];  // RECUR_LAYERS as given, for `info`
+    int recur_runs;      // ... how often the recurrent layers run
+    char recur_layers[48];  // ... which they are ("4,5", or "4..5"), for `info`
+    short ln_layer[MODEL_MAX_LAYERS];  // LN_SCALE's i in 1 / sqrt(i + 1) for layer l (a looped model: its block's)
 };
 
 struct layer_weights {

@@ -35,7 +35,7 @@ enum {
     A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_EVAL_SEQ_LEN, A_ROTARY_TRAIN_SEQ_LEN,
     A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_TRIGRAM, A_DTG_ENABLED,
     A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_DISABLE_LAYER0_ATTN, A_PARALLEL_RESIDUAL, A_PARALLEL_START_LAYER,
-    A_PARALLEL_START_LAYER_IS_PHYSICAL,
+    A_PARALLEL_START_LAYER_IS_PHYSICAL, A_NUM_LOOPS, A_LOOP_START, A_LOOP_END,
     A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE,  // (from here: any number)
     A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP,  // (strings)
     A_N
@@ -45,7 +45,7 @@ static const char *arch_names[A_N] = {
     "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "EVAL_SEQ_LEN", "ROTARY_TRAIN_SEQ_LEN",
     "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "TRIGRAM", "DTG_ENABLED",
     "GATED_ATTENTION", "VALUE_RESIDUAL", "DISABLE_LAYER0_ATTN", "PARALLEL_RESIDUAL", "PARALLEL_START_LAYER",
-    "PARALLEL_START_LAYER_IS_PHYSICAL",
+    "PARALLEL_START_LAYER_IS_PHYSICAL", "NUM_LOOPS", "LOOP_START", "LOOP_END",
     "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE",
     "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP"};
 
@@ -185,8 +185,10 @@ struct pg_layout {
     const char *bprefix;  // "blocks." or "shared_blocks."
     int swiglu, fused, banked, passes;
     int n_phys;                    // layers of matrices (banks, or blocks.N.* matrices): NUM_LAYERS
-    int v2p[MODEL_MAX_LAYERS];     // block k's matrices are physical layer v2p[k]'s (depth recurrence)
+    int mat[MODEL_MAX_LAYERS];     // block k's matrices are physical layer mat[k]'s (2026-03-31: a block per virtual layer)
+    int blk[MODEL_MAX_LAYERS];     // layer l runs block blk[l] (shared blocks: l % n_blocks; NUM_LOOPS: its schedule)
     int repeat[MODEL_MAX_LAYERS];  // block k runs repeat_mlp.{repeat[k]}'s MLP where that has weights, or -1
+    int loops;                     // NUM_LOOPS: blocks are physical layers, run by the schedule
     int no_attn0;                  // physical layer 0's attention matrices are not in the file (DISABLE_LAYER0_ATTN)
 };
 
@@ -366,15 +368,16 @@ static int build_value_embedding(struct pg_build *b, xsa_error *err) {
     return rc;
 }
 
-// The blocks' weights: the physical layers' matrices (banks, or blocks.N.*), each block pointed
-// at its layer's (v2p), then its own tensors; the MLPs a recurrent block runs instead
-// (repeat_mlp.i, where they have weights) and the two-lane lambdas of its physical layer.
+// The layers' weights: the physical layers' matrices (banks, or blocks.N.*); each block's own
+// tensors with its layer's matrices (mat), or the MLP a recurrent block runs instead
+// (repeat_mlp.i, where it has weights); each layer its block's (blk), with the two-lane
+// lambdas of its physical layer.
 static int build_layers(struct pg_build *b, xsa_error *err) {
     struct model *m = b->m;
     const struct model_config *c = &m->cfg;
     const struct pg_layout *L = b->L;
     int64_t C = c->d_model, F = c->d_ff;
-    struct layer_weights *phys = xsa_calloc((size_t)L->n_phys, sizeof *phys);
+    struct layer_weights *phys = xsa_calloc((size_t)L->n_phys, sizeof *phys), *blocks = xsa_calloc((size_t)c->n_blocks, sizeof *blocks);
     char n[96];
     int rc = L->banked ? build_banks(b, phys, err) : 0;
     for (int p = 0; p < L->n_phys && !rc && !L->banked; p++) {
@@ -382,8 +385,8 @@ static int build_layers(struct pg_build *b, xsa_error *err) {
         rc = build_block_matrices(b, n, &phys[p], !(p == 0 && L->no_attn0), err);
     }
     for (int k = 0; k < c->n_blocks && !rc; k++) {
-        struct layer_weights *w = &m->layers[k];
-        const struct layer_weights *src = &phys[L->v2p[k]];
+        struct layer_weights *w = &blocks[k];
+        const struct layer_weights *src = &phys[L->mat[k]];
         w->wq = src->wq, w->wk = src->wk, w->wv = src->wv, w->wo = src->wo;
         w->w_gate = src->w_gate, w->w_up = src->w_up, w->w_down = src->w_down;
         snprintf(n, sizeof n, "%s%d.", L->bprefix, k);
@@ -394,14 +397,16 @@ static int build_layers(struct pg_build *b, xsa_error *err) {
         snprintf(n, sizeof n, "repeat_mlp.%d.proj.weight", L->repeat[k]);
         if (!rc && pgolf_find(b->pt, n)) rc = get(b, n, C, F, &w->w_down, err);
     }
+    for (int l = 0; l < c->n_layer; l++) m->layers[l] = blocks[L->blk[l]];
     free(phys);
+    free(blocks);
     if (!rc && shape_of(b->pt, "parallel_post_lambdas")) {
         const int64_t post_d[3] = {L->n_phys, 2, 2};
         float *post = NULL, *resid = NULL;
         rc = get_dims(b, "parallel_post_lambdas", 3, post_d, &post, err);
         if (!rc) rc = get(b, "parallel_resid_lambdas", L->n_phys, 2, &resid, err);
         for (int k = c->lanes_from; c->lanes_from && k < c->n_layer && !rc && !b->dry; k++)
-            m->layers[k].lane_post = post + 4 * L->v2p[k], m->layers[k].lane_resid = resid + 2 * L->v2p[k];
+            m->layers[k].lane_post = post + 4 * L->mat[L->blk[k]], m->layers[k].lane_resid = resid + 2 * L->mat[L->blk[k]];
     }
     return rc;
 }
@@ -431,7 +436,6 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
     if (!rc && !c->tied_head) rc = get(b, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
     if (rc || b->dry) return rc;
     if (c->tied_head) m->lm_head = m->tok_emb;
-    for (int l = c->n_blocks; l < c->n_layer; l++) m->layers[l] = m->layers[l % c->n_blocks];  // shared weights
     if (gates)
         for (int l = 0; l < c->n_layer; l++) m->layers[l].out_scale = gates + (long)(l / c->n_blocks) * C;
     return 0;
@@ -510,8 +514,9 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
     int rc = 0;
     const struct pv *ve = shape_of(pt, "ve_shared.embed.weight");
     const char *src = a->path[0] ? a->path : path;
-    if (banked || ve) {
-        const char *why = banked ? "weight banks" : "value embeddings";
+    int gated_skips = shape_of(pt, "skip_gates") != NULL;  // the 2026-03-31 GPT and every later record's
+    if (banked || ve || gated_skips) {
+        const char *why = banked ? "weight banks" : ve ? "value embeddings" : "gated skips (skip_gates)";
         if (!a->set[A_LN_SCALE])
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no LN_SCALE is given, which the file does not record (those records default to 1); give LN_SCALE in xsa_eval.json or --arch",
                             src, path, why);
@@ -539,7 +544,7 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
         return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names %d layers but %s has %d ve_layer_scales; fix the architecture file", a->path, a->ve.text,
                         a->ve.n, path, n_scales);
     if (c->n_blocks != c->n_layer)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks; no parameter-golf GPT has both", path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks or loops (NUM_LOOPS), which xsa-eval does not run together", path);
     for (int i = 0; i < a->ve.n; i++)
         if (a->ve.v[i] >= c->n_layer)
             return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->ve.text,
@@ -592,6 +597,33 @@ static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const cha
     return 0;
 }
 
+// Layer looping (the records from 2026-04-03 on: NUM_LOOPS, LOOP_START, LOOP_END): the blocks
+// are the physical layers, and the layers run 0 .. LOOP_START - 1, then LOOP_START .. LOOP_END
+// NUM_LOOPS + 1 times, then the rest, as the 2026-04-05 record's GPT builds its encoder and
+// decoder indices (its eval turns looping on). The file does not record the schedule.
+static int configure_loops(struct model_config *c, const struct pg_arch *a, const char *path, int n_rep, struct pg_layout *L, xsa_error *err) {
+    int nl = (int)arch_or(a, A_NUM_LOOPS, 0), s0 = (int)arch_or(a, A_LOOP_START, -1), s1 = (int)arch_or(a, A_LOOP_END, -1);
+    if (nl == 0) return 0;
+    if (s0 < 0 || s1 < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LOOPS %d runs LOOP_START .. LOOP_END again, but they are not given (the file does not record them; the 2026-04-05 record: 4 and 5, those from 2026-04-09: 3 and 5); give both",
+                        a->path, nl);
+    if (n_rep || a->set[A_RECUR_LAYERS] || c->n_layer != c->n_blocks)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LOOPS with RECUR_LAYERS, shared blocks or passes; no parameter-golf GPT has both", a->path);
+    if (s0 > s1 || s1 >= L->n_phys)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: LOOP_START %d .. LOOP_END %d must be layers of the %d of %s, the first at most the last", a->path, s0, s1, L->n_phys, path);
+    long V = (long)L->n_phys + (long)nl * (s1 - s0 + 1);
+    if (V > MODEL_MAX_LAYERS) return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LOOPS %d makes %ld layers, more than %d", a->path, nl, V, MODEL_MAX_LAYERS);
+    int k = 0;
+    for (int p = 0; p < s0; p++) L->blk[k++] = p;
+    for (int r = 0; r <= nl; r++)
+        for (int p = s0; p <= s1; p++) L->blk[k++] = p;
+    for (int p = s1 + 1; p < L->n_phys; p++) L->blk[k++] = p;
+    c->n_layer = k, L->loops = 1;
+    c->n_physical = L->n_phys, c->recur_runs = nl + 1;
+    snprintf(c->recur_layers, sizeof c->recur_layers, "%d..%d", s0, s1);
+    return 0;
+}
+
 // Depth recurrence and a layer without attention (the 2026-03-31 record). Its blocks are
 // virtual layers over NUM_LAYERS physical ones (the banks' depth), RECUR_LAYERS run twice in
 // the order of its _v2p_recur: 0 .. cutoff - 1, RECUR_LAYERS, cutoff .. NUM_LAYERS - 1 (cutoff:
@@ -602,14 +634,12 @@ static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const cha
 static int configure_depth(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, struct pg_layout *L, xsa_error *err) {
     const char *src = a->path[0] ? a->path : path;
     char n[96];
-    for (int k = 0; k < MODEL_MAX_LAYERS; k++) L->v2p[k] = k, L->repeat[k] = -1;
+    for (int k = 0; k < MODEL_MAX_LAYERS; k++) L->mat[k] = k, L->blk[k] = k % c->n_blocks, L->repeat[k] = -1;
     L->n_phys = c->n_blocks;
-    if (L->banked) {
-        const struct pv *qo = shape_of(pt, "qo_bank");
-        if (!qo || qo->ndim != 3 || qo->shape[0] < 2 || qo->shape[0] % 2 || qo->shape[0] / 2 > c->n_blocks)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: qo_bank is missing or not (2 * layers, %d, %d) with at most the file's %d blocks", path, c->d_model, c->d_model, c->n_blocks);
-        L->n_phys = (int)(qo->shape[0] / 2);
-    } else if (!strcmp(L->bprefix, "blocks.") && count_blocks_with(pt, "blocks.", ".mlp.proj.weight") > 0) {
+    const struct pv *qo = L->banked ? shape_of(pt, "qo_bank") : NULL;
+    if (qo && qo->ndim == 3 && qo->shape[0] >= 2 && qo->shape[0] % 2 == 0 && qo->shape[0] / 2 <= c->n_blocks) {
+        L->n_phys = (int)(qo->shape[0] / 2);  // (any other qo_bank: build_banks names it)
+    } else if (!L->banked && !strcmp(L->bprefix, "blocks.") && count_blocks_with(pt, "blocks.", ".mlp.proj.weight") > 0) {
         L->n_phys = count_blocks_with(pt, "blocks.", ".mlp.proj.weight");
     }
     int n_rep = c->n_blocks - L->n_phys;
@@ -630,14 +660,14 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has canon layers (CANON_AC_LAYERS, canon_a / canon_c: 4-tap causal mixes of the normed inputs), which xsa-eval does not implement; it refuses the file rather than score it without them",
                         src, path);
     int rc = check_untie(pt, a, path, err);
-    if (rc) return rc;
+    if (rc || (rc = configure_loops(c, a, path, n_rep, L, err))) return rc;
     if (n_rep) {
         int k = 0, cutoff = a->recur.v[n_rep - 1] + 1;
-        for (int p = 0; p < cutoff; p++) L->v2p[k++] = p;
-        for (int i = 0; i < n_rep; i++) L->v2p[k++] = a->recur.v[i];
-        for (int p = cutoff; p < L->n_phys; p++) L->v2p[k++] = p;
+        for (int p = 0; p < cutoff; p++) L->mat[k++] = p;
+        for (int i = 0; i < n_rep; i++) L->mat[k++] = a->recur.v[i];
+        for (int p = cutoff; p < L->n_phys; p++) L->mat[k++] = p;
         for (int i = 0; i < n_rep; i++) L->repeat[c->n_blocks / 2 + i] = i;
-        c->n_physical = L->n_phys;
+        c->n_physical = L->n_phys, c->recur_runs = 2;
         snprintf(c->recur_layers, sizeof c->recur_layers, "%s", a->recur.text);
     }
     // Layer 0 without attention: an unbanked file lacks its matrices (while another layer has them).
@@ -668,12 +698,15 @@ static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const 
     if (c->value_residual && c->attn_off[0])
         return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", a->path[0] ? a->path : path);
     if (!has) return 0;
+    if (L->loops)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes in a looped model (NUM_LOOPS): the records from 2026-04-10 update both lanes at once, with the same tensors as 2026-03-31's; xsa-eval does not implement theirs and refuses the file rather than score it with the other",
+                        path);
     if (!a->set[A_PARALLEL_START_LAYER])
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-31 record's two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the record: 7); give it in xsa_eval.json or --arch",
                         a->path[0] ? a->path : path, path);
     int start = (int)a->v[A_PARALLEL_START_LAYER], phys = arch_or(a, A_PARALLEL_START_LAYER_IS_PHYSICAL, 1) != 0, prev = 0;
     for (int k = 0; k < c->n_layer; k++) {
-        int on = (phys ? L->v2p[k] : k) >= start;
+        int on = (phys ? L->mat[L->blk[k]] : k) >= start;
         if (prev && !on)
             return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d puts layer %d on one lane after layers on two (recurrence runs physical layers out of order); xsa-eval runs two lanes over the last layers only",
                             a->path, start, k);
@@ -758,7 +791,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
     if (sw && (sw->ndim != 2 || sw->shape[0] != c->n_layer / 2))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS", path,
+        return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS (a looped record: NUM_LOOPS, LOOP_START and LOOP_END)", path,
                         sw->ndim ? (long long)sw->shape[0] : 0LL, c->n_layer, c->n_layer / 2);
     // NeoMakesGames's GPT (the one that names its blocks shared_blocks) adds a skip after its block.
     c->skip_after = (int)arch_or(a, A_SKIP_AFTER_BLOCK, ns ? 1 : 0);
@@ -789,7 +822,12 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
     int xl = (int)arch_or(a, A_XSA_LAST_N, 0);
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
-    for (int l = c->n_layer - xl; l < c->n_layer; l++) c->xsa[l] = 1;
+    if (L->loops && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
+    for (int l = 0; l < c->n_layer; l++) {  // a looped model's XSA and LN_SCALE are its blocks' (physical layers')
+        int idx = L->loops ? L->blk[l] : l, n = L->loops ? L->n_phys : c->n_layer;
+        c->xsa[l] = idx >= n - xl;
+        c->ln_layer[l] = (short)idx;
+    }
     if ((rc = configure_options(c, pt, a, path, *bprefix, err))) return rc;
     if ((rc = configure_lanes(c, pt, a, path, L, err))) return rc;
     return configure_record_line(c, pt, a, path, *swiglu, *banked, err);

@@ -20,6 +20,14 @@ expect_exit() {
     echo "ok   $name"; _p=$((_p + 1))
 }
 
+# json_with SRC DST KEY [VALUE]: the one-key-per-line JSON object SRC (an xsa_eval.json) written
+# to DST with KEY set to VALUE (JSON text), or left out without one.
+json_with() {
+    local src=$1 dst=$2 key=$3
+    { grep '^ "' "$src" | grep -v "^ \"$key\":" | sed 's/,$//'; [ $# -gt 3 ] && echo " \"$key\": $4"; } |
+        { echo "{"; paste -sd, -; echo "}"; } > "$dst"
+}
+
 skip() { echo "skip $1: $2"; _s=$((_s + 1)); }
 pass() { echo "ok   $1"; _p=$((_p + 1)); }
 fail() { echo "FAIL $1: $2"; _f=$((_f + 1)); }

@@ -434,7 +434,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
         if (lanes) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
     }
-    float ln = c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
+    float ln = c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     struct rows_job j;
     if (lanes) {
         lane_input(st, b, w, st->x, w->attn_norm_w, ln);

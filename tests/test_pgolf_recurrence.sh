@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# The 2026-03-31 record's GPT (model/pgolf.c configure_depth, configure_lanes): `info` names its
-# features, and each setting the file cannot tell, or that disagrees with its tensors, is one
-# line naming the file and the setting, exit 2 (fixture: tests/fixtures/pgolf/recur_0331, made
-# by tools/fixtures/make_pgolf_fixtures.py from the record's own train_gpt.py).
+# Depth recurrence in parameter-golf records (model/pgolf.c configure_depth, configure_loops,
+# configure_lanes): the 2026-03-31 record's GPT (a block per virtual layer, two residual lanes, a
+# layer without attention) and the looped records from 2026-04-05 (physical blocks run by
+# NUM_LOOPS). `info` names their features, and each setting the file cannot tell, or that
+# disagrees with its tensors, is one line naming the file and the setting, exit 2 (fixtures:
+# tests/fixtures/pgolf/recur_0331 and loop_0405, made by tools/fixtures/make_pgolf_fixtures.py
+# from the records' own train_gpt.py).
 . "$(dirname "$0")/lib.sh"
 R=tests/fixtures/pgolf/recur_0331
 
-expect_exit info_0331 0 "features .*depth recurrence \(layers 2,3 run twice: 8 blocks over 6 layers of weights\), no attention in layer 0, two residual lanes from layer 6, gated U-Net skips" -- "$XSA_BIN" info --model $R/final_model.pt
+expect_exit info_0331 0 "features .*depth recurrence \(layers 2,3 run 2 times: 8 layers over 6 of weights\), no attention in layer 0, two residual lanes from layer 6, gated U-Net skips" -- "$XSA_BIN" info --model $R/final_model.pt
 expect_exit info_0331_layers 0 "layers +8$" -- "$XSA_BIN" info --model $R/final_model.pt
 expect_exit info_0331_xsa 0 "xsa layers +2,3,4,5,6,7 \(6 of 8; source: config\)" -- "$XSA_BIN" info --model $R/final_model.pt
 
 # side KEY [VALUE]: the fixture's xsa_eval.json beside a copy of its file, KEY set to VALUE (or left out).
 mkdir -p "$TMP/r"; cp $R/final_model.pt "$TMP/r/"
-side() {
-    { grep '^ "' $R/xsa_eval.json | grep -v "^ \"$1\":" | sed 's/,$//'; [ $# -gt 1 ] && echo " \"$1\": $2"; } |
-        { echo "{"; paste -sd, -; echo "}"; } > "$TMP/r/xsa_eval.json"
-}
+side() { json_with $R/xsa_eval.json "$TMP/r/xsa_eval.json" "$@"; }
 M="$TMP/r/final_model.pt"
 side RECUR_LAYERS
 expect_exit recur_missing 2 "final_model.pt has 8 blocks over 6 layers of weights: depth recurrence, whose layers the file does not record; give RECUR_LAYERS" -- "$XSA_BIN" info --model "$M"
@@ -60,5 +60,25 @@ if [ -f "$tok" ]; then
 else
     skip probe_no_attention "fineweb_1024_bpe.model absent"
 fi
+# The looped records (2026-04-05): blocks are physical layers; XSA and LN_SCALE are theirs.
+P=tests/fixtures/pgolf/loop_0405
+expect_exit info_loops 0 "features .*depth recurrence \(layers 2..3 run 3 times: 10 layers over 6 of weights\), gated U-Net skips" -- "$XSA_BIN" info --model $P/final_model.pt
+expect_exit info_loops_xsa 0 "xsa layers +2,3,4,5,6,7,8,9 \(8 of 10; source: config\)" -- "$XSA_BIN" info --model $P/final_model.pt
+mkdir -p "$TMP/l"; cp $P/final_model.pt "$TMP/l/"
+lside() { json_with $P/xsa_eval.json "$TMP/l/xsa_eval.json" "$@"; }
+L="$TMP/l/final_model.pt"
+lside NUM_LOOPS
+expect_exit loops_missing 2 "skip_weights has 5 rows but 6 layers have 3 U-Net skips; check NUM_LAYERS \(a looped record: NUM_LOOPS, LOOP_START and LOOP_END\)" -- "$XSA_BIN" info --model "$L"
+lside LOOP_END
+expect_exit loop_end_missing 2 "NUM_LOOPS 2 runs LOOP_START .. LOOP_END again, but they are not given" -- "$XSA_BIN" info --model "$L"
+lside LOOP_END 6
+expect_exit loop_end_past 2 "LOOP_START 2 .. LOOP_END 6 must be layers of the 6 of .*final_model.pt" -- "$XSA_BIN" info --model "$L"
+lside NUM_LOOPS 1
+expect_exit loops_count 2 "skip_weights has 5 rows but 8 layers have 4 U-Net skips" -- "$XSA_BIN" info --model "$L"
+lside RECUR_LAYERS '"2"'
+expect_exit loops_and_recur 2 "RECUR_LAYERS \"2\" repeats 1 layers but .*final_model.pt has 6 blocks over 6 layers of weights" -- "$XSA_BIN" info --model "$L"
+lside NEGATIVE_SLOPE
+expect_exit loops_slope_missing 2 "final_model.pt has the 2026-03-22\+ records' gated skips \(skip_gates\) but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$L"
+
 expect_exit cuda_refused_0331 2 "the CUDA backend does not implement this parameter-golf model's operations" -- "$XSA_BIN" logprobs --model $R/final_model.pt --tokens 1,5,9 --device cuda
 finish
