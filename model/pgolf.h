@@ -1,8 +1,8 @@
 // pgolf.h: parameter-golf checkpoints (openai/parameter-golf and its forks): final_model.pt (a
 // torch.save state dict), final_model.int8.ptz (zlib of the int8_clean_per_row_v1 dict) and
 // final_model.int6.ptz (zstd, zlib, xz or brotli, the last of a "BSHF" byte-shuffled payload, of
-// the int6 {w, m} dict, whose entries are int6, int5 or int8). The files carry no
-// architecture: it comes from xsa_eval.json beside the file or --arch FILE.json (the family's
+// the int6 {w, m} dict, whose entries are int6, int5 or int8, "gptq (intN)" from 2026-04). The
+// files carry no architecture: it comes from xsa_eval.json beside the file or --arch FILE.json (the family's
 // hyperparameter names), checked against the tensor shapes; what the shapes determine is
 // inferred. Not for use outside model/.
 #ifndef XSA_MODEL_PGOLF_H

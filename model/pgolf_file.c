@@ -247,10 +247,12 @@ static int embedding_name(const char *name) {
     return (n >= k && !strcmp(name + n - k, "emb.weight")) || (n >= j && !strcmp(name + n - j, "embed.weight"));
 }
 
-// The meta types of per-row integer entries: 'int5' is the 2026-03-31 record's mixed quantizer
-// (clip range 15) beside its 'int6' (31); all three are q * scale.
+// The meta types of per-row integer entries, all q * scale: 'int8', 'int6', 'int5' (the
+// 2026-03-31 mixed quantizer's clip range 15), and the 2026-04 records' GPTQ "gptq (intN)".
 static int int_kind(const char *type) {
-    return !strcmp(type, "int8") ? PG_Q8 : !strcmp(type, "int6") ? PG_Q6 : !strcmp(type, "int5") ? PG_Q5 : 0;
+    char b = !strcmp(type, "int8") ? '8' : !strcmp(type, "int6") ? '6' : !strcmp(type, "int5") ? '5' : 0;
+    if (!b && !strncmp(type, "gptq (int", 9) && type[9] && !strcmp(type + 10, ")")) b = type[9];
+    return b == '8' ? PG_Q8 : b == '6' ? PG_Q6 : b == '5' ? PG_Q5 : 0;
 }
 
 static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv *meta, xsa_error *err) {
@@ -263,7 +265,8 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
         if (k->kind != PV_STR || k->len > 500) return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 meta entry whose key is not a name", pt->path);
         const char *type = info->kind == PV_STR ? info->s : dict_str(info, "type");
         int bf16 = embedding_name(k->s), kind;
-        if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16"))) {
+        if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16") ||
+                     !strcmp(type, "passthrough (float16)"))) {
             rc = add_entry(pt, k->s, up_dict_get(w, k->s), NULL, PG_RAW, bf16, err);
         } else if (type && (kind = int_kind(type))) {
             snprintf(name, sizeof name, "%s.q", k->s);
@@ -273,7 +276,7 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
             if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' lacks its .q or .scale entry; the file is corrupt", pt->path, k->s);
             rc = add_entry(pt, k->s, q, s, kind, bf16, err);
         } else {
-            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int6, int5 and passthrough",
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int6, int5 (also as 'gptq (intN)') and passthrough",
                             pt->path, k->s, type ? type : "(not a string)");
         }
     }

@@ -3,7 +3,8 @@
 // position of one row (fixtures: tools/fixtures/make_pgolf_brotli_fixtures.py). Brotli with the
 // 2026-03-31 record's BSHF shuffle against the zstd original of tests/fixtures/pgolf/xsa_record;
 // on a 2-block model: int5 entries (brotli, the 2026-04 records' 1-byte BSHF) against the same
-// values typed int6 (zlib), and BSHF under zlib and xz.
+// values typed int6 (zlib), BSHF under zlib and xz, and the 2026-04 records' "gptq (int6)" string
+// meta (brotli, 1-byte BSHF) against the same values typed int6.
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,4 +71,9 @@ TEST(bshf_under_zlib_and_xz_equals_unshuffled) {
     check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/xz_bshf.int6.ptz", 64);
 }
 
-RUN_TESTS(T(brotli_bshf_record_equals_zstd_original), T(int5_entries_equal_same_values_as_int6), T(bshf_under_zlib_and_xz_equals_unshuffled))
+TEST(gptq_string_meta_equals_int_types) {
+    check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/gptq.int6.ptz", 64);
+}
+
+RUN_TESTS(T(brotli_bshf_record_equals_zstd_original), T(int5_entries_equal_same_values_as_int6), T(bshf_under_zlib_and_xz_equals_unshuffled),
+          T(gptq_string_meta_equals_int_types))
