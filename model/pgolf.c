@@ -36,6 +36,7 @@ enum {
     A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_TRIGRAM, A_DTG_ENABLED,
     A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_DISABLE_LAYER0_ATTN, A_PARALLEL_RESIDUAL, A_PARALLEL_START_LAYER,
     A_PARALLEL_START_LAYER_IS_PHYSICAL, A_NUM_LOOPS, A_LOOP_START, A_LOOP_END,
+    A_PARALLEL_RESIDUAL_START,  // (-1 allowed: none)
     A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE,  // (from here: any number)
     A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP,  // (strings)
     A_N
@@ -46,6 +47,7 @@ static const char *arch_names[A_N] = {
     "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "TRIGRAM", "DTG_ENABLED",
     "GATED_ATTENTION", "VALUE_RESIDUAL", "DISABLE_LAYER0_ATTN", "PARALLEL_RESIDUAL", "PARALLEL_START_LAYER",
     "PARALLEL_START_LAYER_IS_PHYSICAL", "NUM_LOOPS", "LOOP_START", "LOOP_END",
+    "PARALLEL_RESIDUAL_START",
     "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE",
     "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP"};
 
@@ -159,7 +161,7 @@ static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) 
             continue;
         }
         double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
-        if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < 0 || v > 1e9 ||
+        if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < (k == A_PARALLEL_RESIDUAL_START ? -1 : 0) || v > 1e9 ||
             (k < A_MLP_MULT && v != floor(v))) {
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a non-negative %s", a->path, e->string, k < A_MLP_MULT ? "whole number" : "number");
             break;
@@ -603,7 +605,11 @@ static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const cha
 // decoder indices (its eval turns looping on). The file does not record the schedule.
 static int configure_loops(struct model_config *c, const struct pg_arch *a, const char *path, int n_rep, struct pg_layout *L, xsa_error *err) {
     int nl = (int)arch_or(a, A_NUM_LOOPS, 0), s0 = (int)arch_or(a, A_LOOP_START, -1), s1 = (int)arch_or(a, A_LOOP_END, -1);
-    if (nl == 0) return 0;
+    if (nl == 0) {
+        if (a->set[A_PARALLEL_RESIDUAL_START] && a->v[A_PARALLEL_RESIDUAL_START] >= 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_RESIDUAL_START is the looped records' (NUM_LOOPS); xsa-eval reads it with them only", a->path);
+        return 0;
+    }
     if (s0 < 0 || s1 < 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LOOPS %d runs LOOP_START .. LOOP_END again, but they are not given (the file does not record them; the 2026-04-05 record: 4 and 5, those from 2026-04-09: 3 and 5); give both",
                         a->path, nl);
@@ -621,6 +627,14 @@ static int configure_loops(struct model_config *c, const struct pg_arch *a, cons
     c->n_layer = k, L->loops = 1;
     c->n_physical = L->n_phys, c->recur_runs = nl + 1;
     snprintf(c->recur_layers, sizeof c->recur_layers, "%d..%d", s0, s1);
+    // GPT-J blocks (PARALLEL_RESIDUAL_START: 2026-04-06 HessianSDClip, 2026-04-09): the MLP reads
+    // the block's input, not its attention's output; the looped records differ, and their files
+    // are alike, so it must be given.
+    if (!a->set[A_PARALLEL_RESIDUAL_START])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none (2026-04-05), 7 for the 2026-04-06 HessianSDClip and 2026-04-09 records",
+                        a->path);
+    int ps = (int)a->v[A_PARALLEL_RESIDUAL_START];
+    for (int l = 0; l < c->n_layer; l++) c->mlp_reads_input[l] = ps >= 0 && L->blk[l] >= ps;
     return 0;
 }
 

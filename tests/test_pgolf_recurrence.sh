@@ -77,6 +77,15 @@ lside NUM_LOOPS 1
 expect_exit loops_count 2 "skip_weights has 5 rows but 8 layers have 4 U-Net skips" -- "$XSA_BIN" info --model "$L"
 lside RECUR_LAYERS '"2"'
 expect_exit loops_and_recur 2 "RECUR_LAYERS \"2\" repeats 1 layers but .*final_model.pt has 6 blocks over 6 layers of weights" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START
+expect_exit gptj_start_missing 2 "a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START -2
+expect_exit gptj_start_negative 2 "PARALLEL_RESIDUAL_START must be a non-negative whole number" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START 4
+expect_exit gptj_from_4 0 "GPT-J blocks \(attention and MLP read the same input\) in 2 of 10 layers" -- "$XSA_BIN" info --model "$L"
+side PARALLEL_RESIDUAL_START 4
+expect_exit gptj_without_loops 2 "PARALLEL_RESIDUAL_START is the looped records' \(NUM_LOOPS\)" -- "$XSA_BIN" info --model "$M"
+expect_exit info_gptj 0 "depth recurrence \(layers 1..3 run 3 times: 12 layers over 6 of weights\), GPT-J blocks \(attention and MLP read the same input\) in 2 of 12 layers" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gptj_0406/final_model.pt
 lside NEGATIVE_SLOPE
 expect_exit loops_slope_missing 2 "final_model.pt has the 2026-03-22\+ records' gated skips \(skip_gates\) but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$L"
 

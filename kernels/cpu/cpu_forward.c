@@ -459,6 +459,8 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
 
     if (lanes) {
         lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln);
+    } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
+        // GPT-J block: the MLP's input is the attention's (weightless norms: the same rows), in xin
     } else {
         j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
                               .bias = w->mlp_norm_b, .out = xin, .scale = ln};
