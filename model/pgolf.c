@@ -527,7 +527,7 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     if (a->set[A_DISABLE_LAYER0_ATTN] && (a->v[A_DISABLE_LAYER0_ATTN] != 0) != dropped && !L->banked)
         return xsa_fail(err, XSA_EBADINPUT, "%s: DISABLE_LAYER0_ATTN = %g disagrees with %s, which %s %s; fix the architecture file", a->path, a->v[A_DISABLE_LAYER0_ATTN], path,
                         dropped ? "has no" : "has", n);
-    if (L->banked && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
+    if (L->banked && !L->loops && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s is the 2026-03-31 record's GPT (skip_gates), whose banks keep layer 0's attention weights whether it runs or not; give DISABLE_LAYER0_ATTN (the record: 1) in xsa_eval.json or --arch",
                         src, path);
     c->attn_off[0] = a->set[A_DISABLE_LAYER0_ATTN] ? a->v[A_DISABLE_LAYER0_ATTN] != 0 : dropped;
@@ -538,37 +538,42 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     return 0;
 }
 
-// The two residual lanes of the 2026-03-31 record (PARALLEL_RESIDUAL, parallel_*_lambdas): the
-// blocks whose physical layer (or, with PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is
-// PARALLEL_START_LAYER or later; the file does not record where they start.
+// Two residual lanes (PARALLEL_RESIDUAL, parallel_*_lambdas), from PARALLEL_START_LAYER, which
+// the file does not record. The 2026-03-31 record's: the blocks whose physical layer (or, with
+// PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is the start or later; attention, then
+// the MLP on the mixed lane 1, each into both lanes. The looped records' (2026-04-10 on, the same
+// tensors): the decoder layers whose block is the start or later (and the start above 0), the
+// two sublayers side by side, skips into lane 0 only. The final norm reads PARALLEL_FINAL_LANE.
 static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const struct pg_layout *L, xsa_error *err) {
     int has = shape_of(pt, "parallel_post_lambdas") != NULL;
+    const char *src = a->path[0] ? a->path : path;
     if (a->set[A_PARALLEL_RESIDUAL] && (a->v[A_PARALLEL_RESIDUAL] != 0) != has)
         return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_RESIDUAL = %g disagrees with %s, which %s parallel_post_lambdas; fix the architecture file", a->path,
                         a->v[A_PARALLEL_RESIDUAL], path, has ? "has" : "has no");
     if (c->value_residual && c->attn_off[0])
-        return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", a->path[0] ? a->path : path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", src);
     if (!has) return 0;
-    if (L->loops)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes in a looped model (NUM_LOOPS): the records from 2026-04-10 update both lanes at once, with the same tensors as 2026-03-31's; xsa-eval does not implement theirs and refuses the file rather than score it with the other",
-                        path);
     if (!a->set[A_PARALLEL_START_LAYER])
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-31 record's two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the record: 7); give it in xsa_eval.json or --arch",
-                        a->path[0] ? a->path : path, path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the 2026-03-31 record: 7, the looped records from 2026-04-10: 8); give it in xsa_eval.json or --arch",
+                        src, path);
     int start = (int)a->v[A_PARALLEL_START_LAYER], phys = pg_arch_or(a, A_PARALLEL_START_LAYER_IS_PHYSICAL, 1) != 0, prev = 0;
+    int n_enc = c->unet_skips ? c->n_layer / 2 : 1;
+    if (a->set[A_PARALLEL_FINAL_LANE] && !L->loops)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_FINAL_LANE is the looped records' (2026-04-10 on); the 2026-03-31 record's final norm reads the lanes' mean", a->path);
+    c->lanes_together = L->loops;
+    c->lanes_final = a->lanes_final;
     for (int k = 0; k < c->n_layer; k++) {
-        int on = (phys ? L->mat[L->blk[k]] : k) >= start;
+        int on = L->loops ? k >= n_enc && start > 0 && L->blk[k] >= start : (phys ? L->mat[L->blk[k]] : k) >= start;
         if (prev && !on)
             return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d puts layer %d on one lane after layers on two (recurrence runs physical layers out of order); xsa-eval runs two lanes over the last layers only",
                             a->path, start, k);
         if (on && !prev) c->lanes_from = k;
         prev = on;
     }
-    int n_enc = c->unet_skips ? c->n_layer / 2 : 1;
     if (prev && c->lanes_from < n_enc)
         return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d gives layer %d two lanes; xsa-eval runs them from the decoder's first layer (%d) on, as the record does",
                         a->path, start, c->lanes_from, n_enc);
-    if (prev && (c->skip_after || c->n_blocks != c->n_layer || shape_of(pt, "blocks.0.dtg_gate.weight")))
+    if (prev && (c->skip_after || (c->n_blocks != c->n_layer && !L->loops) || shape_of(pt, "blocks.0.dtg_gate.weight")))
         return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes with shared blocks, skips after the block or DTG gates; no parameter-golf GPT has both", path);
     return 0;
 }

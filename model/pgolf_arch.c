@@ -28,7 +28,7 @@ const char *const pg_arch_names[A_N] = {
     "PARALLEL_START_LAYER_IS_PHYSICAL", "NUM_LOOPS", "LOOP_START", "LOOP_END",
     "PARALLEL_RESIDUAL_START",
     "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE",
-    "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP"};
+    "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP", "PARALLEL_FINAL_LANE"};
 
 void pg_sidecar_path(const char *path, char *out, size_t n) {
     const char *slash = strrchr(path, '/');
@@ -71,17 +71,22 @@ static int parse_layer_list(struct pg_arch *a, int k, const cJSON *e, struct pg_
     return 0;
 }
 
-// A string setting: a layer list, or REPEAT_UNTIE_MLP's mode.
+// One of three words (a mode setting) into *out, its index.
+static int parse_mode(struct pg_arch *a, int k, const cJSON *e, const char *const words[3], const char *record, int *out, xsa_error *err) {
+    for (int i = 0; i < 3 && cJSON_IsString(e); i++)
+        if (!strcmp(e->valuestring, words[i])) {
+            *out = i, a->set[k] = 1;
+            return 0;
+        }
+    return xsa_fail(err, XSA_EBADINPUT, "%s: %s must be \"%s\", \"%s\" or \"%s\", as the %s record reads it", a->path, pg_arch_names[k], words[0], words[1],
+                    words[2], record);
+}
+
+// A string setting: a layer list, or a mode (REPEAT_UNTIE_MLP, PARALLEL_FINAL_LANE).
 static int parse_string_setting(struct pg_arch *a, int k, const cJSON *e, xsa_error *err) {
-    if (k == A_REPEAT_UNTIE_MLP) {
-        static const char *modes[] = {"none", "down", "full"};
-        for (int i = 0; i < 3 && cJSON_IsString(e); i++)
-            if (!strcmp(e->valuestring, modes[i])) {
-                a->untie_mode = i, a->set[k] = 1;
-                return 0;
-            }
-        return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP must be \"none\", \"down\" or \"full\", as the 2026-03-31 record reads it", a->path);
-    }
+    static const char *const untie[3] = {"none", "down", "full"}, *const lanes[3] = {"mean", "attn", "mlp"};
+    if (k == A_PARALLEL_FINAL_LANE) return parse_mode(a, k, e, lanes, "2026-04-10", &a->lanes_final, err);
+    if (k == A_REPEAT_UNTIE_MLP) return parse_mode(a, k, e, untie, "2026-03-31", &a->untie_mode, err);
     struct pg_list *l = k == A_VE_LAYERS ? &a->ve : k == A_RECUR_LAYERS ? &a->recur : k == A_REPEAT_UNTIE_MLP_LAYERS ? &a->untie : &a->canon;
     return parse_layer_list(a, k, e, l, err);
 }

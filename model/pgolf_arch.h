@@ -19,7 +19,7 @@ enum {
     A_PARALLEL_START_LAYER_IS_PHYSICAL, A_NUM_LOOPS, A_LOOP_START, A_LOOP_END,
     A_PARALLEL_RESIDUAL_START,  // (-1 allowed: none)
     A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE,  // (from here: any number)
-    A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP,  // (strings)
+    A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP, A_PARALLEL_FINAL_LANE,  // (strings)
     A_N
 };
 extern const char *const pg_arch_names[A_N];
@@ -39,6 +39,7 @@ struct pg_arch {
     int mnanogpt;     // FAMILY "modded-nanogpt": the file is read by model/mnanogpt.c
     struct pg_list ve, recur, untie, canon;  // ve_layer_scales.i is layer ve.v[i]'s
     int untie_mode;   // REPEAT_UNTIE_MLP: UNTIE_*
+    int lanes_final;  // PARALLEL_FINAL_LANE: "mean" 0, "attn" 1, "mlp" 2
 };
 
 // xsa_eval.json beside model_path (or the --arch file) into a; none there: a->path "", all unset.
