@@ -268,7 +268,7 @@ int model_has_family_features(const struct model *m) {
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (c->attn_off[l] || w->lane_post) return 1;
+        if (c->attn_off[l] || c->mlp_reads_input[l] || w->lane_post) return 1;
         if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale || w->attn_gate_w ||
             w->dtg_w || w->vrl_alpha || w->vr_lambda)
             return 1;
@@ -285,10 +285,10 @@ const char *model_arch_name(const struct model *m) {
 void model_describe_features(const struct model *m, char *out, size_t n) {
     const struct model_config *c = &m->cfg;
     const struct layer_weights *w = &m->layers[0];
-    int gated = 0, n_swa = 0, n_ve = 0, n_off = 0;
+    int gated = 0, n_swa = 0, n_ve = 0, n_off = 0, n_gptj = 0;
     char ve_layers[64] = "";
     for (int l = 0; l < c->n_layer; l++) {
-        gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l], n_off += c->attn_off[l];
+        gated |= m->layers[l].xsa_gate != NULL, n_swa += c->swa[l], n_off += c->attn_off[l], n_gptj += c->mlp_reads_input[l];
         size_t k = strlen(ve_layers);
         if (m->layers[l].ve_scale && k + 8 < sizeof ve_layers) snprintf(ve_layers + k, sizeof ve_layers - k, "%s%d", n_ve++ ? "," : "", l);
     }
@@ -327,7 +327,8 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->n_physical, "depth recurrence (layers %s run %d times: %d layers over %d of weights)", c->recur_layers, c->recur_runs, c->n_layer,
          c->n_physical);
     FEAT(n_off, "no attention in %s", n_off == 1 && c->attn_off[0] ? "layer 0" : "some layers");
-    FEAT(c->lanes_from, "two residual lanes from layer %d", c->lanes_from);
+    FEAT(c->lanes_from, "two residual lanes from layer %d%s", c->lanes_from, c->lanes_together ? " (attention and MLP side by side)" : "");
+    FEAT(n_gptj, "GPT-J blocks (attention and MLP read the same input) in %d of %d layers", n_gptj, c->n_layer);
     FEAT(m->skip_gates, "gated U-Net skips");
     FEAT(gated, "gated XSA");
     FEAT(c->smear, "SmearGate");

@@ -96,9 +96,12 @@ struct model_config {
     // The 2026-03-31 record's GPT (parallel residuals, mini depth recurrence).
     unsigned char attn_off[MODEL_MAX_LAYERS];  // attn_off[l] = 1: layer l has no attention (DISABLE_LAYER0_ATTN)
     int lanes_from;      // layers from this one on keep two residual lanes (lane_resid, lane_post); 0: none
+    int lanes_together;  // ... 2026-04-10's: attention (lane 0 + x0) and MLP (lane 1) side by side, skips into lane 0
+    int lanes_final;     // ... the final norm reads their mean (0), lane 0 (1) or lane 1 (2) (PARALLEL_FINAL_LANE)
     int n_physical;      // depth recurrence: the distinct layers the n_layer virtual ones run (0: no recurrence)
     int recur_runs;      // ... how often the recurrent layers run
     char recur_layers[48];  // ... which they are ("4,5", or "4..5"), for `info`
+    unsigned char mlp_reads_input[MODEL_MAX_LAYERS];  // GPT-J block: x + a attn(n(x)) + m mlp(n(x)) (PARALLEL_RESIDUAL_START)
     short ln_layer[MODEL_MAX_LAYERS];  // LN_SCALE's i in 1 / sqrt(i + 1) for layer l (a looped model: its block's)
 };
 

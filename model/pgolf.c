@@ -5,12 +5,13 @@
 // the record extras (SmearGate, BigramHashEmbedding, XSA in the last XSA_LAST_N layers) and
 // the forks' block sharing (SHARED_CYCLE_LEN, NUM_RECURRENCE_PASSES with pass gates), and the
 // 2026-03-22..29 records' weight banks, LN_SCALE, shared value embedding and leaky relu^2 (and
-// the options they leave off: gated attention, DTG, value residual, trigram).
+// the options they leave off: gated attention, DTG, value residual, trigram), the 2026-03-31
+// record's depth recurrence, two residual lanes and layer without attention, and the looped
+// records from 2026-04-05 (NUM_LOOPS, GPT-J blocks). The settings come from model/pgolf_arch.c.
 #include "model/mnanogpt.h"
 #include "model/pgolf.h"
+#include "model/pgolf_arch.h"
 
-#include <cJSON.h>
-#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,162 +23,6 @@
 #include "model/safetensors.h"
 #include "model/model_internal.h"
 #include "model/torch_checkpoint.h"
-
-#define PG_ARCH_MAX_BYTES (1u << 20)
-
-static const char *g_arch_file;  // --arch: one per process, set by the command line
-
-void model_set_arch_file(const char *path) { g_arch_file = path; }
-
-// The architecture settings, by the family's hyperparameter names; -1 = not given.
-enum {
-    A_NUM_LAYERS, A_MODEL_DIM, A_NUM_HEADS, A_NUM_KV_HEADS, A_VOCAB_SIZE, A_XSA_LAST_N, A_ROPE_DIMS, A_SHARED_CYCLE_LEN,
-    A_NUM_RECURRENCE_PASSES, A_USE_SWIGLU, A_TIE_EMBEDDINGS, A_TRAIN_SEQ_LEN, A_EVAL_SEQ_LEN, A_ROTARY_TRAIN_SEQ_LEN,
-    A_SKIP_AFTER_BLOCK, A_BIGRAM_VOCAB_SIZE, A_BIGRAM_DIM, A_LN_SCALE, A_VE_ENABLED, A_VE_DIM, A_TRIGRAM, A_DTG_ENABLED,
-    A_GATED_ATTENTION, A_VALUE_RESIDUAL, A_DISABLE_LAYER0_ATTN, A_PARALLEL_RESIDUAL, A_PARALLEL_START_LAYER,
-    A_PARALLEL_START_LAYER_IS_PHYSICAL, A_NUM_LOOPS, A_LOOP_START, A_LOOP_END,
-    A_MLP_MULT, A_LOGIT_SOFTCAP, A_ROPE_BASE, A_QK_GAIN_INIT, A_NEGATIVE_SLOPE,  // (from here: any number)
-    A_VE_LAYERS, A_RECUR_LAYERS, A_REPEAT_UNTIE_MLP_LAYERS, A_CANON_AC_LAYERS, A_REPEAT_UNTIE_MLP,  // (strings)
-    A_N
-};
-static const char *arch_names[A_N] = {
-    "NUM_LAYERS", "MODEL_DIM", "NUM_HEADS", "NUM_KV_HEADS", "VOCAB_SIZE", "XSA_LAST_N", "ROPE_DIMS", "SHARED_CYCLE_LEN",
-    "NUM_RECURRENCE_PASSES", "USE_SWIGLU", "TIE_EMBEDDINGS", "TRAIN_SEQ_LEN", "EVAL_SEQ_LEN", "ROTARY_TRAIN_SEQ_LEN",
-    "SKIP_AFTER_BLOCK", "BIGRAM_VOCAB_SIZE", "BIGRAM_DIM", "LN_SCALE", "VE_ENABLED", "VE_DIM", "TRIGRAM", "DTG_ENABLED",
-    "GATED_ATTENTION", "VALUE_RESIDUAL", "DISABLE_LAYER0_ATTN", "PARALLEL_RESIDUAL", "PARALLEL_START_LAYER",
-    "PARALLEL_START_LAYER_IS_PHYSICAL", "NUM_LOOPS", "LOOP_START", "LOOP_END",
-    "MLP_MULT", "LOGIT_SOFTCAP", "ROPE_BASE", "QK_GAIN_INIT", "NEGATIVE_SLOPE",
-    "VE_LAYERS", "RECUR_LAYERS", "REPEAT_UNTIE_MLP_LAYERS", "CANON_AC_LAYERS", "REPEAT_UNTIE_MLP"};
-
-// A comma-separated layer list setting (VE_LAYERS "9,10", RECUR_LAYERS "4,5", ...), in its order.
-struct pg_list {
-    int v[MODEL_MAX_LAYERS], n;
-    char text[48];  // as written, for messages and `info`
-};
-
-enum { UNTIE_NONE, UNTIE_DOWN, UNTIE_FULL };
-
-struct pg_arch {
-    double v[A_N];
-    int set[A_N];
-    char path[4200];  // the file they came from ("" when none)
-    int mnanogpt;     // FAMILY "modded-nanogpt": the file is read by model/mnanogpt.c
-    struct pg_list ve, recur, untie, canon;  // ve_layer_scales.i is layer ve.v[i]'s
-    int untie_mode;   // REPEAT_UNTIE_MLP: UNTIE_*
-};
-
-static void sidecar_path(const char *path, char *out, size_t n) {
-    const char *slash = strrchr(path, '/');
-    snprintf(out, n, "%.*s/xsa_eval.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
-}
-
-// A layer list as the records read it, [int(x) for x in s.split(",") if x.strip()]. VE_LAYERS
-// keeps its order (a layer named twice would share one scale there, so it is refused); the
-// others are sets, sorted as the record's sorted(set(...)).
-static int parse_layer_list(struct pg_arch *a, int k, const cJSON *e, struct pg_list *out, xsa_error *err) {
-    if (!cJSON_IsString(e))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a string of comma-separated layer indices, such as \"9,10\"", a->path, arch_names[k]);
-    const char *s = e->valuestring;
-    snprintf(out->text, sizeof out->text, "%s", s);
-    out->n = 0;
-    while (*s) {
-        const char *end = strchr(s, ',');
-        if (!end) end = s + strlen(s);
-        const char *p = s, *q = end;
-        while (p < q && isspace((unsigned char)*p)) p++;
-        while (q > p && isspace((unsigned char)q[-1])) q--;
-        int v = 0;
-        const char *r = p;
-        while (r < q && isdigit((unsigned char)*r) && v < MODEL_MAX_LAYERS) v = v * 10 + (*r++ - '0');
-        if (r < q || v >= MODEL_MAX_LAYERS)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: %s \"%.64s\" is not a comma-separated list of layer indices below %d, such as \"9,10\"", a->path,
-                            arch_names[k], e->valuestring, MODEL_MAX_LAYERS);
-        int dup = 0;
-        for (int i = 0; i < out->n && p < q; i++) dup |= out->v[i] == v;
-        if (dup && k == A_VE_LAYERS) return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%.64s\" names layer %d twice", a->path, e->valuestring, v);
-        if (p < q && !dup) out->v[out->n++] = v;
-        s = *end ? end + 1 : end;
-    }
-    for (int i = 1; i < out->n && k != A_VE_LAYERS; i++)  // insertion sort: a few layers
-        for (int j = i; j > 0 && out->v[j - 1] > out->v[j]; j--) {
-            int t = out->v[j];
-            out->v[j] = out->v[j - 1], out->v[j - 1] = t;
-        }
-    a->set[k] = 1;
-    return 0;
-}
-
-// A string setting: a layer list, or REPEAT_UNTIE_MLP's mode.
-static int parse_string_setting(struct pg_arch *a, int k, const cJSON *e, xsa_error *err) {
-    if (k == A_REPEAT_UNTIE_MLP) {
-        static const char *modes[] = {"none", "down", "full"};
-        for (int i = 0; i < 3 && cJSON_IsString(e); i++)
-            if (!strcmp(e->valuestring, modes[i])) {
-                a->untie_mode = i, a->set[k] = 1;
-                return 0;
-            }
-        return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP must be \"none\", \"down\" or \"full\", as the 2026-03-31 record reads it", a->path);
-    }
-    struct pg_list *l = k == A_VE_LAYERS ? &a->ve : k == A_RECUR_LAYERS ? &a->recur : k == A_REPEAT_UNTIE_MLP_LAYERS ? &a->untie : &a->canon;
-    return parse_layer_list(a, k, e, l, err);
-}
-
-static int read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
-    memset(a, 0, sizeof *a);
-    if (g_arch_file) snprintf(a->path, sizeof a->path, "%s", g_arch_file);
-    else sidecar_path(model_path, a->path, sizeof a->path);
-    if (!g_arch_file && !file_exists(a->path)) {
-        a->path[0] = '\0';
-        return 0;
-    }
-    char *text = NULL;
-    int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, NULL, err);
-    if (rc) return rc;
-    cJSON *r = cJSON_Parse(text), *e;
-    free(text);
-    if (!cJSON_IsObject(r)) {
-        cJSON_Delete(r);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object of architecture settings (such as {\"NUM_LAYERS\": 9})", a->path);
-    }
-    const cJSON *fam = cJSON_GetObjectItemCaseSensitive(r, "FAMILY");
-    // modded-nanogpt's settings are its own (model/mnanogpt.c reads them)
-    a->mnanogpt = cJSON_IsString(fam) && !strcmp(fam->valuestring, "modded-nanogpt");
-    if (fam && !a->mnanogpt && !(cJSON_IsString(fam) && !strcmp(fam->valuestring, "parameter-golf")))
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: FAMILY must be \"parameter-golf\" or \"modded-nanogpt\"", a->path);
-    cJSON_ArrayForEach(e, r) {
-        if (rc || a->mnanogpt) break;
-        if (e == fam) continue;
-        int k = 0;
-        while (k < A_N && strcmp(e->string, arch_names[k])) k++;
-        if (k == A_N) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not an architecture setting xsa-eval reads (NUM_LAYERS, MODEL_DIM, NUM_HEADS, NUM_KV_HEADS, MLP_MULT, VOCAB_SIZE, XSA_LAST_N, LOGIT_SOFTCAP, ROPE_BASE, ROPE_DIMS, ...)",
-                          a->path, e->string);
-            break;
-        }
-        if (k >= A_VE_LAYERS) {
-            if ((rc = parse_string_setting(a, k, e, err))) break;
-            continue;
-        }
-        double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
-        if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < 0 || v > 1e9 ||
-            (k < A_MLP_MULT && v != floor(v))) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a non-negative %s", a->path, e->string, k < A_MLP_MULT ? "whole number" : "number");
-            break;
-        }
-        a->v[k] = v, a->set[k] = 1;
-    }
-    cJSON_Delete(r);
-    return rc;
-}
-
-// A value the shapes determine: the sidecar must agree when it gives it.
-static int agree(const struct pg_arch *a, int k, double shape_value, const char *what, const char *path, xsa_error *err) {
-    if (!a->set[k] || a->v[k] == shape_value) return 0;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, whose %s gives %g; fix the architecture file", a->path, arch_names[k], a->v[k],
-                    path, what, shape_value);
-}
-
-static double arch_or(const struct pg_arch *a, int k, double dflt) { return a->set[k] ? a->v[k] : dflt; }
 
 // What configure reads off the tensors beyond model_config: where the blocks' weights are and
 // how the virtual layers (recurrence) map onto them.
@@ -452,7 +297,7 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
 // SmearGate: every record that has one (2026-03-20 on) trains at 2048, most with that Rotary.
 static int context_and_ntk(struct model_config *c, const struct pg_arch *a, const char *model_path, xsa_error *err) {
     const char *where = a->path[0] ? a->path : model_path;  // the sidecar, or the file when there is none
-    double train = arch_or(a, A_TRAIN_SEQ_LEN, c->smear ? 2048 : 1024), ev = arch_or(a, A_EVAL_SEQ_LEN, 0);
+    double train = pg_arch_or(a, A_TRAIN_SEQ_LEN, c->smear ? 2048 : 1024), ev = pg_arch_or(a, A_EVAL_SEQ_LEN, 0);
     double ctx = ev > 0 ? ev : train;
     const char *which = ev > 0                      ? "EVAL_SEQ_LEN"
                         : a->set[A_TRAIN_SEQ_LEN] ? "TRAIN_SEQ_LEN"
@@ -465,7 +310,7 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, cons
                         "%s: %s %g is past 1024, where the records whose Rotary is built with train_seq_len=1024 scale RoPE (NTK); "
                         "say which Rotary trained this checkpoint: \"ROTARY_TRAIN_SEQ_LEN\": 1024 for those records, 0 for a Rotary without scaling",
                         where, which, ctx);
-    double r = arch_or(a, A_ROTARY_TRAIN_SEQ_LEN, 0);
+    double r = pg_arch_or(a, A_ROTARY_TRAIN_SEQ_LEN, 0);
     int rd = model_rope_dims(c);
     if (r == 0 || ctx <= r) return 0;
     if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", where, rd);
@@ -494,13 +339,13 @@ static int configure_options(struct model_config *c, struct pg_tensors *pt, cons
         }
         if (n_has && n_has != c->n_blocks)
             return xsa_fail(err, XSA_EBADINPUT, "%s: %d of %d blocks have %s's %s; the option is all blocks' or none's, so the file is damaged", path, n_has,
-                            c->n_blocks, arch_names[opt[k].key], opt[k].suffix[0]);
+                            c->n_blocks, pg_arch_names[opt[k].key], opt[k].suffix[0]);
         if (a->set[opt[k].key] && (a->v[opt[k].key] != 0) != has)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, which %s %s0.%s; fix the architecture file", a->path, arch_names[opt[k].key],
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, which %s %s0.%s; fix the architecture file", a->path, pg_arch_names[opt[k].key],
                             a->v[opt[k].key], path, has ? "has" : "has no", bprefix, opt[k].suffix[0]);
         if (opt[k].key == A_VALUE_RESIDUAL) c->value_residual = has;
     }
-    c->trigram = arch_or(a, A_TRIGRAM, 0) != 0;
+    c->trigram = pg_arch_or(a, A_TRIGRAM, 0) != 0;
     if (c->trigram && !c->bigram_vocab)
         return xsa_fail(err, XSA_EBADINPUT, "%s: TRIGRAM hashes into the bigram table, but %s has no bigram.embed.weight; fix the architecture file", a->path, path);
     return 0;
@@ -524,8 +369,8 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no NEGATIVE_SLOPE is given, which the file does not record (0.5 from 2026-03-23: leaky_relu(x, 0.5)^2; 0: relu^2, as 2026-03-22); give NEGATIVE_SLOPE in xsa_eval.json or --arch",
                             src, path, why);
     }
-    c->ln_scale = arch_or(a, A_LN_SCALE, 0) != 0;
-    c->mlp_leaky_slope = (float)arch_or(a, A_NEGATIVE_SLOPE, 0);
+    c->ln_scale = pg_arch_or(a, A_LN_SCALE, 0) != 0;
+    c->mlp_leaky_slope = (float)pg_arch_or(a, A_NEGATIVE_SLOPE, 0);
     if (swiglu && c->mlp_leaky_slope != 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NEGATIVE_SLOPE is the relu^2 MLP's, but %s has a SwiGLU MLP; fix the architecture file", a->path, path);
     if (a->set[A_VE_ENABLED] && (a->v[A_VE_ENABLED] != 0) != (ve != NULL))
@@ -535,7 +380,7 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
     if (ve->ndim != 2 || ve->shape[0] != c->vocab_size)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ve_shared.embed.weight is not (%d, VE_DIM); not a parameter-golf value embedding", path, c->vocab_size);
     c->ve_dim = (int)ve->shape[1];
-    if ((rc = agree(a, A_VE_DIM, c->ve_dim, "ve_shared.embed.weight columns", path, err))) return rc;
+    if ((rc = pg_agree(a, A_VE_DIM, c->ve_dim, "ve_shared.embed.weight columns", path, err))) return rc;
     if (!a->set[A_VE_LAYERS])
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has value embeddings, whose layers it does not record; give VE_LAYERS (the records: \"9,10\") in xsa_eval.json or --arch",
                         src, path);
@@ -566,19 +411,13 @@ static int count_blocks_with(struct pg_tensors *pt, const char *prefix, const ch
     return n;
 }
 
-static int list_has(const struct pg_list *l, int v) {
-    for (int i = 0; i < l->n; i++)
-        if (l->v[i] == v) return 1;
-    return 0;
-}
-
 // REPEAT_UNTIE_MLP (and _LAYERS), when given, against the repeat_mlp.i tensors: entry i (the
 // i-th recurrent layer) has fc and proj ("full") or proj ("down") when untied, nothing else.
 static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const char *path, xsa_error *err) {
     static const char *modes[] = {"none", "down", "full"};
     char n[96];
     for (int i = 0; i < a->untie.n; i++)
-        if (!list_has(&a->recur, a->untie.v[i]))
+        if (!pg_list_has(&a->recur, a->untie.v[i]))
             return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP_LAYERS \"%s\" names layer %d, which RECUR_LAYERS \"%s\" does not; fix the architecture file", a->path,
                             a->untie.text, a->untie.v[i], a->recur.text);
     for (int i = 0; i < a->recur.n; i++) {
@@ -588,7 +427,7 @@ static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const cha
         int proj = shape_of(pt, n) != NULL;
         if (fc && !proj) return xsa_fail(err, XSA_EBADINPUT, "%s: repeat_mlp.%d has fc.weight but no proj.weight; the file is damaged", path, i);
         if (!a->set[A_REPEAT_UNTIE_MLP]) continue;
-        int untied = a->untie_mode != UNTIE_NONE && (!a->untie.n || list_has(&a->untie, a->recur.v[i]));
+        int untied = a->untie_mode != UNTIE_NONE && (!a->untie.n || pg_list_has(&a->untie, a->recur.v[i]));
         if (fc != (untied && a->untie_mode == UNTIE_FULL) || proj != untied)
             return xsa_fail(err, XSA_EBADINPUT, "%s: REPEAT_UNTIE_MLP \"%s\"%s%s%s disagrees with %s, whose repeat_mlp.%d (recurrent layer %d) has %s; fix the architecture file",
                             a->path, modes[a->untie_mode], a->untie.n ? " on layers \"" : "", a->untie.n ? a->untie.text : "", a->untie.n ? "\"" : "", path, i,
@@ -602,8 +441,12 @@ static int check_untie(struct pg_tensors *pt, const struct pg_arch *a, const cha
 // NUM_LOOPS + 1 times, then the rest, as the 2026-04-05 record's GPT builds its encoder and
 // decoder indices (its eval turns looping on). The file does not record the schedule.
 static int configure_loops(struct model_config *c, const struct pg_arch *a, const char *path, int n_rep, struct pg_layout *L, xsa_error *err) {
-    int nl = (int)arch_or(a, A_NUM_LOOPS, 0), s0 = (int)arch_or(a, A_LOOP_START, -1), s1 = (int)arch_or(a, A_LOOP_END, -1);
-    if (nl == 0) return 0;
+    int nl = (int)pg_arch_or(a, A_NUM_LOOPS, 0), s0 = (int)pg_arch_or(a, A_LOOP_START, -1), s1 = (int)pg_arch_or(a, A_LOOP_END, -1);
+    if (nl == 0) {
+        if (a->set[A_PARALLEL_RESIDUAL_START] && a->v[A_PARALLEL_RESIDUAL_START] >= 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_RESIDUAL_START is the looped records' (NUM_LOOPS); xsa-eval reads it with them only", a->path);
+        return 0;
+    }
     if (s0 < 0 || s1 < 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LOOPS %d runs LOOP_START .. LOOP_END again, but they are not given (the file does not record them; the 2026-04-05 record: 4 and 5, those from 2026-04-09: 3 and 5); give both",
                         a->path, nl);
@@ -621,6 +464,14 @@ static int configure_loops(struct model_config *c, const struct pg_arch *a, cons
     c->n_layer = k, L->loops = 1;
     c->n_physical = L->n_phys, c->recur_runs = nl + 1;
     snprintf(c->recur_layers, sizeof c->recur_layers, "%d..%d", s0, s1);
+    // GPT-J blocks (PARALLEL_RESIDUAL_START: 2026-04-06 HessianSDClip, 2026-04-09): the MLP reads
+    // the block's input, not its attention's output; the looped records differ, and their files
+    // are alike, so it must be given.
+    if (!a->set[A_PARALLEL_RESIDUAL_START])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none (2026-04-05), 7 for the 2026-04-06 HessianSDClip and 2026-04-09 records",
+                        a->path);
+    int ps = (int)a->v[A_PARALLEL_RESIDUAL_START];
+    for (int l = 0; l < c->n_layer; l++) c->mlp_reads_input[l] = ps >= 0 && L->blk[l] >= ps;
     return 0;
 }
 
@@ -676,48 +527,53 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     if (a->set[A_DISABLE_LAYER0_ATTN] && (a->v[A_DISABLE_LAYER0_ATTN] != 0) != dropped && !L->banked)
         return xsa_fail(err, XSA_EBADINPUT, "%s: DISABLE_LAYER0_ATTN = %g disagrees with %s, which %s %s; fix the architecture file", a->path, a->v[A_DISABLE_LAYER0_ATTN], path,
                         dropped ? "has no" : "has", n);
-    if (L->banked && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
+    if (L->banked && !L->loops && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s is the 2026-03-31 record's GPT (skip_gates), whose banks keep layer 0's attention weights whether it runs or not; give DISABLE_LAYER0_ATTN (the record: 1) in xsa_eval.json or --arch",
                         src, path);
     c->attn_off[0] = a->set[A_DISABLE_LAYER0_ATTN] ? a->v[A_DISABLE_LAYER0_ATTN] != 0 : dropped;
     L->no_attn0 = dropped;
-    if (c->attn_off[0] && list_has(&a->recur, 0))
+    if (c->attn_off[0] && pg_list_has(&a->recur, 0))
         return xsa_fail(err, XSA_EBADINPUT, "%s: layer 0 is both without attention (DISABLE_LAYER0_ATTN) and recurrent (RECUR_LAYERS \"%s\"), whose second pass would need the attention weights the file drops",
                         a->path, a->recur.text);
     return 0;
 }
 
-// The two residual lanes of the 2026-03-31 record (PARALLEL_RESIDUAL, parallel_*_lambdas): the
-// blocks whose physical layer (or, with PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is
-// PARALLEL_START_LAYER or later; the file does not record where they start.
+// Two residual lanes (PARALLEL_RESIDUAL, parallel_*_lambdas), from PARALLEL_START_LAYER, which
+// the file does not record. The 2026-03-31 record's: the blocks whose physical layer (or, with
+// PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is the start or later; attention, then
+// the MLP on the mixed lane 1, each into both lanes. The looped records' (2026-04-10 on, the same
+// tensors): the decoder layers whose block is the start or later (and the start above 0), the
+// two sublayers side by side, skips into lane 0 only. The final norm reads PARALLEL_FINAL_LANE.
 static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const struct pg_layout *L, xsa_error *err) {
     int has = shape_of(pt, "parallel_post_lambdas") != NULL;
+    const char *src = a->path[0] ? a->path : path;
     if (a->set[A_PARALLEL_RESIDUAL] && (a->v[A_PARALLEL_RESIDUAL] != 0) != has)
         return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_RESIDUAL = %g disagrees with %s, which %s parallel_post_lambdas; fix the architecture file", a->path,
                         a->v[A_PARALLEL_RESIDUAL], path, has ? "has" : "has no");
     if (c->value_residual && c->attn_off[0])
-        return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", a->path[0] ? a->path : path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", src);
     if (!has) return 0;
-    if (L->loops)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes in a looped model (NUM_LOOPS): the records from 2026-04-10 update both lanes at once, with the same tensors as 2026-03-31's; xsa-eval does not implement theirs and refuses the file rather than score it with the other",
-                        path);
     if (!a->set[A_PARALLEL_START_LAYER])
-        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-31 record's two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the record: 7); give it in xsa_eval.json or --arch",
-                        a->path[0] ? a->path : path, path);
-    int start = (int)a->v[A_PARALLEL_START_LAYER], phys = arch_or(a, A_PARALLEL_START_LAYER_IS_PHYSICAL, 1) != 0, prev = 0;
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the 2026-03-31 record: 7, the looped records from 2026-04-10: 8); give it in xsa_eval.json or --arch",
+                        src, path);
+    int start = (int)a->v[A_PARALLEL_START_LAYER], phys = pg_arch_or(a, A_PARALLEL_START_LAYER_IS_PHYSICAL, 1) != 0, prev = 0;
+    int n_enc = c->unet_skips ? c->n_layer / 2 : 1;
+    if (a->set[A_PARALLEL_FINAL_LANE] && !L->loops)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_FINAL_LANE is the looped records' (2026-04-10 on); the 2026-03-31 record's final norm reads the lanes' mean", a->path);
+    c->lanes_together = L->loops;
+    c->lanes_final = a->lanes_final;
     for (int k = 0; k < c->n_layer; k++) {
-        int on = (phys ? L->mat[L->blk[k]] : k) >= start;
+        int on = L->loops ? k >= n_enc && start > 0 && L->blk[k] >= start : (phys ? L->mat[L->blk[k]] : k) >= start;
         if (prev && !on)
             return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d puts layer %d on one lane after layers on two (recurrence runs physical layers out of order); xsa-eval runs two lanes over the last layers only",
                             a->path, start, k);
         if (on && !prev) c->lanes_from = k;
         prev = on;
     }
-    int n_enc = c->unet_skips ? c->n_layer / 2 : 1;
     if (prev && c->lanes_from < n_enc)
         return xsa_fail(err, XSA_EBADINPUT, "%s: PARALLEL_START_LAYER %d gives layer %d two lanes; xsa-eval runs them from the decoder's first layer (%d) on, as the record does",
                         a->path, start, c->lanes_from, n_enc);
-    if (prev && (c->skip_after || c->n_blocks != c->n_layer || shape_of(pt, "blocks.0.dtg_gate.weight")))
+    if (prev && (c->skip_after || (c->n_blocks != c->n_layer && !L->loops) || shape_of(pt, "blocks.0.dtg_gate.weight")))
         return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes with shared blocks, skips after the block or DTG gates; no parameter-golf GPT has both", path);
     return 0;
 }
@@ -728,8 +584,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (!emb || emb->ndim != 2)
         return xsa_fail(err, XSA_EBADINPUT, "%s: no 2-D tok_emb.weight; not a parameter-golf GPT checkpoint", path);
     c->vocab_size = (int)emb->shape[0], c->d_model = (int)emb->shape[1];
-    int rc = agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
-    if (!rc) rc = agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
+    int rc = pg_agree(a, A_VOCAB_SIZE, c->vocab_size, "tok_emb.weight rows", path, err);
+    if (!rc) rc = pg_agree(a, A_MODEL_DIM, c->d_model, "tok_emb.weight columns", path, err);
     if (rc) return rc;
     int nb = count_blocks(pt, "blocks."), ns = count_blocks(pt, "shared_blocks.");
     const char **bprefix = &L->bprefix;
@@ -742,7 +598,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     const struct pv *qg = shape_of(pt, n);
     if (qg && qg->ndim == 1) {
         c->n_head = (int)qg->shape[0];
-        if ((rc = agree(a, A_NUM_HEADS, c->n_head, n, path, err))) return rc;
+        if ((rc = pg_agree(a, A_NUM_HEADS, c->n_head, n, path, err))) return rc;
     } else if (a->set[A_NUM_HEADS]) {
         c->n_head = (int)a->v[A_NUM_HEADS];
     } else {
@@ -758,7 +614,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (!ck || ck->ndim != 2 + *banked || ck->shape[*banked] % c->head_dim || ck->shape[*banked] == 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s is missing or not (%skv_heads * %d, %d)", path, n, *banked ? "2 * layers, " : "", c->head_dim, c->d_model);
     c->n_kv_head = (int)(ck->shape[*banked] / c->head_dim);
-    if ((rc = agree(a, A_NUM_KV_HEADS, c->n_kv_head, n, path, err))) return rc;
+    if ((rc = pg_agree(a, A_NUM_KV_HEADS, c->n_kv_head, n, path, err))) return rc;
     snprintf(n, sizeof n, "%s0.mlp.gate_up.weight", *bprefix);
     const struct pv *mlp = *banked ? NULL : shape_of(pt, n);
     *fused = mlp != NULL;
@@ -769,15 +625,15 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (!mlp || mlp->ndim != 2 + *banked || mlp->shape[0] % (*fused ? 2 : 1))
         return xsa_fail(err, XSA_EBADINPUT, "%s: no %s-D %s (or gate_up); not a parameter-golf GPT checkpoint", path, *banked ? "3" : "2", n);
     c->d_ff = (int)(mlp->shape[*banked] / (*fused ? 2 : 1));
-    if ((rc = agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
+    if ((rc = pg_agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
     if (a->set[A_USE_SWIGLU] && (a->v[A_USE_SWIGLU] != 0) != *swiglu)
         return xsa_fail(err, XSA_EBADINPUT, "%s: USE_SWIGLU = %g disagrees with %s, whose MLP is %s; fix the architecture file", a->path, a->v[A_USE_SWIGLU], path,
                         *swiglu ? "SwiGLU" : "relu^2");
     const struct pv *pg = shape_of(pt, "pass_gate"), *sw = shape_of(pt, "skip_weights");
     *passes = pg && pg->ndim == 2 ? (int)pg->shape[0] : 1;
-    if ((rc = agree(a, A_NUM_RECURRENCE_PASSES, *passes, "pass_gate rows", path, err))) return rc;
+    if ((rc = pg_agree(a, A_NUM_RECURRENCE_PASSES, *passes, "pass_gate rows", path, err))) return rc;
     if (ns) {  // a cycle of shared blocks: NUM_LAYERS is not in the shapes
-        if ((rc = agree(a, A_SHARED_CYCLE_LEN, ns, "shared_blocks count", path, err))) return rc;
+        if ((rc = pg_agree(a, A_SHARED_CYCLE_LEN, ns, "shared_blocks count", path, err))) return rc;
         if (!a->set[A_NUM_LAYERS])
             return xsa_fail(err, XSA_EBADINPUT, "%s: %d shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS in xsa_eval.json or --arch",
                             path, ns);
@@ -786,7 +642,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
         c->n_layer = c->n_blocks * *passes;
     }
     if ((rc = configure_depth(c, pt, a, path, L, err))) return rc;
-    if (!ns && (rc = agree(a, A_NUM_LAYERS, L->n_phys, L->banked ? "qo_bank layers" : "blocks count", path, err))) return rc;
+    if (!ns && (rc = pg_agree(a, A_NUM_LAYERS, L->n_phys, L->banked ? "qo_bank layers" : "blocks count", path, err))) return rc;
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
@@ -794,12 +650,12 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
         return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS (a looped record: NUM_LOOPS, LOOP_START and LOOP_END)", path,
                         sw->ndim ? (long long)sw->shape[0] : 0LL, c->n_layer, c->n_layer / 2);
     // NeoMakesGames's GPT (the one that names its blocks shared_blocks) adds a skip after its block.
-    c->skip_after = (int)arch_or(a, A_SKIP_AFTER_BLOCK, ns ? 1 : 0);
+    c->skip_after = (int)pg_arch_or(a, A_SKIP_AFTER_BLOCK, ns ? 1 : 0);
     const struct pv *be = shape_of(pt, "bigram.embed.weight");
     if (be && be->ndim == 2) {
         c->bigram_vocab = (int)be->shape[0], c->bigram_dim = (int)be->shape[1];
-        if ((rc = agree(a, A_BIGRAM_VOCAB_SIZE, c->bigram_vocab, "bigram.embed.weight rows", path, err)) ||
-            (rc = agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram.embed.weight columns", path, err)))
+        if ((rc = pg_agree(a, A_BIGRAM_VOCAB_SIZE, c->bigram_vocab, "bigram.embed.weight rows", path, err)) ||
+            (rc = pg_agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram.embed.weight columns", path, err)))
             return rc;
     }
     c->smear = shape_of(pt, "smear.gate") != NULL;
@@ -809,18 +665,18 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
                         a->v[A_TIE_EMBEDDINGS], path, c->tied_head ? "has no" : "has");
     c->arch = MODEL_ARCH_LLAMA;
     c->rope = ROPE_HALF_NEG;
-    c->rope_theta = (float)arch_or(a, A_ROPE_BASE, 10000.0);
-    c->rope_dims = (int)arch_or(a, A_ROPE_DIMS, 0);
+    c->rope_theta = (float)pg_arch_or(a, A_ROPE_BASE, 10000.0);
+    c->rope_dims = (int)pg_arch_or(a, A_ROPE_DIMS, 0);
     if (c->rope_dims == c->head_dim) c->rope_dims = 0;
     if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
-    c->logit_softcap = (float)arch_or(a, A_LOGIT_SOFTCAP, 30.0);
+    c->logit_softcap = (float)pg_arch_or(a, A_LOGIT_SOFTCAP, 30.0);
     if ((rc = context_and_ntk(c, a, path, err))) return rc;
     c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
     c->norm_weightless = c->qk_norm = c->embed_norm = 1;
     c->mlp_relu2 = !*swiglu;
     c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
-    int xl = (int)arch_or(a, A_XSA_LAST_N, 0);
+    int xl = (int)pg_arch_or(a, A_XSA_LAST_N, 0);
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     if (L->loops && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
     for (int l = 0; l < c->n_layer; l++) {  // a looped model's XSA and LN_SCALE are its blocks' (physical layers')
@@ -838,8 +694,8 @@ int pgolf_claims(const char *path) {
     if (n >= 4 && !strcmp(path + n - 4, ".ptz")) return 1;
     if (!(n >= 3 && !strcmp(path + n - 3, ".pt")) && !(n >= 4 && !strcmp(path + n - 4, ".pth"))) return 0;
     char side[4200];
-    sidecar_path(path, side, sizeof side);
-    return g_arch_file != NULL || file_exists(side);
+    pg_sidecar_path(path, side, sizeof side);
+    return pg_arch_file() != NULL || file_exists(side);
 }
 
 static void release_st(void *p) {
@@ -849,7 +705,7 @@ static void release_st(void *p) {
 
 int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     struct pg_arch a;
-    int rc = read_arch(&a, path, err);
+    int rc = pg_read_arch(&a, path, err);
     if (rc) return rc;
     if (a.mnanogpt) return mnanogpt_load(m, path, a.path, err);
     struct safetensors *st = xsa_calloc(1, sizeof *st);

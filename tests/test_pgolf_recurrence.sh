@@ -36,7 +36,7 @@ expect_exit untie_mode 2 "REPEAT_UNTIE_MLP must be \"none\", \"down\" or \"full\
 side DISABLE_LAYER0_ATTN
 expect_exit attn0_missing 2 "final_model.pt is the 2026-03-31 record's GPT \(skip_gates\), whose banks keep layer 0's attention weights whether it runs or not; give DISABLE_LAYER0_ATTN" -- "$XSA_BIN" info --model "$M"
 side PARALLEL_START_LAYER
-expect_exit lanes_start_missing 2 "final_model.pt has the 2026-03-31 record's two residual lanes \(parallel_post_lambdas\) but no PARALLEL_START_LAYER is given" -- "$XSA_BIN" info --model "$M"
+expect_exit lanes_start_missing 2 "final_model.pt has two residual lanes \(parallel_post_lambdas\) but no PARALLEL_START_LAYER is given, which the file does not record \(the 2026-03-31 record: 7, the looped records from 2026-04-10: 8\)" -- "$XSA_BIN" info --model "$M"
 side PARALLEL_START_LAYER 1
 expect_exit lanes_in_encoder 2 "PARALLEL_START_LAYER 1 gives layer 1 two lanes; xsa-eval runs them from the decoder's first layer \(4\) on" -- "$XSA_BIN" info --model "$M"
 side PARALLEL_START_LAYER 3
@@ -77,8 +77,31 @@ lside NUM_LOOPS 1
 expect_exit loops_count 2 "skip_weights has 5 rows but 8 layers have 4 U-Net skips" -- "$XSA_BIN" info --model "$L"
 lside RECUR_LAYERS '"2"'
 expect_exit loops_and_recur 2 "RECUR_LAYERS \"2\" repeats 1 layers but .*final_model.pt has 6 blocks over 6 layers of weights" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START
+expect_exit gptj_start_missing 2 "a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START -2
+expect_exit gptj_start_negative 2 "PARALLEL_RESIDUAL_START must be a whole number from -1 \(none\) up" -- "$XSA_BIN" info --model "$L"
+lside PARALLEL_RESIDUAL_START 4
+expect_exit gptj_from_4 0 "GPT-J blocks \(attention and MLP read the same input\) in 2 of 10 layers" -- "$XSA_BIN" info --model "$L"
+side PARALLEL_RESIDUAL_START 4
+expect_exit gptj_without_loops 2 "PARALLEL_RESIDUAL_START is the looped records' \(NUM_LOOPS\)" -- "$XSA_BIN" info --model "$M"
+expect_exit info_gptj 0 "depth recurrence \(layers 1..3 run 3 times: 12 layers over 6 of weights\), GPT-J blocks \(attention and MLP read the same input\) in 2 of 12 layers" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gptj_0406/final_model.pt
 lside NEGATIVE_SLOPE
 expect_exit loops_slope_missing 2 "final_model.pt has the 2026-03-22\+ records' gated skips \(skip_gates\) but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$L"
+
+# The looped records' two lanes (2026-04-10 on): side by side, from a decoder layer.
+V=tests/fixtures/pgolf/lanes_0410
+expect_exit info_lanes_0410 0 "depth recurrence \(layers 1..3 run 3 times: 12 layers over 6 of weights\), two residual lanes from layer 10 \(attention and MLP side by side\)" -- "$XSA_BIN" info --model $V/final_model.pt
+mkdir -p "$TMP/v"; cp $V/final_model.pt "$TMP/v/"
+vside() { json_with $V/xsa_eval.json "$TMP/v/xsa_eval.json" "$@"; }
+vside PARALLEL_FINAL_LANE '"mlp"'
+expect_exit final_lane_mlp 0 "two residual lanes from layer 10" -- "$XSA_BIN" info --model "$TMP/v/final_model.pt"
+vside PARALLEL_FINAL_LANE '"both"'
+expect_exit final_lane_bad 2 "PARALLEL_FINAL_LANE must be \"mean\", \"attn\" or \"mlp\"" -- "$XSA_BIN" info --model "$TMP/v/final_model.pt"
+vside PARALLEL_START_LAYER 2
+expect_exit lanes_0410_order 2 "PARALLEL_START_LAYER 2 puts layer 7 on one lane after layers on two" -- "$XSA_BIN" info --model "$TMP/v/final_model.pt"
+side PARALLEL_FINAL_LANE '"mlp"'
+expect_exit final_lane_0331 2 "PARALLEL_FINAL_LANE is the looped records' \(2026-04-10 on\); the 2026-03-31 record's final norm reads the lanes' mean" -- "$XSA_BIN" info --model "$M"
 
 expect_exit cuda_refused_0331 2 "the CUDA backend does not implement this parameter-golf model's operations" -- "$XSA_BIN" logprobs --model $R/final_model.pt --tokens 1,5,9 --device cuda
 finish

@@ -54,7 +54,7 @@ void cpu_state_reserve(struct cpu_state *st, int T, int S) {
         grow((void **)&st->v, n * KV, sizeof(float));
         grow((void **)&st->att, n * Q, sizeof(float));
         grow((void **)&st->o, n * C, sizeof(float));
-        grow((void **)&st->o2, c->parallel_residual ? n * C : 1, sizeof(float));
+        grow((void **)&st->o2, c->parallel_residual || c->lanes_together ? n * C : 1, sizeof(float));
         grow((void **)&st->ff, n * F, sizeof(float));
         grow((void **)&st->ff2, n * F, sizeof(float));
         grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float));

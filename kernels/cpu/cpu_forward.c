@@ -269,6 +269,21 @@ static void add_to_lanes(struct cpu_state *st, int N, const float *out, const fl
     }
 }
 
+// A 2026-04-10 two-lane layer's outputs into the lanes, both sublayers at once: a = attn_scale *
+// (attention rows in st->o2), m = mlp_scale * (MLP rows in st->o), then lane 0 = r0 lane 0 +
+// post[0][0] a + post[1][0] m and lane 1 = r1 lane 1 + post[0][1] a + post[1][1] m (its
+// _parallel_block).
+static void add_to_lanes_together(struct cpu_state *st, int N, const struct layer_weights *w) {
+    long n = (long)N * st->m->cfg.d_model;
+    int C = st->m->cfg.d_model;
+    const float *r = w->lane_resid, *p = w->lane_post;
+    for (long i = 0; i < n; i++) {
+        float a = w->attn_scale[i % C] * st->o2[i], m = w->mlp_scale[i % C] * st->o[i];
+        st->x[i] = r[0] * st->x[i] + p[0] * a + p[2] * m;
+        st->lane1[i] = r[1] * st->lane1[i] + p[1] * a + p[3] * m;
+    }
+}
+
 // The rows a two-lane layer's sublayer reads: resid_mix of lane `lane` and x0 into st->xn
 // (the lanes keep their values), then normed in place (times ln when LN_SCALE).
 static void lane_input(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, const float *lane,
@@ -402,12 +417,13 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
             }
     // Parallel residual (gpt_neox): the attention output waits in o2 and the MLP reads x as
     // it was; both are added in the down projection's tiles.
-    if (c->parallel_residual || lanes)
-        cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, lanes ? st->o : st->o2, Np, Q, C);
+    int wait = c->parallel_residual || (lanes && c->lanes_together);  // (o2: added with the MLP's)
+    if (wait || lanes)
+        cpu_gemm_linear(st->pool, st->gemm, st->att, w->wo, pk ? pk->wo : NULL, w->bo, wait ? st->o2 : st->o, Np, Q, C);
     else
         project_into_residual(st, b, st->att, w->wo, pk ? pk->wo : NULL, w->bo, w->post_attn_norm_w, w->attn_scale, x,
                               N, Np, Q);
-    if (lanes) add_to_lanes(st, T, st->o, w->attn_scale, w->lane_resid[0], w->lane_post);
+    if (lanes && !c->lanes_together) add_to_lanes(st, T, st->o, w->attn_scale, w->lane_resid[0], w->lane_post);
 }
 
 // One transformer block on st->x (T rows; GEMMs run on Tp padded rows). With R >= 0 (the last
@@ -432,7 +448,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     if (lanes && l == c->lanes_from) memcpy(st->lane1, st->x, (size_t)T * C * sizeof(float));
     if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) {
         add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
-        if (lanes) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
+        if (lanes && !c->lanes_together) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
     }
     float ln = c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     struct rows_job j;
@@ -457,8 +473,14 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     else if (rows)  // no attention (DISABLE_LAYER0_ATTN): the gathered rows go on as they are
         for (int r = 0; r < R; r++) memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
 
-    if (lanes) {
+    if (lanes && c->lanes_together) {  // the MLP reads lane 1 as it is (no x0), normed
+        memcpy(st->xn, st->lane1, (size_t)T * C * sizeof(float));
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->xn, .w = w->mlp_norm_w, .out = st->xn, .scale = ln};
+        run_rows(st, &j);
+    } else if (lanes) {
         lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln);
+    } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
+        // GPT-J block: the MLP's input is the attention's (weightless norms: the same rows), in xin
     } else {
         j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
                               .bias = w->mlp_norm_b, .out = xin, .scale = ln};
@@ -478,7 +500,8 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     }
     if (lanes) {
         cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C);
-        add_to_lanes(st, T, st->o, w->mlp_scale, w->lane_resid[1], w->lane_post + 2);
+        if (c->lanes_together) add_to_lanes_together(st, T, w);
+        else add_to_lanes(st, T, st->o, w->mlp_scale, w->lane_resid[1], w->lane_post + 2);
     } else if (c->parallel_residual) {
         struct tile_step res = {.dst = x, .other = st->o2, .n = N, .ld = C};
         cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
@@ -561,8 +584,9 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     }
     if (b->n_entries == 0) return;
 
-    if (c->lanes_from)  // the record's _final_parallel_hidden: the lanes' mean
-        for (long i = 0; i < (long)T * C; i++) st->x[i] = (st->x[i] + st->lane1[i]) * 0.5f;
+    if (c->lanes_from)  // the record's _final_parallel_hidden: the lanes' mean, or one of them
+        for (long i = 0; i < (long)T * C; i++)
+            st->x[i] = c->lanes_final == 0 ? (st->x[i] + st->lane1[i]) * 0.5f : c->lanes_final == 1 ? st->x[i] : st->lane1[i];
     if (!gather)  // residual rows of the scored tokens, gathered into xn as the last block leaves them
         for (int r = 0; r < R; r++)
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
