@@ -264,7 +264,7 @@ int model_has_family_features(const struct model *m) {
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
         c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
-        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual || c->lanes_from || c->n_physical || m->skip_gates)
+        c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual || c->lanes_from || c->n_physical || m->skip_gates || m->smear_fwd_w)
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
@@ -336,7 +336,11 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->mlp_leaky_slope != 0, "leaky relu^2 (slope %g)", (double)c->mlp_leaky_slope);
     FEAT(c->ve_dim, "value embedding %d%s in layers %s", c->ve_dim, m->ve_proj ? " (projected)" : "", ve_layers);
     FEAT(c->bigram_vocab, "bigram hash %dx%d%s", c->bigram_vocab, c->bigram_dim, c->trigram ? " (and trigram)" : "");
-    FEAT(w->attn_gate_w, "gated attention");
+    FEAT(w->attn_gate_w && c->attn_gate_mult == 2, "attention output gate (2 sigmoid of the first %d inputs)", c->attn_gate_window);
+    FEAT(w->attn_gate_w && c->attn_gate_mult != 2 && c->attn_gate_window < c->d_model, "sparse attention gate (sigmoid of %g x the first %d inputs)",
+         (double)c->attn_gate_scale, c->attn_gate_window);
+    FEAT(w->attn_gate_w && c->attn_gate_mult != 2 && c->attn_gate_window >= c->d_model, "gated attention");
+    FEAT(m->smear_fwd_w, "SmearGate on the raw embedding (%d inputs%s)", c->smear_fwd_window, c->smear_fwd_bos_fix ? ", none at BOS" : "");
     FEAT(w->dtg_w, "DTG gate");
     FEAT(c->value_residual, "value residual (%s)", m->layers[c->n_layer > 1].vr_lambda ? "lambda0 v0 + lambda1 v" : "v + sigmoid(alpha) v0");
     FEAT(c->logit_softcap > 0, "logit soft-cap %g", (double)c->logit_softcap);

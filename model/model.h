@@ -98,6 +98,13 @@ struct model_config {
     int lanes_from;      // layers from this one on keep two residual lanes (lane_resid, lane_post); 0: none
     int lanes_together;  // ... 2026-04-10's: attention (lane 0 + x0) and MLP (lane 1) side by side, skips into lane 0
     int lanes_final;     // ... the final norm reads their mean (0), lane 0 (1) or lane 1 (2) (PARALLEL_FINAL_LANE)
+    // The attention gates (layer_weights.attn_gate_w): y_h *= mult sigmoid(scale (w_h . x[:window]) + b_h),
+    // x the attention input: 2026-03-25's GATED_ATTENTION (window C, bias), 2026-04-16's output gate
+    // (window 12, mult 2), 2026-04-19's dense and 2026-04-23's sparse gates (SPARSE_ATTN_GATE_SCALE).
+    int attn_gate_window;
+    float attn_gate_scale, attn_gate_mult;
+    int smear_fwd_window;  // 2026-04-16's SmearGate on the raw embedding (model.smear_fwd_w); 0: none
+    int smear_fwd_bos_fix; // ... not at a BOS token (2026-04-27 on)
     int n_physical;      // depth recurrence: the distinct layers the n_layer virtual ones run (0: no recurrence)
     int recur_runs;      // ... how often the recurrent layers run
     char recur_layers[48];  // ... which they are ("4,5", or "4..5"), for `info`
@@ -125,7 +132,7 @@ struct layer_weights {
     float *attn_scale, *mlp_scale;     // (C) scale each branch before its residual add
     float *out_scale;                  // (C) x *= out_scale after the block (a recurrence pass gate)
     float *ve_scale;                   // (1) v += ve_scale * value embedding of the token (NULL: none)
-    float *attn_gate_w, *attn_gate_b;  // (H, C), (H) y_h *= sigmoid(w_h . x + b_h), x the attention input (GATED_ATTENTION)
+    float *attn_gate_w, *attn_gate_b;  // (H, attn_gate_window), (H) or NULL: the attention gate (model_config)
     float *dtg_w, *dtg_b;              // (C), (1) x = x_in + sigmoid(w . x_in + b) (x - x_in) over the block (DTG_ENABLED)
     float *vrl_alpha;                  // (1) v += sigmoid(alpha) v0 (VALUE_RESIDUAL, 2026-03-25)
     float *vr_lambda;                  // (2) v = lambda0 v0 + lambda1 v (VALUE_RESIDUAL, 2026-03-23)
@@ -174,6 +181,8 @@ struct model {
     float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
     float *skip_gates;                 // (n_layer/2, C) x = lerp(w * skip, x, sigmoid(gate)) (2026-03-31), or NULL: x + w * skip
     float *smear_gate;                 // (C) SmearGate logits, or NULL
+    float *smear_fwd_w;                // (smear_fwd_window) x_t += lambda sigmoid(w . e_t[:window]) e_(t-1), e the raw
+    float smear_fwd_lambda;            //   embedding, before the norm (2026-04-16's SmearGate), or NULL
     float *bigram_emb, *bigram_proj;   // (bigram_vocab, bigram_dim), (C, bigram_dim) or NULL
     float bigram_scale;
     float *ve_emb, *ve_proj;           // (V, ve_dim), (Hkv*hd, ve_dim) or NULL: the shared value embedding

@@ -142,6 +142,10 @@ static int build_block_scalars(struct pg_build *b, const char *pre, struct layer
         GET("attn.attn_gate.weight", c->n_head, C, w->attn_gate_w);
         GET("attn.attn_gate.bias", c->n_head, 0, w->attn_gate_b);
     }
+    snprintf(n, sizeof n, "%sattn.attn_gate_proj.weight", pre);  // 2026-04-16's output gate
+    if (!rc && pgolf_find(b->pt, n)) GET("attn.attn_gate_proj.weight", c->n_head, c->attn_gate_window, w->attn_gate_w);
+    snprintf(n, sizeof n, "%sattn.attn_gate_w", pre);  // 2026-04-19's dense, 2026-04-23's sparse gate
+    if (!rc && pgolf_find(b->pt, n)) GET("attn.attn_gate_w", c->n_head, c->attn_gate_window, w->attn_gate_w);
     snprintf(n, sizeof n, "%sdtg_gate.weight", pre);
     if (!rc && pgolf_find(b->pt, n)) {
         GET("dtg_gate.weight", 1, C, w->dtg_w);
@@ -271,6 +275,12 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
     float *gates = NULL;
     if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
     if (!rc && c->smear) rc = get(b, "smear.gate", C, 0, &m->smear_gate, err);
+    if (!rc && c->smear_fwd_window) {
+        float *lam = NULL;
+        rc = get(b, "smear_gate.weight", 1, c->smear_fwd_window, &m->smear_fwd_w, err);
+        if (!rc) rc = get(b, "smear_lambda", 1, 0, &lam, err);
+        if (!rc && !b->dry) m->smear_fwd_lambda = *lam;
+    }
     if (!rc && c->bigram_vocab) {
         float *scale = NULL;
         rc = get(b, "bigram.embed.weight", c->bigram_vocab, c->bigram_dim, &m->bigram_emb, err);
@@ -294,10 +304,11 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
 // the base stays one per model, whatever the batch holds. Past 1024 positions the file cannot
 // tell which Rotary trained it, so the sidecar must say (ROTARY_TRAIN_SEQ_LEN 0: no NTK).
 // TRAIN_SEQ_LEN defaults to the root train_gpt.py's 1024, but to 2048 for a file with a
-// SmearGate: every record that has one (2026-03-20 on) trains at 2048, most with that Rotary.
-static int context_and_ntk(struct model_config *c, const struct pg_arch *a, const char *model_path, xsa_error *err) {
+// SmearGate or gated skips: every record that has one (2026-03-20 on) trains at 2048, those up
+// to 2026-03-31 with that Rotary, the later ones with Rotary(train_seq_len=2048).
+static int context_and_ntk(struct model_config *c, const struct pg_arch *a, const char *model_path, int trains_2048, xsa_error *err) {
     const char *where = a->path[0] ? a->path : model_path;  // the sidecar, or the file when there is none
-    double train = pg_arch_or(a, A_TRAIN_SEQ_LEN, c->smear ? 2048 : 1024), ev = pg_arch_or(a, A_EVAL_SEQ_LEN, 0);
+    double train = pg_arch_or(a, A_TRAIN_SEQ_LEN, trains_2048 ? 2048 : 1024), ev = pg_arch_or(a, A_EVAL_SEQ_LEN, 0);
     double ctx = ev > 0 ? ev : train;
     const char *which = ev > 0                      ? "EVAL_SEQ_LEN"
                         : a->set[A_TRAIN_SEQ_LEN] ? "TRAIN_SEQ_LEN"
@@ -318,13 +329,52 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, cons
     return 0;
 }
 
+// The attention gate and the smear of the records from 2026-04-16, from their tensors: the
+// output gate attn.attn_gate_proj (H, W): y_h *= 2 sigmoid(w_h . x[:W]); attn.attn_gate_w (H, C):
+// sigmoid(w_h . x), or (H, W < C), the sparse gate: sigmoid(s w_h . x[:W]), s SPARSE_ATTN_GATE_SCALE
+// (the file does not record it); smear_gate.weight (1, W) with smear_lambda: the SmearGate on the
+// raw embedding, at a BOS token too unless SMEAR_GATE_BOS_FIX (2026-04-27 on; the file cannot tell).
+static int configure_gates(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char *bprefix, xsa_error *err) {
+    const char *src = a->path[0] ? a->path : path;
+    char n[3][96];
+    snprintf(n[0], sizeof n[0], "%s0.attn.attn_gate.weight", bprefix);
+    snprintf(n[1], sizeof n[1], "%s0.attn.attn_gate_proj.weight", bprefix);
+    snprintf(n[2], sizeof n[2], "%s0.attn.attn_gate_w", bprefix);
+    const struct pv *g[3] = {shape_of(pt, n[0]), shape_of(pt, n[1]), shape_of(pt, n[2])};
+    c->attn_gate_window = c->d_model, c->attn_gate_scale = 1, c->attn_gate_mult = 1;
+    if (!!g[0] + !!g[1] + !!g[2] > 1) return xsa_fail(err, XSA_EBADINPUT, "%s: more than one kind of attention gate (%s, %s, %s); the records have one", path, n[0], n[1], n[2]);
+    const struct pv *gw = g[1] ? g[1] : g[2];
+    if (gw && (gw->ndim != 2 || gw->shape[0] != c->n_head || gw->shape[1] < 1 || gw->shape[1] > c->d_model))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s is not (%d heads, at most %d); not a parameter-golf attention gate", path, g[1] ? n[1] : n[2], c->n_head, c->d_model);
+    if (gw) c->attn_gate_window = (int)gw->shape[1];
+    if (g[1]) c->attn_gate_mult = 2;
+    int sparse = g[2] && c->attn_gate_window < c->d_model;
+    if (sparse && !a->set[A_SPARSE_ATTN_GATE_SCALE])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the sparse attention gate (attn_gate_w of %d columns), whose SPARSE_ATTN_GATE_SCALE the file does not record (2026-04-23: 1.0, 2026-04-27 LQER: 0.5); give it in xsa_eval.json or --arch",
+                        src, path, c->attn_gate_window);
+    if (!sparse && a->set[A_SPARSE_ATTN_GATE_SCALE])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: SPARSE_ATTN_GATE_SCALE is the sparse attention gate's, which %s has not; fix the architecture file", a->path, path);
+    if (sparse) c->attn_gate_scale = (float)a->v[A_SPARSE_ATTN_GATE_SCALE];
+    const struct pv *sm = shape_of(pt, "smear_gate.weight");
+    if (sm && (sm->ndim != 2 || sm->shape[0] != 1 || sm->shape[1] < 1 || sm->shape[1] > c->d_model))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: smear_gate.weight is not (1, at most %d); not the records' SmearGate", path, c->d_model);
+    if (sm && !a->set[A_SMEAR_GATE_BOS_FIX])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the SmearGate of the records from 2026-04-16 (smear_gate.weight), which smears into a BOS token in 2026-04-16 and not from 2026-04-27; the file cannot tell: give SMEAR_GATE_BOS_FIX (0 or 1) in xsa_eval.json or --arch",
+                        src, path);
+    if (!sm && a->set[A_SMEAR_GATE_BOS_FIX])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: SMEAR_GATE_BOS_FIX is the SmearGate's, which %s has not (no smear_gate.weight); fix the architecture file", a->path, path);
+    c->smear_fwd_window = sm ? (int)sm->shape[1] : 0;
+    c->smear_fwd_bos_fix = sm && a->v[A_SMEAR_GATE_BOS_FIX] != 0;
+    return 0;
+}
+
 // The records' options their blocks show (GATED_ATTENTION, DTG_ENABLED, VALUE_RESIDUAL: all
 // blocks or none), checked against the sidecar; TRIGRAM, which no tensor shows, from it.
 static int configure_options(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const char *bprefix,
                              xsa_error *err) {
-    static const struct { int key; const char *suffix[2]; } opt[] = {
-        {A_GATED_ATTENTION, {"attn.attn_gate.weight", NULL}}, {A_DTG_ENABLED, {"dtg_gate.weight", NULL}},
-        {A_VALUE_RESIDUAL, {"attn.vrl_alpha", "attn.vr_lambda"}}};
+    static const struct { int key; const char *label, *suffix[2]; } opt[] = {  // (key -1: no setting, the tensors say)
+        {A_GATED_ATTENTION, NULL, {"attn.attn_gate.weight", NULL}}, {A_DTG_ENABLED, NULL, {"dtg_gate.weight", NULL}},
+        {A_VALUE_RESIDUAL, NULL, {"attn.vrl_alpha", "attn.vr_lambda"}}, {-1, "the attention gate", {"attn.attn_gate_proj.weight", "attn.attn_gate_w"}}};
     char n[96];
     for (size_t k = 0; k < sizeof opt / sizeof *opt; k++) {
         int has = 0, n_has = 0;
@@ -339,8 +389,8 @@ static int configure_options(struct model_config *c, struct pg_tensors *pt, cons
         }
         if (n_has && n_has != c->n_blocks)
             return xsa_fail(err, XSA_EBADINPUT, "%s: %d of %d blocks have %s's %s; the option is all blocks' or none's, so the file is damaged", path, n_has,
-                            c->n_blocks, pg_arch_names[opt[k].key], opt[k].suffix[0]);
-        if (a->set[opt[k].key] && (a->v[opt[k].key] != 0) != has)
+                            c->n_blocks, opt[k].label ? opt[k].label : pg_arch_names[opt[k].key], opt[k].suffix[0]);
+        if (opt[k].key >= 0 && a->set[opt[k].key] && (a->v[opt[k].key] != 0) != has)
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, which %s %s0.%s; fix the architecture file", a->path, pg_arch_names[opt[k].key],
                             a->v[opt[k].key], path, has ? "has" : "has no", bprefix, opt[k].suffix[0]);
         if (opt[k].key == A_VALUE_RESIDUAL) c->value_residual = has;
@@ -348,7 +398,7 @@ static int configure_options(struct model_config *c, struct pg_tensors *pt, cons
     c->trigram = pg_arch_or(a, A_TRIGRAM, 0) != 0;
     if (c->trigram && !c->bigram_vocab)
         return xsa_fail(err, XSA_EBADINPUT, "%s: TRIGRAM hashes into the bigram table, but %s has no bigram.embed.weight; fix the architecture file", a->path, path);
-    return 0;
+    return configure_gates(c, pt, a, path, bprefix, err);
 }
 
 // The 2026-03-22..29 records' settings: LN_SCALE and the MLP's slope, which the file cannot
@@ -671,7 +721,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
     c->logit_softcap = (float)pg_arch_or(a, A_LOGIT_SOFTCAP, 30.0);
-    if ((rc = context_and_ntk(c, a, path, err))) return rc;
+    if ((rc = context_and_ntk(c, a, path, c->smear || shape_of(pt, "skip_gates"), err))) return rc;
     c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
     c->norm_weightless = c->qk_norm = c->embed_norm = 1;
     c->mlp_relu2 = !*swiglu;

@@ -15,7 +15,7 @@
 
 #define PG_MAX_TENSORS 65536
 
-enum pg_kind { PG_RAW = 0, PG_Q8 = 1, PG_Q6 = 2, PG_Q5 = 3 };
+enum pg_kind { PG_RAW = 0, PG_Q8 = 1, PG_Q6 = 2, PG_Q5 = 3, PG_Q7 = 4 };
 
 struct pg_entry {
     const char *name;

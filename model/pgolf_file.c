@@ -252,7 +252,7 @@ static int embedding_name(const char *name) {
 static int int_kind(const char *type) {
     char b = !strcmp(type, "int8") ? '8' : !strcmp(type, "int6") ? '6' : !strcmp(type, "int5") ? '5' : 0;
     if (!b && !strncmp(type, "gptq (int", 9) && type[9] && !strcmp(type + 10, ")")) b = type[9];
-    return b == '8' ? PG_Q8 : b == '6' ? PG_Q6 : b == '5' ? PG_Q5 : 0;
+    return b == '8' ? PG_Q8 : b == '7' ? PG_Q7 : b == '6' ? PG_Q6 : b == '5' ? PG_Q5 : 0;
 }
 
 static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv *meta, xsa_error *err) {
@@ -268,15 +268,18 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
         if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16") ||
                      !strcmp(type, "passthrough (float16)"))) {
             rc = add_entry(pt, k->s, up_dict_get(w, k->s), NULL, PG_RAW, bf16, err);
-        } else if (type && (kind = int_kind(type))) {
-            snprintf(name, sizeof name, "%s.q", k->s);
+        } else if (type && ((kind = int_kind(type)) || !strcmp(type, "gate_int8_row"))) {
+            int gate = !kind;  // 2026-04-19's QuantGate: int8 rows .gq with fp16 row scales .gs
+            snprintf(name, sizeof name, "%s.%s", k->s, gate ? "gq" : "q");
             const struct pv *q = up_dict_get(w, name);
-            snprintf(name, sizeof name, "%s.scale", k->s);
+            snprintf(name, sizeof name, "%s.%s", k->s, gate ? "gs" : "scale");
+            if (gate) kind = PG_Q8;
             const struct pv *s = up_dict_get(w, name);
-            if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' lacks its .q or .scale entry; the file is corrupt", pt->path, k->s);
+            if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: int6 tensor '%s' lacks its %s entry; the file is corrupt", pt->path, k->s,
+                                          gate ? ".gq or .gs" : ".q or .scale");
             rc = add_entry(pt, k->s, q, s, kind, bf16, err);
         } else {
-            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int6, int5 (also as 'gptq (intN)') and passthrough",
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int7, int6, int5 (also as 'gptq (intN)'), gate_int8_row and passthrough",
                             pt->path, k->s, type ? type : "(not a string)");
         }
     }
@@ -376,7 +379,7 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
             return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has scale %g at row %llu; a scale must be finite and nonzero (the artifact is damaged)",
                             pt->path, e->name, (double)s, (unsigned long long)r);
     }
-    int bits = e->kind == PG_Q6 ? 6 : e->kind == PG_Q5 ? 5 : 8, lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
+    int bits = e->kind == PG_Q7 ? 7 : e->kind == PG_Q6 ? 6 : e->kind == PG_Q5 ? 5 : 8, lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
     for (uint64_t k = 0; k < n; k++) {
         int v = (int8_t)p[k];
         if (v < lo || v > hi)

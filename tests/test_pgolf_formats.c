@@ -75,5 +75,9 @@ TEST(gptq_string_meta_equals_int_types) {
     check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/gptq.int6.ptz", 64);
 }
 
+TEST(int7_entries_equal_same_values_as_int6) {
+    check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/gptq_int7.int6.ptz", 64);
+}
+
 RUN_TESTS(T(brotli_bshf_record_equals_zstd_original), T(int5_entries_equal_same_values_as_int6), T(bshf_under_zlib_and_xz_equals_unshuffled),
-          T(gptq_string_meta_equals_int_types))
+          T(gptq_string_meta_equals_int_types), T(int7_entries_equal_same_values_as_int6))

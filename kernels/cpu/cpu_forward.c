@@ -85,11 +85,23 @@ static void add_value_embedding(const struct model *m, const struct layer_weight
     }
 }
 
-// sigmoid(w . x + b) of one row x of C floats: the records' nn.Linear gates (attn_gate, dtg_gate).
-static float linear_gate(const float *w, float b, const float *x, int C) {
+// mult sigmoid(scale (w . x[:n]) + b) of one row x: the records' nn.Linear gates (attention gates,
+// dtg_gate, the smear's).
+static float linear_gate(const float *w, float b, const float *x, int n, float scale, float mult) {
     double s = 0;
-    for (int i = 0; i < C; i++) s += (double)w[i] * x[i];
-    return 1.0f / (1.0f + expf(-((float)s + b)));
+    for (int i = 0; i < n; i++) s += (double)w[i] * x[i];
+    return mult / (1.0f + expf(-(scale * (float)s + b)));
+}
+
+// x_t += lambda sigmoid(w . e_t[:W]) e_p, e the raw embedding rows of t and its previous token p:
+// 2026-04-16's SmearGate (none at a request's first position; with the BOS fix, none at a BOS).
+static void add_token_smear(const struct model *m, const struct score_batch *b, int t, float *x) {
+    const struct model_config *c = &m->cfg;
+    int p = cpu_prev_token(b, t), C = c->d_model;
+    if (p < 0 || (c->smear_fwd_bos_fix && b->token[t] == c->bos_id)) return;
+    const float *e = m->tok_emb + (long)b->token[t] * C, *ep = m->tok_emb + (long)b->token[p] * C;
+    float g = m->smear_fwd_lambda * linear_gate(m->smear_fwd_w, 0, e, c->smear_fwd_window, 1, 1);
+    for (int i = 0; i < C; i++) x[i] += g * ep[i];
 }
 
 // VALUE_RESIDUAL on the T rows of v: layer 0 keeps its v as v0, the later layers mix it in
@@ -137,6 +149,7 @@ static void rows_task(void *ctx, int i, int w) {
             memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
             if (j->m->pos_emb) cpu_add_inplace(x, j->m->pos_emb + (long)j->b->pos[t] * C, C);
             if (j->m->bigram_emb) add_bigram(j->m, j->b, t, x);
+            if (j->m->smear_fwd_w) add_token_smear(j->m, j->b, t, x);
             if (c->embed_norm) cpu_norm_rows(x, x, 1, C, NULL, NULL, c->norm_eps);
         }
         break;
@@ -409,10 +422,13 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
         if (probe->attn) memcpy(probe->attn, st->att, (size_t)T * Q * sizeof(float));
         if (probe->v) memcpy(probe->v, st->v, (size_t)T * KV * sizeof(float));
     }
-    if (w->attn_gate_w)  // GATED_ATTENTION: each head's output times its gate of the attention input
+    if (w->attn_gate_w)  // each head's output times its gate of the attention input (model_config.attn_gate_*)
         for (int r = 0; r < N; r++)
             for (int h = 0; h < c->n_head; h++) {
-                float g = linear_gate(w->attn_gate_w + (long)h * C, w->attn_gate_b[h], xin + (long)r * C, C), *y = st->att + (long)r * Q + (long)h * c->head_dim;
+                int n = c->attn_gate_window;
+                float g = linear_gate(w->attn_gate_w + (long)h * n, w->attn_gate_b ? w->attn_gate_b[h] : 0, xin + (long)r * C, n, c->attn_gate_scale,
+                                      c->attn_gate_mult),
+                      *y = st->att + (long)r * Q + (long)h * c->head_dim;
                 for (int d = 0; d < c->head_dim; d++) y[d] *= g;
             }
     // Parallel residual (gpt_neox): the attention output waits in o2 and the MLP reads x as
@@ -463,7 +479,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
             for (int t = 0; t < T; t++) {
                 float *d = st->dtg_in + (long)t * (C + 1);
                 memcpy(d, st->x + (long)t * C, (size_t)C * sizeof(float));
-                d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C);
+                d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C, 1, 1);
             }
         j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
                               .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
