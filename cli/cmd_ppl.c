@@ -270,7 +270,7 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
         for (int i = 0; i < a->n_shards && !rc; i++) rc = token_shard_read(a->shard[i], vocab, &all, err);
         d->stream = 1;
         d->bytes = NAN;
-        if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE) {
+        if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
             d->lut_n = vocab;
             d->base_bytes = xsa_malloc((size_t)vocab * sizeof *d->base_bytes);
             d->leading_space = xsa_malloc((size_t)vocab);
@@ -278,6 +278,8 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
             rc = tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
             *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
                           "(parameter-golf's eval_val)";
+        } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text
+            *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files, which xsa-eval does not read";
         } else {
             *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model)";
         }

@@ -97,6 +97,7 @@ int tokenizer_bos_id(const struct tokenizer *t) { return t->bos_id; }
 int tokenizer_eos_id(const struct tokenizer *t) { return t->eos_id; }
 int tokenizer_adds_bos(const struct tokenizer *t) { return t->adds_bos; }
 const char *tokenizer_path(const struct tokenizer *t) { return t->path; }
+int tokenizer_caseops(const struct tokenizer *t) { return t->caseops; }
 
 void tokenizer_free(struct tokenizer *t) {
     if (!t) return;

@@ -40,6 +40,9 @@ int tokenizer_eos_id(const struct tokenizer *t);   // -1 when none
 // 1 when encode(text, add_special=1) prepends BOS (lm-eval >= 0.4.9.2 default behaviour).
 int tokenizer_adds_bos(const struct tokenizer *t);
 const char *tokenizer_path(const struct tokenizer *t);
+// 1 for a CaseOps tokenizer (parameter-golf, 2026-04-18 on): encode rewrites capitals as its
+// markers first, decode restores them (model/caseops.h).
+int tokenizer_caseops(const struct tokenizer *t);
 
 // Per-token byte counts for bits per byte, as parameter-golf's train_gpt.py build_sentencepiece_luts
 // computes them for ids [0, n): control, unknown and unused pieces (and ids past the tokenizer's)

@@ -18,6 +18,7 @@ struct tokenizer {
     int vocab_size;
     int bos_id, eos_id;  // -1 when none
     int adds_bos;        // encode(add_special=1) prepends bos_id
+    int caseops;         // text is rewritten by the CaseOps transform before encoding (model/caseops.h)
     char path[4096];
 };
 

@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "common/heap.h"
 #include "common/xalloc.h"
+#include "model/caseops.h"
 #include "model/piece_map.h"
 #include "model/protobuf.h"
 #include "model/sp_normalizer.h"
@@ -42,6 +43,7 @@ struct sp_model {
     int add_dummy_prefix, remove_extra_whitespaces;  // decoding strips the first space by these
     char unk_surface[256];
     int bos_id;                 // -1 when none
+    int caseops;                // the CaseOps markers are user-defined pieces: text is rewritten (caseops.h)
 };
 
 struct sp_spec_fields {  // the TrainerSpec / NormalizerSpec fields we read
@@ -222,6 +224,23 @@ static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, c
     return 0;
 }
 
+// A tokenizer of the records' lossless-caps transforms has their markers (U+E000 v1, U+E001..E004)
+// as user-defined pieces: all four of U+E001..E004 is CaseOps (lossless_caps_caseops_v1), which
+// xsa-eval applies; the other versions' sets it refuses, rather than feed the model raw capitals.
+static int sp_detect_caseops(struct sp_model *m, const char *path, xsa_error *err) {
+    int have = 0;
+    for (int k = 0; k <= 4; k++) {
+        const char piece[4] = {(char)0xee, (char)0x80, (char)(0x80 + k), 0};
+        int32_t id = piece_map_get(&m->normal, piece, 3);
+        if (id >= 0 && m->types[id] == SP_USER_DEFINED) have |= 1 << k;
+    }
+    m->caseops = have == 0x1e;
+    if (have && !m->caseops)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the tokenizer of a lossless-caps text transform other than CaseOps (its user-defined markers U+E000..U+E004: 0x%x), "
+                        "which xsa-eval does not implement; its model would read capitals it never saw", path, (unsigned)have);
+    return 0;
+}
+
 static int sp_special_id(const struct sp_model *m, const char *piece) {
     int32_t id = sp_piece_to_id(m, piece, strlen(piece));
     return m->types[id] == SP_CONTROL ? id : -1;
@@ -284,7 +303,7 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
         goto fail;
     }
     m->byte_fallback = spec.byte_fallback;
-    if ((rc = sp_index_pieces(m, &spec, path, err))) goto fail;
+    if ((rc = sp_index_pieces(m, &spec, path, err)) || (rc = sp_detect_caseops(m, path, err))) goto fail;
     m->norm.treat_whitespace_as_suffix = spec.treat_ws_suffix;
     m->norm.matcher = &m->matcher;  // user-defined symbols are kept verbatim
     m->add_dummy_prefix = m->norm.add_dummy_prefix;
@@ -298,6 +317,7 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
     t->bos_id = sp_special_id(m, spec.bos_piece);
     t->eos_id = sp_special_id(m, spec.eos_piece);
     t->adds_bos = t->bos_id >= 0;
+    t->caseops = m->caseops;
     m->bos_id = t->bos_id;
     return 0;
 fail:
@@ -416,11 +436,16 @@ static int sp_encode(const void *impl, const char *text, size_t len, int add_spe
                      xsa_error *err) {
     (void)err;  // encoding a loaded model cannot fail
     const struct sp_model *m = impl;
-    struct sbuf norm = {0};
+    struct sbuf norm = {0}, cased = {0};
     if (add_special && m->bos_id >= 0) ivec_push(out, m->bos_id);
+    if (m->caseops) {  // the records' text_transform, before the tokenizer (caseops.h)
+        caseops_encode(text, len, &cased);
+        text = cased.s, len = cased.n;
+    }
     sp_normalize(&m->norm, text, len, &norm);
     sp_bpe(m, norm.s ? norm.s : "", norm.n, out);
     sbuf_free(&norm);
+    sbuf_free(&cased);
     return 0;
 }
 
@@ -490,8 +515,11 @@ static int sp_decode(const void *impl, const int32_t *ids, size_t n, struct sbuf
         sp_append_unescaped(&text, p, len);
     }
     sp_flush_bytes(&text, bytes, n_bytes);
-    if (m->has_denorm) sp_normalize(&m->denorm, text.s, text.n, out);
-    else sbuf_append(out, text.s, text.n);
+    struct sbuf plain = {0};
+    if (m->has_denorm) sp_normalize(&m->denorm, text.s, text.n, m->caseops ? &plain : out);
+    else sbuf_append(m->caseops ? &plain : out, text.s, text.n);
+    if (m->caseops) caseops_decode(plain.s ? plain.s : "", plain.n, out);  // the capitals back
+    sbuf_free(&plain);
     free(bytes);
     sbuf_free(&text);
     return 0;

@@ -354,19 +354,22 @@ static void pb_uint(struct sbuf *b, int field, uint64_t v) {
 }
 
 // A tiny ModelProto: pieces <unk> a b ab, and a TrainerSpec with model_type (0: absent).
+// Appends one ModelProto.SentencePiece of type `type` (score 0).
+static void tiny_piece(struct sbuf *out, const char *piece, int type) {
+    struct sbuf p = {0};
+    pb_bytes(&p, 1, piece, strlen(piece));
+    pb_varint(&p, 2 << 3 | 5);  // score, fixed32 0.0
+    sbuf_append(&p, "\0\0\0\0", 4);
+    pb_uint(&p, 3, (uint64_t)type);
+    pb_bytes(out, 1, p.s, p.n);
+    sbuf_free(&p);
+}
+
 static void tiny_model(struct sbuf *out, int model_type) {
     static const char *pieces[] = {"<unk>", "a", "b", "ab"};
     out->n = 0;
     sbuf_append(out, "", 0);
-    for (int i = 0; i < 4; i++) {
-        struct sbuf p = {0};
-        pb_bytes(&p, 1, pieces[i], strlen(pieces[i]));
-        pb_varint(&p, 2 << 3 | 5);  // score, fixed32 0.0
-        sbuf_append(&p, "\0\0\0\0", 4);
-        pb_uint(&p, 3, i == 0 ? 2 : 1);  // UNKNOWN, NORMAL
-        pb_bytes(out, 1, p.s, p.n);
-        sbuf_free(&p);
-    }
+    for (int i = 0; i < 4; i++) tiny_piece(out, pieces[i], i == 0 ? 2 : 1);  // UNKNOWN, NORMAL
     if (model_type) {
         struct sbuf tr = {0};
         pb_uint(&tr, 3, (uint64_t)model_type);
@@ -393,6 +396,53 @@ static int load_bytes(const char *dir, const char *name, const char *data, size_
     tokenizer_free(t);
     unlink(path);
     return rc;
+}
+
+// The CaseOps tokenizer of the parameter-golf records from 2026-04-18 (a BPE trained on
+// transformed text, the four markers user-defined): text is transformed as their
+// lossless_caps.py does before encoding and restored after decoding
+// (tools/fixtures/make_caseops_fixtures.py, with the record's own functions).
+TEST(test_sp_caseops_matches_the_records_transform) {
+    int n = check_expected(FIX "sp_caseops/tokenizer.model", FIX "sp_caseops/expected.tsv");
+    CHECK(n >= 100);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK(tokenizer_load(&t, FIX "sp_caseops/tokenizer.model", &err) == 0);
+    if (t) CHECK_EQ_INT(tokenizer_caseops(t), 1);
+    tokenizer_free(t);
+    CHECK(tokenizer_load(&t, FIX "sp_bpe/tokenizer.model", &err) == 0);
+    if (t) CHECK_EQ_INT(tokenizer_caseops(t), 0);
+    tokenizer_free(t);
+}
+
+// The markers of another lossless-caps version (here v1's U+E000, or a part of U+E001..E004)
+// are refused: xsa-eval would feed raw capitals to a model that never saw them.
+TEST(test_sp_other_lossless_caps_refused) {
+    char dir[] = "/tmp/xsa_sp_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    struct sbuf m = {0};
+    xsa_error err = {0};
+    tiny_model(&m, 2);
+    tiny_piece(&m, "\xee\x80\x80", 4);  // U+E000, user-defined
+    CHECK_EQ_INT(load_bytes(dir, "v1.model", m.s, m.n, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "lossless-caps text transform other than CaseOps") != NULL, "%s", err.msg);
+    tiny_model(&m, 2);
+    tiny_piece(&m, "\xee\x80\x82", 4);  // U+E002 and U+E004 only: v4's
+    tiny_piece(&m, "\xee\x80\x84", 4);
+    CHECK_EQ_INT(load_bytes(dir, "v4.model", m.s, m.n, &err), XSA_EBADINPUT);
+    tiny_model(&m, 2);
+    for (int k = 1; k <= 4; k++) {
+        const char piece[4] = {(char)0xee, (char)0x80, (char)(0x80 + k), 0};
+        tiny_piece(&m, piece, 4);
+    }
+    CHECK_EQ_INT(load_bytes(dir, "caseops.model", m.s, m.n, &err), 0);
+    char path[512];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, (const char *[]){"v1.model", "v4.model", "caseops.model"}[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+    sbuf_free(&m);
 }
 
 TEST(test_sp_tiny_handmade_model) {
@@ -595,4 +645,5 @@ RUN_TESTS(T(test_sp_bpe_matches_sentencepiece), T(test_sp_bpe_raw_matches_senten
           T(test_sp_metadata), T(test_sp1024_corpus_matches_sentencepiece),
           T(test_sp1024_benchmark_text_matches_sentencepiece), T(test_sp_tiny_handmade_model),
           T(test_sp_unsupported_model_types), T(test_sp_corrupt_models), T(test_sp_corrupt_charsmap),
-          T(test_sp_skips_other_fields), T(test_sp_user_symbols_match_sentencepiece))
+          T(test_sp_skips_other_fields), T(test_sp_user_symbols_match_sentencepiece),
+          T(test_sp_caseops_matches_the_records_transform), T(test_sp_other_lossless_caps_refused))
