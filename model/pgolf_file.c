@@ -255,6 +255,37 @@ static int int_kind(const char *type) {
     return b == '8' ? PG_Q8 : b == '7' ? PG_Q7 : b == '6' ? PG_Q6 : b == '5' ? PG_Q5 : 0;
 }
 
+// "gptq (intN)+lqer" or "+lqer_asym": 1 with the values' kind in *kind, *asym for the latter.
+static int lqer_kind(const char *type, int *kind, int *asym) {
+    const char *plus = strchr(type, '+');
+    if (!plus || (strcmp(plus, "+lqer") && strcmp(plus, "+lqer_asym"))) return 0;
+    *asym = !strcmp(plus, "+lqer_asym");
+    char base[32];
+    snprintf(base, sizeof base, "%.*s", (int)(plus - type) < 31 ? (int)(plus - type) : 31, type);
+    return (*kind = int_kind(base)) != 0;
+}
+
+// An LQER entry: .q and .scale as any GPTQ entry, and its factors .lqA .lqAs .lqB .lqBs (with
+// _a for the asymmetric packing).
+static int add_lqer_entry(struct pg_tensors *pt, const struct pv *w, const char *key, int kind, int bf16, int asym, xsa_error *err) {
+    static const char *const suffix[4] = {"lqA", "lqAs", "lqB", "lqBs"};
+    char name[600];
+    snprintf(name, sizeof name, "%s.q", key);
+    const struct pv *q = up_dict_get(w, name);
+    snprintf(name, sizeof name, "%s.scale", key);
+    const struct pv *s = up_dict_get(w, name);
+    if (!q || !s) return xsa_fail(err, XSA_EBADINPUT, "%s: LQER tensor '%s' lacks its .q or .scale entry; the file is corrupt", pt->path, key);
+    int rc = add_entry(pt, key, q, s, kind, bf16, err);
+    for (int i = 0; i < 4 && !rc; i++) {
+        snprintf(name, sizeof name, "%s.%s%s", key, suffix[i], asym ? "_a" : "");
+        const struct pv *f = up_dict_get(w, name);
+        if (!f || f->kind != PV_TENSOR) return xsa_fail(err, XSA_EBADINPUT, "%s: LQER tensor '%s' lacks its %s tensor; the file is corrupt", pt->path, key, name);
+        pt->e[pt->n - 1].lq[i] = f;
+    }
+    if (!rc) pt->e[pt->n - 1].lq_asym = asym;
+    return rc;
+}
+
 static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv *meta, xsa_error *err) {
     if (w->kind != PV_DICT || meta->kind != PV_DICT)
         return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 artifact whose 'w' or 'm' is not a dict; the file is corrupt", pt->path);
@@ -264,10 +295,12 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
         const struct pv *k = meta->v[2 * i], *info = meta->v[2 * i + 1];
         if (k->kind != PV_STR || k->len > 500) return xsa_fail(err, XSA_EBADINPUT, "%s: an int6 meta entry whose key is not a name", pt->path);
         const char *type = info->kind == PV_STR ? info->s : dict_str(info, "type");
-        int bf16 = embedding_name(k->s), kind;
+        int bf16 = embedding_name(k->s), kind, asym;
         if (type && (!strcmp(type, "passthrough") || !strcmp(type, "passthrough_ctrl") || !strcmp(type, "passthrough_fp16") ||
                      !strcmp(type, "passthrough (float16)"))) {
             rc = add_entry(pt, k->s, up_dict_get(w, k->s), NULL, PG_RAW, bf16, err);
+        } else if (type && lqer_kind(type, &kind, &asym)) {  // 2026-04-27: GPTQ values plus a low-rank correction
+            rc = add_lqer_entry(pt, w, k->s, kind, bf16, asym, err);
         } else if (type && ((kind = int_kind(type)) || !strcmp(type, "gate_int8_row"))) {
             int gate = !kind;  // 2026-04-19's QuantGate: int8 rows .gq with fp16 row scales .gs
             snprintf(name, sizeof name, "%s.%s", k->s, gate ? "gq" : "q");
@@ -279,7 +312,7 @@ static int read_int6(struct pg_tensors *pt, const struct pv *w, const struct pv 
                                           gate ? ".gq or .gs" : ".q or .scale");
             rc = add_entry(pt, k->s, q, s, kind, bf16, err);
         } else {
-            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int7, int6, int5 (also as 'gptq (intN)'), gate_int8_row and passthrough",
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has unknown quantization type '%s'; xsa-eval reads int8, int7, int6, int5 (also as 'gptq (intN)', with '+lqer' or '+lqer_asym'), gate_int8_row and passthrough",
                             pt->path, k->s, type ? type : "(not a string)");
         }
     }
@@ -355,6 +388,41 @@ static float round_bf16(float x) {
 
 static int is_float_dtype(const struct pv *t) { return !strcmp(t->dtype->name, "F32") || !strcmp(t->dtype->name, "F16") || !strcmp(t->dtype->name, "BF16"); }
 
+// W += (qA sA) @ (qB sB) on the (rows, cols) values in dst, as the 2026-04-27 record's
+// dequantize_mixed adds LQER's rank-r correction: sA one scalar and sB one per group of
+// consecutive elements of B ("+lqer_asym"), or one per row of A and of B ("+lqer").
+static int lqer_correct(struct pg_tensors *pt, const struct pg_entry *e, float *dst, uint64_t rows, uint64_t cols, xsa_error *err) {
+    const struct pv *A = e->lq[0], *As = e->lq[1], *B = e->lq[2], *Bs = e->lq[3];
+    uint64_t na, nas, nb, nbs;
+    const unsigned char *pa = tensor_bytes(A, &na), *pas = tensor_bytes(As, &nas), *pb = tensor_bytes(B, &nb), *pbs = tensor_bytes(Bs, &nbs);
+    uint64_t r = A->ndim == 2 ? (uint64_t)A->shape[1] : 0;
+    int bad = !pa || !pas || !pb || !pbs || strcmp(A->dtype->name, "I8") || strcmp(B->dtype->name, "I8") || !is_float_dtype(As) ||
+              !is_float_dtype(Bs) || A->ndim != 2 || (uint64_t)A->shape[0] != rows || r < 1 || r > 64 || B->ndim != 2 ||
+              (uint64_t)B->shape[0] != r || (uint64_t)B->shape[1] != cols ||
+              (e->lq_asym ? nas != 1 || nbs < 1 || nb % nbs : nas != rows || nbs != r);
+    if (bad)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: LQER factors of '%s' do not fit its (%llu, %llu) values (A (rows, rank) and B (rank, cols) int8, their scales); the file is corrupt",
+                        pt->path, e->name, (unsigned long long)rows, (unsigned long long)cols);
+    for (uint64_t i = 0; i < nas + nbs; i++) {
+        float s = i < nas ? elem_f32(As, pas, i) : elem_f32(Bs, pbs, i - nas);
+        if (!isfinite(s)) return xsa_fail(err, XSA_EBADINPUT, "%s: LQER factors of '%s' have a scale of %g; the artifact is damaged", pt->path, e->name, (double)s);
+    }
+    uint64_t g = e->lq_asym ? nb / nbs : cols;  // (per row of B: a group is a row)
+    float *qb = xsa_malloc((size_t)nb * sizeof *qb);  // (r, cols)
+    for (uint64_t k = 0; k < nb; k++) qb[k] = (float)(int8_t)pb[k] * elem_f32(Bs, pbs, k / g);
+    for (uint64_t i = 0; i < rows; i++) {
+        float sa = elem_f32(As, pas, e->lq_asym ? 0 : i), a[64];
+        for (uint64_t k = 0; k < r; k++) a[k] = (float)(int8_t)pa[i * r + k] * sa;
+        for (uint64_t j = 0; j < cols; j++) {
+            float c = 0;
+            for (uint64_t k = 0; k < r; k++) c += a[k] * qb[k * cols + j];
+            dst[i * cols + j] += c;
+        }
+    }
+    free(qb);
+    return 0;
+}
+
 int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_error *err) {
     uint64_t n, ns = 0;
     const unsigned char *p = tensor_bytes(e->t, &n), *ps = e->scale ? tensor_bytes(e->scale, &ns) : NULL;
@@ -387,7 +455,10 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
                             bits, e->name, v, (unsigned long long)k, lo, hi);
         float s = elem_f32(e->scale, ps, per_row ? k / cols : 0);
         float x = (float)v * s;  // q.float() * s.float(), then .to(original dtype)
-        dst[k] = e->bf16 ? round_bf16(x) : x;
+        dst[k] = e->bf16 && !e->lq[0] ? round_bf16(x) : x;
     }
-    return 0;
+    if (!e->lq[0]) return 0;
+    int rc = lqer_correct(pt, e, dst, rows, cols, err);
+    for (uint64_t k = 0; k < n && !rc && e->bf16; k++) dst[k] = round_bf16(dst[k]);
+    return rc;
 }

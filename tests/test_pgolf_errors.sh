@@ -74,7 +74,7 @@ expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization form
 expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
 expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
 expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz
-expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'; xsa-eval reads int8, int7, int6, int5 \(also as 'gptq \(intN\)'\), gate_int8_row and passthrough" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
+expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'; xsa-eval reads int8, int7, int6, int5 \(also as 'gptq \(intN\)', with '\+lqer' or '\+lqer_asym'\), gate_int8_row and passthrough" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz
 cp $B/xsa_eval.json "$TMP/"
 printf 'not compressed at all' > "$TMP/plain.ptz"
 expect_exit not_zlib_zstd 2 "plain.ptz: a .ptz that is neither zlib, zstd, xz nor brotli \(first bytes 6e 6f; brotli: " -- "$XSA_BIN" info --model "$TMP/plain.ptz"
@@ -106,7 +106,10 @@ expect_exit zlib_head_neither 2 "zlib_head_cut.ptz: the zlib stream is corrupt o
 expect_exit bshf_short 2 "bshf_short.ptz: a byte-shuffled \(BSHF\) payload of 5 bytes, too short for its header" -- "$XSA_BIN" info --model $Y/bshf_short.ptz
 expect_exit bshf_stride0 2 "bshf_stride0.ptz: a byte-shuffled \(BSHF\) payload with stride 0 over 64 bytes; the stride must be in \[1, 64\]" -- "$XSA_BIN" info --model $Y/bshf_stride0.ptz
 expect_exit bshf_stride_big 2 "bshf_stride_big.ptz: a byte-shuffled \(BSHF\) payload with stride 255 over 20 bytes" -- "$XSA_BIN" info --model $Y/bshf_stride_big.ptz
-expect_exit gptq_int4 2 "gptq_int4.int6.ptz: tensor 'blocks.0.attn.c_k.weight' has unknown quantization type 'gptq \(int4\)'; xsa-eval reads int8, int7, int6, int5 \(also as 'gptq \(intN\)'\), gate_int8_row and passthrough" -- "$XSA_BIN" info --model $Y/gptq_int4.int6.ptz
+expect_exit gptq_int4 2 "gptq_int4.int6.ptz: tensor 'blocks.0.attn.c_k.weight' has unknown quantization type 'gptq \(int4\)'; xsa-eval reads int8, int7, int6, int5 \(also as 'gptq \(intN\)', with '\+lqer' or '\+lqer_asym'\), gate_int8_row and passthrough" -- "$XSA_BIN" info --model $Y/gptq_int4.int6.ptz
+expect_exit lqer_loads 0 "format +pgolf-int6" -- "$XSA_BIN" info --model $Y/lqer.int6.ptz --arch $Y/xsa_eval.json
+expect_exit lqer_shape 2 "lqer_shape.int6.ptz: LQER factors of 'blocks.0.attn.c_q.weight' do not fit its \(16, 16\) values" -- "$XSA_BIN" info --model $Y/lqer_shape.int6.ptz
+expect_exit lqer_missing 2 "lqer_missing.int6.ptz: LQER tensor 'blocks.0.attn.c_q.weight' lacks its blocks.0.attn.c_q.weight.lqBs_a tensor" -- "$XSA_BIN" info --model $Y/lqer_missing.int6.ptz
 expect_exit int7_range 2 "int7_range.int6.ptz: int7 tensor 'blocks.0.attn.c_k.weight' holds 64 at element 3, outside \[-64, 63\]; the artifact is damaged" -- "$XSA_BIN" info --model $Y/int7_range.int6.ptz
 expect_exit int5_range 2 "int5_range.int6.ptz: int5 tensor 'blocks.1.mlp.fc.weight' holds 16 at element 37, outside \[-16, 15\]; the artifact is damaged" -- "$XSA_BIN" info --model $Y/int5_range.int6.ptz
 

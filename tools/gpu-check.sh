@@ -387,7 +387,7 @@ fi
 section "CPU-only models and statistics with a GPU present" 30
 if gpu_ok "CPU-only models"; then
     for M in tests/fixtures/pgolf/xsa_record_ntk/final_model.pt tests/fixtures/pgolf/recur_0331/final_model.pt tests/fixtures/pgolf/loop_0405/final_model.pt \
-             tests/fixtures/pgolf/lanes_0410/final_model.pt \
+             tests/fixtures/pgolf/lanes_0410/final_model.pt tests/fixtures/pgolf/gates_0427/final_model.pt \
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt; do
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device auto >"$W/only_auto.tsv" 2>"$W/only_auto.err"; rc2=$?
