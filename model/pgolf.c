@@ -548,6 +548,10 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
         return xsa_fail(err, XSA_EBADINPUT, n_rep < 0 ? "%s: %s has %d blocks but %d layers of MLP weights; the file is damaged"
                                                       : "%s: %s has %d blocks over %d layers of weights: depth recurrence, whose layers the file does not record; give RECUR_LAYERS (the 2026-03-31 record: \"4,5\") in xsa_eval.json or --arch",
                         src, path, c->n_blocks, L->n_phys);
+    if (a->recur.n && !n_rep)  // one block per physical layer: 2026-04-03's and 2026-04-04's recurrence
+        return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" over one block per layer (%s has %d of each): the recurrence of the 2026-04-03 and 2026-04-04 records, "
+                        "with their own skip rules, which xsa-eval does not implement (looped records: NUM_LOOPS; 2026-03-31: a block per virtual layer)",
+                        a->path, a->recur.text, path, c->n_blocks);
     if (a->recur.n != n_rep)
         return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" repeats %d layers but %s has %d blocks over %d layers of weights (%d repeated); fix the architecture file",
                         a->path, a->recur.text, a->recur.n, path, c->n_blocks, L->n_phys, n_rep);

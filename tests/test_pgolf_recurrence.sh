@@ -76,7 +76,7 @@ expect_exit loop_end_past 2 "LOOP_START 2 .. LOOP_END 6 must be layers of the 6 
 lside NUM_LOOPS 1
 expect_exit loops_count 2 "skip_weights has 5 rows but 8 layers have 4 U-Net skips" -- "$XSA_BIN" info --model "$L"
 lside RECUR_LAYERS '"2"'
-expect_exit loops_and_recur 2 "RECUR_LAYERS \"2\" repeats 1 layers but .*final_model.pt has 6 blocks over 6 layers of weights" -- "$XSA_BIN" info --model "$L"
+expect_exit recur_physical_blocks 2 "RECUR_LAYERS \"2\" over one block per layer \(.*final_model.pt has 6 of each\): the recurrence of the 2026-04-03 and 2026-04-04 records" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START
 expect_exit gptj_start_missing 2 "a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START -2
