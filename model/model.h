@@ -83,6 +83,7 @@ struct model_config {
     int mlp_relu2;       // MLP proj(relu(fc(x))^2) (w_up, w_down; no gate)
     int embed_norm;      // x0 = RMSNorm(embedding) (no weight) before the first block
     int unet_skips;      // U-Net: the first n_layer/2 outputs pushed, popped by the later layers
+    int skip_rows;       // skip_weights rows when fewer than n_layer/2: decoder layer i uses row min(i, rows - 1) (2026-04-03); 0: i
     int skip_after;      // 1: a decoder layer adds its skip after the block (a fork's order), 0: before
     int n_blocks;        // distinct weight blocks; layer l uses block l % n_blocks (0: n_layer)
     float logit_softcap; // logits c*tanh(logits/c) before the log-softmax; 0: none

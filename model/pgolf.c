@@ -34,6 +34,8 @@ struct pg_layout {
     int blk[MODEL_MAX_LAYERS];     // layer l runs block blk[l] (shared blocks: l % n_blocks; NUM_LOOPS: its schedule)
     int repeat[MODEL_MAX_LAYERS];  // block k runs repeat_mlp.{repeat[k]}'s MLP where that has weights, or -1
     int loops;                     // NUM_LOOPS: blocks are physical layers, run by the schedule
+    int phys_blocks;               // the blocks are the physical layers (NUM_LOOPS, or 2026-04-03's RECUR_LAYERS): XSA,
+                                   // LN_SCALE, value embeddings and layer 0's attention go by block
     int no_attn0;                  // physical layer 0's attention matrices are not in the file (DISABLE_LAYER0_ATTN)
 };
 
@@ -210,9 +212,12 @@ static int build_value_embedding(struct pg_build *b, xsa_error *err) {
     if (!rc) rc = get(b, "ve_shared.scale", 0, 0, &scale, err);
     if (!rc && !b->dry) m->ve_scale = *scale;
     char n[64];
-    for (int i = 0; i < b->a->ve.n && !rc; i++) {
+    for (int i = 0; i < b->a->ve.n && !rc; i++) {  // (physical blocks: every layer that runs the block)
+        float *ls = NULL;
         snprintf(n, sizeof n, "ve_layer_scales.%d", i);
-        rc = get(b, n, 1, 0, &m->layers[b->a->ve.v[i]].ve_scale, err);
+        rc = get(b, n, 1, 0, &ls, err);
+        for (int l = 0; l < c->n_layer && !rc && !b->dry; l++)
+            if ((b->L->phys_blocks ? b->L->blk[l] : l) == b->a->ve.v[i]) m->layers[l].ve_scale = ls;
     }
     return rc;
 }
@@ -270,8 +275,9 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
     int rc = get(b, "tok_emb.weight", c->vocab_size, C, &m->tok_emb, err);
     if (!rc) rc = build_layers(b, err);
     if (!rc && c->ve_dim) rc = build_value_embedding(b, err);
-    if (!rc && c->unet_skips && c->n_layer >= 2) rc = get(b, "skip_weights", c->n_layer / 2, C, &m->skip_weights, err);
-    if (!rc && c->unet_skips && shape_of(b->pt, "skip_gates")) rc = get(b, "skip_gates", c->n_layer / 2, C, &m->skip_gates, err);
+    int n_skip = c->skip_rows ? c->skip_rows : c->n_layer / 2;
+    if (!rc && c->unet_skips && c->n_layer >= 2) rc = get(b, "skip_weights", n_skip, C, &m->skip_weights, err);
+    if (!rc && c->unet_skips && shape_of(b->pt, "skip_gates")) rc = get(b, "skip_gates", n_skip, C, &m->skip_gates, err);
     float *gates = NULL;
     if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
     if (!rc && c->smear) rc = get(b, "smear.gate", C, 0, &m->smear_gate, err);
@@ -405,7 +411,7 @@ static int configure_options(struct model_config *c, struct pg_tensors *pt, cons
 // tell (stated, when it has those records' tensors: their defaults changed between records),
 // and the value embedding, which its tensors tell except for VE_LAYERS.
 static int configure_record_line(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, int swiglu,
-                                 int banked, xsa_error *err) {
+                                 int banked, const struct pg_layout *L, xsa_error *err) {
     int rc = 0;
     const struct pv *ve = shape_of(pt, "ve_shared.embed.weight");
     const char *src = a->path[0] ? a->path : path;
@@ -438,12 +444,12 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
     if (a->ve.n != n_scales)
         return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names %d layers but %s has %d ve_layer_scales; fix the architecture file", a->path, a->ve.text,
                         a->ve.n, path, n_scales);
-    if (c->n_blocks != c->n_layer)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks or loops (NUM_LOOPS), which xsa-eval does not run together", path);
-    for (int i = 0; i < a->ve.n; i++)
-        if (a->ve.v[i] >= c->n_layer)
+    if (c->n_blocks != c->n_layer && !L->phys_blocks)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: value embeddings with shared blocks, which xsa-eval does not run together", path);
+    for (int i = 0; i < a->ve.n; i++)  // (layers, or with one block per physical layer, blocks)
+        if (a->ve.v[i] >= (L->phys_blocks ? L->n_phys : c->n_layer))
             return xsa_fail(err, XSA_EBADINPUT, "%s: VE_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->ve.text,
-                            a->ve.v[i], c->n_layer, path);
+                            a->ve.v[i], L->phys_blocks ? L->n_phys : c->n_layer, path);
     return 0;
 }
 
@@ -511,7 +517,7 @@ static int configure_loops(struct model_config *c, const struct pg_arch *a, cons
     for (int r = 0; r <= nl; r++)
         for (int p = s0; p <= s1; p++) L->blk[k++] = p;
     for (int p = s1 + 1; p < L->n_phys; p++) L->blk[k++] = p;
-    c->n_layer = k, L->loops = 1;
+    c->n_layer = k, L->loops = L->phys_blocks = 1;
     c->n_physical = L->n_phys, c->recur_runs = nl + 1;
     snprintf(c->recur_layers, sizeof c->recur_layers, "%d..%d", s0, s1);
     // GPT-J blocks (PARALLEL_RESIDUAL_START: 2026-04-06 HessianSDClip, 2026-04-09): the MLP reads
@@ -522,6 +528,30 @@ static int configure_loops(struct model_config *c, const struct pg_arch *a, cons
                         a->path);
     int ps = (int)a->v[A_PARALLEL_RESIDUAL_START];
     for (int l = 0; l < c->n_layer; l++) c->mlp_reads_input[l] = ps >= 0 && L->blk[l] >= ps;
+    return 0;
+}
+
+// The 2026-04-03 record's recurrence: one block per physical layer, RECUR_LAYERS run again after
+// the last of them (0 .. cutoff - 1, RECUR_LAYERS, cutoff .. NUM_LAYERS - 1, its
+// _get_virtual_layers), the repeats' MLPs repeat_mlp.i where those have weights (its
+// _get_repeat_mlp: the second pass of RECUR_LAYERS[i]), the skips sized for the physical layers.
+static int configure_physical_recurrence(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path,
+                                         struct pg_layout *L, xsa_error *err) {
+    int n = a->recur.n, cutoff = a->recur.v[n - 1] + 1, k = 0;
+    if (shape_of(pt, "repeat_mlp.0.fc.weight") || shape_of(pt, "repeat_mlp.0.proj.weight"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: untied repeat MLPs (repeat_mlp) with one block per layer, which xsa-eval does not implement (the 2026-04-03 record ran without them)", path);
+    if (a->set[A_NUM_LOOPS] || c->n_layer != c->n_blocks)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS with NUM_LOOPS, shared blocks or passes; no parameter-golf GPT has both", a->path);
+    if (cutoff > L->n_phys)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" names layer %d, past the %d layers of %s; fix the architecture file", a->path, a->recur.text,
+                        cutoff - 1, L->n_phys, path);
+    if (L->n_phys + n > MODEL_MAX_LAYERS) return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS makes more than %d layers", a->path, MODEL_MAX_LAYERS);
+    for (int p = 0; p < cutoff; p++) L->blk[k++] = p;
+    for (int i = 0; i < n; i++) L->blk[k++] = a->recur.v[i];
+    for (int p = cutoff; p < L->n_phys; p++) L->blk[k++] = p;
+    c->n_layer = k, L->phys_blocks = 1;
+    c->n_physical = L->n_phys, c->recur_runs = 2;
+    snprintf(c->recur_layers, sizeof c->recur_layers, "%s", a->recur.text);
     return 0;
 }
 
@@ -548,11 +578,10 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
         return xsa_fail(err, XSA_EBADINPUT, n_rep < 0 ? "%s: %s has %d blocks but %d layers of MLP weights; the file is damaged"
                                                       : "%s: %s has %d blocks over %d layers of weights: depth recurrence, whose layers the file does not record; give RECUR_LAYERS (the 2026-03-31 record: \"4,5\") in xsa_eval.json or --arch",
                         src, path, c->n_blocks, L->n_phys);
-    if (a->recur.n && !n_rep)  // one block per physical layer: 2026-04-03's and 2026-04-04's recurrence
-        return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" over one block per layer (%s has %d of each): the recurrence of the 2026-04-03 and 2026-04-04 records, "
-                        "with their own skip rules, which xsa-eval does not implement (looped records: NUM_LOOPS; 2026-03-31: a block per virtual layer)",
-                        a->path, a->recur.text, path, c->n_blocks);
-    if (a->recur.n != n_rep)
+    int rc = 0;
+    if (a->recur.n && !n_rep) {  // one block per physical layer: 2026-04-03's recurrence
+        if ((rc = configure_physical_recurrence(c, pt, a, path, L, err))) return rc;
+    } else if (a->recur.n != n_rep)
         return xsa_fail(err, XSA_EBADINPUT, "%s: RECUR_LAYERS \"%s\" repeats %d layers but %s has %d blocks over %d layers of weights (%d repeated); fix the architecture file",
                         a->path, a->recur.text, a->recur.n, path, c->n_blocks, L->n_phys, n_rep);
     if (n_rep && c->n_layer != c->n_blocks)
@@ -564,8 +593,8 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     if (a->canon.n || shape_of(pt, "canon_a") || shape_of(pt, "canon_c"))  // (CANON_AC_LAYERS: off in the record's run)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has canon layers (CANON_AC_LAYERS, canon_a / canon_c: 4-tap causal mixes of the normed inputs), which xsa-eval does not implement; it refuses the file rather than score it without them",
                         src, path);
-    int rc = check_untie(pt, a, path, err);
-    if (rc || (rc = configure_loops(c, a, path, n_rep, L, err))) return rc;
+    rc = check_untie(pt, a, path, err);
+    if (rc || (rc = configure_loops(c, a, path, L->phys_blocks ? 1 : n_rep, L, err))) return rc;
     if (n_rep) {
         int k = 0, cutoff = a->recur.v[n_rep - 1] + 1;
         for (int p = 0; p < cutoff; p++) L->mat[k++] = p;
@@ -584,9 +613,10 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     if (L->banked && !L->loops && !a->set[A_DISABLE_LAYER0_ATTN] && shape_of(pt, "skip_gates"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s is the 2026-03-31 record's GPT (skip_gates), whose banks keep layer 0's attention weights whether it runs or not; give DISABLE_LAYER0_ATTN (the record: 1) in xsa_eval.json or --arch",
                         src, path);
-    c->attn_off[0] = a->set[A_DISABLE_LAYER0_ATTN] ? a->v[A_DISABLE_LAYER0_ATTN] != 0 : dropped;
+    int off0 = a->set[A_DISABLE_LAYER0_ATTN] ? a->v[A_DISABLE_LAYER0_ATTN] != 0 : dropped;
+    for (int l = 0; l < c->n_layer; l++) c->attn_off[l] = off0 && (L->phys_blocks ? L->blk[l] == 0 : l == 0);  // (block 0: each pass)
     L->no_attn0 = dropped;
-    if (c->attn_off[0] && pg_list_has(&a->recur, 0))
+    if (off0 && !L->phys_blocks && pg_list_has(&a->recur, 0))
         return xsa_fail(err, XSA_EBADINPUT, "%s: layer 0 is both without attention (DISABLE_LAYER0_ATTN) and recurrent (RECUR_LAYERS \"%s\"), whose second pass would need the attention weights the file drops",
                         a->path, a->recur.text);
     return 0;
@@ -700,7 +730,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
-    if (sw && (sw->ndim != 2 || sw->shape[0] != c->n_layer / 2))
+    if (L->phys_blocks && !L->loops) c->skip_rows = L->n_phys / 2;  // 2026-04-03: sized for the physical layers
+    if (sw && (sw->ndim != 2 || sw->shape[0] != (c->skip_rows ? c->skip_rows : c->n_layer / 2)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS (a looped record: NUM_LOOPS, LOOP_START and LOOP_END)", path,
                         sw->ndim ? (long long)sw->shape[0] : 0LL, c->n_layer, c->n_layer / 2);
     // NeoMakesGames's GPT (the one that names its blocks shared_blocks) adds a skip after its block.
@@ -732,15 +763,15 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
     int xl = (int)pg_arch_or(a, A_XSA_LAST_N, 0);
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
-    if (L->loops && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
+    if (L->phys_blocks && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
     for (int l = 0; l < c->n_layer; l++) {  // a looped model's XSA and LN_SCALE are its blocks' (physical layers')
-        int idx = L->loops ? L->blk[l] : l, n = L->loops ? L->n_phys : c->n_layer;
+        int idx = L->phys_blocks ? L->blk[l] : l, n = L->phys_blocks ? L->n_phys : c->n_layer;
         c->xsa[l] = idx >= n - xl;
         c->ln_layer[l] = (short)idx;
     }
     if ((rc = configure_options(c, pt, a, path, *bprefix, err))) return rc;
     if ((rc = configure_lanes(c, pt, a, path, L, err))) return rc;
-    return configure_record_line(c, pt, a, path, *swiglu, *banked, err);
+    return configure_record_line(c, pt, a, path, *swiglu, *banked, L, err);
 }
 
 int pgolf_claims(const char *path) {

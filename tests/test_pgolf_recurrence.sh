@@ -76,7 +76,7 @@ expect_exit loop_end_past 2 "LOOP_START 2 .. LOOP_END 6 must be layers of the 6 
 lside NUM_LOOPS 1
 expect_exit loops_count 2 "skip_weights has 5 rows but 8 layers have 4 U-Net skips" -- "$XSA_BIN" info --model "$L"
 lside RECUR_LAYERS '"2"'
-expect_exit recur_physical_blocks 2 "RECUR_LAYERS \"2\" over one block per layer \(.*final_model.pt has 6 of each\): the recurrence of the 2026-04-03 and 2026-04-04 records" -- "$XSA_BIN" info --model "$L"
+expect_exit loops_and_recur 2 "RECUR_LAYERS with NUM_LOOPS, shared blocks or passes" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START
 expect_exit gptj_start_missing 2 "a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START -2
@@ -88,6 +88,9 @@ expect_exit gptj_without_loops 2 "PARALLEL_RESIDUAL_START is the looped records'
 expect_exit info_gptj 0 "depth recurrence \(layers 1..3 run 3 times: 12 layers over 6 of weights\), GPT-J blocks \(attention and MLP read the same input\) in 2 of 12 layers" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gptj_0406/final_model.pt
 lside NEGATIVE_SLOPE
 expect_exit loops_slope_missing 2 "final_model.pt has the 2026-03-22\+ records' gated skips \(skip_gates\) but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$L"
+
+# The 2026-04-03 record: one block per layer, RECUR_LAYERS run again; skips sized for the physical layers.
+expect_exit info_recur_0403 0 "depth recurrence \(layers 2,3 run 2 times: 8 layers over 6 of weights\), gated U-Net skips, .*value embedding 8 \(projected\) in layers 2,4,7" -- "$XSA_BIN" info --model tests/fixtures/pgolf/recur_0403/final_model.int6.ptz
 
 # The looped records' two lanes (2026-04-10 on): side by side, from a decoder layer.
 V=tests/fixtures/pgolf/lanes_0410

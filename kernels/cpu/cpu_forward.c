@@ -261,6 +261,7 @@ static void gated_skip_row(float *x, const float *w, const float *g, const float
 static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e) {
     const struct model *m = st->m;
     int C = m->cfg.d_model;
+    if (m->cfg.skip_rows && i >= m->cfg.skip_rows) i = m->cfg.skip_rows - 1;  // (the 2026-04-03 record's min(i, rows - 1))
     const float *w = m->skip_weights + (long)i * C, *src = st->skip + (long)e * st->t_cap * C;
     const float *g = m->skip_gates ? m->skip_gates + (long)i * C : NULL;
     for (int r = 0; r < n; r++) {
