@@ -106,7 +106,7 @@ int backend_check_model(const struct model *m, xsa_error *err) {
         int attn = !c->attn_off[l];  // (DISABLE_LAYER0_ATTN: the file may have dropped its weights)
         if (c->mlp_reads_input[l] && (!nw || (c->lanes_from && l >= c->lanes_from) || c->parallel_residual || w->dtg_w))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d: a GPT-J block (the MLP reads the block's input) needs weightless norms and no lanes or DTG gate", m->path, l);
-        if (c->lanes_from && l >= c->lanes_from && (!w->lane_resid || !w->lane_post || !w->resid_mix || post || c->parallel_residual))
+        if (c->lanes_from && l >= c->lanes_from && ((!c->lanes_split && (!w->lane_resid || !w->lane_post)) || !w->resid_mix || post || c->parallel_residual))
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d: two residual lanes need their lambdas and resid_mix, and no post-norms", m->path, l);
         if (!(pre || post) || (c->parallel_residual && post) || (attn && (!w->wq || !w->wk || !w->wv || !w->wo)) || !w->w_up ||
             !w->w_down || (model_mlp_gated(c) && !w->w_gate) || (gpt2 && (!w->attn_norm_b || !w->mlp_norm_b)))

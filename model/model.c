@@ -327,7 +327,8 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->n_physical, "depth recurrence (layers %s run %d times: %d layers over %d of weights)", c->recur_layers, c->recur_runs, c->n_layer,
          c->n_physical);
     FEAT(n_off, "no attention in %s", n_off == 1 && c->attn_off[0] ? "layer 0" : "some layers");
-    FEAT(c->lanes_from, "two residual lanes from layer %d%s", c->lanes_from, c->lanes_together ? " (attention and MLP side by side)" : "");
+    FEAT(c->lanes_from, "two residual lanes from layer %d%s", c->lanes_from,
+         c->lanes_split ? " (attention and MLP apart, merged by lane_merge)" : c->lanes_together ? " (attention and MLP side by side)" : "");
     FEAT(n_gptj, "GPT-J blocks (attention and MLP read the same input) in %d of %d layers", n_gptj, c->n_layer);
     FEAT(m->skip_gates, "gated U-Net skips");
     FEAT(gated, "gated XSA");

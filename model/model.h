@@ -83,7 +83,9 @@ struct model_config {
     int mlp_relu2;       // MLP proj(relu(fc(x))^2) (w_up, w_down; no gate)
     int embed_norm;      // x0 = RMSNorm(embedding) (no weight) before the first block
     int unet_skips;      // U-Net: the first n_layer/2 outputs pushed, popped by the later layers
-    int skip_rows;       // skip_weights rows when fewer than n_layer/2: decoder layer i uses row min(i, rows - 1) (2026-04-03); 0: i
+    int skip_rows;       // skip_weights rows when fewer than n_layer/2: decoder layer i uses row min(i, rows - 1) (2026-04-03;
+                         // with skip_stop, 2026-04-04: no skip past the rows); 0: row i
+    int skip_stop;
     int skip_after;      // 1: a decoder layer adds its skip after the block (a fork's order), 0: before
     int n_blocks;        // distinct weight blocks; layer l uses block l % n_blocks (0: n_layer)
     float logit_softcap; // logits c*tanh(logits/c) before the log-softmax; 0: none
@@ -98,6 +100,9 @@ struct model_config {
     unsigned char attn_off[MODEL_MAX_LAYERS];  // attn_off[l] = 1: layer l has no attention (DISABLE_LAYER0_ATTN)
     int lanes_from;      // layers from this one on keep two residual lanes (lane_resid, lane_post); 0: none
     int lanes_together;  // ... 2026-04-10's: attention (lane 0 + x0) and MLP (lane 1) side by side, skips into lane 0
+    int lanes_split;     // ... 2026-04-04/08's: attention on lane 0 (mixed with x0, kept), the MLP on lane 1 alone,
+                         //   merged by model.lane_merge; later skips into lane 0 (lanes_skip_lane0) or none
+    int lanes_skip_lane0;
     int lanes_final;     // ... the final norm reads their mean (0), lane 0 (1) or lane 1 (2) (PARALLEL_FINAL_LANE)
     // The attention gates (layer_weights.attn_gate_w): y_h *= mult sigmoid(scale (w_h . x[:window]) + b_h),
     // x the attention input: 2026-03-25's GATED_ATTENTION (window C, bias), 2026-04-16's output gate
@@ -181,6 +186,7 @@ struct model {
     float *lm_head;                    // (V, C) ; == tok_emb when tied_head
     float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
     float *skip_gates;                 // (n_layer/2, C) x = lerp(w * skip, x, sigmoid(gate)) (2026-03-31), or NULL: x + w * skip
+    float lane_merge;                  // lanes_split: the final norm reads m lane 0 + (1 - m) lane 1
     float *smear_gate;                 // (C) SmearGate logits, or NULL
     float *smear_fwd_w;                // (smear_fwd_window) x_t += lambda sigmoid(w . e_t[:window]) e_(t-1), e the raw
     float smear_fwd_lambda;            //   embedding, before the norm (2026-04-16's SmearGate), or NULL

@@ -281,6 +281,11 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
     float *gates = NULL;
     if (!rc && passes > 1) rc = get(b, "pass_gate", passes, C, &gates, err);
     if (!rc && c->smear) rc = get(b, "smear.gate", C, 0, &m->smear_gate, err);
+    if (!rc && c->lanes_split) {
+        float *lm = NULL;
+        rc = get(b, "lane_merge", 0, 0, &lm, err);
+        if (!rc && !b->dry) m->lane_merge = *lm;
+    }
     if (!rc && c->smear_fwd_window) {
         float *lam = NULL;
         rc = get(b, "smear_gate.weight", 1, c->smear_fwd_window, &m->smear_fwd_w, err);
@@ -622,6 +627,29 @@ static int configure_depth(struct model_config *c, struct pg_tensors *pt, const 
     return 0;
 }
 
+// The lanes of 2026-04-04 (RECUR_LAYERS) and 2026-04-08 (NUM_LOOPS), shown by their lane_merge:
+// from the first decoder layer whose block is PARALLEL_START_LAYER or later (the file does not
+// record it) every layer runs attention on lane 0 (mixed with x0) and the MLP on lane 1 alone,
+// and the final norm reads lane_merge m lane 0 + (1 - m) lane 1; later skips go into lane 0
+// (2026-04-08) or nowhere (2026-04-04, whose skips go into its single stream, unread after the split).
+static int configure_split_lanes(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, const struct pg_layout *L,
+                                 int has_lambdas, xsa_error *err) {
+    const struct pv *lm = shape_of(pt, "lane_merge");
+    if (has_lambdas || !L->phys_blocks || lm->ndim != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a lane_merge %s; the 2026-04-04 and 2026-04-08 records' is a scalar in a file with RECUR_LAYERS or NUM_LOOPS and no parallel lambdas",
+                        path, has_lambdas ? "beside parallel_post_lambdas" : lm->ndim ? "that is not a scalar" : "in a file without RECUR_LAYERS or NUM_LOOPS");
+    if (!a->set[A_PARALLEL_START_LAYER])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the two lanes of 2026-04-04/08 (lane_merge) but no PARALLEL_START_LAYER is given, which the file does not record (those records: 7); give it in xsa_eval.json or --arch",
+                        a->path[0] ? a->path : path, path);
+    int start = (int)a->v[A_PARALLEL_START_LAYER], n_enc = c->unet_skips ? c->n_layer / 2 : 1;
+    c->lanes_split = 1, c->lanes_skip_lane0 = L->loops;
+    for (int k = n_enc; k < c->n_layer && start > 0 && !c->lanes_from; k++)
+        if (L->blk[k] >= start) c->lanes_from = k;
+    if (c->lanes_from && (c->skip_after || shape_of(pt, "blocks.0.dtg_gate.weight")))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: two residual lanes with skips after the block or DTG gates; no parameter-golf GPT has both", path);
+    return 0;
+}
+
 // Two residual lanes (PARALLEL_RESIDUAL, parallel_*_lambdas), from PARALLEL_START_LAYER, which
 // the file does not record. The 2026-03-31 record's: the blocks whose physical layer (or, with
 // PARALLEL_START_LAYER_IS_PHYSICAL 0, whose own index) is the start or later; attention, then
@@ -636,6 +664,7 @@ static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const 
                         a->v[A_PARALLEL_RESIDUAL], path, has ? "has" : "has no");
     if (c->value_residual && c->attn_off[0])
         return xsa_fail(err, XSA_EBADINPUT, "%s: VALUE_RESIDUAL mixes in layer 0's v, but layer 0 has no attention (DISABLE_LAYER0_ATTN); fix the architecture file", src);
+    if (shape_of(pt, "lane_merge")) return configure_split_lanes(c, pt, a, path, L, has, err);
     if (!has) return 0;
     if (!a->set[A_PARALLEL_START_LAYER])
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s has two residual lanes (parallel_post_lambdas) but no PARALLEL_START_LAYER is given, which the file does not record (the 2026-03-31 record: 7, the looped records from 2026-04-10: 8); give it in xsa_eval.json or --arch",
@@ -730,7 +759,10 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
-    if (L->phys_blocks && !L->loops) c->skip_rows = L->n_phys / 2;  // 2026-04-03: sized for the physical layers
+    if (L->phys_blocks && !L->loops) {  // 2026-04-03/04: sized for the physical layers, clamped (04-03) or cut (04-04)
+        c->skip_rows = L->n_phys / 2;
+        c->skip_stop = shape_of(pt, "lane_merge") != NULL;
+    }
     if (sw && (sw->ndim != 2 || sw->shape[0] != (c->skip_rows ? c->skip_rows : c->n_layer / 2)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: skip_weights has %lld rows but %d layers have %d U-Net skips; check NUM_LAYERS (a looped record: NUM_LOOPS, LOOP_START and LOOP_END)", path,
                         sw->ndim ? (long long)sw->shape[0] : 0LL, c->n_layer, c->n_layer / 2);

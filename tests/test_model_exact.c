@@ -160,9 +160,9 @@ TEST(pgolf_fixtures_match_torch) {
         if (sub) closedir(sub);
     }
     closedir(d);
-    CHECK(n_refs >= 43);  // the record (3 formats), its quantized pair, gated XSA (2), partial RoPE, NTK, the forks (2 + 2),
+    CHECK(n_refs >= 48);  // the record (3 formats), its quantized pair, gated XSA (2), partial RoPE, NTK, the forks (2 + 2),
                           // XSA on all layers (2 + 1 quantized), value embeddings without banks, leaky relu^2 0.3, the options (2 + 1),
-                          // the 2026-03-31 record's lanes and recurrence (2 + 1 quantized), the looped records (2 + 1 + GPT-J), 2026-04-01 (2), 2026-04-10's lanes (2), the gates (3 x 2), two tiny ones for the fuzzer, LQER, 2026-04-03 (2)
+                          // the 2026-03-31 record's lanes and recurrence (2 + 1 quantized), the looped records (2 + 1 + GPT-J), 2026-04-01 (2), 2026-04-10's lanes (2), the gates (3 x 2), two tiny ones for the fuzzer, LQER, 2026-04-03 (2), 2026-04-04/08's lanes (2 + 2 + tiny)
 }
 
 // The 2026-03-31 record's brotli + BSHF form of the record's int6 fixture scores as the torch

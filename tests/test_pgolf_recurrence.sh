@@ -92,6 +92,13 @@ expect_exit loops_slope_missing 2 "final_model.pt has the 2026-03-22\+ records' 
 # The 2026-04-03 record: one block per layer, RECUR_LAYERS run again; skips sized for the physical layers.
 expect_exit info_recur_0403 0 "depth recurrence \(layers 2,3 run 2 times: 8 layers over 6 of weights\), gated U-Net skips, .*value embedding 8 \(projected\) in layers 2,4,7" -- "$XSA_BIN" info --model tests/fixtures/pgolf/recur_0403/final_model.int6.ptz
 
+# The lanes of 2026-04-04 (RECUR_LAYERS) and 2026-04-08 (NUM_LOOPS): lane_merge.
+expect_exit info_split_0404 0 "depth recurrence \(layers 2,3 run 2 times: 8 layers over 6 of weights\), two residual lanes from layer 5 \(attention and MLP apart, merged by lane_merge\)" -- "$XSA_BIN" info --model tests/fixtures/pgolf/split_0404/final_model.pt
+expect_exit info_split_0408 0 "two residual lanes from layer 8 \(attention and MLP apart, merged by lane_merge\)" -- "$XSA_BIN" info --model tests/fixtures/pgolf/split_0408/final_model.int6.ptz
+mkdir -p "$TMP/m"; cp tests/fixtures/pgolf/split_0408/final_model.pt "$TMP/m/"
+json_with tests/fixtures/pgolf/split_0408/xsa_eval.json "$TMP/m/xsa_eval.json" PARALLEL_START_LAYER
+expect_exit split_start_missing 2 "final_model.pt has the two lanes of 2026-04-04/08 \(lane_merge\) but no PARALLEL_START_LAYER is given" -- "$XSA_BIN" info --model "$TMP/m/final_model.pt"
+
 # The looped records' two lanes (2026-04-10 on): side by side, from a decoder layer.
 V=tests/fixtures/pgolf/lanes_0410
 expect_exit info_lanes_0410 0 "depth recurrence \(layers 1..3 run 3 times: 12 layers over 6 of weights\), two residual lanes from layer 10 \(attention and MLP side by side\)" -- "$XSA_BIN" info --model $V/final_model.pt

@@ -303,6 +303,7 @@ TEST(test_pgolf_gptj_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/
 TEST(test_pgolf_lanes_together_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/lanes_0410/final_model.pt"); }
 // The SmearGate of 2026-04-27 reads the previous token's raw embedding: the prefix's last for a branch.
 TEST(test_pgolf_physical_recurrence_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/recur_0403/final_model.pt"); }
+TEST(test_pgolf_split_lanes_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/split_0404/final_model.pt"); }
 TEST(test_pgolf_smear_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/gates_0427/final_model.pt"); }
 
 // Bad requests come back as errors from the scheduler + CPU backend, never a crash.
@@ -338,5 +339,5 @@ RUN_TESTS(T(test_share_equals_no_share_gpt2), T(test_share_equals_no_share_llama
           T(test_budgets_and_order_bit_identical_gpt2), T(test_budgets_and_order_bit_identical_llama_xsa),
           T(test_pgolf_tree_equals_plain_rows), T(test_pgolf_lanes_tree_equals_plain_rows), T(test_pgolf_loops_tree_equals_plain_rows), T(test_pgolf_gptj_tree_equals_plain_rows),
           T(test_pgolf_lanes_together_tree_equals_plain_rows), T(test_pgolf_smear_tree_equals_plain_rows),
-          T(test_pgolf_physical_recurrence_tree_equals_plain_rows),
+          T(test_pgolf_physical_recurrence_tree_equals_plain_rows), T(test_pgolf_split_lanes_tree_equals_plain_rows),
           T(test_bad_requests_are_errors))

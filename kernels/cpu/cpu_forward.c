@@ -261,7 +261,10 @@ static void gated_skip_row(float *x, const float *w, const float *g, const float
 static void add_skip(const struct cpu_state *st, float *x, int n, const int32_t *rows, int i, int e) {
     const struct model *m = st->m;
     int C = m->cfg.d_model;
-    if (m->cfg.skip_rows && i >= m->cfg.skip_rows) i = m->cfg.skip_rows - 1;  // (the 2026-04-03 record's min(i, rows - 1))
+    if (m->cfg.skip_rows && i >= m->cfg.skip_rows) {  // 2026-04-03: min(i, rows - 1); 2026-04-04: none past the rows
+        if (m->cfg.skip_stop) return;
+        i = m->cfg.skip_rows - 1;
+    }
     const float *w = m->skip_weights + (long)i * C, *src = st->skip + (long)e * st->t_cap * C;
     const float *g = m->skip_gates ? m->skip_gates + (long)i * C : NULL;
     for (int r = 0; r < n; r++) {
@@ -461,17 +464,18 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     float *xin = rows ? st->hrows : st->xn;  // normed inputs of those rows
 
     int n_enc = c->unet_skips ? c->n_layer / 2 : 0, dec = l - n_enc;  // U-Net: decoder layer index
-    int lanes = c->lanes_from && l >= c->lanes_from;
-    if (lanes && l == c->lanes_from) memcpy(st->lane1, st->x, (size_t)T * C * sizeof(float));
-    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) {
-        add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
-        if (lanes && !c->lanes_together) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
+    int lanes = c->lanes_from && l >= c->lanes_from, split = lanes && c->lanes_split, first = lanes && l == c->lanes_from;
+    if (first && !split) memcpy(st->lane1, st->x, (size_t)T * C * sizeof(float));
+    if (n_enc && !c->skip_after && dec >= 0 && dec < n_enc) {  // (split lanes: the skip before the split, then lane 0's or none)
+        if (!split || first || c->lanes_skip_lane0) add_skip(st, st->x, T, NULL, dec, n_enc - 1 - dec);
+        if (lanes && !c->lanes_together && !split) add_skip(st, st->lane1, T, NULL, dec, n_enc - 1 - dec);
     }
+    if (first && split) memcpy(st->lane1, st->x, (size_t)T * C * sizeof(float));
     float ln = c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     struct rows_job j;
-    if (lanes) {
+    if (lanes && !split) {
         lane_input(st, b, w, st->x, w->attn_norm_w, ln);
-    } else {
+    } else {  // (split lanes: attention on lane 0 as a sequential block's)
         if (w->resid_mix) {
             j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
             run_rows(st, &j);
@@ -486,11 +490,11 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                               .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
         run_rows(st, &j);
     }
-    if (!c->attn_off[l]) attention_sublayer(st, b, l, Tp, probe, R, lanes);
+    if (!c->attn_off[l]) attention_sublayer(st, b, l, Tp, probe, R, lanes && !split);
     else if (rows)  // no attention (DISABLE_LAYER0_ATTN): the gathered rows go on as they are
         for (int r = 0; r < R; r++) memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
 
-    if (lanes && c->lanes_together) {  // the MLP reads lane 1 as it is (no x0), normed
+    if (lanes && (c->lanes_together || split)) {  // the MLP reads lane 1 as it is (no x0), normed
         memcpy(st->xn, st->lane1, (size_t)T * C * sizeof(float));
         j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->xn, .w = w->mlp_norm_w, .out = st->xn, .scale = ln};
         run_rows(st, &j);
@@ -515,7 +519,9 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
                              swiglu_into_gate, &ff);
     }
-    if (lanes) {
+    if (split) {  // lane 1 += mlp_scale * MLP, as a sequential block's residual add
+        project_into_residual(st, b, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, NULL, w->mlp_scale, st->lane1, N, Np, F);
+    } else if (lanes) {
         cpu_gemm_linear(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C);
         if (c->lanes_together) add_to_lanes_together(st, T, w);
         else add_to_lanes(st, T, st->o, w->mlp_scale, w->lane_resid[1], w->lane_post + 2);
@@ -601,7 +607,9 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     }
     if (b->n_entries == 0) return;
 
-    if (c->lanes_from)  // the record's _final_parallel_hidden: the lanes' mean, or one of them
+    if (c->lanes_from && c->lanes_split)  // m lane 0 + (1 - m) lane 1 (lane_merge)
+        for (long i = 0; i < (long)T * C; i++) st->x[i] = m->lane_merge * st->x[i] + (1.0f - m->lane_merge) * st->lane1[i];
+    else if (c->lanes_from)  // the record's _final_parallel_hidden: the lanes' mean, or one of them
         for (long i = 0; i < (long)T * C; i++)
             st->x[i] = c->lanes_final == 0 ? (st->x[i] + st->lane1[i]) * 0.5f : c->lanes_final == 1 ? st->x[i] : st->lane1[i];
     if (!gather)  // residual rows of the scored tokens, gathered into xn as the last block leaves them

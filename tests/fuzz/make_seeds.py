@@ -51,7 +51,7 @@ for d, _, files in os.walk(troot):
 os.makedirs(os.path.join(out, "pgolf"), exist_ok=True)
 proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", "pgolf_bad", "pgolf_brotli/tiny",
-            "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427"):
+            "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404"):
     d = os.path.join(proot, sub)
     side = open(os.path.join(d, "xsa_eval.json"), "rb").read()
     for fn in sorted(os.listdir(d)):
