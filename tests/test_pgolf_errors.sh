@@ -122,10 +122,7 @@ expect_exit info_xsa_all 0 "xsa layers +all \(5 of 5; source: config\)" -- "$XSA
 expect_exit info_leaky 0 "activation +leaky_relu2" -- "$XSA_BIN" info --model $A/final_model.pt
 # side KEY [VALUE]: the fixture's xsa_eval.json beside copies of its files, KEY set to VALUE (or left out).
 mkdir -p "$TMP/rl"; cp $A/final_model.pt $A/final_model.int6.ptz "$TMP/rl/"
-side() {
-    { grep '^ "' $A/xsa_eval.json | grep -v "^ \"$1\":" | sed 's/,$//'; [ $# -gt 1 ] && echo " \"$1\": $2"; } |
-        { echo "{"; paste -sd, -; echo "}"; } > "$TMP/rl/xsa_eval.json"
-}
+side() { json_with $A/xsa_eval.json "$TMP/rl/xsa_eval.json" "$@"; }
 side VE_LAYERS '"3,7"'
 expect_exit ve_layers_past 2 "xsa_eval.json: VE_LAYERS \"3,7\" names layer 7, past the 5 layers of .*final_model.pt; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
 side VE_LAYERS '"4"'

@@ -301,14 +301,14 @@ static void add_to_lanes_together(struct cpu_state *st, int N, const struct laye
     }
 }
 
-// The rows a two-lane layer's sublayer reads: resid_mix of lane `lane` and x0 into st->xn
-// (the lanes keep their values), then normed in place (times ln when LN_SCALE).
+// The rows a two-lane layer's sublayer reads: lane `lane` (with mix, resid_mix of it and x0)
+// into st->xn (the lanes keep their values), then normed in place (times ln when LN_SCALE).
 static void lane_input(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, const float *lane,
-                       const float *norm_w, float ln) {
+                       const float *norm_w, float ln, int mix) {
     int T = b->n_tokens, C = st->m->cfg.d_model;
     memcpy(st->xn, lane, (size_t)T * C * sizeof(float));
     struct rows_job j = {.op = OP_MIX, .m = st->m, .b = b, .T = T, .in = st->x0, .out = st->xn, .lw = w};
-    run_rows(st, &j);
+    if (mix) run_rows(st, &j);
     j = (struct rows_job){.op = OP_NORM, .m = st->m, .b = b, .T = T, .in = st->xn, .w = norm_w, .out = st->xn, .scale = ln};
     run_rows(st, &j);
 }
@@ -474,7 +474,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     float ln = c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 0.0f;  // the record's 1.0 / math.sqrt(layer_idx + 1)
     struct rows_job j;
     if (lanes && !split) {
-        lane_input(st, b, w, st->x, w->attn_norm_w, ln);
+        lane_input(st, b, w, st->x, w->attn_norm_w, ln, 1);
     } else {  // (split lanes: attention on lane 0 as a sequential block's)
         if (w->resid_mix) {
             j = (struct rows_job){.op = OP_MIX, .m = m, .b = b, .T = T, .in = st->x0, .out = st->x, .lw = w};
@@ -494,12 +494,8 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     else if (rows)  // no attention (DISABLE_LAYER0_ATTN): the gathered rows go on as they are
         for (int r = 0; r < R; r++) memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
 
-    if (lanes && (c->lanes_together || split)) {  // the MLP reads lane 1 as it is (no x0), normed
-        memcpy(st->xn, st->lane1, (size_t)T * C * sizeof(float));
-        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->xn, .w = w->mlp_norm_w, .out = st->xn, .scale = ln};
-        run_rows(st, &j);
-    } else if (lanes) {
-        lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln);
+    if (lanes) {  // lane 1: mixed with x0 (2026-03-31), or as it is (side by side, split)
+        lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln, !c->lanes_together && !split);
     } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
         // GPT-J block: the MLP's input is the attention's (weightless norms: the same rows), in xin
     } else {
