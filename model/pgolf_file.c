@@ -39,6 +39,16 @@ static int grow_buf(unsigned char **buf, size_t *cap, size_t limit, const char *
     return 0;
 }
 
+// A decoder's end: its buffer to the caller (out, out_n), or freed on failure.
+static int hand_over(int rc, unsigned char *buf, size_t used, unsigned char **out, size_t *out_n) {
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf, *out_n = used;
+    return 0;
+}
+
 static int inflate_zlib(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -60,12 +70,7 @@ static int inflate_zlib(const unsigned char *d, size_t n, unsigned char **out, s
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: the zlib stream is corrupt or truncated (%s); re-download the artifact", path, z.msg ? z.msg : "no end");
     }
     inflateEnd(&z);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *out = buf, *out_n = used;
-    return 0;
+    return hand_over(rc, buf, used, out, out_n);
 }
 
 static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
@@ -83,12 +88,7 @@ static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, s
         else if (left && in.pos == in.size && o.pos < o.size) rc = xsa_fail(err, XSA_EBADINPUT, "%s: the zstd stream is truncated; re-download the artifact", path);
     }
     ZSTD_freeDStream(z);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *out = buf, *out_n = used;
-    return 0;
+    return hand_over(rc, buf, used, out, out_n);
 }
 
 // Memory the xz decoder may use: lzma.compress(preset=9) needs a 64 MiB dictionary.
@@ -114,12 +114,7 @@ static int inflate_xz(const unsigned char *d, size_t n, unsigned char **out, siz
                           r == LZMA_MEMLIMIT_ERROR ? ": it needs more than 256 MiB to decode" : "");
     }
     lzma_end(&z);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *out = buf, *out_n = used;
-    return 0;
+    return hand_over(rc, buf, used, out, out_n);
 }
 
 // Brotli has no magic number: it is what a .ptz is when no other format's header matches.
@@ -146,12 +141,7 @@ static int inflate_brotli(const unsigned char *d, size_t n, unsigned char **out,
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: a .ptz that is neither zlib, zstd, xz nor brotli (first bytes %02x %02x; brotli: %s); pass the artifact train_gpt.py wrote",
                       path, n > 0 ? d[0] : 0, n > 1 ? d[1] : 0, BrotliDecoderErrorString(BrotliDecoderGetErrorCode(z)));
     BrotliDecoderDestroyInstance(z);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    *out = buf, *out_n = used;
-    return 0;
+    return hand_over(rc, buf, used, out, out_n);
 }
 
 // _byte_unshuffle of the records: "BSHF", the stride, then the bytes grouped by position mod
