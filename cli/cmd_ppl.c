@@ -29,6 +29,10 @@
 
 struct ppl_args {
     const char *model[2], *text, *jsonl, *field, *shard[PPL_MAX_SHARDS], *xsa, *device, *dtype, *tokenizer;
+    const char *bytes_file[PPL_MAX_SHARDS];  // --bytes-file: a CaseOps record's byte sidecar shards
+    int n_bytes_files;
+    int split_docs, ranks;       // --split-docs; --ranks (0: unset)
+    long val_batch_tokens;       // --val-batch-tokens (0: unset)
     const char *tasks;           // --tasks: the benchmark documents as texts
     int limit;                   // --limit: documents per task (0: all)
     struct data_options data;    // where --tasks' rows come from (run's data flags)
@@ -41,8 +45,12 @@ struct ppl_args {
 
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
-    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH,
+    F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
+    F_RANKS, F_VAL_BATCH, F_BYTES_FILE,
 };
+
+#define PPL_DEFAULT_RANKS 8            // parameter-golf's track: 8 GPUs
+#define PPL_DEFAULT_VAL_BATCH 524288   // its VAL_BATCH_TOKENS
 
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
@@ -57,6 +65,10 @@ enum {
     {"data-dir", F_DATA_DIR, "DIR", "with --tasks: local data, as for run (docs/data-dir.md)"},                  \
     {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
     {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
+    {"split-docs", F_SPLIT, NULL, "shards: attention never crosses a BOS (parameter-golf's VarLenAttn, 2026-04-10 on)"}, \
+    {"ranks", F_RANKS, "N", "with --split-docs, disjoint windows: eval_val's WORLD_SIZE (default 8)"},             \
+    {"val-batch-tokens", F_VAL_BATCH, "N", "with --split-docs, disjoint windows: its VAL_BATCH_TOKENS (default 524288)"}, \
+    {"bytes-file", F_BYTES_FILE, "SHARD", "shards: bytes per token from a CaseOps byte sidecar (fineweb_val_bytes_*.bin; repeat)"}, \
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
     {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
@@ -80,7 +92,9 @@ static const struct cli_command cmd = {
     "interval over documents (windows for shards). Text documents start with the tokenizer's BOS\n"
     "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
-    "the last whole window dropped) and count bytes as it does with a SentencePiece tokenizer.\n",
+    "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
+    "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file). --split-docs cuts\n"
+    "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 1, 1};
 
 // probe's flags: ppl's inputs and windows, no statistics or --kl.
@@ -115,6 +129,18 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_SHARD:
         if (a->n_shards == PPL_MAX_SHARDS) return cli_fail(CMD(a), "more than %d shards", PPL_MAX_SHARDS);
         a->shard[a->n_shards++] = v;
+        return 0;
+    case F_SPLIT: a->split_docs = 1; return 0;
+    case F_RANKS: return cli_int(CMD(a), "--ranks", v, 1, 4096, &a->ranks);
+    case F_VAL_BATCH: {
+        int k;
+        int rc = cli_int(CMD(a), "--val-batch-tokens", v, 8, 1 << 30, &k);
+        a->val_batch_tokens = k;
+        return rc;
+    }
+    case F_BYTES_FILE:
+        if (a->n_bytes_files == PPL_MAX_SHARDS) return cli_fail(CMD(a), "more than %d byte shards", PPL_MAX_SHARDS);
+        a->bytes_file[a->n_bytes_files++] = v;
         return 0;
     case F_CONTEXT: return cli_int(CMD(a), "--context", v, 1, 1 << 20, &a->context);
     case F_STRIDE: return cli_int(CMD(a), "--stride", v, 1, 1 << 20, &a->stride);
@@ -175,6 +201,11 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     if (!!a->text + !!a->jsonl + !!a->n_shards + !!a->tasks != 1)
         return cli_fail(c, "give one of --text, --jsonl, --tokens-file or --tasks");
     if (a->limit && !a->tasks) return cli_fail(c, "--limit applies to --tasks");
+    if ((a->split_docs || a->n_bytes_files) && !a->n_shards)
+        return cli_fail(c, "%s applies to --tokens-file", a->split_docs ? "--split-docs" : "--bytes-file");
+    if ((a->ranks || a->val_batch_tokens) && !a->split_docs)
+        return cli_fail(c, "--ranks and --val-batch-tokens set eval_val's layout with --split-docs (without it no "
+                        "score depends on them)");
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
@@ -259,6 +290,23 @@ static int load_task_docs(const struct ppl_args *a, struct ppl_docs *d, const st
     return rc;
 }
 
+// --bytes-file: the bytes each of the n stream tokens stands for, from shards of the token
+// shards' layout (parameter-golf's load_validation_byte_sidecar: at least n entries, the first n kept).
+static int load_byte_sidecar(const struct ppl_args *a, size_t n, struct ppl_docs *d, xsa_error *err) {
+    struct ivec b = {0};
+    int rc = 0;
+    for (int i = 0; i < a->n_bytes_files && !rc; i++) rc = token_shard_read(a->bytes_file[i], 0, &b, err);
+    if (!rc && b.n < n)
+        rc = xsa_fail(err, XSA_EBADINPUT, "--bytes-file %s: %zu byte counts for %zu tokens; give the byte sidecar "
+                      "shards written with the token shards, in the same order", a->bytes_file[0], b.n, n);
+    if (!rc) {
+        d->target_bytes = xsa_malloc((n ? n : 1) * sizeof *d->target_bytes);
+        memcpy(d->target_bytes, b.v, n * sizeof *d->target_bytes);
+    }
+    ivec_free(&b);
+    return rc;
+}
+
 static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const struct model *m, struct ppl_docs *d,
                      const char **bytes_rule, xsa_error *err) {
     int vocab = m->cfg.vocab_size, pre = ppl_prefix_token(tk, m);
@@ -279,9 +327,24 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
             *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
                           "(parameter-golf's eval_val)";
         } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text
-            *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files, which xsa-eval does not read";
+            *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files (--bytes-file)";
         } else {
             *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model)";
+        }
+        if (!rc && a->n_bytes_files) rc = load_byte_sidecar(a, all.n, d, err);
+        if (!rc && a->n_bytes_files)
+            *bytes_rule = "each target's bytes of the original text, from the byte sidecar (--bytes-file), as a CaseOps "
+                          "record's eval_val reads its fineweb_val_bytes files";
+        if (!rc && a->split_docs) {
+            d->split = 1;
+            d->doc_start = tk && tokenizer_bos_id(tk) >= 0 ? tokenizer_bos_id(tk) : m->cfg.bos_id;
+            d->ranks = a->ranks ? a->ranks : PPL_DEFAULT_RANKS;
+            // eval_val's rank batch: VAL_BATCH_TOKENS // (WORLD_SIZE * GRAD_ACCUM_STEPS), 8 // WORLD_SIZE accumulation
+            long ranks8 = d->ranks <= 8 && 8 % d->ranks == 0 ? 8 : d->ranks;
+            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : PPL_DEFAULT_VAL_BATCH) / ranks8;
+            if (d->doc_start < 0)
+                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: no BOS id to split documents at; pass the "
+                              "SentencePiece --tokenizer the shards were written with");
         }
         if (!rc) rc = ppl_docs_add(d, all.v, all.n, err);
         ivec_free(&all);
@@ -365,8 +428,15 @@ struct ppl_run {
     int n_loaded, n_open;
 };
 
-static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, char *out, size_t n) {
-    if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
+static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, int disjoint, char *out, size_t n) {
+    if (a->n_shards && d->split && disjoint)
+        snprintf(out, n, "%d shard%s (%s%s), documents split at token %d, windows as eval_val's over %d rank%s "
+                 "of %ld-token batches", a->n_shards, a->n_shards > 1 ? "s" : "", base_name(a->shard[0]),
+                 a->n_shards > 1 ? ", ..." : "", d->doc_start, d->ranks, d->ranks > 1 ? "s" : "", d->rank_batch);
+    else if (a->n_shards && d->split)
+        snprintf(out, n, "%d shard%s (%s%s), documents split at token %d", a->n_shards, a->n_shards > 1 ? "s" : "",
+                 base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "", d->doc_start);
+    else if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
                               base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
     else if (a->tasks) snprintf(out, n, "%d document%s of %s (context + gold answer)", d->n_docs,
                                 d->n_docs == 1 ? "" : "s", a->tasks);
@@ -379,7 +449,7 @@ static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int contex
     char input[512];
     struct sbuf cmdline = {0};
     report_command_line(argc, argv, &cmdline);
-    input_desc(a, &r->docs, input, sizeof input);
+    input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct probe_report rep = {.n_models = a->n_models, .heads = a->heads, .probe = r->probe,
                                .model = {&r->m[0], &r->m[1]},
                                .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
@@ -408,9 +478,12 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         return xsa_fail(err, XSA_EBADINPUT, "--context %d exceeds the model's context length %d", context, maxlen);
     int stride = a->stride ? a->stride : context;
     if (stride > context) return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d", stride, context);
+    if ((a->ranks || a->val_batch_tokens) && stride != context)
+        return xsa_fail(err, XSA_EBADINPUT, "--ranks and --val-batch-tokens apply to disjoint windows (eval_val); "
+                        "sliding windows do not depend on them");
     if (a->n_shards && stride != context)
-        fprintf(stderr, "xsa-eval ppl: --stride %d < --context %d: sliding windows, not parameter-golf's eval_val\n",
-                stride, context);
+        fprintf(stderr, "xsa-eval ppl: --stride %d < --context %d: sliding windows, as parameter-golf's "
+                "eval_val_sliding (2026-04-01 on)\n", stride, context);
     char tok_path[4096];
     xsa_error terr = {0};
     if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
@@ -443,7 +516,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     struct sbuf cmdline = {0};
     report_command_line(argc, argv, &cmdline);
     for (int i = 0; i < a->n_models; i++) describe(&r->m[i], desc[i], sizeof desc[i]);
-    input_desc(a, &r->docs, input, sizeof input);
+    input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
                              .unit_name = a->n_shards ? "window" : "document", .context = context, .stride = stride,

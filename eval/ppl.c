@@ -26,6 +26,7 @@ void ppl_docs_free(struct ppl_docs *d) {
     free(d->base_bytes);
     free(d->leading_space);
     free(d->boundary);
+    free(d->target_bytes);
     memset(d, 0, sizeof *d);
 }
 
@@ -90,35 +91,93 @@ struct window {                 // inputs tok[b, e) of a document; targets (firs
     size_t doc0;                // docs.tok index of the document's token 0
     long b, e, first;
     int unit;
+    int after;                  // the row continues its text from tok[b - 1] (batch_add_row_after)
 };
 
-// Targets of document d that are scored: all but token 0; a stream keeps whole strides only.
-static long doc_last_target(const struct ppl_docs *d, int doc, int stride) {
-    long n = (long)(d->start[doc + 1] - d->start[doc]);
-    return d->stream ? (n - 1) / stride * stride : n - 1;
+struct plan {
+    struct window *w;
+    size_t n, cap, targets;     // windows, their new targets
+};
+
+static void plan_add(struct plan *p, struct window w) {
+    XSA_GROW(p->w, p->cap, p->n + 1);
+    p->w[p->n++] = w;
+    p->targets += (size_t)(w.e - w.first);
 }
 
-// The windows of every document in order; *n_targets counts their new targets.
-static struct window *plan_windows(const struct ppl_docs *d, int context, int stride, size_t *n_win,
-                                   size_t *n_targets) {
-    size_t cap = 64, n = 0, t = 0;
-    struct window *w = xsa_malloc(cap * sizeof *w);
+// Targets of document d that are scored: all but token 0; a stream keeps whole windows only
+// (eval_val's and eval_val_sliding's `usable`).
+static long doc_last_target(const struct ppl_docs *d, int doc, int context) {
+    long n = (long)(d->start[doc + 1] - d->start[doc]);
+    return d->stream ? (n - 1) / context * context : n - 1;
+}
+
+static int is_doc_start(const struct ppl_docs *d, size_t doc0, long i) {
+    return d->tok.v[doc0 + (size_t)i] == d->doc_start;
+}
+
+// The window, cut where a document starts inside it; pieces without new targets are dropped.
+static void add_split(const struct ppl_docs *d, struct plan *p, struct window w) {
+    for (long s = w.b; s < w.e;) {
+        long s2 = s + 1;
+        while (s2 < w.e && !is_doc_start(d, w.doc0, s2)) s2++;
+        if (s2 > w.first) plan_add(p, (struct window){w.doc0, s, s2, s > w.first ? s : w.first, w.unit, s > w.b});
+        s = s2;
+    }
+}
+
+// Sliding or disjoint windows of every document in order. A stream's window ending at target
+// e reads from e_nominal - context, as eval_val_sliding's last, shorter windows do.
+static void plan_windows(const struct ppl_docs *d, int context, int stride, struct plan *p) {
     int unit = 0;
     for (int doc = 0; doc < d->n_docs; doc++) {
-        long last = doc_last_target(d, doc, stride), e = 0;
+        long last = doc_last_target(d, doc, context), e = 0, nominal = 0;
         while (e < last) {
-            long e2 = e + (e == 0 ? context : stride);
-            if (e2 > last) e2 = last;
-            if (n == cap) w = xsa_realloc(w, (cap *= 2) * sizeof *w);
-            w[n++] = (struct window){d->start[doc], e2 > context ? e2 - context : 0, e2, e, d->stream ? unit++ : doc};
-            t += (size_t)(e2 - e);
+            nominal += e == 0 ? context : stride;
+            long e2 = nominal < last ? nominal : last, b = (d->stream ? nominal : e2) - context;
+            struct window w = {d->start[doc], b > 0 ? b : 0, e2, e, d->stream ? unit++ : doc, 0};
+            if (d->split) add_split(d, p, w);
+            else plan_add(p, w);
             e = e2;
         }
         if (!d->stream) unit = doc + 1;
     }
-    *n_win = n;
-    *n_targets = t;
-    return w;
+}
+
+// parameter-golf's eval_val from 2026-04-10 (VarLenAttn) over a stream: rank r of `ranks` scores
+// windows [n r / ranks, n (r + 1) / ranks) of the n = usable / context, in batches of rank_batch /
+// context windows, its last partial batch dropped ("TODO: Don't truncate this"); in a batch, a
+// document runs from its start (or the batch's) and is cut every `context` tokens.
+static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, xsa_error *err) {
+    long n = doc_last_target(d, 0, context) / context, per = d->rank_batch / context;
+    if (per < 1)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: a rank's batch of %ld tokens (--val-batch-tokens / 8) holds no "
+                        "window of %d; eval_val needs at least one", d->rank_batch, context);
+    size_t doc0 = d->start[0];
+    int unit = -1;
+    long unit_at = -1;
+    for (int r = 0; r < d->ranks; r++) {
+        long s0 = n * r / d->ranks, s1 = n * (r + 1) / d->ranks;
+        s1 = s0 + (s1 - s0) / per * per;
+        for (long bs = s0; bs < s1; bs += per) {
+            long raw0 = bs * context, raw1 = (bs + per) * context;
+            for (long s = raw0; s < raw1;) {
+                long s2 = s + 1;
+                while (s2 < raw1 && !is_doc_start(d, doc0, s2)) s2++;
+                for (long c = s; c < s2; c += context) {
+                    if (c / context != unit_at) unit_at = c / context, unit++;  // units: eval_val's windows
+                    plan_add(p, (struct window){doc0, c, c + context < s2 ? c + context : s2, c, unit, c > raw0});
+                }
+                s = s2;
+            }
+        }
+    }
+    if (!p->n)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: eval_val over %d rank%s scores nothing of the %ld windows: a rank's "
+                        "share (%ld at most) is under one batch of %ld windows; give a smaller --val-batch-tokens "
+                        "(or fewer --ranks) for a shard this short", d->ranks, d->ranks > 1 ? "s" : "", n,
+                        (n + d->ranks - 1) / d->ranks, per);
+    return 0;
 }
 
 struct kl_state {               // one batch's distributions: A's kept, B's folded into per-chunk sums
@@ -209,6 +268,7 @@ static int score_batch_all(struct backend *const *be, int n_models, const struct
 }
 
 static double target_bytes(const struct ppl_docs *d, size_t where) {
+    if (d->target_bytes) return d->target_bytes[where];
     int32_t t = d->tok.v[where], prev = d->tok.v[where - 1];
     if (t >= d->lut_n || prev >= d->lut_n) return 0;
     return d->base_bytes[t] + (d->leading_space[t] && !d->boundary[prev]);
@@ -223,8 +283,17 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     if (n_models == 2 && be[1]->model->cfg.vocab_size != V)
         return xsa_fail(err, XSA_EBADINPUT, "ppl: the models' vocabularies differ (%d and %d ids); per-token scores "
                         "need one tokenizer", V, be[1]->model->cfg.vocab_size);
-    size_t n_win, n_t;
-    struct window *w = plan_windows(d, context, stride, &n_win, &n_t);
+    if (d->split && (!d->stream || d->n_docs != 1 || d->ranks < 1))
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: documents are split in one token stream (--tokens-file) over one "
+                        "rank or more");
+    struct plan p = {0};
+    int rc = d->split && stride == context ? plan_eval_val(d, context, &p, err) : (plan_windows(d, context, stride, &p), 0);
+    if (rc) {
+        free(p.w);
+        return rc;
+    }
+    size_t n_win = p.n, n_t = p.targets;
+    struct window *w = p.w;
     for (int m = 0; m < n_models; m++) scores_alloc(&out[m], n_t);
     long cap = be[0]->batch_tokens;
     if (n_models == 2 && be[1]->batch_tokens < cap) cap = be[1]->batch_tokens;
@@ -237,7 +306,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         if (cap > PPL_KL_MAX_FLOATS / V) cap = PPL_KL_MAX_FLOATS / V;
         kp = &k;
     }
-    if (cap < context) cap = context;  // one window always fits
+    if (cap < context + 1) cap = context + 1;  // one window (and the token before it) always fits
     if (kl) {
         k.V = V;
         k.n_chunks = (V + BACKEND_DIST_CHUNK - 1) / BACKEND_DIST_CHUNK;
@@ -259,11 +328,10 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     uint8_t *gr = xsa_malloc((size_t)cap);
     struct batch_builder bb;
     batch_init(&bb);
-    int rc = 0;
     size_t t = 0, t0 = 0;
     double bytes = 0;
     for (size_t i = 0; i <= n_win && !rc; i++) {
-        long need = i < n_win ? w[i].e - w[i].b : 0;
+        long need = i < n_win ? w[i].e - w[i].b + w[i].after : 0;
         if (batch_n_tokens(&bb) > 0 && (i == n_win || batch_n_tokens(&bb) + need > cap)) {
             rc = score_batch_all(be, n_models, d, &bb, t0, lp, gr, out, kp, kl, probe, probe_buf, err);
             batch_reset(&bb);
@@ -271,7 +339,9 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         }
         if (i == n_win || rc) break;
         int first;
-        rc = batch_add_row(&bb, d->tok.v + w[i].doc0 + w[i].b, (int)need, &first, err);
+        const int32_t *row = d->tok.v + w[i].doc0 + w[i].b;
+        rc = w[i].after ? batch_add_row_after(&bb, row[-1], row, (int)(need - 1), &first, err)
+                        : batch_add_row(&bb, row, (int)need, &first, err);
         for (long j = w[i].first + 1; !rc && j <= w[i].e; j++, t++) {
             size_t where = w[i].doc0 + (size_t)j;
             rc = batch_add_entry(&bb, first + (int)(j - 1 - w[i].b), d->tok.v[where], err);
@@ -280,12 +350,12 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
                 out[m].unit[t] = w[i].unit;
                 out[m].where[t] = where;
             }
-            if (d->base_bytes) bytes += target_bytes(d, where);
+            if (d->base_bytes || d->target_bytes) bytes += target_bytes(d, where);
         }
     }
     for (int m = 0; m < n_models; m++) {
         out[m].n_units = n_win ? w[n_win - 1].unit + 1 : 0;
-        out[m].bytes = d->base_bytes ? bytes : d->bytes;
+        out[m].bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;
     }
     batch_free(&bb);
     free(probe_buf);

@@ -1,8 +1,8 @@
 // ppl.h: per-token negative log-likelihood of long documents (`xsa-eval ppl`), scored in
 // windows through the backend contract: each target scored once, with up to `context` tokens
 // of context; a window advances by `stride` targets (stride == context: disjoint windows, as
-// parameter-golf's eval_val; less: sliding windows). Scores never depend on how windows are
-// packed into batches (kernels/backend.h).
+// parameter-golf's eval_val; less: sliding windows, a stream's as its eval_val_sliding from
+// 2026-04-01). Scores never depend on how windows are packed into batches (kernels/backend.h).
 //
 // With two models and `kl`, the same batches also give per-target KL(A || B) over the full
 // vocabulary and both models' argmax, from the backends' distribution chunks.
@@ -29,6 +29,19 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), or NULL
     uint8_t *leading_space, *boundary;
     int lut_n;
+    int32_t *target_bytes;      // (tok.n) or NULL: the bytes each token stands for, as a CaseOps record's
+                                // byte sidecar gives them (used before the tables)
+    // split: a stream cut into documents (parameter-golf's VarLenAttn, 2026-04-10 on): attention
+    // never crosses a token equal to doc_start, which starts a document; SmearGate and
+    // bigram still read the token before a cut. Disjoint windows are then eval_val's: each rank's
+    // share of the windows (`ranks`, its WORLD_SIZE) in batches of `rank_batch` tokens (its
+    // VAL_BATCH_TOKENS / 8), a rank's last partial batch dropped, and a document cut every
+    // `context` tokens from its start or from a batch's start; sliding windows are
+    // eval_val_sliding's, each cut at its documents' starts.
+    int split;
+    int32_t doc_start;
+    int ranks;
+    long rank_batch;
 };
 
 struct tokenizer;

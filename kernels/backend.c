@@ -137,6 +137,9 @@ int backend_check_batch(const struct model_config *c, const struct score_batch *
             (l1 < h1 && h0 > l1) || h0 - l0 + h1 - l1 == 0)
             return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has key spans [%d,%d) + [%d,%d); they must be "
                             "ordered, non-empty in total and end at or before the token itself", t, l0, h0, l1, h1);
+        if (b->before && (b->before[t] < -1 || b->before[t] >= t))
+            return xsa_fail(err, XSA_EBADINPUT, "backend: token %d names token %d as its predecessor; it must come "
+                            "before it (or be -1)", t, b->before[t]);
     }
     for (int s = 0; s < b->n_entries; s++) {
         if (b->entry_index[s] < 0 || b->entry_index[s] >= b->n_tokens)

@@ -14,6 +14,11 @@
 // Keys are visited span0 then span1, in increasing index: scores never depend on what else
 // shares the batch.
 //
+// Optionally (batch.before non-NULL) a row's first token names the packed index of the token
+// before it in its text, packed as a one-token row that nothing else attends to: a text cut
+// into rows (documents split at BOS) keeps, for what reads a token's predecessor
+// (parameter-golf's SmearGate and bigram hash), the predecessor attention does not see.
+//
 // Scoring entries are (token index, target id) pairs; several may share an index. For each
 // the backend returns log P(target) under log-softmax over the full vocabulary width
 // (cfg.vocab_size) of the output at that index, and whether target is the argmax (ties go to
@@ -57,6 +62,8 @@ struct score_batch {
     const int32_t *pos;           // (T) position ids
     const int32_t *span0_lo, *span0_hi;  // (T)
     const int32_t *span1_lo, *span1_hi;  // (T)
+    const int32_t *before;        // (T) or NULL: at a row's first token, the packed index of the
+                                  // text's token before it; -1 elsewhere (see above)
     int n_entries;                // S
     const int32_t *entry_index;   // (S) packed token index whose output is read
     const int32_t *entry_target;  // (S) target token id, 0 <= id < vocab_size

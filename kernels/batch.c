@@ -10,23 +10,25 @@ void batch_init(struct batch_builder *bb) { memset(bb, 0, sizeof *bb); }
 
 static struct ivec *batch_vecs(struct batch_builder *bb, int i) {
     struct ivec *v[] = {&bb->token, &bb->pos, &bb->span0_lo, &bb->span0_hi, &bb->span1_lo,
-                        &bb->span1_hi, &bb->entry_index, &bb->entry_target};
-    return i < 8 ? v[i] : NULL;
+                        &bb->span1_hi, &bb->entry_index, &bb->entry_target, &bb->before};
+    return i < 9 ? v[i] : NULL;
 }
 
 void batch_reset(struct batch_builder *bb) {
-    for (int i = 0; i < 8; i++) batch_vecs(bb, i)->n = 0;
+    for (int i = 0; i < 9; i++) batch_vecs(bb, i)->n = 0;
 }
 
 void batch_free(struct batch_builder *bb) {
-    for (int i = 0; i < 8; i++) ivec_free(batch_vecs(bb, i));
+    for (int i = 0; i < 9; i++) ivec_free(batch_vecs(bb, i));
 }
 
 int batch_n_tokens(const struct batch_builder *bb) { return (int)bb->token.n; }
 
-// Appends one token; the six token vectors always have equal length.
+// Appends one token; the six token vectors always have equal length, and `before` too once it
+// is in use.
 static void push_token(struct batch_builder *bb, int32_t tok, int32_t pos, int32_t l0, int32_t h0, int32_t l1,
                        int32_t h1) {
+    if (bb->before.n) ivec_push(&bb->before, -1);
     ivec_push(&bb->token, tok);
     ivec_push(&bb->pos, pos);
     ivec_push(&bb->span0_lo, l0);
@@ -61,6 +63,18 @@ int batch_add_tree(struct batch_builder *bb, const int32_t *prefix, int n_prefix
     return 0;
 }
 
+int batch_add_row_after(struct batch_builder *bb, int32_t before, const int32_t *tokens, int n, int *first,
+                        xsa_error *err) {
+    if (n < 1 || !tokens) return xsa_fail(err, XSA_EBADINPUT, "batch: a row needs at least one token (got %d)", n);
+    int at = (int)bb->token.n, rc = batch_add_row(bb, &before, 1, first, err);
+    if (!rc) rc = batch_add_row(bb, tokens, n, first, err);
+    if (rc) return rc;
+    if (!bb->before.n)
+        for (int i = 0; i < (int)bb->token.n; i++) ivec_push(&bb->before, -1);
+    bb->before.v[*first] = at;
+    return 0;
+}
+
 int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *first,
                   xsa_error *err) {
     return batch_add_tree(bb, tokens, n, NULL, NULL, 0, first, NULL, err);
@@ -87,6 +101,7 @@ struct score_batch batch_view(const struct batch_builder *bb) {
         .span0_lo = bb->span0_lo.v,
         .span0_hi = bb->span0_hi.v,
         .span1_lo = bb->span1_lo.v,
+        .before = bb->before.n ? bb->before.v : NULL,
         .span1_hi = bb->span1_hi.v,
         .n_entries = (int)bb->entry_index.n,
         .entry_index = bb->entry_index.v,

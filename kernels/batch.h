@@ -14,6 +14,7 @@ struct batch_builder {
     struct ivec token, pos;          // (T)
     struct ivec span0_lo, span0_hi;  // (T)
     struct ivec span1_lo, span1_hi;  // (T)
+    struct ivec before;              // (T) once batch_add_row_after was used, else empty
     struct ivec entry_index, entry_target;  // (S)
 };
 
@@ -27,6 +28,13 @@ int batch_n_tokens(const struct batch_builder *bb);
 // Returns 0 or XSA_EBADINPUT (n < 1, too many tokens).
 int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *first,
                   xsa_error *err);
+
+// Appends a plain row that continues a text cut before it: `before`, the token preceding
+// tokens[0] in the text, is packed first as a one-token row nobody attends to, and named as
+// tokens[0]'s predecessor (backend.h's batch.before). *first receives the packed index of
+// tokens[0]. Returns 0 or XSA_EBADINPUT (n < 1, too many tokens).
+int batch_add_row_after(struct batch_builder *bb, int32_t before, const int32_t *tokens, int n, int *first,
+                        xsa_error *err);
 
 // Appends a row = prefix + branches: branch i (branch_len[i] >= 1 tokens) attends to the
 // whole prefix and causally to itself, with positions continuing from n_prefix.

@@ -89,4 +89,28 @@ else
     fail tasks_documents "exit $?: $(tail -1 "$TMP/terr")"
 fi
 expect_exit tasks_unknown 2 "nosuchtask" -- $P --model $A --tasks nosuchtask $D
+
+# --split-docs and --bytes-file (numbers against the records' evals: tests/test_ppl_docs.c).
+G=tests/fixtures/pgolf/gates_0427/final_model.pt
+DOCS=tests/fixtures/ppl/docs_sp1024.bin
+DBYTES=tests/fixtures/ppl/docs_sp1024_bytes.bin
+expect_exit split_needs_shards 2 "--split-docs applies to --tokens-file" -- $P --model $A --text "$TMP/doc.txt" --split-docs
+expect_exit bytes_need_shards 2 "--bytes-file applies to --tokens-file" -- $P --model $A --text "$TMP/doc.txt" --bytes-file $DBYTES
+expect_exit ranks_need_split 2 "--ranks and --val-batch-tokens set eval_val's layout with --split-docs" -- \
+    $P --model $G --tokens-file $DOCS --ranks 2
+expect_exit ranks_sliding 2 "apply to disjoint windows" -- $P --model $G --tokens-file $DOCS --split-docs --context 32 --stride 8 --ranks 2
+expect_exit split_short_shard 2 "scores nothing of the 45 windows: .*smaller --val-batch-tokens" -- \
+    $P --model $G --tokens-file $DOCS --split-docs --context 32 --device cpu
+expect_exit bytes_short 2 "--bytes-file .*docs_sp1024_bytes.bin: 1449 byte counts for 2595 tokens" -- \
+    $P --model $G --tokens-file $SHARD --bytes-file $DBYTES --context 32 --device cpu
+# The 2026-04-27 record's eval_val with CaseOps' byte sidecar gives 2.860405718977728
+# (tests/fixtures/ppl/docs_reference.json); printed here to 6 digits.
+if $P --model $G --tokens-file $DOCS --bytes-file $DBYTES --split-docs --context 32 --val-batch-tokens 1024 --device cpu \
+      --json "$TMP/d.json" -o "$TMP/d.md" 2>"$TMP/err"; then
+    got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/d.json" | head -1 | awk '{printf "%.6f", $2}')
+    if [ "$got" = "2.860406" ] && grep -q "documents split at token 1, windows as eval_val's over 8 ranks" "$TMP/d.md"
+    then pass split_docs_caseops_bpb; else fail split_docs_caseops_bpb "got $got"; fi
+else
+    fail split_docs_caseops_bpb "exit $?: $(head -1 "$TMP/err")"
+fi
 finish

@@ -21,7 +21,8 @@
 #      requests (tools/bench/hf_gpu_bench.py) and the ratio. Targets printed, not failed on.
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
 #   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
-#    5c: `ppl --kl` on the GPU against the CPU, the backend's distribution chunks; 5d: the models and
+#    5c: `ppl --kl` and `ppl --split-docs` on the GPU against the CPU, the backend's distribution
+#    chunks and rows after a cut; 5d: the models and
 #    statistics the CUDA backend does not run yet, refused on --device cuda, on the CPU by auto)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
@@ -361,7 +362,7 @@ fi
 # The CUDA path of the per-position full distributions has never run: the two demo models over
 # README.md, windows of 128 with stride 96, on the GPU (float32) against the CPU: nats per token
 # of each model and the mean KL(A || B) within 2e-4 relative, top-1 agreement within 1e-3.
-section "ppl --kl: GPU against CPU" 40
+section "ppl --kl and --split-docs: GPU against CPU" 60
 if gpu_ok "ppl --kl"; then
     PARGS=(ppl --model demo/sa --model demo/xsa --text README.md --context 128 --stride 96 --kl --threads 2)
     if tmo 15 "$XSA" "${PARGS[@]}" --device cpu --json "$W/ppl_cpu.json" >/dev/null 2>"$W/ppl.log" &&
@@ -377,6 +378,23 @@ print("%s worst relative difference %.2g, top-1 agreement differs by %.2g" % ("o
         keep_log "ppl --kl" "$W/ppl.log"
         fail "ppl --kl on the GPU: $(grep -m1 'xsa-eval' "$W/ppl.log")"; explain "$XSA" "${PARGS[@]}" --device cuda
     fi
+    # --split-docs: rows cut at each BOS, each after a one-token row holding the token before it
+    # (batch.before, which the GPU does not read): eval_val's layout and sliding windows.
+    for SPLIT in "--val-batch-tokens 2048" "--stride 24"; do
+        SARGS=(ppl --model demo/sa --tokens-file tests/fixtures/ppl/docs_sp1024.bin --tokenizer
+               tests/fixtures/tokenizers/sp_bpe/tokenizer.model --split-docs --context 64 $SPLIT --threads 2)
+        if tmo 15 "$XSA" "${SARGS[@]}" --device cpu --json "$W/split_cpu.json" >/dev/null 2>"$W/split.log" &&
+           tmo 20 "$XSA" "${SARGS[@]}" --device cuda --dtype float32 --json "$W/split_gpu.json" >/dev/null 2>>"$W/split.log"; then
+            v=$(python3 -c 'import json, sys
+a, b = (json.load(open(f))["models"][0] for f in sys.argv[1:3])
+w = abs(a["nats_per_token"] - b["nats_per_token"]) / a["nats_per_token"]
+print("%s relative difference %.2g" % ("ok" if w <= 2e-4 else "FAIL", w))' "$W/split_cpu.json" "$W/split_gpu.json" 2>&1)
+            case $v in ok*) pass "ppl --split-docs $SPLIT on the GPU: ${v#ok }" ;; *) fail "ppl --split-docs $SPLIT on the GPU: $v" ;; esac
+        else
+            keep_log "ppl --split-docs" "$W/split.log"
+            fail "ppl --split-docs $SPLIT on the GPU: $(grep -m1 'xsa-eval' "$W/split.log")"
+        fi
+    done
 fi
 
 # ---- 5d. what the CUDA backend does not run yet ----------------------------------------------

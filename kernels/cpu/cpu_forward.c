@@ -34,6 +34,7 @@ struct rows_job {
 };
 
 int cpu_prev_token(const struct score_batch *b, int t) {
+    if (b->before && b->before[t] >= 0) return b->before[t];
     if (b->pos[t] == 0) return -1;
     if (b->span1_hi[t] > b->span1_lo[t] && t == b->span1_lo[t]) return b->span0_hi[t] - 1;
     return t - 1;

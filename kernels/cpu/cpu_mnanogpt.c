@@ -186,7 +186,8 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     // (Products stay below 2^31 for vocabularies up to 59,000, as the record's int32 needs.)
     for (int t = 0; t < T; t++) {
         int pv = cpu_prev_token(b, t);
-        uint32_t prev = pv < 0 ? 0 : b->pos[pv] == 0 ? (uint32_t)mod : (uint32_t)b->token[pv];
+        int text_start = pv >= 0 && b->pos[pv] == 0 && !(b->before && b->before[t] == pv);
+        uint32_t prev = pv < 0 ? 0 : text_start ? (uint32_t)mod : (uint32_t)b->token[pv];
         int32_t hsh = pv < 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev)) % (uint32_t)mod);
         memcpy(bg + (long)t * C, g->bigram_emb + (long)hsh * C, (size_t)C * sizeof(float));
     }

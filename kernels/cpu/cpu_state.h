@@ -78,7 +78,7 @@ void cpu_state_free_buffers(struct cpu_state *st);
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy);
 
 // Packed index of the token before t in its sequence (a branch's first token follows the
-// prefix's last), or -1 at position 0 (cpu_forward.c).
+// prefix's last; a row after a cut, batch.before's), or -1 at position 0 (cpu_forward.c).
 int cpu_prev_token(const struct score_batch *b, int t);
 
 // The forward pass of a validated batch (cpu_forward.c).
