@@ -103,6 +103,11 @@ expect_exit split_short_shard 2 "scores nothing of the 45 windows: .*smaller --v
     $P --model $G --tokens-file $DOCS --split-docs --context 32 --device cpu
 expect_exit bytes_short 2 "--bytes-file .*docs_sp1024_bytes.bin: 1449 byte counts for 2595 tokens" -- \
     $P --model $G --tokens-file $SHARD --bytes-file $DBYTES --context 32 --device cpu
+# A VarLenAttn-era checkpoint scored without the cut is told about it.
+expect_exit split_hint 0 "records from 2026-04-10 on, whose eval_val cuts attention at each BOS: add --split-docs" -- \
+    $P --model $G --tokens-file $DOCS --context 32 --device cpu
+if $P --model $G --tokens-file $DOCS --context 32 --split-docs --val-batch-tokens 1024 --device cpu 2>&1 | grep -q "add --split-docs"
+then fail split_hint_quiet "the hint shows with --split-docs"; else pass split_hint_quiet; fi
 # The 2026-04-27 record's eval_val with CaseOps' byte sidecar gives 2.860405718977728
 # (tests/fixtures/ppl/docs_reference.json); printed here to 6 digits.
 if $P --model $G --tokens-file $DOCS --bytes-file $DBYTES --split-docs --context 32 --val-batch-tokens 1024 --device cpu \
