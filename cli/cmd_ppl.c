@@ -526,7 +526,9 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
                              .unit_name = a->n_shards ? "window" : "document", .context = context, .stride = stride,
                              .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
-                             .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top};
+                             .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
+                             .doc_start = r->docs.doc_start, .ranks = stride == context ? r->docs.ranks : 0,
+                             .rank_batch = r->docs.rank_batch};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     rc = ppl_write_report(&rep, a->out, a->json, err);
     free(top);

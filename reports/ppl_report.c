@@ -124,6 +124,15 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_int(&w, "units", s->n_units);
     jsonw_num(&w, "bytes", s->bytes);
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
+    if (r->split) {  // the layout the scores depend on
+        jsonw_object(&w, "split_docs");
+        jsonw_int(&w, "doc_start", r->doc_start);
+        if (r->ranks) {
+            jsonw_int(&w, "ranks", r->ranks);
+            jsonw_int(&w, "rank_batch_tokens", r->rank_batch);
+        }
+        jsonw_end(&w);
+    }
     jsonw_array(&w, "models");
     for (int m = 0; m < s->n_models; m++) {
         jsonw_object(&w, NULL);

@@ -23,6 +23,9 @@ struct ppl_report {
     double level;
     const char *command;
     const char *bytes_rule;      // how the bytes of bits per byte were counted
+    int split, doc_start;        // --split-docs: documents start at token doc_start ...
+    int ranks;                   // ... and disjoint windows are eval_val's over ranks (0: sliding)
+    long rank_batch;             //     batches of rank_batch tokens
     const struct ppl_top *top;   // (n_top)
     int n_top;
 };

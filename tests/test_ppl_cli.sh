@@ -113,7 +113,8 @@ then fail split_hint_quiet "the hint shows with --split-docs"; else pass split_h
 if $P --model $G --tokens-file $DOCS --bytes-file $DBYTES --split-docs --context 32 --val-batch-tokens 1024 --device cpu \
       --json "$TMP/d.json" -o "$TMP/d.md" 2>"$TMP/err"; then
     got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/d.json" | head -1 | awk '{printf "%.6f", $2}')
-    if [ "$got" = "2.860406" ] && grep -q "documents split at token 1, windows as eval_val's over 8 ranks" "$TMP/d.md"
+    if [ "$got" = "2.860406" ] && grep -q "documents split at token 1, windows as eval_val's over 8 ranks" "$TMP/d.md" &&
+       tr -d ' \n' < "$TMP/d.json" | grep -q '"split_docs":{"doc_start":1,"ranks":8,"rank_batch_tokens":128}'
     then pass split_docs_caseops_bpb; else fail split_docs_caseops_bpb "got $got"; fi
 else
     fail split_docs_caseops_bpb "exit $?: $(head -1 "$TMP/err")"
