@@ -66,7 +66,7 @@ enum {
     {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
     {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
     {"split-docs", F_SPLIT, NULL, "shards: attention never crosses a BOS (parameter-golf's VarLenAttn, 2026-04-10 on)"}, \
-    {"ranks", F_RANKS, "N", "with --split-docs, disjoint windows: eval_val's WORLD_SIZE (default 8)"},             \
+    {"ranks", F_RANKS, "N", "with --split-docs, disjoint windows: eval_val's WORLD_SIZE, 1 2 4 or 8 (default 8)"}, \
     {"val-batch-tokens", F_VAL_BATCH, "N", "with --split-docs, disjoint windows: its VAL_BATCH_TOKENS (default 524288)"}, \
     {"bytes-file", F_BYTES_FILE, "SHARD", "shards: bytes per token from a CaseOps byte sidecar (fineweb_val_bytes_*.bin; repeat)"}, \
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
@@ -131,7 +131,12 @@ static int on_flag(void *ctx, int key, const char *v) {
         a->shard[a->n_shards++] = v;
         return 0;
     case F_SPLIT: a->split_docs = 1; return 0;
-    case F_RANKS: return cli_int(CMD(a), "--ranks", v, 1, 4096, &a->ranks);
+    case F_RANKS: {
+        int rc = cli_int(CMD(a), "--ranks", v, 1, 8, &a->ranks);
+        if (!rc && 8 % a->ranks)  // as the records' main() requires (grad_accum_steps = 8 // WORLD_SIZE)
+            return cli_fail(CMD(a), "--ranks %d: eval_val's WORLD_SIZE divides 8 (1, 2, 4 or 8)", a->ranks);
+        return rc;
+    }
     case F_VAL_BATCH: {
         int k;
         int rc = cli_int(CMD(a), "--val-batch-tokens", v, 8, 1 << 30, &k);
@@ -340,8 +345,7 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
             d->doc_start = tk && tokenizer_bos_id(tk) >= 0 ? tokenizer_bos_id(tk) : m->cfg.bos_id;
             d->ranks = a->ranks ? a->ranks : PPL_DEFAULT_RANKS;
             // eval_val's rank batch: VAL_BATCH_TOKENS // (WORLD_SIZE * GRAD_ACCUM_STEPS), 8 // WORLD_SIZE accumulation
-            long ranks8 = d->ranks <= 8 && 8 % d->ranks == 0 ? 8 : d->ranks;
-            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : PPL_DEFAULT_VAL_BATCH) / ranks8;
+            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : PPL_DEFAULT_VAL_BATCH) / 8;
             if (d->doc_start < 0)
                 rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: no BOS id to split documents at; pass the "
                               "SentencePiece --tokenizer the shards were written with");

@@ -98,6 +98,7 @@ expect_exit split_needs_shards 2 "--split-docs applies to --tokens-file" -- $P -
 expect_exit bytes_need_shards 2 "--bytes-file applies to --tokens-file" -- $P --model $A --text "$TMP/doc.txt" --bytes-file $DBYTES
 expect_exit ranks_need_split 2 "--ranks and --val-batch-tokens set eval_val's layout with --split-docs" -- \
     $P --model $G --tokens-file $DOCS --ranks 2
+expect_exit ranks_divide_8 2 "--ranks 3: eval_val's WORLD_SIZE divides 8" -- $P --model $G --tokens-file $DOCS --split-docs --ranks 3
 expect_exit ranks_sliding 2 "apply to disjoint windows" -- $P --model $G --tokens-file $DOCS --split-docs --context 32 --stride 8 --ranks 2
 expect_exit split_short_shard 2 "scores nothing of the 45 windows: .*smaller --val-batch-tokens" -- \
     $P --model $G --tokens-file $DOCS --split-docs --context 32 --device cpu
