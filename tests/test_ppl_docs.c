@@ -29,7 +29,7 @@ struct scored {
 
 // One fixture scored as `ppl --tokens-file docs_sp1024.bin --split-docs` with the case's layout.
 // Bytes from the sidecar (caseops), or from the SentencePiece tables when sp_model is given.
-static int score_case(const cJSON *c, const char *sp_model, int split, struct scored *out) {
+static void score_case(const cJSON *c, const char *sp_model, int split, struct scored *out) {
     char path[512];
     snprintf(path, sizeof path, "tests/fixtures/pgolf/%s/final_model.pt", cJSON_GetObjectItem(c, "fixture")->valuestring);
     const char *kind = cJSON_GetObjectItem(c, "eval")->valuestring;
@@ -75,7 +75,6 @@ static int score_case(const cJSON *c, const char *sp_model, int split, struct sc
     ivec_free(&bytes);
     backend_close(&be);
     model_free(&m);
-    return 0;
 }
 
 static int split_of(const cJSON *c) { return cJSON_IsTrue(cJSON_GetObjectItem(c, "split")); }
