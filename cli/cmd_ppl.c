@@ -324,11 +324,7 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
         d->stream = 1;
         d->bytes = NAN;
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
-            d->lut_n = vocab;
-            d->base_bytes = xsa_malloc((size_t)vocab * sizeof *d->base_bytes);
-            d->leading_space = xsa_malloc((size_t)vocab);
-            d->boundary = xsa_malloc((size_t)vocab);
-            rc = tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+            rc = ppl_docs_sp_bytes(d, tk, vocab, err);
             *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
                           "(parameter-golf's eval_val)";
         } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text

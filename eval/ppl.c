@@ -30,6 +30,14 @@ void ppl_docs_free(struct ppl_docs *d) {
     memset(d, 0, sizeof *d);
 }
 
+int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err) {
+    d->lut_n = vocab;
+    d->base_bytes = xsa_malloc((size_t)vocab * sizeof *d->base_bytes);
+    d->leading_space = xsa_malloc((size_t)vocab);
+    d->boundary = xsa_malloc((size_t)vocab);
+    return tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+}
+
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err) {
     if (n < 2) return 0;
     if (d->tok.n + n > (size_t)1 << 30)

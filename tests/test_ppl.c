@@ -162,14 +162,11 @@ static void shard_bpb(const char *shard, const char *sp_model, int context, doub
     CHECK(model_load(&m, "demo/sa", &err) == 0);
     CHECK(backend_open_env(&be, &m, &o, &err) == 0);
     CHECK(tokenizer_load(&tk, sp_model, &err) == 0);
-    struct ppl_docs d = {.stream = 1, .lut_n = m.cfg.vocab_size};
+    struct ppl_docs d = {.stream = 1};
     struct ivec all = {0};
     CHECK(token_shard_read(shard, m.cfg.vocab_size, &all, &err) == 0);
     CHECK(ppl_docs_add(&d, all.v, all.n, &err) == 0);
-    d.base_bytes = xsa_malloc((size_t)d.lut_n * sizeof *d.base_bytes);
-    d.leading_space = xsa_malloc((size_t)d.lut_n);
-    d.boundary = xsa_malloc((size_t)d.lut_n);
-    CHECK(tokenizer_sp_byte_luts(tk, d.lut_n, d.base_bytes, d.leading_space, d.boundary, &err) == 0);
+    CHECK(ppl_docs_sp_bytes(&d, tk, m.cfg.vocab_size, &err) == 0);
     struct backend *bes[1] = {&be};
     struct ppl_scores s;
     struct ppl_summary sum;

@@ -54,11 +54,7 @@ static void score_case(const cJSON *c, const char *sp_model, int split, struct s
     } else if (sp_model) {
         struct tokenizer *tk = NULL;
         CHECK(tokenizer_load(&tk, sp_model, &err) == 0);
-        d.lut_n = m.cfg.vocab_size;
-        d.base_bytes = xsa_malloc((size_t)d.lut_n * sizeof *d.base_bytes);
-        d.leading_space = xsa_malloc((size_t)d.lut_n);
-        d.boundary = xsa_malloc((size_t)d.lut_n);
-        CHECK(tokenizer_sp_byte_luts(tk, d.lut_n, d.base_bytes, d.leading_space, d.boundary, &err) == 0);
+        CHECK(ppl_docs_sp_bytes(&d, tk, m.cfg.vocab_size, &err) == 0);
         tokenizer_free(tk);
     }
     struct backend *bes[1] = {&be};
