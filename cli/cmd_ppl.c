@@ -33,6 +33,7 @@ struct ppl_args {
     int n_bytes_files;
     int split_docs, ranks;       // --split-docs; --ranks (0: unset)
     long val_batch_tokens;       // --val-batch-tokens (0: unset)
+    long val_tokens;             // --val-tokens (0: unset)
     const char *tasks;           // --tasks: the benchmark documents as texts
     int limit;                   // --limit: documents per task (0: all)
     struct data_options data;    // where --tasks' rows come from (run's data flags)
@@ -46,11 +47,13 @@ struct ppl_args {
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
-    F_RANKS, F_VAL_BATCH, F_BYTES_FILE,
+    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS,
 };
 
 #define PPL_DEFAULT_RANKS 8            // parameter-golf's track: 8 GPUs
 #define PPL_DEFAULT_VAL_BATCH 524288   // its VAL_BATCH_TOKENS
+#define MNG_DEFAULT_VAL_BATCH 2097152  // modded-nanogpt's val_batch_size (4 * 64 * 1024 * 8)
+#define MNG_DEFAULT_VAL_TOKENS 10485760  // and its val_tokens
 
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
@@ -65,9 +68,10 @@ enum {
     {"data-dir", F_DATA_DIR, "DIR", "with --tasks: local data, as for run (docs/data-dir.md)"},                  \
     {"context", F_CONTEXT, "N", "tokens of context at most (default: the model's context, else 1024)"},             \
     {"stride", F_STRIDE, "S", "targets a window advances by (default --context: disjoint windows)"},                \
-    {"split-docs", F_SPLIT, NULL, "shards: attention never crosses a BOS (parameter-golf's VarLenAttn, 2026-04-10 on)"}, \
+    {"split-docs", F_SPLIT, NULL, "shards: the family's own validation, attention never crossing a BOS (parameter-golf's VarLenAttn, 2026-04-10 on; modded-nanogpt's val loss)"}, \
     {"ranks", F_RANKS, "N", "with --split-docs, disjoint windows: eval_val's WORLD_SIZE, 1 2 4 or 8 (default 8)"}, \
-    {"val-batch-tokens", F_VAL_BATCH, "N", "with --split-docs, disjoint windows: its VAL_BATCH_TOKENS (default 524288)"}, \
+    {"val-batch-tokens", F_VAL_BATCH, "N", "with --split-docs, disjoint windows: its VAL_BATCH_TOKENS (default 524288; modded-nanogpt: val_batch_size, 2097152)"}, \
+    {"val-tokens", F_VAL_TOKENS, "N", "with --split-docs on modded-nanogpt: its val_tokens (default 10485760)"}, \
     {"bytes-file", F_BYTES_FILE, "SHARD", "shards: bytes per token from a CaseOps byte sidecar (fineweb_val_bytes_*.bin; repeat)"}, \
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoints' xsa_layers)"},                \
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
@@ -94,7 +98,8 @@ static const struct cli_command cmd = {
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
     "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file). --split-docs cuts\n"
-    "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout.\n",
+    "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout, or,\n"
+    "for a modded-nanogpt checkpoint, scores its val loss (flat chunks of val_batch_size / 8 tokens).\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 1, 1};
 
 // probe's flags: ppl's inputs and windows, no statistics or --kl.
@@ -141,6 +146,12 @@ static int on_flag(void *ctx, int key, const char *v) {
         int k;
         int rc = cli_int(CMD(a), "--val-batch-tokens", v, 8, 1 << 30, &k);
         a->val_batch_tokens = k;
+        return rc;
+    }
+    case F_VAL_TOKENS: {
+        int k;
+        int rc = cli_int(CMD(a), "--val-tokens", v, 16, 1 << 30, &k);
+        a->val_tokens = k;
         return rc;
     }
     case F_BYTES_FILE:
@@ -208,9 +219,9 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     if (a->limit && !a->tasks) return cli_fail(c, "--limit applies to --tasks");
     if ((a->split_docs || a->n_bytes_files) && !a->n_shards)
         return cli_fail(c, "%s applies to --tokens-file", a->split_docs ? "--split-docs" : "--bytes-file");
-    if ((a->ranks || a->val_batch_tokens) && !a->split_docs)
-        return cli_fail(c, "--ranks and --val-batch-tokens set eval_val's layout with --split-docs (without it no "
-                        "score depends on them)");
+    if ((a->ranks || a->val_batch_tokens || a->val_tokens) && !a->split_docs)
+        return cli_fail(c, "--ranks, --val-batch-tokens and --val-tokens set the validation's layout with --split-docs "
+                        "(without it no score depends on them)");
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
@@ -320,7 +331,11 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
     if (a->n_shards) {
         struct ivec all = {0};
         int rc = 0;
-        for (int i = 0; i < a->n_shards && !rc; i++) rc = token_shard_read(a->shard[i], vocab, &all, err);
+        size_t first_n = 0;
+        for (int i = 0; i < a->n_shards && !rc; i++) {
+            rc = token_shard_read(a->shard[i], vocab, &all, err);
+            if (!i) first_n = all.n;
+        }
         d->stream = 1;
         d->bytes = NAN;
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
@@ -336,8 +351,21 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
         if (!rc && a->n_bytes_files)
             *bytes_rule = "each target's bytes of the original text, from the byte sidecar (--bytes-file), as a CaseOps "
                           "record's eval_val reads its fineweb_val_bytes files";
-        if (!rc && a->split_docs) {
-            d->split = 1;
+        if (!rc && a->split_docs && m->mng) {  // modded-nanogpt's val loss (ppl.h PPL_SPLIT_CHUNKS)
+            d->split = PPL_SPLIT_CHUNKS;
+            d->doc_start = m->cfg.bos_id;
+            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : MNG_DEFAULT_VAL_BATCH) / 8;
+            d->val_tokens = a->val_tokens ? a->val_tokens : MNG_DEFAULT_VAL_TOKENS;
+            if (d->doc_start < 0)
+                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: the record's BOS_ID (50256 unless xsa_eval.json sets "
+                              "BOS_ID) is outside this model's vocabulary of %d ids", vocab);
+            if (!rc && a->n_shards > 1 && first_n < (size_t)d->val_tokens + 2)
+                rc = xsa_fail(err, XSA_EBADINPUT, "--tokens-file %s: %zu tokens, and modded-nanogpt's loader would move "
+                              "to the next shard within its %ld validation tokens, where xsa-eval reads one stream; "
+                              "give a first shard of at least %ld tokens", a->shard[0], first_n, d->val_tokens,
+                              d->val_tokens + 2);
+        } else if (!rc && a->split_docs) {
+            d->split = PPL_SPLIT_EVAL_VAL;
             d->doc_start = tk && tokenizer_bos_id(tk) >= 0 ? tokenizer_bos_id(tk) : m->cfg.bos_id;
             d->ranks = a->ranks ? a->ranks : PPL_DEFAULT_RANKS;
             // eval_val's rank batch: VAL_BATCH_TOKENS // (WORLD_SIZE * GRAD_ACCUM_STEPS), 8 // WORLD_SIZE accumulation
@@ -429,7 +457,11 @@ struct ppl_run {
 };
 
 static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, int disjoint, char *out, size_t n) {
-    if (a->n_shards && d->split && disjoint)
+    if (a->n_shards && d->split == PPL_SPLIT_CHUNKS)
+        snprintf(out, n, "%d shard%s (%s%s), modded-nanogpt's val loss: %ld tokens in chunks of %ld, documents split "
+                 "at token %d", a->n_shards, a->n_shards > 1 ? "s" : "", base_name(a->shard[0]),
+                 a->n_shards > 1 ? ", ..." : "", d->val_tokens, d->rank_batch, d->doc_start);
+    else if (a->n_shards && d->split && disjoint)
         snprintf(out, n, "%d shard%s (%s%s), documents split at token %d, windows as eval_val's over %d rank%s "
                  "of %ld-token batches", a->n_shards, a->n_shards > 1 ? "s" : "", base_name(a->shard[0]),
                  a->n_shards > 1 ? ", ..." : "", d->doc_start, d->ranks, d->ranks > 1 ? "s" : "", d->rank_batch);
@@ -473,8 +505,24 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     int maxlen = 0;
     for (int i = 0; i < a->n_models; i++)
         if (r->m[i].cfg.max_seq_len > 0 && (!maxlen || r->m[i].cfg.max_seq_len < maxlen)) maxlen = r->m[i].cfg.max_seq_len;
-    int context = a->context ? a->context : maxlen ? maxlen : 1024;
-    if (maxlen && context > maxlen)
+    // --split-docs on modded-nanogpt: its val loss, whole chunks of val_batch_size / 8 tokens.
+    int chunks = a->split_docs && r->m[0].mng;
+    long vb = a->val_batch_tokens ? a->val_batch_tokens : MNG_DEFAULT_VAL_BATCH;
+    long vt = a->val_tokens ? a->val_tokens : MNG_DEFAULT_VAL_TOKENS;
+    if (a->split_docs && a->n_models == 2 && !r->m[0].mng != !r->m[1].mng)
+        return xsa_fail(err, XSA_EBADINPUT, "--split-docs scores each family's own validation, and only one of %s and "
+                        "%s is a modded-nanogpt checkpoint: their layouts differ", a->model[0], a->model[1]);
+    if (chunks && (a->context || a->stride || a->ranks))
+        return xsa_fail(err, XSA_EBADINPUT, "--context, --stride and --ranks do not apply to modded-nanogpt's val loss: "
+                        "it scores whole chunks of --val-batch-tokens / 8 tokens, the same for any world size");
+    if (a->val_tokens && !chunks)
+        return xsa_fail(err, XSA_EBADINPUT, "--val-tokens sets modded-nanogpt's val loss; parameter-golf's eval_val "
+                        "scores the whole stream");
+    if (chunks && (vb % 128 || vt % vb))
+        return xsa_fail(err, XSA_EBADINPUT, "--val-batch-tokens %ld must be a multiple of 128 (8 chunks of a multiple of "
+                        "16 tokens) and --val-tokens %ld a multiple of it, as the record asserts", vb, vt);
+    int context = chunks ? (int)(vb / 8) : a->context ? a->context : maxlen ? maxlen : 1024;
+    if (!chunks && maxlen && context > maxlen)
         return xsa_fail(err, XSA_EBADINPUT, "--context %d exceeds the model's context length %d", context, maxlen);
     int stride = a->stride ? a->stride : context;
     if (stride > context) return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d", stride, context);
@@ -483,6 +531,9 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                         "sliding windows do not depend on them");
     // The architectures that appeared with VarLenAttn: their logs' val_bpb cut attention at each BOS.
     const struct model_config *c0 = &r->m[0].cfg;
+    if (a->n_shards && !a->split_docs && r->m[0].mng)
+        fprintf(stderr, "xsa-eval ppl: %s is a modded-nanogpt checkpoint: add --split-docs for the val loss its "
+                "training log prints\n", a->model[0]);
     if (a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
         fprintf(stderr, "xsa-eval ppl: %s has the architecture of parameter-golf's records from 2026-04-10 on, whose "
                 "eval_val cuts attention at each BOS: add --split-docs for their val_bpb\n", a->model[0]);
@@ -524,11 +575,12 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
-                             .unit_name = a->n_shards ? "window" : "document", .context = context, .stride = stride,
+                             .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk" : a->n_shards ? "window" : "document", .context = context, .stride = stride,
                              .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
-                             .doc_start = r->docs.doc_start, .ranks = stride == context ? r->docs.ranks : 0,
-                             .rank_batch = r->docs.rank_batch};
+                             .doc_start = r->docs.doc_start,
+                             .ranks = stride == context && r->docs.split == PPL_SPLIT_EVAL_VAL ? r->docs.ranks : 0,
+                             .rank_batch = r->docs.rank_batch, .val_tokens = r->docs.val_tokens};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     rc = ppl_write_report(&rep, a->out, a->json, err);
     free(top);

@@ -100,6 +100,7 @@ struct window {                 // inputs tok[b, e) of a document; targets (firs
     long b, e, first;
     int unit;
     int after;                  // the row continues its text from tok[b - 1] (batch_add_row_after)
+    int docs;                   // the row holds documents, cut at doc_start (batch_add_row_docs)
 };
 
 struct plan {
@@ -129,7 +130,7 @@ static void add_split(const struct ppl_docs *d, struct plan *p, struct window w)
     for (long s = w.b; s < w.e;) {
         long s2 = s + 1;
         while (s2 < w.e && !is_doc_start(d, w.doc0, s2)) s2++;
-        if (s2 > w.first) plan_add(p, (struct window){w.doc0, s, s2, s > w.first ? s : w.first, w.unit, s > w.b});
+        if (s2 > w.first) plan_add(p, (struct window){w.doc0, s, s2, s > w.first ? s : w.first, w.unit, s > w.b, 0});
         s = s2;
     }
 }
@@ -143,7 +144,7 @@ static void plan_windows(const struct ppl_docs *d, int context, int stride, stru
         while (e < last) {
             nominal += e == 0 ? context : stride;
             long e2 = nominal < last ? nominal : last, b = (d->stream ? nominal : e2) - context;
-            struct window w = {d->start[doc], b > 0 ? b : 0, e2, e, d->stream ? unit++ : doc, 0};
+            struct window w = {d->start[doc], b > 0 ? b : 0, e2, e, d->stream ? unit++ : doc, 0, 0};
             if (d->split) add_split(d, p, w);
             else plan_add(p, w);
             e = e2;
@@ -174,7 +175,7 @@ static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, 
                 while (s2 < raw1 && !is_doc_start(d, doc0, s2)) s2++;
                 for (long c = s; c < s2; c += context) {
                     if (c / context != unit_at) unit_at = c / context, unit++;  // units: eval_val's windows
-                    plan_add(p, (struct window){doc0, c, c + context < s2 ? c + context : s2, c, unit, c > raw0});
+                    plan_add(p, (struct window){doc0, c, c + context < s2 ? c + context : s2, c, unit, c > raw0, 0});
                 }
                 s = s2;
             }
@@ -185,6 +186,23 @@ static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, 
                         "share (%ld at most) is under one batch of %ld windows; give a smaller --val-batch-tokens "
                         "(or fewer --ranks) for a shard this short", d->ranks, d->ranks > 1 ? "s" : "", n,
                         (n + d->ranks - 1) / d->ranks, per);
+    return 0;
+}
+
+// modded-nanogpt's validation loop over a stream (PPL_SPLIT_CHUNKS): step s of val_tokens /
+// val_batch_size gives rank r the tokens from (s ranks + r) chunk, as distributed_data_generator
+// (align_to_bos=False) does for any world size, so the chunks are simply consecutive; its loader
+// moves to the next shard when a step would end at or past the last token.
+static int plan_chunks(const struct ppl_docs *d, struct plan *p, xsa_error *err) {
+    long L = d->rank_batch, n = d->val_tokens / L, have = (long)(d->start[1] - d->start[0]);
+    if (L < 16 || L % 16 || n < 1 || d->val_tokens % L)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: %ld validation tokens in chunks of %ld: the record's val loss needs "
+                        "whole chunks of a multiple of 16 tokens", d->val_tokens, L);
+    if (have < d->val_tokens + 2)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: the shards hold %ld tokens; modded-nanogpt's val loss over %ld tokens "
+                        "reads %ld (one past the last target, and its loader needs one more); give a smaller "
+                        "--val-tokens (a multiple of --val-batch-tokens)", have, d->val_tokens, d->val_tokens + 2);
+    for (long c = 0; c < n; c++) plan_add(p, (struct window){d->start[0], c * L, c * L + L, c * L, (int)c, 0, 1});
     return 0;
 }
 
@@ -291,11 +309,19 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     if (n_models == 2 && be[1]->model->cfg.vocab_size != V)
         return xsa_fail(err, XSA_EBADINPUT, "ppl: the models' vocabularies differ (%d and %d ids); per-token scores "
                         "need one tokenizer", V, be[1]->model->cfg.vocab_size);
-    if (d->split && (!d->stream || d->n_docs != 1 || d->ranks < 1))
+    if (d->split && (!d->stream || d->n_docs != 1 || (d->split == PPL_SPLIT_EVAL_VAL && d->ranks < 1)))
         return xsa_fail(err, XSA_EBADINPUT, "ppl: documents are split in one token stream (--tokens-file) over one "
                         "rank or more");
+    if (d->split == PPL_SPLIT_CHUNKS && (context != d->rank_batch || stride != context))
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: modded-nanogpt's val chunks are scored whole (context %ld)", d->rank_batch);
+    if (kl && d->split == PPL_SPLIT_CHUNKS && (long)context + 1 > PPL_KL_MAX_FLOATS / V)
+        return xsa_fail(err, XSA_EBADINPUT, "ppl: --kl would hold model A's distributions over a whole chunk of %d "
+                        "tokens (%d ids each), more than %ld floats; compare the models without --split-docs",
+                        context, V, PPL_KL_MAX_FLOATS);
     struct plan p = {0};
-    int rc = d->split && stride == context ? plan_eval_val(d, context, &p, err) : (plan_windows(d, context, stride, &p), 0);
+    int rc = d->split == PPL_SPLIT_CHUNKS ? plan_chunks(d, &p, err)
+             : d->split && stride == context ? plan_eval_val(d, context, &p, err)
+                                             : (plan_windows(d, context, stride, &p), 0);
     if (rc) {
         free(p.w);
         return rc;
@@ -349,12 +375,15 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         int first;
         const int32_t *row = d->tok.v + w[i].doc0 + w[i].b;
         rc = w[i].after ? batch_add_row_after(&bb, row[-1], row, (int)(need - 1), &first, err)
-                        : batch_add_row(&bb, row, (int)need, &first, err);
+             : w[i].docs ? batch_add_row_docs(&bb, row, (int)need, d->doc_start, &first, err)
+                         : batch_add_row(&bb, row, (int)need, &first, err);
+        long from = w[i].b;  // where the target's document starts in the row
         for (long j = w[i].first + 1; !rc && j <= w[i].e; j++, t++) {
             size_t where = w[i].doc0 + (size_t)j;
+            if (w[i].docs && d->tok.v[where - 1] == d->doc_start) from = j - 1;
             rc = batch_add_entry(&bb, first + (int)(j - 1 - w[i].b), d->tok.v[where], err);
             for (int m = 0; m < n_models; m++) {
-                out[m].ctx[t] = (int32_t)(j - w[i].b);
+                out[m].ctx[t] = (int32_t)(j - from);
                 out[m].unit[t] = w[i].unit;
                 out[m].where[t] = where;
             }

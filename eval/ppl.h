@@ -31,18 +31,26 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     int lut_n;
     int32_t *target_bytes;      // (tok.n) or NULL: the bytes each token stands for, as a CaseOps record's
                                 // byte sidecar gives them (used before the tables)
-    // split: a stream cut into documents (parameter-golf's VarLenAttn, 2026-04-10 on): attention
+    // PPL_SPLIT_EVAL_VAL: a stream cut into documents (parameter-golf's VarLenAttn, 2026-04-10 on): attention
     // never crosses a token equal to doc_start, which starts a document; SmearGate and
     // bigram still read the token before a cut. Disjoint windows are then eval_val's: each rank's
     // share of the windows (`ranks`, its WORLD_SIZE) in batches of `rank_batch` tokens (its
     // VAL_BATCH_TOKENS / 8), a rank's last partial batch dropped, and a document cut every
     // `context` tokens from its start or from a batch's start; sliding windows are
     // eval_val_sliding's, each cut at its documents' starts.
-    int split;
+    //
+    // PPL_SPLIT_CHUNKS: modded-nanogpt's validation (its records' val loss): `val_tokens` / `rank_batch`
+    // flat chunks of `rank_batch` (val_batch_size / 8) tokens in order, each one row with positions
+    // over the chunk and attention cut at doc_start; smear, bigram and key offset read the chunk's
+    // previous token across a cut; every target of the chunk scored (context = rank_batch).
+    int split;                  // PPL_SPLIT_*
     int32_t doc_start;
     int ranks;
     long rank_batch;
+    long val_tokens;            // PPL_SPLIT_CHUNKS: targets scored (the record's val_tokens)
 };
+
+enum { PPL_SPLIT_NONE, PPL_SPLIT_EVAL_VAL, PPL_SPLIT_CHUNKS };
 
 struct tokenizer;
 struct model;

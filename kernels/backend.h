@@ -8,11 +8,15 @@
 //
 // Each token t carries two key ranges of packed indices, half-open:
 //   span0 = [span0_lo[t], span0_hi[t])   the row prefix it sees (for a prefix token: the row
-//                                         start up to and including t)
+//                                         start, or its document's in a row of several, up to
+//                                         and including t)
 //   span1 = [span1_lo[t], span1_hi[t])   its own branch up to and including t; empty
 //                                         (lo == hi) for prefix tokens
 // Keys are visited span0 then span1, in increasing index: scores never depend on what else
 // shares the batch.
+//
+// What reads a token's predecessor (smear, bigram hash, key offset) reads the previous token of
+// its row, also across a document's start inside the row.
 //
 // Optionally (batch.before non-NULL) a row's first token names the packed index of the token
 // before it in its text, packed as a one-token row that nothing else attends to: a text cut

@@ -80,6 +80,16 @@ int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *f
     return batch_add_tree(bb, tokens, n, NULL, NULL, 0, first, NULL, err);
 }
 
+int batch_add_row_docs(struct batch_builder *bb, const int32_t *tokens, int n, int32_t doc_start, int *first,
+                       xsa_error *err) {
+    int rc = batch_add_row(bb, tokens, n, first, err);
+    for (int i = 0, lo = *first; !rc && i < n; i++) {
+        if (tokens[i] == doc_start) lo = *first + i;
+        bb->span0_lo.v[*first + i] = lo;
+    }
+    return rc;
+}
+
 int batch_add_entry(struct batch_builder *bb, int32_t index, int32_t target, xsa_error *err) {
     (void)err;  // growth cannot fail (common/vec.h); the signature stays for its many callers
     ivec_push(&bb->entry_index, index);

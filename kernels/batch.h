@@ -36,6 +36,13 @@ int batch_add_row(struct batch_builder *bb, const int32_t *tokens, int n, int *f
 int batch_add_row_after(struct batch_builder *bb, int32_t before, const int32_t *tokens, int n, int *first,
                         xsa_error *err);
 
+// Appends a plain row that holds several documents: each token equal to doc_start starts one,
+// and a token attends from its document's start (or the row's) up to itself. Positions run
+// over the whole row, and what reads a token's predecessor (smear, bigram hash, key offset)
+// reads the row's previous token across a cut, as modded-nanogpt's flat validation chunks do.
+int batch_add_row_docs(struct batch_builder *bb, const int32_t *tokens, int n, int32_t doc_start, int *first,
+                       xsa_error *err);
+
 // Appends a row = prefix + branches: branch i (branch_len[i] >= 1 tokens) attends to the
 // whole prefix and causally to itself, with positions continuing from n_prefix.
 // prefix_first receives the packed index of prefix[0]; branch_first[i] (n_branches) that of

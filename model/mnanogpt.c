@@ -28,6 +28,7 @@ static const int k_xsa[MNG_LAYERS] = {0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1};
 
 struct mng_arch {
     int ws_short, ws_long, max_seq_len;
+    int bos_id;                                // the record's BOS_ID: documents start with it (val loss)
     int windows[MNG_MAX_WINDOWS], n_windows;  // each training stage's long window (tokens): Yarn.apply between them
 };
 
@@ -40,10 +41,10 @@ static int arch_int(const cJSON *e, const char *path, int *out, xsa_error *err) 
 
 // The record's final validation: windows (6, 20) blocks of 128 tokens (apply_final_ws_ext widens
 // the long window to 20 without a YaRN update), YaRN updated at each stage's long window
-// 3 -> 7 -> 11 -> 13 blocks, 2048-token training sequences.
+// 3 -> 7 -> 11 -> 13 blocks, 2048-token training sequences, BOS_ID GPT-2's <|endoftext|>.
 static void arch_defaults(struct mng_arch *a) {
     static const int w[] = {384, 896, 1408, 1664};
-    *a = (struct mng_arch){.ws_short = 768, .ws_long = 2560, .max_seq_len = 2048, .n_windows = 4};
+    *a = (struct mng_arch){.ws_short = 768, .ws_long = 2560, .max_seq_len = 2048, .bos_id = 50256, .n_windows = 4};
     memcpy(a->windows, w, sizeof w);
 }
 
@@ -60,6 +61,11 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
         if (!strcmp(e->string, "WS_SHORT")) rc = arch_int(e, path, &a->ws_short, err);
         else if (!strcmp(e->string, "WS_LONG")) rc = arch_int(e, path, &a->ws_long, err);
         else if (!strcmp(e->string, "MAX_SEQ_LEN")) rc = arch_int(e, path, &a->max_seq_len, err);
+        else if (!strcmp(e->string, "BOS_ID")) {
+            if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0 || e->valuedouble >= 1 << 24)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: BOS_ID must be a token id (a whole number from 0)", path);
+            else a->bos_id = (int)e->valuedouble;
+        }
         else if (!strcmp(e->string, "YARN_WINDOWS")) {
             int n = cJSON_GetArraySize(e);
             if (!cJSON_IsArray(e) || n < 1 || n > MNG_MAX_WINDOWS)
@@ -67,7 +73,7 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
             for (int i = 0; i < n && !rc; i++) rc = arch_int(cJSON_GetArrayItem(e, i), path, &a->windows[i], err);
             a->n_windows = n;
         } else
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a modded-nanogpt setting xsa-eval reads (FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN)", path, e->string);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a modded-nanogpt setting xsa-eval reads (FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID)", path, e->string);
         if (rc) break;
     }
     cJSON_Delete(r);
@@ -133,11 +139,10 @@ static float bf16_round(float x) {
 }
 
 // Yarn(head_dim, max_seq_len): angular frequencies (1/1024)^linspace(0, 1, hd/4), each twice,
-// then hd/2 zeros; Yarn.apply(old, new) for each change of the stages' long window; factor tables of
-// bfloat16-rounded cos / sin (odd columns negated) for positions [0, rows). float32 as torch.
-static void yarn_tables(struct mng_model *g, const struct mng_arch *a, int hd, int rows) {
+// then hd/2 zeros; Yarn.apply(old, new) for each change of the stages' long window. float32 as torch.
+static void yarn_freqs(struct mng_model *g, const struct mng_arch *a, int hd) {
     int nf = hd / 4;
-    float freq[1024];
+    float *freq = g->rope_freq;
     float step = nf > 1 ? (1.0f - 0.0f) / (float)(nf - 1) : 0;
     for (int i = 0; i < nf; i++) {  // torch.linspace: from the start for the first half, the end for the rest
         float v = i < nf / 2 ? 0.0f + step * (float)i : 1.0f - step * (float)(nf - 1 - i);
@@ -158,12 +163,14 @@ static void yarn_tables(struct mng_model *g, const struct mng_arch *a, int hd, i
         scale *= 0.2 * log((double)nw / old) + 1;
     }
     g->attn_scale = (float)scale;
-    for (int t = 0; t < rows; t++)
-        for (int d = 0; d < hd; d++) {
-            float th = (float)t * freq[d];
-            g->factor1[(long)t * hd + d] = bf16_round(cosf(th));
-            g->factor2[(long)t * hd + d] = (d & 1) ? -bf16_round(sinf(th)) : bf16_round(sinf(th));
-        }
+}
+
+void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, float *f2) {
+    for (int d = 0; d < hd; d++) {
+        float th = (float)row * g->rope_freq[d];  // torch.outer(t, freq): one float32 product
+        f1[d] = bf16_round(cosf(th));
+        f2[d] = (d & 1) ? -bf16_round(sinf(th)) : bf16_round(sinf(th));
+    }
 }
 
 static int build(struct mng_build *b, struct model *m, const struct mng_arch *arch, int dry, xsa_error *err) {
@@ -190,7 +197,6 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (G < n_qk || V < 1 || V > 1 << 24 || BV < 2 || BV > 1 << 24)
         return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank holds %lld head groups, the record's GPT needs %lld; or a vocabulary out of range", b->path,
                         (long long)G, (long long)n_qk);
-    size_t rows = 4 * (size_t)arch->max_seq_len;
     if (dry) {  // floats the arena needs: every tensor, the transposed and folded copies, the tables
         size_t n = 0;
         for (int i = 0; i < b->pt->n; i++) {
@@ -198,8 +204,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             for (int d = 0; d < b->pt->e[i].t->ndim; d++) k *= (size_t)b->pt->e[i].t->shape[d];
             n += (k + 15) / 16 * 16;
         }
-        b->cap = n + (size_t)MNG_LAYERS * (4 * (size_t)C * C + (size_t)F * C + (size_t)H + 5 * 16) + (size_t)V * C + 16 +
-                 2 * (rows * (size_t)hd + 16);
+        b->cap = n + (size_t)MNG_LAYERS * (4 * (size_t)C * C + (size_t)F * C + (size_t)H + 5 * 16) + (size_t)V * C + 16;
         return 0;
     }
     struct mng_model *g = m->mng;
@@ -207,7 +212,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     c->arch = MODEL_ARCH_LLAMA, c->rope = ROPE_NONE, c->n_layer = MNG_LAYERS, c->n_head = c->n_kv_head = (int)H;
     c->head_dim = (int)hd, c->d_model = (int)C, c->d_ff = (int)F, c->vocab_size = (int)V, c->max_seq_len = arch->max_seq_len;
     c->norm_eps = 1.1920928955078125e-07f;  // F.rms_norm with eps=None: float32's machine epsilon
-    c->norm_weightless = c->mlp_relu2 = 1, c->bos_id = c->eos_id = 50256;
+    c->norm_weightless = c->mlp_relu2 = 1, c->bos_id = c->eos_id = arch->bos_id < V ? arch->bos_id : -1;
     snprintf(c->family, sizeof c->family, "mnanogpt");
     g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV;
 
@@ -264,9 +269,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             c->xsa[l] = 1;
         }
     }
-    g->factor1 = take(b, rows * (size_t)hd);
-    g->factor2 = take(b, rows * (size_t)hd);
-    yarn_tables(g, arch, (int)hd, (int)rows);
+    yarn_freqs(g, arch, (int)hd);
     return 0;
 }
 

@@ -171,10 +171,14 @@ struct mng_model {
     float *smear_gate, *skip_gate; // (12) each
     float smear_lambda, backout_lambda, skip_lambda;
     float attn_scale;              // softmax scale after the YaRN updates (both Yarns share it)
-    float *factor1, *factor2;      // (2 * max_seq_len, hd) bfloat16-rounded cos, sin (odd columns negated)
-    float *factor1p, *factor2p;    // the same for the paired layers: (2 * max_seq_len, 2 hd), positions 2t | 2t+1
+    float rope_freq[1024];         // (hd) angular frequencies after the YaRN updates (mng_rotary_row)
     int ws_short, ws_long;         // tokens
 };
+
+// Yarn's factor tables at `row` (a position; paired layers: 2 pos and 2 pos + 1): f1 = cos, f2 =
+// sin of row * rope_freq in float32, rounded to bfloat16, odd columns of f2 negated. Computed per
+// row rather than stored, so that no position is past a table (the record's val chunks reach 2^18).
+void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, float *f2);
 
 struct model {
     struct model_config cfg;

@@ -126,7 +126,12 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
     if (r->split) {  // the layout the scores depend on
         jsonw_object(&w, "split_docs");
+        jsonw_str(&w, "layout", r->val_tokens ? "modded-nanogpt val" : "parameter-golf eval_val");
         jsonw_int(&w, "doc_start", r->doc_start);
+        if (r->val_tokens) {
+            jsonw_int(&w, "chunk_tokens", r->rank_batch);
+            jsonw_int(&w, "val_tokens", r->val_tokens);
+        }
         if (r->ranks) {
             jsonw_int(&w, "ranks", r->ranks);
             jsonw_int(&w, "rank_batch_tokens", r->rank_batch);

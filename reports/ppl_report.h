@@ -26,6 +26,7 @@ struct ppl_report {
     int split, doc_start;        // --split-docs: documents start at token doc_start ...
     int ranks;                   // ... and disjoint windows are eval_val's over ranks (0: sliding)
     long rank_batch;             //     batches of rank_batch tokens
+    long val_tokens;             // > 0: modded-nanogpt's val chunks of rank_batch tokens, val_tokens in all
     const struct ppl_top *top;   // (n_top)
     int n_top;
 };

@@ -24,7 +24,7 @@ expect_exit xsa_ungated 2 "--xsa 'all': layer 0 of modded-nanogpt's GPT has no X
 
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"
-expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
+expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "YARN_WINDOWS": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}' > "$TMP/arch.json"
 expect_exit yarn_long 2 "arch.json: YARN_WINDOWS must be a list of 1 to 16 long windows" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "MAX_SEQ_LEN": 0}' > "$TMP/arch.json"

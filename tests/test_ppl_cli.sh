@@ -96,7 +96,7 @@ DOCS=tests/fixtures/ppl/docs_sp1024.bin
 DBYTES=tests/fixtures/ppl/docs_sp1024_bytes.bin
 expect_exit split_needs_shards 2 "--split-docs applies to --tokens-file" -- $P --model $A --text "$TMP/doc.txt" --split-docs
 expect_exit bytes_need_shards 2 "--bytes-file applies to --tokens-file" -- $P --model $A --text "$TMP/doc.txt" --bytes-file $DBYTES
-expect_exit ranks_need_split 2 "--ranks and --val-batch-tokens set eval_val's layout with --split-docs" -- \
+expect_exit ranks_need_split 2 "--ranks, --val-batch-tokens and --val-tokens set the validation's layout with --split-docs" -- \
     $P --model $G --tokens-file $DOCS --ranks 2
 expect_exit ranks_divide_8 2 "--ranks 3: eval_val's WORLD_SIZE divides 8" -- $P --model $G --tokens-file $DOCS --split-docs --ranks 3
 expect_exit ranks_sliding 2 "apply to disjoint windows" -- $P --model $G --tokens-file $DOCS --split-docs --context 32 --stride 8 --ranks 2
@@ -115,9 +115,40 @@ if $P --model $G --tokens-file $DOCS --bytes-file $DBYTES --split-docs --context
       --json "$TMP/d.json" -o "$TMP/d.md" 2>"$TMP/err"; then
     got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/d.json" | head -1 | awk '{printf "%.6f", $2}')
     if [ "$got" = "2.860406" ] && grep -q "documents split at token 1, windows as eval_val's over 8 ranks" "$TMP/d.md" &&
-       tr -d ' \n' < "$TMP/d.json" | grep -q '"split_docs":{"doc_start":1,"ranks":8,"rank_batch_tokens":128}'
+       tr -d ' \n' < "$TMP/d.json" | grep -q '"split_docs":{"layout":"parameter-golfeval_val","doc_start":1,"ranks":8,"rank_batch_tokens":128}'
     then pass split_docs_caseops_bpb; else fail split_docs_caseops_bpb "got $got"; fi
 else
     fail split_docs_caseops_bpb "exit $?: $(head -1 "$TMP/err")"
+fi
+
+# --split-docs on a modded-nanogpt checkpoint: its val loss (numbers: tests/test_ppl_chunks.c).
+MNG=tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt
+MV=tests/fixtures/mnanogpt/val
+expect_exit mng_hint 0 "modded-nanogpt checkpoint: add --split-docs for the val loss" -- \
+    $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --context 64 --device cpu
+expect_exit mng_context 2 "--context, --stride and --ranks do not apply to modded-nanogpt's val loss" -- \
+    $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --context 64 --device cpu
+expect_exit mng_ranks 2 "the same for any world size" -- \
+    $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --ranks 2 --device cpu
+expect_exit mng_multiple 2 "--val-batch-tokens 2560 must be a multiple of 128 .* and --val-tokens 3000 a multiple of it" -- \
+    $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --val-batch-tokens 2560 --val-tokens 3000 --device cpu
+expect_exit mng_default_too_long 2 "the shards hold 10300 tokens; modded-nanogpt's val loss over 10485760 tokens reads 10485762" -- \
+    $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --device cpu
+expect_exit mng_no_bos 2 "the record.s BOS_ID \(50256 unless xsa_eval.json sets BOS_ID\) is outside this model's vocabulary of 128 ids" -- \
+    $P --model $MNG --tokens-file $MV/docs.bin --split-docs --val-batch-tokens 2560 --val-tokens 10240 --device cpu
+expect_exit val_tokens_pgolf 2 "--val-tokens sets modded-nanogpt's val loss" -- \
+    $P --model $G --tokens-file $DOCS --split-docs --val-tokens 1024 --device cpu
+expect_exit mixed_families 2 "only one of .* is a modded-nanogpt checkpoint" -- \
+    $P --model $MNG --model $G --tokens-file $DOCS --split-docs --device cpu
+# The record's loop gives 8.2398746014 (tests/fixtures/mnanogpt/val/reference.json); 6 digits here.
+if $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --val-batch-tokens 2560 \
+      --val-tokens 10240 --device cpu --json "$TMP/m.json" -o "$TMP/m.md" 2>"$TMP/err"; then
+    got=$(grep -o '"nats_per_token": [0-9.]*' "$TMP/m.json" | head -1 | awk '{printf "%.6f", $2}')
+    if [ "$got" = "8.239874" ] && grep -q "modded-nanogpt's val loss: 10240 tokens in chunks of 320" "$TMP/m.md" &&
+       tr -d ' \n' < "$TMP/m.json" | grep -q '"split_docs":{"layout":"modded-nanogptval","doc_start":1,"chunk_tokens":320,"val_tokens":10240}' &&
+       tr -d ' \n' < "$TMP/m.json" | grep -q '"unit":"chunk","units":32'
+    then pass mng_val_loss; else fail mng_val_loss "got $got"; fi
+else
+    fail mng_val_loss "exit $?: $(head -1 "$TMP/err")"
 fi
 finish

@@ -20,6 +20,7 @@ struct mng_run {
     enum cpu_gemm_kind gemm;
     int T, Tp, C, H, hd;
     float *xn, *q, *k, *v, *y, *out, *ve;  // (T, C) each
+    float *rope;                           // (T, 3, 2, hd): each token's Yarn rows pos, 2 pos, 2 pos + 1 (cos, sin)
     const struct mng_layer *L;             // the layer attention runs for
     double *p;                             // (threads, 2T + 16) scores, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
@@ -38,15 +39,24 @@ static void linear(const struct mng_run *r, const float *in, const float *w, flo
     cpu_gemm_linear(r->pool, r->gemm, in, w, NULL, NULL, out, r->Tp, K, N);
 }
 
-// Yarn.rotary on one head at table row `row`: out[2j] = c x[2j] + s x[2j+1], out[2j+1] = c x[2j+1] - s x[2j]
-// (the table's odd sines are negated).
-static void rotary(float *x, const struct mng_model *g, int hd, long row) {
-    const float *f1 = g->factor1 + row * hd, *f2 = g->factor2 + row * hd;
+// Yarn.rotary on one head with a table row (f1 = cos, f2 = sin, odd sines negated):
+// out[2j] = c x[2j] + s x[2j+1], out[2j+1] = c x[2j+1] - s x[2j].
+static void rotary(float *x, const float *f1, const float *f2, int hd) {
     for (int d = 0; d < hd; d += 2) {
         float a = x[d], b = x[d + 1];
         x[d] = f1[d] * a + f2[d] * b;
         x[d + 1] = f1[d + 1] * b + f2[d + 1] * a;
     }
+}
+
+// The first index in [lo, hi) whose position is at least p (positions increase along a span).
+static int first_at(const struct score_batch *b, int lo, int hi, long p) {
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (b->pos[mid] < p) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 // Keys token t sees: span0 then span1 (kernels/backend.h).
@@ -66,10 +76,13 @@ static void attend(const struct mng_run *r, const struct mng_layer *L, int t, in
     long uq = L->paired ? 2L * b->pos[t] + h / half : b->pos[t];
     const float *q = r->q + (long)t * C + (long)h * hd;
     double mx = -INFINITY;
+    // The window's earliest key position (paired: the earlier of a position's two), so that a key
+    // span as long as a document costs only the window.
+    long p0 = L->paired ? (uq - L->window - 1) / 2 : uq - L->window;
     for (int s = 0; s < 2; s++) {  // the visible keys (row offsets into k, v) and their scores
         int lo, hi;
         if (!key_range(b, t, s, &lo, &hi)) continue;
-        for (int j = lo; j < hi; j++)
+        for (int j = first_at(b, lo, hi, p0); j < hi; j++)
             for (int kh = 0; kh < (L->paired ? 2 : 1); kh++) {
                 long uk = L->paired ? 2L * b->pos[j] + kh : b->pos[j];
                 if (uk > uq || uq - uk > L->window) continue;
@@ -109,9 +122,9 @@ static void attention(struct mng_run *r, int l) {
     cpu_norm_rows(r->k, r->k, T * H, hd, NULL, NULL, m->cfg.norm_eps);
     for (int t = 0; t < T; t++)
         for (int h = 0; h < H; h++) {  // paired: adjacent heads rotate at positions 2 pos, 2 pos + 1
-            long row = L->paired ? 2L * b->pos[t] + (h & 1) : b->pos[t];
-            rotary(r->q + (long)t * C + (long)h * hd, g, hd, row);
-            rotary(r->k + (long)t * C + (long)h * hd, g, hd, row);
+            const float *f = r->rope + ((size_t)t * 3 + (L->paired ? 1 + (h & 1) : 0)) * 2 * hd;
+            rotary(r->q + (long)t * C + (long)h * hd, f, f + hd, hd);
+            rotary(r->k + (long)t * C + (long)h * hd, f, f + hd, hd);
         }
     if (L->key_offset)  // the stationary half of each key from the token before: a shift (as compiled),
         for (int t = T - 1; t >= 0; t--) {  // so last to first (a token's predecessor has a lower index)
@@ -168,6 +181,12 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
     int has_backout = 0;
+    r.rope = xsa_malloc((size_t)T * 6 * (size_t)r.hd * sizeof(float));
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < 3; i++) {
+            float *f = r.rope + ((size_t)t * 3 + i) * 2 * r.hd;
+            mng_rotary_row(g, r.hd, i ? 2L * b->pos[t] + i - 1 : b->pos[t], f, f + r.hd);
+        }
 
     for (int t = 0; t < T; t++) memcpy(tmp + (long)t * C, m->tok_emb + (long)b->token[t] * C, (size_t)C * sizeof(float));
     for (int t = 0; t < T; t++) {  // smear: x[t] += smear_lambda sigmoid(smear_gate . x[t][:12]) x[t-1]
@@ -253,6 +272,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     free(lse);
     free(rtok);
     free(row);
+    free(r.rope);
     free(r.key);
     free(r.p);
     free(buf);
