@@ -19,12 +19,14 @@ struct mng_run {
     struct cpu_pool *pool;
     enum cpu_gemm_kind gemm;
     int T, Tp, C, H, hd;
-    float *xn, *q, *k, *v, *y, *out, *ve;  // (T, C) each
+    float *xn, *q, *k, *v, *y, *out;       // (T, C) each
     float *rope;                           // (T, 3, 2, hd): each token's Yarn rows pos, 2 pos, 2 pos + 1 (cos, sin)
     const struct mng_layer *L;             // the layer attention runs for
     double *p;                             // (threads, 2T + 16) scores, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
 };
+
+#define MNG_MLP_TILE 4096  // rows of the MLP's hidden activations at a time (a multiple of the GEMM's row tile)
 
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -172,11 +174,16 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size;
     int Tp = cpu_gemm_pad_rows(T), G = CPU_GEMM_ROWS;
     size_t TC = (size_t)T * C, P = (size_t)Tp * C;  // real rows; rows of each buffer (the padding stays 0)
-    float *buf = xsa_calloc(P * 14 + (size_t)Tp * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
-    float *x = buf, *x0 = x + P, *bg = x0 + P, *skip = bg + P, *xb = skip + P, *tmp = xb + P;
+    // Nine (Tp, C) buffers: a record-sized 262,144-token val chunk is one batch. The MLP runs in
+    // tiles of MT rows; layer 7's output (backout) takes layer 3's buffer once layer 6 has read it;
+    // the embeddings are gathered into q, which attention first writes in layer 0.
+    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE);
+    float *buf = xsa_calloc(P * 9 + MT * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
+    float *x = buf, *x0 = x + P, *skip = x0 + P, *xb = skip;
     struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
-    r.xn = tmp + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P, r.ve = r.out + P;
-    float *ff = r.ve + P, *skip_g = ff + (size_t)Tp * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
+    r.xn = skip + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P;
+    float *tmp = r.q, *ff = r.out + P, *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
+    int32_t *bgrow = xsa_malloc((size_t)T * sizeof *bgrow);  // each token's bigram_emb row
     size_t nw = (size_t)cpu_pool_threads(st->pool);
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
@@ -208,11 +215,14 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         int text_start = pv >= 0 && b->pos[pv] == 0 && !(b->before && b->before[t] == pv);
         uint32_t prev = pv < 0 ? 0 : text_start ? (uint32_t)mod : (uint32_t)b->token[pv];
         int32_t hsh = pv < 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev)) % (uint32_t)mod);
-        memcpy(bg + (long)t * C, g->bigram_emb + (long)hsh * C, (size_t)C * sizeof(float));
+        bgrow[t] = hsh;
     }
     float sk = 1.0f / (1.0f + expf(-g->skip_lambda)) * 2;
     for (int t = 0; t < T; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
-    for (size_t i = 0; i < TC; i++) x[i] = x0[i] + bg[i] * g->layer[0].bigram_lambda;
+    for (int t = 0; t < T; t++) {
+        const float *e = g->bigram_emb + (size_t)bgrow[t] * C;
+        for (int j = 0; j < C; j++) x[(size_t)t * C + j] = x0[(size_t)t * C + j] + e[j] * g->layer[0].bigram_lambda;
+    }
 
     for (int l = 0; l < c->n_layer; l++) {
         const struct mng_layer *L = &g->layer[l];
@@ -222,15 +232,22 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         } else {
             cpu_norm_rows(has_backout ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
             attention(&r, l);
-            for (size_t i = 0; i < TC; i++) {
-                float inj = l == 0 ? x0[i] * L->x0_lambda : x0[i] * L->x0_lambda + bg[i] * L->bigram_lambda;
-                x[i] = L->resid_attn * x[i] + L->post_attn * r.out[i] + inj;
+            for (int t = 0; t < T; t++) {
+                const float *e = g->bigram_emb + (size_t)bgrow[t] * C;
+                for (int j = 0; j < C; j++) {
+                    size_t i = (size_t)t * C + j;
+                    float inj = l == 0 ? x0[i] * L->x0_lambda : x0[i] * L->x0_lambda + e[j] * L->bigram_lambda;
+                    x[i] = L->resid_attn * x[i] + L->post_attn * r.out[i] + inj;
+                }
             }
         }
         cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
-        linear(&r, r.xn, w->w_up, ff, C, F);
-        for (size_t i = 0; i < (size_t)T * F; i++) ff[i] = ff[i] > 0 ? ff[i] * ff[i] : 0;
-        linear(&r, ff, w->w_down, r.out, F, C);
+        for (size_t r0 = 0; r0 < (size_t)Tp; r0 += MT) {  // relu(x W_up^T)^2 W_down^T, MT rows at a time
+            int n = (int)((size_t)Tp - r0 < MT ? (size_t)Tp - r0 : MT);
+            cpu_gemm_linear(r.pool, r.gemm, r.xn + r0 * C, w->w_up, NULL, NULL, ff, n, C, F);
+            for (size_t i = 0; i < (size_t)n * F; i++) ff[i] = ff[i] > 0 ? ff[i] * ff[i] : 0;
+            cpu_gemm_linear(r.pool, r.gemm, ff, w->w_down, NULL, NULL, r.out + r0 * C, n, F, C);
+        }
         for (size_t i = 0; i < TC; i++) x[i] = L->resid_mlp * x[i] + L->post_mlp * r.out[i];
         if (l == 3) memcpy(skip, x, TC * sizeof(float));
         if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
@@ -273,6 +290,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     free(rtok);
     free(row);
     free(r.rope);
+    free(bgrow);
     free(r.key);
     free(r.p);
     free(buf);
