@@ -197,7 +197,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (G < n_qk || V < 1 || V > 1 << 24 || BV < 2 || BV > 1 << 24)
         return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank holds %lld head groups, the record's GPT needs %lld; or a vocabulary out of range", b->path,
                         (long long)G, (long long)n_qk);
-    if (dry) {  // floats the arena needs: every tensor, the transposed and folded copies, the tables
+    if (dry) {  // floats the arena needs: every tensor, the transposed and folded copies
         size_t n = 0;
         for (int i = 0; i < b->pt->n; i++) {
             size_t k = 1;
