@@ -573,6 +573,52 @@ TEST(batch_builder_spans) {
     batch_free(&bb);
 }
 
+// A row of documents (batch_add_row_docs): each token's keys start at its document's BOS, so
+// a later document's scores do not depend on the earlier one's tokens, and the first document
+// scores as a row of its own; positions run over the row.
+TEST(docs_row_cuts_attention) {
+    for (int si = 0; si < N_SPECS; si++) {
+        struct model m;
+        random_model_init(&m, &specs[si]);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 64) == 0);
+        const int32_t BOS = 7;
+        int32_t row[13];
+        make_tokens(row, 13, m.cfg.vocab_size, 300 + si);
+        for (int i = 0; i < 13; i++)
+            if (row[i] == BOS) row[i] = BOS + 1;
+        row[0] = row[5] = BOS;  // documents [0, 5) and [5, 13)
+        float lp[3][12];
+        uint8_t gr[12];
+        xsa_error err = {0};
+        for (int k = 0; k < 3; k++) {
+            struct batch_builder bb;
+            batch_init(&bb);
+            int first;
+            if (k == 2) row[2] = row[2] == 3 ? 4 : 3;  // another first document
+            CHECK(batch_add_row_docs(&bb, row, 13, BOS, &first, &err) == 0);
+            CHECK(batch_add_entries_seq(&bb, first, row, 13, &err) == 0);
+            struct score_batch b = batch_view(&bb);
+            for (int t = 0; t < 13; t++) {
+                CHECK_EQ_INT(b.span0_lo[t], t < 5 ? 0 : 5);
+                CHECK_EQ_INT(b.pos[t], t);
+            }
+            if (k == 1) {  // the first document alone, as a plain row
+                batch_reset(&bb);
+                CHECK(batch_add_row(&bb, row, 5, &first, &err) == 0);
+                CHECK(batch_add_entries_seq(&bb, first, row, 5, &err) == 0);
+            }
+            CHECK(score(&be, &bb, lp[k], gr) == 0);
+            batch_free(&bb);
+        }
+        CHECK(memcmp(lp[0], lp[1], 4 * sizeof(float)) == 0);       // document 1 as its own row
+        CHECK(memcmp(lp[0] + 5, lp[2] + 5, 7 * sizeof(float)) == 0);  // document 2 unmoved by document 1
+        CHECK(memcmp(lp[0] + 1, lp[2] + 1, 3 * sizeof(float)) != 0);  // (which did change)
+        backend_close(&be);
+        random_model_free(&m);
+    }
+}
+
 // Weights packed once (cpu_gemm_pack) give the AVX-512 tile the same bits as packing per tile,
 // for K across the kernel's 128-k chunks, widths that end inside a 32-column panel, and tiles
 // that start at a later column block of a wider weight.
@@ -777,4 +823,4 @@ RUN_TESTS(T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identic
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(rms_norm_rows_as_one_row),
           T(bad_batches_fail_with_code_2), T(backend_open_devices),
-          T(batch_builder_spans), T(every_gemm_kernel), T(every_attention_kernel))
+          T(batch_builder_spans), T(docs_row_cuts_attention), T(every_gemm_kernel), T(every_attention_kernel))
