@@ -179,10 +179,14 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int rc = find(b, "qk_bank", 3, any3, &e, err);
     if (rc) return rc;
     int64_t C = e->t->shape[2], G = e->t->shape[0];
-    int64_t two[2] = {MNG_LAYERS, -1};
-    if (!rc) rc = find(b, "xsa_alphas", 2, two, &e, err);
+    int64_t ag3[3] = {MNG_LAYERS - 1, -1, MNG_GATE_IN};
+    if (!rc) rc = find(b, "attn_gate_bank", 3, ag3, &e, err);
     if (rc) return rc;
     int64_t H = e->t->shape[1];
+    // xsa_alphas: the gated-XSA record's (layer, head) gates. Its baseline, the master branch the
+    // record compares against (master-s1480), is the same GPT without them: an SA model.
+    int has_xsa = pgolf_find(b->pt, "xsa_alphas") || pgolf_find(b->pt, "_orig_mod.xsa_alphas");
+    int64_t two[2] = {MNG_LAYERS, H};
     if (H < 2 || H % 2 || C % H || (C / H) % 4 || C / H > 1024 || C > 65536)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %lld heads of model width %lld: the record's GPT needs an even head count and head_dim a multiple of 4", b->path,
                         (long long)H, (long long)C);
@@ -216,13 +220,13 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     snprintf(c->family, sizeof c->family, "mnanogpt");
     g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV;
 
-    float *qk, *vo, *mlp, *ag, *vg, *alphas, *scalars, *lm, *f;
+    float *qk, *vo, *mlp, *ag, *vg, *alphas = NULL, *scalars, *lm, *f;
     int64_t s_vo[3] = {-1, C, C}, s_mlp[4] = {-1, 2, F, C}, s_ag[3] = {MNG_LAYERS - 1, H, MNG_GATE_IN}, s_vg[3] = {5, H, MNG_GATE_IN};
     int64_t s_l2[2] = {MNG_LAYERS, 2}, s_l1[1] = {MNG_LAYERS}, s_sc[1] = {-1}, s_lm[2] = {C, V}, s_ve[2] = {5 * V, C}, s_g[2] = {1, MNG_GATE_IN};
     float *post, *x0l, *bgl, *resid;
     if ((rc = load(b, "qk_bank", 3, any3, &qk, err)) || (rc = load(b, "vo_bank", 3, s_vo, &vo, err)) ||
         (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err)) ||
-        (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (rc = load(b, "xsa_alphas", 2, two, &alphas, err)) ||
+        (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (has_xsa && (rc = load(b, "xsa_alphas", 2, two, &alphas, err))) ||
         (rc = load(b, "scalars", 1, s_sc, &scalars, err)) || (rc = load(b, "lm_head.weight", 2, s_lm, &lm, err)) ||
         (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, emb, &g->bigram_emb, err)) ||
         (rc = load(b, "value_embeds", 2, s_ve, &g->value_embeds, err)) || (rc = load(b, "smear_gate.weight", 2, s_g, &g->smear_gate, err)) ||
@@ -262,7 +266,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         }
         L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
         if (L->ve >= 0) L->ve_gate = vg + (size_t)L->ve * H * MNG_GATE_IN;
-        if (k_xsa[l]) {
+        if (k_xsa[l] && has_xsa) {
             L->xsa_gate = f = take(b, (size_t)H);
             for (int h = 0; h < H; h++) f[h] = tanhf(alphas[l * H + h]);
             w->xsa_gate = L->xsa_gate;
@@ -313,7 +317,7 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
         m->n_params = n;
         snprintf(m->format, sizeof m->format, "pytorch");
         snprintf(m->dtype, sizeof m->dtype, "mixed");
-        snprintf(m->xsa_source, sizeof m->xsa_source, "config");
+        snprintf(m->xsa_source, sizeof m->xsa_source, "%s", model_xsa_count(&m->cfg) ? "config" : "none");
     }
     torch_file_close(&tf, &st);
     safetensors_close(&st);

@@ -216,7 +216,9 @@ int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *
     // modded-nanogpt's XSA is gated by its trained alphas: a layer without them has none to turn on.
     for (int l = 0; l < L && !strcmp(cfg->family, "mnanogpt"); l++)
         if (xsa[l] && !cfg->xsa[l])
-            return xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are 1,3,4,7,8,10); --xsa can only turn gated layers off", spec, l);
+            return model_xsa_count(cfg)
+                       ? xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are 1,3,4,7,8,10); --xsa can only turn gated layers off", spec, l)
+                       : xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': this modded-nanogpt checkpoint has no xsa_alphas (an SA model, as the record's master baseline), so no layer has an XSA gate to turn on", spec);
     memcpy(cfg->xsa, xsa, sizeof xsa);
     return 0;
 }

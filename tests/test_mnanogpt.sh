@@ -22,6 +22,13 @@ expect_exit logprobs_xsa_none 0 "2	17	-4.07479" -- "$XSA_BIN" logprobs --model $
 expect_exit logprobs_xsa_subset 0 "2	17	-4.0" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa 1,3
 expect_exit xsa_ungated 2 "--xsa 'all': layer 0 of modded-nanogpt's GPT has no XSA gate" -- "$XSA_BIN" logprobs --model $S --device cpu --tokens 50,3,17 --xsa all
 
+# The record's SA baseline (master-s1480: the same GPT without xsa_alphas) loads as an SA model;
+# --xsa cannot turn on what it has no gates for. Its XSA counterpart scores differently.
+B=tests/fixtures/mnanogpt/master/state_step000000.pt
+expect_exit master_info 0 "xsa layers +none \(0 of 11; source: none\)" -- "$XSA_BIN" info --model $B
+expect_exit master_xsa_on 2 "--xsa '1,3': this modded-nanogpt checkpoint has no xsa_alphas \(an SA model" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa 1,3
+expect_exit master_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa none
+
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"
 expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"

@@ -229,13 +229,16 @@ TEST(real_pgolf_artifacts_match_authors_code) {
     CHECK_EQ_INT(n_refs, 2);  // NeoMakesGames and DigitalSword99
 }
 
-// modded-nanogpt's gated-XSA record: tiny random state_step files (2 and 6 heads) and the record's
-// own GPT class's log-probabilities (tools/fixtures/make_mnanogpt_fixtures.py).
+// modded-nanogpt's gated-XSA record: tiny random state_step files (2 and 6 heads, and the master
+// baseline it compares against) and the record's own GPT classes' log-probabilities
+// (tools/fixtures/make_mnanogpt_fixtures.py).
 TEST(mnanogpt_fixture_matches_record) {
     if (!file_exists("tests/fixtures/mnanogpt/xsa_gated/reference.json")) SKIP("tests/fixtures/mnanogpt absent");
     CHECK(check_model("tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt", "tests/fixtures/mnanogpt/xsa_gated/reference.json") == 3);
     // 6 heads, as the record: paired layers pair head h with h + 3 and rotate it at 2t + h % 2
     CHECK(check_model("tests/fixtures/mnanogpt/xsa_gated_h6/state_step000000.pt", "tests/fixtures/mnanogpt/xsa_gated_h6/reference.json") == 3);
+    // its SA baseline (the master branch's GPT, without xsa_alphas)
+    CHECK(check_model("tests/fixtures/mnanogpt/master/state_step000000.pt", "tests/fixtures/mnanogpt/master/reference.json") == 3);
 }
 
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside

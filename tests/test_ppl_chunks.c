@@ -1,5 +1,5 @@
-// test_ppl_chunks.c: `ppl --tokens-file --split-docs` on a modded-nanogpt checkpoint against the
-// gated-XSA record's own validation loop (tests/fixtures/mnanogpt/val, made by
+// test_ppl_chunks.c: `ppl --tokens-file --split-docs` on modded-nanogpt checkpoints (the gated-XSA
+// record's and its SA baseline's) against each one's own validation loop (tests/fixtures/mnanogpt/val, made by
 // tools/fixtures/make_mnanogpt_val_fixture.py): flat chunks of val_batch_size / 8 tokens, each
 // one row with attention cut at BOS_ID, smear, bigram hash and key offset reading across the
 // cut; the loss of every target.
@@ -22,10 +22,10 @@
 
 static int rel_close(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(fabs(b), 1); }
 
-static void load_model(struct model *m) {
+static void load_model(struct model *m, const char *path) {
     xsa_error err = {0};
     model_set_arch_file(DIR "xsa_eval.json");
-    int rc = model_load(m, MODEL, &err);
+    int rc = model_load(m, path, &err);
     model_set_arch_file(NULL);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     CHECK(rc == 0);
@@ -61,12 +61,13 @@ static double mean(const float *x, size_t n) {
 TEST(chunks_match_the_records_val_loss) {
     cJSON *ref = fixture_read_json(DIR "reference.json");
     CHECK(ref != NULL);
-    struct model m;
-    load_model(&m);
-    CHECK_EQ_INT(m.cfg.bos_id, cJSON_GetObjectItem(ref, "bos")->valueint);
     const cJSON *c;
-    int n_cases = 0;
+    int n_cases = 0, n_sa = 0;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
+        struct model m;
+        load_model(&m, cJSON_GetObjectItem(c, "model")->valuestring);
+        CHECK_EQ_INT(m.cfg.bos_id, cJSON_GetObjectItem(ref, "bos")->valueint);
+        n_sa += model_xsa_count(&m.cfg) == 0;
         long vb = cJSON_GetObjectItem(c, "val_batch_size")->valueint, vt = cJSON_GetObjectItem(c, "val_tokens")->valueint;
         long L = vb / 8;
         xsa_error err = {0};
@@ -88,17 +89,18 @@ TEST(chunks_match_the_records_val_loss) {
             double d = fabs(s.nll[i] - cJSON_GetArrayItem(nll, i)->valuedouble);
             if (d > worst) worst = d;
         }
-        printf("    chunks of %ld, %ld tokens: val_loss %.10f (record %.10f); max |nll - record| %.2g over %d targets\n",
-               L, vt, got, wl, worst, cJSON_GetArraySize(nll));
+        printf("    %s, chunks of %ld, %ld tokens: val_loss %.10f (record %.10f); max |nll - record| %.2g over %d targets\n",
+               model_xsa_count(&m.cfg) ? "XSA" : "SA (master)", L, vt, got, wl, worst, cJSON_GetArraySize(nll));
         CHECK(rel_close(got, wl, 1e-6));
         CHECK(worst < 2e-5);
         // every target once, in stream order; its context never reaches back past its document's BOS
         for (size_t t = 0; t < s.n; t++) CHECK_EQ_INT((long)s.where[t], (long)t + 1);
         ppl_scores_free(&s);
+        model_free(&m);
         n_cases++;
     }
-    CHECK(n_cases >= 2);
-    model_free(&m);
+    CHECK(n_cases >= 3);
+    CHECK_EQ_INT(n_sa, 1);  // the record's SA baseline, by its own code
     cJSON_Delete(ref);
 }
 
@@ -107,10 +109,10 @@ TEST(chunks_match_the_records_val_loss) {
 TEST(chunks_unsplit_differ) {
     cJSON *ref = fixture_read_json(DIR "reference.json");
     CHECK(ref != NULL);
-    struct model m;
-    load_model(&m);
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
+        struct model m;
+        load_model(&m, cJSON_GetObjectItem(c, "model")->valuestring);
         long vb = cJSON_GetObjectItem(c, "val_batch_size")->valueint;
         xsa_error err = {0};
         struct ppl_scores s;
@@ -121,8 +123,8 @@ TEST(chunks_unsplit_differ) {
         printf("    chunks of %ld without the layout: max |nll - record| %.2g\n", vb / 8, worst);
         CHECK(worst > 1e-2);
         ppl_scores_free(&s);
+        model_free(&m);
     }
-    model_free(&m);
     cJSON_Delete(ref);
 }
 
@@ -130,7 +132,7 @@ TEST(chunks_unsplit_differ) {
 // runs in two tiles of rows, 4096 and 1024).
 TEST(chunks_batch_invariant) {
     struct model m;
-    load_model(&m);
+    load_model(&m, MODEL);
     float *nll[2] = {0};
     int sizes[2] = {1, 16 * 320};
     for (int k = 0; k < 2; k++) {
@@ -152,7 +154,7 @@ TEST(chunks_batch_invariant) {
 // not the chunk's.
 TEST(chunks_refusals) {
     struct model m;
-    load_model(&m);
+    load_model(&m, MODEL);
     xsa_error err = {0};
     struct ppl_scores s;
     CHECK(score(&m, 2560, 12800, PPL_SPLIT_CHUNKS, 0, &s, &err) == XSA_EBADINPUT);

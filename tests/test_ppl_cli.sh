@@ -151,4 +151,11 @@ if $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-d
 else
     fail mng_val_loss "exit $?: $(head -1 "$TMP/err")"
 fi
+# The record's comparison: its SA baseline (master) against it, paired over the chunks; each
+# one's own validation loop gives 8.3522362709 and 8.2398746014 (tests/fixtures/mnanogpt/val).
+if $P --model tests/fixtures/mnanogpt/master/state_step000000.pt --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin \
+      --split-docs --val-batch-tokens 2560 --val-tokens 10240 --device cpu --json "$TMP/mp.json" -o "$TMP/mp.md" 2>"$TMP/err" &&
+   grep -q "paired bootstrap interval .* over chunks" "$TMP/mp.md" &&
+   [ "$(grep -o '"nats_per_token": [0-9.]*' "$TMP/mp.json" | awk '{printf "%.6f ", $2}')" = "8.352236 8.239874 " ]
+then pass mng_master_pair; else fail mng_master_pair "$(head -1 "$TMP/err")"; fi
 finish
