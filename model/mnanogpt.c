@@ -173,6 +173,27 @@ void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, floa
     }
 }
 
+// The records after 2026-05-07 changed the GPT: the bigram sign trick (2026-05-20 on), MUDD
+// connections at layer 10 and after the loop (the lineage of 06-11, 07-13 and 07-17, which keep
+// static xsa_alphas), per-token MUDD gates (05-27). Their files are named as such, not as a
+// shape mismatch: docs/modded-nanogpt.md says what each adds.
+static int later_record(struct mng_build *b, xsa_error *err) {
+    static const char *keys[][2] = {
+        {"mudd_gate_w1", "per-token MUDD gates and the layer-10 DC correction (2026-05-27 MuddGatedAndDC, the root train_gpt.py since)"},
+        {"mudd_w1", "MUDD connections at layer 10 and after the loop (the root train_gpt.py of 2026-05-25 on: 06-11, 07-13, 07-17)"},
+        {"bigram_sign_table", "the bigram sign trick (2026-05-20 BigramsSignTrick)"},
+    };
+    for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) {
+        char alt[64];
+        snprintf(alt, sizeof alt, "_orig_mod.%s", keys[i][0]);
+        if (pgolf_find(b->pt, keys[i][0]) || pgolf_find(b->pt, alt))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is from a later modded-nanogpt GPT: %s; xsa-eval runs the "
+                            "2026-05-07 XSA-gated record's GPT and its master baseline (docs/modded-nanogpt.md)",
+                            b->path, keys[i][0], keys[i][1]);
+    }
+    return 0;
+}
+
 static int build(struct mng_build *b, struct model *m, const struct mng_arch *arch, int dry, xsa_error *err) {
     struct pg_entry *e;
     int64_t any3[3] = {-1, -1, -1};
@@ -294,6 +315,7 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
     const struct pv *sd = tf.root && tf.root->kind == PV_DICT ? up_dict_get(tf.root, "model") : NULL;
     rc = pgolf_read_root(pt, sd ? sd : tf.root, err);
     struct mng_build b = {.pt = pt, .path = path};
+    if (!rc) rc = later_record(&b, err);
     if (!rc) rc = build(&b, m, &arch, 1, err);
     if (!rc) {
         m->arena_bytes = b.cap * sizeof(float);

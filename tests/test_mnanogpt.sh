@@ -28,6 +28,11 @@ B=tests/fixtures/mnanogpt/master/state_step000000.pt
 expect_exit master_info 0 "xsa layers +none \(0 of 11; source: none\)" -- "$XSA_BIN" info --model $B
 expect_exit master_xsa_on 2 "--xsa '1,3': this modded-nanogpt checkpoint has no xsa_alphas \(an SA model" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa 1,3
 expect_exit master_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa none
+# The GPTs of later records are named and refused (stubs: tools/fixtures/make_mnanogpt_later_stub.py).
+L=tests/fixtures/mnanogpt/later
+expect_exit later_mudd 2 "mudd.pt: tensor 'mudd_w1' is from a later modded-nanogpt GPT: MUDD connections .*06-11, 07-13, 07-17" -- "$XSA_BIN" info --model $L/mudd.pt
+expect_exit later_mudd_gates 2 "tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates" -- "$XSA_BIN" info --model $L/mudd_gates.pt
+expect_exit later_sign_trick 2 "tensor 'bigram_sign_table' is from a later modded-nanogpt GPT: the bigram sign trick" -- "$XSA_BIN" logprobs --model $L/sign_trick.pt --tokens 1,2 --device cpu
 
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"
