@@ -531,15 +531,16 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                         "sliding windows do not depend on them");
     // The architectures that appeared with VarLenAttn: their logs' val_bpb cut attention at each BOS.
     const struct model_config *c0 = &r->m[0].cfg;
-    if (a->n_shards && !a->split_docs && r->m[0].mng)
+    // (probe reports no loss: the hints are ppl's)
+    if (!a->probe && a->n_shards && !a->split_docs && r->m[0].mng)
         fprintf(stderr, "xsa-eval ppl: %s is a modded-nanogpt checkpoint: add --split-docs for the val loss its "
                 "training log prints\n", a->model[0]);
-    if (a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
+    if (!a->probe && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
         fprintf(stderr, "xsa-eval ppl: %s has the architecture of parameter-golf's records from 2026-04-10 on, whose "
                 "eval_val cuts attention at each BOS: add --split-docs for their val_bpb\n", a->model[0]);
     if (a->n_shards && stride != context)
-        fprintf(stderr, "xsa-eval ppl: --stride %d < --context %d: sliding windows, as parameter-golf's "
-                "eval_val_sliding (2026-04-01 on)\n", stride, context);
+        fprintf(stderr, "xsa-eval %s: --stride %d < --context %d: sliding windows, as parameter-golf's "
+                "eval_val_sliding (2026-04-01 on)\n", a->probe ? "probe" : "ppl", stride, context);
     char tok_path[4096];
     xsa_error terr = {0};
     if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);

@@ -266,6 +266,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         struct mng_layer *L = &g->layer[l];
         struct layer_weights *w = &m->layers[l];
         L->attn = l != MNG_NO_ATTN, L->paired = k_paired[l], L->key_offset = k_long[l], L->ve = k_ve[l];
+        c->attn_off[l] = !L->attn;  // (for what reports a layer: probe's "no attention")
         L->window = k_long[l] ? arch->ws_long : arch->ws_short;
         L->resid_attn = bf16_round(resid[2 * l]), L->resid_mlp = bf16_round(resid[2 * l + 1]);
         L->post_attn = bf16_round(post[2 * l]), L->post_mlp = bf16_round(post[2 * l + 1]);

@@ -8,7 +8,7 @@ M=tests/fixtures/mnanogpt/xsa_gated
 S=$M/state_step000000.pt
 
 expect_exit info_family 0 "architecture +mnanogpt" -- "$XSA_BIN" info --model $S
-expect_exit info_windows 0 "features +modded-nanogpt GPT \(.*windows 12/40.*\), weightless RMSNorm, gated XSA" -- "$XSA_BIN" info --model $S
+expect_exit info_windows 0 "features +modded-nanogpt GPT \(.*windows 12/40.*\), weightless RMSNorm, no attention in some layers, gated XSA" -- "$XSA_BIN" info --model $S
 expect_exit info_xsa_layers 0 "xsa layers +1,3,4,7,8,10 \(6 of 11; source: config\)" -- "$XSA_BIN" info --model $S
 # Without a sidecar the weight banks name the family, and the record's own schedule is used.
 mkdir -p "$TMP/bare"; cp $S "$TMP/bare/"
@@ -28,6 +28,12 @@ B=tests/fixtures/mnanogpt/master/state_step000000.pt
 expect_exit master_info 0 "xsa layers +none \(0 of 11; source: none\)" -- "$XSA_BIN" info --model $B
 expect_exit master_xsa_on 2 "--xsa '1,3': this modded-nanogpt checkpoint has no xsa_alphas \(an SA model" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa 1,3
 expect_exit master_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $B --device cpu --tokens 50,3,17 --xsa none
+# probe computes the statistics on this GPT (values: test_model_exact against the record's own
+# attention); layer 6 has no attention.
+"$XSA_BIN" probe --model $S --tokens-file tests/fixtures/mnanogpt/val/docs.bin --context 64 -o "$TMP/probe.md" 2>"$TMP/probe.err"
+if grep -q "^| 6 | no attention | — | — | — |" "$TMP/probe.md" && grep -q "^| 1 | yes | +0\.[0-9]*[1-9]" "$TMP/probe.md" &&
+   ! grep -q "add --split-docs" "$TMP/probe.err"; then pass probe_statistics; else fail probe_statistics "$(head -c 300 "$TMP/probe.md")"; fi
+
 # The GPTs of later records are named and refused (stubs: tools/fixtures/make_mnanogpt_later_stub.py).
 L=tests/fixtures/mnanogpt/later
 expect_exit later_mudd 2 "mudd.pt: tensor 'mudd_w1' is from a later modded-nanogpt GPT: MUDD connections .*06-11, 07-13, 07-17" -- "$XSA_BIN" info --model $L/mudd.pt

@@ -10,6 +10,7 @@
 // tests/fixtures/pgolf_real/, all by tools/fixtures/make_pgolf_fixtures.py with the authors' train_gpt.py).
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "model/tokenizer.h"
 #include "tests/backend_env.h"
 #include "tests/check.h"
+#include "tests/fixture_io.h"
 
 #define TOL_F32 1e-4
 #define TOL_BF16 1e-4
@@ -241,6 +243,69 @@ TEST(mnanogpt_fixture_matches_record) {
     CHECK(check_model("tests/fixtures/mnanogpt/master/state_step000000.pt", "tests/fixtures/mnanogpt/master/reference.json") == 3);
 }
 
+// backend.h's probe on modded-nanogpt's GPT: cos(y, v), cos(z, v) and a_ii per layer and head at
+// each position of the first reference sequence, against the record's own attention (probe.json,
+// tools/fixtures/make_mnanogpt_fixtures.py: the explicit softmax of its flash-attn stand-in); paired
+// layers map (2T, H/2) back to the token's heads; layer 6 has no attention (left 0).
+static void check_mng_probe(const char *dir) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/probe.json", dir);
+    cJSON *ref = fixture_read_json(path);
+    CHECK(ref != NULL);
+    snprintf(path, sizeof path, "%s/state_step000000.pt", dir);
+    xsa_error err = {0};
+    struct model m;
+    CHECK(model_load(&m, path, &err) == 0);
+    struct backend be;
+    struct backend_options o = {0};
+    CHECK(backend_open_env(&be, &m, &o, &err) == 0);
+    const cJSON *tj = cJSON_GetObjectItem(ref, "tokens"), *pj = cJSON_GetObjectItem(ref, "probe");
+    int n = cJSON_GetArraySize(tj), L = m.cfg.n_layer, H = m.cfg.n_head, first;
+    int32_t tok[64];
+    for (int i = 0; i < n && i < 64; i++) tok[i] = cJSON_GetArrayItem(tj, i)->valueint;
+    struct batch_builder bb;
+    batch_init(&bb);
+    CHECK(batch_add_row(&bb, tok, n - 1, &first, &err) == 0);
+    CHECK(batch_add_entries_seq(&bb, first, tok, n, &err) == 0);
+    struct score_batch b = batch_view(&bb);
+    float lp[64], *probe = calloc((size_t)(n - 1) * L * H * BACKEND_PROBE_STATS, sizeof(float));
+    uint8_t gr[64];
+    b.probe = probe;
+    CHECK(backend_score(&be, &b, lp, gr, &err) == 0);
+    double worst = 0;
+    int checked = 0;
+    for (int t = 0; t < n - 1; t++)
+        for (int l = 0; l < L; l++) {
+            const cJSON *lj = cJSON_GetArrayItem(cJSON_GetArrayItem(pj, t), l);
+            const float *o = probe + ((size_t)t * L + l) * H * BACKEND_PROBE_STATS;
+            if (cJSON_IsNull(lj)) {  // no attention
+                for (int k = 0; k < H * BACKEND_PROBE_STATS; k++) CHECK(o[k] == 0);
+                continue;
+            }
+            for (int h = 0; h < H; h++)
+                for (int k = 0; k < BACKEND_PROBE_STATS; k++) {
+                    double d = fabs(o[h * BACKEND_PROBE_STATS + k] - cJSON_GetArrayItem(cJSON_GetArrayItem(lj, h), k)->valuedouble);
+                    if (d > worst) worst = d;
+                    checked++;
+                }
+        }
+    printf("  %s: %d statistics, max |probe - record| = %.3g\n", dir, checked, worst);
+    CHECK(checked == (n - 1) * (L - 1) * H * BACKEND_PROBE_STATS);
+    CHECK(worst < 1e-4);
+    free(probe);
+    batch_free(&bb);
+    backend_close(&be);
+    model_free(&m);
+    cJSON_Delete(ref);
+}
+
+TEST(mnanogpt_probe_matches_record) {
+    if (!file_exists("tests/fixtures/mnanogpt/xsa_gated/probe.json")) SKIP("tests/fixtures/mnanogpt absent");
+    check_mng_probe("tests/fixtures/mnanogpt/xsa_gated");
+    check_mng_probe("tests/fixtures/mnanogpt/xsa_gated_h6");
+    check_mng_probe("tests/fixtures/mnanogpt/master");
+}
+
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside
 // another row in the batch: keys, the token before (smear, bigram hash, key offset) and
 // positions follow the spans; and the same bits on one thread as on two.
@@ -296,5 +361,5 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     cJSON_Delete(root);
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
+RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
           T(real_pgolf_artifacts_match_authors_code))

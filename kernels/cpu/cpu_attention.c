@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu_gemm.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cuda/cuda_math.h"
 
 #define TRANSPOSE_TOKENS 64
@@ -80,12 +81,6 @@ static void xsa_project(float *y, const float *vo, int hd) {
     for (int d = 0; d < hd; d++) y[d] -= c * vo[d];
 }
 
-static double cosine(const float *a, const float *b, int n) {
-    double ab = 0, aa = 0, bb = 0;
-    for (int d = 0; d < n; d++) ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
-    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
-}
-
 // The token's statistics (cpu_attention_args.probe) for its heads of one kv head: a_ii from
 // the kernel's softmax numerators left in p (the token itself is its last key, n - 1) over the
 // denominator the kernel left in the a_ii slot, cos(y, v) now, cos(z, v) after the projection.
@@ -95,7 +90,7 @@ static void probe_before(const struct cpu_attn_token *tk, const float *vo, float
         const float *p = tk->p + (long)g * tk->pstride;
         float *o = out + (long)g * BACKEND_PROBE_STATS;
         o[BACKEND_PROBE_AII] = p[n - 1] / o[BACKEND_PROBE_AII];
-        o[BACKEND_PROBE_COS_Y] = o[BACKEND_PROBE_COS_Z] = (float)cosine(tk->y + (long)g * tk->hd, vo, tk->hd);
+        o[BACKEND_PROBE_COS_Y] = o[BACKEND_PROBE_COS_Z] = (float)cpu_cosine(tk->y + (long)g * tk->hd, vo, tk->hd);
     }
 }
 
@@ -174,7 +169,7 @@ static void attention_task(void *ctx, int i, int w) {
             for (int g = 0; a->xsa && g < G; g++) {
                 if (a->xsa_gate) xsa_project_gated(tk[j].y + (long)g * hd, vo, hd, a->xsa_gate[kvh * G + g]);
                 else xsa_project(tk[j].y + (long)g * hd, vo, hd);
-                if (po) po[g * BACKEND_PROBE_STATS + BACKEND_PROBE_COS_Z] = (float)cosine(tk[j].y + (long)g * hd, vo, hd);
+                if (po) po[g * BACKEND_PROBE_STATS + BACKEND_PROBE_COS_Z] = (float)cpu_cosine(tk[j].y + (long)g * hd, vo, hd);
             }
         }
     }

@@ -21,6 +21,9 @@ struct mng_run {
     int T, Tp, C, H, hd;
     float *xn, *q, *k, *v, *y, *out;       // (T, C) each
     float *rope;                           // (T, 3, 2, hd): each token's Yarn rows pos, 2 pos, 2 pos + 1 (cos, sin)
+    const int *row;                        // (T) the token's scored row, or -1
+    float *probe;                          // NULL, or (rows, n_layer, H, BACKEND_PROBE_STATS): backend.h's probe
+    int layer;                             // the layer attention runs for (its probe slots)
     const struct mng_layer *L;             // the layer attention runs for
     double *p;                             // (threads, 2T + 16) scores, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
@@ -100,6 +103,11 @@ static void attend(const struct mng_run *r, const struct mng_layer *L, int t, in
         for (int d = 0; d < hd; d++) acc[d] += p[i] / z * r->v[key[i] + d];
     float *y = r->y + (long)t * C + (long)h * hd;
     for (int d = 0; d < hd; d++) y[d] = (float)acc[d];
+    if (r->probe && r->row[t] >= 0) {  // a_ii: the weight on the query's own position (its key offset t C + h hd)
+        float *o = r->probe + (((size_t)r->row[t] * r->m->cfg.n_layer + r->layer) * r->H + h) * BACKEND_PROBE_STATS;
+        for (int i = 0; i < n; i++)
+            if (key[i] == (long)t * C + (long)h * hd) o[BACKEND_PROBE_AII] = (float)(p[i] / z);
+    }
 }
 
 // Task t of a layer's attention: token t's heads, with worker w's scratch.
@@ -147,19 +155,23 @@ static void attention(struct mng_run *r, int l) {
                 for (int d = 0; d < hd; d++) vv[d] = vv[d] + gate * ve[h * hd + d];
             }
         }
-    r->L = L;
+    r->L = L, r->layer = l;
     cpu_pool_run(r->pool, T, attend_token, r);
     for (int t = 0; t < T; t++) {
         const float *x = r->xn + (long)t * C;
         for (int h = 0; h < H; h++) {
             float *y = r->y + (long)t * C + (long)h * hd;
-            const float *vv = r->v + (long)t * C + (long)h * hd;
+            const float *vv = r->v + (long)t * C + (long)h * hd;  // the token's own value (paired: its position's)
+            float *o = r->probe && r->row[t] >= 0
+                           ? r->probe + (((size_t)r->row[t] * m->cfg.n_layer + l) * H + h) * BACKEND_PROBE_STATS : NULL;
+            if (o) o[BACKEND_PROBE_COS_Y] = (float)cpu_cosine(y, vv, hd);
             if (L->xsa_gate && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4); y -= tanh(alpha) (y . vn) vn
                 float nv = sqrtf(dot(vv, vv, hd)), den = nv > 1e-4f ? nv : 1e-4f, vn[1024];
                 for (int d = 0; d < hd; d++) vn[d] = vv[d] / den;
                 float proj = dot(y, vn, hd), a = L->xsa_gate[h] * proj;
                 for (int d = 0; d < hd; d++) y[d] = y[d] - a * vn[d];
             }
+            if (o) o[BACKEND_PROBE_COS_Z] = (float)cpu_cosine(y, vv, hd);  // (the output gate below is a positive scale)
             float gate = sigmoidf_(dot(x, L->attn_gate + h * MNG_GATE_IN, MNG_GATE_IN));
             for (int d = 0; d < hd; d++) y[d] *= gate;
         }
@@ -188,6 +200,14 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
     int has_backout = 0;
+    // The scored tokens' rows (entries may share one), for the probe and the head.
+    int *row = xsa_calloc((size_t)T, sizeof(int)), *rtok = xsa_calloc((size_t)T, sizeof(int)), R = 0;
+    for (int t = 0; t < T; t++) row[t] = -1;
+    for (int e = 0; e < b->n_entries; e++)
+        if (row[b->entry_index[e]] < 0) rtok[R] = b->entry_index[e], row[b->entry_index[e]] = R++;
+    long per_row = (long)c->n_layer * c->n_head * BACKEND_PROBE_STATS;
+    r.row = row;
+    r.probe = b->probe && R > 0 ? xsa_calloc((size_t)R * per_row, sizeof(float)) : NULL;  // (0 in layer 6: no attention)
     r.rope = xsa_malloc((size_t)T * 6 * (size_t)r.hd * sizeof(float));
     for (int t = 0; t < T; t++)
         for (int i = 0; i < 3; i++) {
@@ -252,14 +272,14 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         if (l == 3) memcpy(skip, x, TC * sizeof(float));
         if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
     }
+    if (r.probe)
+        for (int e = 0; e < b->n_entries; e++)
+            memcpy(b->probe + (size_t)e * per_row, r.probe + (size_t)row[b->entry_index[e]] * per_row, (size_t)per_row * sizeof(float));
+    free(r.probe);
     for (size_t i = 0; i < TC; i++) x[i] = x[i] - g->backout_lambda * xb[i];
     cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
     // The scored rows, G at a time: logits 23 sigmoid((z + 5) / 7.5), log-softmax over the padded
     // vocabulary, greedy = the first argmax.
-    int *row = xsa_calloc((size_t)T, sizeof(int)), *rtok = xsa_calloc((size_t)T, sizeof(int)), R = 0;
-    for (int t = 0; t < T; t++) row[t] = -1;
-    for (int e = 0; e < b->n_entries; e++)
-        if (row[b->entry_index[e]] < 0) rtok[R] = b->entry_index[e], row[b->entry_index[e]] = R++;
     double *lse = xsa_calloc((size_t)G, sizeof(double));
     int best[CPU_GEMM_ROWS];
     for (int r0 = 0; r0 < R; r0 += G) {

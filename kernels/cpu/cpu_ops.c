@@ -253,3 +253,9 @@ void cpu_leaky_relu2(float *x, long n, float slope) {
 void cpu_add_scaled(float *x, const float *s, const float *y, long n) {
     for (long i = 0; i < n; i++) x[i] += s[i] * y[i];
 }
+
+double cpu_cosine(const float *a, const float *b, int n) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int d = 0; d < n; d++) ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+}

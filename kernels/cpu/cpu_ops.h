@@ -15,6 +15,9 @@ void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, con
 // x = leaky_relu(x, slope)^2 elementwise (parameter-golf's MLP activation; slope 0: relu^2); (n)
 void cpu_leaky_relu2(float *x, long n, float slope);
 
+// cos(a, b) over n floats in double (0 when either is zero): the probe's cosines.
+double cpu_cosine(const float *a, const float *b, int n);
+
 // x += s * y elementwise (a residual add with a per-channel scale); (n)
 void cpu_add_scaled(float *x, const float *s, const float *y, long n);
 
