@@ -93,7 +93,7 @@ TEST(chunks_match_the_records_val_loss) {
                model_xsa_count(&m.cfg) ? "XSA" : "SA (master)", L, vt, got, wl, worst, cJSON_GetArraySize(nll));
         CHECK(rel_close(got, wl, 1e-6));
         CHECK(worst < 2e-5);
-        // every target once, in stream order; its context never reaches back past its document's BOS
+        // every target once, in stream order
         for (size_t t = 0; t < s.n; t++) CHECK_EQ_INT((long)s.where[t], (long)t + 1);
         ppl_scores_free(&s);
         model_free(&m);
