@@ -1,7 +1,9 @@
 // mnanogpt.c: modded-nanogpt's state_step*.pt (torch.save(dict(step, code, model, optimizer)))
-// of the gated-XSA record's GPT (records/track_1_short/2026-05-07_XSAGatedLayers): the weight
-// banks unpacked into per-layer matrices, the schedule the weights do not record (windows, the
-// YaRN updates) from xsa_eval.json / --arch or the record's defaults. docs/modded-nanogpt.md.
+// of the gated-XSA record's GPT (records/track_1_short/2026-05-07_XSAGatedLayers) and those after
+// it to 2026-07-17 (the bigram sign trick, MUDD connections): the weight banks unpacked into
+// per-layer matrices, the schedule the weights do not record (windows, the YaRN updates) from
+// xsa_eval.json / --arch or the record's defaults, the paired-head layers from the file's code.
+// docs/modded-nanogpt.md.
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,8 +20,8 @@
 #define MNG_MAX_WINDOWS 16
 #define MNG_ARCH_MAX_BYTES (64 << 10)
 
-// The record's layer topology (GPT.forward): paired-head layers, the MLP-only layer, the
-// value-embedding layers, the long-window layers, the XSA layers.
+// The record's layer topology (GPT.forward): paired-head layers (its default; 06-11 pairs 0 and
+// 5 only), the MLP-only layer, the value-embedding layers, the long-window layers, the XSA layers.
 static const int k_paired[MNG_LAYERS] = {1, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0};
 static const int k_long[MNG_LAYERS] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
 static const int k_ve[MNG_LAYERS] = {-1, 0, 1, -1, -1, -1, -1, -1, 2, 3, 4};
@@ -30,6 +32,7 @@ struct mng_arch {
     int ws_short, ws_long, max_seq_len;
     int bos_id;                                // the record's BOS_ID: documents start with it (val loss)
     int windows[MNG_MAX_WINDOWS], n_windows;  // each training stage's long window (tokens): Yarn.apply between them
+    int paired[MNG_LAYERS], paired_given;     // PAIRED_LAYERS (given: the sidecar set them)
 };
 
 static int arch_int(const cJSON *e, const char *path, int *out, xsa_error *err) {
@@ -46,6 +49,24 @@ static void arch_defaults(struct mng_arch *a) {
     static const int w[] = {384, 896, 1408, 1664};
     *a = (struct mng_arch){.ws_short = 768, .ws_long = 2560, .max_seq_len = 2048, .bos_id = 50256, .n_windows = 4};
     memcpy(a->windows, w, sizeof w);
+    memcpy(a->paired, k_paired, sizeof k_paired);
+}
+
+// A list of paired-head layers into paired[]: distinct layers of the GPT that have attention.
+static int paired_list(const cJSON *e, const char *path, int *paired, xsa_error *err) {
+    int n = cJSON_GetArraySize(e);
+    if (!cJSON_IsArray(e) || n > MNG_LAYERS) n = -1;
+    memset(paired, 0, MNG_LAYERS * sizeof *paired);
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(e, i);
+        int l = cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) ? (int)v->valuedouble : -1;
+        if (l < 0 || l >= MNG_LAYERS || l == MNG_NO_ATTN || paired[l]) n = -1;
+        else paired[l] = 1;
+    }
+    if (n < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PAIRED_LAYERS must be a list of distinct layers 0..%d other than %d (the layer without attention); the record's are [0, 2, 5, 9]",
+                        path, MNG_LAYERS - 1, MNG_NO_ATTN);
+    return 0;
 }
 
 static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
@@ -66,6 +87,7 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: BOS_ID must be a token id (a whole number from 0)", path);
             else a->bos_id = (int)e->valuedouble;
         }
+        else if (!strcmp(e->string, "PAIRED_LAYERS")) rc = paired_list(e, path, a->paired, err), a->paired_given = 1;
         else if (!strcmp(e->string, "YARN_WINDOWS")) {
             int n = cJSON_GetArraySize(e);
             if (!cJSON_IsArray(e) || n < 1 || n > MNG_MAX_WINDOWS)
@@ -73,7 +95,7 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
             for (int i = 0; i < n && !rc; i++) rc = arch_int(cJSON_GetArrayItem(e, i), path, &a->windows[i], err);
             a->n_windows = n;
         } else
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a modded-nanogpt setting xsa-eval reads (FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID)", path, e->string);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a modded-nanogpt setting xsa-eval reads (FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID, PAIRED_LAYERS)", path, e->string);
         if (rc) break;
     }
     cJSON_Delete(r);
@@ -87,13 +109,18 @@ struct mng_build {
     size_t off, cap;  // floats
 };
 
-// The entry `name` (or "_orig_mod." name, as a compiled model saves it) with the given shape.
-static int find(struct mng_build *b, const char *name, int ndim, const int64_t *shape, struct pg_entry **out, xsa_error *err) {
+// The entry `name` (or "_orig_mod." name), or NULL.
+static struct pg_entry *entry(struct mng_build *b, const char *name) {
     char alt[128];
     snprintf(alt, sizeof alt, "_orig_mod.%s", name);
     struct pg_entry *e = pgolf_find(b->pt, name);
-    if (!e) e = pgolf_find(b->pt, alt);
-    if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; not a state dict of the XSA-gated record's GPT", b->path, name);
+    return e ? e : pgolf_find(b->pt, alt);
+}
+
+// The entry `name` (or "_orig_mod." name, as a compiled model saves it) with the given shape.
+static int find(struct mng_build *b, const char *name, int ndim, const int64_t *shape, struct pg_entry **out, xsa_error *err) {
+    struct pg_entry *e = entry(b, name);
+    if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; not a state dict of modded-nanogpt's GPT", b->path, name);
     int ok = e->t->ndim == ndim;
     for (int d = 0; d < ndim && ok; d++) ok = shape[d] < 0 || e->t->shape[d] == shape[d];
     if (!ok) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has a shape this architecture does not take (%d dims, first %lld)", b->path, name, e->t->ndim,
@@ -105,10 +132,7 @@ static int find(struct mng_build *b, const char *name, int ndim, const int64_t *
 
 // Leading dimension of tensor `name` (found before), or 0.
 static int64_t dim0(struct mng_build *b, const char *name) {
-    char alt[128];
-    snprintf(alt, sizeof alt, "_orig_mod.%s", name);
-    struct pg_entry *e = pgolf_find(b->pt, name);
-    if (!e) e = pgolf_find(b->pt, alt);
+    struct pg_entry *e = entry(b, name);
     return e && e->t->ndim ? e->t->shape[0] : 0;
 }
 
@@ -173,24 +197,47 @@ void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, floa
     }
 }
 
-// The records after 2026-05-07 changed the GPT: the bigram sign trick (2026-05-20 on), MUDD
-// connections at layer 10 and after the loop (the lineage of 06-11, 07-13 and 07-17, which keep
-// static xsa_alphas), per-token MUDD gates (05-27). Their files are named as such, not as a
-// shape mismatch: docs/modded-nanogpt.md says what each adds.
-static int later_record(struct mng_build *b, xsa_error *err) {
-    static const char *keys[][2] = {
-        {"mudd_gate_w1", "per-token MUDD gates and the layer-10 DC correction (2026-05-27 MuddGatedAndDC, the root train_gpt.py since)"},
-        {"mudd_w1", "MUDD connections at layer 10 and after the loop (the root train_gpt.py of 2026-05-25 on: 06-11, 07-13, 07-17)"},
-        {"bigram_sign_table", "the bigram sign trick (2026-05-20 BigramsSignTrick)"},
-    };
-    for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++) {
-        char alt[64];
-        snprintf(alt, sizeof alt, "_orig_mod.%s", keys[i][0]);
-        if (pgolf_find(b->pt, keys[i][0]) || pgolf_find(b->pt, alt))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is from a later modded-nanogpt GPT: %s; xsa-eval runs the "
-                            "2026-05-07 XSA-gated record's GPT and its master baseline (docs/modded-nanogpt.md)",
-                            b->path, keys[i][0], keys[i][1]);
+// The file's own code (a state_step file saves its script as "code") names its paired-head
+// layers (`self.paired_head_layers = [0, 5]` in 06-11): 1 and paired[] set when it does, as a
+// list of distinct layers with attention; 0 when there is no code or no such list.
+static int code_paired(const struct pv *root, int *paired) {
+    const struct pv *code = root && root->kind == PV_DICT ? up_dict_get(root, "code") : NULL;
+    static const char key[] = "self.paired_head_layers = [";
+    const char *p = code && code->kind == PV_STR ? strstr(code->s, key) : NULL;
+    if (!p) return 0;
+    int got[MNG_LAYERS] = {0};
+    for (p += sizeof key - 1;; p++) {
+        while (*p == ' ') p++;
+        if (*p == ']') break;
+        int l = 0, digits = 0;
+        for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++) l = 10 * l + (*p - '0');
+        while (*p == ' ') p++;
+        if (!digits || l >= MNG_LAYERS || l == MNG_NO_ATTN || got[l] || (*p != ',' && *p != ']')) return 0;
+        got[l] = 1;
+        if (*p == ']') break;
     }
+    memcpy(paired, got, sizeof got);
+    return 1;
+}
+
+// The paired-head layers: the sidecar's PAIRED_LAYERS, else the file's code's, else the record's.
+static int resolve_paired(struct mng_arch *a, const struct pv *root, const char *path, const char *arch_path, xsa_error *err) {
+    int code[MNG_LAYERS];
+    if (!code_paired(root, code)) return 0;
+    if (a->paired_given && memcmp(code, a->paired, sizeof code))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in %s; drop it, or fix it to the code's",
+                        arch_path, path);
+    memcpy(a->paired, code, sizeof code);
+    return 0;
+}
+
+// 2026-05-27's GPT (per-token MUDD gates for XSA and the injections, a DC correction at the last
+// layer; the root train_gpt.py since) is named as such, not as a shape mismatch.
+static int later_record(struct mng_build *b, xsa_error *err) {
+    if (entry(b, "mudd_gate_w1"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates and the layer-10 DC "
+                        "correction (2026-05-27 MuddGatedAndDC, the root train_gpt.py since); xsa-eval runs the GPTs of 2026-05-07 to 07-17 "
+                        "(docs/modded-nanogpt.md)", b->path);
     return 0;
 }
 
@@ -206,7 +253,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int64_t H = e->t->shape[1];
     // xsa_alphas: the gated-XSA record's (layer, head) gates. Its baseline, the master branch the
     // record compares against (master-s1480), is the same GPT without them: an SA model.
-    int has_xsa = pgolf_find(b->pt, "xsa_alphas") || pgolf_find(b->pt, "_orig_mod.xsa_alphas");
+    int has_xsa = !!entry(b, "xsa_alphas"), signs = !!entry(b, "bigram_sign_table"), mudd = !!entry(b, "mudd_w1");
     int64_t two[2] = {MNG_LAYERS, H};
     if (H < 2 || H % 2 || C % H || (C / H) % 4 || C / H > 1024 || C > 65536)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %lld heads of model width %lld: the record's GPT needs an even head count and head_dim a multiple of 4", b->path,
@@ -216,9 +263,17 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (!rc) rc = find(b, "embed.weight", 2, emb, &e, err);
     if (rc) return rc;
     int64_t V = e->t->shape[0];
-    if (!rc) rc = find(b, "bigram_embed.weight", 2, emb, &e, err);
+    int64_t any2[2] = {-1, -1};
+    if (!rc) rc = find(b, "bigram_embed.weight", 2, any2, &e, err);
     if (rc) return rc;
-    int64_t BV = e->t->shape[0];
+    int64_t BV = e->t->shape[0], Db = e->t->shape[1];
+    // The sign trick's bigram table is bigram_dim wide (192 in the records), added to the first
+    // channels; before it the table is the model's width. MUDD comes with it in every record.
+    if (signs ? Db < 1 || Db > C : Db != C)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_embed.weight is %lld wide; the record's GPT takes %s", b->path, (long long)Db,
+                        signs ? "at most the model's width with a bigram_sign_table" : "the model's width without a bigram_sign_table");
+    if (mudd && !signs)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD tensors without a bigram_sign_table: no modded-nanogpt record's GPT has that pair", b->path);
     if (G < n_qk || V < 1 || V > 1 << 24 || BV < 2 || BV > 1 << 24)
         return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank holds %lld head groups, the record's GPT needs %lld; or a vocabulary out of range", b->path,
                         (long long)G, (long long)n_qk);
@@ -239,7 +294,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     c->norm_eps = 1.1920928955078125e-07f;  // F.rms_norm with eps=None: float32's machine epsilon
     c->norm_weightless = c->mlp_relu2 = 1, c->bos_id = c->eos_id = arch->bos_id < V ? arch->bos_id : -1;
     snprintf(c->family, sizeof c->family, "mnanogpt");
-    g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV;
+    g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV, g->bigram_dim = (int)Db;
 
     float *qk, *vo, *mlp, *ag, *vg, *alphas = NULL, *scalars, *lm, *f;
     int64_t s_vo[3] = {-1, C, C}, s_mlp[4] = {-1, 2, F, C}, s_ag[3] = {MNG_LAYERS - 1, H, MNG_GATE_IN}, s_vg[3] = {5, H, MNG_GATE_IN};
@@ -249,23 +304,46 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err)) ||
         (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (has_xsa && (rc = load(b, "xsa_alphas", 2, two, &alphas, err))) ||
         (rc = load(b, "scalars", 1, s_sc, &scalars, err)) || (rc = load(b, "lm_head.weight", 2, s_lm, &lm, err)) ||
-        (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, emb, &g->bigram_emb, err)) ||
+        (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, any2, &g->bigram_emb, err)) ||
         (rc = load(b, "value_embeds", 2, s_ve, &g->value_embeds, err)) || (rc = load(b, "smear_gate.weight", 2, s_g, &g->smear_gate, err)) ||
         (rc = load(b, "skip_gate.weight", 2, s_g, &g->skip_gate, err)) || (rc = load(b, "post_lambdas", 2, s_l2, &post, err)) ||
         (rc = load(b, "resid_lambdas", 2, s_l2, &resid, err)) || (rc = load(b, "x0_lambdas", 1, s_l1, &x0l, err)) ||
         (rc = load(b, "bigram_lambdas", 1, s_l1, &bgl, err)))
         return rc;
-    if (dim0(b, "vo_bank") < 2 * (MNG_LAYERS - 1) || dim0(b, "mlp_bank") < MNG_LAYERS || dim0(b, "scalars") < 2 * MNG_LAYERS + 3)
+    // scalars: sa_lambdas (2 a layer), smear, backout (none with MUDD), skip, padding
+    if (dim0(b, "vo_bank") < 2 * (MNG_LAYERS - 1) || dim0(b, "mlp_bank") < MNG_LAYERS || dim0(b, "scalars") < 2 * MNG_LAYERS + 3 - mudd)
         return xsa_fail(err, XSA_EBADINPUT, "%s: vo_bank, mlp_bank or scalars holds fewer entries than the record's %d layers read", b->path, MNG_LAYERS);
+    int64_t s_sign[2] = {-1, Db}, s_w1[3] = {2, -1, C}, s_w2[3] = {2, -1, -1}, s_b2[2] = {2, -1}, s_fp8[1] = {-1};
+    if (signs && (rc = load(b, "bigram_sign_table", 2, s_sign, &g->bigram_sign, err))) return rc;
+    if (signs) g->sign_rows = (int)dim0(b, "bigram_sign_table");
+    if (signs && g->sign_rows < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_sign_table has no rows", b->path);
+    if (mudd) {
+        if ((rc = load(b, "mudd_w1", 3, s_w1, &g->mudd_w1, err))) return rc;
+        g->mudd_dim = (int)entry(b, "mudd_w1")->t->shape[1];
+        s_w2[2] = g->mudd_dim;
+        if ((rc = load(b, "mudd_w2", 3, s_w2, &g->mudd_w2, err))) return rc;
+        g->mudd_coef = (int)entry(b, "mudd_w2")->t->shape[1];
+        s_b2[1] = g->mudd_coef;
+        if ((rc = load(b, "mudd_b2", 2, s_b2, &g->mudd_b2, err))) return rc;
+        if (g->mudd_coef < MNG_MUDD_COEF || g->mudd_dim < 1 || g->mudd_dim > 4096)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: mudd_w2 holds %d coefficients of %d features; the record's MUDD reads %d", b->path, g->mudd_coef,
+                            g->mudd_dim, MNG_MUDD_COEF);
+    }
+    // 07-17's FP8 down-projection scales: training state (the evaluation runs the bank's weights)
+    static const char *fp8[] = {"_mlp_down_act_scales", "_mlp_down_proj_scales", "_mlp_down_proj_next_scales"};
+    for (int i = 0; i < 3; i++)
+        if (entry(b, fp8[i]) && (rc = find(b, fp8[i], 1, s_fp8, &e, err))) return rc;
     // lm_head is CastedLinearT (C, V): logits = x @ W; the head is its transpose.
     m->lm_head = take(b, (size_t)V * C);
     for (int64_t v = 0; v < V; v++)
         for (int64_t i = 0; i < C; i++) m->lm_head[v * C + i] = lm[i * V + v];
-    g->smear_lambda = scalars[2 * MNG_LAYERS], g->backout_lambda = scalars[2 * MNG_LAYERS + 1], g->skip_lambda = scalars[2 * MNG_LAYERS + 2];
+    g->smear_lambda = scalars[2 * MNG_LAYERS], g->backout_lambda = mudd ? 0 : scalars[2 * MNG_LAYERS + 1];
+    g->skip_lambda = scalars[2 * MNG_LAYERS + 2 - mudd];
     for (int l = 0; l < MNG_LAYERS; l++) {
         struct mng_layer *L = &g->layer[l];
         struct layer_weights *w = &m->layers[l];
-        L->attn = l != MNG_NO_ATTN, L->paired = k_paired[l], L->key_offset = k_long[l], L->ve = k_ve[l];
+        // (the record's key offset and XSA run on unpaired layers only)
+        L->attn = l != MNG_NO_ATTN, L->paired = arch->paired[l], L->key_offset = k_long[l] && !L->paired, L->ve = k_ve[l];
         c->attn_off[l] = !L->attn;  // (for what reports a layer: probe's "no attention")
         L->window = k_long[l] ? arch->ws_long : arch->ws_short;
         L->resid_attn = bf16_round(resid[2 * l]), L->resid_mlp = bf16_round(resid[2 * l + 1]);
@@ -288,7 +366,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         }
         L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
         if (L->ve >= 0) L->ve_gate = vg + (size_t)L->ve * H * MNG_GATE_IN;
-        if (k_xsa[l] && has_xsa) {
+        if (k_xsa[l] && has_xsa && !L->paired) {
             L->xsa_gate = f = take(b, (size_t)H);
             for (int h = 0; h < H; h++) f[h] = tanhf(alphas[l * H + h]);
             w->xsa_gate = L->xsa_gate;
@@ -307,7 +385,8 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
     memset(&st, 0, sizeof st);
     struct torch_file tf;
     rc = torch_file_open(&tf, &st, path, err);
-    if (rc) {
+    if (rc) {  // (a failed open keeps what it unpickled or indexed until the close)
+        torch_file_close(&tf, &st);
         safetensors_close(&st);
         return rc;
     }
@@ -315,6 +394,7 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
     pt->path = path;
     const struct pv *sd = tf.root && tf.root->kind == PV_DICT ? up_dict_get(tf.root, "model") : NULL;
     rc = pgolf_read_root(pt, sd ? sd : tf.root, err);
+    if (!rc) rc = resolve_paired(&arch, tf.root, path, arch_path, err);
     struct mng_build b = {.pt = pt, .path = path};
     if (!rc) rc = later_record(&b, err);
     if (!rc) rc = build(&b, m, &arch, 1, err);
@@ -327,7 +407,7 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
     }
     for (int i = 0; i < pt->n && !rc; i++)
         if (!pt->e[i].used)
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for the XSA-gated record's GPT; xsa-eval would ignore it, so it refuses the file", path,
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: unexpected tensor '%s' for modded-nanogpt's GPT; xsa-eval would ignore it, so it refuses the file", path,
                           pt->e[i].name);
     if (!rc) rc = safetensors_sha256(&st, m->weights_sha256, err);
     if (!rc) {

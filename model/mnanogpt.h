@@ -1,4 +1,4 @@
-// mnanogpt.h: modded-nanogpt's state_step*.pt of the gated-XSA record's GPT (model/mnanogpt.c).
+// mnanogpt.h: modded-nanogpt's state_step*.pt of the gated-XSA record's GPT and those after it (model/mnanogpt.c).
 // Not for use outside model/.
 #ifndef XSA_MODEL_MNANOGPT_H
 #define XSA_MODEL_MNANOGPT_H

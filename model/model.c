@@ -303,9 +303,14 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
             if (used < n) used += (size_t)snprintf(out + used, n - used, __VA_ARGS__);   \
         }                                                                                 \
     } while (0)
-    FEAT(m->mng, "modded-nanogpt GPT (paired heads, value embeddings, attention gates, key offset, YaRN, windows %d/%d, "
-                 "x0/bigram lambdas, skip and backout, 23*sigmoid((x+5)/7.5) soft-cap)",
-         m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0);
+    char paired[64] = "";
+    for (int l = 0; m->mng && l < c->n_layer; l++)
+        if (m->mng->layer[l].paired) snprintf(paired + strlen(paired), sizeof paired - strlen(paired), "%s%d", paired[0] ? "," : "", l);
+    FEAT(m->mng, "modded-nanogpt GPT (paired heads in layers %s, value embeddings, attention gates, key offset, YaRN, windows %d/%d, "
+                 "x0/bigram lambdas%s, skip, %s, 23*sigmoid((x+5)/7.5) soft-cap)",
+         paired[0] ? paired : "none", m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0,
+         m->mng && m->mng->bigram_sign ? ", the bigram sign trick" : "",
+         m->mng && m->mng->mudd_w1 ? "MUDD connections at the last layer and after it" : "backout");
     FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq, "q/k/v biases");

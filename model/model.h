@@ -146,7 +146,7 @@ struct layer_weights {
     float *lane_post;                  // (2, 2) ... post[s][k] times sublayer s's output into lane k (0 attention's, 1 MLP's)
 };
 
-// modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers; docs/modded-nanogpt.md):
+// modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to 07-17; docs/modded-nanogpt.md):
 // a decoder of its own topology, run by kernels/cpu/cpu_mnanogpt.c. Layer l's q, k, v, o are
 // layers[l].wq..wo with sa_lambdas folded in as the record folds them (F.linear(x, lambda * W)),
 // its MLP layers[l].w_up / w_down (relu^2).
@@ -161,13 +161,28 @@ struct mng_layer {
     float resid_attn, resid_mlp, post_attn, post_mlp, x0_lambda, bigram_lambda;  // bfloat16-rounded, as the record
     float *xsa_gate;     // (H) tanh(xsa_alphas[l]), or NULL: no XSA
     float *attn_gate;    // (H, 12) y_h *= sigmoid(attn_gate[h] . x[:12])
-    float *ve_gate;      // (H, 12) v_h += 2 sigmoid(ve_gate[h] . g) ve_h, g = cat(x[:6], ve[:6]) (paired: x[:12])
+    float *ve_gate;      // (H, 12) v_h += 2 sigmoid(ve_gate[h] . g) ve_h, g = cat(x[:6], ve[:6]) (paired, before MUDD: x[:12])
 };
+#define MNG_MUDD_SCALE 0.1f  // GPT._mudd_scale: the MUDD coefficients are (w2 gelu(w1 x) + b2) times it
+#define MNG_MUDD_COEF 14     // coefficients at the last layer (5 after the loop)
 struct mng_model {
     struct mng_layer layer[MNG_LAYERS];
     float *value_embeds;           // (5, V, C)
-    float *bigram_emb;             // (bigram_vocab, C)
-    int bigram_vocab;
+    float *bigram_emb;             // (bigram_vocab, bigram_dim) added to the first bigram_dim channels
+    int bigram_vocab, bigram_dim;  // (bigram_dim: C before 2026-05-20)
+    // 2026-05-20's sign trick, or NULL: the bigram row times row (t_prev xor t) mod sign_rows of
+    // this (sign_rows, bigram_dim) +-1 table (row 0 without a previous token); its layer-0 add
+    // lands in x0 itself (the record adds in place into the tensor x0 names), its per-layer add
+    // after the x0 injection.
+    float *bigram_sign;
+    int sign_rows;
+    // MUDD connections (the root train_gpt.py from 2026-05-25: 06-11, 07-13, 07-17), or NULL:
+    // mudd_w1 (2, mudd_dim, C), mudd_w2 (2, mudd_coef, mudd_dim), mudd_b2 (2, mudd_coef). Block 0
+    // at the last layer mixes V and the residual from layers 0, 7 and its input; block 1 after
+    // the loop replaces the backout. Their value-embedding gates read cat(x[:6], ve[:6]) on
+    // paired layers too.
+    float *mudd_w1, *mudd_w2, *mudd_b2;
+    int mudd_dim, mudd_coef;
     float *smear_gate, *skip_gate; // (12) each
     float smear_lambda, backout_lambda, skip_lambda;
     float attn_scale;              // softmax scale after the YaRN updates (both Yarns share it)

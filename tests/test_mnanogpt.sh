@@ -34,15 +34,42 @@ expect_exit master_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $B --device 
 if grep -q "^| 6 | no attention | — | — | — |" "$TMP/probe.md" && grep -q "^| 1 | yes | +0\.[0-9]*[1-9]" "$TMP/probe.md" &&
    ! grep -q "add --split-docs" "$TMP/probe.err"; then pass probe_statistics; else fail probe_statistics "$(head -c 300 "$TMP/probe.md")"; fi
 
-# The GPTs of later records are named and refused (stubs: tools/fixtures/make_mnanogpt_later_stub.py).
-L=tests/fixtures/mnanogpt/later
-expect_exit later_mudd 2 "mudd.pt: tensor 'mudd_w1' is from a later modded-nanogpt GPT: MUDD connections .*06-11, 07-13, 07-17" -- "$XSA_BIN" info --model $L/mudd.pt
-expect_exit later_mudd_gates 2 "tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates" -- "$XSA_BIN" info --model $L/mudd_gates.pt
-expect_exit later_sign_trick 2 "tensor 'bigram_sign_table' is from a later modded-nanogpt GPT: the bigram sign trick" -- "$XSA_BIN" logprobs --model $L/sign_trick.pt --tokens 1,2 --device cpu
+# The later records' GPTs (their log-probabilities: test_model_exact against each one's own code).
+# 2026-05-20's sign trick on the master's GPT loads as SA; 07-17's MUDD with gated XSA; 06-11's
+# pairs layers 0 and 5 only, as the code saved in its file says (PAIRED_LAYERS may say it too,
+# never otherwise).
+X=tests/fixtures/mnanogpt
+expect_exit sign_trick_info 0 "features .*the bigram sign trick, skip, backout" -- "$XSA_BIN" info --model $X/sign_trick/state_step000000.pt
+expect_exit sign_trick_sa 0 "xsa layers +none" -- "$XSA_BIN" info --model $X/sign_trick/state_step000000.pt
+expect_exit mudd_info 0 "features .*paired heads in layers 0,2,5,9, .*the bigram sign trick, skip, MUDD connections at the last layer and after it" -- "$XSA_BIN" info --model $X/mudd/state_step000000.pt
+expect_exit mudd_xsa_layers 0 "xsa layers +1,3,4,7,8,10 \(6 of 11; source: config\)" -- "$XSA_BIN" info --model $X/mudd/state_step000000.pt
+expect_exit mudd_cuda_refused 2 "--device cuda: the CUDA backend does not implement modded-nanogpt's GPT" -- "$XSA_BIN" logprobs --model $X/mudd/state_step000000.pt --device cuda --tokens 50,3,17
+expect_exit paired_from_code 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt
+echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 14, 22, 26], "MAX_SEQ_LEN": 64, "PAIRED_LAYERS": [0, 5]}' > "$TMP/arch.json"
+expect_exit paired_sidecar_agrees 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt --arch "$TMP/arch.json"
+echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "PAIRED_LAYERS": [0, 2, 5, 9]}' > "$TMP/arch.json"
+expect_exit paired_sidecar_disagrees 2 "arch.json: PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*mudd_0611/state_step000000.pt; drop it, or fix it to the code's" -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt --arch "$TMP/arch.json"
+echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "PAIRED_LAYERS": [0, 5]}' > "$TMP/arch.json"
+expect_exit paired_sidecar_sets 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd/state_step000000.pt --arch "$TMP/arch.json"
+for bad in '[0, 6]' '[0, 0]' '[11]' '[0.5]' '"0,5"'; do
+    echo "{\"FAMILY\": \"modded-nanogpt\", \"PAIRED_LAYERS\": $bad}" > "$TMP/arch.json"
+    expect_exit "paired_bad $bad" 2 "arch.json: PAIRED_LAYERS must be a list of distinct layers 0..10 other than 6" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
+done
+# 2026-05-27's GPT (per-token MUDD gates, the DC correction) is named and refused (a stub:
+# tools/fixtures/make_mnanogpt_later_stub.py); so are files with one thing wrong.
+expect_exit later_mudd_gates 2 "tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates" -- "$XSA_BIN" info --model $X/later/mudd_gates.pt
+expect_exit bad_mudd_no_signs 2 "mudd_no_signs.pt: MUDD tensors without a bigram_sign_table" -- "$XSA_BIN" info --model $X/bad/mudd_no_signs.pt
+expect_exit bad_bigram_wide 2 "bigram_wide.pt: bigram_embed.weight is 36 wide; the record's GPT takes at most the model's width" -- "$XSA_BIN" info --model $X/bad/bigram_wide.pt
+# A file whose pickle is damaged (its first opcode, at byte 64 of the archive, made 0xff):
+# one line, exit 2, and under the sanitizers nothing of the failed open leaks.
+mkdir -p "$TMP/damaged"; cp $X/mudd_0611/state_step000000.pt $X/mudd_0611/xsa_eval.json "$TMP/damaged/"
+printf '\xff' | dd of="$TMP/damaged/state_step000000.pt" bs=1 seek=64 conv=notrunc status=none
+expect_exit damaged_pickle 2 "state_step000000.pt \(state_step000000/data.pkl\): opcode 0xff, which torch.save does not write, at byte 0 of the pickle" -- "$XSA_BIN" info --model "$TMP/damaged/state_step000000.pt"
+expect_exit bad_mudd_coefs 2 "mudd_few_coefs.pt: mudd_w2 holds 10 coefficients of 64 features; the record's MUDD reads 14" -- "$XSA_BIN" logprobs --model $X/bad/mudd_few_coefs.pt --tokens 1,2 --device cpu
 
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"
-expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
+expect_exit setting_unknown 2 "arch.json: \"NUM_LAYERS\" is not a modded-nanogpt setting xsa-eval reads \(FAMILY, WS_SHORT, WS_LONG, YARN_WINDOWS, MAX_SEQ_LEN, BOS_ID, PAIRED_LAYERS\)" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "YARN_WINDOWS": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]}' > "$TMP/arch.json"
 expect_exit yarn_long 2 "arch.json: YARN_WINDOWS must be a list of 1 to 16 long windows" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 echo '{"FAMILY": "modded-nanogpt", "MAX_SEQ_LEN": 0}' > "$TMP/arch.json"
@@ -55,7 +82,7 @@ echo '{"FAMILY": "modded-nanogpt", "YARN_WINDOWS": [6, "40"], "WS_LONG": 40}' > 
 expect_exit yarn_string 2 "arch.json: YARN_WINDOWS entry must be a positive whole number of tokens" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 # A parameter-golf file under a modded-nanogpt sidecar: the banks are missing, by name.
 echo '{"FAMILY": "modded-nanogpt"}' > "$TMP/arch.json"
-expect_exit pgolf_as_mng 2 "final_model.pt: tensor 'qk_bank' is missing; not a state dict of the XSA-gated record's GPT" -- "$XSA_BIN" info --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/arch.json"
+expect_exit pgolf_as_mng 2 "final_model.pt: tensor 'qk_bank' is missing; not a state dict of modded-nanogpt's GPT" -- "$XSA_BIN" info --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/arch.json"
 
 # FAMILY in a parameter-golf sidecar: its own name is accepted, anything else refused by name.
 P=tests/fixtures/pgolf/xsa_record

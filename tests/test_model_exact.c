@@ -241,6 +241,12 @@ TEST(mnanogpt_fixture_matches_record) {
     CHECK(check_model("tests/fixtures/mnanogpt/xsa_gated_h6/state_step000000.pt", "tests/fixtures/mnanogpt/xsa_gated_h6/reference.json") == 3);
     // its SA baseline (the master branch's GPT, without xsa_alphas)
     CHECK(check_model("tests/fixtures/mnanogpt/master/state_step000000.pt", "tests/fixtures/mnanogpt/master/reference.json") == 3);
+    // the later records' GPTs: the master's with the bigram sign trick (2026-05-20); MUDD
+    // connections with the sign trick and gated XSA (07-17, 4 heads); the same paired in layers 0
+    // and 5 only, as the code saved in the file says (06-11)
+    CHECK(check_model("tests/fixtures/mnanogpt/sign_trick/state_step000000.pt", "tests/fixtures/mnanogpt/sign_trick/reference.json") == 3);
+    CHECK(check_model("tests/fixtures/mnanogpt/mudd/state_step000000.pt", "tests/fixtures/mnanogpt/mudd/reference.json") == 3);
+    CHECK(check_model("tests/fixtures/mnanogpt/mudd_0611/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0611/reference.json") == 3);
 }
 
 // backend.h's probe on modded-nanogpt's GPT: cos(y, v), cos(z, v) and a_ii per layer and head at
@@ -304,6 +310,9 @@ TEST(mnanogpt_probe_matches_record) {
     check_mng_probe("tests/fixtures/mnanogpt/xsa_gated");
     check_mng_probe("tests/fixtures/mnanogpt/xsa_gated_h6");
     check_mng_probe("tests/fixtures/mnanogpt/master");
+    check_mng_probe("tests/fixtures/mnanogpt/sign_trick");
+    check_mng_probe("tests/fixtures/mnanogpt/mudd");
+    check_mng_probe("tests/fixtures/mnanogpt/mudd_0611");
 }
 
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside

@@ -1,6 +1,6 @@
-// cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers,
-// model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic, over a
-// packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
+// cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to
+// 2026-07-17, model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic,
+// over a packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
 // Projections on the backend's GEMM; attention over the backend's threads (a token's heads are
 // one task, so each writes only its own outputs); gates and norms in plain loops (double dot products).
 #include <float.h>
@@ -25,6 +25,8 @@ struct mng_run {
     float *probe;                          // NULL, or (rows, n_layer, H, BACKEND_PROBE_STATS): backend.h's probe
     int layer;                             // the layer attention runs for (its probe slots)
     const struct mng_layer *L;             // the layer attention runs for
+    const float *mu;                       // (T, mudd_coef) the last layer's MUDD coefficients, when attention runs for it; else NULL
+    const float *c0, *c7, *c9;             // (T, C) the residual into layer 0, after layer 7, into the last layer (MUDD's sources)
     double *p;                             // (threads, 2T + 16) scores, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
 };
@@ -143,12 +145,23 @@ static void attention(struct mng_run *r, int l) {
             for (int h = 0; h < H; h++)
                 memcpy(r->k + (long)t * C + (long)h * hd + hd / 2, r->k + (long)pv * C + (long)h * hd + hd / 2, (size_t)(hd / 2) * sizeof(float));
         }
-    if (L->ve >= 0)
+    if (L->ve >= 0 && r->mu)  // the last layer with MUDD: v += gate ve + (mu0 c0 + mu1 c7 + mu2 c9), gate mu6 | mu7 by head half
+        for (int t = 0; t < T; t++) {
+            const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C, *mu = r->mu + (size_t)t * g->mudd_coef;
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd; d++) {
+                    size_t i = (size_t)t * C + (size_t)h * hd + d;
+                    float vm = mu[0] * r->c0[i] + mu[1] * r->c7[i] + mu[2] * r->c9[i];
+                    r->v[i] = r->v[i] + (mu[6 + (h >= H / 2)] * ve[h * hd + d] + vm);
+                }
+        }
+    else if (L->ve >= 0)
         for (int t = 0; t < T; t++) {
             const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C;
             const float *x = r->xn + (long)t * C;
             float in[MNG_GATE_IN];
-            for (int i = 0; i < MNG_GATE_IN; i++) in[i] = L->paired ? x[i] : i < 6 ? x[i] : ve[i - 6];
+            int own = L->paired && !g->mudd_w1;  // (2026-05-07's paired layers gate on x[:12])
+            for (int i = 0; i < MNG_GATE_IN; i++) in[i] = own ? x[i] : i < 6 ? x[i] : ve[i - 6];
             for (int h = 0; h < H; h++) {
                 float gate = 2 * sigmoidf_(dot(in, L->ve_gate + h * MNG_GATE_IN, MNG_GATE_IN));
                 float *vv = r->v + (long)t * C + (long)h * hd;
@@ -179,23 +192,47 @@ static void attention(struct mng_run *r, int l) {
     linear(r, r->y, w->wo, r->out, C, C);
 }
 
+// The bigram row token t adds (bigram_dim channels): bigram_emb[bgrow] times sign-table row
+// srow (the sign trick; srow -1 without it).
+static void bigram_row(const struct mng_model *g, const int32_t *bgrow, const int32_t *srow, int t, float *out) {
+    const float *e = g->bigram_emb + (size_t)bgrow[t] * g->bigram_dim, *sg = srow[t] < 0 ? NULL : g->bigram_sign + (size_t)srow[t] * g->bigram_dim;
+    for (int j = 0; j < g->bigram_dim; j++) out[j] = sg ? e[j] * sg[j] : e[j];
+}
+
+// GPT.forward_mudd for every token of x (Tp, C): mu (T, mudd_coef) = (w2 gelu(w1 x) + b2) * 0.1,
+// the first n coefficients of block id. h: (Tp, mudd_dim) scratch.
+static void mudd(const struct mng_run *r, const struct mng_model *g, int id, int n, const float *x, float *h, float *mu) {
+    int Dm = g->mudd_dim, K = g->mudd_coef;
+    linear(r, x, g->mudd_w1 + (size_t)id * Dm * r->C, h, r->C, Dm);
+    for (size_t i = 0; i < (size_t)r->T * Dm; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));  // F.gelu (erf)
+    const float *w2 = g->mudd_w2 + (size_t)id * K * Dm, *b2 = g->mudd_b2 + (size_t)id * K;
+    for (int t = 0; t < r->T; t++)
+        for (int k = 0; k < n; k++) mu[(size_t)t * K + k] = (dot(h + (size_t)t * Dm, w2 + (size_t)k * Dm, Dm) + b2[k]) * MNG_MUDD_SCALE;
+}
+
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy) {
     const struct model *m = st->m;
     const struct mng_model *g = m->mng;
     const struct model_config *c = &m->cfg;
-    int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size;
-    int Tp = cpu_gemm_pad_rows(T), G = CPU_GEMM_ROWS;
+    int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size, last = c->n_layer - 1, Db = g->bigram_dim;
+    int Tp = cpu_gemm_pad_rows(T), G = CPU_GEMM_ROWS, has_mudd = g->mudd_w1 != NULL;
     size_t TC = (size_t)T * C, P = (size_t)Tp * C;  // real rows; rows of each buffer (the padding stays 0)
-    // Nine (Tp, C) buffers: a record-sized 262,144-token val chunk is one batch. The MLP runs in
-    // tiles of MT rows; layer 7's output (backout) takes layer 3's buffer once layer 6 has read it;
+    // Nine (Tp, C) buffers, eleven with MUDD: a record-sized 262,144-token val chunk is one batch.
+    // The MLP runs in tiles of MT rows; without MUDD layer 7's output (backout) takes layer 3's
+    // buffer once layer 6 has read it (MUDD reads both after the loop, and the last layer's input);
     // the embeddings are gathered into q, which attention first writes in layer 0.
-    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE);
-    float *buf = xsa_calloc(P * 9 + MT * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
-    float *x = buf, *x0 = x + P, *skip = x0 + P, *xb = skip;
+    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE), nb = has_mudd ? 11 : 9;
+    float *buf = xsa_calloc(P * nb + MT * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
+    float *x = buf, *x0 = x + P, *skip = x0 + P;
     struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
     r.xn = skip + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P;
-    float *tmp = r.q, *ff = r.out + P, *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
-    int32_t *bgrow = xsa_malloc((size_t)T * sizeof *bgrow);  // each token's bigram_emb row
+    float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL;
+    float *tmp = r.q, *ff = r.out + P * (nb - 8), *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
+    float *mu = has_mudd ? xsa_calloc((size_t)T * g->mudd_coef, sizeof(float)) : NULL;
+    float *mh = has_mudd ? xsa_calloc((size_t)Tp * g->mudd_dim, sizeof(float)) : NULL;
+    float *bg = xsa_malloc((size_t)Db * sizeof(float));
+    r.c0 = x0, r.c7 = xb, r.c9 = c9;
+    int32_t *bgrow = xsa_malloc((size_t)T * sizeof *bgrow), *srow = xsa_malloc((size_t)T * sizeof *srow);  // each token's bigram_emb, sign rows
     size_t nw = (size_t)cpu_pool_threads(st->pool);
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
@@ -229,36 +266,62 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     int mod = g->bigram_vocab - 1;
     // get_bigram_hash: (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 at position 0, which it
     // writes before hashing the rest: position 1 hashes with t_prev = V_b - 1, not token 0.
-    // (Products stay below 2^31 for vocabularies up to 59,000, as the record's int32 needs.)
+    // (Products stay below 2^31 for vocabularies up to 59,000, as the record's int32 needs.) The
+    // sign trick's row reads the tokens themselves: (t_prev xor t) mod rows, row 0 at position 0.
     for (int t = 0; t < T; t++) {
         int pv = cpu_prev_token(b, t);
         int text_start = pv >= 0 && b->pos[pv] == 0 && !(b->before && b->before[t] == pv);
         uint32_t prev = pv < 0 ? 0 : text_start ? (uint32_t)mod : (uint32_t)b->token[pv];
         int32_t hsh = pv < 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev)) % (uint32_t)mod);
         bgrow[t] = hsh;
+        srow[t] = !g->bigram_sign ? -1 : pv < 0 ? 0 : (int32_t)(((uint32_t)b->token[pv] ^ (uint32_t)b->token[t]) % (uint32_t)g->sign_rows);
+    }
+    for (int t = 0; t < T; t++) {  // layer 0's bigram: with the sign trick added into x0 in place (x is x0)
+        float *o = x + (size_t)t * C, *z = x0 + (size_t)t * C;
+        bigram_row(g, bgrow, srow, t, bg);
+        if (g->bigram_sign) {
+            for (int j = 0; j < Db; j++) z[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
+            memcpy(o, z, (size_t)C * sizeof(float));
+        } else
+            for (int j = 0; j < C; j++) o[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
     }
     float sk = 1.0f / (1.0f + expf(-g->skip_lambda)) * 2;
     for (int t = 0; t < T; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
-    for (int t = 0; t < T; t++) {
-        const float *e = g->bigram_emb + (size_t)bgrow[t] * C;
-        for (int j = 0; j < C; j++) x[(size_t)t * C + j] = x0[(size_t)t * C + j] + e[j] * g->layer[0].bigram_lambda;
-    }
 
     for (int l = 0; l < c->n_layer; l++) {
         const struct mng_layer *L = &g->layer[l];
         const struct layer_weights *w = &m->layers[l];
+        int mix = has_mudd && l == last;  // the last layer's lambdas are MUDD's coefficients
         if (!L->attn) {
             for (size_t i = 0; i < TC; i++) x[i] = x[i] + skip_g[i / C] * skip[i];
         } else {
             cpu_norm_rows(has_backout ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
+            r.mu = NULL;
+            if (mix) {  // its input kept (cache[9]); x = (1 + mu5) x + mu3 c0 + mu4 c7
+                memcpy(c9, x, TC * sizeof(float));
+                mudd(&r, g, 0, MNG_MUDD_COEF, x, mh, mu);
+                for (size_t i = 0; i < TC; i++) {
+                    const float *u = mu + i / C * g->mudd_coef;
+                    x[i] = (1 + u[5]) * x[i] + u[3] * x0[i] + u[4] * xb[i];
+                }
+                r.mu = mu;
+            }
             attention(&r, l);
             for (int t = 0; t < T; t++) {
-                const float *e = g->bigram_emb + (size_t)bgrow[t] * C;
-                for (int j = 0; j < C; j++) {
-                    size_t i = (size_t)t * C + j;
-                    float inj = l == 0 ? x0[i] * L->x0_lambda : x0[i] * L->x0_lambda + e[j] * L->bigram_lambda;
-                    x[i] = L->resid_attn * x[i] + L->post_attn * r.out[i] + inj;
-                }
+                float *o = x + (size_t)t * C;
+                const float *z = x0 + (size_t)t * C, *a = r.out + (size_t)t * C, *u = mix ? mu + (size_t)t * g->mudd_coef : NULL;
+                bigram_row(g, bgrow, srow, t, bg);
+                if (mix) {  // x = mu8 x + mu9 attn + mu10 c0; x[:Db] += mu11 bigram
+                    for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + u[10] * z[j];
+                    for (int j = 0; j < Db; j++) o[j] = o[j] + u[11] * bg[j];
+                } else if (g->bigram_sign) {  // x0 injection, then the bigram's on its channels (none in layer 0)
+                    for (int j = 0; j < C; j++) o[j] = L->resid_attn * o[j] + L->post_attn * a[j] + z[j] * L->x0_lambda;
+                    for (int j = 0; j < Db && l > 0; j++) o[j] = o[j] + bg[j] * L->bigram_lambda;
+                } else
+                    for (int j = 0; j < C; j++) {
+                        float inj = l == 0 ? z[j] * L->x0_lambda : z[j] * L->x0_lambda + bg[j] * L->bigram_lambda;
+                        o[j] = L->resid_attn * o[j] + L->post_attn * a[j] + inj;
+                    }
             }
         }
         cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
@@ -268,7 +331,10 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             for (size_t i = 0; i < (size_t)n * F; i++) ff[i] = ff[i] > 0 ? ff[i] * ff[i] : 0;
             cpu_gemm_linear(r.pool, r.gemm, ff, w->w_down, NULL, NULL, r.out + r0 * C, n, F, C);
         }
-        for (size_t i = 0; i < TC; i++) x[i] = L->resid_mlp * x[i] + L->post_mlp * r.out[i];
+        for (size_t i = 0; i < TC; i++) {
+            const float *u = mix ? mu + i / C * g->mudd_coef : NULL;
+            x[i] = mix ? u[12] * x[i] + u[13] * r.out[i] : L->resid_mlp * x[i] + L->post_mlp * r.out[i];
+        }
         if (l == 3) memcpy(skip, x, TC * sizeof(float));
         if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
     }
@@ -276,7 +342,17 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         for (int e = 0; e < b->n_entries; e++)
             memcpy(b->probe + (size_t)e * per_row, r.probe + (size_t)row[b->entry_index[e]] * per_row, (size_t)per_row * sizeof(float));
     free(r.probe);
-    for (size_t i = 0; i < TC; i++) x[i] = x[i] - g->backout_lambda * xb[i];
+    if (has_mudd) {  // after the loop: x += mu0 c0 + mu1 c7 + mu2 c9 + mu3 ve0 + mu4 c3 (ve0: value embedding 0, layer 1's)
+        mudd(&r, g, 1, 5, x, mh, mu);
+        for (int t = 0; t < T; t++) {
+            const float *u = mu + (size_t)t * g->mudd_coef, *ve = g->value_embeds + (size_t)b->token[t] * C;
+            for (int j = 0; j < C; j++) {
+                size_t i = (size_t)t * C + j;
+                x[i] = x[i] + u[0] * x0[i] + u[1] * xb[i] + u[2] * c9[i] + u[3] * ve[j] + u[4] * skip[i];
+            }
+        }
+    } else
+        for (size_t i = 0; i < TC; i++) x[i] = x[i] - g->backout_lambda * xb[i];
     cpu_norm_rows(x, r.xn, T, C, NULL, NULL, c->norm_eps);
     // The scored rows, G at a time: logits 23 sigmoid((z + 5) / 7.5), log-softmax over the padded
     // vocabulary, greedy = the first argmax.
@@ -311,6 +387,10 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     free(row);
     free(r.rope);
     free(bgrow);
+    free(srow);
+    free(bg);
+    free(mu);
+    free(mh);
     free(r.key);
     free(r.p);
     free(buf);
