@@ -59,10 +59,12 @@ static int gpt2_arch(const struct model_config *c) { return c->arch == MODEL_ARC
 static int check_mnanogpt(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     int bad = c->n_layer != MNG_LAYERS || c->n_head < 2 || c->n_head % 2 || c->head_dim % 4 || c->n_head * c->head_dim != c->d_model ||
-              !m->tok_emb || !m->lm_head || !m->layers || !m->mng->value_embeds || !m->mng->bigram_emb;
+              !m->tok_emb || !m->lm_head || !m->layers || !m->mng->value_embeds || !m->mng->bigram_emb ||
+              (m->mng->gate_w1 && (c->n_head != MNG_DC_HEADS || !m->mng->mudd_w1));  // (the gate layout's heads; its last layer's MUDD)
     for (int l = 0; l < c->n_layer && !bad; l++) {
         const struct layer_weights *w = &m->layers[l];
-        bad = !w->w_up || !w->w_down || (m->mng->layer[l].attn && (!w->wq || !w->wk || !w->wv || !w->wo || !m->mng->layer[l].attn_gate));
+        int gate = m->mng->layer[l].attn_gate || m->mng->gate_w1;  // (the gated GPT's come from its gates)
+        bad = !w->w_up || !w->w_down || (m->mng->layer[l].attn && (!w->wq || !w->wk || !w->wv || !w->wo || !gate));
     }
     return bad ? xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt model with missing weights or a shape its GPT does not have", m->path) : 0;
 }

@@ -1,6 +1,6 @@
 // mnanogpt.c: modded-nanogpt's state_step*.pt (torch.save(dict(step, code, model, optimizer)))
 // of the gated-XSA record's GPT (records/track_1_short/2026-05-07_XSAGatedLayers) and those after
-// it to 2026-07-17 (the bigram sign trick, MUDD connections): the weight banks unpacked into
+// it (the bigram sign trick, MUDD connections, MUDD gates): the weight banks unpacked into
 // per-layer matrices, the schedule the weights do not record (windows, the YaRN updates) from
 // xsa_eval.json / --arch or the record's defaults, the paired-head layers from the file's code.
 // docs/modded-nanogpt.md.
@@ -231,14 +231,38 @@ static int resolve_paired(struct mng_arch *a, const struct pv *root, const char 
     return 0;
 }
 
-// 2026-05-27's GPT (per-token MUDD gates for XSA and the injections, a DC correction at the last
-// layer; the root train_gpt.py since) is named as such, not as a shape mismatch.
-static int later_record(struct mng_build *b, xsa_error *err) {
-    if (entry(b, "mudd_gate_w1"))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates and the layer-10 DC "
-                        "correction (2026-05-27 MuddGatedAndDC, the root train_gpt.py since); xsa-eval runs the GPTs of 2026-05-07 to 07-17 "
-                        "(docs/modded-nanogpt.md)", b->path);
+// A coefficient network (GPT.forward_mudd, forward_mudd_gate): PREFIX_w1 (2, dim, C), PREFIX_w2
+// (2, coef, dim), PREFIX_b2 (2, coef), with at least min_coef coefficients.
+static int load_net(struct mng_build *b, const char *prefix, int64_t C, int min_coef, float **w1, float **w2, float **b2, int *dim, int *coef,
+                    xsa_error *err) {
+    char n1[32], n2[32], n3[32];
+    snprintf(n1, sizeof n1, "%s_w1", prefix), snprintf(n2, sizeof n2, "%s_w2", prefix), snprintf(n3, sizeof n3, "%s_b2", prefix);
+    int64_t s1[3] = {2, -1, C}, s2[3] = {2, -1, -1}, s3[2] = {2, -1};
+    int rc = load(b, n1, 3, s1, w1, err);
+    if (rc) return rc;
+    s2[2] = *dim = (int)entry(b, n1)->t->shape[1];
+    if ((rc = load(b, n2, 3, s2, w2, err))) return rc;
+    s3[1] = *coef = (int)entry(b, n2)->t->shape[1];
+    if ((rc = load(b, n3, 2, s3, b2, err))) return rc;
+    if (*coef < min_coef || *dim < 1 || *dim > 4096)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s holds %d coefficients of %d features; the record's %s reads %d", b->path, n2, *coef, *dim,
+                        strcmp(prefix, "mudd") ? "gates" : "MUDD", min_coef);
     return 0;
+}
+
+// The root train_gpt.py's gate layout (GPT.unpack_pre_mudd_gate / unpack_post_mudd_gate): gate 0
+// (columns 0..25) holds XSA for layers 1, 3, the attention gate of layer 3 and x0/bigram pairs for
+// layers 0..3; gate 1 (columns 26..66) XSA for 4, 7, the attention gate of 10, x0/bigram pairs for
+// 4, 5, 7, 8, 9, then the skip and the DC weights. A paired layer's XSA column is never read.
+static void gate_columns(struct mng_layer *L, int l, int gated) {
+    static const int xsa[MNG_LAYERS] = {-1, 0, -1, 6, MNG_GATE_PRE, -1, -1, MNG_GATE_PRE + 6, -1, -1, -1};
+    static const int inject[MNG_LAYERS] = {18, 20, 22, 24, MNG_GATE_PRE + 18, MNG_GATE_PRE + 20, -1, MNG_GATE_PRE + 22, MNG_GATE_PRE + 24,
+                                           MNG_GATE_PRE + 26, -1};
+    L->g_xsa = L->g_attn = L->g_x0 = L->g_bigram = -1;
+    if (!gated) return;
+    L->g_xsa = L->paired ? -1 : xsa[l];
+    L->g_attn = l == 3 ? 12 : l == MNG_LAYERS - 1 ? MNG_GATE_PRE + 12 : -1;
+    L->g_x0 = inject[l], L->g_bigram = inject[l] < 0 ? -1 : inject[l] + 1;
 }
 
 static int build(struct mng_build *b, struct model *m, const struct mng_arch *arch, int dry, xsa_error *err) {
@@ -247,8 +271,11 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int rc = find(b, "qk_bank", 3, any3, &e, err);
     if (rc) return rc;
     int64_t C = e->t->shape[2], G = e->t->shape[0];
-    int64_t ag3[3] = {MNG_LAYERS - 1, -1, MNG_GATE_IN};
-    if (!rc) rc = find(b, "attn_gate_bank", 3, ag3, &e, err);
+    // The root train_gpt.py's GPT (MUDD gates) has no attention-gate bank: its heads are the
+    // value-embedding gates'.
+    int gated = !!entry(b, "mudd_gate_w1");
+    int64_t ag3[3] = {gated ? 5 : MNG_LAYERS - 1, -1, MNG_GATE_IN};
+    if (!rc) rc = find(b, gated ? "ve_gate_bank" : "attn_gate_bank", 3, ag3, &e, err);
     if (rc) return rc;
     int64_t H = e->t->shape[1];
     // xsa_alphas: the gated-XSA record's (layer, head) gates. Its baseline, the master branch the
@@ -274,6 +301,9 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
                         signs ? "at most the model's width with a bigram_sign_table" : "the model's width without a bigram_sign_table");
     if (mudd && !signs)
         return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD tensors without a bigram_sign_table: no modded-nanogpt record's GPT has that pair", b->path);
+    if (gated && (!mudd || H != MNG_DC_HEADS))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD gates %s: the root train_gpt.py's GPT lays its gates out for MUDD and %d heads", b->path,
+                        mudd ? "with another head count than 6" : "without MUDD", MNG_DC_HEADS);
     if (G < n_qk || V < 1 || V > 1 << 24 || BV < 2 || BV > 1 << 24)
         return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank holds %lld head groups, the record's GPT needs %lld; or a vocabulary out of range", b->path,
                         (long long)G, (long long)n_qk);
@@ -296,38 +326,36 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     snprintf(c->family, sizeof c->family, "mnanogpt");
     g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV, g->bigram_dim = (int)Db;
 
-    float *qk, *vo, *mlp, *ag, *vg, *alphas = NULL, *scalars, *lm, *f;
+    float *qk, *vo, *mlp, *ag = NULL, *vg, *alphas = NULL, *scalars, *lm, *f, *x0l = NULL, *bgl = NULL;
     int64_t s_vo[3] = {-1, C, C}, s_mlp[4] = {-1, 2, F, C}, s_ag[3] = {MNG_LAYERS - 1, H, MNG_GATE_IN}, s_vg[3] = {5, H, MNG_GATE_IN};
     int64_t s_l2[2] = {MNG_LAYERS, 2}, s_l1[1] = {MNG_LAYERS}, s_sc[1] = {-1}, s_lm[2] = {C, V}, s_ve[2] = {5 * V, C}, s_g[2] = {1, MNG_GATE_IN};
-    float *post, *x0l, *bgl, *resid;
+    float *post, *resid;
+    // (the gated GPT's gates replace the attention-gate bank, the x0 and bigram lambdas, the skip gate)
     if ((rc = load(b, "qk_bank", 3, any3, &qk, err)) || (rc = load(b, "vo_bank", 3, s_vo, &vo, err)) ||
-        (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err)) ||
+        (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (!gated && (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err))) ||
         (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (has_xsa && (rc = load(b, "xsa_alphas", 2, two, &alphas, err))) ||
         (rc = load(b, "scalars", 1, s_sc, &scalars, err)) || (rc = load(b, "lm_head.weight", 2, s_lm, &lm, err)) ||
         (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, any2, &g->bigram_emb, err)) ||
         (rc = load(b, "value_embeds", 2, s_ve, &g->value_embeds, err)) || (rc = load(b, "smear_gate.weight", 2, s_g, &g->smear_gate, err)) ||
-        (rc = load(b, "skip_gate.weight", 2, s_g, &g->skip_gate, err)) || (rc = load(b, "post_lambdas", 2, s_l2, &post, err)) ||
-        (rc = load(b, "resid_lambdas", 2, s_l2, &resid, err)) || (rc = load(b, "x0_lambdas", 1, s_l1, &x0l, err)) ||
-        (rc = load(b, "bigram_lambdas", 1, s_l1, &bgl, err)))
+        (!gated && (rc = load(b, "skip_gate.weight", 2, s_g, &g->skip_gate, err))) || (rc = load(b, "post_lambdas", 2, s_l2, &post, err)) ||
+        (rc = load(b, "resid_lambdas", 2, s_l2, &resid, err)) || (!gated && (rc = load(b, "x0_lambdas", 1, s_l1, &x0l, err))) ||
+        (!gated && (rc = load(b, "bigram_lambdas", 1, s_l1, &bgl, err))))
         return rc;
     // scalars: sa_lambdas (2 a layer), smear, backout (none with MUDD), skip, padding
     if (dim0(b, "vo_bank") < 2 * (MNG_LAYERS - 1) || dim0(b, "mlp_bank") < MNG_LAYERS || dim0(b, "scalars") < 2 * MNG_LAYERS + 3 - mudd)
         return xsa_fail(err, XSA_EBADINPUT, "%s: vo_bank, mlp_bank or scalars holds fewer entries than the record's %d layers read", b->path, MNG_LAYERS);
-    int64_t s_sign[2] = {-1, Db}, s_w1[3] = {2, -1, C}, s_w2[3] = {2, -1, -1}, s_b2[2] = {2, -1}, s_fp8[1] = {-1};
+    int64_t s_sign[2] = {-1, Db}, s_fp8[1] = {-1};
     if (signs && (rc = load(b, "bigram_sign_table", 2, s_sign, &g->bigram_sign, err))) return rc;
     if (signs) g->sign_rows = (int)dim0(b, "bigram_sign_table");
     if (signs && g->sign_rows < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_sign_table has no rows", b->path);
-    if (mudd) {
-        if ((rc = load(b, "mudd_w1", 3, s_w1, &g->mudd_w1, err))) return rc;
-        g->mudd_dim = (int)entry(b, "mudd_w1")->t->shape[1];
-        s_w2[2] = g->mudd_dim;
-        if ((rc = load(b, "mudd_w2", 3, s_w2, &g->mudd_w2, err))) return rc;
-        g->mudd_coef = (int)entry(b, "mudd_w2")->t->shape[1];
-        s_b2[1] = g->mudd_coef;
-        if ((rc = load(b, "mudd_b2", 2, s_b2, &g->mudd_b2, err))) return rc;
-        if (g->mudd_coef < MNG_MUDD_COEF || g->mudd_dim < 1 || g->mudd_dim > 4096)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: mudd_w2 holds %d coefficients of %d features; the record's MUDD reads %d", b->path, g->mudd_coef,
-                            g->mudd_dim, MNG_MUDD_COEF);
+    if (mudd && (rc = load_net(b, "mudd", C, MNG_MUDD_COEF, &g->mudd_w1, &g->mudd_w2, &g->mudd_b2, &g->mudd_dim, &g->mudd_coef, err))) return rc;
+    if (gated) {
+        float *scale;
+        if ((rc = load_net(b, "mudd_gate", C, MNG_GATE_POST, &g->gate_w1, &g->gate_w2, &g->gate_b2, &g->gate_dim, &g->gate_coef, err)) ||
+            (rc = load(b, "_mudd_gate_scale", 0, NULL, &scale, err)))
+            return rc;
+        g->gate_scale = scale[0];
+        g->g_skip = MNG_GATE_PRE + 28, g->g_dc = MNG_GATE_PRE + 29;
     }
     // 07-17's FP8 down-projection scales: training state (the evaluation runs the bank's weights)
     static const char *fp8[] = {"_mlp_down_act_scales", "_mlp_down_proj_scales", "_mlp_down_proj_next_scales"};
@@ -348,7 +376,8 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         L->window = k_long[l] ? arch->ws_long : arch->ws_short;
         L->resid_attn = bf16_round(resid[2 * l]), L->resid_mlp = bf16_round(resid[2 * l + 1]);
         L->post_attn = bf16_round(post[2 * l]), L->post_mlp = bf16_round(post[2 * l + 1]);
-        L->x0_lambda = bf16_round(x0l[l]), L->bigram_lambda = bf16_round(bgl[l]);
+        if (!gated) L->x0_lambda = bf16_round(x0l[l]), L->bigram_lambda = bf16_round(bgl[l]);
+        gate_columns(L, l, gated);
         // mlp_bank[l] = (c_fc (F, C), c_proj (F, C)): relu(x c_fc^T)^2 c_proj; w_down is c_proj^T.
         w->w_up = mlp + (size_t)l * 2 * F * C;
         w->w_down = f = take(b, (size_t)F * C);
@@ -364,7 +393,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             *dst[k] = f = take(b, (size_t)C * C);
             for (size_t i = 0; i < (size_t)C * C; i++) f[i] = (k < 3 ? lq : lo) * src[k][i];
         }
-        L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
+        if (!gated) L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
         if (L->ve >= 0) L->ve_gate = vg + (size_t)L->ve * H * MNG_GATE_IN;
         if (k_xsa[l] && has_xsa && !L->paired) {
             L->xsa_gate = f = take(b, (size_t)H);
@@ -372,6 +401,8 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             w->xsa_gate = L->xsa_gate;
             c->xsa[l] = 1;
         }
+        c->xsa[l] |= L->g_xsa >= 0;
+        L->dc = gated && l == MNG_LAYERS - 1 && !L->paired;
     }
     yarn_freqs(g, arch, (int)hd);
     return 0;
@@ -396,7 +427,6 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
     rc = pgolf_read_root(pt, sd ? sd : tf.root, err);
     if (!rc) rc = resolve_paired(&arch, tf.root, path, arch_path, err);
     struct mng_build b = {.pt = pt, .path = path};
-    if (!rc) rc = later_record(&b, err);
     if (!rc) rc = build(&b, m, &arch, 1, err);
     if (!rc) {
         m->arena_bytes = b.cap * sizeof(float);

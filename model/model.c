@@ -213,11 +213,14 @@ int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *
             p = comma + 1;
         }
     }
-    // modded-nanogpt's XSA is gated by its trained alphas: a layer without them has none to turn on.
+    // modded-nanogpt's XSA is gated by its trained alphas (or gates): a layer without them has none to turn on.
+    char gated[64] = "";
+    for (int l = 0; l < L; l++)
+        if (cfg->xsa[l]) snprintf(gated + strlen(gated), sizeof gated - strlen(gated), "%s%d", gated[0] ? "," : "", l);
     for (int l = 0; l < L && !strcmp(cfg->family, "mnanogpt"); l++)
         if (xsa[l] && !cfg->xsa[l])
             return model_xsa_count(cfg)
-                       ? xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are 1,3,4,7,8,10); --xsa can only turn gated layers off", spec, l)
+                       ? xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are %s); --xsa can only turn gated layers off", spec, l, gated)
                        : xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': this modded-nanogpt checkpoint has no xsa_alphas (an SA model, as the record's master baseline), so no layer has an XSA gate to turn on", spec);
     memcpy(cfg->xsa, xsa, sizeof xsa);
     return 0;
@@ -306,11 +309,14 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     char paired[64] = "";
     for (int l = 0; m->mng && l < c->n_layer; l++)
         if (m->mng->layer[l].paired) snprintf(paired + strlen(paired), sizeof paired - strlen(paired), "%s%d", paired[0] ? "," : "", l);
-    FEAT(m->mng, "modded-nanogpt GPT (paired heads in layers %s, value embeddings, attention gates, key offset, YaRN, windows %d/%d, "
-                 "x0/bigram lambdas%s, skip, %s, 23*sigmoid((x+5)/7.5) soft-cap)",
-         paired[0] ? paired : "none", m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0,
+    int mng_gated = m->mng && m->mng->gate_w1;
+    FEAT(m->mng, "modded-nanogpt GPT (paired heads in layers %s, value embeddings, %s, key offset, YaRN, windows %d/%d, "
+                 "x0/bigram %s%s, skip, %s%s, 23*sigmoid((x+5)/7.5) soft-cap)",
+         paired[0] ? paired : "none", mng_gated ? "per-token MUDD gates (XSA, attention in layers 3 and 10, x0, bigram, skip)" : "attention gates",
+         m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0, mng_gated ? "gates" : "lambdas",
          m->mng && m->mng->bigram_sign ? ", the bigram sign trick" : "",
-         m->mng && m->mng->mudd_w1 ? "MUDD connections at the last layer and after it" : "backout");
+         m->mng && m->mng->mudd_w1 ? "MUDD connections at the last layer and after it" : "backout",
+         mng_gated ? ", the layer-10 DC correction" : "");
     FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq, "q/k/v biases");

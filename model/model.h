@@ -146,7 +146,7 @@ struct layer_weights {
     float *lane_post;                  // (2, 2) ... post[s][k] times sublayer s's output into lane k (0 attention's, 1 MLP's)
 };
 
-// modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to 07-17; docs/modded-nanogpt.md):
+// modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to the root train_gpt.py; docs/modded-nanogpt.md):
 // a decoder of its own topology, run by kernels/cpu/cpu_mnanogpt.c. Layer l's q, k, v, o are
 // layers[l].wq..wo with sa_lambdas folded in as the record folds them (F.linear(x, lambda * W)),
 // its MLP layers[l].w_up / w_down (relu^2).
@@ -162,9 +162,18 @@ struct mng_layer {
     float *xsa_gate;     // (H) tanh(xsa_alphas[l]), or NULL: no XSA
     float *attn_gate;    // (H, 12) y_h *= sigmoid(attn_gate[h] . x[:12])
     float *ve_gate;      // (H, 12) v_h += 2 sigmoid(ve_gate[h] . g) ve_h, g = cat(x[:6], ve[:6]) (paired, before MUDD: x[:12])
+    // The root train_gpt.py's per-token gates (MUDD gates), as columns of its gate vector, or -1:
+    // tanh(g) is the XSA strength of each head (y -= tanh(g) (y . v / max(|v|^2, 1e-8)) v), g the
+    // attention output's gate per head (no sigmoid), g times x0, g times the bigram row.
+    int g_xsa, g_attn, g_x0, g_bigram;
+    int dc;              // the DC correction after attention (the root train_gpt.py's layer 10)
 };
 #define MNG_MUDD_SCALE 0.1f  // GPT._mudd_scale: the MUDD coefficients are (w2 gelu(w1 x) + b2) times it
 #define MNG_MUDD_COEF 14     // coefficients at the last layer (5 after the loop)
+#define MNG_GATE_PRE 26      // MUDD gate columns from x0: XSA 1, 3; attention gate 3; x0/bigram 0..3
+#define MNG_GATE_POST 41     // ... from layer 4's input: XSA 4, 7; attention gate 10; x0/bigram 4, 5, 7, 8, 9; skip; DC
+#define MNG_DC_WINDOW 112    // keys the DC correction's softmax reads back (the token's own included)
+#define MNG_DC_HEADS 6       // the gate layout's heads
 struct mng_model {
     struct mng_layer layer[MNG_LAYERS];
     float *value_embeds;           // (5, V, C)
@@ -183,6 +192,13 @@ struct mng_model {
     // paired layers too.
     float *mudd_w1, *mudd_w2, *mudd_b2;
     int mudd_dim, mudd_coef;
+    // MUDD gates (2026-05-27, the root train_gpt.py since), or NULL: networks of mudd_w1's form,
+    // gate_w1 (2, gate_dim, C), gate_w2 (2, gate_coef, gate_dim), gate_b2 (2, gate_coef), times
+    // gate_scale. Gate 0 reads x0 (MNG_GATE_PRE columns), gate 1 the residual into layer 4
+    // (MNG_GATE_POST columns, after those): they replace xsa_alphas, the attention gates, the x0
+    // and bigram lambdas and the skip gate (g_skip), and give the DC weights (g_dc: 6 w1, then 6 w2).
+    float *gate_w1, *gate_w2, *gate_b2, gate_scale;
+    int gate_dim, gate_coef, g_skip, g_dc;
     float *smear_gate, *skip_gate; // (12) each
     float smear_lambda, backout_lambda, skip_lambda;
     float attn_scale;              // softmax scale after the YaRN updates (both Yarns share it)

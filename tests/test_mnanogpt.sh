@@ -55,9 +55,15 @@ for bad in '[0, 6]' '[0, 0]' '[11]' '[0.5]' '"0,5"'; do
     echo "{\"FAMILY\": \"modded-nanogpt\", \"PAIRED_LAYERS\": $bad}" > "$TMP/arch.json"
     expect_exit "paired_bad $bad" 2 "arch.json: PAIRED_LAYERS must be a list of distinct layers 0..10 other than 6" -- "$XSA_BIN" info --model $S --arch "$TMP/arch.json"
 done
-# 2026-05-27's GPT (per-token MUDD gates, the DC correction) is named and refused (a stub:
-# tools/fixtures/make_mnanogpt_later_stub.py); so are files with one thing wrong.
-expect_exit later_mudd_gates 2 "tensor 'mudd_gate_w1' is from a later modded-nanogpt GPT: per-token MUDD gates" -- "$XSA_BIN" info --model $X/later/mudd_gates.pt
+# The root train_gpt.py's GPT (2026-05-27 on): per-token MUDD gates in place of xsa_alphas, the
+# attention, x0, bigram and skip gates; the layer-10 DC correction. Its XSA layers are 1,3,4,7.
+G=$X/gates/state_step000000.pt
+expect_exit gates_info 0 "features .*per-token MUDD gates \(XSA, attention in layers 3 and 10, x0, bigram, skip\).*the layer-10 DC correction" -- "$XSA_BIN" info --model $G
+expect_exit gates_xsa_layers 0 "xsa layers +1,3,4,7 \(4 of 11; source: config\)" -- "$XSA_BIN" info --model $G
+expect_exit gates_xsa_off 2 "--xsa '8': layer 8 of modded-nanogpt's GPT has no XSA gate" -- "$XSA_BIN" logprobs --model $G --device cpu --tokens 50,3,17 --xsa 8
+expect_exit gates_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $G --device cpu --tokens 50,3,17 --xsa none
+# Files with one thing wrong (tools/fixtures/make_mnanogpt_bad.py).
+expect_exit bad_gates_heads 2 "gates_heads.pt: MUDD gates with another head count than 6" -- "$XSA_BIN" info --model $X/bad/gates_heads.pt
 expect_exit bad_mudd_no_signs 2 "mudd_no_signs.pt: MUDD tensors without a bigram_sign_table" -- "$XSA_BIN" info --model $X/bad/mudd_no_signs.pt
 expect_exit bad_bigram_wide 2 "bigram_wide.pt: bigram_embed.weight is 36 wide; the record's GPT takes at most the model's width" -- "$XSA_BIN" info --model $X/bad/bigram_wide.pt
 # A file whose pickle is damaged (its first opcode, at byte 64 of the archive, made 0xff):

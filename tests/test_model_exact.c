@@ -247,6 +247,9 @@ TEST(mnanogpt_fixture_matches_record) {
     CHECK(check_model("tests/fixtures/mnanogpt/sign_trick/state_step000000.pt", "tests/fixtures/mnanogpt/sign_trick/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd/state_step000000.pt", "tests/fixtures/mnanogpt/mudd/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd_0611/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0611/reference.json") == 3);
+    // the root train_gpt.py's (2026-05-27 on): per-token MUDD gates for XSA, the injections, the
+    // skip and the layer-10 DC correction (6 heads, as its gate layout needs)
+    CHECK(check_model("tests/fixtures/mnanogpt/gates/state_step000000.pt", "tests/fixtures/mnanogpt/gates/reference.json") == 3);
 }
 
 // backend.h's probe on modded-nanogpt's GPT: cos(y, v), cos(z, v) and a_ii per layer and head at
@@ -313,14 +316,16 @@ TEST(mnanogpt_probe_matches_record) {
     check_mng_probe("tests/fixtures/mnanogpt/sign_trick");
     check_mng_probe("tests/fixtures/mnanogpt/mudd");
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0611");
+    check_mng_probe("tests/fixtures/mnanogpt/gates");
 }
 
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside
 // another row in the batch: keys, the token before (smear, bigram hash, key offset) and
 // positions follow the spans; and the same bits on one thread as on two.
-TEST(mnanogpt_shared_prefix_matches_record) {
-    const char *ref = "tests/fixtures/mnanogpt/xsa_gated/reference.json";
-    if (!file_exists(ref)) SKIP("tests/fixtures/mnanogpt absent");
+static void check_mng_shared_prefix(const char *dir) {
+    char ref[512], path[512];
+    snprintf(ref, sizeof ref, "%s/reference.json", dir);
+    snprintf(path, sizeof path, "%s/state_step000000.pt", dir);
     char *text = NULL;
     xsa_error err = {0};
     CHECK_EQ_INT(file_read_all(ref, 1u << 20, &text, NULL, &err), 0);
@@ -332,7 +337,7 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     int32_t ids[64], other[3] = {5, 6, 7}, plain[4] = {9, 8, 7, 6};
     for (int i = 0; i < n && i < 64; i++) ids[i] = (int32_t)cJSON_GetArrayItem(toks, i)->valuedouble;
     struct model m;
-    CHECK_EQ_INT(model_load(&m, "tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt", &err), 0);
+    CHECK_EQ_INT(model_load(&m, path, &err), 0);
     struct batch_builder bb;
     batch_init(&bb);
     int first, pf, bf[2], blen[2] = {3, n - np};
@@ -353,7 +358,7 @@ TEST(mnanogpt_shared_prefix_matches_record) {
         double d = fabs(lp[e] - cJSON_GetArrayItem(lps, np - 1 + e)->valuedouble);
         if (d > worst) worst = d;
     }
-    fprintf(stderr, "  shared prefix + branches: %d entries, max |logprob - torch| = %.3g\n", b.n_entries, worst);
+    fprintf(stderr, "  %s: shared prefix + branches: %d entries, max |logprob - torch| = %.3g\n", dir, b.n_entries, worst);
     CHECK_MSG(worst <= TOL_F32, "shared prefix: max |logprob - torch| = %.3g", worst);
     backend_close(&be);
     // Attention runs a token per task over the threads: one thread gives the same bits.
@@ -368,6 +373,13 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     batch_free(&bb);
     model_free(&m);
     cJSON_Delete(root);
+}
+
+// (the root train_gpt.py's GPT: its DC correction reads the context's keys and the branch's)
+TEST(mnanogpt_shared_prefix_matches_record) {
+    if (!file_exists("tests/fixtures/mnanogpt/xsa_gated/reference.json")) SKIP("tests/fixtures/mnanogpt absent");
+    check_mng_shared_prefix("tests/fixtures/mnanogpt/xsa_gated");
+    check_mng_shared_prefix("tests/fixtures/mnanogpt/gates");
 }
 
 RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),

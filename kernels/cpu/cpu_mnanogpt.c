@@ -1,5 +1,5 @@
-// cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to
-// 2026-07-17, model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic,
+// cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to the
+// root train_gpt.py, model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic,
 // over a packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
 // Projections on the backend's GEMM; attention over the backend's threads (a token's heads are
 // one task, so each writes only its own outputs); gates and norms in plain loops (double dot products).
@@ -27,7 +27,9 @@ struct mng_run {
     const struct mng_layer *L;             // the layer attention runs for
     const float *mu;                       // (T, mudd_coef) the last layer's MUDD coefficients, when attention runs for it; else NULL
     const float *c0, *c7, *c9;             // (T, C) the residual into layer 0, after layer 7, into the last layer (MUDD's sources)
+    const float *gates;                    // (T, MNG_GATE_PRE + MNG_GATE_POST) the MUDD gates' columns, or NULL
     double *p;                             // (threads, 2T + 16) scores, per worker
+    double *dc_p;                          // (threads, (H + 1) MNG_DC_WINDOW) the DC correction's probabilities, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
 };
 
@@ -112,11 +114,52 @@ static void attend(const struct mng_run *r, const struct mng_layer *L, int t, in
     }
 }
 
+// The root train_gpt.py's DC correction of token t (dc_triton_kernels.py, its forward kernel):
+// each head's softmax over the keys of t's document at most MNG_DC_WINDOW - 1 positions back
+// (the layer's scale, a normalization of its own), mixed over heads by w1 = rms_norm(gate's w1)
+// into a(j) = sum_h w1_h p_h(j); head h's output gains w2_h sum_j a(j) v_h(j).
+static void dc_correct(const struct mng_run *r, int t, double *p, long *key) {
+    const struct score_batch *b = r->b;
+    const float *gg = r->gates + (size_t)t * (MNG_GATE_PRE + MNG_GATE_POST) + r->m->mng->g_dc;
+    int hd = r->hd, C = r->C, H = r->H, n = 0;
+    float w1[MNG_DC_HEADS];
+    double ms = 0;
+    for (int h = 0; h < H; h++) ms += (double)gg[h] * gg[h];
+    float rs = 1.0f / sqrtf((float)(ms / H) + 1e-6f);  // F.rms_norm(w1, (6,), eps=1e-6)
+    for (int h = 0; h < H; h++) w1[h] = gg[h] * rs;
+    for (int s = 0; s < 2; s++) {  // the keys: rows of k, v
+        int lo, hi;
+        if (!key_range(b, t, s, &lo, &hi)) continue;
+        for (int j = first_at(b, lo, hi, b->pos[t] - (MNG_DC_WINDOW - 1)); j < hi && b->pos[j] <= b->pos[t] && n < MNG_DC_WINDOW; j++) key[n++] = j;
+    }
+    double *a = p + (size_t)H * n;  // p: (H, n) probabilities, then a (n)
+    for (int i = 0; i < n; i++) a[i] = 0;
+    for (int h = 0; h < H; h++) {
+        const float *q = r->q + (size_t)t * C + (size_t)h * hd;
+        double mx = -INFINITY, z = 0, *ph = p + (size_t)h * n;
+        for (int i = 0; i < n; i++) {
+            ph[i] = (double)r->m->mng->attn_scale * dot(q, r->k + (size_t)key[i] * C + (size_t)h * hd, hd);
+            if (ph[i] > mx) mx = ph[i];
+        }
+        for (int i = 0; i < n; i++) z += (ph[i] = exp(ph[i] - mx));
+        for (int i = 0; i < n; i++) a[i] += (double)w1[h] * (ph[i] / z);
+    }
+    for (int h = 0; h < H; h++) {
+        float *y = r->y + (size_t)t * C + (size_t)h * hd;
+        for (int d = 0; d < hd; d++) {
+            double acc = 0;
+            for (int i = 0; i < n; i++) acc += a[i] * r->v[(size_t)key[i] * C + (size_t)h * hd + d];
+            y[d] = y[d] + (float)((double)gg[MNG_DC_HEADS + h] * acc);
+        }
+    }
+}
+
 // Task t of a layer's attention: token t's heads, with worker w's scratch.
 static void attend_token(void *ctx, int t, int w) {
     struct mng_run *r = ctx;
     size_t n = 2 * (size_t)r->T + 16;
     for (int h = 0; h < r->H; h++) attend(r, r->L, t, h, r->m->mng->attn_scale, r->p + (size_t)w * n, r->key + (size_t)w * n);
+    if (r->L->dc) dc_correct(r, t, r->dc_p + (size_t)w * (MNG_DC_HEADS + 1) * MNG_DC_WINDOW, r->key + (size_t)w * n);
 }
 
 // CausalSelfAttention.forward on the normed input xn: out (T, C).
@@ -178,15 +221,21 @@ static void attention(struct mng_run *r, int l) {
             float *o = r->probe && r->row[t] >= 0
                            ? r->probe + (((size_t)r->row[t] * m->cfg.n_layer + l) * H + h) * BACKEND_PROBE_STATS : NULL;
             if (o) o[BACKEND_PROBE_COS_Y] = (float)cpu_cosine(y, vv, hd);
-            if (L->xsa_gate && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4); y -= tanh(alpha) (y . vn) vn
+            const float *gg = r->gates ? r->gates + (size_t)t * (MNG_GATE_PRE + MNG_GATE_POST) : NULL;
+            if (L->g_xsa >= 0 && m->cfg.xsa[l]) {  // per token: y -= tanh(g) (y . v / max(|v|^2, 1e-8)) v
+                float vv2 = dot(vv, vv, hd), c = tanhf(gg[L->g_xsa + h]) * (dot(y, vv, hd) / (vv2 > 1e-8f ? vv2 : 1e-8f));
+                for (int d = 0; d < hd; d++) y[d] = y[d] - c * vv[d];
+            } else if (L->xsa_gate && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4); y -= tanh(alpha) (y . vn) vn
                 float nv = sqrtf(dot(vv, vv, hd)), den = nv > 1e-4f ? nv : 1e-4f, vn[1024];
                 for (int d = 0; d < hd; d++) vn[d] = vv[d] / den;
                 float proj = dot(y, vn, hd), a = L->xsa_gate[h] * proj;
                 for (int d = 0; d < hd; d++) y[d] = y[d] - a * vn[d];
             }
-            if (o) o[BACKEND_PROBE_COS_Z] = (float)cpu_cosine(y, vv, hd);  // (the output gate below is a positive scale)
-            float gate = sigmoidf_(dot(x, L->attn_gate + h * MNG_GATE_IN, MNG_GATE_IN));
-            for (int d = 0; d < hd; d++) y[d] *= gate;
+            if (o) o[BACKEND_PROBE_COS_Z] = (float)cpu_cosine(y, vv, hd);  // (before the output gate: a per-head scale)
+            // the output gate: sigmoid(W . x[:12]), or the MUDD gate's column as it is, or none
+            float gate = L->attn_gate ? sigmoidf_(dot(x, L->attn_gate + h * MNG_GATE_IN, MNG_GATE_IN)) : L->g_attn >= 0 ? gg[L->g_attn + h] : 1.0f;
+            if (L->attn_gate || L->g_attn >= 0)
+                for (int d = 0; d < hd; d++) y[d] *= gate;
         }
     }
     linear(r, r->y, w->wo, r->out, C, C);
@@ -199,15 +248,20 @@ static void bigram_row(const struct mng_model *g, const int32_t *bgrow, const in
     for (int j = 0; j < g->bigram_dim; j++) out[j] = sg ? e[j] * sg[j] : e[j];
 }
 
-// GPT.forward_mudd for every token of x (Tp, C): mu (T, mudd_coef) = (w2 gelu(w1 x) + b2) * 0.1,
-// the first n coefficients of block id. h: (Tp, mudd_dim) scratch.
-static void mudd(const struct mng_run *r, const struct mng_model *g, int id, int n, const float *x, float *h, float *mu) {
-    int Dm = g->mudd_dim, K = g->mudd_coef;
-    linear(r, x, g->mudd_w1 + (size_t)id * Dm * r->C, h, r->C, Dm);
-    for (size_t i = 0; i < (size_t)r->T * Dm; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));  // F.gelu (erf)
-    const float *w2 = g->mudd_w2 + (size_t)id * K * Dm, *b2 = g->mudd_b2 + (size_t)id * K;
+// A coefficient network (GPT.forward_mudd, forward_mudd_gate) of block id over every token of x
+// (Tp, C): out[t * stride + k] = (w2 gelu(w1 x) + b2)[k] * scale for the first n of its K
+// coefficients; w1 (2, D, C), w2 (2, K, D), b2 (2, K). h: (Tp, D) scratch.
+struct coef_net {
+    const float *w1, *w2, *b2;
+    int D, K;
+    float scale;
+};
+static void coefs(const struct mng_run *r, struct coef_net net, int id, int n, const float *x, float *h, float *out, int stride) {
+    linear(r, x, net.w1 + (size_t)id * net.D * r->C, h, r->C, net.D);
+    for (size_t i = 0; i < (size_t)r->T * net.D; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));  // F.gelu (erf)
+    const float *w2 = net.w2 + (size_t)id * net.K * net.D, *b2 = net.b2 + (size_t)id * net.K;
     for (int t = 0; t < r->T; t++)
-        for (int k = 0; k < n; k++) mu[(size_t)t * K + k] = (dot(h + (size_t)t * Dm, w2 + (size_t)k * Dm, Dm) + b2[k]) * MNG_MUDD_SCALE;
+        for (int k = 0; k < n; k++) out[(size_t)t * stride + k] = (dot(h + (size_t)t * net.D, w2 + (size_t)k * net.D, net.D) + b2[k]) * net.scale;
 }
 
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy) {
@@ -217,25 +271,33 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     int T = b->n_tokens, C = c->d_model, F = c->d_ff, V = c->vocab_size, last = c->n_layer - 1, Db = g->bigram_dim;
     int Tp = cpu_gemm_pad_rows(T), G = CPU_GEMM_ROWS, has_mudd = g->mudd_w1 != NULL;
     size_t TC = (size_t)T * C, P = (size_t)Tp * C;  // real rows; rows of each buffer (the padding stays 0)
-    // Nine (Tp, C) buffers, eleven with MUDD: a record-sized 262,144-token val chunk is one batch.
-    // The MLP runs in tiles of MT rows; without MUDD layer 7's output (backout) takes layer 3's
-    // buffer once layer 6 has read it (MUDD reads both after the loop, and the last layer's input);
-    // the embeddings are gathered into q, which attention first writes in layer 0.
-    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE), nb = has_mudd ? 11 : 9;
+    // Nine (Tp, C) buffers, eleven with MUDD, twelve with its gates: a record-sized 262,144-token
+    // val chunk is one batch. The MLP runs in tiles of MT rows; without MUDD layer 7's output
+    // (backout) takes layer 3's buffer once layer 6 has read it (MUDD reads both after the loop, and
+    // the last layer's input); the embeddings are gathered into q, which attention first writes in
+    // layer 0. MUDD's c0 (the residual into layer 0) is x0 where the bigram is added into x0 in
+    // place, a buffer of its own with the gates (they add it to a copy).
+    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE), nb = g->gate_w1 ? 12 : has_mudd ? 11 : 9;
     float *buf = xsa_calloc(P * nb + MT * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
     float *x = buf, *x0 = x + P, *skip = x0 + P;
     struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
     r.xn = skip + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P;
-    float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL;
+    float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL, *c0 = g->gate_w1 ? c9 + P : x0;
     float *tmp = r.q, *ff = r.out + P * (nb - 8), *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
     float *mu = has_mudd ? xsa_calloc((size_t)T * g->mudd_coef, sizeof(float)) : NULL;
-    float *mh = has_mudd ? xsa_calloc((size_t)Tp * g->mudd_dim, sizeof(float)) : NULL;
+    struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, MNG_MUDD_SCALE};
+    struct coef_net gnet = {g->gate_w1, g->gate_w2, g->gate_b2, g->gate_dim, g->gate_coef, g->gate_scale};
+    int GS = MNG_GATE_PRE + MNG_GATE_POST, hdim = g->mudd_dim > g->gate_dim ? g->mudd_dim : g->gate_dim;
+    float *mh = has_mudd ? xsa_calloc((size_t)Tp * hdim, sizeof(float)) : NULL;
+    float *gates = g->gate_w1 ? xsa_calloc((size_t)T * GS, sizeof(float)) : NULL;  // gate 0's columns, then gate 1's
+    r.gates = gates;
     float *bg = xsa_malloc((size_t)Db * sizeof(float));
-    r.c0 = x0, r.c7 = xb, r.c9 = c9;
+    r.c0 = c0, r.c7 = xb, r.c9 = c9;
     int32_t *bgrow = xsa_malloc((size_t)T * sizeof *bgrow), *srow = xsa_malloc((size_t)T * sizeof *srow);  // each token's bigram_emb, sign rows
     size_t nw = (size_t)cpu_pool_threads(st->pool);
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
+    r.dc_p = gates ? xsa_calloc(nw * (MNG_DC_HEADS + 1) * MNG_DC_WINDOW, sizeof(double)) : NULL;
     int has_backout = 0;
     // The scored tokens' rows (entries may share one), for the probe and the head.
     int *row = xsa_calloc((size_t)T, sizeof(int)), *rtok = xsa_calloc((size_t)T, sizeof(int)), R = 0;
@@ -276,22 +338,32 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         bgrow[t] = hsh;
         srow[t] = !g->bigram_sign ? -1 : pv < 0 ? 0 : (int32_t)(((uint32_t)b->token[pv] ^ (uint32_t)b->token[t]) % (uint32_t)g->sign_rows);
     }
+    if (gates) coefs(&r, gnet, 0, MNG_GATE_PRE, x0, mh, gates, GS);  // the MUDD gates' first block, from x0
     for (int t = 0; t < T; t++) {  // layer 0's bigram: with the sign trick added into x0 in place (x is x0)
         float *o = x + (size_t)t * C, *z = x0 + (size_t)t * C;
         bigram_row(g, bgrow, srow, t, bg);
-        if (g->bigram_sign) {
+        if (gates) {  // (the gated GPT adds it to a copy of x0, times its gate)
+            float gb = gates[(size_t)t * GS + g->layer[0].g_bigram];
+            memcpy(o, z, (size_t)C * sizeof(float));
+            for (int j = 0; j < Db; j++) o[j] = o[j] + bg[j] * gb;
+            memcpy(c0 + (size_t)t * C, o, (size_t)C * sizeof(float));
+        } else if (g->bigram_sign) {
             for (int j = 0; j < Db; j++) z[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
             memcpy(o, z, (size_t)C * sizeof(float));
         } else
             for (int j = 0; j < C; j++) o[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
     }
     float sk = 1.0f / (1.0f + expf(-g->skip_lambda)) * 2;
-    for (int t = 0; t < T; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
+    for (int t = 0; t < T && !gates; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
 
     for (int l = 0; l < c->n_layer; l++) {
         const struct mng_layer *L = &g->layer[l];
         const struct layer_weights *w = &m->layers[l];
         int mix = has_mudd && l == last;  // the last layer's lambdas are MUDD's coefficients
+        if (gates && l == 4) {  // the gates' second block, from layer 4's input; the skip's is sigmoid(skip_lambda) times its column
+            coefs(&r, gnet, 1, MNG_GATE_POST, x, mh, gates + MNG_GATE_PRE, GS);
+            for (int t = 0; t < T; t++) skip_g[t] = 1.0f / (1.0f + expf(-g->skip_lambda)) * gates[(size_t)t * GS + g->g_skip];
+        }
         if (!L->attn) {
             for (size_t i = 0; i < TC; i++) x[i] = x[i] + skip_g[i / C] * skip[i];
         } else {
@@ -299,10 +371,10 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             r.mu = NULL;
             if (mix) {  // its input kept (cache[9]); x = (1 + mu5) x + mu3 c0 + mu4 c7
                 memcpy(c9, x, TC * sizeof(float));
-                mudd(&r, g, 0, MNG_MUDD_COEF, x, mh, mu);
+                coefs(&r, mnet, 0, MNG_MUDD_COEF, x, mh, mu, g->mudd_coef);
                 for (size_t i = 0; i < TC; i++) {
                     const float *u = mu + i / C * g->mudd_coef;
-                    x[i] = (1 + u[5]) * x[i] + u[3] * x0[i] + u[4] * xb[i];
+                    x[i] = (1 + u[5]) * x[i] + u[3] * c0[i] + u[4] * xb[i];
                 }
                 r.mu = mu;
             }
@@ -312,8 +384,12 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
                 const float *z = x0 + (size_t)t * C, *a = r.out + (size_t)t * C, *u = mix ? mu + (size_t)t * g->mudd_coef : NULL;
                 bigram_row(g, bgrow, srow, t, bg);
                 if (mix) {  // x = mu8 x + mu9 attn + mu10 c0; x[:Db] += mu11 bigram
-                    for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + u[10] * z[j];
+                    for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + u[10] * c0[(size_t)t * C + j];
                     for (int j = 0; j < Db; j++) o[j] = o[j] + u[11] * bg[j];
+                } else if (gates) {  // x0 times its gate, then the bigram times its gate (none in layer 0)
+                    float gx = gates[(size_t)t * GS + L->g_x0], gb = l > 0 ? gates[(size_t)t * GS + L->g_bigram] : 0;
+                    for (int j = 0; j < C; j++) o[j] = L->resid_attn * o[j] + L->post_attn * a[j] + z[j] * gx;
+                    for (int j = 0; j < Db && l > 0; j++) o[j] = o[j] + bg[j] * gb;
                 } else if (g->bigram_sign) {  // x0 injection, then the bigram's on its channels (none in layer 0)
                     for (int j = 0; j < C; j++) o[j] = L->resid_attn * o[j] + L->post_attn * a[j] + z[j] * L->x0_lambda;
                     for (int j = 0; j < Db && l > 0; j++) o[j] = o[j] + bg[j] * L->bigram_lambda;
@@ -343,12 +419,12 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             memcpy(b->probe + (size_t)e * per_row, r.probe + (size_t)row[b->entry_index[e]] * per_row, (size_t)per_row * sizeof(float));
     free(r.probe);
     if (has_mudd) {  // after the loop: x += mu0 c0 + mu1 c7 + mu2 c9 + mu3 ve0 + mu4 c3 (ve0: value embedding 0, layer 1's)
-        mudd(&r, g, 1, 5, x, mh, mu);
+        coefs(&r, mnet, 1, 5, x, mh, mu, g->mudd_coef);
         for (int t = 0; t < T; t++) {
             const float *u = mu + (size_t)t * g->mudd_coef, *ve = g->value_embeds + (size_t)b->token[t] * C;
             for (int j = 0; j < C; j++) {
                 size_t i = (size_t)t * C + j;
-                x[i] = x[i] + u[0] * x0[i] + u[1] * xb[i] + u[2] * c9[i] + u[3] * ve[j] + u[4] * skip[i];
+                x[i] = x[i] + u[0] * c0[i] + u[1] * xb[i] + u[2] * c9[i] + u[3] * ve[j] + u[4] * skip[i];
             }
         }
     } else
@@ -393,5 +469,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     free(mh);
     free(r.key);
     free(r.p);
+    free(r.dc_p);
+    free(gates);
     free(buf);
 }
