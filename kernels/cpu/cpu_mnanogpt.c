@@ -298,7 +298,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     r.p = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(double));
     r.key = xsa_calloc(nw * (2 * (size_t)T + 16), sizeof(long));
     r.dc_p = gates ? xsa_calloc(nw * (MNG_DC_HEADS + 1) * MNG_DC_WINDOW, sizeof(double)) : NULL;
-    int has_backout = 0;
+    int have_c7 = 0;  // layer 7 has run: later layers attend from its output (cache.get(7, x))
     // The scored tokens' rows (entries may share one), for the probe and the head.
     int *row = xsa_calloc((size_t)T, sizeof(int)), *rtok = xsa_calloc((size_t)T, sizeof(int)), R = 0;
     for (int t = 0; t < T; t++) row[t] = -1;
@@ -367,7 +367,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         if (!L->attn) {
             for (size_t i = 0; i < TC; i++) x[i] = x[i] + skip_g[i / C] * skip[i];
         } else {
-            cpu_norm_rows(has_backout ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
+            cpu_norm_rows(have_c7 ? xb : x, r.xn, T, C, NULL, NULL, c->norm_eps);
             r.mu = NULL;
             if (mix) {  // its input kept (cache[9]); x = (1 + mu5) x + mu3 c0 + mu4 c7
                 memcpy(c9, x, TC * sizeof(float));
@@ -412,7 +412,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             x[i] = mix ? u[12] * x[i] + u[13] * r.out[i] : L->resid_mlp * x[i] + L->post_mlp * r.out[i];
         }
         if (l == 3) memcpy(skip, x, TC * sizeof(float));
-        if (l == 7) memcpy(xb, x, TC * sizeof(float)), has_backout = 1;
+        if (l == 7) memcpy(xb, x, TC * sizeof(float)), have_c7 = 1;
     }
     if (r.probe)
         for (int e = 0; e < b->n_entries; e++)
