@@ -836,15 +836,22 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     if (!rc) rc = file_map(path, mf, err);
     const unsigned char *data = mf ? mf->data : NULL;
     size_t size = mf ? mf->size : 0;
-    if (!rc && !torch_zip_magic(data, size)) {  // a .ptz: the torch.save inside
-        unsigned char *raw = NULL;
-        rc = pgolf_decompress(data, size, &raw, &size, path, err);
-        if (!rc) safetensors_keep(st, fi, raw);
-        data = raw;
+    int pgrp = !rc && pgolf_pgrp_magic(data, size), opened = pgrp;
+    const struct pv *root = NULL;
+    if (pgrp) {  // the 2026-04-27 9Hp record's per-group container
+        rc = pgolf_pgrp_open(&tf, st, fi, path, data, size, &root, err);
+    } else {
+        if (!rc && !torch_zip_magic(data, size)) {  // a .ptz: the torch.save inside
+            unsigned char *raw = NULL;
+            rc = pgolf_decompress(data, size, &raw, &size, path, err);
+            if (!rc) safetensors_keep(st, fi, raw);
+            data = raw;
+        }
+        opened = !rc;
+        if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
+        root = tf.root;
     }
-    int opened = !rc;
-    if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
-    if (!rc) rc = pgolf_read_root(pt, tf.root, err);
+    if (!rc) rc = pgolf_read_root(pt, root, err);
     struct pg_layout *L = xsa_calloc(1, sizeof *L);
     if (!rc) rc = configure(m, pt, &a, path, L, err);
     if (!rc) m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
@@ -862,7 +869,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
                           path, pt->e[i].name);
     if (!rc) rc = safetensors_sha256(st, m->weights_sha256, err);
     if (!rc) {
-        snprintf(m->format, sizeof m->format, "%s", !strcmp(pt->format, "state_dict") ? "pytorch" : pt->format[0] == 'i' && pt->format[3] == '6' ? "pgolf-int6" : "pgolf-int8");
+        snprintf(m->format, sizeof m->format, "%s", !strcmp(pt->format, "state_dict") ? "pytorch" : pt->format[0] == 'i' && pt->format[3] == '6' ? (pgrp ? "pgolf-int6-pgrp" : "pgolf-int6") : "pgolf-int8");
         snprintf(m->dtype, sizeof m->dtype, "%s", !strcmp(pt->format, "state_dict") ? "mixed" : "I8");
         snprintf(m->xsa_source, sizeof m->xsa_source, "%s", model_xsa_count(&m->cfg) ? "config" : "none");
     }

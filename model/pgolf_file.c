@@ -20,7 +20,7 @@
 // Bytes a .ptz may decompress to: torch.save of int8 or int6 values barely compresses (the
 // real artifacts: about 1.1x), so 64x the file, at least 256 MiB, bounds a bomb well above them.
 #define PG_MAX_INFLATED ((size_t)8 << 30)
-static size_t inflate_cap(size_t n) {
+size_t pgolf_inflate_cap(size_t n) {
     size_t cap = n > PG_MAX_INFLATED / 64 ? PG_MAX_INFLATED : n * 64;
     return cap < ((size_t)256 << 20) ? (size_t)256 << 20 : cap;
 }
@@ -58,7 +58,7 @@ static int inflate_zlib(const unsigned char *d, size_t n, unsigned char **out, s
     int rc = 0, zr = Z_OK;
     z.next_in = (unsigned char *)(uintptr_t)d;
     while (!rc && zr != Z_STREAM_END) {
-        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        if (used == cap && (rc = grow_buf(&buf, &cap, pgolf_inflate_cap(n), path, err))) break;
         size_t in_left = n - (size_t)(z.next_in - d);
         z.avail_in = in_left > (1u << 30) ? (1u << 30) : (unsigned)in_left;
         z.next_out = buf + used;
@@ -80,7 +80,7 @@ static int inflate_zstd(const unsigned char *d, size_t n, unsigned char **out, s
     int rc = 0;
     ZSTD_inBuffer in = {d, n, 0};
     while (!rc && left) {
-        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        if (used == cap && (rc = grow_buf(&buf, &cap, pgolf_inflate_cap(n), path, err))) break;
         ZSTD_outBuffer o = {buf, cap, used};
         left = ZSTD_decompressStream(z, &o, &in);
         used = o.pos;
@@ -103,7 +103,7 @@ static int inflate_xz(const unsigned char *d, size_t n, unsigned char **out, siz
     lzma_ret r = LZMA_OK;
     z.next_in = d, z.avail_in = n;
     while (!rc && r != LZMA_STREAM_END) {
-        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        if (used == cap && (rc = grow_buf(&buf, &cap, pgolf_inflate_cap(n), path, err))) break;
         z.next_out = buf + used, z.avail_out = cap - used;
         r = lzma_code(&z, LZMA_FINISH);  // all input is there: running out of it is truncation
         used = cap - z.avail_out;
@@ -126,7 +126,7 @@ static int inflate_brotli(const unsigned char *d, size_t n, unsigned char **out,
     int rc = 0;
     BrotliDecoderResult r = BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT;
     while (!rc && r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
-        if (used == cap && (rc = grow_buf(&buf, &cap, inflate_cap(n), path, err))) break;
+        if (used == cap && (rc = grow_buf(&buf, &cap, pgolf_inflate_cap(n), path, err))) break;
         size_t out_left = cap - used;
         uint8_t *o = buf + used;
         r = BrotliDecoderDecompressStream(z, &in_left, &in, &out_left, &o, NULL);

@@ -1,7 +1,8 @@
 // fuzz_pgolf.c: a parameter-golf artifact through model_load (model/pgolf.c). Input: u32 LE
 // length N, N bytes of xsa_eval.json, then the artifact: a .ptz (zlib, zstd, xz or brotli of a
-// torch.save, byte-shuffled or not) when its first bytes are not a zip header, else a .pt state
-// dict. Bad files must fail with one error line, never crash.
+// torch.save, byte-shuffled or not, or a per-group PGRP container, whose lrzip streams run
+// through the lrzip program) when its first bytes are not a zip header, else a .pt state dict.
+// Bad files must fail with one error line, never crash.
 #include <stdint.h>
 #include <sys/stat.h>
 

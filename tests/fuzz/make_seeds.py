@@ -6,7 +6,8 @@ llama2c/:    tiny llama2.c legacy checkpoints (shared and unshared classifier).
 unpickle/:   the data.pkl of every torch.save fixture (tests/fixtures/torch).
 pgolf/:      u32 LE length of xsa_eval.json, xsa_eval.json, then a parameter-golf artifact
              (tests/fixtures/pgolf, tests/fixtures/pgolf_bad, tests/fixtures/pgolf_brotli/tiny; the tiny_*
-             fixtures of the 2026-03-31 recurrence and the 2026-04-27 gates fit -max_len), and
+             fixtures of the 2026-03-31 recurrence and the 2026-04-27 gates fit -max_len; the
+             per-group PGRP containers of pgolf/pgrp_0427 and tests/fixtures/pgolf_pgrp_bad), and
              modded-nanogpt state_step files under their sidecars (tests/fixtures/mnanogpt: the
              gated-XSA record, the sign trick, MUDD with its paired layers in the saved code, the
              MUDD gates).
@@ -54,10 +55,11 @@ for d, _, files in os.walk(troot):
 os.makedirs(os.path.join(out, "pgolf"), exist_ok=True)
 proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", "pgolf_bad", "pgolf_brotli/tiny",
-            "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404",
+            "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404", "pgolf/pgrp_0427", "pgolf_pgrp_bad",
             "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/gates"):
     d = os.path.join(proot, sub)
-    side = open(os.path.join(d, "xsa_eval.json"), "rb").read()
+    side_path = os.path.join(d, "xsa_eval.json")
+    side = open(side_path, "rb").read() if os.path.exists(side_path) else b"{}"
     for fn in sorted(os.listdir(d)):
         if fn.endswith(".pt") or fn.endswith(".ptz"):
             with open(os.path.join(out, "pgolf", sub.replace("/", "_") + "_" + fn), "wb") as f:
