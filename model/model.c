@@ -275,7 +275,7 @@ int model_has_family_features(const struct model *m) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l] || c->mlp_reads_input[l] || w->lane_post) return 1;
         if (w->q_gain || w->xsa_gate || w->resid_mix || w->attn_scale || w->mlp_scale || w->out_scale || w->ve_scale || w->attn_gate_w ||
-            w->dtg_w || w->vrl_alpha || w->vr_lambda)
+            w->dtg_w || w->vrl_alpha || w->vr_lambda || w->lora_q_down)
             return 1;
     }
     return 0;
@@ -349,7 +349,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->ln_scale, "LN scale 1/sqrt(layer + 1)");
     FEAT(c->mlp_leaky_slope != 0, "leaky relu^2 (slope %g)", (double)c->mlp_leaky_slope);
     FEAT(c->ve_dim, "value embedding %d%s in layers %s", c->ve_dim, m->ve_proj ? " (projected)" : "", ve_layers);
-    FEAT(c->bigram_vocab, "bigram hash %dx%d%s", c->bigram_vocab, c->bigram_dim, c->trigram ? " (and trigram)" : "");
+    FEAT(c->bigram_vocab, "bigram hash %dx%d%s%s", c->bigram_vocab, c->bigram_dim, c->trigram ? " (and trigram)" : "",
+         c->bigram_mul_hash ? " ((1000003 t_prev + t) mod rows)" : "");
+    FEAT(c->depth_lora_rank, "rank-%d LoRA on q and v per layer", c->depth_lora_rank);
     FEAT(w->attn_gate_w && c->attn_gate_mult == 2, "attention output gate (2 sigmoid of the first %d inputs)", c->attn_gate_window);
     FEAT(w->attn_gate_w && c->attn_gate_mult != 2 && c->attn_gate_window < c->d_model, "sparse attention gate (sigmoid of %g x the first %d inputs)",
          (double)c->attn_gate_scale, c->attn_gate_window);

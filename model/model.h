@@ -90,6 +90,9 @@ struct model_config {
     int n_blocks;        // distinct weight blocks; layer l uses block l % n_blocks (0: n_layer)
     float logit_softcap; // logits c*tanh(logits/c) before the log-softmax; 0: none
     int bigram_vocab, bigram_dim;  // BigramHashEmbedding table (0: none)
+    int bigram_mul_hash; // ... hashed as the 2026-03-21 non-record's RecurrentGPT: (1000003 t_prev + t) mod V_b,
+                         //   t_prev = t at a request's first token; proj always, no scale
+    int depth_lora_rank; // per-layer LoRA on q and v (layer_weights.lora_*; RecurrentGPT's depth_adapters); 0: none
     int smear;           // SmearGate on the normed embedding
     int ln_scale;        // layer l's normed attention and MLP inputs times 1/sqrt(l + 1) (LN_SCALE)
     float mlp_leaky_slope;  // relu^2 MLP: leaky_relu(x, slope)^2 (0: relu(x)^2)
@@ -144,6 +147,9 @@ struct layer_weights {
     float *vr_lambda;                  // (2) v = lambda0 v0 + lambda1 v (VALUE_RESIDUAL, 2026-03-23)
     float *lane_resid;                 // (2) two-lane layers: each lane times r[s] before sublayer s (attention 0, MLP 1) adds
     float *lane_post;                  // (2, 2) ... post[s][k] times sublayer s's output into lane k (0 attention's, 1 MLP's)
+    // q += up_q(down_q(n)), v += up_v(down_v(n)) from the normed input n (model_config.depth_lora_rank r):
+    // (r, C), (H*hd, r), (r, C), (Hkv*hd, r); NULL: none
+    float *lora_q_down, *lora_q_up, *lora_v_down, *lora_v_up;
 };
 
 // modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to the root train_gpt.py; docs/modded-nanogpt.md):

@@ -254,6 +254,17 @@ static int build_layers(struct pg_build *b, xsa_error *err) {
     for (int l = 0; l < c->n_layer; l++) m->layers[l] = blocks[L->blk[l]];
     free(phys);
     free(blocks);
+    int64_t r = c->depth_lora_rank, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim;
+    for (int l = 0; l < c->n_layer && r && !rc; l++) {  // RecurrentGPT's depth_adapters.l: q and v LoRA of layer l's normed input
+        struct layer_weights *w = &m->layers[l];
+        static const char *const part[4] = {"q_down", "q_up", "v_down", "v_up"};
+        float **dst[4] = {&w->lora_q_down, &w->lora_q_up, &w->lora_v_down, &w->lora_v_up};
+        const int64_t rows[4] = {r, Q, r, KV}, cols[4] = {C, r, C, r};
+        for (int k = 0; k < 4 && !rc; k++) {
+            snprintf(n, sizeof n, "depth_adapters.%d.%s.weight", l, part[k]);
+            rc = get(b, n, rows[k], cols[k], dst[k], err);
+        }
+    }
     if (!rc && shape_of(b->pt, "parallel_post_lambdas")) {
         const int64_t post_d[3] = {L->n_phys, 2, 2};
         float *post = NULL, *resid = NULL;
@@ -292,7 +303,11 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
         if (!rc) rc = get(b, "smear_lambda", 1, 0, &lam, err);
         if (!rc && !b->dry) m->smear_fwd_lambda = *lam;
     }
-    if (!rc && c->bigram_vocab) {
+    if (!rc && c->bigram_mul_hash) {  // RecurrentGPT: bigram_proj(bigram_emb[hash]), no scale
+        rc = get(b, "bigram_emb.weight", c->bigram_vocab, c->bigram_dim, &m->bigram_emb, err);
+        if (!rc) rc = get(b, "bigram_proj.weight", C, c->bigram_dim, &m->bigram_proj, err);
+        if (!b->dry) m->bigram_scale = 1.0f;
+    } else if (!rc && c->bigram_vocab) {
         float *scale = NULL;
         rc = get(b, "bigram.embed.weight", c->bigram_vocab, c->bigram_dim, &m->bigram_emb, err);
         if (!rc && c->bigram_dim != c->d_model) rc = get(b, "bigram.proj.weight", C, c->bigram_dim, &m->bigram_proj, err);
@@ -691,6 +706,35 @@ static int configure_lanes(struct model_config *c, struct pg_tensors *pt, const 
     return 0;
 }
 
+// RecurrentGPT's depth and tables (configure): n_layer from depth_adapters (or EFFECTIVE_DEPTH
+// at rank 0), the LoRA rank, and the bigram table with its own hash.
+static int configure_recurrent_gpt(struct model_config *c, struct pg_tensors *pt, const struct pg_arch *a, const char *path, xsa_error *err) {
+    const char *src = a->path[0] ? a->path : path;
+    const struct pv *be = shape_of(pt, "bigram_emb.weight"), *qd = shape_of(pt, "depth_adapters.0.q_down.weight");
+    int rc = pg_agree(a, A_NUM_UNIQUE_BLOCKS, c->n_blocks, "blocks count", path, err), na = count_blocks(pt, "depth_adapters.");
+    if (rc) return rc;
+    if (!be || be->ndim != 2 || be->shape[0] < 1 || be->shape[1] < 1)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_emb.weight is not a (BIGRAM_BUCKETS, BIGRAM_DIM) table; not the 2026-03-21 RecurrentGPT", path);
+    c->bigram_vocab = (int)be->shape[0], c->bigram_dim = (int)be->shape[1], c->bigram_mul_hash = 1;
+    if ((rc = pg_agree(a, A_BIGRAM_BUCKETS, c->bigram_vocab, "bigram_emb.weight rows", path, err)) ||
+        (rc = pg_agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram_emb.weight columns", path, err)))
+        return rc;
+    if (na && (!qd || qd->ndim != 2 || qd->shape[0] < 1 || qd->shape[0] > 64))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: depth_adapters.0.q_down.weight is missing or not (DEPTH_LORA_RANK, %d) with a rank of 1 to 64; the file is damaged or its rank too large",
+                        path, c->d_model);
+    c->depth_lora_rank = na ? (int)qd->shape[0] : 0;
+    if ((rc = pg_agree(a, A_DEPTH_LORA_RANK, c->depth_lora_rank, na ? "depth_adapters.0.q_down.weight rows" : "depth_adapters (none)", path, err))) return rc;
+    if (na) {
+        c->n_layer = na;
+        return pg_agree(a, A_EFFECTIVE_DEPTH, na, "depth_adapters count", path, err);
+    }
+    if (!a->set[A_EFFECTIVE_DEPTH])
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %d blocks run as EFFECTIVE_DEPTH layers, which a file without depth adapters does not record; give EFFECTIVE_DEPTH in xsa_eval.json or --arch",
+                        src, c->n_blocks);
+    c->n_layer = (int)a->v[A_EFFECTIVE_DEPTH];
+    return 0;
+}
+
 static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arch *a, const char *path, struct pg_layout *L, xsa_error *err) {
     struct model_config *c = &m->cfg;
     const struct pv *emb = shape_of(pt, "tok_emb.weight");
@@ -745,17 +789,22 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     const struct pv *pg = shape_of(pt, "pass_gate"), *sw = shape_of(pt, "skip_weights");
     *passes = pg && pg->ndim == 2 ? (int)pg->shape[0] : 1;
     if ((rc = pg_agree(a, A_NUM_RECURRENCE_PASSES, *passes, "pass_gate rows", path, err))) return rc;
+    // The 2026-03-21 non-record's RecurrentGPT (DepthRecurrence_MixedPrecisionQuant), known by
+    // its bigram table's name: NUM_UNIQUE_BLOCKS blocks cycled over EFFECTIVE_DEPTH layers, each
+    // layer with its own depth_adapters.i (the count, unless the rank is 0).
+    int recurrent = shape_of(pt, "bigram_emb.weight") != NULL;
+    if (recurrent && (rc = configure_recurrent_gpt(c, pt, a, path, err))) return rc;
     if (ns) {  // a cycle of shared blocks: NUM_LAYERS is not in the shapes
         if ((rc = pg_agree(a, A_SHARED_CYCLE_LEN, ns, "shared_blocks count", path, err))) return rc;
         if (!a->set[A_NUM_LAYERS])
             return xsa_fail(err, XSA_EBADINPUT, "%s: %d shared blocks run as NUM_LAYERS layers, which the file does not record; give NUM_LAYERS in xsa_eval.json or --arch",
                             path, ns);
         c->n_layer = (int)a->v[A_NUM_LAYERS];
-    } else {
+    } else if (!recurrent) {
         c->n_layer = c->n_blocks * *passes;
     }
     if ((rc = configure_depth(c, pt, a, path, L, err))) return rc;
-    if (!ns && (rc = pg_agree(a, A_NUM_LAYERS, L->n_phys, L->banked ? "qo_bank layers" : "blocks count", path, err))) return rc;
+    if (!ns && !recurrent && (rc = pg_agree(a, A_NUM_LAYERS, L->n_phys, L->banked ? "qo_bank layers" : "blocks count", path, err))) return rc;
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_layer < c->n_blocks)
         return xsa_fail(err, XSA_EBADINPUT, "%s: NUM_LAYERS %d is outside [%d, %d]", a->path[0] ? a->path : path, c->n_layer, c->n_blocks, MODEL_MAX_LAYERS);
     c->unet_skips = sw != NULL;
@@ -769,7 +818,7 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     // NeoMakesGames's GPT (the one that names its blocks shared_blocks) adds a skip after its block.
     c->skip_after = (int)pg_arch_or(a, A_SKIP_AFTER_BLOCK, ns ? 1 : 0);
     const struct pv *be = shape_of(pt, "bigram.embed.weight");
-    if (be && be->ndim == 2) {
+    if (be && be->ndim == 2 && !recurrent) {
         c->bigram_vocab = (int)be->shape[0], c->bigram_dim = (int)be->shape[1];
         if ((rc = pg_agree(a, A_BIGRAM_VOCAB_SIZE, c->bigram_vocab, "bigram.embed.weight rows", path, err)) ||
             (rc = pg_agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram.embed.weight columns", path, err)))
@@ -799,6 +848,8 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     for (int l = 0; l < c->n_layer; l++) {  // a looped model's XSA and LN_SCALE are its blocks' (physical layers')
         int idx = L->phys_blocks ? L->blk[l] : l, n = L->phys_blocks ? L->n_phys : c->n_layer;
         c->xsa[l] = idx >= n - xl;
+        // RecurrentGPT turns XSA on in the blocks the last XSA_LAST_N layers run: in every layer that runs them
+        for (int j = c->n_layer - xl; c->bigram_mul_hash && j < c->n_layer; j++) c->xsa[l] |= L->blk[j] == L->blk[l];
         c->ln_layer[l] = (short)idx;
     }
     if ((rc = configure_options(c, pt, a, path, *bprefix, err))) return rc;

@@ -168,6 +168,11 @@ static int unshuffle_bshf(unsigned char **data, size_t *n, const char *path, xsa
 }
 
 static int decode_any(const unsigned char *d, size_t n, unsigned char **out, size_t *out_n, const char *path, xsa_error *err) {
+    // The 2026-03-21 non-record's compress_bytes: a "ZSTD" or "ZLIB" tag before the stream.
+    if (n >= 4 && !memcmp(d, "ZSTD", 4)) return is_zstd(d + 4, n - 4) ? inflate_zstd(d + 4, n - 4, out, out_n, path, err)
+                                                                       : xsa_fail(err, XSA_EBADINPUT, "%s: tagged ZSTD, but no zstd stream follows; re-download the artifact", path);
+    if (n >= 4 && !memcmp(d, "ZLIB", 4)) return is_zlib(d + 4, n - 4) ? inflate_zlib(d + 4, n - 4, out, out_n, path, err)
+                                                                       : xsa_fail(err, XSA_EBADINPUT, "%s: tagged ZLIB, but no zlib stream follows; re-download the artifact", path);
     if (is_zstd(d, n)) return inflate_zstd(d, n, out, out_n, path, err);
     if (is_xz(d, n)) return inflate_xz(d, n, out, out_n, path, err);
     if (!is_zlib(d, n)) return inflate_brotli(d, n, out, out_n, path, err);
@@ -314,8 +319,9 @@ int pgolf_read_root(struct pg_tensors *pt, const struct pv *root, xsa_error *err
         return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is not a dict; not a parameter-golf artifact", pt->path);
     const struct pv *fmt = up_dict_get(root, "__quant_format__");
     if (fmt) {
-        if (fmt->kind != PV_STR || strcmp(fmt->s, "int8_clean_per_row_v1"))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: unknown quantization format '%s'; xsa-eval reads int8_clean_per_row_v1 and the int6 {w, m} format",
+        // mixed_int8_int6_v1 (the 2026-03-21 non-record): the same dict, dequantized by the same code
+        if (fmt->kind != PV_STR || (strcmp(fmt->s, "int8_clean_per_row_v1") && strcmp(fmt->s, "mixed_int8_int6_v1")))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: unknown quantization format '%s'; xsa-eval reads int8_clean_per_row_v1, mixed_int8_int6_v1 and the int6 {w, m} format",
                             pt->path, fmt->kind == PV_STR ? fmt->s : "(not a string)");
         snprintf(pt->format, sizeof pt->format, "int8_clean_per_row_v1");
         return read_int8_v1(pt, root, err);

@@ -305,6 +305,7 @@ TEST(test_pgolf_lanes_together_tree_equals_plain_rows) { check_pgolf_tree("tests
 TEST(test_pgolf_physical_recurrence_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/recur_0403/final_model.pt"); }
 TEST(test_pgolf_split_lanes_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/split_0404/final_model.pt"); }
 TEST(test_pgolf_smear_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/gates_0427/final_model.pt"); }
+TEST(test_pgolf_recurrent_gpt_tree_equals_plain_rows) { check_pgolf_tree("tests/fixtures/pgolf/recurrent_0321/final_model.pt"); }
 
 // Bad requests come back as errors from the scheduler + CPU backend, never a crash.
 TEST(test_bad_requests_are_errors) {
@@ -338,6 +339,6 @@ TEST(test_bad_requests_are_errors) {
 RUN_TESTS(T(test_share_equals_no_share_gpt2), T(test_share_equals_no_share_llama_xsa),
           T(test_budgets_and_order_bit_identical_gpt2), T(test_budgets_and_order_bit_identical_llama_xsa),
           T(test_pgolf_tree_equals_plain_rows), T(test_pgolf_lanes_tree_equals_plain_rows), T(test_pgolf_loops_tree_equals_plain_rows), T(test_pgolf_gptj_tree_equals_plain_rows),
-          T(test_pgolf_lanes_together_tree_equals_plain_rows), T(test_pgolf_smear_tree_equals_plain_rows),
+          T(test_pgolf_lanes_together_tree_equals_plain_rows), T(test_pgolf_smear_tree_equals_plain_rows), T(test_pgolf_recurrent_gpt_tree_equals_plain_rows),
           T(test_pgolf_physical_recurrence_tree_equals_plain_rows), T(test_pgolf_split_lanes_tree_equals_plain_rows),
           T(test_bad_requests_are_errors))

@@ -399,7 +399,7 @@ fi
 
 # ---- 5d. what the CUDA backend does not run yet ----------------------------------------------
 # Parameter-golf (model/pgolf.c, the NTK-scaled record, the 2026-03-31 record's two lanes and
-# depth recurrence and a looped 2026-04-05 record among them) and modded-nanogpt models (the
+# depth recurrence, a looped 2026-04-05 record and the non-record 2026-03-21 RecurrentGPT among them) and modded-nanogpt models (the
 # 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
@@ -408,7 +408,7 @@ section "CPU-only models and statistics with a GPU present" 30
 if gpu_ok "CPU-only models"; then
     pgrp=""
     command -v lrzip >/dev/null 2>&1 && pgrp=tests/fixtures/pgolf/pgrp_0427/final_model.int6.ptz
-    for M in $pgrp tests/fixtures/pgolf/xsa_record_ntk/final_model.pt tests/fixtures/pgolf/recur_0331/final_model.pt tests/fixtures/pgolf/loop_0405/final_model.pt \
+    for M in $pgrp tests/fixtures/pgolf/recurrent_0321/final_model.pt tests/fixtures/pgolf/xsa_record_ntk/final_model.pt tests/fixtures/pgolf/recur_0331/final_model.pt tests/fixtures/pgolf/loop_0405/final_model.pt \
              tests/fixtures/pgolf/lanes_0410/final_model.pt tests/fixtures/pgolf/gates_0427/final_model.pt \
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt tests/fixtures/mnanogpt/mudd/state_step000000.pt \
              tests/fixtures/mnanogpt/gates/state_step000000.pt; do

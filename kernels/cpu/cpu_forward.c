@@ -40,6 +40,25 @@ int cpu_prev_token(const struct score_batch *b, int t) {
     return t - 1;
 }
 
+// out[t] += up(down(in[t])) for rows 0..n-1: a rank-r LoRA (down (r, C), up (D, r)), summed in
+// double per row, so a row's result does not depend on the batch.
+static void add_lora(const float *in, int n, int C, const float *down, const float *up, int r, int D, float *out) {
+    double mid[64];
+    for (int t = 0; t < n; t++) {
+        const float *x = in + (long)t * C;
+        for (int k = 0; k < r; k++) {
+            double s = 0;
+            for (int i = 0; i < C; i++) s += (double)down[(long)k * C + i] * x[i];
+            mid[k] = (float)s;  // (the record's down projection is a float tensor)
+        }
+        for (int o = 0; o < D; o++) {
+            double s = 0;
+            for (int k = 0; k < r; k++) s += (double)up[(long)o * r + k] * mid[k];
+            out[(long)t * D + o] += (float)s;
+        }
+    }
+}
+
 // x += scale * proj(bigram_emb[hash(t, t_prev)]): parameter-golf's BigramHashEmbedding, whose
 // hash is (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 itself at position 0. TRIGRAM adds
 // the row of (36313 t xor 27191 t_prev xor 51497 t_prev2) mod (V_b - 1) (V_b - 1 at positions
@@ -48,6 +67,8 @@ static void add_bigram(const struct model *m, const struct score_batch *b, int t
     const struct model_config *c = &m->cfg;
     int mod = c->bigram_vocab - 1, p = cpu_prev_token(b, t), D = c->bigram_dim;
     int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
+    if (c->bigram_mul_hash)  // RecurrentGPT: (1000003 t_prev + t) mod V_b, t_prev = t at the first token
+        h = (int32_t)(((uint64_t)(uint32_t)b->token[p < 0 ? t : p] * 1000003u + (uint32_t)b->token[t]) % (uint64_t)c->bigram_vocab);
     const float *e = m->bigram_emb + (long)h * D, *e3 = NULL;
     if (c->trigram) {
         int pp = p < 0 ? -1 : cpu_prev_token(b, p);  // -1 at positions 0 and 1
@@ -387,6 +408,7 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
     struct rows_job j;
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
+    if (w->lora_v_down) add_lora(st->xn, T, C, w->lora_v_down, w->lora_v_up, c->depth_lora_rank, KV, st->v);
     if (w->ve_scale) {
         j = (struct rows_job){.op = OP_VE, .m = m, .b = b, .T = T, .out = st->v, .lw = w};
         run_rows(st, &j);
@@ -399,6 +421,7 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
     }
     cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
+    if (w->lora_q_down) add_lora(xin, N, C, w->lora_q_down, w->lora_q_up, c->depth_lora_rank, Q, st->q);
     if (c->qk_norm) qk_norm(st, b, w, N);
     if (c->rope != ROPE_NONE || w->q_gain) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,

@@ -7,7 +7,8 @@ unpickle/:   the data.pkl of every torch.save fixture (tests/fixtures/torch).
 pgolf/:      u32 LE length of xsa_eval.json, xsa_eval.json, then a parameter-golf artifact
              (tests/fixtures/pgolf, tests/fixtures/pgolf_bad, tests/fixtures/pgolf_brotli/tiny; the tiny_*
              fixtures of the 2026-03-31 recurrence and the 2026-04-27 gates fit -max_len; the
-             per-group PGRP containers of pgolf/pgrp_0427 and tests/fixtures/pgolf_pgrp_bad), and
+             per-group PGRP containers of pgolf/pgrp_0427 and tests/fixtures/pgolf_pgrp_bad; the
+             2026-03-21 non-record's RecurrentGPT, .pt and its ZSTD-tagged export), and
              modded-nanogpt state_step files under their sidecars (tests/fixtures/mnanogpt: the
              gated-XSA record, the sign trick, MUDD with its paired layers in the saved code, the
              MUDD gates).
@@ -56,6 +57,7 @@ os.makedirs(os.path.join(out, "pgolf"), exist_ok=True)
 proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", "pgolf_bad", "pgolf_brotli/tiny",
             "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404", "pgolf/pgrp_0427", "pgolf_pgrp_bad",
+            "pgolf/recurrent_0321_rank0", "pgolf/recurrent_0321_quant",
             "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/gates"):
     d = os.path.join(proot, sub)
     side_path = os.path.join(d, "xsa_eval.json")
