@@ -62,6 +62,8 @@ expect_exit lrzip_damaged 2 "lrzip_damaged.int6.ptz: lrzip failed on its PGRP gr
 
 # The lrzip program: missing (exit 3, how to install it), and stand-ins that write too little
 # or past the bound (a child that writes more than the header's size is stopped by SIGXFSZ).
+# A stand-in fails every stream alike, and which failure is seen first depends on timing: the
+# messages name any group.
 expect_exit lrzip_missing 3 "P?GRP.*needs the lrzip program \(.*/nonexistent/lrzip not found\); install it \(Debian: apt-get install lrzip\) or set XSA_EVAL_LRZIP" -- env XSA_EVAL_LRZIP="$TMP/nonexistent/lrzip" "$XSA_BIN" info --model $P
 printf '#!/bin/sh\nhead -c 10 /dev/zero > "$5"\n' > "$TMP/short_lrzip"
 printf '#!/bin/sh\nexec head -c 100000000 /dev/zero > "$5"\n' > "$TMP/long_lrzip"
@@ -69,10 +71,10 @@ printf '#!/bin/sh\necho "stand-in failure" >&2\nexit 4\n' > "$TMP/failing_lrzip"
 printf '#!/bin/sh\nexit 0\n' > "$TMP/silent_lrzip"
 printf '#!/bin/sh\nkill -TERM $$\n' > "$TMP/stopped_lrzip"
 chmod +x "$TMP/short_lrzip" "$TMP/long_lrzip" "$TMP/failing_lrzip" "$TMP/silent_lrzip" "$TMP/stopped_lrzip"
-expect_exit lrzip_short_output 2 "lrzip decompressed its PGRP group '_tok_emb.weight.q' to 10 bytes, not the 73728" -- env XSA_EVAL_LRZIP="$TMP/short_lrzip" "$XSA_BIN" info --model $P
+expect_exit lrzip_short_output 2 "lrzip decompressed its PGRP group '[a-z_.]+' to 10 bytes, not the [0-9]+" -- env XSA_EVAL_LRZIP="$TMP/short_lrzip" "$XSA_BIN" info --model $P
 expect_exit lrzip_long_output 2 "lrzip wrote more than the header's size reading its PGRP group" -- env XSA_EVAL_LRZIP="$TMP/long_lrzip" "$XSA_BIN" info --model $P
-expect_exit lrzip_message 2 "lrzip failed on its PGRP group '_tok_emb.weight.q' \(exit 4: stand-in failure\)" -- env XSA_EVAL_LRZIP="$TMP/failing_lrzip" "$XSA_BIN" info --model $P
-expect_exit lrzip_no_output 3 "silent_lrzip exited 0 but wrote nothing for its PGRP group '_tok_emb.weight.q'" -- env XSA_EVAL_LRZIP="$TMP/silent_lrzip" "$XSA_BIN" info --model $P
+expect_exit lrzip_message 2 "lrzip failed on its PGRP group '[a-z_.]+' \(exit 4: stand-in failure\)" -- env XSA_EVAL_LRZIP="$TMP/failing_lrzip" "$XSA_BIN" info --model $P
+expect_exit lrzip_no_output 3 "silent_lrzip exited 0 but wrote nothing for its PGRP group '[a-z_.]+'" -- env XSA_EVAL_LRZIP="$TMP/silent_lrzip" "$XSA_BIN" info --model $P
 expect_exit lrzip_terminated 130 "interrupted while lrzip read its PGRP group" -- env XSA_EVAL_LRZIP="$TMP/stopped_lrzip" "$XSA_BIN" info --model $P
 
 # A stream whose decoder never ends is stopped by the CPU bound (XSA_EVAL_LRZIP_CPU_S here: 1 s).
@@ -81,14 +83,15 @@ printf '#!/bin/sh\nwhile :; do :; done\n' > "$TMP/spinning_lrzip"
 # way no lrzip is left running and the temporary folder goes.
 # (a stand-in that was not stopped touches its marker after its sleep; no timing is measured)
 printf '#!/bin/sh\ncase "$6" in */0.lrz) exit 4 ;; esac\nsleep 31.7; touch "%s/slept1"\n' "$TMP" > "$TMP/one_failing_lrzip"
-printf '#!/bin/sh\nsleep 32.3; touch "%s/slept2"\n' "$TMP" > "$TMP/sleeping_lrzip"
+printf '#!/bin/sh\ntouch "%s/started2"; sleep 32.3; touch "%s/slept2"\n' "$TMP" "$TMP" > "$TMP/sleeping_lrzip"
 chmod +x "$TMP/spinning_lrzip" "$TMP/one_failing_lrzip" "$TMP/sleeping_lrzip"
 expect_exit lrzip_cpu_bound 2 "lrzip used more than 1 s of CPU on its PGRP group" -- env XSA_EVAL_LRZIP_CPU_S=1 XSA_EVAL_LRZIP="$TMP/spinning_lrzip" "$XSA_BIN" info --model $P
 expect_exit lrzip_first_failure 2 "lrzip failed on its PGRP group '_tok_emb.weight.q' \(exit 4" -- env XSA_EVAL_LRZIP="$TMP/one_failing_lrzip" "$XSA_BIN" info --model $P
 expect_exit first_failure_stops_others 0 "^stopped$" -- bash -c "[ ! -e '$TMP/slept1' ] && ! pgrep -f 'slee[p] 31.7' >/dev/null && echo stopped"
 env XSA_EVAL_LRZIP="$TMP/sleeping_lrzip" "$XSA_BIN" info --model $P > "$TMP/term.out" 2>&1 &
 pid=$!
-sleep 1; kill -TERM $pid; wait $pid; rc=$?
+for _ in $(seq 600); do [ -e "$TMP/started2" ] && break; sleep 0.1; done  # (the signal once lrzip runs)
+kill -TERM $pid; wait $pid; rc=$?
 expect_exit sigterm_exit_130 0 "^130 interrupted while lrzip read its streams$" -- bash -c "echo $rc \$(grep -o 'interrupted while lrzip read its streams' '$TMP/term.out')"
 expect_exit sigterm_stops_children 0 "^stopped$" -- bash -c "[ ! -e '$TMP/slept2' ] && ! pgrep -f 'slee[p] 32.3' >/dev/null && echo stopped"
 # Too few file descriptors: lrzip cannot be started, and nothing is left behind.
