@@ -99,7 +99,7 @@ static void run_child(const char *prog, const struct child *c, size_t want, rlim
 
 // The first line of lrzip's output that says what went wrong ("MD5 CHECK FAILED.", "Failed to
 // read magic header"), past its progress lines, for the message.
-static void first_line(const char *log, char *out, size_t n) {
+static void reason_line(const char *log, char *out, size_t n) {
     static const char *const progress[] = {"Output filename is", "Decompressing", "Average DeCompression", "Total time", "Fatal error - exiting"};
     char *text = NULL;
     size_t len = 0;
@@ -136,7 +136,7 @@ static int finish(struct lrzip_job *job, struct child *c, const char *prog, cons
                         sig == SIGKILL ? "; out of memory?" : "");
     }
     if (WEXITSTATUS(status)) {
-        first_line(c->log, why, sizeof why);
+        reason_line(c->log, why, sizeof why);
         return xsa_fail(err, XSA_EBADINPUT, "%s: lrzip failed on its %s (exit %d: %s); the artifact may be damaged (re-download it), or lrzip lacked room: check the space in TMPDIR and the process limits",
                         path, job->label, WEXITSTATUS(status), why[0] ? why : "no message");
     }
