@@ -16,6 +16,7 @@
 #include "eval/outdir.h"
 #include "eval/ppl.h"
 #include "eval/token_shard.h"
+#include "eval/ttt.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "reports/ppl_report.h"
@@ -41,13 +42,15 @@ struct ppl_args {
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
+    int ttt;                     // --ttt: score-first test-time training (eval/ttt.h) ...
+    const char *ttt_set;         // ... with --ttt-set's settings over the record's defaults
     struct cli_stats st;
 };
 
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
-    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS,
+    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET,
 };
 
 #define PPL_DEFAULT_RANKS 8            // parameter-golf's track: 8 GPUs
@@ -84,6 +87,8 @@ static const struct cli_flag flags[] = {
     {"buckets", F_BUCKETS, "LIST", "position bucket edges, e.g. 64,128,256 (default powers of two from 16)"},
     {"kl", F_KL, NULL, "with two models: KL(A || B) over the full vocabulary and top-1 agreement"},
     {"top", F_TOP, "N", "with --kl: the N targets where the models disagree most (default 10)"},
+    {"ttt", F_TTT, NULL, "shards, parameter-golf: score-first test-time training as the 2026-03-23 record's eval_val_sliding_ttt (CPU)"},
+    {"ttt-set", F_TTT_SET, "LIST", "with --ttt: its settings, e.g. \"TTT_LR=0.002 TTT_EPOCHS=3 TTT_FREEZE_BLOCKS=0\" (default the record's code's)"},
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer (default A's); for shards' bits per byte a SentencePiece .model"},
@@ -172,6 +177,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     case 'o': a->out = v; return 0;
     case F_JSON: a->json = v; return 0;
     case F_HEADS: a->heads = 1; return 0;
+    case F_TTT: a->ttt = 1; return 0;
+    case F_TTT_SET: a->ttt_set = v; return 0;
     case F_TASKS: a->tasks = v; return 0;
     case F_DATA_DIR: a->data.data_dir = v; return 0;
     case F_LIMIT: return cli_int(CMD(a), "--limit", v, 1, 1 << 30, &a->limit);
@@ -223,6 +230,11 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
         return cli_fail(c, "--ranks, --val-batch-tokens and --val-tokens set the validation's layout with --split-docs "
                         "(without it no score depends on them)");
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
+    if (a->ttt_set && !a->ttt) return cli_fail(c, "--ttt-set sets --ttt's test-time training: add --ttt");
+    if (a->ttt && (!a->n_shards || a->split_docs || a->kl))
+        return cli_fail(c, "--ttt trains on a token stream: give --tokens-file, without --split-docs or --kl");
+    if (a->ttt && strcmp(a->device, "auto") && strcmp(a->device, "cpu"))
+        return cli_fail(c, "--device %s: test-time training runs on the CPU; use --device cpu (or auto)", a->device);
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
     // Only the CPU backend accumulates attention statistics: auto is the CPU, a GPU is refused
@@ -500,6 +512,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         rc = model_load(&r->m[i], a->model[i], err);
         if (!rc) r->n_loaded++;
         if (!rc && a->xsa) rc = model_apply_xsa_spec(&r->m[i].cfg, a->xsa, err);
+        if (!rc && a->ttt) rc = ttt_check(&r->m[i], err);  // before the stream is read
     }
     if (rc) return rc;
     int maxlen = 0;
@@ -538,7 +551,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (!a->probe && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
         fprintf(stderr, "xsa-eval ppl: %s has the architecture of parameter-golf's records from 2026-04-10 on, whose "
                 "eval_val cuts attention at each BOS: add --split-docs for their val_bpb\n", a->model[0]);
-    if (a->n_shards && stride != context)
+    if (a->n_shards && stride != context && !a->ttt)
         fprintf(stderr, "xsa-eval %s: --stride %d < --context %d: sliding windows, as parameter-golf's "
                 "eval_val_sliding (2026-04-01 on)\n", a->probe ? "probe" : "ppl", stride, context);
     char tok_path[4096];
@@ -550,14 +563,24 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0};
     if ((rc = backend_options_from_env(&o, err))) return rc;
     if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;
-    for (int i = 0; i < a->n_models && !rc; i++) {
+    struct ttt_settings tts;
+    char ttt_desc[256];
+    ttt_settings_init(&tts);
+    if (a->ttt && a->ttt_set && (rc = ttt_settings_parse(&tts, a->ttt_set, err))) return rc;
+    ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
+    for (int i = 0; a->ttt && i < a->n_models && !rc; i++) {  // each model adapts on the stream as it scores it
+        fprintf(stderr, "xsa-eval ppl: test-time training of %s: %s\n", a->model[i], ttt_desc);
+        rc = ttt_score(&r->m[i], &o, &r->docs, context, stride, &tts, 1, &r->sc[i], err);
+    }
+    for (int i = 0; !a->ttt && i < a->n_models && !rc; i++) {
         rc = backend_open_dtype(&r->be[i], a->device, a->dtype, &r->m[i], &o, err);
         if (!rc) r->n_open++;
     }
     if (rc) return rc;
     struct backend *bes[2] = {&r->be[0], &r->be[1]};
-    rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
-                   a->probe ? r->probe : NULL, err);
+    if (!a->ttt)
+        rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
+                       a->probe ? r->probe : NULL, err);
     if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
     int def_edges[PPL_MAX_BUCKETS], nd = 0;
     if (!rc && !a->buckets)
@@ -581,7 +604,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
                              .doc_start = r->docs.doc_start,
                              .ranks = stride == context && r->docs.split == PPL_SPLIT_EVAL_VAL ? r->docs.ranks : 0,
-                             .rank_batch = r->docs.rank_batch, .val_tokens = r->docs.val_tokens};
+                             .rank_batch = r->docs.rank_batch, .val_tokens = r->docs.val_tokens,
+                             .ttt = a->ttt ? ttt_desc : NULL};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     rc = ppl_write_report(&rep, a->out, a->json, err);
     free(top);

@@ -255,7 +255,7 @@ static void kl_reduce(const struct kl_state *k, int S, struct ppl_kl *kl, size_t
     }
 }
 
-static void scores_alloc(struct ppl_scores *s, size_t n) {
+void ppl_scores_alloc(struct ppl_scores *s, size_t n) {
     memset(s, 0, sizeof *s);
     size_t m = n ? n : 1;
     s->nll = xsa_malloc(m * sizeof *s->nll);
@@ -293,7 +293,7 @@ static int score_batch_all(struct backend *const *be, int n_models, const struct
     return 0;
 }
 
-static double target_bytes(const struct ppl_docs *d, size_t where) {
+double ppl_target_bytes(const struct ppl_docs *d, size_t where) {
     if (d->target_bytes) return d->target_bytes[where];
     int32_t t = d->tok.v[where], prev = d->tok.v[where - 1];
     if (t >= d->lut_n || prev >= d->lut_n) return 0;
@@ -328,7 +328,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     }
     size_t n_win = p.n, n_t = p.targets;
     struct window *w = p.w;
-    for (int m = 0; m < n_models; m++) scores_alloc(&out[m], n_t);
+    for (int m = 0; m < n_models; m++) ppl_scores_alloc(&out[m], n_t);
     long cap = be[0]->batch_tokens;
     if (n_models == 2 && be[1]->batch_tokens < cap) cap = be[1]->batch_tokens;
     struct kl_state k = {0}, *kp = NULL;
@@ -387,7 +387,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
                 out[m].unit[t] = w[i].unit;
                 out[m].where[t] = where;
             }
-            if (d->base_bytes || d->target_bytes) bytes += target_bytes(d, where);
+            if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
         }
     }
     for (int m = 0; m < n_models; m++) {

@@ -96,6 +96,12 @@ void ppl_probe_free(struct ppl_probe *p);
 void ppl_probe_stat(const struct ppl_probe *p, int layer, int head, int k, double *mean, double *sd);
 
 void ppl_scores_free(struct ppl_scores *s);
+// Room for n targets in s (its arrays allocated, s->n = n).
+void ppl_scores_alloc(struct ppl_scores *s, size_t n);
+// The bytes eval_val counts for the target at docs.tok index `where` (a stream with byte tables or
+// a byte sidecar): the sidecar's count, else the piece's bytes + 1 for a leading U+2581 after a
+// token that is no boundary.
+double ppl_target_bytes(const struct ppl_docs *d, size_t where);
 void ppl_kl_free(struct ppl_kl *k);
 
 // Scores every target of d with each of n_models (1 or 2) backends into out[m]; kl (n_models

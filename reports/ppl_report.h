@@ -27,6 +27,7 @@ struct ppl_report {
     int ranks;                   // ... and disjoint windows are eval_val's over ranks (0: sliding)
     long rank_batch;             //     batches of rank_batch tokens
     long val_tokens;             // > 0: modded-nanogpt's val chunks of rank_batch tokens, val_tokens in all
+    const char *ttt;             // --ttt: its settings ("TTT_LR=0.002 ..."), or NULL
     const struct ppl_top *top;   // (n_top)
     int n_top;
 };

@@ -22,8 +22,8 @@
 #   7. compute-sanitizer memcheck and racecheck on a fixture and on the attention probe
 #   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
 #    5c: `ppl --kl` and `ppl --split-docs` on the GPU against the CPU, the backend's distribution
-#    chunks and rows after a cut; 5d: the models and
-#    statistics the CUDA backend does not run yet, refused on --device cuda, on the CPU by auto)
+#    chunks and rows after a cut; 5d: the models, statistics and test-time training the CUDA
+#    backend does not run yet, refused on --device cuda, on the CPU by auto)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
 #
@@ -423,6 +423,15 @@ if gpu_ok "CPU-only models"; then
             fail "$(basename "$(dirname "$M")"): --device cuda rc $rc, --device auto rc $rc2: $(head -c 200 "$W/only.err")"
         fi
     done
+    # Test-time training (ppl --ttt) trains on the CPU: refused on cuda, the same bits by auto as by cpu.
+    TT="ppl --model tests/fixtures/pgolf/ttt_0323/final_model.pt --tokens-file tests/fixtures/ppl/docs_sp1024.bin --context 32 --stride 8 --ttt --ttt-set TTT_EPOCHS=1,TTT_CHUNK_TOKENS=256"
+    tmo 20 "$XSA" $TT --device cuda >/dev/null 2>"$W/ttt.err"; rc=$?
+    tmo 20 "$XSA" $TT --device auto --json "$W/ttt_auto.json" >/dev/null 2>&1; rc2=$?
+    tmo 20 "$XSA" $TT --device cpu --json "$W/ttt_cpu.json" >/dev/null 2>&1
+    if [ $rc = 2 ] && grep -q "test-time training runs on the CPU" "$W/ttt.err" && [ $rc2 = 0 ] &&
+       [ "$(grep -o '"nats_per_token": [^,]*' "$W/ttt_auto.json")" = "$(grep -o '"nats_per_token": [^,]*' "$W/ttt_cpu.json")" ]; then
+        pass "ppl --ttt refused on --device cuda, trained and scored on the CPU by --device auto"
+    else fail "ppl --ttt: --device cuda rc $rc, --device auto rc $rc2: $(head -c 200 "$W/ttt.err")"; fi
     tmo 10 "$XSA" probe --model demo/sa --text README.md --device cuda >/dev/null 2>"$W/probe.err"; rc=$?
     if [ $rc = 2 ] && grep -q "CPU backend only" "$W/probe.err"; then pass "probe --device cuda refused: $(head -c 120 "$W/probe.err")"
     else fail "probe --device cuda: rc $rc: $(head -c 200 "$W/probe.err")"; fi

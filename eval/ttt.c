@@ -1,0 +1,241 @@
+// ttt.c: score-first test-time training over a token stream (ttt.h), in the order of the
+// record's eval_val_sliding_ttt: windows, their chunks, then per chunk score, train.
+#include "eval/ttt.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/timing.h"
+#include "common/xalloc.h"
+#include "kernels/batch.h"
+#include "kernels/cpu/cpu_train.h"
+
+void ttt_settings_init(struct ttt_settings *s) {
+    *s = (struct ttt_settings){.lr = 0.002, .momentum = 0.9, .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
+                               .freeze_blocks = 2, .batch_seqs = 32};
+}
+
+enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_N };
+static const char *const names[S_N] = {"TTT_LR", "TTT_EPOCHS", "TTT_CHUNK_TOKENS", "TTT_FREEZE_BLOCKS",
+                                       "TTT_MOMENTUM", "TTT_BATCH_SEQS", "TTT_GRAD_CLIP", "TTT_ENABLED"};
+
+int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
+    const char *p = spec;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t') p++;
+        if (!*p) break;
+        const char *e = p;
+        while (*e && *e != ' ' && *e != ',' && *e != '\t') e++;
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        int k = 0;
+        while (eq && k < S_N && !((size_t)(eq - p) == strlen(names[k]) && !strncmp(p, names[k], (size_t)(eq - p)))) k++;
+        if (!eq || k == S_N)
+            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: \"%.*s\" is not NAME=VALUE with NAME one of TTT_LR, TTT_EPOCHS, "
+                            "TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
+                            (int)(e - p), p);
+        char val[64];
+        snprintf(val, sizeof val, "%.*s", (int)(e - eq - 1 < 63 ? e - eq - 1 : 63), eq + 1);
+        char *end;
+        double v = strtod(val, &end);
+        int whole = k == S_EPOCHS || k == S_CHUNK || k == S_FREEZE || k == S_BATCH || k == S_ENABLED;
+        double lo = k == S_CHUNK || k == S_BATCH ? 1 : 0, hi = k == S_MOMENTUM ? 1 : whole ? (1 << 30) : 1e6;
+        if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) ||
+            (k == S_MOMENTUM && v >= 1) || (k == S_CLIP && v <= 0))
+            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %s=%s: expected %s", names[k], val,
+                            k == S_MOMENTUM ? "a number in [0, 1)" : k == S_CLIP ? "a number above 0"
+                            : lo == 1 ? "a whole number from 1" : whole ? "a whole number from 0" : "a non-negative number");
+        if (k == S_ENABLED && v != 1)
+            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: TTT_ENABLED=%s: --ttt turns test-time training on; drop --ttt to score without it", val);
+        switch (k) {
+        case S_LR: s->lr = v; break;
+        case S_EPOCHS: s->epochs = (int)v; break;
+        case S_CHUNK: s->chunk_tokens = (int)v; break;
+        case S_FREEZE: s->freeze_blocks = (int)v; break;
+        case S_MOMENTUM: s->momentum = v; break;
+        case S_BATCH: s->batch_seqs = (int)v; break;
+        case S_CLIP: s->grad_clip = v; break;
+        }
+        p = e;
+    }
+    return 0;
+}
+
+void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
+    snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
+             "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
+}
+
+struct ttt_window {
+    long ws, wlen, s;  // start, length, first scored position (targets tok[ws + s + 1 .. ws + wlen])
+};
+
+// The windows eval_val_sliding_ttt makes: starts every `stride` tokens whose window holds at least
+// `stride` tokens (or starts at 0), each scoring its last `stride` targets (all at 0).
+static struct ttt_window *plan(long total, int seq_len, int stride, long *n) {
+    long cap = total / stride + 2, k = 0;
+    struct ttt_window *w = xsa_malloc((size_t)cap * sizeof *w);
+    for (long ws = 0; ws < total; ws += stride) {
+        long end = ws + seq_len < total ? ws + seq_len : total, wlen = end - ws;
+        if (wlen < stride && ws) continue;
+        long s = ws == 0 ? 0 : wlen - stride > 0 ? wlen - stride : 0;
+        w[k++] = (struct ttt_window){ws, wlen, s};
+    }
+    *n = k;
+    return w;
+}
+
+// Scores windows [w0, w1) (those of one chunk) with the model's weights now, into out at *t.
+static int score_windows(struct model *m, const struct backend_options *opt, const struct ppl_docs *d,
+                         const struct ttt_window *w, long w0, long w1, int trained, struct ppl_scores *out, size_t *t,
+                         double *bytes, xsa_error *err) {
+    struct backend be;
+    int rc = backend_open(&be, "cpu", m, opt, err);
+    if (rc) return rc;
+    struct batch_builder bb;
+    batch_init(&bb);
+    long cap = be.batch_tokens, room = cap + w[w0].wlen;  // (windows are at most as long as the first)
+    float *lp = xsa_malloc((size_t)room * sizeof *lp);
+    uint8_t *gr = xsa_malloc((size_t)room);
+    size_t t0 = *t;
+    const int32_t *tok = d->tok.v;
+    for (long i = w0; i <= w1 && !rc; i++) {
+        if (batch_n_tokens(&bb) > 0 && (i == w1 || batch_n_tokens(&bb) + w[i].wlen > cap)) {
+            struct score_batch b = batch_view(&bb);
+            rc = backend_score(&be, &b, lp, gr, err);
+            for (int e = 0; !rc && e < b.n_entries; e++) {
+                if (!isfinite(lp[e]))
+                    rc = xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %zu of the stream is %g%s",
+                                  m->path, tok[out->where[t0 + e]], out->where[t0 + e], (double)lp[e],
+                                  trained ? " after test-time training: the weights diverged; lower TTT_LR or TTT_GRAD_CLIP"
+                                          : ", before any training: the forward pass overflowed or the weights are damaged");
+                else out->nll[t0 + e] = -lp[e], out->greedy[t0 + e] = gr[e];
+            }
+            batch_reset(&bb);
+            t0 = *t;
+        }
+        if (i == w1 || rc) break;
+        int first;
+        rc = batch_add_row(&bb, tok + w[i].ws, (int)w[i].wlen, &first, err);
+        for (long j = w[i].s; !rc && j < w[i].wlen; j++, (*t)++) {
+            size_t where = (size_t)(w[i].ws + j + 1);
+            rc = batch_add_entry(&bb, first + (int)j, tok[where], err);
+            out->ctx[*t] = (int32_t)(j + 1);
+            out->unit[*t] = (int32_t)i;
+            out->where[*t] = where;
+            if (d->base_bytes || d->target_bytes) *bytes += ppl_target_bytes(d, where);
+        }
+    }
+    batch_free(&bb);
+    free(lp);
+    free(gr);
+    backend_close(&be);
+    return rc;
+}
+
+// One SGD step with momentum on the unfrozen parameters live[0..n), after clipping their
+// gradients' norm (torch.nn.utils.clip_grad_norm_, then torch.optim.SGD without dampening or
+// weight decay; a first step's buffer is the gradient, as 0 * mu + g).
+static void sgd_step(const struct train_param *p, const int *live, int n, float **mom, const struct ttt_settings *s, double lr) {
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        for (long k = 0; k < p[live[i]].n; k++) ss += (double)p[live[i]].grad[k] * p[live[i]].grad[k];
+    double coef = s->grad_clip / (sqrt(ss) + 1e-6);
+    float c = coef < 1 ? (float)coef : 1.0f, mu = (float)s->momentum, a = (float)-lr;
+    for (int i = 0; i < n; i++) {
+        const struct train_param *q = &p[live[i]];
+        float *g = q->grad, *b = mom[i], *w = q->w;
+        if (c != 1.0f)
+            for (long k = 0; k < q->n; k++) g[k] *= c;
+        for (long k = 0; k < q->n; k++) {
+            b[k] = b[k] * mu + g[k];
+            w[k] += a * b[k];
+        }
+    }
+}
+
+int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m, err); }
+
+int ttt_score(struct model *m, const struct backend_options *opt, const struct ppl_docs *d, int context, int stride,
+              const struct ttt_settings *s, int progress, struct ppl_scores *out, xsa_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!d->stream || d->n_docs != 1 || d->split)
+        return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
+    if (stride < 1 || stride > context)
+        return xsa_fail(err, XSA_EBADINPUT, "--ttt: --stride %d must be from 1 to --context %d", stride, context);
+    int rc = cpu_train_check(m, err);
+    if (rc) return rc;
+    long n_tok = (long)(d->start[1] - d->start[0]);
+    long total = (n_tok - 1) / context * context;  // load_validation_tokens keeps whole sequences
+    if (total < context)
+        return xsa_fail(err, XSA_EBADINPUT, "--ttt: the stream has %ld tokens, fewer than one sequence of %d and its target",
+                        n_tok, context);
+    long n_win;
+    struct ttt_window *w = plan(total, context, stride, &n_win);
+    long n_chunks = (total + s->chunk_tokens - 1) / s->chunk_tokens;
+    long *first = xsa_calloc((size_t)n_chunks + 1, sizeof *first);  // windows of chunk c: [first[c], first[c + 1])
+    size_t n_t = 0;
+    for (long i = 0; i < n_win; i++) {
+        long c = (w[i].ws + w[i].s) / s->chunk_tokens;
+        first[(c < n_chunks - 1 ? c : n_chunks - 1) + 1]++;
+        n_t += (size_t)(w[i].wlen - w[i].s);
+    }
+    for (long c = 0; c < n_chunks; c++) first[c + 1] += first[c];  // (windows are in start order, so chunk order)
+    ppl_scores_alloc(out, n_t);
+    struct cpu_trainer *tr = cpu_trainer_open(m, context, opt->n_threads, err);
+    if (!tr) {
+        free(w);
+        free(first);
+        return XSA_EBADINPUT;
+    }
+    struct train_param *p;
+    int np = cpu_trainer_params(tr, &p);
+    int *live = xsa_calloc((size_t)np, sizeof *live), n_live = 0;  // the parameters trained, and their momentum
+    for (int i = 0; i < np; i++)
+        if (!(p[i].block >= 0 && p[i].block < s->freeze_blocks)) live[n_live++] = i;
+    float **mom = xsa_calloc((size_t)(n_live ? n_live : 1), sizeof *mom);
+    for (int i = 0; i < n_live; i++) mom[i] = xsa_calloc((size_t)p[live[i]].n, sizeof(float));
+    size_t t = 0;
+    long steps = 0;
+    double bytes = 0, t_start = timing_now_s();
+    const int32_t *tok = d->tok.v;
+    for (long c = 0; c < n_chunks && !rc; c++) {
+        if (first[c] == first[c + 1]) continue;
+        rc = score_windows(m, opt, d, w, first[c], first[c + 1], steps > 0, out, &t, &bytes, err);
+        long cs = c * s->chunk_tokens, ce = (c + 1) * s->chunk_tokens < total ? (c + 1) * s->chunk_tokens : total;
+        long seqs = (ce - cs) / context;
+        if (!rc && c < n_chunks - 1 && s->epochs > 0 && seqs > 0) {
+            double lr = s->lr * 0.5 * (1.0 + cos(M_PI * (double)c / (double)(n_chunks - 1 > 1 ? n_chunks - 1 : 1)));
+            for (int ep = 0; ep < s->epochs && !rc; ep++)
+                for (long bs = 0; bs < seqs && !rc; bs += s->batch_seqs) {
+                    long be = bs + s->batch_seqs < seqs ? bs + s->batch_seqs : seqs;
+                    if (cs + be * context + 1 > n_tok) continue;
+                    double loss = cpu_trainer_grad(tr, tok + cs + bs * context, (int)(be - bs));
+                    if (!isfinite(loss))
+                        rc = xsa_fail(err, XSA_ERUNTIME, "%s: test-time training's loss is %g at chunk %ld: the weights "
+                                      "diverged; lower TTT_LR", m->path, loss, c + 1);
+                    else sgd_step(p, live, n_live, mom, s, lr), steps++;
+                }
+        }
+        if (!rc && progress && (c % 10 == 0 || c == n_chunks - 1)) {
+            double nll = 0;
+            for (size_t i = 0; i < t; i++) nll += out->nll[i];
+            char bpb[48] = "";
+            if (bytes > 0) snprintf(bpb, sizeof bpb, ", %.6f bits/byte", nll / log(2.0) / bytes);
+            fprintf(stderr, "xsa-eval ppl: ttt chunk %ld/%ld: %zu targets, %.6f nats/token%s, %.1f s\n", c + 1, n_chunks, t,
+                    nll / (double)(t ? t : 1), bpb, timing_now_s() - t_start);
+        }
+    }
+    out->n_units = (int)n_win;
+    out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;
+    for (int i = 0; i < n_live; i++) free(mom[i]);
+    free(mom);
+    free(live);
+    cpu_trainer_close(tr);
+    free(w);
+    free(first);
+    if (rc) ppl_scores_free(out);
+    return rc;
+}

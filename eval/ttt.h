@@ -1,0 +1,49 @@
+// ttt.h: parameter-golf's legal score-first test-time training (`ppl --ttt`): the 2026-03-23
+// record's eval_val_sliding_ttt (PR #461's recipe, also the 2026-03-29 record's). The stream's
+// sliding windows are grouped into chunks of TTT_CHUNK_TOKENS by the first target each scores;
+// each chunk's windows are scored with the weights as they are, then (but for the last chunk)
+// the model trains on the chunk's whole sequences: TTT_EPOCHS passes of SGD with momentum over
+// batches of TTT_BATCH_SEQS sequences, the gradient's norm clipped to TTT_GRAD_CLIP, the learning
+// rate TTT_LR * (1 + cos(pi chunk / (chunks - 1))) / 2. Every target is scored before any update
+// that saw it. The parameters of the first TTT_FREEZE_BLOCKS blocks ("blocks.N.", not the weight
+// banks, as the record's named_parameters() filter) stay as they are.
+#ifndef XSA_EVAL_TTT_H
+#define XSA_EVAL_TTT_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "eval/ppl.h"
+#include "kernels/backend.h"
+#include "model/model.h"
+
+struct ttt_settings {
+    double lr, momentum, grad_clip;
+    int epochs, chunk_tokens, freeze_blocks, batch_seqs;
+};
+
+// The record's defaults (its Hyperparameters: TTT_LR 0.002, TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768,
+// TTT_FREEZE_BLOCKS 2, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0; its README's run
+// sets TTT_FREEZE_BLOCKS=0).
+void ttt_settings_init(struct ttt_settings *s);
+
+// "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by
+// spaces or commas (TTT_ENABLED=1 is accepted and ignored), over s. Exit-2 errors name the word.
+int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err);
+
+// "TTT_LR=0.002 TTT_EPOCHS=3 ..." (every setting), for reports.
+void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n);
+
+// 0 when ttt_score can train m, else exit 2 naming what it has that the trainer lacks
+// (kernels/cpu/cpu_train.h).
+int ttt_check(const struct model *m, xsa_error *err);
+
+// Scores d (one token stream) as eval_val_sliding_ttt with windows of `context` tokens advancing
+// by `stride`, training m (whose weights change) on the CPU with n_threads; scoring through CPU
+// backends opened with opt. out gets every scored target in window order (a window's targets
+// in position order; the record's last windows score the stream's last `stride` targets again,
+// and so does this) with eval_val's bytes. progress: a line per ten chunks on stderr.
+int ttt_score(struct model *m, const struct backend_options *opt, const struct ppl_docs *d, int context, int stride,
+              const struct ttt_settings *s, int progress, struct ppl_scores *out, xsa_error *err);
+
+#endif

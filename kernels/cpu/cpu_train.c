@@ -1,0 +1,692 @@
+// cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One sequence at a
+// time is kept (its activations for every layer), its gradients added to the parameters'; the
+// GEMMs are OpenBLAS calls split by rows over the worker pool, attention runs per (sequence, kv
+// head) task, so no two tasks write one float.
+#include "kernels/cpu/cpu_train.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/xalloc.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_pool.h"
+
+struct layer_act {   // one layer's activations over the S tokens of a sequence
+    float *xb;       // (S, C) the block's input x (after its skip add)
+    float *xin;      // (S, C) m0 x + m1 x0
+    float *an;       // (S, C) RMSNorm(xin) * ln: q, k, v read it
+    float *qn, *kn;  // (S, Q), (S, KV) q and k after their per-head norms, before RoPE
+    float *qr;       // (S, Q) q after RoPE, before q_gain
+    float *qf, *kf;  // (S, Q), (S, KV) the attention's q (times q_gain) and k
+    float *v;        // (S, KV) v (with the value embedding)
+    float *lse;      // (S, H) log-sum-exp of each query's scores
+    float *y, *z;    // (S, Q) attention output before and after XSA
+    float *ao;       // (S, C) z @ Wo^T
+    float *xo;       // (S, C) xin + attn_scale ao
+    float *mn;       // (S, C) RMSNorm(xo) * ln: the MLP reads it
+    float *u;        // (S, F) mn @ Wup^T
+    float *mo;       // (S, C) the MLP's output
+    float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
+};
+
+struct cpu_trainer {
+    struct model *m;
+    int S, L, C, H, Hkv, hd, Q, KV, F, V;
+    int n_enc, n_skip;
+    struct cpu_pool *pool;
+    int n_threads;
+    struct train_param *p;
+    int n_p;
+    // grads by role (pointers into p's grads)
+    float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_veemb, *g_veproj, *g_vescale;
+    struct {
+        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale;
+    } *gl;
+    // activations of one sequence
+    struct layer_act *act;
+    float *skip_out;       // (n_enc, S, C) encoder outputs
+    float *n0, *r0, *pb;   // (S, C) normed embedding, (S) its 1/rms, (S, C) bigram projection
+    int32_t *bh;           // (S) bigram rows
+    float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
+    float *cos_t, *sin_t, *nsin_t;  // (S, rd/2); nsin: -sin (the inverse rotation)
+    // backward scratch
+    float *g, *gx0, *gskip;   // (S, C), (S, C), (n_enc, S, C)
+    float *t_c, *t_c2, *t_f, *t_f2, *t_q, *t_q2, *t_kv, *t_kv2, *t_v;  // (S, ...) temporaries
+    float *lg;             // (tile, V) logits of a tile of rows
+    float *att_s;          // (n_threads, att_stride): P, dP (S, S) and dy (S, hd) of one head
+    long att_stride;
+};
+
+#define TILE 64     // rows of logits at once
+#define MM_ROWS 64  // output rows per GEMM task
+
+// ---- GEMMs, split by output rows over the pool ----
+
+struct mm_job {
+    int ta, tb, M, N, K, lda, ldb, ldc, rows;
+    const float *A, *B;
+    float *Cm;
+    float beta;
+};
+
+static void mm_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct mm_job *j = ctx;
+    int r0 = i * j->rows, n = j->M - r0 < j->rows ? j->M - r0 : j->rows;
+    const float *a = j->ta ? j->A + r0 : j->A + (long)r0 * j->lda;
+    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, n, j->N, j->K, 1.0f, a,
+                j->lda, j->B, j->ldb, j->beta, j->Cm + (long)r0 * j->ldc, j->ldc);
+}
+
+// C (M, N) = beta C + op(A) op(B), op(A) (M, K), op(B) (K, N).
+static void mm(struct cpu_trainer *t, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+               float beta, float *Cm, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        if (beta == 0) memset(Cm, 0, (size_t)M * ldc * sizeof(float));
+        return;
+    }
+    int rows = MM_ROWS;  // (not by thread count: each task's call, and so its bits, is the same for any)
+    struct mm_job j = {ta, tb, M, N, K, lda, ldb, ldc, rows, A, B, Cm, beta};
+    cpu_pool_run(t->pool, (M + rows - 1) / rows, mm_task, &j);
+}
+
+// y = x W^T: x (n, in), W (out, in)
+static void linear(struct cpu_trainer *t, const float *x, const float *W, float *y, int n, int in, int out) {
+    mm(t, 0, 1, n, out, in, x, in, W, in, 0, y, out);
+}
+// dx (+)= dy W: dy (n, out)
+static void linear_dx(struct cpu_trainer *t, const float *dy, const float *W, float *dx, int n, int in, int out, float beta) {
+    mm(t, 0, 0, n, in, out, dy, out, W, in, beta, dx, in);
+}
+// dW += dy^T x
+static void linear_dw(struct cpu_trainer *t, const float *dy, const float *x, float *dW, int n, int in, int out) {
+    mm(t, 1, 0, out, in, n, dy, out, x, in, 1.0f, dW, in);
+}
+
+// ---- row-wise pieces ----
+
+// out = x / rms(x) * scale (F.rms_norm without a weight, eps as the model's); r = 1 / rms.
+static void rms_fwd(const float *x, float *out, float *r, int n, int C, float eps, float scale) {
+    for (int i = 0; i < n; i++) {
+        const float *xr = x + (long)i * C;
+        double ss = 0;
+        for (int k = 0; k < C; k++) ss += (double)xr[k] * xr[k];
+        float rs = (float)(1.0 / sqrt((float)(ss / C) + eps));
+        r[i] = rs;
+        for (int k = 0; k < C; k++) out[(long)i * C + k] = xr[k] * rs * scale;
+    }
+}
+
+// dx (+)= d(out)/dx^T dout for out = scale * x r (y = out / scale the normed rows).
+static void rms_bwd(const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale, int add) {
+    for (int i = 0; i < n; i++) {
+        const float *d = dout + (long)i * C, *o = out + (long)i * C;
+        double dot = 0;
+        for (int k = 0; k < C; k++) dot += (double)d[k] * (o[k] / scale);
+        float m = (float)(dot / C), rs = r[i];
+        for (int k = 0; k < C; k++) {
+            float v = rs * scale * (d[k] - (o[k] / scale) * m);
+            dx[(long)i * C + k] = add ? dx[(long)i * C + k] + v : v;
+        }
+    }
+}
+
+static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static double dot_f(const float *a, const float *b, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += (double)a[i] * b[i];
+    return s;
+}
+
+// Gradients of out = scale * P e (P (n_out, D), or no projection: out = scale * e) from dout:
+// gP += scale dout e^T, ge += scale P^T dout (the bigram and value embeddings' rows).
+static void proj_row_bwd(const float *dout, float scale, int n_out, const float *P, const float *e, int D, float *gP, float *ge) {
+    for (int o = 0; o < n_out; o++) {
+        float dd = dout[o] * scale;
+        if (!P) {
+            ge[o] += dd;
+            continue;
+        }
+        float *gp = gP + (long)o * D;
+        const float *wp = P + (long)o * D;
+        for (int k = 0; k < D; k++) gp[k] += dd * e[k], ge[k] += dd * wp[k];
+    }
+}
+
+// ---- attention over one sequence, per kv head ----
+
+struct att_job {
+    struct cpu_trainer *t;
+    struct layer_act *a;
+    int xsa;
+    const float *dz;  // backward: dL/dz (S, Q)
+    float *dq, *dk, *dv;  // backward outputs (S, Q), (S, KV), (S, KV)
+};
+
+// P = softmax(scale Q_h K_g^T) with the causal mask (rows of S floats, zeros past the diagonal)
+// into p, from scores recomputed by one GEMM; the row's log-sum-exp into lse (stride H) when
+// `keep`, else read from it.
+static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int h, int g, float *p, int keep) {
+    int S = t->S, hd = t->hd;
+    float scale = 1.0f / sqrtf((float)hd);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, hd, scale, a->qf + (long)h * hd, t->Q, a->kf + (long)g * hd,
+                t->KV, 0.0f, p, S);
+    for (int i = 0; i < S; i++) {
+        float *r = p + (long)i * S, *lse = a->lse + (long)i * t->H + h;
+        if (keep) {
+            float mx = -INFINITY;
+            for (int j = 0; j <= i; j++) mx = r[j] > mx ? r[j] : mx;
+            double sum = 0;
+            for (int j = 0; j <= i; j++) sum += exp((double)r[j] - mx);
+            *lse = mx + (float)log(sum);
+        }
+        for (int j = 0; j <= i; j++) r[j] = expf(r[j] - *lse);
+        memset(r + i + 1, 0, (size_t)(S - 1 - i) * sizeof *r);
+    }
+}
+
+// Attention of kv head g's query heads over one sequence: y = P v, then z (XSA: y minus its
+// projection on the token's own v).
+static void att_fwd_task(void *ctx, int g, int w) {
+    const struct att_job *j = ctx;
+    const struct cpu_trainer *t = j->t;
+    struct layer_act *a = j->a;
+    int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
+    float *p = t->att_s + (long)w * t->att_stride;
+    for (int h = g * G; h < (g + 1) * G; h++) {
+        att_probs(t, a, h, g, p, 1);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, hd, S, 1.0f, p, S, a->v + (long)g * hd, KV, 0.0f,
+                    a->y + (long)h * hd, Q);
+        for (int i = 0; i < S; i++) {
+            float *y = a->y + (long)i * Q + (long)h * hd, *z = a->z + (long)i * Q + (long)h * hd;
+            memcpy(z, y, (size_t)hd * sizeof *z);
+            const float *v = a->v + (long)i * KV + (long)g * hd;
+            double vv = dot_f(v, v, hd);
+            if (j->xsa && vv > 0) {  // z = y - (y.v / |v|^2) v
+                float c = (float)(dot_f(y, v, hd) / vv);
+                for (int d = 0; d < hd; d++) z[d] -= c * v[d];
+            }
+        }
+    }
+}
+
+// Its backward: dz -> dy (and XSA's share of dv), then dP = dy v^T, dS = P (dP - rowsum(dy y))
+// scale, dq = dS k, dk += dS^T q, dv += P^T dy.
+static void att_bwd_task(void *ctx, int g, int w) {
+    const struct att_job *j = ctx;
+    const struct cpu_trainer *t = j->t;
+    const struct layer_act *a = j->a;
+    int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
+    float scale = 1.0f / sqrtf((float)hd);
+    float *p = t->att_s + (long)w * t->att_stride, *dp = p + (long)S * S, *dy = dp + (long)S * S;
+    for (int h = g * G; h < (g + 1) * G; h++) {
+        for (int i = 0; i < S; i++) {
+            const float *dz = j->dz + (long)i * Q + (long)h * hd, *y = a->y + (long)i * Q + (long)h * hd;
+            const float *vi = a->v + (long)i * KV + (long)g * hd;
+            float *dyi = dy + (long)i * hd;
+            memcpy(dyi, dz, (size_t)hd * sizeof *dyi);
+            double vv = dot_f(vi, vi, hd);
+            if (j->xsa && vv > 0) {  // dy = dz - (dz.v / vv) v; dv = -c dz - (dz.v)(y - 2 c v) / vv
+                float c = (float)(dot_f(y, vi, hd) / vv), e = (float)(dot_f(dz, vi, hd) / vv);
+                float *dvi = j->dv + (long)i * KV + (long)g * hd;
+                for (int d = 0; d < hd; d++) {
+                    dyi[d] = dz[d] - e * vi[d];
+                    dvi[d] += -c * dz[d] - e * (y[d] - 2.0f * c * vi[d]);
+                }
+            }
+        }
+        att_probs(t, a, h, g, p, 0);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, hd, 1.0f, dy, hd, a->v + (long)g * hd, KV, 0.0f, dp, S);
+        for (int i = 0; i < S; i++) {
+            float D = (float)dot_f(dy + (long)i * hd, a->y + (long)i * Q + (long)h * hd, hd);
+            float *r = dp + (long)i * S;
+            const float *pr = p + (long)i * S;
+            for (int k = 0; k <= i; k++) r[k] = pr[k] * (r[k] - D) * scale;
+            memset(r + i + 1, 0, (size_t)(S - 1 - i) * sizeof *r);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, hd, S, 1.0f, dp, S, a->kf + (long)g * hd, KV, 0.0f,
+                    j->dq + (long)h * hd, Q);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, S, hd, S, 1.0f, dp, S, a->qf + (long)h * hd, Q, 1.0f,
+                    j->dk + (long)g * hd, KV);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, S, hd, S, 1.0f, p, S, dy, hd, 1.0f, j->dv + (long)g * hd, KV);
+    }
+}
+
+// ---- the model ----
+
+int cpu_train_check(const struct model *m, xsa_error *err) {
+    const struct model_config *c = &m->cfg;
+    const char *why = NULL;
+    if (m->mng) why = "modded-nanogpt's topology";
+    else if (!c->norm_weightless || !c->embed_norm || !c->mlp_relu2) why = "norms or an MLP other than the records' (weightless RMSNorm, relu^2)";
+    else if (!c->tied_head || c->logit_softcap <= 0) why = "an untied or uncapped head";
+    else if (c->rope != ROPE_HALF_NEG || c->qk_norm != QK_NORM_HEAD) why = "RoPE or QK-norm other than the records'";
+    else if (c->n_physical) why = "depth recurrence (RECUR_LAYERS, NUM_LOOPS)";
+    else if (c->n_blocks && c->n_blocks != c->n_layer) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
+    else if (c->lanes_from || c->parallel_residual) why = "parallel residuals";
+    else if (c->value_residual) why = "VALUE_RESIDUAL";
+    else if (c->trigram) why = "TRIGRAM";
+    else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
+    else if (c->smear_fwd_window) why = "the 2026-04-16 SmearGate";
+    else if (c->skip_rows || c->skip_after || m->skip_gates) why = "gated or shortened U-Net skips";
+    else if (c->sliding_window) why = "sliding-window layers";
+    else if (c->n_kv_head * c->head_dim > 4096) why = "v rows over 4096 wide";
+    for (int l = 0; !why && l < c->n_layer; l++) {
+        const struct layer_weights *w = &m->layers[l];
+        if (c->attn_off[l] || c->mlp_reads_input[l]) why = "a layer without attention or a GPT-J block";
+        else if (w->dtg_w) why = "DTG_ENABLED";
+        else if (w->attn_gate_w) why = "attention gates";
+        else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
+        else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
+        else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
+        else if (!w->q_gain || !w->resid_mix || !w->attn_scale || !w->mlp_scale) why = "a block without q_gain, resid_mix or scales";
+    }
+    if (why)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPT of parameter-golf's 2026-03-20..29 records (the "
+                        "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29), and this model has %s; score it without --ttt",
+                        m->path, why);
+    if (m->mapping) return xsa_fail(err, XSA_EBADINPUT, "%s: its weights are mapped read-only; test-time training writes them", m->path);
+    return 0;
+}
+
+static float *add_param(struct cpu_trainer *t, const char *name, float *w, long n, int block) {
+    struct train_param *p = &t->p[t->n_p++];
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->w = w, p->n = n, p->block = block;
+    p->grad = xsa_calloc((size_t)n, sizeof(float));
+    return p->grad;
+}
+
+static float *alloc_f(long n) { return xsa_calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
+
+struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err) {
+    if (cpu_train_check(m, err)) return NULL;
+    const struct model_config *c = &m->cfg;
+    struct cpu_trainer *t = xsa_calloc(1, sizeof *t);
+    t->m = m, t->S = S, t->L = c->n_layer, t->C = c->d_model, t->H = c->n_head, t->Hkv = c->n_kv_head, t->hd = c->head_dim;
+    t->Q = t->H * t->hd, t->KV = t->Hkv * t->hd, t->F = c->d_ff, t->V = c->vocab_size;
+    t->n_enc = c->unet_skips ? c->n_layer / 2 : 0;
+    t->n_skip = t->n_enc < c->n_layer - t->n_enc ? t->n_enc : c->n_layer - t->n_enc;
+    if (n_threads <= 0) n_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (n_threads < 1) n_threads = 1;
+    t->n_threads = n_threads;
+    openblas_set_num_threads(1);  // one OpenBLAS thread per pool task (cpu_backend.c does the same)
+    if (!(t->pool = cpu_pool_create(n_threads))) {
+        free(t);
+        xsa_fail(err, XSA_ERUNTIME, "could not start %d threads", n_threads);
+        return NULL;
+    }
+    int L = t->L, C = t->C, Q = t->Q, KV = t->KV, F = t->F, V = t->V;
+    t->p = xsa_calloc((size_t)(16 + 11 * L), sizeof *t->p);
+    t->gl = xsa_calloc((size_t)L, sizeof *t->gl);
+    char nm[48];
+    t->g_tok = add_param(t, "tok_emb.weight", m->tok_emb, (long)V * C, -1);
+    if (m->bigram_emb) {
+        t->g_bemb = add_param(t, "bigram.embed.weight", m->bigram_emb, (long)c->bigram_vocab * c->bigram_dim, -1);
+        if (m->bigram_proj) t->g_bproj = add_param(t, "bigram.proj.weight", m->bigram_proj, (long)C * c->bigram_dim, -1);
+        t->g_bscale = add_param(t, "bigram.scale", &m->bigram_scale, 1, -1);
+    }
+    if (m->smear_gate) t->g_smear = add_param(t, "smear.gate", m->smear_gate, C, -1);
+    if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, (long)t->n_skip * C, -1);
+    // The banks: not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT).
+    for (int l = 0; l < L; l++) {
+        struct layer_weights *w = &m->layers[l];
+        snprintf(nm, sizeof nm, "qo_bank[%d]", l), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
+        snprintf(nm, sizeof nm, "qo_bank[%d]", L + l), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
+        snprintf(nm, sizeof nm, "kv_bank[%d]", l), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
+        snprintf(nm, sizeof nm, "kv_bank[%d]", L + l), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
+        snprintf(nm, sizeof nm, "mlp_up_bank[%d]", l), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
+        snprintf(nm, sizeof nm, "mlp_down_bank[%d]", l), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+    }
+    for (int l = 0; l < L; l++) {
+        struct layer_weights *w = &m->layers[l];
+        snprintf(nm, sizeof nm, "blocks.%d.attn.q_gain", l), t->gl[l].q_gain = add_param(t, nm, w->q_gain, t->H, l);
+        snprintf(nm, sizeof nm, "blocks.%d.attn_scale", l), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, l);
+        snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", l), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, l);
+        snprintf(nm, sizeof nm, "blocks.%d.resid_mix", l), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, l);
+    }
+    if (m->ve_emb) {
+        t->g_veemb = add_param(t, "ve_shared.embed.weight", m->ve_emb, (long)V * c->ve_dim, -1);
+        if (m->ve_proj) t->g_veproj = add_param(t, "ve_shared.proj.weight", m->ve_proj, (long)KV * c->ve_dim, -1);
+        t->g_vescale = add_param(t, "ve_shared.scale", &m->ve_scale, 1, -1);
+        for (int l = 0, i = 0; l < L; l++)
+            if (m->layers[l].ve_scale) {
+                snprintf(nm, sizeof nm, "ve_layer_scales.%d", i++);
+                t->gl[l].ve_scale = add_param(t, nm, m->layers[l].ve_scale, 1, -1);
+            }
+    }
+    t->act = xsa_calloc((size_t)L, sizeof *t->act);
+    for (int l = 0; l < L; l++) {
+        struct layer_act *a = &t->act[l];
+        a->xb = alloc_f((long)S * C), a->xin = alloc_f((long)S * C), a->an = alloc_f((long)S * C);
+        a->qn = alloc_f((long)S * Q), a->kn = alloc_f((long)S * KV), a->qr = alloc_f((long)S * Q);
+        a->qf = alloc_f((long)S * Q), a->kf = alloc_f((long)S * KV), a->v = alloc_f((long)S * KV);
+        a->lse = alloc_f((long)S * t->H), a->y = alloc_f((long)S * Q), a->z = alloc_f((long)S * Q);
+        a->ao = alloc_f((long)S * C), a->xo = alloc_f((long)S * C), a->mn = alloc_f((long)S * C);
+        a->u = alloc_f((long)S * F), a->mo = alloc_f((long)S * C);
+        a->ra = alloc_f(S), a->rq = alloc_f((long)S * t->H), a->rk = alloc_f((long)S * t->Hkv), a->rm = alloc_f(S);
+    }
+    int h2 = model_rope_dims(c) / 2;
+    t->skip_out = alloc_f((long)t->n_enc * S * C), t->gskip = alloc_f((long)t->n_enc * S * C);
+    t->n0 = alloc_f((long)S * C), t->r0 = alloc_f(S), t->pb = alloc_f((long)S * C), t->bh = xsa_calloc((size_t)S, sizeof *t->bh);
+    t->x0 = alloc_f((long)S * C), t->xf = alloc_f((long)S * C), t->rf = alloc_f(S);
+    t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
+    t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
+    t->t_c = alloc_f((long)S * C), t->t_c2 = alloc_f((long)S * C), t->t_f = alloc_f((long)S * F), t->t_f2 = alloc_f((long)S * F);
+    t->t_q = alloc_f((long)S * Q), t->t_q2 = alloc_f((long)S * Q), t->t_kv = alloc_f((long)S * KV), t->t_kv2 = alloc_f((long)S * KV);
+    t->t_v = alloc_f((long)S * KV);
+    t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * S * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
+    int32_t *pos = xsa_malloc((size_t)S * sizeof *pos);
+    for (int i = 0; i < S; i++) pos[i] = i;
+    cpu_rope_table(pos, S, c, t->cos_t, t->sin_t);
+    free(pos);
+    for (long i = 0; i < (long)S * h2; i++) t->nsin_t[i] = -t->sin_t[i];
+    return t;
+}
+
+void cpu_trainer_close(struct cpu_trainer *t) {
+    if (!t) return;
+    for (int i = 0; i < t->n_p; i++) free(t->p[i].grad);
+    for (int l = 0; l < t->L; l++) {
+        struct layer_act *a = &t->act[l];
+        float *f[] = {a->xb, a->xin, a->an, a->qn, a->kn, a->qr, a->qf, a->kf, a->v, a->lse, a->y, a->z,
+                      a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
+    }
+    float *f[] = {t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
+                  t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
+    free(t->bh);
+    free(t->act);
+    free(t->gl);
+    free(t->p);
+    cpu_pool_destroy(t->pool);
+    free(t);
+}
+
+int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out) {
+    *out = t->p;
+    return t->n_p;
+}
+
+static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 1.0f; }
+
+// The ve row of token tok for layer l into out (KV): ls * (s * proj(ve_emb[tok])), as the forward adds it.
+static void ve_row(const struct model *m, int l, int32_t tok, float *out, float *base) {
+    const struct model_config *c = &m->cfg;
+    int KV = c->n_kv_head * c->head_dim, D = c->ve_dim;
+    const float *e = m->ve_emb + (long)tok * D;
+    for (int o = 0; o < KV; o++) {
+        float h = m->ve_proj ? (float)dot_f(m->ve_proj + (long)o * D, e, D) : e[o];  // (no proj: D is v's width)
+        base[o] = h;
+        out[o] = h * m->ve_scale * m->layers[l].ve_scale[0];
+    }
+}
+
+// Forward of one sequence x (S tokens), activations kept; returns the summed loss of its
+// targets y and leaves dL/d(xf) / (1 / inv_n) in t->g with the head's gradient added.
+static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t *y, float inv_n) {
+    struct model *m = t->m;
+    const struct model_config *c = &m->cfg;
+    int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, V = t->V, H = t->H, Hkv = t->Hkv, hd = t->hd;
+    int rd = model_rope_dims(c);
+    float eps = c->norm_eps;
+    // embedding, bigram, norm, smear
+    float *e = t->t_c;
+    for (int i = 0; i < S; i++) {
+        float *er = e + (long)i * C;
+        memcpy(er, m->tok_emb + (long)x[i] * C, (size_t)C * sizeof *er);
+        if (m->bigram_emb) {
+            int mod = c->bigram_vocab - 1, D = c->bigram_dim;
+            int32_t h = i == 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
+            t->bh[i] = h;
+            const float *be = m->bigram_emb + (long)h * D;
+            for (int o = 0; o < C; o++) {
+                float pb = m->bigram_proj ? (float)dot_f(m->bigram_proj + (long)o * D, be, D) : be[o];
+                t->pb[(long)i * C + o] = pb;
+                er[o] += pb * m->bigram_scale;
+            }
+        }
+    }
+    rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
+    for (int i = 0; i < S; i++)
+        for (int k = 0; k < C; k++) {
+            float n0 = t->n0[(long)i * C + k];
+            if (m->smear_gate) {
+                float g = sigmoidf(m->smear_gate[k]);
+                t->x0[(long)i * C + k] = (1 - g) * n0 + g * (i ? t->n0[(long)(i - 1) * C + k] : 0.0f);
+            } else {
+                t->x0[(long)i * C + k] = n0;
+            }
+        }
+    float *xc = t->g;  // the residual stream as it goes
+    memcpy(xc, t->x0, (size_t)S * C * sizeof *xc);
+    for (int l = 0; l < t->L; l++) {
+        struct layer_act *a = &t->act[l];
+        const struct layer_weights *w = &m->layers[l];
+        int dec = l - t->n_enc;
+        if (t->n_enc && dec >= 0 && dec < t->n_skip) {
+            const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
+            for (long i = 0; i < (long)S * C; i++) xc[i] += sw[i % C] * src[i];
+        }
+        memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
+        const float *m0 = w->resid_mix, *m1 = m0 + C;
+        for (long i = 0; i < (long)S * C; i++) a->xin[i] = m0[i % C] * xc[i] + m1[i % C] * t->x0[i];
+        float ln = layer_ln(c, l);
+        rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
+        linear(t, a->an, w->wq, a->qn, S, C, Q);
+        linear(t, a->an, w->wk, a->kn, S, C, KV);
+        linear(t, a->an, w->wv, a->v, S, C, KV);
+        if (w->ve_scale)
+            for (int i = 0; i < S; i++) {
+                float row[4096], base[4096];
+                ve_row(m, l, x[i], row, base);
+                for (int o = 0; o < KV; o++) a->v[(long)i * KV + o] += row[o];
+            }
+        rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
+        rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
+        memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
+        memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
+        cpu_rope_apply(a->qr, S, Q, H, hd, rd, 1, t->cos_t, t->sin_t);
+        cpu_rope_apply(a->kf, S, KV, Hkv, hd, rd, 1, t->cos_t, t->sin_t);
+        for (int i = 0; i < S; i++)
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
+        struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
+        cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
+        linear(t, a->z, w->wo, a->ao, S, Q, C);
+        for (long i = 0; i < (long)S * C; i++) a->xo[i] = a->xin[i] + w->attn_scale[i % C] * a->ao[i];
+        rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
+        linear(t, a->mn, w->w_up, a->u, S, C, F);
+        float slope = c->mlp_leaky_slope;
+        for (long i = 0; i < (long)S * F; i++) {
+            float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
+            t->t_f[i] = v * v;
+        }
+        linear(t, t->t_f, w->w_down, a->mo, S, F, C);
+        for (long i = 0; i < (long)S * C; i++) xc[i] = a->xo[i] + w->mlp_scale[i % C] * a->mo[i];
+        if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
+    }
+    rms_fwd(xc, t->xf, t->rf, S, C, eps, 1.0f);
+    // the head, a tile of rows at a time: loss, dL/dxf into g, dL/dtok_emb
+    float cap = c->logit_softcap;
+    double loss = 0;
+    float *dxf = t->g;  // (xc is done with)
+    for (int r0 = 0; r0 < S; r0 += TILE) {
+        int n = S - r0 < TILE ? S - r0 : TILE;
+        linear(t, t->xf + (long)r0 * C, m->tok_emb, t->lg, n, C, V);
+        for (int r = 0; r < n; r++) {
+            float *lg = t->lg + (long)r * V;
+            float mx = -INFINITY;
+            for (int v = 0; v < V; v++) {
+                lg[v] = cap * tanhf(lg[v] / cap);
+                if (lg[v] > mx) mx = lg[v];
+            }
+            double sum = 0;
+            for (int v = 0; v < V; v++) sum += exp((double)lg[v] - mx);
+            double lse = mx + log(sum);
+            int32_t tg = y[r0 + r];
+            loss += lse - lg[tg];
+            for (int v = 0; v < V; v++) {
+                float p = (float)exp((double)lg[v] - lse), th = lg[v] / cap;
+                lg[v] = (p - (v == tg)) * inv_n * (1.0f - th * th);
+            }
+        }
+        linear_dx(t, t->lg, m->tok_emb, dxf + (long)r0 * C, n, C, V, 0.0f);
+        linear_dw(t, t->lg, t->xf + (long)r0 * C, t->g_tok, n, C, V);
+    }
+    return loss;
+}
+
+static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
+    struct model *m = t->m;
+    const struct model_config *c = &m->cfg;
+    int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, H = t->H, Hkv = t->Hkv, hd = t->hd;
+    int rd = model_rope_dims(c);
+    float *g = t->t_c2;  // dL/d(residual stream) as it goes back; t->g holds dL/dxf
+    rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
+    memset(t->gx0, 0, (size_t)S * C * sizeof(float));
+    memset(t->gskip, 0, (size_t)t->n_enc * S * C * sizeof(float));
+    for (int l = t->L - 1; l >= 0; l--) {
+        struct layer_act *a = &t->act[l];
+        const struct layer_weights *w = &m->layers[l];
+        float ln = layer_ln(c, l);
+        if (l < t->n_enc) {
+            const float *gs = t->gskip + (long)l * S * C;
+            for (long i = 0; i < (long)S * C; i++) g[i] += gs[i];
+        }
+        // MLP: out = xo + ms * mo
+        float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
+        float *dmo = t->t_c;
+        for (long i = 0; i < (long)S * C; i++) {
+            gms[i % C] += g[i] * a->mo[i];
+            dmo[i] = w->mlp_scale[i % C] * g[i];
+        }
+        float slope = c->mlp_leaky_slope, *hsq = t->t_f, *dh = t->t_f2;
+        for (long i = 0; i < (long)S * F; i++) {
+            float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
+            hsq[i] = v * v;
+        }
+        linear_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
+        linear_dx(t, dmo, w->w_down, dh, S, F, C, 0.0f);
+        for (long i = 0; i < (long)S * F; i++) {
+            float u = a->u[i], v = u > 0 ? u : slope * u;
+            dh[i] *= 2.0f * v * (u > 0 ? 1.0f : slope);
+        }
+        linear_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
+        float *dmn = t->t_c;
+        linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
+        rms_bwd(dmn, a->mn, a->rm, g, S, C, ln, 1);  // g = dL/dxo
+        // attention: xo = xin + as * ao
+        float *dao = t->t_c;
+        for (long i = 0; i < (long)S * C; i++) {
+            gas[i % C] += g[i] * a->ao[i];
+            dao[i] = w->attn_scale[i % C] * g[i];
+        }
+        float *dz = t->t_q;
+        linear_dw(t, dao, a->z, t->gl[l].wo, S, Q, C);
+        linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
+        float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
+        memset(dk, 0, (size_t)S * KV * sizeof(float));
+        memset(dv, 0, (size_t)S * KV * sizeof(float));
+        struct att_job aj = {t, a, c->xsa[l], dz, dq, dk, dv};
+        cpu_pool_run(t->pool, Hkv, att_bwd_task, &aj);
+        // q_gain, RoPE, the per-head norms
+        float *gq = t->gl[l].q_gain;
+        for (int i = 0; i < S; i++)
+            for (int h = 0; h < H; h++) {
+                float *d = dq + (long)i * Q + (long)h * hd;
+                gq[h] += (float)dot_f(d, a->qr + (long)i * Q + (long)h * hd, hd);
+                for (int k = 0; k < hd; k++) d[k] *= w->q_gain[h];
+            }
+        cpu_rope_apply(dq, S, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
+        cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
+        rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
+        rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
+        if (w->ve_scale) {  // v += ls * s * proj(e)
+            float ls = w->ve_scale[0], s = m->ve_scale;
+            int D = c->ve_dim;
+            for (int i = 0; i < S; i++) {
+                float row[4096], base[4096];
+                ve_row(m, l, x[i], row, base);
+                const float *d = dv + (long)i * KV, *e = m->ve_emb + (long)x[i] * D;
+                double db = dot_f(d, base, KV);
+                t->gl[l].ve_scale[0] += (float)(db * s);
+                t->g_vescale[0] += (float)(db * ls);
+                proj_row_bwd(d, ls * s, KV, m->ve_proj, e, D, t->g_veproj, t->g_veemb + (long)x[i] * D);
+            }
+        }
+        float *dan = t->t_c;
+        linear_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
+        linear_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
+        linear_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
+        linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
+        linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
+        linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
+        rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+        // resid_mix: xin = m0 xb + m1 x0
+        float *gm = t->gl[l].resid_mix;
+        const float *m0 = w->resid_mix, *m1 = m0 + C;
+        for (long i = 0; i < (long)S * C; i++) {
+            int k = (int)(i % C);
+            gm[k] += g[i] * a->xb[i];
+            gm[C + k] += g[i] * t->x0[i];
+            t->gx0[i] += m1[k] * g[i];
+            g[i] *= m0[k];
+        }
+        int dec = l - t->n_enc;  // xb = previous output + sw * skip
+        if (t->n_enc && dec >= 0 && dec < t->n_skip) {
+            const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
+            float *gsw = t->g_skip + (long)dec * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
+            for (long i = 0; i < (long)S * C; i++) {
+                gsw[i % C] += g[i] * src[i];
+                gs[i] += sw[i % C] * g[i];
+            }
+        }
+    }
+    for (long i = 0; i < (long)S * C; i++) t->gx0[i] += g[i];  // layer 0's x is x0
+    // smear: x0_i = (1 - s) n0_i + s n0_(i-1)
+    float *dn0 = t->t_c;
+    for (int i = 0; i < S; i++)
+        for (int k = 0; k < C; k++) {
+            float gx = t->gx0[(long)i * C + k];
+            if (!m->smear_gate) {
+                dn0[(long)i * C + k] = gx;
+                continue;
+            }
+            float s = sigmoidf(m->smear_gate[k]), n0 = t->n0[(long)i * C + k], prev = i ? t->n0[(long)(i - 1) * C + k] : 0.0f;
+            float next = i + 1 < S ? t->gx0[(long)(i + 1) * C + k] : 0.0f;
+            t->g_smear[k] += gx * (prev - n0) * s * (1 - s);
+            dn0[(long)i * C + k] = (1 - s) * gx + s * next;
+        }
+    float *de = t->t_c2;
+    rms_bwd(dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
+    for (int i = 0; i < S; i++) {
+        const float *d = de + (long)i * C;
+        float *gt = t->g_tok + (long)x[i] * C;
+        for (int k = 0; k < C; k++) gt[k] += d[k];
+        if (!m->bigram_emb) continue;
+        int D = c->bigram_dim;
+        t->g_bscale[0] += (float)dot_f(d, t->pb + (long)i * C, C);
+        const float *be = m->bigram_emb + (long)t->bh[i] * D;
+        proj_row_bwd(d, m->bigram_scale, C, m->bigram_proj, be, D, t->g_bproj, t->g_bemb + (long)t->bh[i] * D);
+    }
+}
+
+double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
+    for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
+    double loss = 0;
+    float inv_n = 1.0f / ((float)n * t->S);
+    for (int s = 0; s < n; s++) {
+        const int32_t *x = tok + (long)s * t->S;
+        loss += forward_seq(t, x, x + 1, inv_n);
+        backward_seq(t, x);
+    }
+    return loss / ((double)n * t->S);
+}

@@ -1,0 +1,46 @@
+// cpu_train.h: gradients of the parameter-golf GPT's training loss on the CPU, for test-time
+// training (eval/ttt.c). The loss is the records' GPT.forward: mean cross-entropy of the
+// soft-capped logits over every target of n sequences of S tokens. The forward is the
+// inference forward's arithmetic in fp32 (kernels/cpu/cpu_forward.c), with the activations
+// the backward needs kept; the backward is written out by hand, layer by layer.
+//
+// The GPT it covers is the 2026-03-20..29 records' (those with TTT_ENABLED: 2026-03-23,
+// 2026-03-29): weightless RMSNorms, tied soft-capped head, bigram hash, SmearGate, U-Net
+// skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value embedding
+// and the (leaky) relu^2 MLP. cpu_train_check refuses any other feature by name.
+#ifndef XSA_KERNELS_CPU_TRAIN_H
+#define XSA_KERNELS_CPU_TRAIN_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "model/model.h"
+
+// One trainable tensor of the model: its weights (the model's own array, updated in place),
+// its gradient, and the record's name for it.
+struct train_param {
+    char name[48];     // as GPT.named_parameters() names it ("qo_bank[3]" for a bank's slice)
+    float *w, *grad;
+    long n;
+    int block;         // the Block module it belongs to ("blocks.N."), or -1 (TTT_FREEZE_BLOCKS)
+};
+
+struct cpu_trainer;
+
+// 0 when cpu_trainer_open can train m, else XSA_EBADINPUT naming the first feature it cannot.
+int cpu_train_check(const struct model *m, xsa_error *err);
+
+// A trainer for m (whose weights it will write) on sequences of S tokens, n_threads CPU
+// threads (0: all cores). NULL with err set when m cannot be trained.
+struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err);
+void cpu_trainer_close(struct cpu_trainer *t);
+
+// The parameters, in GPT.named_parameters() order.
+int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out);
+
+// Gradients (into each param's grad, overwritten) and the mean loss of n sequences:
+// inputs tok[s S + j], targets tok[s S + j + 1] (n S + 1 tokens). Sequences are independent
+// (position 0 of each has no previous token), as the records' x.reshape(-1, S).
+double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n);
+
+#endif

@@ -1,0 +1,212 @@
+// test_pgolf_ttt.c: test-time training against the 2026-03-23 record's own code
+// (tests/fixtures/pgolf/ttt_0323/ttt_reference.json, made by tools/fixtures/make_pgolf_ttt_fixture.py):
+// the gradients of GPT.forward's loss (kernels/cpu/cpu_train.c) against torch autograd, and
+// eval_val_sliding_ttt's val_loss and weights after it (eval/ttt.c).
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+#include "eval/token_shard.h"
+#include "eval/ttt.h"
+#include "kernels/cpu/cpu_train.h"
+#include "model/model.h"
+#include "tests/check.h"
+#include "tests/fixture_io.h"
+
+#define DIR "tests/fixtures/pgolf/ttt_0323/"
+#define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
+
+static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
+
+// max over the sampled values of |ours - ref| / (norm of ref / sqrt(n) + floor): errors relative
+// to the tensor's typical size.
+static double summary_err(const float *w, long n, const cJSON *ref, double *norm_err) {
+    const cJSON *idx = cJSON_GetObjectItem(ref, "idx"), *val = cJSON_GetObjectItem(ref, "val");
+    double rn = cJSON_GetObjectItem(ref, "norm")->valuedouble, typ = rn / sqrt((double)n) + 1e-12, worst = 0, ss = 0;
+    for (long i = 0; i < n; i++) ss += (double)w[i] * w[i];
+    *norm_err = fabs(sqrt(ss) - rn) / (rn + 1e-12);
+    for (int k = 0; k < cJSON_GetArraySize(idx); k++) {
+        long i = (long)cJSON_GetArrayItem(idx, k)->valuedouble;
+        double e = fabs(w[i] - cJSON_GetArrayItem(val, k)->valuedouble) / typ;
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
+TEST(gradients_match_autograd) {
+    cJSON *ref = fixture_read_json(DIR "ttt_reference.json");
+    const cJSON *g = cJSON_GetObjectItem(ref, "grad"), *params = cJSON_GetObjectItem(g, "params");
+    int n = cJSON_GetObjectItem(g, "seqs")->valueint, S = cJSON_GetObjectItem(g, "seq_len")->valueint;
+    xsa_error err = {0};
+    struct model m;
+    CHECK(model_load(&m, DIR "final_model.pt", &err) == 0);
+    struct ivec tok = {0};
+    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    struct cpu_trainer *t = cpu_trainer_open(&m, S, 2, &err);
+    CHECK_MSG(t != NULL, "%s", err.msg);
+    if (!t) return;
+    double loss = cpu_trainer_grad(t, tok.v, n);
+    CHECK_NEAR(loss, cJSON_GetObjectItem(g, "loss")->valuedouble, 2e-6);
+    struct train_param *p;
+    int np = cpu_trainer_params(t, &p);
+    CHECK_EQ_INT(np, cJSON_GetArraySize(params));
+    for (int i = 0; i < np; i++) {
+        const cJSON *r = param_ref(params, p[i].name);
+        CHECK_MSG(r != NULL, "%s has no reference", p[i].name);
+        if (!r) continue;
+        CHECK_EQ_INT(p[i].n, cJSON_GetObjectItem(r, "n")->valueint);
+        double ne, e = summary_err(p[i].grad, p[i].n, r, &ne);
+        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%-28s %.3g %.3g\n", p[i].name, e, ne);
+        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s: gradient off by %.3g (typical size), norm by %.3g", p[i].name, e, ne);
+    }
+    cpu_trainer_close(t);
+    free(tok.v);
+    model_free(&m);
+    cJSON_Delete(ref);
+}
+
+// The fixture's model and the shard as one stream (free with unload).
+static void load_fixture(struct model *m, struct ppl_docs *d, struct ivec *tok) {
+    xsa_error err = {0};
+    CHECK(model_load(m, DIR "final_model.pt", &err) == 0);
+    *d = (struct ppl_docs){.stream = 1};
+    *tok = (struct ivec){0};
+    CHECK(token_shard_read(SHARD, m->cfg.vocab_size, tok, &err) == 0);
+    CHECK(ppl_docs_add(d, tok->v, tok->n, &err) == 0);
+}
+
+static void unload(struct model *m, struct ppl_docs *d, struct ivec *tok) {
+    ppl_docs_free(d);
+    free(tok->v);
+    model_free(m);
+}
+
+// The reference's settings (its "settings" object) as --ttt-set words.
+static void case_settings(const cJSON *c, struct ttt_settings *s) {
+    ttt_settings_init(s);
+    const cJSON *e;
+    char spec[512] = "";
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "settings"))
+        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s=%.17g ", e->string, e->valuedouble);
+    xsa_error err = {0};
+    CHECK_MSG(ttt_settings_parse(s, spec, &err) == 0, "%s", err.msg);
+}
+
+// Every case of the reference: eval_val_sliding_ttt's val_loss, and each parameter after it.
+TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
+    cJSON *ref = fixture_read_json(DIR "ttt_reference.json");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
+        const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+        struct ttt_settings s;
+        case_settings(c, &s);
+        xsa_error err = {0};
+        struct model m;
+        struct ppl_docs d;
+        struct ivec tok;
+        load_fixture(&m, &d, &tok);
+        struct backend_options o = {.n_threads = 2};
+        struct ppl_scores sc;
+        int rc = ttt_score(&m, &o, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, cJSON_GetObjectItem(c, "stride")->valueint,
+                           &s, 0, &sc, &err);
+        CHECK_MSG(rc == 0, "%s: %s", name, err.msg);
+        if (!rc) {
+            double nll = 0;
+            for (size_t i = 0; i < sc.n; i++) nll += sc.nll[i];
+            double want = cJSON_GetObjectItem(c, "val_loss")->valuedouble;
+            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s: %.9f vs %.9f (%.3g)\n", name, nll / sc.n, want, nll / sc.n - want);
+            CHECK_MSG(fabs(nll / (double)sc.n - want) < 1e-6, "%s: val_loss %.9f, the record's %.9f", name, nll / sc.n, want);
+            ppl_scores_free(&sc);
+            // the weights after it: a cpu_trainer names them as the reference does
+            struct cpu_trainer *t = cpu_trainer_open(&m, 8, 1, &err);
+            struct train_param *p;
+            int np = cpu_trainer_params(t, &p);
+            const cJSON *params = cJSON_GetObjectItem(c, "params");
+            double worst = 0;
+            for (int i = 0; i < np; i++) {
+                const cJSON *r = param_ref(params, p[i].name);
+                if (!r) continue;
+                double ne, e = summary_err(p[i].w, p[i].n, r, &ne);
+                if (e > worst) worst = e;
+                CHECK_MSG(e < 1e-5 && ne < 1e-6, "%s: %s after TTT off by %.3g (typical size), norm by %.3g", name, p[i].name, e, ne);
+            }
+            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s: weights within %.3g\n", name, worst);
+            cpu_trainer_close(t);
+        }
+        unload(&m, &d, &tok);
+    }
+    cJSON_Delete(ref);
+}
+
+// The reference's first case with n_threads threads; its per-target losses into nll (n of them).
+static void run_case(int n_threads, float **nll, size_t *n, const char *spec) {
+    xsa_error err = {0};
+    struct model m;
+    struct ppl_docs d;
+    struct ivec tok;
+    load_fixture(&m, &d, &tok);
+    struct ttt_settings s;
+    ttt_settings_init(&s);
+    CHECK(ttt_settings_parse(&s, spec, &err) == 0);
+    struct backend_options o = {.n_threads = n_threads};
+    struct ppl_scores sc;
+    CHECK_MSG(ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
+    *nll = xsa_malloc(sc.n * sizeof **nll);
+    memcpy(*nll, sc.nll, sc.n * sizeof **nll);
+    *n = sc.n;
+    ppl_scores_free(&sc);
+    unload(&m, &d, &tok);
+}
+
+// The same bits with 1 or 3 threads: no GEMM task's shape depends on the thread count.
+TEST(ttt_thread_count_invariant) {
+    const char *spec = "TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256 TTT_FREEZE_BLOCKS=0 TTT_BATCH_SEQS=4";
+    float *a, *b;
+    size_t na, nb;
+    run_case(1, &a, &na, spec);
+    run_case(3, &b, &nb, spec);
+    CHECK_EQ_INT((long)na, (long)nb);
+    CHECK(na == nb && memcmp(a, b, na * sizeof *a) == 0);
+    free(a);
+    free(b);
+}
+
+// A stream shorter than one sequence, and weights that overflow: exit codes, nothing reported.
+TEST(ttt_refusals) {
+    xsa_error err = {0};
+    struct model m;
+    CHECK(model_load(&m, DIR "final_model.pt", &err) == 0);
+    struct ttt_settings s;
+    ttt_settings_init(&s);
+    struct backend_options o = {.n_threads = 1};
+    struct ppl_scores sc;
+    struct ppl_docs d = {.stream = 1};
+    int32_t few[20] = {1, 5, 9, 200, 7};
+    CHECK(ppl_docs_add(&d, few, 20, &err) == 0);
+    CHECK_EQ_INT(ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "the stream has 20 tokens, fewer than one sequence of 32") != NULL);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_score(&m, &o, &d, 8, 9, &s, 0, &sc, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "--stride 9 must be from 1 to --context 8") != NULL);
+    ppl_docs_free(&d);
+    struct ivec tok = {0};
+    d = (struct ppl_docs){.stream = 1};
+    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    CHECK(ppl_docs_add(&d, tok.v, tok.n, &err) == 0);
+    for (long i = 0; i < (long)m.cfg.d_model * m.cfg.n_head * m.cfg.head_dim; i++) m.layers[0].wq[i] = 3e38f;
+    for (long i = 0; i < (long)m.cfg.d_model * m.cfg.d_ff; i++) m.layers[0].w_up[i] = 3e38f;
+    err = (xsa_error){0};
+    int rc = ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err);
+    CHECK_EQ_INT(rc, XSA_ERUNTIME);
+    CHECK_MSG(strstr(err.msg, "before any training: the forward pass overflowed") != NULL, "%s", err.msg);
+    CHECK(sc.nll == NULL && sc.n == 0);
+    ppl_docs_free(&d);
+    free(tok.v);
+    model_free(&m);
+}
+
+RUN_TESTS(T(gradients_match_autograd), T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_thread_count_invariant),
+          T(ttt_refusals))

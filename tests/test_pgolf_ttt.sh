@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `xsa-eval ppl --ttt`: parameter-golf's score-first test-time training from the command line.
+# The settings' and inputs' errors exit 2 with one line; a model it cannot train is named with
+# what it has; two models give the paired report with the settings in it; the bits per byte of
+# the 2026-03-23 record's own eval_val_sliding_ttt (tests/fixtures/pgolf/ttt_0323/ttt_reference.json,
+# case "run") with the family's tokenizer from ../shared.
+. "$(dirname "$0")/lib.sh"
+P="$XSA_BIN ppl"
+M=tests/fixtures/pgolf/ttt_0323/final_model.pt
+M2=tests/fixtures/pgolf/leaky_0329/final_model.pt
+SHARD=tests/fixtures/ppl/docs_sp1024.bin
+RUN="TTT_LR=0.002 TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256 TTT_FREEZE_BLOCKS=0 TTT_MOMENTUM=0.9 TTT_BATCH_SEQS=4 TTT_GRAD_CLIP=1.0"
+W="--tokens-file $SHARD --context 32 --stride 8"
+
+expect_exit set_without_ttt 2 "--ttt-set sets --ttt's test-time training: add --ttt" -- $P --model $M $W --ttt-set TTT_LR=0.01
+expect_exit ttt_text 2 "--ttt trains on a token stream: give --tokens-file" -- $P --model $M --text README.md --ttt
+expect_exit ttt_split 2 "without --split-docs or --kl" -- $P --model $M $W --split-docs --ttt
+expect_exit ttt_kl 2 "without --split-docs or --kl" -- $P --model $M --model $M2 $W --kl --ttt
+expect_exit ttt_cuda 2 "--device cuda: test-time training runs on the CPU" -- $P --model $M $W --ttt --device cuda
+expect_exit unknown_setting 2 "--ttt-set: \"TTT_STEPS=3\" is not NAME=VALUE with NAME one of TTT_LR" -- $P --model $M $W --ttt --ttt-set TTT_STEPS=3
+expect_exit bad_lr 2 "--ttt-set: TTT_LR=fast: expected a non-negative number" -- $P --model $M $W --ttt --ttt-set TTT_LR=fast
+expect_exit bad_momentum 2 "TTT_MOMENTUM=1: expected a number in \[0, 1\)" -- $P --model $M $W --ttt --ttt-set "TTT_LR=0.1,TTT_MOMENTUM=1"
+expect_exit bad_epochs 2 "TTT_EPOCHS=1.5: expected a whole number from 0" -- $P --model $M $W --ttt --ttt-set TTT_EPOCHS=1.5
+expect_exit bad_batch 2 "TTT_BATCH_SEQS=0: expected a whole number from 1" -- $P --model $M $W --ttt --ttt-set TTT_BATCH_SEQS=0
+expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --model $M $W --ttt --ttt-set TTT_GRAD_CLIP=0
+expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
+expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPT of parameter-golf's 2026-03-20..29 records .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
+    $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt
+expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPT .*norms or an MLP other than the records'" -- \
+    $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
+# The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks.
+expect_exit record_line 0 "ttt chunk 6/6: 1464 targets, 7.00895[0-9] nats/token" -- $P --model $M $W --ttt --ttt-set "TTT_ENABLED=1 $RUN"
+
+mkdir -p "$TMP/r"
+if $P --model $M --model $M2 $W --ttt --ttt-set "$RUN" --iters 50 -o "$TMP/r/ttt.md" --json "$TMP/r/ttt.json" 2>"$TMP/err"; then
+    if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt' "$TMP/r/ttt.md" \
+       && grep -q "Test-time training: \`TTT_LR=0.002 TTT_EPOCHS=2" "$TMP/r/ttt.md" && grep -q 'Delta B - A' "$TMP/r/ttt.md" \
+       && grep -q '"ttt": "TTT_LR=0.002 TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256' "$TMP/r/ttt.json"; then pass two_models_report
+    else fail two_models_report "report or JSON without the test-time training"; fi
+else
+    fail two_models_report "exit $?: $(tail -1 "$TMP/err")"
+fi
+
+# Bits per byte as the record's eval_val_sliding_ttt prints them (4.08601909460298, its fp32 run).
+SP=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_sp1024/fineweb_1024_bpe.model
+if [ ! -f "$SP" ]; then
+    skip record_bits_per_byte "no $SP"
+elif $P --model $M $W --tokenizer "$SP" --ttt --ttt-set "$RUN" --json "$TMP/b.json" >/dev/null 2>"$TMP/err"; then
+    got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/b.json" | head -1 | awk '{printf "%.6f", $2}')
+    if [ "$got" = "4.086019" ]; then pass record_bits_per_byte; else fail record_bits_per_byte "got $got"; fi
+else
+    fail record_bits_per_byte "exit $?: $(tail -1 "$TMP/err")"
+fi
+finish
