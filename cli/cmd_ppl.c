@@ -570,7 +570,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
     for (int i = 0; a->ttt && i < a->n_models && !rc; i++) {  // each model adapts on the stream as it scores it
         fprintf(stderr, "xsa-eval ppl: test-time training of %s: %s\n", a->model[i], ttt_desc);
-        rc = ttt_score(&r->m[i], &o, &r->docs, context, stride, &tts, 1, &r->sc[i], err);
+        rc = ttt_score(&r->m[i], a->threads, &r->docs, context, stride, &tts, 1, &r->sc[i], err);
     }
     for (int i = 0; !a->ttt && i < a->n_models && !rc; i++) {
         rc = backend_open_dtype(&r->be[i], a->device, a->dtype, &r->m[i], &o, err);

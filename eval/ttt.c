@@ -10,7 +10,6 @@
 
 #include "common/timing.h"
 #include "common/xalloc.h"
-#include "kernels/batch.h"
 #include "kernels/cpu/cpu_train.h"
 
 void ttt_settings_init(struct ttt_settings *s) {
@@ -87,52 +86,36 @@ static struct ttt_window *plan(long total, int seq_len, int stride, long *n) {
     return w;
 }
 
-// Scores windows [w0, w1) (those of one chunk) with the model's weights now, into out at *t.
-static int score_windows(struct model *m, const struct backend_options *opt, const struct ppl_docs *d,
+// Scores windows [w0, w1) (those of one chunk) with the model's weights now, into out at *t: one
+// forward per window (padded to the sequence length as the record pads its x_batch with zeros).
+static int score_windows(struct cpu_trainer *tr, const struct model *m, const struct ppl_docs *d, int seq_len,
                          const struct ttt_window *w, long w0, long w1, int trained, struct ppl_scores *out, size_t *t,
                          double *bytes, xsa_error *err) {
-    struct backend be;
-    int rc = backend_open(&be, "cpu", m, opt, err);
-    if (rc) return rc;
-    struct batch_builder bb;
-    batch_init(&bb);
-    long cap = be.batch_tokens, room = cap + w[w0].wlen;  // (windows are at most as long as the first)
-    float *lp = xsa_malloc((size_t)room * sizeof *lp);
-    uint8_t *gr = xsa_malloc((size_t)room);
-    size_t t0 = *t;
+    int32_t *x = xsa_calloc((size_t)seq_len * 2, sizeof *x), *y = x + seq_len;
     const int32_t *tok = d->tok.v;
-    for (long i = w0; i <= w1 && !rc; i++) {
-        if (batch_n_tokens(&bb) > 0 && (i == w1 || batch_n_tokens(&bb) + w[i].wlen > cap)) {
-            struct score_batch b = batch_view(&bb);
-            rc = backend_score(&be, &b, lp, gr, err);
-            for (int e = 0; !rc && e < b.n_entries; e++) {
-                if (!isfinite(lp[e]))
-                    rc = xsa_fail(err, XSA_ERUNTIME, "%s: the log-probability of token %d at position %zu of the stream is %g%s",
-                                  m->path, tok[out->where[t0 + e]], out->where[t0 + e], (double)lp[e],
-                                  trained ? " after test-time training: the weights diverged; lower TTT_LR or TTT_GRAD_CLIP"
-                                          : ", before any training: the forward pass overflowed or the weights are damaged");
-                else out->nll[t0 + e] = -lp[e], out->greedy[t0 + e] = gr[e];
-            }
-            batch_reset(&bb);
-            t0 = *t;
-        }
-        if (i == w1 || rc) break;
-        int first;
-        rc = batch_add_row(&bb, tok + w[i].ws, (int)w[i].wlen, &first, err);
-        for (long j = w[i].s; !rc && j < w[i].wlen; j++, (*t)++) {
+    for (long i = w0; i < w1; i++) {
+        memset(x, 0, (size_t)seq_len * 2 * sizeof *x);
+        memcpy(x, tok + w[i].ws, (size_t)w[i].wlen * sizeof *x);
+        memcpy(y, tok + w[i].ws + 1, (size_t)w[i].wlen * sizeof *y);
+        size_t t0 = *t;
+        cpu_trainer_score(tr, x, y, (int)w[i].s, (int)w[i].wlen, out->nll + t0, out->greedy + t0);
+        for (long j = w[i].s; j < w[i].wlen; j++, (*t)++) {
             size_t where = (size_t)(w[i].ws + j + 1);
-            rc = batch_add_entry(&bb, first + (int)j, tok[where], err);
+            if (!isfinite(out->nll[*t])) {
+                free(x);
+                return xsa_fail(err, XSA_ERUNTIME, "%s: the loss of token %d at position %zu of the stream is %g%s", m->path,
+                                tok[where], where, (double)out->nll[*t],
+                                trained ? " after test-time training: the weights diverged; lower TTT_LR or TTT_GRAD_CLIP"
+                                        : ", before any training: the forward pass overflowed or the weights are damaged");
+            }
             out->ctx[*t] = (int32_t)(j + 1);
             out->unit[*t] = (int32_t)i;
             out->where[*t] = where;
             if (d->base_bytes || d->target_bytes) *bytes += ppl_target_bytes(d, where);
         }
     }
-    batch_free(&bb);
-    free(lp);
-    free(gr);
-    backend_close(&be);
-    return rc;
+    free(x);
+    return 0;
 }
 
 // One SGD step with momentum on the unfrozen parameters live[0..n), after clipping their
@@ -158,8 +141,8 @@ static void sgd_step(const struct train_param *p, const int *live, int n, float 
 
 int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m, err); }
 
-int ttt_score(struct model *m, const struct backend_options *opt, const struct ppl_docs *d, int context, int stride,
-              const struct ttt_settings *s, int progress, struct ppl_scores *out, xsa_error *err) {
+int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
+              int progress, struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
     if (!d->stream || d->n_docs != 1 || d->split)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
@@ -184,7 +167,7 @@ int ttt_score(struct model *m, const struct backend_options *opt, const struct p
     }
     for (long c = 0; c < n_chunks; c++) first[c + 1] += first[c];  // (windows are in start order, so chunk order)
     ppl_scores_alloc(out, n_t);
-    struct cpu_trainer *tr = cpu_trainer_open(m, context, opt->n_threads, err);
+    struct cpu_trainer *tr = cpu_trainer_open(m, context, n_threads, err);
     if (!tr) {
         free(w);
         free(first);
@@ -203,7 +186,7 @@ int ttt_score(struct model *m, const struct backend_options *opt, const struct p
     const int32_t *tok = d->tok.v;
     for (long c = 0; c < n_chunks && !rc; c++) {
         if (first[c] == first[c + 1]) continue;
-        rc = score_windows(m, opt, d, w, first[c], first[c + 1], steps > 0, out, &t, &bytes, err);
+        rc = score_windows(tr, m, d, context, w, first[c], first[c + 1], steps > 0, out, &t, &bytes, err);
         long cs = c * s->chunk_tokens, ce = (c + 1) * s->chunk_tokens < total ? (c + 1) * s->chunk_tokens : total;
         long seqs = (ce - cs) / context;
         if (!rc && c < n_chunks - 1 && s->epochs > 0 && seqs > 0) {

@@ -14,7 +14,6 @@
 
 #include "common/error.h"
 #include "eval/ppl.h"
-#include "kernels/backend.h"
 #include "model/model.h"
 
 struct ttt_settings {
@@ -39,11 +38,12 @@ void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n);
 int ttt_check(const struct model *m, xsa_error *err);
 
 // Scores d (one token stream) as eval_val_sliding_ttt with windows of `context` tokens advancing
-// by `stride`, training m (whose weights change) on the CPU with n_threads; scoring through CPU
-// backends opened with opt. out gets every scored target in window order (a window's targets
-// in position order; the record's last windows score the stream's last `stride` targets again,
-// and so does this) with eval_val's bytes. progress: a line per ten chunks on stderr.
-int ttt_score(struct model *m, const struct backend_options *opt, const struct ppl_docs *d, int context, int stride,
-              const struct ttt_settings *s, int progress, struct ppl_scores *out, xsa_error *err);
+// by `stride`, training m (whose weights change) on the CPU with n_threads (0: all cores); each
+// window is one forward of the trainer's (kernels/cpu/cpu_train.h), the same bits for any thread
+// count. out gets every scored target in window order (a window's targets in position order; the
+// record's last windows score the stream's last `stride` targets again, and so does this) with
+// eval_val's bytes. progress: a line per ten chunks on stderr.
+int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
+              int progress, struct ppl_scores *out, xsa_error *err);
 
 #endif

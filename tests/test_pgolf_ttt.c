@@ -36,9 +36,11 @@ static double summary_err(const float *w, long n, const cJSON *ref, double *norm
     return worst;
 }
 
-TEST(gradients_match_autograd) {
+// The reference's gradients under `key` ("grad": 4 sequences of 32; "grad_long": 2 of 320, past
+// one block of the trainer's attention) against cpu_trainer_grad's.
+static void check_gradients(const char *key) {
     cJSON *ref = fixture_read_json(DIR "ttt_reference.json");
-    const cJSON *g = cJSON_GetObjectItem(ref, "grad"), *params = cJSON_GetObjectItem(g, "params");
+    const cJSON *g = cJSON_GetObjectItem(ref, key), *params = cJSON_GetObjectItem(g, "params");
     int n = cJSON_GetObjectItem(g, "seqs")->valueint, S = cJSON_GetObjectItem(g, "seq_len")->valueint;
     xsa_error err = {0};
     struct model m;
@@ -59,14 +61,17 @@ TEST(gradients_match_autograd) {
         if (!r) continue;
         CHECK_EQ_INT(p[i].n, cJSON_GetObjectItem(r, "n")->valueint);
         double ne, e = summary_err(p[i].grad, p[i].n, r, &ne);
-        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%-28s %.3g %.3g\n", p[i].name, e, ne);
-        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s: gradient off by %.3g (typical size), norm by %.3g", p[i].name, e, ne);
+        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s %-28s %.3g %.3g\n", key, p[i].name, e, ne);
+        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s: %s: gradient off by %.3g (typical size), norm by %.3g", key, p[i].name, e, ne);
     }
     cpu_trainer_close(t);
     free(tok.v);
     model_free(&m);
     cJSON_Delete(ref);
 }
+
+TEST(gradients_match_autograd) { check_gradients("grad"); }
+TEST(gradients_past_one_attention_block) { check_gradients("grad_long"); }
 
 // The fixture's model and the shard as one stream (free with unload).
 static void load_fixture(struct model *m, struct ppl_docs *d, struct ivec *tok) {
@@ -108,9 +113,8 @@ TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
         struct ppl_docs d;
         struct ivec tok;
         load_fixture(&m, &d, &tok);
-        struct backend_options o = {.n_threads = 2};
         struct ppl_scores sc;
-        int rc = ttt_score(&m, &o, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, cJSON_GetObjectItem(c, "stride")->valueint,
+        int rc = ttt_score(&m, 2, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, cJSON_GetObjectItem(c, "stride")->valueint,
                            &s, 0, &sc, &err);
         CHECK_MSG(rc == 0, "%s: %s", name, err.msg);
         if (!rc) {
@@ -151,9 +155,8 @@ static void run_case(int n_threads, float **nll, size_t *n, const char *spec) {
     struct ttt_settings s;
     ttt_settings_init(&s);
     CHECK(ttt_settings_parse(&s, spec, &err) == 0);
-    struct backend_options o = {.n_threads = n_threads};
     struct ppl_scores sc;
-    CHECK_MSG(ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK_MSG(ttt_score(&m, n_threads, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
     *nll = xsa_malloc(sc.n * sizeof **nll);
     memcpy(*nll, sc.nll, sc.n * sizeof **nll);
     *n = sc.n;
@@ -181,15 +184,14 @@ TEST(ttt_refusals) {
     CHECK(model_load(&m, DIR "final_model.pt", &err) == 0);
     struct ttt_settings s;
     ttt_settings_init(&s);
-    struct backend_options o = {.n_threads = 1};
     struct ppl_scores sc;
     struct ppl_docs d = {.stream = 1};
     int32_t few[20] = {1, 5, 9, 200, 7};
     CHECK(ppl_docs_add(&d, few, 20, &err) == 0);
-    CHECK_EQ_INT(ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(ttt_score(&m, 1, &d, 32, 8, &s, 0, &sc, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "the stream has 20 tokens, fewer than one sequence of 32") != NULL);
     err = (xsa_error){0};
-    CHECK_EQ_INT(ttt_score(&m, &o, &d, 8, 9, &s, 0, &sc, &err), XSA_EBADINPUT);
+    CHECK_EQ_INT(ttt_score(&m, 1, &d, 8, 9, &s, 0, &sc, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "--stride 9 must be from 1 to --context 8") != NULL);
     ppl_docs_free(&d);
     struct ivec tok = {0};
@@ -199,7 +201,7 @@ TEST(ttt_refusals) {
     for (long i = 0; i < (long)m.cfg.d_model * m.cfg.n_head * m.cfg.head_dim; i++) m.layers[0].wq[i] = 3e38f;
     for (long i = 0; i < (long)m.cfg.d_model * m.cfg.d_ff; i++) m.layers[0].w_up[i] = 3e38f;
     err = (xsa_error){0};
-    int rc = ttt_score(&m, &o, &d, 32, 8, &s, 0, &sc, &err);
+    int rc = ttt_score(&m, 1, &d, 32, 8, &s, 0, &sc, &err);
     CHECK_EQ_INT(rc, XSA_ERUNTIME);
     CHECK_MSG(strstr(err.msg, "before any training: the forward pass overflowed") != NULL, "%s", err.msg);
     CHECK(sc.nll == NULL && sc.n == 0);
@@ -208,5 +210,5 @@ TEST(ttt_refusals) {
     model_free(&m);
 }
 
-RUN_TESTS(T(gradients_match_autograd), T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_thread_count_invariant),
+RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_thread_count_invariant),
           T(ttt_refusals))

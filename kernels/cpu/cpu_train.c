@@ -51,18 +51,23 @@ struct cpu_trainer {
     float *skip_out;       // (n_enc, S, C) encoder outputs
     float *n0, *r0, *pb;   // (S, C) normed embedding, (S) its 1/rms, (S, C) bigram projection
     int32_t *bh;           // (S) bigram rows
+    float *be_rows;        // (S, bigram_dim) the bigram table's rows of the sequence
+    float *ve_rows, *vb;   // (S, ve_dim) the value embedding's rows, (S, KV) their projection
+    float *dvb, *t_e;      // (S, KV) dL/d(vb) over the ve layers; (S, max(bigram_dim, ve_dim)) scratch
+    float *sg;             // (C) sigmoid of the smear gate
     float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
     float *cos_t, *sin_t, *nsin_t;  // (S, rd/2); nsin: -sin (the inverse rotation)
     // backward scratch
     float *g, *gx0, *gskip;   // (S, C), (S, C), (n_enc, S, C)
     float *t_c, *t_c2, *t_f, *t_f2, *t_q, *t_q2, *t_kv, *t_kv2, *t_v;  // (S, ...) temporaries
     float *lg;             // (tile, V) logits of a tile of rows
-    float *att_s;          // (n_threads, att_stride): P, dP (S, S) and dy (S, hd) of one head
+    float *att_s;          // (n_threads, att_stride): P, dP (QB, S) and dy (S, hd) of one head
     long att_stride;
 };
 
 #define TILE 64     // rows of logits at once
-#define MM_ROWS 64  // output rows per GEMM task
+#define MM_ROWS 256  // output rows per GEMM task (each task packs the whole weight: not too many)
+#define QB 128      // query rows per attention block: keys past a block's last query are never computed
 
 // ---- GEMMs, split by output rows over the pool ----
 
@@ -136,6 +141,22 @@ static void rms_bwd(const float *dout, const float *out, const float *r, float *
     }
 }
 
+// out = a + s * b over S rows of C (s per channel: attn_scale, mlp_scale, skip_weights); out may be a.
+static void scaled_add(float *out, const float *a, const float *s, const float *b, int S, int C) {
+    for (int r = 0; r < S; r++)
+        for (int k = 0; k < C; k++) out[(long)r * C + k] = a[(long)r * C + k] + s[k] * b[(long)r * C + k];
+}
+
+// Its backward for s and b, from dout: gs += sum over rows of dout * b, db = s * dout.
+static void scaled_add_bwd(const float *dout, const float *b, const float *s, float *gs, float *db, int S, int C) {
+    for (int r = 0; r < S; r++)
+        for (int k = 0; k < C; k++) {
+            long i = (long)r * C + k;
+            gs[k] += dout[i] * b[i];
+            db[i] = s[k] * dout[i];
+        }
+}
+
 static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 static double dot_f(const float *a, const float *b, int n) {
@@ -144,19 +165,17 @@ static double dot_f(const float *a, const float *b, int n) {
     return s;
 }
 
-// Gradients of out = scale * P e (P (n_out, D), or no projection: out = scale * e) from dout:
-// gP += scale dout e^T, ge += scale P^T dout (the bigram and value embeddings' rows).
-static void proj_row_bwd(const float *dout, float scale, int n_out, const float *P, const float *e, int D, float *gP, float *ge) {
-    for (int o = 0; o < n_out; o++) {
-        float dd = dout[o] * scale;
-        if (!P) {
-            ge[o] += dd;
-            continue;
-        }
-        float *gp = gP + (long)o * D;
-        const float *wp = P + (long)o * D;
-        for (int k = 0; k < D; k++) gp[k] += dd * e[k], ge[k] += dd * wp[k];
+// Adds rows of d (n rows of D) into the table rows idx[i] of g: an embedding's gradient.
+static void scatter_rows(float *g, const int32_t *idx, const float *d, int n, int D) {
+    for (int i = 0; i < n; i++) {
+        float *gr = g + (long)idx[i] * D;
+        for (int k = 0; k < D; k++) gr[k] += d[(long)i * D + k];
     }
+}
+
+// Rows idx[i] of a table (D wide) into out (n, D).
+static void gather_rows(float *out, const float *table, const int32_t *idx, int n, int D) {
+    for (int i = 0; i < n; i++) memcpy(out + (long)i * D, table + (long)idx[i] * D, (size_t)D * sizeof *out);
 }
 
 // ---- attention over one sequence, per kv head ----
@@ -169,25 +188,29 @@ struct att_job {
     float *dq, *dk, *dv;  // backward outputs (S, Q), (S, KV), (S, KV)
 };
 
-// P = softmax(scale Q_h K_g^T) with the causal mask (rows of S floats, zeros past the diagonal)
-// into p, from scores recomputed by one GEMM; the row's log-sum-exp into lse (stride H) when
-// `keep`, else read from it.
-static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int h, int g, float *p, int keep) {
+// P = softmax(scale Q_h K_g^T) of query rows [i0, i1) over keys [0, i1), the causal mask applied
+// (rows of stride S, zeros past the diagonal), from scores of one GEMM; each row's log-sum-exp
+// into lse (stride H) when `keep`, else read from it.
+static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int h, int g, int i0, int i1, float *p, int keep) {
     int S = t->S, hd = t->hd;
     float scale = 1.0f / sqrtf((float)hd);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, hd, scale, a->qf + (long)h * hd, t->Q, a->kf + (long)g * hd,
-                t->KV, 0.0f, p, S);
-    for (int i = 0; i < S; i++) {
-        float *r = p + (long)i * S, *lse = a->lse + (long)i * t->H + h;
-        if (keep) {
-            float mx = -INFINITY;
-            for (int j = 0; j <= i; j++) mx = r[j] > mx ? r[j] : mx;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, i1, hd, scale, a->qf + (long)i0 * t->Q + (long)h * hd, t->Q,
+                a->kf + (long)g * hd, t->KV, 0.0f, p, S);
+    for (int i = i0; i < i1; i++) {
+        float *r = p + (long)(i - i0) * S, *lse = a->lse + (long)i * t->H + h;
+        if (keep) {  // e^(s - max), summed; then P = e / sum, which backward recomputes as e^(s - lse)
+            float mx;
+            cpu_argmax(r, i + 1, &mx);
+            cpu_exp_minus(r, i + 1, mx);
             double sum = 0;
-            for (int j = 0; j <= i; j++) sum += exp((double)r[j] - mx);
+            for (int j = 0; j <= i; j++) sum += r[j];
             *lse = mx + (float)log(sum);
+            float inv = (float)(1.0 / sum);
+            for (int j = 0; j <= i; j++) r[j] *= inv;
+        } else {
+            cpu_exp_minus(r, i + 1, *lse);
         }
-        for (int j = 0; j <= i; j++) r[j] = expf(r[j] - *lse);
-        memset(r + i + 1, 0, (size_t)(S - 1 - i) * sizeof *r);
+        memset(r + i + 1, 0, (size_t)(i1 - 1 - i) * sizeof *r);
     }
 }
 
@@ -200,9 +223,12 @@ static void att_fwd_task(void *ctx, int g, int w) {
     int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
     float *p = t->att_s + (long)w * t->att_stride;
     for (int h = g * G; h < (g + 1) * G; h++) {
-        att_probs(t, a, h, g, p, 1);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, hd, S, 1.0f, p, S, a->v + (long)g * hd, KV, 0.0f,
-                    a->y + (long)h * hd, Q);
+        for (int i0 = 0; i0 < S; i0 += QB) {
+            int i1 = S - i0 < QB ? S : i0 + QB;
+            att_probs(t, a, h, g, i0, i1, p, 1);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd, i1, 1.0f, p, S, a->v + (long)g * hd, KV, 0.0f,
+                        a->y + (long)i0 * Q + (long)h * hd, Q);
+        }
         for (int i = 0; i < S; i++) {
             float *y = a->y + (long)i * Q + (long)h * hd, *z = a->z + (long)i * Q + (long)h * hd;
             memcpy(z, y, (size_t)hd * sizeof *z);
@@ -216,15 +242,15 @@ static void att_fwd_task(void *ctx, int g, int w) {
     }
 }
 
-// Its backward: dz -> dy (and XSA's share of dv), then dP = dy v^T, dS = P (dP - rowsum(dy y))
-// scale, dq = dS k, dk += dS^T q, dv += P^T dy.
+// Its backward: dz -> dy (and XSA's share of dv), then per block of queries dP = dy v^T,
+// dS = P (dP - rowsum(dy y)) scale, dq = dS k, dk += dS^T q, dv += P^T dy.
 static void att_bwd_task(void *ctx, int g, int w) {
     const struct att_job *j = ctx;
     const struct cpu_trainer *t = j->t;
     const struct layer_act *a = j->a;
     int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
     float scale = 1.0f / sqrtf((float)hd);
-    float *p = t->att_s + (long)w * t->att_stride, *dp = p + (long)S * S, *dy = dp + (long)S * S;
+    float *p = t->att_s + (long)w * t->att_stride, *dp = p + (long)QB * S, *dy = dp + (long)QB * S;
     for (int h = g * G; h < (g + 1) * G; h++) {
         for (int i = 0; i < S; i++) {
             const float *dz = j->dz + (long)i * Q + (long)h * hd, *y = a->y + (long)i * Q + (long)h * hd;
@@ -241,20 +267,25 @@ static void att_bwd_task(void *ctx, int g, int w) {
                 }
             }
         }
-        att_probs(t, a, h, g, p, 0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, hd, 1.0f, dy, hd, a->v + (long)g * hd, KV, 0.0f, dp, S);
-        for (int i = 0; i < S; i++) {
-            float D = (float)dot_f(dy + (long)i * hd, a->y + (long)i * Q + (long)h * hd, hd);
-            float *r = dp + (long)i * S;
-            const float *pr = p + (long)i * S;
-            for (int k = 0; k <= i; k++) r[k] = pr[k] * (r[k] - D) * scale;
-            memset(r + i + 1, 0, (size_t)(S - 1 - i) * sizeof *r);
+        for (int i0 = 0; i0 < S; i0 += QB) {
+            int i1 = S - i0 < QB ? S : i0 + QB, nb = i1 - i0;
+            att_probs(t, a, h, g, i0, i1, p, 0);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, i1, hd, 1.0f, dy + (long)i0 * hd, hd, a->v + (long)g * hd, KV,
+                        0.0f, dp, S);
+            for (int i = i0; i < i1; i++) {
+                float D = (float)dot_f(dy + (long)i * hd, a->y + (long)i * Q + (long)h * hd, hd);
+                float *r = dp + (long)(i - i0) * S;
+                const float *pr = p + (long)(i - i0) * S;
+                for (int k = 0; k <= i; k++) r[k] = pr[k] * (r[k] - D) * scale;
+                memset(r + i + 1, 0, (size_t)(i1 - 1 - i) * sizeof *r);
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, i1, 1.0f, dp, S, a->kf + (long)g * hd, KV, 0.0f,
+                        j->dq + (long)i0 * Q + (long)h * hd, Q);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, i1, hd, nb, 1.0f, dp, S, a->qf + (long)i0 * Q + (long)h * hd, Q,
+                        1.0f, j->dk + (long)g * hd, KV);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, i1, hd, nb, 1.0f, p, S, dy + (long)i0 * hd, hd, 1.0f,
+                        j->dv + (long)g * hd, KV);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, hd, S, 1.0f, dp, S, a->kf + (long)g * hd, KV, 0.0f,
-                    j->dq + (long)h * hd, Q);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, S, hd, S, 1.0f, dp, S, a->qf + (long)h * hd, Q, 1.0f,
-                    j->dk + (long)g * hd, KV);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, S, hd, S, 1.0f, p, S, dy, hd, 1.0f, j->dv + (long)g * hd, KV);
     }
 }
 
@@ -276,7 +307,6 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->smear_fwd_window) why = "the 2026-04-16 SmearGate";
     else if (c->skip_rows || c->skip_after || m->skip_gates) why = "gated or shortened U-Net skips";
     else if (c->sliding_window) why = "sliding-window layers";
-    else if (c->n_kv_head * c->head_dim > 4096) why = "v rows over 4096 wide";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l] || c->mlp_reads_input[l]) why = "a layer without attention or a GPT-J block";
@@ -375,13 +405,17 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     int h2 = model_rope_dims(c) / 2;
     t->skip_out = alloc_f((long)t->n_enc * S * C), t->gskip = alloc_f((long)t->n_enc * S * C);
     t->n0 = alloc_f((long)S * C), t->r0 = alloc_f(S), t->pb = alloc_f((long)S * C), t->bh = xsa_calloc((size_t)S, sizeof *t->bh);
+    int De = c->bigram_dim > c->ve_dim ? c->bigram_dim : c->ve_dim;
+    t->be_rows = alloc_f((long)S * c->bigram_dim), t->ve_rows = alloc_f((long)S * c->ve_dim), t->t_e = alloc_f((long)S * De);
+    if (m->ve_emb) t->vb = alloc_f((long)S * KV), t->dvb = alloc_f((long)S * KV);
+    t->sg = alloc_f(C);
     t->x0 = alloc_f((long)S * C), t->xf = alloc_f((long)S * C), t->rf = alloc_f(S);
     t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
     t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
     t->t_c = alloc_f((long)S * C), t->t_c2 = alloc_f((long)S * C), t->t_f = alloc_f((long)S * F), t->t_f2 = alloc_f((long)S * F);
     t->t_q = alloc_f((long)S * Q), t->t_q2 = alloc_f((long)S * Q), t->t_kv = alloc_f((long)S * KV), t->t_kv2 = alloc_f((long)S * KV);
     t->t_v = alloc_f((long)S * KV);
-    t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * S * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
+    t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
     int32_t *pos = xsa_malloc((size_t)S * sizeof *pos);
     for (int i = 0; i < S; i++) pos[i] = i;
     cpu_rope_table(pos, S, c, t->cos_t, t->sin_t);
@@ -399,7 +433,7 @@ void cpu_trainer_close(struct cpu_trainer *t) {
                       a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
         for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     }
-    float *f[] = {t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
+    float *f[] = {t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
                   t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     free(t->bh);
@@ -417,53 +451,37 @@ int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out) {
 
 static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 1.0f; }
 
-// The ve row of token tok for layer l into out (KV): ls * (s * proj(ve_emb[tok])), as the forward adds it.
-static void ve_row(const struct model *m, int l, int32_t tok, float *out, float *base) {
-    const struct model_config *c = &m->cfg;
-    int KV = c->n_kv_head * c->head_dim, D = c->ve_dim;
-    const float *e = m->ve_emb + (long)tok * D;
-    for (int o = 0; o < KV; o++) {
-        float h = m->ve_proj ? (float)dot_f(m->ve_proj + (long)o * D, e, D) : e[o];  // (no proj: D is v's width)
-        base[o] = h;
-        out[o] = h * m->ve_scale * m->layers[l].ve_scale[0];
-    }
-}
-
-// Forward of one sequence x (S tokens), activations kept; returns the summed loss of its
-// targets y and leaves dL/d(xf) / (1 / inv_n) in t->g with the head's gradient added.
-static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t *y, float inv_n) {
+// Forward of one sequence x (S tokens) up to the final norm (t->xf), activations kept.
+static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     struct model *m = t->m;
     const struct model_config *c = &m->cfg;
-    int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, V = t->V, H = t->H, Hkv = t->Hkv, hd = t->hd;
+    int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, H = t->H, Hkv = t->Hkv, hd = t->hd;
     int rd = model_rope_dims(c);
     float eps = c->norm_eps;
     // embedding, bigram, norm, smear
     float *e = t->t_c;
-    for (int i = 0; i < S; i++) {
-        float *er = e + (long)i * C;
-        memcpy(er, m->tok_emb + (long)x[i] * C, (size_t)C * sizeof *er);
-        if (m->bigram_emb) {
-            int mod = c->bigram_vocab - 1, D = c->bigram_dim;
-            int32_t h = i == 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
-            t->bh[i] = h;
-            const float *be = m->bigram_emb + (long)h * D;
-            for (int o = 0; o < C; o++) {
-                float pb = m->bigram_proj ? (float)dot_f(m->bigram_proj + (long)o * D, be, D) : be[o];
-                t->pb[(long)i * C + o] = pb;
-                er[o] += pb * m->bigram_scale;
-            }
-        }
+    gather_rows(e, m->tok_emb, x, S, C);
+    if (m->bigram_emb) {  // e += scale * proj(bigram_emb[(36313 t xor 27191 t_prev) mod (V_b - 1)])
+        int mod = c->bigram_vocab - 1, D = c->bigram_dim;
+        for (int i = 0; i < S; i++)
+            t->bh[i] = i == 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
+        gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
+        if (m->bigram_proj) linear(t, t->be_rows, m->bigram_proj, t->pb, S, D, C);
+        else memcpy(t->pb, t->be_rows, (size_t)S * C * sizeof *t->pb);  // (D == C)
+        for (long i = 0; i < (long)S * C; i++) e[i] += t->pb[i] * m->bigram_scale;
+    }
+    if (m->ve_emb) {  // the shared value embedding's rows, projected once for every ve layer
+        gather_rows(t->ve_rows, m->ve_emb, x, S, c->ve_dim);
+        if (m->ve_proj) linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
+        else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
     rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
+    float *sg = t->sg;  // sigmoid(smear gate), once per channel (backward reads it too)
+    for (int k = 0; m->smear_gate && k < C; k++) sg[k] = sigmoidf(m->smear_gate[k]);
     for (int i = 0; i < S; i++)
         for (int k = 0; k < C; k++) {
             float n0 = t->n0[(long)i * C + k];
-            if (m->smear_gate) {
-                float g = sigmoidf(m->smear_gate[k]);
-                t->x0[(long)i * C + k] = (1 - g) * n0 + g * (i ? t->n0[(long)(i - 1) * C + k] : 0.0f);
-            } else {
-                t->x0[(long)i * C + k] = n0;
-            }
+            t->x0[(long)i * C + k] = m->smear_gate ? (1 - sg[k]) * n0 + sg[k] * (i ? t->n0[(long)(i - 1) * C + k] : 0.0f) : n0;
         }
     float *xc = t->g;  // the residual stream as it goes
     memcpy(xc, t->x0, (size_t)S * C * sizeof *xc);
@@ -473,22 +491,19 @@ static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t
         int dec = l - t->n_enc;
         if (t->n_enc && dec >= 0 && dec < t->n_skip) {
             const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
-            for (long i = 0; i < (long)S * C; i++) xc[i] += sw[i % C] * src[i];
+            scaled_add(xc, xc, sw, src, S, C);
         }
         memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
         const float *m0 = w->resid_mix, *m1 = m0 + C;
-        for (long i = 0; i < (long)S * C; i++) a->xin[i] = m0[i % C] * xc[i] + m1[i % C] * t->x0[i];
+        for (int r = 0; r < S; r++)
+            for (int k = 0; k < C; k++) a->xin[(long)r * C + k] = m0[k] * xc[(long)r * C + k] + m1[k] * t->x0[(long)r * C + k];
         float ln = layer_ln(c, l);
         rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
         linear(t, a->an, w->wq, a->qn, S, C, Q);
         linear(t, a->an, w->wk, a->kn, S, C, KV);
         linear(t, a->an, w->wv, a->v, S, C, KV);
-        if (w->ve_scale)
-            for (int i = 0; i < S; i++) {
-                float row[4096], base[4096];
-                ve_row(m, l, x[i], row, base);
-                for (int o = 0; o < KV; o++) a->v[(long)i * KV + o] += row[o];
-            }
+        if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
+            for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
         rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
         rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
         memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
@@ -501,7 +516,7 @@ static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t
         struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
         cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
         linear(t, a->z, w->wo, a->ao, S, Q, C);
-        for (long i = 0; i < (long)S * C; i++) a->xo[i] = a->xin[i] + w->attn_scale[i % C] * a->ao[i];
+        scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
         rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
         linear(t, a->mn, w->w_up, a->u, S, C, F);
         float slope = c->mlp_leaky_slope;
@@ -510,27 +525,44 @@ static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t
             t->t_f[i] = v * v;
         }
         linear(t, t->t_f, w->w_down, a->mo, S, F, C);
-        for (long i = 0; i < (long)S * C; i++) xc[i] = a->xo[i] + w->mlp_scale[i % C] * a->mo[i];
+        scaled_add(xc, a->xo, w->mlp_scale, a->mo, S, C);
         if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
     }
     rms_fwd(xc, t->xf, t->rf, S, C, eps, 1.0f);
-    // the head, a tile of rows at a time: loss, dL/dxf into g, dL/dtok_emb
-    float cap = c->logit_softcap;
+}
+
+// The soft-capped logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE).
+static void head_tile(struct cpu_trainer *t, int r0, int n) {
+    float cap = t->m->cfg.logit_softcap;
+    linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
+    for (long i = 0; i < (long)n * t->V; i++) t->lg[i] = cap * tanhf(t->lg[i] / cap);
+}
+
+// log-sum-exp of a row of logits, in double; *arg the first index of its largest value.
+static double row_lse(const float *lg, int V, int *arg) {
+    float mx = lg[0];
+    int am = 0;
+    for (int v = 1; v < V; v++)
+        if (lg[v] > mx) mx = lg[v], am = v;
+    double sum = 0;
+    for (int v = 0; v < V; v++) sum += exp((double)lg[v] - mx);
+    *arg = am;
+    return mx + log(sum);
+}
+
+// The head of a forward_body: the summed loss of targets y; dL/dxf (times 1 / inv_n's n) into
+// t->g and the head's share of dL/dtok_emb.
+static double head_grad(struct cpu_trainer *t, const int32_t *y, float inv_n) {
+    int S = t->S, C = t->C, V = t->V;
+    float cap = t->m->cfg.logit_softcap;
     double loss = 0;
-    float *dxf = t->g;  // (xc is done with)
+    float *dxf = t->g;  // (the residual stream is done with)
     for (int r0 = 0; r0 < S; r0 += TILE) {
-        int n = S - r0 < TILE ? S - r0 : TILE;
-        linear(t, t->xf + (long)r0 * C, m->tok_emb, t->lg, n, C, V);
+        int n = S - r0 < TILE ? S - r0 : TILE, am;
+        head_tile(t, r0, n);
         for (int r = 0; r < n; r++) {
             float *lg = t->lg + (long)r * V;
-            float mx = -INFINITY;
-            for (int v = 0; v < V; v++) {
-                lg[v] = cap * tanhf(lg[v] / cap);
-                if (lg[v] > mx) mx = lg[v];
-            }
-            double sum = 0;
-            for (int v = 0; v < V; v++) sum += exp((double)lg[v] - mx);
-            double lse = mx + log(sum);
+            double lse = row_lse(lg, V, &am);
             int32_t tg = y[r0 + r];
             loss += lse - lg[tg];
             for (int v = 0; v < V; v++) {
@@ -538,10 +570,24 @@ static double forward_seq(struct cpu_trainer *t, const int32_t *x, const int32_t
                 lg[v] = (p - (v == tg)) * inv_n * (1.0f - th * th);
             }
         }
-        linear_dx(t, t->lg, m->tok_emb, dxf + (long)r0 * C, n, C, V, 0.0f);
+        linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)r0 * C, n, C, V, 0.0f);
         linear_dw(t, t->lg, t->xf + (long)r0 * C, t->g_tok, n, C, V);
     }
     return loss;
+}
+
+void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy) {
+    forward_body(t, x);
+    for (int r0 = from; r0 < n; r0 += TILE) {
+        int k = n - r0 < TILE ? n - r0 : TILE, am;
+        head_tile(t, r0, k);
+        for (int r = 0; r < k; r++) {
+            const float *lg = t->lg + (long)r * t->V;
+            double lse = row_lse(lg, t->V, &am);
+            nll[r0 - from + r] = (float)(lse - lg[y[r0 + r]]);
+            greedy[r0 - from + r] = am == y[r0 + r];
+        }
+    }
 }
 
 static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
@@ -552,6 +598,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     float *g = t->t_c2;  // dL/d(residual stream) as it goes back; t->g holds dL/dxf
     rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
     memset(t->gx0, 0, (size_t)S * C * sizeof(float));
+    if (t->dvb) memset(t->dvb, 0, (size_t)S * KV * sizeof(float));
     memset(t->gskip, 0, (size_t)t->n_enc * S * C * sizeof(float));
     for (int l = t->L - 1; l >= 0; l--) {
         struct layer_act *a = &t->act[l];
@@ -564,10 +611,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         // MLP: out = xo + ms * mo
         float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
         float *dmo = t->t_c;
-        for (long i = 0; i < (long)S * C; i++) {
-            gms[i % C] += g[i] * a->mo[i];
-            dmo[i] = w->mlp_scale[i % C] * g[i];
-        }
+        scaled_add_bwd(g, a->mo, w->mlp_scale, gms, dmo, S, C);
         float slope = c->mlp_leaky_slope, *hsq = t->t_f, *dh = t->t_f2;
         for (long i = 0; i < (long)S * F; i++) {
             float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
@@ -585,10 +629,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         rms_bwd(dmn, a->mn, a->rm, g, S, C, ln, 1);  // g = dL/dxo
         // attention: xo = xin + as * ao
         float *dao = t->t_c;
-        for (long i = 0; i < (long)S * C; i++) {
-            gas[i % C] += g[i] * a->ao[i];
-            dao[i] = w->attn_scale[i % C] * g[i];
-        }
+        scaled_add_bwd(g, a->ao, w->attn_scale, gas, dao, S, C);
         float *dz = t->t_q;
         linear_dw(t, dao, a->z, t->gl[l].wo, S, Q, C);
         linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
@@ -609,18 +650,12 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
         rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
         rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
-        if (w->ve_scale) {  // v += ls * s * proj(e)
+        if (w->ve_scale) {  // v += ls * s * vb: the scales' gradients, and vb's summed over the ve layers
             float ls = w->ve_scale[0], s = m->ve_scale;
-            int D = c->ve_dim;
-            for (int i = 0; i < S; i++) {
-                float row[4096], base[4096];
-                ve_row(m, l, x[i], row, base);
-                const float *d = dv + (long)i * KV, *e = m->ve_emb + (long)x[i] * D;
-                double db = dot_f(d, base, KV);
-                t->gl[l].ve_scale[0] += (float)(db * s);
-                t->g_vescale[0] += (float)(db * ls);
-                proj_row_bwd(d, ls * s, KV, m->ve_proj, e, D, t->g_veproj, t->g_veemb + (long)x[i] * D);
-            }
+            double db = dot_f(dv, t->vb, S * KV);
+            t->gl[l].ve_scale[0] += (float)(db * s);
+            t->g_vescale[0] += (float)(db * ls);
+            for (long i = 0; i < (long)S * KV; i++) t->dvb[i] += dv[i] * ls * s;
         }
         float *dan = t->t_c;
         linear_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
@@ -633,21 +668,24 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         // resid_mix: xin = m0 xb + m1 x0
         float *gm = t->gl[l].resid_mix;
         const float *m0 = w->resid_mix, *m1 = m0 + C;
-        for (long i = 0; i < (long)S * C; i++) {
-            int k = (int)(i % C);
-            gm[k] += g[i] * a->xb[i];
-            gm[C + k] += g[i] * t->x0[i];
-            t->gx0[i] += m1[k] * g[i];
-            g[i] *= m0[k];
-        }
+        for (int r = 0; r < S; r++)
+            for (int k = 0; k < C; k++) {
+                long i = (long)r * C + k;
+                gm[k] += g[i] * a->xb[i];
+                gm[C + k] += g[i] * t->x0[i];
+                t->gx0[i] += m1[k] * g[i];
+                g[i] *= m0[k];
+            }
         int dec = l - t->n_enc;  // xb = previous output + sw * skip
         if (t->n_enc && dec >= 0 && dec < t->n_skip) {
             const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
             float *gsw = t->g_skip + (long)dec * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
-            for (long i = 0; i < (long)S * C; i++) {
-                gsw[i % C] += g[i] * src[i];
-                gs[i] += sw[i % C] * g[i];
-            }
+            for (int r = 0; r < S; r++)
+                for (int k = 0; k < C; k++) {
+                    long i = (long)r * C + k;
+                    gsw[k] += g[i] * src[i];
+                    gs[i] += sw[k] * g[i];
+                }
         }
     }
     for (long i = 0; i < (long)S * C; i++) t->gx0[i] += g[i];  // layer 0's x is x0
@@ -660,22 +698,36 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 dn0[(long)i * C + k] = gx;
                 continue;
             }
-            float s = sigmoidf(m->smear_gate[k]), n0 = t->n0[(long)i * C + k], prev = i ? t->n0[(long)(i - 1) * C + k] : 0.0f;
+            float s = t->sg[k], n0 = t->n0[(long)i * C + k], prev = i ? t->n0[(long)(i - 1) * C + k] : 0.0f;
             float next = i + 1 < S ? t->gx0[(long)(i + 1) * C + k] : 0.0f;
             t->g_smear[k] += gx * (prev - n0) * s * (1 - s);
             dn0[(long)i * C + k] = (1 - s) * gx + s * next;
         }
     float *de = t->t_c2;
     rms_bwd(dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
-    for (int i = 0; i < S; i++) {
-        const float *d = de + (long)i * C;
-        float *gt = t->g_tok + (long)x[i] * C;
-        for (int k = 0; k < C; k++) gt[k] += d[k];
-        if (!m->bigram_emb) continue;
+    scatter_rows(t->g_tok, x, de, S, C);
+    if (m->bigram_emb) {  // e = tok + scale * pb, pb = proj(be_rows)
         int D = c->bigram_dim;
-        t->g_bscale[0] += (float)dot_f(d, t->pb + (long)i * C, C);
-        const float *be = m->bigram_emb + (long)t->bh[i] * D;
-        proj_row_bwd(d, m->bigram_scale, C, m->bigram_proj, be, D, t->g_bproj, t->g_bemb + (long)t->bh[i] * D);
+        t->g_bscale[0] += (float)dot_f(de, t->pb, S * C);
+        float *dpb = t->g;  // (dL/dxf is done with)
+        for (long i = 0; i < (long)S * C; i++) dpb[i] = de[i] * m->bigram_scale;
+        if (m->bigram_proj) {
+            linear_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
+            linear_dx(t, dpb, m->bigram_proj, t->t_e, S, D, C, 0.0f);
+            scatter_rows(t->g_bemb, t->bh, t->t_e, S, D);
+        } else {
+            scatter_rows(t->g_bemb, t->bh, dpb, S, D);
+        }
+    }
+    if (m->ve_emb) {  // vb = proj(ve_rows)
+        int D = c->ve_dim;
+        if (m->ve_proj) {
+            linear_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
+            linear_dx(t, t->dvb, m->ve_proj, t->t_e, S, D, KV, 0.0f);
+            scatter_rows(t->g_veemb, x, t->t_e, S, D);
+        } else {
+            scatter_rows(t->g_veemb, x, t->dvb, S, D);
+        }
     }
 }
 
@@ -685,7 +737,8 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
     float inv_n = 1.0f / ((float)n * t->S);
     for (int s = 0; s < n; s++) {
         const int32_t *x = tok + (long)s * t->S;
-        loss += forward_seq(t, x, x + 1, inv_n);
+        forward_body(t, x);
+        loss += head_grad(t, x + 1, inv_n);
         backward_seq(t, x);
     }
     return loss / ((double)n * t->S);

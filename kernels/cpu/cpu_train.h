@@ -43,4 +43,10 @@ int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out);
 // (position 0 of each has no previous token), as the records' x.reshape(-1, S).
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n);
 
+// The loss of each target of one sequence without gradients: inputs x[0..S), targets y[0..S);
+// for positions [from, n) -log P(y[j]) into nll[j - from] and whether y[j] is the argmax (the
+// first largest logit) into greedy[j - from]. Positions from n on change nothing before them
+// (causal), so a window shorter than S is padded with any token.
+void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy);
+
 #endif
