@@ -12,9 +12,17 @@
 #include "common/xalloc.h"
 #include "kernels/cpu/cpu_train.h"
 
-void ttt_settings_init(struct ttt_settings *s) {
-    *s = (struct ttt_settings){.lr = 0.002, .momentum = 0.9, .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
-                               .freeze_blocks = 2, .batch_seqs = 32};
+int ttt_recipe_of(const struct model *m) { return m->skip_gates ? TTT_2026_04 : TTT_2026_03; }
+
+const char *ttt_recipe_source(int recipe) {
+    return recipe == TTT_2026_04 ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
+                                 : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
+}
+
+void ttt_settings_init(struct ttt_settings *s, int recipe) {
+    int r4 = recipe == TTT_2026_04;
+    *s = (struct ttt_settings){.recipe = recipe, .lr = r4 ? 0.005 : 0.002, .momentum = 0.9, .grad_clip = 1.0, .epochs = 3,
+                               .chunk_tokens = 32768, .freeze_blocks = r4 ? 0 : 2, .batch_seqs = 32};
 }
 
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_N };
@@ -71,15 +79,21 @@ struct ttt_window {
     long ws, wlen, s;  // start, length, first scored position (targets tok[ws + s + 1 .. ws + wlen])
 };
 
-// The windows eval_val_sliding_ttt makes: starts every `stride` tokens whose window holds at least
-// `stride` tokens (or starts at 0), each scoring its last `stride` targets (all at 0).
-static struct ttt_window *plan(long total, int seq_len, int stride, long *n) {
-    long cap = total / stride + 2, k = 0;
+// The windows the recipe's code makes, starting every `stride` tokens. 2026-03: those holding at
+// least `stride` tokens (or starting at 0), each scoring its last `stride` targets (all at 0).
+// 2026-04: those reaching past context = seq_len - stride, each scoring from there (all at 0).
+static struct ttt_window *plan(int recipe, long total, int seq_len, int stride, long *n) {
+    long cap = total / stride + 2, k = 0, context = seq_len - stride;
     struct ttt_window *w = xsa_malloc((size_t)cap * sizeof *w);
     for (long ws = 0; ws < total; ws += stride) {
-        long end = ws + seq_len < total ? ws + seq_len : total, wlen = end - ws;
-        if (wlen < stride && ws) continue;
-        long s = ws == 0 ? 0 : wlen - stride > 0 ? wlen - stride : 0;
+        long end = ws + seq_len < total ? ws + seq_len : total, wlen = end - ws, s;
+        if (recipe == TTT_2026_04) {
+            if (ws + context >= total) continue;
+            s = ws == 0 ? 0 : context;
+        } else {
+            if (wlen < stride && ws) continue;
+            s = ws == 0 ? 0 : wlen - stride > 0 ? wlen - stride : 0;
+        }
         w[k++] = (struct ttt_window){ws, wlen, s};
     }
     *n = k;
@@ -156,7 +170,7 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: the stream has %ld tokens, fewer than one sequence of %d and its target",
                         n_tok, context);
     long n_win;
-    struct ttt_window *w = plan(total, context, stride, &n_win);
+    struct ttt_window *w = plan(s->recipe, total, context, stride, &n_win);
     long n_chunks = (total + s->chunk_tokens - 1) / s->chunk_tokens;
     long *first = xsa_calloc((size_t)n_chunks + 1, sizeof *first);  // windows of chunk c: [first[c], first[c + 1])
     size_t n_t = 0;

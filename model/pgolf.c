@@ -234,6 +234,7 @@ static int build_layers(struct pg_build *b, xsa_error *err) {
     struct layer_weights *phys = xsa_calloc((size_t)L->n_phys, sizeof *phys), *blocks = xsa_calloc((size_t)c->n_blocks, sizeof *blocks);
     char n[96];
     int rc = L->banked ? build_banks(b, phys, err) : 0;
+    m->pgolf_banks = L->banked;
     for (int p = 0; p < L->n_phys && !rc && !L->banked; p++) {
         snprintf(n, sizeof n, "%s%d.", L->bprefix, p);
         rc = build_block_matrices(b, n, &phys[p], !(p == 0 && L->no_attn0), err);

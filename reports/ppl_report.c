@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "eval/ttt.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 
@@ -33,15 +34,16 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         md_text(o, lab(r, 1));
     }
     sbuf_puts(o, "\n\n");
-    if (r->ttt)
-        sbuf_printf(o, "%s targets of %s, scored with test-time training as parameter-golf's eval_val_sliding_ttt "
-                       "(2026-03-23): windows of %d tokens every %d, in chunks of targets each scored before the model "
-                       "trains on it (its last windows score the stream's last %d targets again, as the record's do); "
-                       "%d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
+    if (r->ttt) {
+        sbuf_printf(o, "%s targets of %s, scored with test-time training as parameter-golf's %s: windows of %d tokens "
+                       "every %d, in chunks of targets each scored before the model trains on it", t1, r->input,
+                    ttt_recipe_source(r->ttt_recipe), r->context, r->stride);
+        if (r->ttt_recipe == TTT_2026_03)
+            sbuf_printf(o, " (its last windows score the stream's last %d targets again, as the records' do)", r->stride);
+        sbuf_printf(o, "; %d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
                        "are the adapting model's; the checkpoint is not changed.\n\n",
-                    t1, r->input, r->context, r->stride, r->stride, s->n_units, r->unit_name, s->n_units == 1 ? "" : "s",
-                    r->ttt);
-    else
+                    s->n_units, r->unit_name, s->n_units == 1 ? "" : "s", r->ttt);
+    } else
         sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d); %d %s%s.\n\n",
                     t1, r->input, r->context, r->stride, s->n_units, r->unit_name, s->n_units == 1 ? "" : "s");
     sbuf_puts(o, "| model | nats/token | bits/token | bits/byte | perplexity | top-1 |\n|---|---:|---:|---:|---:|---:|\n");
@@ -133,7 +135,7 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_int(&w, "units", s->n_units);
     jsonw_num(&w, "bytes", s->bytes);
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
-    if (r->ttt) jsonw_str(&w, "ttt", r->ttt);
+    if (r->ttt) jsonw_str(&w, "ttt", r->ttt), jsonw_str(&w, "ttt_source", ttt_recipe_source(r->ttt_recipe));
     if (r->split) {  // the layout the scores depend on
         jsonw_object(&w, "split_docs");
         jsonw_str(&w, "layout", r->val_tokens ? "modded-nanogpt val" : "parameter-golf eval_val");

@@ -28,6 +28,7 @@ struct ppl_report {
     long rank_batch;             //     batches of rank_batch tokens
     long val_tokens;             // > 0: modded-nanogpt's val chunks of rank_batch tokens, val_tokens in all
     const char *ttt;             // --ttt: its settings ("TTT_LR=0.002 ..."), or NULL
+    int ttt_recipe;              // ... and whose records' code it follows (eval/ttt.h's enum ttt_recipe)
     const struct ppl_top *top;   // (n_top)
     int n_top;
 };

@@ -1,7 +1,10 @@
-// test_pgolf_ttt.c: test-time training against the 2026-03-23 record's own code
-// (tests/fixtures/pgolf/ttt_0323/ttt_reference.json, made by tools/fixtures/make_pgolf_ttt_fixture.py):
-// the gradients of GPT.forward's loss (kernels/cpu/cpu_train.c) against torch autograd, and
-// eval_val_sliding_ttt's val_loss and weights after it (eval/ttt.c).
+// test_pgolf_ttt.c: test-time training against the records' own code
+// (tests/fixtures/pgolf/ttt_*/ttt_reference.json, made by tools/fixtures/make_pgolf_ttt_fixture.py):
+// the gradients of GPT.forward's loss (kernels/cpu/cpu_train.c) against torch autograd, and the
+// TTT function's val_loss and weights after it (eval/ttt.c). ttt_0323: the 2026-03-23 record's
+// banked GPT and eval_val_sliding_ttt; ttt_0408: 2026-04-08's looped GPT with two lanes and gated
+// skips, its eval_val_sliding_ttt (2026-04-06's); ttt_0409: 2026-04-09's looped GPT with GPT-J
+// blocks, its eval_val_ttt.
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,8 @@
 #include "tests/fixture_io.h"
 
 #define DIR "tests/fixtures/pgolf/ttt_0323/"
+#define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
+#define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
 static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
@@ -38,13 +43,16 @@ static double summary_err(const float *w, long n, const cJSON *ref, double *norm
 
 // The reference's gradients under `key` ("grad": 4 sequences of 32; "grad_long": 2 of 320, past
 // one block of the trainer's attention) against cpu_trainer_grad's.
-static void check_gradients(const char *key) {
-    cJSON *ref = fixture_read_json(DIR "ttt_reference.json");
+static void check_gradients(const char *dir, const char *key) {
+    char path[256];
+    snprintf(path, sizeof path, "%sttt_reference.json", dir);
+    cJSON *ref = fixture_read_json(path);
     const cJSON *g = cJSON_GetObjectItem(ref, key), *params = cJSON_GetObjectItem(g, "params");
     int n = cJSON_GetObjectItem(g, "seqs")->valueint, S = cJSON_GetObjectItem(g, "seq_len")->valueint;
     xsa_error err = {0};
     struct model m;
-    CHECK(model_load(&m, DIR "final_model.pt", &err) == 0);
+    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
+    CHECK(model_load(&m, path, &err) == 0);
     struct ivec tok = {0};
     CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
     struct cpu_trainer *t = cpu_trainer_open(&m, S, 2, &err);
@@ -61,8 +69,8 @@ static void check_gradients(const char *key) {
         if (!r) continue;
         CHECK_EQ_INT(p[i].n, cJSON_GetObjectItem(r, "n")->valueint);
         double ne, e = summary_err(p[i].grad, p[i].n, r, &ne);
-        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s %-28s %.3g %.3g\n", key, p[i].name, e, ne);
-        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s: %s: gradient off by %.3g (typical size), norm by %.3g", key, p[i].name, e, ne);
+        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s%s %-28s %.3g %.3g\n", dir, key, p[i].name, e, ne);
+        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s%s: %s: gradient off by %.3g (typical size), norm by %.3g", dir, key, p[i].name, e, ne);
     }
     cpu_trainer_close(t);
     free(tok.v);
@@ -70,13 +78,23 @@ static void check_gradients(const char *key) {
     cJSON_Delete(ref);
 }
 
-TEST(gradients_match_autograd) { check_gradients("grad"); }
-TEST(gradients_past_one_attention_block) { check_gradients("grad_long"); }
+TEST(gradients_match_autograd) { check_gradients(DIR, "grad"); }
+TEST(gradients_past_one_attention_block) { check_gradients(DIR, "grad_long"); }
+// Blocks run by several layers (their gradients summed), gated skips, two lanes, GPT-J blocks.
+TEST(gradients_of_the_looped_gpts) {
+    const char *dirs[] = {DIR_0408, DIR_0409};
+    for (int i = 0; i < 2; i++) {
+        check_gradients(dirs[i], "grad");
+        check_gradients(dirs[i], "grad_long");
+    }
+}
 
 // The fixture's model and the shard as one stream (free with unload).
-static void load_fixture(struct model *m, struct ppl_docs *d, struct ivec *tok) {
+static void load_fixture(const char *dir, struct model *m, struct ppl_docs *d, struct ivec *tok) {
     xsa_error err = {0};
-    CHECK(model_load(m, DIR "final_model.pt", &err) == 0);
+    char path[256];
+    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
+    CHECK(model_load(m, path, &err) == 0);
     *d = (struct ppl_docs){.stream = 1};
     *tok = (struct ivec){0};
     CHECK(token_shard_read(SHARD, m->cfg.vocab_size, tok, &err) == 0);
@@ -89,9 +107,9 @@ static void unload(struct model *m, struct ppl_docs *d, struct ivec *tok) {
     model_free(m);
 }
 
-// The reference's settings (its "settings" object) as --ttt-set words.
-static void case_settings(const cJSON *c, struct ttt_settings *s) {
-    ttt_settings_init(s);
+// The reference's settings (its "settings" object) as --ttt-set words, over the defaults of recipe.
+static void case_settings(const cJSON *c, int recipe, struct ttt_settings *s) {
+    ttt_settings_init(s, recipe);
     const cJSON *e;
     char spec[512] = "";
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "settings"))
@@ -100,44 +118,51 @@ static void case_settings(const cJSON *c, struct ttt_settings *s) {
     CHECK_MSG(ttt_settings_parse(s, spec, &err) == 0, "%s", err.msg);
 }
 
-// Every case of the reference: eval_val_sliding_ttt's val_loss, and each parameter after it.
-TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
-    cJSON *ref = fixture_read_json(DIR "ttt_reference.json");
+// Every case of dir's reference: the record's val_loss, and each parameter after it, with the
+// recipe the model gets.
+static void check_cases(const char *dir, int recipe) {
+    char path[256];
+    snprintf(path, sizeof path, "%sttt_reference.json", dir);
+    cJSON *ref = fixture_read_json(path);
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
         const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
         struct ttt_settings s;
-        case_settings(c, &s);
+        case_settings(c, recipe, &s);
         xsa_error err = {0};
         struct model m;
         struct ppl_docs d;
         struct ivec tok;
-        load_fixture(&m, &d, &tok);
+        load_fixture(dir, &m, &d, &tok);
+        CHECK_EQ_INT(ttt_recipe_of(&m), recipe);
         struct ppl_scores sc;
         int rc = ttt_score(&m, 2, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, cJSON_GetObjectItem(c, "stride")->valueint,
                            &s, 0, &sc, &err);
-        CHECK_MSG(rc == 0, "%s: %s", name, err.msg);
+        CHECK_MSG(rc == 0, "%s%s: %s", dir, name, err.msg);
         if (!rc) {
             double nll = 0;
             for (size_t i = 0; i < sc.n; i++) nll += sc.nll[i];
             double want = cJSON_GetObjectItem(c, "val_loss")->valuedouble;
-            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s: %.9f vs %.9f (%.3g)\n", name, nll / sc.n, want, nll / sc.n - want);
-            CHECK_MSG(fabs(nll / (double)sc.n - want) < 1e-6, "%s: val_loss %.9f, the record's %.9f", name, nll / sc.n, want);
+            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s%s: %.9f vs %.9f (%.3g)\n", dir, name, nll / sc.n, want, nll / sc.n - want);
+            CHECK_MSG(fabs(nll / (double)sc.n - want) < 1e-6, "%s%s: val_loss %.9f, the record's %.9f", dir, name, nll / sc.n, want);
             ppl_scores_free(&sc);
             // the weights after it: a cpu_trainer names them as the reference does
             struct cpu_trainer *t = cpu_trainer_open(&m, 8, 1, &err);
             struct train_param *p;
             int np = cpu_trainer_params(t, &p);
             const cJSON *params = cJSON_GetObjectItem(c, "params");
+            CHECK_EQ_INT(np, cJSON_GetArraySize(params));
             double worst = 0;
             for (int i = 0; i < np; i++) {
                 const cJSON *r = param_ref(params, p[i].name);
+                CHECK_MSG(r != NULL, "%s has no reference", p[i].name);
                 if (!r) continue;
                 double ne, e = summary_err(p[i].w, p[i].n, r, &ne);
                 if (e > worst) worst = e;
-                CHECK_MSG(e < 1e-5 && ne < 1e-6, "%s: %s after TTT off by %.3g (typical size), norm by %.3g", name, p[i].name, e, ne);
+                CHECK_MSG(e < 1e-5 && ne < 1e-6, "%s%s: %s after TTT off by %.3g (typical size), norm by %.3g", dir, name, p[i].name, e,
+                          ne);
             }
-            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s: weights within %.3g\n", name, worst);
+            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s%s: weights within %.3g\n", dir, name, worst);
             cpu_trainer_close(t);
         }
         unload(&m, &d, &tok);
@@ -145,15 +170,21 @@ TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
     cJSON_Delete(ref);
 }
 
+TEST(ttt_matches_the_records_eval_val_sliding_ttt) { check_cases(DIR, TTT_2026_03); }
+TEST(ttt_matches_the_2026_04_records) {
+    check_cases(DIR_0408, TTT_2026_04);  // eval_val_sliding_ttt (2026-04-06/08)
+    check_cases(DIR_0409, TTT_2026_04);  // eval_val_ttt (2026-04-09)
+}
+
 // The reference's first case with n_threads threads; its per-target losses into nll (n of them).
-static void run_case(int n_threads, float **nll, size_t *n, const char *spec) {
+static void run_case(const char *dir, int n_threads, float **nll, size_t *n, const char *spec) {
     xsa_error err = {0};
     struct model m;
     struct ppl_docs d;
     struct ivec tok;
-    load_fixture(&m, &d, &tok);
+    load_fixture(dir, &m, &d, &tok);
     struct ttt_settings s;
-    ttt_settings_init(&s);
+    ttt_settings_init(&s, ttt_recipe_of(&m));
     CHECK(ttt_settings_parse(&s, spec, &err) == 0);
     struct ppl_scores sc;
     CHECK_MSG(ttt_score(&m, n_threads, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
@@ -167,14 +198,17 @@ static void run_case(int n_threads, float **nll, size_t *n, const char *spec) {
 // The same bits with 1 or 3 threads: no GEMM task's shape depends on the thread count.
 TEST(ttt_thread_count_invariant) {
     const char *spec = "TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256 TTT_FREEZE_BLOCKS=0 TTT_BATCH_SEQS=4";
-    float *a, *b;
-    size_t na, nb;
-    run_case(1, &a, &na, spec);
-    run_case(3, &b, &nb, spec);
-    CHECK_EQ_INT((long)na, (long)nb);
-    CHECK(na == nb && memcmp(a, b, na * sizeof *a) == 0);
-    free(a);
-    free(b);
+    const char *dirs[] = {DIR, DIR_0408};
+    for (int i = 0; i < 2; i++) {
+        float *a, *b;
+        size_t na, nb;
+        run_case(dirs[i], 1, &a, &na, spec);
+        run_case(dirs[i], 3, &b, &nb, spec);
+        CHECK_EQ_INT((long)na, (long)nb);
+        CHECK_MSG(na == nb && memcmp(a, b, na * sizeof *a) == 0, "%s", dirs[i]);
+        free(a);
+        free(b);
+    }
 }
 
 // A stream shorter than one sequence, and weights that overflow: exit codes, nothing reported.
@@ -183,7 +217,7 @@ TEST(ttt_refusals) {
     struct model m;
     CHECK(model_load(&m, DIR "final_model.pt", &err) == 0);
     struct ttt_settings s;
-    ttt_settings_init(&s);
+    ttt_settings_init(&s, TTT_2026_03);
     struct ppl_scores sc;
     struct ppl_docs d = {.stream = 1};
     int32_t few[20] = {1, 5, 9, 200, 7};
@@ -210,5 +244,6 @@ TEST(ttt_refusals) {
     model_free(&m);
 }
 
-RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_thread_count_invariant),
+RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_looped_gpts),
+          T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant),
           T(ttt_refusals))

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # `xsa-eval ppl --ttt`: parameter-golf's score-first test-time training from the command line.
 # The settings' and inputs' errors exit 2 with one line; a model it cannot train is named with
-# what it has; two models give the paired report with the settings in it; the bits per byte of
-# the 2026-03-23 record's own eval_val_sliding_ttt (tests/fixtures/pgolf/ttt_0323/ttt_reference.json,
-# case "run") with the family's tokenizer from ../shared.
+# what it has; two models give the paired report with the settings in it (two of different
+# recipes are refused); a 2026-04 model gets its records' defaults and windows; the bits per byte
+# of the records' own TTT (tests/fixtures/pgolf/ttt_0323 and ttt_0409/ttt_reference.json, case
+# "run") with the family's tokenizer from ../shared.
 . "$(dirname "$0")/lib.sh"
 P="$XSA_BIN ppl"
 M=tests/fixtures/pgolf/ttt_0323/final_model.pt
 M2=tests/fixtures/pgolf/leaky_0329/final_model.pt
+M8=tests/fixtures/pgolf/ttt_0408/final_model.pt
+M9=tests/fixtures/pgolf/ttt_0409/final_model.pt
 SHARD=tests/fixtures/ppl/docs_sp1024.bin
 RUN="TTT_LR=0.002 TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256 TTT_FREEZE_BLOCKS=0 TTT_MOMENTUM=0.9 TTT_BATCH_SEQS=4 TTT_GRAD_CLIP=1.0"
+RUN9="TTT_LR=0.002 TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256 TTT_BATCH_SEQS=32"
 W="--tokens-file $SHARD --context 32 --stride 8"
 
 expect_exit set_without_ttt 2 "--ttt-set sets --ttt's test-time training: add --ttt" -- $P --model $M $W --ttt-set TTT_LR=0.01
@@ -24,16 +28,34 @@ expect_exit bad_epochs 2 "TTT_EPOCHS=1.5: expected a whole number from 0" -- $P 
 expect_exit bad_batch 2 "TTT_BATCH_SEQS=0: expected a whole number from 1" -- $P --model $M $W --ttt --ttt-set TTT_BATCH_SEQS=0
 expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --model $M $W --ttt --ttt-set TTT_GRAD_CLIP=0
 expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
-expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPT of parameter-golf's 2026-03-20..29 records .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
+expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
     $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt
-expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPT .*norms or an MLP other than the records'" -- \
+expect_exit untrainable_lambdas 2 "recur_0331/final_model.pt: .*this model has the two residual lanes of 2026-03-31 and 2026-04-10 on" -- \
+    $P --model tests/fixtures/pgolf/recur_0331/final_model.pt $W --ttt
+expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPTs .*norms or an MLP other than the records'" -- \
     $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
 # The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks.
 expect_exit record_line 0 "ttt chunk 6/6: 1464 targets, 7.00895[0-9] nats/token" -- $P --model $M $W --ttt --ttt-set "TTT_ENABLED=1 $RUN"
 
+# A 2026-04 model: its records' defaults (TTT_LR 0.005, nothing frozen), named in the line.
+expect_exit recipe_0409 0 "test-time training of .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09: TTT_LR=0.005 TTT_EPOCHS=3 TTT_CHUNK_TOKENS=32768 TTT_FREEZE_BLOCKS=0" -- \
+    $P --model $M9 $W --ttt
+expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the eval_val_sliding_ttt of 2026-03-23 and 2026-03-29, .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 .* which score different targets" -- \
+    $P --model $M --model $M9 $W --ttt
+
 mkdir -p "$TMP/r"
+if $P --model $M8 --model $M9 $W --ttt --ttt-set "$RUN9" --iters 50 -o "$TMP/r/t4.md" --json "$TMP/r/t4.json" 2>"$TMP/err"; then
+    if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09' "$TMP/r/t4.md" \
+       && ! grep -q "score the stream's last" "$TMP/r/t4.md" && grep -q 'Delta B - A' "$TMP/r/t4.md" \
+       && grep -q '"ttt_source": "eval_val_sliding_ttt of 2026-04-06' "$TMP/r/t4.json"; then pass two_models_report_2026_04
+    else fail two_models_report_2026_04 "report or JSON without the 2026-04 recipe"; fi
+else
+    fail two_models_report_2026_04 "exit $?: $(tail -1 "$TMP/err")"
+fi
+
 if $P --model $M --model $M2 $W --ttt --ttt-set "$RUN" --iters 50 -o "$TMP/r/ttt.md" --json "$TMP/r/ttt.json" 2>"$TMP/err"; then
-    if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt' "$TMP/r/ttt.md" \
+    if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt of 2026-03-23' "$TMP/r/ttt.md" \
+       && grep -q "score the stream's last 8 targets again" "$TMP/r/ttt.md" \
        && grep -q "Test-time training: \`TTT_LR=0.002 TTT_EPOCHS=2" "$TMP/r/ttt.md" && grep -q 'Delta B - A' "$TMP/r/ttt.md" \
        && grep -q '"ttt": "TTT_LR=0.002 TTT_EPOCHS=2 TTT_CHUNK_TOKENS=256' "$TMP/r/ttt.json"; then pass two_models_report
     else fail two_models_report "report or JSON without the test-time training"; fi
@@ -41,14 +63,19 @@ else
     fail two_models_report "exit $?: $(tail -1 "$TMP/err")"
 fi
 
-# Bits per byte as the record's eval_val_sliding_ttt prints them (4.08601909460298, its fp32 run).
+# Bits per byte as the records' TTT prints them (their fp32 runs: 2026-03-23's eval_val_sliding_ttt
+# 4.08601909460298, 2026-04-09's eval_val_ttt 4.093371386470012).
 SP=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_sp1024/fineweb_1024_bpe.model
-if [ ! -f "$SP" ]; then
-    skip record_bits_per_byte "no $SP"
-elif $P --model $M $W --tokenizer "$SP" --ttt --ttt-set "$RUN" --json "$TMP/b.json" >/dev/null 2>"$TMP/err"; then
-    got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/b.json" | head -1 | awk '{printf "%.6f", $2}')
-    if [ "$got" = "4.086019" ]; then pass record_bits_per_byte; else fail record_bits_per_byte "got $got"; fi
-else
-    fail record_bits_per_byte "exit $?: $(tail -1 "$TMP/err")"
-fi
+bits() {  # name model settings want
+    if [ ! -f "$SP" ]; then
+        skip "$1" "no $SP"
+    elif $P --model "$2" $W --tokenizer "$SP" --ttt --ttt-set "$3" --json "$TMP/b.json" >/dev/null 2>"$TMP/err"; then
+        got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/b.json" | head -1 | awk '{printf "%.6f", $2}')
+        if [ "$got" = "$4" ]; then pass "$1"; else fail "$1" "got $got"; fi
+    else
+        fail "$1" "exit $?: $(tail -1 "$TMP/err")"
+    fi
+}
+bits record_bits_per_byte $M "$RUN" 4.086019
+bits record_bits_per_byte_2026_04_09 $M9 "$RUN9" 4.093371
 finish

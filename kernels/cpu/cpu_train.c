@@ -16,6 +16,7 @@
 #include "kernels/cpu/cpu_pool.h"
 
 struct layer_act {   // one layer's activations over the S tokens of a sequence
+    float *xp;       // (S, C) x before a gated skip (skip_gates), for the gate's gradient
     float *xb;       // (S, C) the block's input x (after its skip add)
     float *xin;      // (S, C) m0 x + m1 x0
     float *an;       // (S, C) RMSNorm(xin) * ln: q, k, v read it
@@ -27,7 +28,8 @@ struct layer_act {   // one layer's activations over the S tokens of a sequence
     float *y, *z;    // (S, Q) attention output before and after XSA
     float *ao;       // (S, C) z @ Wo^T
     float *xo;       // (S, C) xin + attn_scale ao
-    float *mn;       // (S, C) RMSNorm(xo) * ln: the MLP reads it
+    float *l1;       // (S, C) a two-lane layer's lane 1 before its MLP (which reads and adds to lane 1)
+    float *mn;       // (S, C) RMSNorm(xo) * ln: the MLP reads it (a GPT-J block: an; two lanes: of l1)
     float *u;        // (S, F) mn @ Wup^T
     float *mo;       // (S, C) the MLP's output
     float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
@@ -42,7 +44,7 @@ struct cpu_trainer {
     struct train_param *p;
     int n_p;
     // grads by role (pointers into p's grads)
-    float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_veemb, *g_veproj, *g_vescale;
+    float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_gate, *g_lm, *g_veemb, *g_veproj, *g_vescale;
     struct {
         float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale;
     } *gl;
@@ -56,9 +58,12 @@ struct cpu_trainer {
     float *dvb, *t_e;      // (S, KV) dL/d(vb) over the ve layers; (S, max(bigram_dim, ve_dim)) scratch
     float *sg;             // (C) sigmoid of the smear gate
     float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
+    float *lane1, *g1;     // (S, C) lane 1 (two lanes, lanes_split), and its gradient going back
+    float *xl0;            // (S, C) lane 0 at the end, before lane_merge
     float *cos_t, *sin_t, *nsin_t;  // (S, rd/2); nsin: -sin (the inverse rotation)
     // backward scratch
     float *g, *gx0, *gskip;   // (S, C), (S, C), (n_enc, S, C)
+    float *dmn;            // (S, C) a GPT-J block's dL/d(an) through its MLP
     float *t_c, *t_c2, *t_f, *t_f2, *t_q, *t_q2, *t_kv, *t_kv2, *t_v;  // (S, ...) temporaries
     float *lg;             // (tile, V) logits of a tile of rows
     float *att_s;          // (n_threads, att_stride): P, dP (QB, S) and dy (S, hd) of one head
@@ -291,6 +296,20 @@ static void att_bwd_task(void *ctx, int g, int w) {
 
 // ---- the model ----
 
+// The first layer running layer l's block: blocks are told apart by their resid_mix, which every
+// block the trainer takes has (looped records run blocks LOOP_START .. LOOP_END again).
+static int first_of_block(const struct model *m, int l) {
+    int k = 0;
+    while (m->layers[k].resid_mix != m->layers[l].resid_mix) k++;
+    return k;
+}
+
+// Whether layer l runs exactly the tensors of the first layer with its block (no untied repeats).
+static int same_block(const struct layer_weights *a, const struct layer_weights *b) {
+    return a->wq == b->wq && a->wk == b->wk && a->wv == b->wv && a->wo == b->wo && a->w_up == b->w_up && a->w_down == b->w_down &&
+           a->q_gain == b->q_gain && a->attn_scale == b->attn_scale && a->mlp_scale == b->mlp_scale && a->ve_scale == b->ve_scale;
+}
+
 int cpu_train_check(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     const char *why = NULL;
@@ -298,29 +317,31 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (!c->norm_weightless || !c->embed_norm || !c->mlp_relu2) why = "norms or an MLP other than the records' (weightless RMSNorm, relu^2)";
     else if (!c->tied_head || c->logit_softcap <= 0) why = "an untied or uncapped head";
     else if (c->rope != ROPE_HALF_NEG || c->qk_norm != QK_NORM_HEAD) why = "RoPE or QK-norm other than the records'";
-    else if (c->n_physical) why = "depth recurrence (RECUR_LAYERS, NUM_LOOPS)";
-    else if (c->n_blocks && c->n_blocks != c->n_layer) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
-    else if (c->lanes_from || c->parallel_residual) why = "parallel residuals";
+    else if (c->n_blocks && c->n_blocks != c->n_layer && !c->n_physical) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
+    else if (c->lanes_from && !c->lanes_split) why = "the two residual lanes of 2026-03-31 and 2026-04-10 on (parallel_post_lambdas)";
+    else if (c->parallel_residual) why = "parallel residuals";
     else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
     else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
     else if (c->smear_fwd_window) why = "the 2026-04-16 SmearGate";
-    else if (c->skip_rows || c->skip_after || m->skip_gates) why = "gated or shortened U-Net skips";
+    else if (c->skip_rows || c->skip_after) why = "shortened or late U-Net skips";
     else if (c->sliding_window) why = "sliding-window layers";
+    else if (c->n_physical && m->ve_emb) why = "value embeddings with depth recurrence";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (c->attn_off[l] || c->mlp_reads_input[l]) why = "a layer without attention or a GPT-J block";
+        if (c->attn_off[l]) why = "a layer without attention";
         else if (w->dtg_w) why = "DTG_ENABLED";
         else if (w->attn_gate_w) why = "attention gates";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
         else if (!w->q_gain || !w->resid_mix || !w->attn_scale || !w->mlp_scale) why = "a block without q_gain, resid_mix or scales";
+        else if (!same_block(w, &m->layers[first_of_block(m, l)])) why = "recurrent layers with MLPs of their own (REPEAT_UNTIE_MLP)";
     }
     if (why)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPT of parameter-golf's 2026-03-20..29 records (the "
-                        "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29), and this model has %s; score it without --ttt",
-                        m->path, why);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
+                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-09), and this model "
+                        "has %s; score it without --ttt", m->path, why);
     if (m->mapping) return xsa_fail(err, XSA_EBADINPUT, "%s: its weights are mapped read-only; test-time training writes them", m->path);
     return 0;
 }
@@ -356,6 +377,13 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->p = xsa_calloc((size_t)(16 + 11 * L), sizeof *t->p);
     t->gl = xsa_calloc((size_t)L, sizeof *t->gl);
     char nm[48];
+    // Each block's tensors are one parameter however many layers run it (their gradients add up),
+    // named by its index among the blocks in order of first use (the records' blocks.N).
+    int *blk = xsa_calloc((size_t)L, sizeof *blk), n_blk = 0;
+    for (int l = 0; l < L; l++) {
+        int k = first_of_block(m, l);
+        blk[l] = k == l ? n_blk++ : blk[k];
+    }
     t->g_tok = add_param(t, "tok_emb.weight", m->tok_emb, (long)V * C, -1);
     if (m->bigram_emb) {
         t->g_bemb = add_param(t, "bigram.embed.weight", m->bigram_emb, (long)c->bigram_vocab * c->bigram_dim, -1);
@@ -364,23 +392,36 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     }
     if (m->smear_gate) t->g_smear = add_param(t, "smear.gate", m->smear_gate, C, -1);
     if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, (long)t->n_skip * C, -1);
-    // The banks: not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT).
+    if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, (long)t->n_skip * C, -1);
+    if (c->lanes_from) t->g_lm = add_param(t, "lane_merge", &m->lane_merge, 1, -1);
     for (int l = 0; l < L; l++) {
         struct layer_weights *w = &m->layers[l];
-        snprintf(nm, sizeof nm, "qo_bank[%d]", l), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
-        snprintf(nm, sizeof nm, "qo_bank[%d]", L + l), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
-        snprintf(nm, sizeof nm, "kv_bank[%d]", l), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
-        snprintf(nm, sizeof nm, "kv_bank[%d]", L + l), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
-        snprintf(nm, sizeof nm, "mlp_up_bank[%d]", l), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
-        snprintf(nm, sizeof nm, "mlp_down_bank[%d]", l), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+        int b = blk[l];
+        if (first_of_block(m, l) != l) {
+            t->gl[l] = t->gl[first_of_block(m, l)];
+            continue;
+        }
+        if (m->pgolf_banks) {  // not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT)
+            snprintf(nm, sizeof nm, "qo_bank[%d]", b), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
+            snprintf(nm, sizeof nm, "qo_bank[%d]", n_blk + b), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", b), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", n_blk + b), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "mlp_up_bank[%d]", b), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
+            snprintf(nm, sizeof nm, "mlp_down_bank[%d]", b), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+        } else {
+            snprintf(nm, sizeof nm, "blocks.%d.attn.c_q.weight", b), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, b);
+            snprintf(nm, sizeof nm, "blocks.%d.attn.c_k.weight", b), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, b);
+            snprintf(nm, sizeof nm, "blocks.%d.attn.c_v.weight", b), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, b);
+            snprintf(nm, sizeof nm, "blocks.%d.attn.proj.weight", b), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, b);
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.fc.weight", b), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, b);
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.proj.weight", b), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, b);
+        }
+        snprintf(nm, sizeof nm, "blocks.%d.attn.q_gain", b), t->gl[l].q_gain = add_param(t, nm, w->q_gain, t->H, b);
+        snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
+        snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", b), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, b);
+        snprintf(nm, sizeof nm, "blocks.%d.resid_mix", b), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, b);
     }
-    for (int l = 0; l < L; l++) {
-        struct layer_weights *w = &m->layers[l];
-        snprintf(nm, sizeof nm, "blocks.%d.attn.q_gain", l), t->gl[l].q_gain = add_param(t, nm, w->q_gain, t->H, l);
-        snprintf(nm, sizeof nm, "blocks.%d.attn_scale", l), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, l);
-        snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", l), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, l);
-        snprintf(nm, sizeof nm, "blocks.%d.resid_mix", l), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, l);
-    }
+    free(blk);
     if (m->ve_emb) {
         t->g_veemb = add_param(t, "ve_shared.embed.weight", m->ve_emb, (long)V * c->ve_dim, -1);
         if (m->ve_proj) t->g_veproj = add_param(t, "ve_shared.proj.weight", m->ve_proj, (long)KV * c->ve_dim, -1);
@@ -400,6 +441,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         a->lse = alloc_f((long)S * t->H), a->y = alloc_f((long)S * Q), a->z = alloc_f((long)S * Q);
         a->ao = alloc_f((long)S * C), a->xo = alloc_f((long)S * C), a->mn = alloc_f((long)S * C);
         a->u = alloc_f((long)S * F), a->mo = alloc_f((long)S * C);
+        a->xp = alloc_f(m->skip_gates ? (long)S * C : 0), a->l1 = alloc_f(c->lanes_from && l >= c->lanes_from ? (long)S * C : 0);
         a->ra = alloc_f(S), a->rq = alloc_f((long)S * t->H), a->rk = alloc_f((long)S * t->Hkv), a->rm = alloc_f(S);
     }
     int h2 = model_rope_dims(c) / 2;
@@ -410,6 +452,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     if (m->ve_emb) t->vb = alloc_f((long)S * KV), t->dvb = alloc_f((long)S * KV);
     t->sg = alloc_f(C);
     t->x0 = alloc_f((long)S * C), t->xf = alloc_f((long)S * C), t->rf = alloc_f(S);
+    long lanes = c->lanes_from ? (long)S * C : 0;
+    t->lane1 = alloc_f(lanes), t->g1 = alloc_f(lanes), t->xl0 = alloc_f(lanes), t->dmn = alloc_f((long)S * C);
     t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
     t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
     t->t_c = alloc_f((long)S * C), t->t_c2 = alloc_f((long)S * C), t->t_f = alloc_f((long)S * F), t->t_f2 = alloc_f((long)S * F);
@@ -429,11 +473,11 @@ void cpu_trainer_close(struct cpu_trainer *t) {
     for (int i = 0; i < t->n_p; i++) free(t->p[i].grad);
     for (int l = 0; l < t->L; l++) {
         struct layer_act *a = &t->act[l];
-        float *f[] = {a->xb, a->xin, a->an, a->qn, a->kn, a->qr, a->qf, a->kf, a->v, a->lse, a->y, a->z,
+        float *f[] = {a->xp, a->l1, a->xb, a->xin, a->an, a->qn, a->kn, a->qr, a->qf, a->kf, a->v, a->lse, a->y, a->z,
                       a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
         for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     }
-    float *f[] = {t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
+    float *f[] = {t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
                   t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     free(t->bh);
@@ -449,7 +493,8 @@ int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out) {
     return t->n_p;
 }
 
-static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(l + 1.0)) : 1.0f; }
+// LN_SCALE's 1 / sqrt(i + 1), i the layer's block's index (a looped record's Block(layer_idx=i)).
+static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 1.0f; }
 
 // Forward of one sequence x (S tokens) up to the final norm (t->xf), activations kept.
 static void forward_body(struct cpu_trainer *t, const int32_t *x) {
@@ -488,11 +533,23 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     for (int l = 0; l < t->L; l++) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
-        int dec = l - t->n_enc;
-        if (t->n_enc && dec >= 0 && dec < t->n_skip) {
+        int dec = l - t->n_enc, lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from;
+        if (t->n_enc && dec >= 0 && dec < t->n_skip && (!lane || first || c->lanes_skip_lane0)) {  // (into lane 0)
             const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
-            scaled_add(xc, xc, sw, src, S, C);
+            if (m->skip_gates) {  // x = lerp(sw e, x, sigmoid(gate)), in torch.lerp's two forms
+                const float *gt = m->skip_gates + (long)dec * C;
+                memcpy(a->xp, xc, (size_t)S * C * sizeof *xc);
+                for (int r = 0; r < S; r++)
+                    for (int k = 0; k < C; k++) {
+                        long i = (long)r * C + k;
+                        float sk = sw[k] * src[i], wt = sigmoidf(gt[k]), d = xc[i] - sk;
+                        xc[i] = wt < 0.5f ? sk + wt * d : xc[i] - d * (1.0f - wt);
+                    }
+            } else {
+                scaled_add(xc, xc, sw, src, S, C);
+            }
         }
+        if (first) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
         memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
         const float *m0 = w->resid_mix, *m1 = m0 + C;
         for (int r = 0; r < S; r++)
@@ -517,7 +574,18 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
         linear(t, a->z, w->wo, a->ao, S, Q, C);
         scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
-        rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
+        // The MLP reads RMSNorm(xo) (sequential), the attention's input rows (GPT-J: the norms are
+        // weightless, so an), or lane 1 (two lanes: attention went on lane 0, the MLP on lane 1).
+        const float *mlp_res = a->xo;
+        if (lane) {
+            memcpy(a->l1, t->lane1, (size_t)S * C * sizeof *xc);
+            rms_fwd(a->l1, a->mn, a->rm, S, C, eps, ln);
+            mlp_res = a->l1;
+        } else if (c->mlp_reads_input[l]) {
+            memcpy(a->mn, a->an, (size_t)S * C * sizeof *xc);
+        } else {
+            rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
+        }
         linear(t, a->mn, w->w_up, a->u, S, C, F);
         float slope = c->mlp_leaky_slope;
         for (long i = 0; i < (long)S * F; i++) {
@@ -525,8 +593,17 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             t->t_f[i] = v * v;
         }
         linear(t, t->t_f, w->w_down, a->mo, S, F, C);
-        scaled_add(xc, a->xo, w->mlp_scale, a->mo, S, C);
+        if (lane) {
+            scaled_add(t->lane1, mlp_res, w->mlp_scale, a->mo, S, C);
+            memcpy(xc, a->xo, (size_t)S * C * sizeof *xc);
+        } else {
+            scaled_add(xc, mlp_res, w->mlp_scale, a->mo, S, C);
+        }
         if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
+    }
+    if (c->lanes_from) {  // lane_merge m lane 0 + (1 - m) lane 1
+        memcpy(t->xl0, xc, (size_t)S * C * sizeof *xc);
+        for (long i = 0; i < (long)S * C; i++) xc[i] = m->lane_merge * t->xl0[i] + (1.0f - m->lane_merge) * t->lane1[i];
     }
     rms_fwd(xc, t->xf, t->rf, S, C, eps, 1.0f);
 }
@@ -595,8 +672,18 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     const struct model_config *c = &m->cfg;
     int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, H = t->H, Hkv = t->Hkv, hd = t->hd;
     int rd = model_rope_dims(c);
-    float *g = t->t_c2;  // dL/d(residual stream) as it goes back; t->g holds dL/dxf
+    float *g = t->t_c2;  // dL/d(residual stream) as it goes back (lane 0's, with two lanes); t->g holds dL/dxf
     rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
+    if (c->lanes_from) {  // x = m lane0 + (1 - m) lane1
+        float lm = m->lane_merge;
+        double d = 0;
+        for (long i = 0; i < (long)S * C; i++) {
+            d += (double)g[i] * (t->xl0[i] - t->lane1[i]);
+            t->g1[i] = (1.0f - lm) * g[i];
+            g[i] *= lm;
+        }
+        t->g_lm[0] += (float)d;
+    }
     memset(t->gx0, 0, (size_t)S * C * sizeof(float));
     if (t->dvb) memset(t->dvb, 0, (size_t)S * KV * sizeof(float));
     memset(t->gskip, 0, (size_t)t->n_enc * S * C * sizeof(float));
@@ -604,14 +691,16 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
         float ln = layer_ln(c, l);
+        int lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from, gptj = !lane && c->mlp_reads_input[l];
         if (l < t->n_enc) {
             const float *gs = t->gskip + (long)l * S * C;
             for (long i = 0; i < (long)S * C; i++) g[i] += gs[i];
         }
-        // MLP: out = xo + ms * mo
+        // MLP: out = res + ms * mo, res xo (lane 1's input on two lanes)
         float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
+        float *gout = lane ? t->g1 : g;
         float *dmo = t->t_c;
-        scaled_add_bwd(g, a->mo, w->mlp_scale, gms, dmo, S, C);
+        scaled_add_bwd(gout, a->mo, w->mlp_scale, gms, dmo, S, C);
         float slope = c->mlp_leaky_slope, *hsq = t->t_f, *dh = t->t_f2;
         for (long i = 0; i < (long)S * F; i++) {
             float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
@@ -624,9 +713,9 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             dh[i] *= 2.0f * v * (u > 0 ? 1.0f : slope);
         }
         linear_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
-        float *dmn = t->t_c;
+        float *dmn = gptj ? t->dmn : t->t_c;
         linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
-        rms_bwd(dmn, a->mn, a->rm, g, S, C, ln, 1);  // g = dL/dxo
+        if (!gptj) rms_bwd(dmn, a->mn, a->rm, gout, S, C, ln, 1);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
         // attention: xo = xin + as * ao
         float *dao = t->t_c;
         scaled_add_bwd(g, a->ao, w->attn_scale, gas, dao, S, C);
@@ -664,6 +753,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
         linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
         linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
+        if (gptj)  // the MLP read an too
+            for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
         rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
         // resid_mix: xin = m0 xb + m1 x0
         float *gm = t->gl[l].resid_mix;
@@ -676,15 +767,26 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 t->gx0[i] += m1[k] * g[i];
                 g[i] *= m0[k];
             }
-        int dec = l - t->n_enc;  // xb = previous output + sw * skip
-        if (t->n_enc && dec >= 0 && dec < t->n_skip) {
+        if (first)  // lane 1 began as a copy of xb
+            for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
+        int dec = l - t->n_enc;  // xb = the previous output with the skip
+        if (t->n_enc && dec >= 0 && dec < t->n_skip && (!lane || first || c->lanes_skip_lane0)) {
             const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
             float *gsw = t->g_skip + (long)dec * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
+            const float *gt = m->skip_gates ? m->skip_gates + (long)dec * C : NULL;
             for (int r = 0; r < S; r++)
                 for (int k = 0; k < C; k++) {
                     long i = (long)r * C + k;
-                    gsw[k] += g[i] * src[i];
-                    gs[i] += sw[k] * g[i];
+                    if (gt) {  // xb = (1 - s) sw e + s xp, s = sigmoid(gate)
+                        float wt = sigmoidf(gt[k]), sk = sw[k] * src[i], ds = (1.0f - wt) * g[i];
+                        t->g_gate[(long)dec * C + k] += g[i] * (a->xp[i] - sk) * wt * (1.0f - wt);
+                        gsw[k] += ds * src[i];
+                        gs[i] += sw[k] * ds;
+                        g[i] *= wt;
+                    } else {
+                        gsw[k] += g[i] * src[i];
+                        gs[i] += sw[k] * g[i];
+                    }
                 }
         }
     }

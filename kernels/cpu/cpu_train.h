@@ -4,10 +4,12 @@
 // inference forward's arithmetic in fp32 (kernels/cpu/cpu_forward.c), with the activations
 // the backward needs kept; the backward is written out by hand, layer by layer.
 //
-// The GPT it covers is the 2026-03-20..29 records' (those with TTT_ENABLED: 2026-03-23,
-// 2026-03-29): weightless RMSNorms, tied soft-capped head, bigram hash, SmearGate, U-Net
-// skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value embedding
-// and the (leaky) relu^2 MLP. cpu_train_check refuses any other feature by name.
+// The GPTs it covers are those of the records with full-parameter TTT: 2026-03-20..29's
+// (2026-03-23, 2026-03-29: weightless RMSNorms, tied soft-capped head, bigram hash, SmearGate,
+// U-Net skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value
+// embedding, the (leaky) relu^2 MLP) and the 2026-04 looped ones (2026-04-06 QK5, 2026-04-08,
+// 2026-04-09: blocks run by several layers, whose gradients add up; gated U-Net skips; 2026-04-08's
+// two lanes merged by lane_merge; GPT-J blocks). cpu_train_check refuses any other feature by name.
 #ifndef XSA_KERNELS_CPU_TRAIN_H
 #define XSA_KERNELS_CPU_TRAIN_H
 
@@ -19,10 +21,10 @@
 // One trainable tensor of the model: its weights (the model's own array, updated in place),
 // its gradient, and the record's name for it.
 struct train_param {
-    char name[48];     // as GPT.named_parameters() names it ("qo_bank[3]" for a bank's slice)
+    char name[48];     // as GPT.named_parameters() names it ("qo_bank[3]" for a bank's slice; a shared block's once)
     float *w, *grad;
     long n;
-    int block;         // the Block module it belongs to ("blocks.N."), or -1 (TTT_FREEZE_BLOCKS)
+    int block;         // the Block module it belongs to ("blocks.N.", N the physical block), or -1 (TTT_FREEZE_BLOCKS)
 };
 
 struct cpu_trainer;

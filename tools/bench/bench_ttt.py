@@ -1,6 +1,7 @@
-"""`xsa-eval ppl --ttt` beside the 2026-03-23 record's own eval_val_sliding_ttt (PyTorch, float32
-on the CPU, the same thread count), one after the other in one run: wall time of each, the
-ratio, and both val_loss / val_bpb (they agree to ~1e-8; tests/test_pgolf_ttt.c holds the bound).
+"""`xsa-eval ppl --ttt` beside a record's own TTT function (PyTorch, float32 on the CPU, the same
+thread count; 2026-03-23's eval_val_sliding_ttt, 2026-04-06/08's, 2026-04-09's eval_val_ttt), one
+after the other in one run: wall time of each, the ratio, and both val_loss / val_bpb (they agree
+to ~1e-8; tests/test_pgolf_ttt.c holds the bound).
 
 The model is a parameter-golf final_model.pt with its xsa_eval.json (e.g. the record's shape at
 random weights: python3 -m tools.fixtures.make_pgolf_fixtures --script RECORD --arch ARCH.json
@@ -17,33 +18,27 @@ import os
 import subprocess
 import tempfile
 import time
-import types
 import warnings
 
 import numpy as np
 import torch
 
 from tools.fixtures import make_pgolf_fixtures as mpf
+from tools.fixtures import make_pgolf_ttt_fixture as ttt
 from tools.fixtures.make_pgolf_eval_fixtures import read_shard
 
-DEFAULTS = {"TTT_LR": 0.002, "TTT_EPOCHS": 3, "TTT_CHUNK_TOKENS": 32768, "TTT_FREEZE_BLOCKS": 2, "TTT_MOMENTUM": 0.9,
-            "TTT_BATCH_SEQS": 32, "TTT_GRAD_CLIP": 1.0}  # the record's Hyperparameters
 
-
-def settings(text):
-    s = dict(DEFAULTS)
+def settings(mod, text):
+    s = ttt.defaults(mod)
     for word in text.replace(",", " ").split():
         k, v = word.split("=")
         s[k] = float(v) if k in ("TTT_LR", "TTT_MOMENTUM", "TTT_GRAD_CLIP") else int(v)
     return s
 
 
-def torch_side(a, s):
+def torch_side(a, mod, s):
     import sentencepiece as spm
     torch.set_num_threads(a.threads)
-    mod = mpf.import_script(a.script)
-    rotary_forward = mod.Rotary.forward  # (see make_pgolf_ttt_fixture: fp32 needs the copy autocast makes)
-    mod.Rotary.forward = lambda self, *x, **kw: tuple(t.clone() for t in rotary_forward(self, *x, **kw))
     arch = json.load(open(os.path.join(os.path.dirname(a.model), "xsa_eval.json")))
     model = mpf.build_model(mod, arch).float()
     sd = mpf.load_state(mod, model, a.model)
@@ -52,10 +47,8 @@ def torch_side(a, s):
     tokens = tokens[: (tokens.numel() - 1) // a.seq_len * a.seq_len + 1]
     sp = spm.SentencePieceProcessor(model_file=a.tokenizer)
     luts = mod.build_sentencepiece_luts(sp, arch["VOCAB_SIZE"], torch.device("cpu"))
-    args = types.SimpleNamespace(train_seq_len=a.seq_len, **{k.lower(): v for k, v in s.items()})
     t0 = time.perf_counter()
-    loss, bpb = mod.eval_val_sliding_ttt(args, model, 0, 1, torch.device("cpu"), tokens, *luts, stride=a.stride,
-                                         batch_seqs=a.score_batch, log0=lambda *_: None)
+    loss, bpb = ttt.run_ttt(mod, model, s, tokens, luts, a.score_batch, seq_len=a.seq_len, stride=a.stride)
     return time.perf_counter() - t0, loss, bpb
 
 
@@ -76,24 +69,26 @@ def ours(a, s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--script", required=True, help="the 2026-03-23 record's train_gpt.py")
+    ap.add_argument("--script", required=True, help="the record's train_gpt.py")
     ap.add_argument("--model", required=True)
     ap.add_argument("--shard", required=True)
     ap.add_argument("--tokenizer", required=True)
     ap.add_argument("--seq-len", type=int, default=2048)
     ap.add_argument("--stride", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--score-batch", type=int, default=32, help="eval_val_sliding_ttt's batch_seqs (windows per forward)")
+    ap.add_argument("--score-batch", type=int, default=32, help="2026-03-23's batch_seqs (windows per scoring forward)")
     ap.add_argument("--set", default="", help="TTT settings over the record's defaults")
     ap.add_argument("--xsa-eval", default="./xsa-eval")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
-    s = settings(a.set)
+    mod = mpf.import_script(a.script)
+    ttt.prepare(mod)
+    s = settings(mod, a.set)
     t_ours, l_ours, b_ours = ours(a, s)
-    t_ref, l_ref, b_ref = torch_side(a, s)
+    t_ref, l_ref, b_ref = torch_side(a, mod, s)
     print(f"settings {' '.join(f'{k}={v}' for k, v in s.items())}, seq_len {a.seq_len}, stride {a.stride}, threads {a.threads}")
     print(f"xsa-eval ppl --ttt        {t_ours:8.1f} s  val_loss {l_ours:.9f}  val_bpb {b_ours:.9f}")
-    print(f"eval_val_sliding_ttt (torch fp32) {t_ref:8.1f} s  val_loss {l_ref:.9f}  val_bpb {b_ref:.9f}")
+    print(f"the record's TTT (torch fp32) {t_ref:8.1f} s  val_loss {l_ref:.9f}  val_bpb {b_ref:.9f}")
     print(f"ratio torch / xsa-eval    {t_ref / t_ours:.2f}x   |val_loss difference| {abs(l_ours - l_ref):.2e}")
 
 
