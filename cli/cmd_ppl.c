@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -618,11 +619,29 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     return rc;
 }
 
+// --ttt trains through OpenBLAS, which reads OPENBLAS_CORETYPE only as it loads: where it fell
+// back to SSE kernels on an AVX2 or AVX-512 CPU, the run starts again in a process that has it
+// (unless the user set it). On exec's failure the run goes on as it is.
+static void ttt_restart_with_blas_core(int argc, char **argv) {
+    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : ttt_blas_core_to_force();
+    if (!core) return;
+    fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; test-time training runs "
+            "again with OPENBLAS_CORETYPE=%s, its kernels for this CPU (set OPENBLAS_CORETYPE to choose)\n", core);
+    char **av = xsa_calloc((size_t)argc + 2, sizeof *av);
+    av[0] = "xsa-eval";
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];  // (argv[0]: "ppl")
+    fflush(NULL);
+    if (setenv("OPENBLAS_CORETYPE", core, 1) == 0) execv("/proc/self/exe", av);
+    unsetenv("OPENBLAS_CORETYPE");
+    free(av);
+}
+
 static int ppl_main(int argc, char **argv, int probe) {
     struct ppl_args a;
     int edges[PPL_MAX_BUCKETS], n_edges = 0;
     int rc = ppl_parse(argc, argv, probe, &a, edges, &n_edges);
     if (rc) return rc < 0 ? 0 : rc;
+    if (a.ttt && !probe) ttt_restart_with_blas_core(argc, argv);
     xsa_error err = {0};
     struct ppl_run *r = xsa_calloc(1, sizeof *r);
     rc = ppl_execute(&a, edges, n_edges, argc, argv, r, &err);

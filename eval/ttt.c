@@ -10,6 +10,7 @@
 
 #include "common/timing.h"
 #include "common/xalloc.h"
+#include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_train.h"
 
 int ttt_recipe_of(const struct model *m) { return m->skip_gates ? TTT_2026_04 : TTT_2026_03; }
@@ -154,6 +155,8 @@ static void sgd_step(const struct train_param *p, const int *live, int n, float 
 }
 
 int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m, err); }
+
+const char *ttt_blas_core_to_force(void) { return cpu_gemm_blas_core_to_force(); }
 
 int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
               int progress, struct ppl_scores *out, xsa_error *err) {

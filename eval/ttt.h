@@ -49,6 +49,10 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
 // "TTT_LR=0.002 TTT_EPOCHS=3 ..." (every setting), for reports.
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n);
 
+// The trainer's GEMMs are OpenBLAS's: the OPENBLAS_CORETYPE to run it with on this CPU when it
+// fell back to SSE kernels (2.7 times slower at the 2026-04-09 record's shape), else NULL.
+const char *ttt_blas_core_to_force(void);
+
 // 0 when ttt_score can train m, else exit 2 naming what it has that the trainer lacks
 // (kernels/cpu/cpu_train.h).
 int ttt_check(const struct model *m, xsa_error *err);

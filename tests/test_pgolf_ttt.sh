@@ -40,6 +40,13 @@ expect_exit record_line 0 "ttt chunk 6/6: 1464 targets, 7.00895[0-9] nats/token"
 # A 2026-04 model: its records' defaults (TTT_LR 0.005, nothing frozen), named in the line.
 expect_exit recipe_0409 0 "test-time training of .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09: TTT_LR=0.005 TTT_EPOCHS=3 TTT_CHUNK_TOKENS=32768 TTT_FREEZE_BLOCKS=0" -- \
     $P --model $M9 $W --ttt
+# OPENBLAS_CORETYPE set: no restart for OpenBLAS's kernels, whatever the CPU (the user chose them).
+if OPENBLAS_CORETYPE=Prescott $P --model $M9 $W --ttt --ttt-set TTT_EPOCHS=0 -o "$TMP/p.md" 2>"$TMP/err"; then
+    if grep -q "runs again with OPENBLAS_CORETYPE" "$TMP/err"; then fail coretype_kept "restarted: $(head -1 "$TMP/err")"
+    else pass coretype_kept; fi
+else
+    fail coretype_kept "exit $?: $(tail -1 "$TMP/err")"
+fi
 expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the eval_val_sliding_ttt of 2026-03-23 and 2026-03-29, .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 .* which score different targets" -- \
     $P --model $M --model $M9 $W --ttt
 

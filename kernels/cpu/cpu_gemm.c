@@ -74,6 +74,15 @@ static int blas_core_is_sse_only(void) {
     return 0;
 }
 
+const char *cpu_gemm_blas_core_to_force(void) {
+    if (!blas_core_is_sse_only()) return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    return cpu_gemm_have_avx2() ? "Haswell" : NULL;
+}
+
 // Our fastest kernel on this CPU.
 static int own_best_kind(void) {
     return cpu_gemm_have_avx512() ? CPU_GEMM_AVX512 : cpu_gemm_have_avx2() ? CPU_GEMM_AVX2 : CPU_GEMM_SCALAR;

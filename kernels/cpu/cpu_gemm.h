@@ -39,6 +39,10 @@ int cpu_gemm_pick(const int (*shapes)[2], int n);
 // not.
 int cpu_gemm_blas_invariant(const int (*shapes)[2], int n);
 const char *cpu_gemm_kind_name(enum cpu_gemm_kind kind);
+// The OPENBLAS_CORETYPE whose kernels this CPU runs ("SkylakeX" with AVX-512 F/BW/DQ/VL, else
+// "Haswell" with AVX2 + FMA) when OpenBLAS runs SSE-only ones (a DYNAMIC_ARCH build that did not
+// know the CPU), else NULL. OpenBLAS reads the variable as it loads: it takes a new process.
+const char *cpu_gemm_blas_core_to_force(void);
 int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA
 int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA
 
