@@ -238,11 +238,14 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
         return cli_fail(c, "--device %s: test-time training runs on the CPU; use --device cpu (or auto)", a->device);
     if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
     if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
-    // Only the CPU backend accumulates attention statistics: auto is the CPU, a GPU is refused
-    // here rather than after the models are loaded onto it.
+    // The attention statistics come from the CPU backend: auto is the CPU, a GPU is refused here
+    // rather than after the models are loaded onto it. The CUDA backend's have not yet run on a
+    // GPU: XSA_CUDA_PROBE=1 lets them, for tools/gpu-check.sh to hold them against the CPU's.
+    const char *cuda_probe = getenv("XSA_CUDA_PROBE");
     if (probe && !strcmp(a->device, "auto")) a->device = "cpu";
-    if (probe && strcmp(a->device, "cpu"))
-        return cli_fail(c, "--device %s: the attention statistics are computed by the CPU backend only; use --device cpu", a->device);
+    if (probe && strcmp(a->device, "cpu") && !(cuda_probe && !strcmp(cuda_probe, "1") && !strncmp(a->device, "cuda", 4)))
+        return cli_fail(c, "--device %s: the attention statistics are computed by the CPU backend only; use --device cpu "
+                        "(XSA_CUDA_PROBE=1 runs the CUDA backend's, not yet checked on a GPU)", a->device);
     xsa_error oerr = {0};
     if ((a->out && outdir_check_file("-o", a->out, &oerr)) || (a->json && outdir_check_file("--json", a->json, &oerr)))
         return cli_fail(c, "%s", oerr.msg);

@@ -237,20 +237,30 @@ TEST(attention_tiles_and_xsa_match_cpu) {
     float *scratch = malloc(sizeof(float) * (size_t)stride);
     float *kt = malloc(sizeof(float) * HKV * HD * TMAX), *vt = malloc(sizeof(float) * HKV * HD * TMAX);
     CHECK(pool && scratch && kt && vt);
+    static float probe[TMAX * H * BACKEND_PROBE_STATS];
+    int32_t prow[TMAX];
+    for (int t = 0; t < TMAX; t++) prow[t] = t;
     for (int xsa = 0; xsa < 2; xsa++) {
         struct cpu_attention_args a = {
             .q = q, .k = k, .v = v, .out = want, .span0_lo = l0, .span0_hi = h0, .span1_lo = l1, .span1_hi = h1,
             .T = T, .H = H, .Hkv = HKV, .hd = HD, .xsa = xsa, .kind = (enum cpu_attn_kind)cpu_attention_pick(NULL),
             .kt = kt, .vt = vt, .ldt = TMAX, .scratch = scratch, .scratch_stride = stride,
+            .probe = probe, .probe_stride = H * BACKEND_PROBE_STATS, .probe_row = prow,  // (the CPU's statistics)
         };
+        memset(probe, 0, sizeof probe);
         cpu_attention(pool, &a);
-        double worst = 0;
+        double worst = 0, worst_stat = 0;
         for (int t = 0; t < T; t++)
             for (int h = 0; h < H; h++) {
                 int kvh = h / (H / HKV), lo[2] = {l0[t], l1[t]}, hi[2] = {h0[t], h1[t]};
-                const float *own = xsa ? v + (long)t * HKV * HD + kvh * HD : NULL;
-                xsa_attend_serial(q + (t * H + h) * HD, k + kvh * HD, v + kvh * HD, HKV * HD, HD, lo, hi, own,
-                                  got + h * HD);
+                const float *vo = v + (long)t * HKV * HD + kvh * HD, *own = xsa ? vo : NULL;
+                float stats[BACKEND_PROBE_STATS];
+                xsa_attend_serial_stats(q + (t * H + h) * HD, k + kvh * HD, v + kvh * HD, HKV * HD, HD, lo, hi, vo, xsa,
+                                        got + h * HD, stats);
+                for (int j = 0; j < BACKEND_PROBE_STATS; j++) {  // the kernel's statistics: the CPU backend's
+                    double e = fabs(stats[j] - probe[(t * H + h) * BACKEND_PROBE_STATS + j]);
+                    worst_stat = e > worst_stat ? e : worst_stat;
+                }
                 double zv = 0, vv = 0;
                 for (int d = 0; d < HD; d++) {
                     double dd = fabs(got[h * HD + d] - want[(t * H + h) * HD + d]);
@@ -260,6 +270,8 @@ TEST(attention_tiles_and_xsa_match_cpu) {
                 if (own) CHECK_NEAR(zv, 0, 1e-5 * (1 + vv));  // XSA: orthogonal to the own value
             }
         CHECK_MSG(worst <= 2e-6, "xsa=%d: worst |tiled - cpu| %.3g", xsa, worst);
+        CHECK_MSG(worst_stat <= 2e-6, "xsa=%d: worst probe statistic |tiled - cpu| %.3g", xsa, worst_stat);
+        if (xsa) CHECK_NEAR(probe[(T - 1) * H * BACKEND_PROBE_STATS + BACKEND_PROBE_COS_Y], 0, 0);  // (a zero own v: cos 0)
     }
     cpu_pool_destroy(pool);
     free(scratch);

@@ -44,6 +44,11 @@ expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- 
 expect_exit probe_cuda 2 "xsa-eval probe: --device cuda: the attention statistics are computed by the CPU backend only; use --device cpu" -- \
     $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device cuda
 expect_exit probe_auto_is_cpu 0 "cos" -- $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device auto
+# XSA_CUDA_PROBE=1 lets the CUDA backend's statistics run (tools/gpu-check.sh 5e): past the refusal,
+# to the device (here: none, or a GPU that scores them).
+XSA_CUDA_PROBE=1 $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device cuda >/dev/null 2>"$TMP/cp.err" || true
+if grep -q "computed by the CPU backend only" "$TMP/cp.err"; then fail probe_cuda_opt_in "still refused: $(head -1 "$TMP/cp.err")"
+else pass probe_cuda_opt_in; fi
 
 # --arch as run and info take it: the file is read (a missing one named, exit 2).
 expect_exit arch_flag 2 "nonexistent.json" -- $P --model tests/fixtures/pgolf/xsa_record/final_model.pt --arch "$TMP/nonexistent.json" \

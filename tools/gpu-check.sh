@@ -23,7 +23,8 @@
 #   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
 #    5c: `ppl --kl` and `ppl --split-docs` on the GPU against the CPU, the backend's distribution
 #    chunks and rows after a cut; 5d: the models, statistics and test-time training the CUDA
-#    backend does not run yet, refused on --device cuda, on the CPU by auto)
+#    backend does not run yet, refused on --device cuda, on the CPU by auto; 5e: the CUDA
+#    backend's probe statistics, XSA_CUDA_PROBE=1, against the CPU's)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
 # kernel launch (file:line) that failed.
 #
@@ -435,6 +436,39 @@ if gpu_ok "CPU-only models"; then
     tmo 10 "$XSA" probe --model demo/sa --text README.md --device cuda >/dev/null 2>"$W/probe.err"; rc=$?
     if [ $rc = 2 ] && grep -q "CPU backend only" "$W/probe.err"; then pass "probe --device cuda refused: $(head -c 120 "$W/probe.err")"
     else fail "probe --device cuda: rc $rc: $(head -c 200 "$W/probe.err")"; fi
+fi
+
+# ---- 5e. the CUDA backend's attention statistics (XSA_CUDA_PROBE=1) ----------------------------
+# Never run before: cos(y, v), cos(z, v) and a_ii from the attention kernel's epilogue
+# (cuda_attention.cu; its serial twin is checked against the CPU in tests/test_cuda_math.c),
+# gathered per layer at the scored tokens. The two demo models' per-layer means and spreads on
+# the GPU (fp32) against the CPU's, also with sub-batches (XSA_CUDA_MAX_TOKENS=300). Passing this
+# is what lets `probe --device cuda` run without XSA_CUDA_PROBE (cli/cmd_ppl.c).
+section "probe statistics: GPU against CPU" 60
+if gpu_ok "probe on the GPU"; then
+    PR=(probe --model demo/sa --model demo/xsa --text README.md --context 128 --threads 2)
+    tmo 30 "$XSA" "${PR[@]}" --device cpu --json "$W/probe_cpu.json" -o "$W/probe_cpu.md" >/dev/null 2>&1
+    for caps in "" 300; do
+        if tmo 30 env XSA_CUDA_PROBE=1 ${caps:+XSA_CUDA_MAX_TOKENS=$caps} "$XSA" "${PR[@]}" --device cuda --dtype float32 \
+               --json "$W/probe_gpu.json" -o "$W/probe_gpu.md" >"$W/probe.log" 2>&1; then
+            v=$(python3 - "$W/probe_cpu.json" "$W/probe_gpu.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+w = 0.0
+for ma, mb in zip(a["models"], b["models"]):
+    for la, lb in zip(ma["layers"], mb["layers"]):
+        for k in ("cos_y", "cos_y_sd", "cos_z", "cos_z_sd", "a_ii", "a_ii_sd"):
+            w = max(w, abs(la[k] - lb[k]))
+z = max(abs(l["cos_z"]) for m in b["models"] for l in m["layers"] if l["xsa"])  if any(l["xsa"] for m in b["models"] for l in m["layers"]) else 0
+print(("ok" if w < 1e-4 and z < 1e-4 else "bad") + f" max |gpu - cpu| {w:.2e} over the layers' means and spreads, XSA layers' |cos_z| {z:.1e}")
+PY
+)
+            case $v in ok*) pass "probe on the GPU${caps:+ (sub-batches of $caps)}: ${v#ok }" ;; *) fail "probe on the GPU${caps:+ (sub-batches of $caps)}: $v" ;; esac
+        else
+            keep_log "probe on the GPU" "$W/probe.log"
+            fail "probe on the GPU${caps:+ (sub-batches of $caps)}: $(grep -m1 'xsa-eval' "$W/probe.log")"
+        fi
+    done
 fi
 
 # ---- 6. benchmark -------------------------------------------------------------------------

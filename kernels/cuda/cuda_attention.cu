@@ -2,8 +2,9 @@
 // (token, query head): keys come in tiles of XSA_ATT_TILE staged in shared memory; lane u
 // scores key u of the tile, the warp folds the tile into an online softmax, and lane i
 // accumulates output dimensions i, i + 32, ... No (T, T) matrix exists anywhere. XSA runs in
-// the epilogue with the token's own value vector. xsa_attend_serial (cuda_math.h) is the
-// same algorithm written serially, for the CPU tests.
+// the epilogue with the token's own value vector, and so do the probe's statistics when asked
+// for (cos(y, v), cos(z, v), a_ii from the last key's score). xsa_attend_serial_stats
+// (cuda_math.h) is the same algorithm written serially, for the CPU tests.
 #include "kernels/cuda/cuda_internal.cuh"
 
 struct att_args {
@@ -12,6 +13,7 @@ struct att_args {
     const int32_t *lo0, *hi0, *lo1, *hi1;  // (T) each
     int T, H, Hkv, hd, xsa, fp32;
     int window;                            // sliding window (0: every key), xsa_window_spans
+    float *probe;                          // (T, H, BACKEND_PROBE_STATS) statistics out, or NULL
 };
 
 __device__ __forceinline__ float warp_max(float v) {
@@ -40,7 +42,7 @@ __global__ void __launch_bounds__(32 * WARPS) attention_kernel(att_args a) {
     for (int d = lane; d < hd; d += 32) qs[w][d] = q[d];
     float acc[NV];
     for (int i = 0; i < NV; i++) acc[i] = 0.0f;
-    float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f;
+    float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f, s_last = -INFINITY;
     int lo[2] = {a.lo0[t], a.lo1[t]}, hi[2] = {a.hi0[t], a.hi1[t]};
     xsa_window_spans(lo, hi, a.window);
     for (int s = 0; s < 2; s++)
@@ -58,6 +60,7 @@ __global__ void __launch_bounds__(32 * WARPS) attention_kernel(att_args a) {
                 for (int d = 0; d < hd; d++) dot += qs[w][d] * ks[w][lane][d];
                 sc = dot * scale;
             }
+            s_last = __shfl_sync(0xffffffffu, sc, n - 1);  // (the token itself is the last key: a_ii)
             float mn, f = xsa_online_rescale(m, warp_max(sc), &mn);
             float p = lane < n ? xsa_online_weight(sc, mn) : 0.0f;
             l = l * f + warp_sum(p);
@@ -74,20 +77,40 @@ __global__ void __launch_bounds__(32 * WARPS) attention_kernel(att_args a) {
         }
     float inv = 1.0f / l;  // l >= 1: the spans are non-empty (checked before launch)
     for (int i = 0; i < NV; i++) acc[i] *= inv;
-    if (a.xsa) {
+    float *ps = a.probe ? a.probe + ((long)t * a.H + h) * BACKEND_PROBE_STATS : NULL;
+    if (a.xsa || ps) {
         const float *vo = vb + t * ld;
-        float yv = 0.0f, vv = 0.0f;
+        float yv = 0.0f, vv = 0.0f, yy = 0.0f;
         for (int i = 0; i < NV; i++) {
             int d = lane + 32 * i;
             if (d < hd) {
                 yv += acc[i] * vo[d];
                 vv += vo[d] * vo[d];
+                yy += acc[i] * acc[i];
             }
         }
-        float c = xsa_xsa_coef(warp_sum(yv), warp_sum(vv));
-        for (int i = 0; i < NV; i++) {
-            int d = lane + 32 * i;
-            if (d < hd) acc[i] -= c * vo[d];
+        yv = warp_sum(yv), vv = warp_sum(vv);
+        if (ps) {
+            float cy = xsa_probe_cos(yv, warp_sum(yy), vv);
+            if (lane == 0) {
+                ps[BACKEND_PROBE_COS_Y] = ps[BACKEND_PROBE_COS_Z] = cy;
+                ps[BACKEND_PROBE_AII] = xsa_online_weight(s_last, m) / l;
+            }
+        }
+        if (a.xsa) {
+            float c = xsa_xsa_coef(yv, vv), zv = 0.0f, zz = 0.0f;
+            for (int i = 0; i < NV; i++) {
+                int d = lane + 32 * i;
+                if (d < hd) {
+                    acc[i] -= c * vo[d];
+                    zv += acc[i] * vo[d];
+                    zz += acc[i] * acc[i];
+                }
+            }
+            if (ps) {
+                float cz = xsa_probe_cos(warp_sum(zv), warp_sum(zz), vv);
+                if (lane == 0) ps[BACKEND_PROBE_COS_Z] = cz;
+            }
         }
     }
     long o = (long)t * a.H * hd + (long)h * hd;
@@ -126,6 +149,7 @@ int cu_attention(struct cu_state *st, int layer, int T, xsa_error *err) {
     a.xsa = c->xsa[layer];
     a.fp32 = st->fp32;
     a.window = xsa_layer_window(c, layer);
+    a.probe = st->probing ? st->d_probe : NULL;
     if (T <= 0) return 0;
     if (c->head_dim <= 64) return launch<64, 4>(a, st->stream, err);
     if (c->head_dim <= 128) return launch<128, 2>(a, st->stream, err);

@@ -251,10 +251,31 @@ static int reserve_entries(struct cu_state *st, int S, xsa_error *err) {
     return 0;
 }
 
+// The probe's buffers for t_cap tokens (only a probing batch asks for them).
+static int reserve_probe(struct cu_state *st, xsa_error *err) {
+    if (st->probe_cap >= st->t_cap) return 0;
+    cudaFree(st->d_probe);
+    cudaFreeHost(st->h_probe);
+    st->d_probe = st->h_probe = NULL;
+    st->probe_cap = 0;
+    size_t bytes = (size_t)st->t_cap * st->m->cfg.n_head * BACKEND_PROBE_STATS * 4;
+    if (cudaMalloc((void **)&st->d_probe, bytes) != cudaSuccess || cudaMallocHost((void **)&st->h_probe, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cu_fail(err, XSA_ERUNTIME, "cuda backend: out of memory for the attention statistics of %d tokens (%zu bytes)",
+                       st->t_cap, bytes);
+    }
+    st->probe_cap = st->t_cap;
+    return 0;
+}
+
 // ---- scoring ----------------------------------------------------------------------------
 // The same checks as the CPU backend: every index is bounded before anything reads through it.
-// The forward of tokens [0, n) already on the device.
-static int forward(struct cu_state *st, int n, xsa_error *err) {
+struct probe_ctx;
+static int probe_gather(struct cu_state *st, const struct probe_ctx *pc, int layer, int n, xsa_error *err);
+
+// The forward of tokens [0, n) already on the device; pc: gather the probe's statistics of each
+// layer (NULL: none).
+static int forward(struct cu_state *st, int n, const struct probe_ctx *pc, xsa_error *err) {
     const struct model_config *c = &st->m->cfg;
     int C = c->d_model, Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, F = c->d_ff;
     int GU = model_mlp_gated(c) ? 2 * F : F, rc = cu_embed(st, n, err);
@@ -264,6 +285,7 @@ static int forward(struct cu_state *st, int n, xsa_error *err) {
         if (!rc) rc = cu_gemm(st, st->xn, w->wqkv, st->qkv, n, C, Q + 2 * KV, Q + 2 * KV, 0.0f, err);
         if (!rc) rc = cu_qkv_bias_rope(st, w, n, err);
         if (!rc) rc = cu_attention(st, l, n, err);
+        if (!rc && pc) rc = probe_gather(st, pc, l, n, err);
         // The attention output: into x, or held in tmp for its post-norm or the parallel residual.
         float *ao = w->pn1w || c->parallel_residual ? st->tmp : st->x;
         if (!rc) rc = cu_gemm(st, st->xn, w->wo, ao, n, Q, C, C, ao == st->x ? 1.0f : 0.0f, err);  // x += attn @ wo^T
@@ -291,6 +313,28 @@ struct stage {
     float *lp;          // (S)
     uint8_t *gr;        // (S)
 };
+
+// A probing sub-batch: where its entries' statistics go.
+struct probe_ctx {
+    const struct score_batch *b;
+    const struct stage *sg;
+    int S;  // entries of the sub-batch (sg->ent_*)
+};
+
+// Layer `layer`'s statistics of the n tokens (the attention kernel's (n, H, 3)) to the host, then
+// into b->probe at each entry of the sub-batch: (S, n_layer, n_head, BACKEND_PROBE_STATS).
+static int probe_gather(struct cu_state *st, const struct probe_ctx *pc, int layer, int n, xsa_error *err) {
+    const struct model_config *c = &st->m->cfg;
+    size_t row = (size_t)c->n_head * BACKEND_PROBE_STATS;
+    CU_CHECK(cudaMemcpyAsync(st->h_probe, st->d_probe, (size_t)n * row * 4, cudaMemcpyDeviceToHost, st->stream));
+    CU_CHECK(cudaStreamSynchronize(st->stream));
+    const struct stage *sg = pc->sg;
+    for (int e = 0; e < pc->S; e++) {
+        long t = sg->row_tok[sg->ent_row[e]];
+        memcpy(pc->b->probe + ((long)sg->ent_id[e] * c->n_layer + layer) * row, st->h_probe + t * row, row * 4);
+    }
+    return 0;
+}
 
 // Scores tokens [t0, t1) (whole rows) and the entries that read them.
 static int score_part(struct cu_state *st, const struct score_batch *b, int t0, int t1, struct stage *sg,
@@ -327,7 +371,8 @@ static int score_part(struct cu_state *st, const struct score_batch *b, int t0, 
         CU_CHECK(cudaMemcpyAsync(st->d_entry_row, sg->ent_row, (size_t)S * 4, cudaMemcpyHostToDevice, s));
         CU_CHECK(cudaMemcpyAsync(st->d_entry_tgt, sg->ent_tgt, (size_t)S * 4, cudaMemcpyHostToDevice, s));
     }
-    if ((rc = forward(st, n, err))) return rc;
+    struct probe_ctx pc = {b, sg, S};
+    if ((rc = forward(st, n, st->probing ? &pc : NULL, err))) return rc;
     if ((rc = cu_logits(st, R, S, err))) return rc;
     if (S > 0) {
         CU_CHECK(cudaMemcpyAsync(sg->lp, st->d_entry_lp, (size_t)S * 4, cudaMemcpyDeviceToHost, s));
@@ -346,9 +391,6 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
                     xsa_error *err) {
     struct cu_state *st = (struct cu_state *)be->impl;
     int rc = 0;  // backend_score checked the batch (kernels/backend.h)
-    if (b->probe)
-        return cu_fail(err, XSA_ERUNTIME, "cuda backend: attention statistics (probe) are computed on the CPU "
-                       "backend only; use --device cpu");
     if (b->n_tokens == 0) return 0;
     CU_CHECK(cudaSetDevice(st->device));
     int T = b->n_tokens, S = b->n_entries;
@@ -356,6 +398,8 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
         int fit = tokens_that_fit(st), want = T < fit ? T : fit;
         if (want > st->t_cap && (rc = reserve_tokens(st, want, err))) return rc;
     }
+    if (b->probe && (rc = reserve_probe(st, err))) return rc;
+    st->probing = b->probe != NULL;
     struct stage sg;
     memset(&sg, 0, sizeof sg);
     size_t nt = (size_t)T, ns = (size_t)(S > 0 ? S : 1);
@@ -390,6 +434,7 @@ static int cu_score(struct backend *be, const struct score_batch *b, float *logp
     free(sg.ent_tgt);
     free(sg.lp);
     free(sg.gr);
+    st->probing = 0;
     return rc;
 }
 
@@ -401,6 +446,8 @@ static void cu_destroy(struct backend *be) {
     if (st->stream) cudaStreamSynchronize(st->stream);
     free_acts(st);
     free_entries(st);
+    cudaFree(st->d_probe);
+    cudaFreeHost(st->h_probe);
     if (st->layers) cudaFree(st->layers[0].wqkv);  // the first carve of the one weight block
     if (st->blas) cublasDestroy(st->blas);
     if (st->stream) cudaStreamDestroy(st->stream);

@@ -80,6 +80,10 @@ struct cu_state {
     int32_t *d_entry_row, *d_entry_tgt;  // (s_cap)
     float *d_entry_logit, *d_entry_lp;   // (s_cap)
     uint8_t *d_entry_greedy;             // (s_cap)
+    // The probe's statistics (batch.probe): each layer's attention writes (t_cap, H, 3) here
+    // while probing, which the host gathers at the scored tokens.
+    int probing, probe_cap;
+    float *d_probe, *h_probe;            // (probe_cap, H, BACKEND_PROBE_STATS) device, pinned host
 };
 
 // ---- launchers (cuda_ops.cu, cuda_attention.cu, cuda_logits.cu); each returns 0 or err ----

@@ -188,14 +188,21 @@ XSA_HD void xsa_online_merge(float *m, float *l, float m2, float l2) {
 // XSA: z = y - c v with c = (y.v) / |v|^2; v == 0 leaves y unchanged.
 XSA_HD float xsa_xsa_coef(float yv, float vv) { return vv == 0.0f ? 0.0f : yv / vv; }
 
+// The probe's cosine (backend.h) from the dot product and the two squared norms; 0 when either
+// vector is zero, as the CPU backend's.
+XSA_HD float xsa_probe_cos(float ab, float aa, float bb) { return aa > 0.0f && bb > 0.0f ? ab / sqrtf(aa * bb) : 0.0f; }
+
 // The attention of one (token, head) exactly as the kernel orders it: key tiles of
 // XSA_ATT_TILE over span0 then span1, online softmax per tile, then the XSA epilogue.
 // The kernel runs the same steps with one lane per key (scores) and one lane per dimension
 // (values); this serial twin lets the CPU tests check the algorithm.
-// q (hd), k/v rows at k + j * ld (hd used), y (hd) out; own_v: the token's value row or NULL.
-XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, long ld, int hd,
-                              const int lo[2], const int hi[2], const float *own_v, float *y) {
-    float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f;
+// q (hd), k/v rows at k + j * ld (hd used), y (hd) out; vo: the token's own value row (NULL:
+// neither XSA nor statistics); xsa: project y off vo. stats (BACKEND_PROBE_STATS) or NULL: the
+// probe's statistics, cos(y, vo) before the projection, cos(z, vo) after it (the same without
+// XSA), and a_ii, the softmax weight of the last key (the token itself, as the CPU backend's).
+XSA_HD void xsa_attend_serial_stats(const float *q, const float *k, const float *v, long ld, int hd, const int lo[2],
+                                    const int hi[2], const float *vo, int xsa, float *y, float *stats) {
+    float scale = 1.0f / sqrtf((float)hd), m = -INFINITY, l = 0.0f, s_last = -INFINITY;
     for (int d = 0; d < hd; d++) y[d] = 0.0f;
     for (int s = 0; s < 2; s++)
         for (int j0 = lo[s]; j0 < hi[s]; j0 += XSA_ATT_TILE) {
@@ -208,6 +215,7 @@ XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, lo
                 sc[u] = acc * scale;
                 tmax = sc[u] > tmax ? sc[u] : tmax;
             }
+            s_last = sc[n - 1];
             float mn, f = xsa_online_rescale(m, tmax, &mn), ps = 0.0f;
             for (int d = 0; d < hd; d++) y[d] *= f;
             for (int u = 0; u < n; u++) {
@@ -221,14 +229,31 @@ XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, lo
         }
     float inv = 1.0f / l;
     for (int d = 0; d < hd; d++) y[d] *= inv;
-    if (!own_v) return;
-    float yv = 0.0f, vv = 0.0f;
+    if (!vo) return;
+    float yv = 0.0f, yy = 0.0f, vv = 0.0f;
     for (int d = 0; d < hd; d++) {
-        yv += y[d] * own_v[d];
-        vv += own_v[d] * own_v[d];
+        yv += y[d] * vo[d];
+        yy += y[d] * y[d];
+        vv += vo[d] * vo[d];
     }
-    float c = xsa_xsa_coef(yv, vv);
-    for (int d = 0; d < hd; d++) y[d] -= c * own_v[d];
+    if (stats) {
+        stats[0] = stats[1] = xsa_probe_cos(yv, yy, vv);  // (BACKEND_PROBE_COS_Y, _COS_Z)
+        stats[2] = xsa_online_weight(s_last, m) / l;       // (BACKEND_PROBE_AII)
+    }
+    if (!xsa) return;
+    float c = xsa_xsa_coef(yv, vv), zv = 0.0f, zz = 0.0f;
+    for (int d = 0; d < hd; d++) {
+        y[d] -= c * vo[d];
+        zv += y[d] * vo[d];
+        zz += y[d] * y[d];
+    }
+    if (stats) stats[1] = xsa_probe_cos(zv, zz, vv);
+}
+
+// The same without statistics; own_v: the token's value row for XSA, or NULL (no XSA).
+XSA_HD void xsa_attend_serial(const float *q, const float *k, const float *v, long ld, int hd, const int lo[2],
+                              const int hi[2], const float *own_v, float *y) {
+    xsa_attend_serial_stats(q, k, v, ld, hd, lo, hi, own_v, own_v != NULL, y, NULL);
 }
 
 // ---- GEMM parameters ---------------------------------------------------------------------
