@@ -624,10 +624,20 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
 
 // --ttt trains through OpenBLAS, which reads OPENBLAS_CORETYPE only as it loads: where it fell
 // back to SSE kernels on an AVX2 or AVX-512 CPU, the run starts again in a process that has it
-// (unless the user set it). On exec's failure the run goes on as it is.
+// (unless the user set it). Not when /proc/self/exe is some other program (valgrind's tool runs
+// us): then only the advice. On exec's failure the run goes on as it is.
 static void ttt_restart_with_blas_core(int argc, char **argv) {
     const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : ttt_blas_core_to_force();
     if (!core) return;
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    const char *base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+    if (strncmp(base, "xsa-eval", 8)) {
+        fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; OPENBLAS_CORETYPE=%s "
+                "would run test-time training on its kernels for this CPU\n", core);
+        return;
+    }
     fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; test-time training runs "
             "again with OPENBLAS_CORETYPE=%s, its kernels for this CPU (set OPENBLAS_CORETYPE to choose)\n", core);
     char **av = xsa_calloc((size_t)argc + 2, sizeof *av);
