@@ -13,17 +13,20 @@
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_train.h"
 
-int ttt_recipe_of(const struct model *m) { return m->skip_gates ? TTT_2026_04 : TTT_2026_03; }
+int ttt_recipe_of(const struct model *m) {
+    return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
+}
 
 const char *ttt_recipe_source(int recipe) {
-    return recipe == TTT_2026_04 ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
-                                 : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
+    return recipe == TTT_2026_04      ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
+           : recipe == TTT_2026_04_04 ? "eval_val_ttt of 2026-04-04"
+                                      : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
 }
 
 void ttt_settings_init(struct ttt_settings *s, int recipe) {
-    int r4 = recipe == TTT_2026_04;
-    *s = (struct ttt_settings){.recipe = recipe, .lr = r4 ? 0.005 : 0.002, .momentum = 0.9, .grad_clip = 1.0, .epochs = 3,
-                               .chunk_tokens = 32768, .freeze_blocks = r4 ? 0 : 2, .batch_seqs = 32};
+    *s = (struct ttt_settings){.recipe = recipe, .lr = recipe == TTT_2026_04 ? 0.005 : 0.002, .momentum = 0.9,
+                               .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
+                               .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32};
 }
 
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_N };

@@ -2,7 +2,8 @@
 // record's eval_val_sliding_ttt (PR #461's recipe, also the 2026-03-29 record's), and its
 // 2026-04 form (eval_val_sliding_ttt of 2026-04-06 QK5 and 2026-04-08, eval_val_ttt of 2026-04-09
 // 3LayerRecur), which plans its windows without the tail repeats and defaults to TTT_LR 0.005 and
-// no frozen blocks; the model says which (ttt_recipe_of). The stream's
+// no frozen blocks, and 2026-04-04's eval_val_ttt (2026-03's windows, no frozen blocks); the model
+// says which (ttt_recipe_of). The stream's
 // sliding windows are grouped into chunks of TTT_CHUNK_TOKENS by the first target each scores;
 // each chunk's windows are scored with the weights as they are, then (but for the last chunk)
 // the model trains on the chunk's whole sequences: TTT_EPOCHS passes of SGD with momentum over
@@ -20,8 +21,9 @@
 #include "model/model.h"
 
 enum ttt_recipe {
-    TTT_2026_03,  // 2026-03-23/29: windows every stride holding at least stride tokens, each scoring its last stride
-    TTT_2026_04,  // 2026-04-06..09: windows whose scored part (past context - stride) is not empty, scoring it
+    TTT_2026_03,     // 2026-03-23/29: windows every stride holding at least stride tokens, each scoring its last stride
+    TTT_2026_04,     // 2026-04-06..09: windows whose scored part (past context - stride) is not empty, scoring it
+    TTT_2026_04_04,  // 2026-04-04's eval_val_ttt: 2026-03's windows, 2026-04's defaults but TTT_LR 0.002
 };
 
 struct ttt_settings {
@@ -30,16 +32,17 @@ struct ttt_settings {
     int epochs, chunk_tokens, freeze_blocks, batch_seqs;
 };
 
-// The recipe of the records whose GPT m is: TTT_2026_04 for the 2026-04 GPTs (gated U-Net skips,
-// skip_gates), TTT_2026_03 for the banked GPT of 2026-03-20..29.
+// The recipe of the records whose GPT m is: TTT_2026_04 for the looped GPTs (NUM_LOOPS, 2026-04-05
+// on), TTT_2026_04_04 for the other GPTs with gated U-Net skips (skip_gates: 2026-04-04's
+// RECUR_LAYERS GPT), TTT_2026_03 for the GPT of 2026-03-20..29.
 int ttt_recipe_of(const struct model *m);
 
 // Which records' code a recipe follows, for messages and reports ("eval_val_sliding_ttt of 2026-03-23 and 2026-03-29").
 const char *ttt_recipe_source(int recipe);
 
-// The recipe's records' defaults (their Hyperparameters: TTT_LR 0.002 (2026-03) or 0.005 (2026-04),
-// TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768, TTT_FREEZE_BLOCKS 2 (2026-03; the 2026-03-23 README's run
-// sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0).
+// The recipe's records' defaults (their Hyperparameters: TTT_LR 0.002 (2026-03, 2026-04-04) or
+// 0.005 (2026-04-06..09), TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768, TTT_FREEZE_BLOCKS 2 (2026-03; the
+// 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0).
 void ttt_settings_init(struct ttt_settings *s, int recipe);
 
 // "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by

@@ -117,6 +117,7 @@ struct model_config {
     int n_physical;      // depth recurrence: the distinct layers the n_layer virtual ones run (0: no recurrence)
     int recur_runs;      // ... how often the recurrent layers run
     char recur_layers[48];  // ... which they are ("4,5", or "4..5"), for `info`
+    int layer_loops;     // ... by NUM_LOOPS (LOOP_START .. LOOP_END run again in place, 2026-04-05 on), not RECUR_LAYERS
     unsigned char mlp_reads_input[MODEL_MAX_LAYERS];  // GPT-J block: x + a attn(n(x)) + m mlp(n(x)) (PARALLEL_RESIDUAL_START)
     short ln_layer[MODEL_MAX_LAYERS];  // LN_SCALE's i in 1 / sqrt(i + 1) for layer l (a looped model: its block's)
 };

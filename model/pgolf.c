@@ -539,7 +539,7 @@ static int configure_loops(struct model_config *c, const struct pg_arch *a, cons
         for (int p = s0; p <= s1; p++) L->blk[k++] = p;
     for (int p = s1 + 1; p < L->n_phys; p++) L->blk[k++] = p;
     c->n_layer = k, L->loops = L->phys_blocks = 1;
-    c->n_physical = L->n_phys, c->recur_runs = nl + 1;
+    c->n_physical = L->n_phys, c->recur_runs = nl + 1, c->layer_loops = 1;
     snprintf(c->recur_layers, sizeof c->recur_layers, "%d..%d", s0, s1);
     // GPT-J blocks (PARALLEL_RESIDUAL_START: 2026-04-06 HessianSDClip, 2026-04-09): the MLP reads
     // the block's input, not its attention's output; the looped records differ, and their files

@@ -38,7 +38,7 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         sbuf_printf(o, "%s targets of %s, scored with test-time training as parameter-golf's %s: windows of %d tokens "
                        "every %d, in chunks of targets each scored before the model trains on it", t1, r->input,
                     ttt_recipe_source(r->ttt_recipe), r->context, r->stride);
-        if (r->ttt_recipe == TTT_2026_03)
+        if (r->ttt_recipe != TTT_2026_04)
             sbuf_printf(o, " (its last windows score the stream's last %d targets again, as the records' do)", r->stride);
         sbuf_printf(o, "; %d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
                        "are the adapting model's; the checkpoint is not changed.\n\n",

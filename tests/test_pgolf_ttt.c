@@ -4,7 +4,8 @@
 // TTT function's val_loss and weights after it (eval/ttt.c). ttt_0323: the 2026-03-23 record's
 // banked GPT and eval_val_sliding_ttt; ttt_0408: 2026-04-08's looped GPT with two lanes and gated
 // skips, its eval_val_sliding_ttt (2026-04-06's); ttt_0409: 2026-04-09's looped GPT with GPT-J
-// blocks, its eval_val_ttt.
+// blocks, its eval_val_ttt; ttt_0404: 2026-04-04's GPT (RECUR_LAYERS, two lanes, value
+// embedding, skips cut past skip_weights' rows), its eval_val_ttt.
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "tests/fixture_io.h"
 
 #define DIR "tests/fixtures/pgolf/ttt_0323/"
+#define DIR_0404 "tests/fixtures/pgolf/ttt_0404/"
 #define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
 #define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
@@ -82,8 +84,8 @@ TEST(gradients_match_autograd) { check_gradients(DIR, "grad"); }
 TEST(gradients_past_one_attention_block) { check_gradients(DIR, "grad_long"); }
 // Blocks run by several layers (their gradients summed), gated skips, two lanes, GPT-J blocks.
 TEST(gradients_of_the_looped_gpts) {
-    const char *dirs[] = {DIR_0408, DIR_0409};
-    for (int i = 0; i < 2; i++) {
+    const char *dirs[] = {DIR_0408, DIR_0409, DIR_0404};
+    for (int i = 0; i < 3; i++) {
         check_gradients(dirs[i], "grad");
         check_gradients(dirs[i], "grad_long");
     }
@@ -174,6 +176,7 @@ TEST(ttt_matches_the_records_eval_val_sliding_ttt) { check_cases(DIR, TTT_2026_0
 TEST(ttt_matches_the_2026_04_records) {
     check_cases(DIR_0408, TTT_2026_04);  // eval_val_sliding_ttt (2026-04-06/08)
     check_cases(DIR_0409, TTT_2026_04);  // eval_val_ttt (2026-04-09)
+    check_cases(DIR_0404, TTT_2026_04_04);  // eval_val_ttt (2026-04-04)
 }
 
 // The reference's first case with n_threads threads; its per-target losses into nll (n of them).

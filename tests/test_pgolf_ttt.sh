@@ -47,6 +47,8 @@ if OPENBLAS_CORETYPE=Prescott $P --model $M9 $W --ttt --ttt-set TTT_EPOCHS=0 -o 
 else
     fail coretype_kept "exit $?: $(tail -1 "$TMP/err")"
 fi
+expect_exit recipe_0404 0 "test-time training of .*ttt_0404/final_model.pt as the eval_val_ttt of 2026-04-04: TTT_LR=0.002 TTT_EPOCHS=0 TTT_CHUNK_TOKENS=32768 TTT_FREEZE_BLOCKS=0" -- \
+    $P --model tests/fixtures/pgolf/ttt_0404/final_model.pt $W --ttt --ttt-set TTT_EPOCHS=0
 expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the eval_val_sliding_ttt of 2026-03-23 and 2026-03-29, .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 .* which score different targets" -- \
     $P --model $M --model $M9 $W --ttt
 

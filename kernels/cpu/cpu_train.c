@@ -324,9 +324,8 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->trigram) why = "TRIGRAM";
     else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
     else if (c->smear_fwd_window) why = "the 2026-04-16 SmearGate";
-    else if (c->skip_rows || c->skip_after) why = "shortened or late U-Net skips";
+    else if (c->skip_after) why = "U-Net skips after the block";
     else if (c->sliding_window) why = "sliding-window layers";
-    else if (c->n_physical && m->ve_emb) why = "value embeddings with depth recurrence";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l]) why = "a layer without attention";
@@ -340,8 +339,8 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     }
     if (why)
         return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
-                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-09), and this model "
-                        "has %s; score it without --ttt", m->path, why);
+                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09), and "
+                        "this model has %s; score it without --ttt", m->path, why);
     if (m->mapping) return xsa_fail(err, XSA_EBADINPUT, "%s: its weights are mapped read-only; test-time training writes them", m->path);
     return 0;
 }
@@ -391,8 +390,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         t->g_bscale = add_param(t, "bigram.scale", &m->bigram_scale, 1, -1);
     }
     if (m->smear_gate) t->g_smear = add_param(t, "smear.gate", m->smear_gate, C, -1);
-    if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, (long)t->n_skip * C, -1);
-    if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, (long)t->n_skip * C, -1);
+    long skip_rows = c->skip_rows ? c->skip_rows : t->n_skip;  // (2026-04-03/04: fewer rows than skips)
+    if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, skip_rows * C, -1);
+    if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, skip_rows * C, -1);
     if (c->lanes_from) t->g_lm = add_param(t, "lane_merge", &m->lane_merge, 1, -1);
     for (int l = 0; l < L; l++) {
         struct layer_weights *w = &m->layers[l];
@@ -426,10 +426,12 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         t->g_veemb = add_param(t, "ve_shared.embed.weight", m->ve_emb, (long)V * c->ve_dim, -1);
         if (m->ve_proj) t->g_veproj = add_param(t, "ve_shared.proj.weight", m->ve_proj, (long)KV * c->ve_dim, -1);
         t->g_vescale = add_param(t, "ve_shared.scale", &m->ve_scale, 1, -1);
-        for (int l = 0, i = 0; l < L; l++)
-            if (m->layers[l].ve_scale) {
+        for (int l = 0, i = 0; l < L; l++)  // (a layer that runs an earlier layer's block: that block's scale)
+            if (m->layers[l].ve_scale && first_of_block(m, l) == l) {
                 snprintf(nm, sizeof nm, "ve_layer_scales.%d", i++);
                 t->gl[l].ve_scale = add_param(t, nm, m->layers[l].ve_scale, 1, -1);
+            } else if (m->layers[l].ve_scale) {
+                t->gl[l].ve_scale = t->gl[first_of_block(m, l)].ve_scale;
             }
     }
     t->act = xsa_calloc((size_t)L, sizeof *t->act);
@@ -493,6 +495,16 @@ int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out) {
     return t->n_p;
 }
 
+// The skip_weights row decoder layer dec adds its encoder output with, or -1 for none: dec
+// itself, but past the file's rows (2026-04-03/04, skip_rows) the last row (2026-04-03) or none
+// (2026-04-04, skip_stop), as the forward's add_skip.
+static int skip_row(const struct cpu_trainer *t, int dec) {
+    const struct model_config *c = &t->m->cfg;
+    if (!t->n_enc || dec < 0 || dec >= t->n_skip) return -1;
+    if (c->skip_rows && dec >= c->skip_rows) return c->skip_stop ? -1 : c->skip_rows - 1;
+    return dec;
+}
+
 // LN_SCALE's 1 / sqrt(i + 1), i the layer's block's index (a looped record's Block(layer_idx=i)).
 static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 1.0f; }
 
@@ -534,10 +546,11 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
         int dec = l - t->n_enc, lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from;
-        if (t->n_enc && dec >= 0 && dec < t->n_skip && (!lane || first || c->lanes_skip_lane0)) {  // (into lane 0)
-            const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
+        int row = skip_row(t, dec);
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0)) {  // (into lane 0)
+            const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
             if (m->skip_gates) {  // x = lerp(sw e, x, sigmoid(gate)), in torch.lerp's two forms
-                const float *gt = m->skip_gates + (long)dec * C;
+                const float *gt = m->skip_gates + (long)row * C;
                 memcpy(a->xp, xc, (size_t)S * C * sizeof *xc);
                 for (int r = 0; r < S; r++)
                     for (int k = 0; k < C; k++) {
@@ -769,17 +782,17 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             }
         if (first)  // lane 1 began as a copy of xb
             for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
-        int dec = l - t->n_enc;  // xb = the previous output with the skip
-        if (t->n_enc && dec >= 0 && dec < t->n_skip && (!lane || first || c->lanes_skip_lane0)) {
-            const float *sw = m->skip_weights + (long)dec * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
-            float *gsw = t->g_skip + (long)dec * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
-            const float *gt = m->skip_gates ? m->skip_gates + (long)dec * C : NULL;
+        int dec = l - t->n_enc, row = skip_row(t, dec);  // xb = the previous output with the skip
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0)) {
+            const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
+            float *gsw = t->g_skip + (long)row * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
+            const float *gt = m->skip_gates ? m->skip_gates + (long)row * C : NULL;
             for (int r = 0; r < S; r++)
                 for (int k = 0; k < C; k++) {
                     long i = (long)r * C + k;
                     if (gt) {  // xb = (1 - s) sw e + s xp, s = sigmoid(gate)
                         float wt = sigmoidf(gt[k]), sk = sw[k] * src[i], ds = (1.0f - wt) * g[i];
-                        t->g_gate[(long)dec * C + k] += g[i] * (a->xp[i] - sk) * wt * (1.0f - wt);
+                        t->g_gate[(long)row * C + k] += g[i] * (a->xp[i] - sk) * wt * (1.0f - wt);
                         gsw[k] += ds * src[i];
                         gs[i] += sw[k] * ds;
                         g[i] *= wt;

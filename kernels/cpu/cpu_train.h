@@ -9,7 +9,8 @@
 // U-Net skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value
 // embedding, the (leaky) relu^2 MLP) and the 2026-04 looped ones (2026-04-06 QK5, 2026-04-08,
 // 2026-04-09: blocks run by several layers, whose gradients add up; gated U-Net skips; 2026-04-08's
-// two lanes merged by lane_merge; GPT-J blocks). cpu_train_check refuses any other feature by name.
+// two lanes merged by lane_merge; GPT-J blocks) and 2026-04-04's (RECUR_LAYERS, value embeddings,
+// skips past skip_weights' rows). cpu_train_check refuses any other feature by name.
 #ifndef XSA_KERNELS_CPU_TRAIN_H
 #define XSA_KERNELS_CPU_TRAIN_H
 
