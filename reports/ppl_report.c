@@ -135,7 +135,10 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_int(&w, "units", s->n_units);
     jsonw_num(&w, "bytes", s->bytes);
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
-    if (r->ttt) jsonw_str(&w, "ttt", r->ttt), jsonw_str(&w, "ttt_source", ttt_recipe_source(r->ttt_recipe));
+    if (r->ttt) {
+        jsonw_str(&w, "ttt", r->ttt);
+        jsonw_str(&w, "ttt_source", ttt_recipe_source(r->ttt_recipe));
+    }
     if (r->split) {  // the layout the scores depend on
         jsonw_object(&w, "split_docs");
         jsonw_str(&w, "layout", r->val_tokens ? "modded-nanogpt val" : "parameter-golf eval_val");

@@ -378,10 +378,10 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     char nm[48];
     // Each block's tensors are one parameter however many layers run it (their gradients add up),
     // named by its index among the blocks in order of first use (the records' blocks.N).
-    int *blk = xsa_calloc((size_t)L, sizeof *blk), n_blk = 0;
+    int *first = xsa_calloc((size_t)L * 2, sizeof *first), *blk = first + L, n_blk = 0;  // layer l's block: its first layer, its index
     for (int l = 0; l < L; l++) {
-        int k = first_of_block(m, l);
-        blk[l] = k == l ? n_blk++ : blk[k];
+        first[l] = first_of_block(m, l);
+        blk[l] = first[l] == l ? n_blk++ : blk[first[l]];
     }
     t->g_tok = add_param(t, "tok_emb.weight", m->tok_emb, (long)V * C, -1);
     if (m->bigram_emb) {
@@ -397,8 +397,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     for (int l = 0; l < L; l++) {
         struct layer_weights *w = &m->layers[l];
         int b = blk[l];
-        if (first_of_block(m, l) != l) {
-            t->gl[l] = t->gl[first_of_block(m, l)];
+        if (first[l] != l) {
+            t->gl[l] = t->gl[first[l]];
             continue;
         }
         if (m->pgolf_banks) {  // not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT)
@@ -421,19 +421,19 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", b), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.resid_mix", b), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, b);
     }
-    free(blk);
     if (m->ve_emb) {
         t->g_veemb = add_param(t, "ve_shared.embed.weight", m->ve_emb, (long)V * c->ve_dim, -1);
         if (m->ve_proj) t->g_veproj = add_param(t, "ve_shared.proj.weight", m->ve_proj, (long)KV * c->ve_dim, -1);
         t->g_vescale = add_param(t, "ve_shared.scale", &m->ve_scale, 1, -1);
         for (int l = 0, i = 0; l < L; l++)  // (a layer that runs an earlier layer's block: that block's scale)
-            if (m->layers[l].ve_scale && first_of_block(m, l) == l) {
+            if (m->layers[l].ve_scale && first[l] == l) {
                 snprintf(nm, sizeof nm, "ve_layer_scales.%d", i++);
                 t->gl[l].ve_scale = add_param(t, nm, m->layers[l].ve_scale, 1, -1);
             } else if (m->layers[l].ve_scale) {
-                t->gl[l].ve_scale = t->gl[first_of_block(m, l)].ve_scale;
+                t->gl[l].ve_scale = t->gl[first[l]].ve_scale;
             }
     }
+    free(first);
     t->act = xsa_calloc((size_t)L, sizeof *t->act);
     for (int l = 0; l < L; l++) {
         struct layer_act *a = &t->act[l];
@@ -455,7 +455,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->sg = alloc_f(C);
     t->x0 = alloc_f((long)S * C), t->xf = alloc_f((long)S * C), t->rf = alloc_f(S);
     long lanes = c->lanes_from ? (long)S * C : 0;
-    t->lane1 = alloc_f(lanes), t->g1 = alloc_f(lanes), t->xl0 = alloc_f(lanes), t->dmn = alloc_f((long)S * C);
+    int gptj = 0;
+    for (int l = 0; l < L; l++) gptj |= c->mlp_reads_input[l];
+    t->lane1 = alloc_f(lanes), t->g1 = alloc_f(lanes), t->xl0 = alloc_f(lanes), t->dmn = alloc_f(gptj ? (long)S * C : 0);
     t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
     t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
     t->t_c = alloc_f((long)S * C), t->t_c2 = alloc_f((long)S * C), t->t_f = alloc_f((long)S * F), t->t_f2 = alloc_f((long)S * F);
