@@ -88,8 +88,8 @@ static const struct cli_flag flags[] = {
     {"buckets", F_BUCKETS, "LIST", "position bucket edges, e.g. 64,128,256 (default powers of two from 16)"},
     {"kl", F_KL, NULL, "with two models: KL(A || B) over the full vocabulary and top-1 agreement"},
     {"top", F_TOP, "N", "with --kl: the N targets where the models disagree most (default 10)"},
-    {"ttt", F_TTT, NULL, "shards, parameter-golf: score-first test-time training as the records' eval_val_sliding_ttt (2026-03-23..04-09, CPU)"},
-    {"ttt-set", F_TTT_SET, "LIST", "with --ttt: its settings, e.g. \"TTT_LR=0.002 TTT_EPOCHS=3 TTT_FREEZE_BLOCKS=0\" (default the record's code's)"},
+    {"ttt", F_TTT, NULL, "shards, parameter-golf: score-first test-time training as the records' own (eval_val_sliding_ttt of 2026-03-23..04-09, the LoRA eval_val_ttt_lora of 2026-04-10; CPU)"},
+    {"ttt-set", F_TTT_SET, "LIST", "with --ttt: its settings, e.g. \"TTT_LR=0.002 TTT_EPOCHS=3 TTT_FREEZE_BLOCKS=0\" or \"TTT_LORA_RANK=96 TTT_CHUNK_SIZE=32\" (default the record's code's)"},
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer (default A's); for shards' bits per byte a SentencePiece .model"},
@@ -552,7 +552,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (!a->probe && a->n_shards && !a->split_docs && r->m[0].mng)
         fprintf(stderr, "xsa-eval ppl: %s is a modded-nanogpt checkpoint: add --split-docs for the val loss its "
                 "training log prints\n", a->model[0]);
-    if (!a->probe && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
+    if (!a->probe && !a->ttt && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
         fprintf(stderr, "xsa-eval ppl: %s has the architecture of parameter-golf's records from 2026-04-10 on, whose "
                 "eval_val cuts attention at each BOS: add --split-docs for their val_bpb\n", a->model[0]);
     if (a->n_shards && stride != context && !a->ttt)
@@ -568,12 +568,16 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if ((rc = backend_options_from_env(&o, err))) return rc;
     if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;
     struct ttt_settings tts;
-    char ttt_desc[256];
+    char ttt_desc[512];
     int recipe = ttt_recipe_of(&r->m[0]);  // (the records' defaults, and how they plan windows)
     if (a->ttt && a->n_models == 2 && ttt_recipe_of(&r->m[1]) != recipe)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: %s is trained as the %s, %s as the %s, which score different targets; "
                         "compare two models of one recipe", a->model[0], ttt_recipe_source(recipe), a->model[1],
                         ttt_recipe_source(ttt_recipe_of(&r->m[1])));
+    if (a->ttt && recipe == TTT_2026_04_10 && a->stride)
+        return xsa_fail(err, XSA_EBADINPUT, "--stride does not apply to %s's test-time training: it scores each document in "
+                        "chunks of TTT_CHUNK_SIZE targets, each in a window of up to TTT_EVAL_SEQ_LEN tokens (--ttt-set)",
+                        a->model[0]);
     ttt_settings_init(&tts, recipe);
     if (a->ttt && a->ttt_set && (rc = ttt_settings_parse(&tts, a->ttt_set, err))) return rc;
     ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
@@ -591,13 +595,15 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
                        a->probe ? r->probe : NULL, err);
     if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
+    // The most context a prediction saw: 2026-04-10's LoRA TTT scores in windows of TTT_EVAL_SEQ_LEN.
+    int seen = a->ttt && recipe == TTT_2026_04_10 ? tts.eval_seq_len : context;
     int def_edges[PPL_MAX_BUCKETS], nd = 0;
     if (!rc && !a->buckets)
-        for (int e = 16; e < context && nd < PPL_MAX_BUCKETS - 1; e *= 2) def_edges[nd++] = e;
+        for (int e = 16; e < seen && nd < PPL_MAX_BUCKETS - 1; e *= 2) def_edges[nd++] = e;
     struct ppl_summary sum;
     double level = 1 - a->st.alpha;
     if (!rc) rc = ppl_summarize(r->sc, a->n_models, a->kl ? &r->kl : NULL, a->buckets ? edges : def_edges,
-                                a->buckets ? n_edges : nd, context, a->st.iters, a->st.seed, level, &sum, err);
+                                a->buckets ? n_edges : nd, seen, a->st.iters, a->st.seed, level, &sum, err);
     if (rc) return rc;
     struct ppl_top *top = a->kl && a->top ? xsa_calloc((size_t)a->top, sizeof *top) : NULL;
     int n_top = top ? pick_top(r->sc, &r->kl, &r->docs, r->tk, a->top, top) : 0;
@@ -608,7 +614,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
-                             .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk" : a->n_shards ? "window" : "document", .context = context, .stride = stride,
+                             .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk"
+                                          : a->n_shards && !(a->ttt && recipe == TTT_2026_04_10) ? "window" : "document", .context = context, .stride = stride,
                              .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
                              .doc_start = r->docs.doc_start,

@@ -135,7 +135,8 @@ struct ppl_summary {
 };
 
 // Buckets from edges e0 < e1 < ...: [1, e0), [e0, e1), ..., [e_last, context + 1); edges
-// outside (1, context] are dropped. Bootstrap as eval/stats.h (iters, seed, level).
+// outside (1, context] are dropped; the overall numbers count every target. Bootstrap as
+// eval/stats.h (iters, seed, level).
 int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl *kl, const int *edges,
                   int n_edges, int context, int iters, uint64_t seed, double level, struct ppl_summary *out,
                   xsa_error *err);

@@ -1,5 +1,6 @@
 // ppl_summary.c: overall and per-position-bucket numbers of scored targets (ppl.h), with the
 // paired bootstrap of eval/stats.h over units (documents, or windows of a stream).
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl 
     out->bytes = s[0].bytes;
     if (!s[0].n) return xsa_fail(err, XSA_EBADINPUT, "ppl: nothing to score (every document has under 2 tokens)");
     struct ppl_bucket all;
-    int rc = bucket_stats(s, n_models, 0, context + 1, iters, seed, level, &all, err);
+    int rc = bucket_stats(s, n_models, INT_MIN, INT_MAX, iters, seed, level, &all, err);  // (every target, whatever its ctx)
     if (rc) return rc;
     for (int m = 0; m < 2; m++) {
         out->nll[m] = all.nll[m];

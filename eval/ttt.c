@@ -10,15 +10,17 @@
 
 #include "common/timing.h"
 #include "common/xalloc.h"
+#include "eval/ttt_lora.h"
 #include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_train.h"
 
 int ttt_recipe_of(const struct model *m) {
-    return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
+    return m->cfg.lanes_together ? TTT_2026_04_10 : m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
 }
 
 const char *ttt_recipe_source(int recipe) {
-    return recipe == TTT_2026_04      ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
+    return recipe == TTT_2026_04_10   ? "eval_val_ttt_lora of 2026-04-10"
+           : recipe == TTT_2026_04    ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
            : recipe == TTT_2026_04_04 ? "eval_val_ttt of 2026-04-04"
                                       : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
 }
@@ -26,37 +28,67 @@ const char *ttt_recipe_source(int recipe) {
 void ttt_settings_init(struct ttt_settings *s, int recipe) {
     *s = (struct ttt_settings){.recipe = recipe, .lr = recipe == TTT_2026_04 ? 0.005 : 0.002, .momentum = 0.9,
                                .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
-                               .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32};
+                               .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32,
+                               .lora_rank = 96, .chunk_size = 32, .eval_seq_len = 2048, .batch_size = 64, .grad_steps = 1,
+                               .k_lora = 1, .mlp_lora = 1, .o_lora = 1, .lora_lr = 0.0001, .weight_decay = 0.5, .beta1 = 0,
+                               .beta2 = 0.999, .lora_seed = 1337};
 }
 
-enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_N };
-static const char *const names[S_N] = {"TTT_LR", "TTT_EPOCHS", "TTT_CHUNK_TOKENS", "TTT_FREEZE_BLOCKS",
-                                       "TTT_MOMENTUM", "TTT_BATCH_SEQS", "TTT_GRAD_CLIP", "TTT_ENABLED"};
+// The settings by name: kind 0 the full-parameter recipes', 1 2026-04-10's, 2 either; whole numbers
+// from lo; a flag (0 or 1); hi exclusive for the betas.
+enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_RANK, S_LORA_LR, S_CHUNK_SIZE,
+       S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_N };
+static const struct { const char *name; int kind, whole, flag; double lo; } spec_of[S_N] = {
+    {"TTT_LR", 0, 0, 0, 0}, {"TTT_EPOCHS", 0, 1, 0, 0}, {"TTT_CHUNK_TOKENS", 0, 1, 0, 1}, {"TTT_FREEZE_BLOCKS", 0, 1, 0, 0},
+    {"TTT_MOMENTUM", 0, 0, 0, 0}, {"TTT_BATCH_SEQS", 0, 1, 0, 1}, {"TTT_GRAD_CLIP", 0, 0, 0, 0}, {"TTT_ENABLED", 2, 1, 1, 0},
+    {"TTT_LORA_RANK", 1, 1, 0, 1}, {"TTT_LORA_LR", 1, 0, 0, 0}, {"TTT_CHUNK_SIZE", 1, 1, 0, 1}, {"TTT_EVAL_SEQ_LEN", 1, 1, 0, 1},
+    {"TTT_BATCH_SIZE", 1, 1, 0, 1}, {"TTT_GRAD_STEPS", 1, 1, 0, 1}, {"TTT_WEIGHT_DECAY", 1, 0, 0, 0}, {"TTT_BETA1", 1, 0, 0, 0},
+    {"TTT_BETA2", 1, 0, 0, 0}, {"TTT_K_LORA", 1, 1, 1, 0}, {"TTT_MLP_LORA", 1, 1, 1, 0}, {"TTT_O_LORA", 1, 1, 1, 0},
+    {"TTT_OPTIMIZER", 1, 0, 0, 0}, {"TTT_LORA_SEED", 1, 1, 0, 0}};
 
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
     const char *p = spec;
+    int lora = s->recipe == TTT_2026_04_10;
     while (*p) {
         while (*p == ' ' || *p == ',' || *p == '\t') p++;
         if (!*p) break;
         const char *e = p;
         while (*e && *e != ' ' && *e != ',' && *e != '\t') e++;
         const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (lora && eq && eq - p == 18 && !strncmp(p, "PHASED_TTT_ENABLED", 18)) {  // (2026-04-13's switch: 0 is this recipe)
+            if (e - eq != 2 || eq[1] != '0')
+                return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %.*s: the phased TTT of 2026-04-13 on (a global SGD pass over "
+                                "the first PHASED_TTT_PREFIX_DOCS scored documents between LoRA phases) is not reproduced; "
+                                "PHASED_TTT_ENABLED=0 scores with the LoRA TTT alone", (int)(e - p), p);
+            p = e;
+            continue;
+        }
         int k = 0;
-        while (eq && k < S_N && !((size_t)(eq - p) == strlen(names[k]) && !strncmp(p, names[k], (size_t)(eq - p)))) k++;
-        if (!eq || k == S_N)
-            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: \"%.*s\" is not NAME=VALUE with NAME one of TTT_LR, TTT_EPOCHS, "
-                            "TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
-                            (int)(e - p), p);
+        while (eq && k < S_N && !((size_t)(eq - p) == strlen(spec_of[k].name) && !strncmp(p, spec_of[k].name, (size_t)(eq - p)))) k++;
+        if (!eq || k == S_N || spec_of[k].kind == !lora)
+            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: \"%.*s\" is not NAME=VALUE with NAME one of %s%s", (int)(e - p), p,
+                            lora ? "TTT_LORA_RANK, TTT_LORA_LR, TTT_CHUNK_SIZE, TTT_EVAL_SEQ_LEN, TTT_BATCH_SIZE, TTT_GRAD_STEPS, "
+                                   "TTT_WEIGHT_DECAY, TTT_BETA1, TTT_BETA2, TTT_K_LORA, TTT_MLP_LORA, TTT_O_LORA, TTT_OPTIMIZER, TTT_LORA_SEED"
+                                 : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
+                            k < S_N && eq ? lora ? " (this model's records train LoRA adapters: eval_val_ttt_lora of 2026-04-10)"
+                                                 : " (LoRA settings are the 2026-04-10 records'; this model's train every weight)"
+                                          : "");
         char val[64];
         snprintf(val, sizeof val, "%.*s", (int)(e - eq - 1 < 63 ? e - eq - 1 : 63), eq + 1);
+        if (k == S_OPT) {
+            if (strcmp(val, "adam") && strcmp(val, "sgd"))
+                return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: TTT_OPTIMIZER=%s: expected adam or sgd (the record's two)", val);
+            s->sgd = !strcmp(val, "sgd");
+            p = e;
+            continue;
+        }
         char *end;
         double v = strtod(val, &end);
-        int whole = k == S_EPOCHS || k == S_CHUNK || k == S_FREEZE || k == S_BATCH || k == S_ENABLED;
-        double lo = k == S_CHUNK || k == S_BATCH ? 1 : 0, hi = k == S_MOMENTUM ? 1 : whole ? (1 << 30) : 1e6;
-        if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) ||
-            (k == S_MOMENTUM && v >= 1) || (k == S_CLIP && v <= 0))
-            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %s=%s: expected %s", names[k], val,
-                            k == S_MOMENTUM ? "a number in [0, 1)" : k == S_CLIP ? "a number above 0"
+        int whole = spec_of[k].whole, beta = k == S_MOMENTUM || k == S_BETA1 || k == S_BETA2;
+        double lo = spec_of[k].lo, hi = spec_of[k].flag ? 1 : beta ? 1 : whole ? (1 << 30) : 1e6;
+        if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) || (beta && v >= 1) || (k == S_CLIP && v <= 0))
+            return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %s=%s: expected %s", spec_of[k].name, val,
+                            beta ? "a number in [0, 1)" : k == S_CLIP ? "a number above 0" : spec_of[k].flag ? "0 or 1"
                             : lo == 1 ? "a whole number from 1" : whole ? "a whole number from 0" : "a non-negative number");
         if (k == S_ENABLED && v != 1)
             return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: TTT_ENABLED=%s: --ttt turns test-time training on; drop --ttt to score without it", val);
@@ -68,6 +100,19 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         case S_MOMENTUM: s->momentum = v; break;
         case S_BATCH: s->batch_seqs = (int)v; break;
         case S_CLIP: s->grad_clip = v; break;
+        case S_RANK: s->lora_rank = (int)v; break;
+        case S_LORA_LR: s->lora_lr = v; break;
+        case S_CHUNK_SIZE: s->chunk_size = (int)v; break;
+        case S_SEQ: s->eval_seq_len = (int)v; break;
+        case S_BATCH_SIZE: s->batch_size = (int)v; break;
+        case S_STEPS: s->grad_steps = (int)v; break;
+        case S_WD: s->weight_decay = v; break;
+        case S_BETA1: s->beta1 = v; break;
+        case S_BETA2: s->beta2 = v; break;
+        case S_K: s->k_lora = (int)v; break;
+        case S_MLP: s->mlp_lora = (int)v; break;
+        case S_O: s->o_lora = (int)v; break;
+        case S_SEED: s->lora_seed = (long)v; break;
         }
         p = e;
     }
@@ -75,8 +120,14 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
 }
 
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
-    snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
-             "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
+    if (s->recipe == TTT_2026_04_10)
+        snprintf(out, n, "TTT_LORA_RANK=%d TTT_LORA_LR=%g TTT_CHUNK_SIZE=%d TTT_EVAL_SEQ_LEN=%d TTT_BATCH_SIZE=%d TTT_GRAD_STEPS=%d "
+                 "TTT_WEIGHT_DECAY=%g TTT_BETA1=%g TTT_BETA2=%g TTT_K_LORA=%d TTT_MLP_LORA=%d TTT_O_LORA=%d TTT_OPTIMIZER=%s "
+                 "TTT_LORA_SEED=%ld", s->lora_rank, s->lora_lr, s->chunk_size, s->eval_seq_len, s->batch_size, s->grad_steps,
+                 s->weight_decay, s->beta1, s->beta2, s->k_lora, s->mlp_lora, s->o_lora, s->sgd ? "sgd" : "adam", s->lora_seed);
+    else
+        snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
+                 "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
 }
 
 struct ttt_window {
@@ -161,9 +212,19 @@ int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m,
 
 const char *ttt_blas_core_to_force(void) { return cpu_gemm_blas_core_to_force(); }
 
+void ttt_progress(const char *what, long i, long n, const float *nll, size_t t, double bytes, double t_start) {
+    double sum = 0;
+    for (size_t k = 0; k < t; k++) sum += nll[k];
+    char bpb[48] = "";
+    if (bytes > 0) snprintf(bpb, sizeof bpb, ", %.6f bits/byte", sum / log(2.0) / bytes);
+    fprintf(stderr, "xsa-eval ppl: ttt %s %ld/%ld: %zu targets, %.6f nats/token%s, %.1f s\n", what, i, n, t,
+            sum / (double)(t ? t : 1), bpb, timing_now_s() - t_start);
+}
+
 int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
               int progress, struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
+    if (s->recipe == TTT_2026_04_10) return ttt_lora_score(m, n_threads, d, context, s, progress, out, err);
     if (!d->stream || d->n_docs != 1 || d->split)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
     if (stride < 1 || stride > context)
@@ -222,14 +283,7 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
                     else sgd_step(p, live, n_live, mom, s, lr), steps++;
                 }
         }
-        if (!rc && progress && (c % 10 == 0 || c == n_chunks - 1)) {
-            double nll = 0;
-            for (size_t i = 0; i < t; i++) nll += out->nll[i];
-            char bpb[48] = "";
-            if (bytes > 0) snprintf(bpb, sizeof bpb, ", %.6f bits/byte", nll / log(2.0) / bytes);
-            fprintf(stderr, "xsa-eval ppl: ttt chunk %ld/%ld: %zu targets, %.6f nats/token%s, %.1f s\n", c + 1, n_chunks, t,
-                    nll / (double)(t ? t : 1), bpb, timing_now_s() - t_start);
-        }
+        if (!rc && progress && (c % 10 == 0 || c == n_chunks - 1)) ttt_progress("chunk", c + 1, n_chunks, out->nll, t, bytes, t_start);
     }
     out->n_units = (int)n_win;
     out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;

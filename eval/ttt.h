@@ -24,16 +24,22 @@ enum ttt_recipe {
     TTT_2026_03,     // 2026-03-23/29: windows every stride holding at least stride tokens, each scoring its last stride
     TTT_2026_04,     // 2026-04-06..09: windows whose scored part (past context - stride) is not empty, scoring it
     TTT_2026_04_04,  // 2026-04-04's eval_val_ttt: 2026-03's windows, 2026-04's defaults but TTT_LR 0.002
+    TTT_2026_04_10,  // 2026-04-10's eval_val_ttt_lora: per document, LoRA adapters trained chunk by chunk (eval/ttt_lora.h)
 };
 
 struct ttt_settings {
     int recipe;  // enum ttt_recipe
+    // full-parameter recipes
     double lr, momentum, grad_clip;
     int epochs, chunk_tokens, freeze_blocks, batch_seqs;
+    // TTT_2026_04_10 (the record's names: TTT_LORA_RANK, ...; lora_seed is xsa-eval's TTT_LORA_SEED)
+    int lora_rank, chunk_size, eval_seq_len, batch_size, grad_steps, k_lora, mlp_lora, o_lora, sgd;
+    double lora_lr, weight_decay, beta1, beta2;
+    long lora_seed;
 };
 
-// The recipe of the records whose GPT m is: TTT_2026_04 for the looped GPTs (NUM_LOOPS, 2026-04-05
-// on), TTT_2026_04_04 for the other GPTs with gated U-Net skips (skip_gates: 2026-04-04's
+// The recipe of the records whose GPT m is: TTT_2026_04_10 for the GPTs with side-by-side lanes
+// (2026-04-10 on), TTT_2026_04 for the other looped GPTs (NUM_LOOPS, 2026-04-05 on), TTT_2026_04_04 for the other GPTs with gated U-Net skips (skip_gates: 2026-04-04's
 // RECUR_LAYERS GPT), TTT_2026_03 for the GPT of 2026-03-20..29.
 int ttt_recipe_of(const struct model *m);
 
@@ -42,12 +48,20 @@ const char *ttt_recipe_source(int recipe);
 
 // The recipe's records' defaults (their Hyperparameters: TTT_LR 0.002 (2026-03, 2026-04-04) or
 // 0.005 (2026-04-06..09), TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768, TTT_FREEZE_BLOCKS 2 (2026-03; the
-// 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0).
+// 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0);
+// 2026-04-10's: TTT_LORA_RANK 96, TTT_LORA_LR 0.0001, TTT_CHUNK_SIZE 32, TTT_EVAL_SEQ_LEN 2048,
+// TTT_BATCH_SIZE 64, TTT_GRAD_STEPS 1, TTT_WEIGHT_DECAY 0.5, TTT_BETA1 0, TTT_BETA2 0.999, TTT_K_LORA,
+// TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337.
 void ttt_settings_init(struct ttt_settings *s, int recipe);
 
 // "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by
-// spaces or commas (TTT_ENABLED=1 is accepted and ignored), over s. Exit-2 errors name the word.
+// spaces or commas (TTT_ENABLED=1 is accepted and ignored), over s; a name of the other kind of
+// recipe (TTT_LR for 2026-04-10's, TTT_LORA_LR for the others) is refused. Exit-2 errors name the word.
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err);
+
+// The progress line on stderr: "ttt <what> i/n: t targets, their nats/token (and bits/byte when
+// bytes > 0), seconds since t_start".
+void ttt_progress(const char *what, long i, long n, const float *nll, size_t t, double bytes, double t_start);
 
 // "TTT_LR=0.002 TTT_EPOCHS=3 ..." (every setting), for reports.
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n);
@@ -60,7 +74,8 @@ const char *ttt_blas_core_to_force(void);
 // (kernels/cpu/cpu_train.h).
 int ttt_check(const struct model *m, xsa_error *err);
 
-// Scores d (one token stream) as eval_val_sliding_ttt with windows of `context` tokens advancing
+// Scores d (one token stream) as the recipe's function: TTT_2026_04_10 as ttt_lora_score (context
+// and stride unused), the others as eval_val_sliding_ttt with windows of `context` tokens advancing
 // by `stride`, training m (whose weights change) on the CPU with n_threads (0: all cores); each
 // window is one forward of the trainer's (kernels/cpu/cpu_train.h), the same bits for any thread
 // count. out gets every scored target in window order (a window's targets in position order; the

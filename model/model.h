@@ -229,6 +229,8 @@ struct model {
     float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
     float *skip_gates;                 // (n_layer/2, C) x = lerp(w * skip, x, sigmoid(gate)) (2026-03-31), or NULL: x + w * skip
     float lane_merge;                  // lanes_split: the final norm reads m lane 0 + (1 - m) lane 1
+    float *lane_post_all, *lane_resid_all;  // (lane_rows, 2, 2), (lane_rows, 2): parallel_post_lambdas and
+    int lane_rows;                          //   parallel_resid_lambdas, which layers' lane_post and lane_resid point into
     int pgolf_banks;                   // parameter-golf: the file held weight banks (qo_bank, ...), which TTT names
     float *smear_gate;                 // (C) SmearGate logits, or NULL
     float *smear_fwd_w;                // (smear_fwd_window) x_t += lambda sigmoid(w . e_t[:window]) e_(t-1), e the raw

@@ -271,6 +271,7 @@ static int build_layers(struct pg_build *b, xsa_error *err) {
         float *post = NULL, *resid = NULL;
         rc = get_dims(b, "parallel_post_lambdas", 3, post_d, &post, err);
         if (!rc) rc = get(b, "parallel_resid_lambdas", L->n_phys, 2, &resid, err);
+        m->lane_post_all = post, m->lane_resid_all = resid, m->lane_rows = L->n_phys;
         for (int k = c->lanes_from; c->lanes_from && k < c->n_layer && !rc && !b->dry; k++)
             m->layers[k].lane_post = post + 4 * L->mat[L->blk[k]], m->layers[k].lane_resid = resid + 2 * L->mat[L->blk[k]];
     }

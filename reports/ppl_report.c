@@ -34,7 +34,16 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         md_text(o, lab(r, 1));
     }
     sbuf_puts(o, "\n\n");
-    if (r->ttt) {
+    if (r->ttt && r->ttt_recipe == TTT_2026_04_10) {
+        sbuf_printf(o, "%s targets of %s (cut to whole sequences of %d tokens), scored with test-time training as "
+                       "parameter-golf's %s: each document (from a BOS to the next one) gets fresh LoRA adapters, read "
+                       "in chunks of targets each scored before the adapters train on it; %d %s%s.\n\nTest-time training: "
+                       "`%s` (on the CPU, in float32). The scores are the adapted model's; the checkpoint is not changed. "
+                       "The adapters' A matrices are drawn by xsa-eval's own generator (TTT_LORA_SEED), where the record "
+                       "draws them from torch's generator in whatever state its training left: no other run draws its numbers.\n\n",
+                    t1, r->input, r->context, ttt_recipe_source(r->ttt_recipe), s->n_units, r->unit_name,
+                    s->n_units == 1 ? "" : "s", r->ttt);
+    } else if (r->ttt) {
         sbuf_printf(o, "%s targets of %s, scored with test-time training as parameter-golf's %s: windows of %d tokens "
                        "every %d, in chunks of targets each scored before the model trains on it", t1, r->input,
                     ttt_recipe_source(r->ttt_recipe), r->context, r->stride);

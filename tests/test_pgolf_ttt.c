@@ -5,7 +5,9 @@
 // banked GPT and eval_val_sliding_ttt; ttt_0408: 2026-04-08's looped GPT with two lanes and gated
 // skips, its eval_val_sliding_ttt (2026-04-06's); ttt_0409: 2026-04-09's looped GPT with GPT-J
 // blocks, its eval_val_ttt; ttt_0404: 2026-04-04's GPT (RECUR_LAYERS, two lanes, value
-// embedding, skips cut past skip_weights' rows), its eval_val_ttt.
+// embedding, skips cut past skip_weights' rows), its eval_val_ttt; lanes_0410
+// (ttt_lora_reference.json): 2026-04-10's looped GPT with side-by-side lanes, its LoRA adapters'
+// gradients (GPT.forward_ttt) and eval_val_ttt_lora (eval/ttt_lora.c).
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "common/xalloc.h"
 #include "eval/token_shard.h"
 #include "eval/ttt.h"
+#include "eval/ttt_lora.h"
 #include "kernels/cpu/cpu_train.h"
 #include "model/model.h"
 #include "tests/check.h"
@@ -24,6 +27,8 @@
 #define DIR_0404 "tests/fixtures/pgolf/ttt_0404/"
 #define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
 #define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
+#define DIR_0410 "tests/fixtures/pgolf/lanes_0410/"
+#define LORA_REF DIR_0410 "ttt_lora_reference.json"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
 static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
@@ -43,11 +48,25 @@ static double summary_err(const float *w, long n, const cJSON *ref, double *norm
     return worst;
 }
 
+// Each of p[0..np)'s gradients against its reference summary in params: within 1e-4 of the
+// tensor's typical size, its norm within 1e-5 relative.
+static void check_grads(const cJSON *params, const struct train_param *p, int np, const char *label) {
+    for (int i = 0; i < np; i++) {
+        const cJSON *r = param_ref(params, p[i].name);
+        CHECK_MSG(r != NULL, "%s: %s has no reference", label, p[i].name);
+        if (!r) continue;
+        CHECK_EQ_INT(p[i].n, cJSON_GetObjectItem(r, "n")->valueint);
+        double ne, e = summary_err(p[i].grad, p[i].n, r, &ne);
+        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s %-28s %.3g %.3g\n", label, p[i].name, e, ne);
+        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s: %s: gradient off by %.3g (typical size), norm by %.3g", label, p[i].name, e, ne);
+    }
+}
+
 // The reference's gradients under `key` ("grad": 4 sequences of 32; "grad_long": 2 of 320, past
 // one block of the trainer's attention) against cpu_trainer_grad's.
-static void check_gradients(const char *dir, const char *key) {
+static void check_gradients_in(const char *dir, const char *ref_name, const char *key) {
     char path[256];
-    snprintf(path, sizeof path, "%sttt_reference.json", dir);
+    snprintf(path, sizeof path, "%s%s", dir, ref_name);
     cJSON *ref = fixture_read_json(path);
     const cJSON *g = cJSON_GetObjectItem(ref, key), *params = cJSON_GetObjectItem(g, "params");
     int n = cJSON_GetObjectItem(g, "seqs")->valueint, S = cJSON_GetObjectItem(g, "seq_len")->valueint;
@@ -65,20 +84,16 @@ static void check_gradients(const char *dir, const char *key) {
     struct train_param *p;
     int np = cpu_trainer_params(t, &p);
     CHECK_EQ_INT(np, cJSON_GetArraySize(params));
-    for (int i = 0; i < np; i++) {
-        const cJSON *r = param_ref(params, p[i].name);
-        CHECK_MSG(r != NULL, "%s has no reference", p[i].name);
-        if (!r) continue;
-        CHECK_EQ_INT(p[i].n, cJSON_GetObjectItem(r, "n")->valueint);
-        double ne, e = summary_err(p[i].grad, p[i].n, r, &ne);
-        if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s%s %-28s %.3g %.3g\n", dir, key, p[i].name, e, ne);
-        CHECK_MSG(e < 1e-4 && ne < 1e-5, "%s%s: %s: gradient off by %.3g (typical size), norm by %.3g", dir, key, p[i].name, e, ne);
-    }
+    char label[300];
+    snprintf(label, sizeof label, "%s%s", dir, key);
+    check_grads(params, p, np, label);
     cpu_trainer_close(t);
     free(tok.v);
     model_free(&m);
     cJSON_Delete(ref);
 }
+
+static void check_gradients(const char *dir, const char *key) { check_gradients_in(dir, "ttt_reference.json", key); }
 
 TEST(gradients_match_autograd) { check_gradients(DIR, "grad"); }
 TEST(gradients_past_one_attention_block) { check_gradients(DIR, "grad_long"); }
@@ -89,6 +104,8 @@ TEST(gradients_of_the_looped_gpts) {
         check_gradients(dirs[i], "grad");
         check_gradients(dirs[i], "grad_long");
     }
+    check_gradients_in(DIR_0410, "ttt_lora_reference.json", "grad");  // side-by-side lanes (parallel_*_lambdas)
+    check_gradients_in(DIR_0410, "ttt_lora_reference.json", "grad_long");
 }
 
 // The fixture's model and the shard as one stream (free with unload).
@@ -113,18 +130,29 @@ static void unload(struct model *m, struct ppl_docs *d, struct ivec *tok) {
 static void case_settings(const cJSON *c, int recipe, struct ttt_settings *s) {
     ttt_settings_init(s, recipe);
     const cJSON *e;
-    char spec[512] = "";
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "settings"))
-        snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s=%.17g ", e->string, e->valuedouble);
+    char spec[1024] = "";
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "settings")) {
+        if (cJSON_IsString(e)) snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s=%s ", e->string, e->valuestring);
+        else snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s=%.17g ", e->string, e->valuedouble);
+    }
     xsa_error err = {0};
     CHECK_MSG(ttt_settings_parse(s, spec, &err) == 0, "%s", err.msg);
 }
 
-// Every case of dir's reference: the record's val_loss, and each parameter after it, with the
-// recipe the model gets.
-static void check_cases(const char *dir, int recipe) {
+// The case's scores against its "val_loss", within tol.
+static void check_val_loss(const char *label, const cJSON *c, const struct ppl_scores *sc, double tol) {
+    double nll = 0;
+    for (size_t i = 0; i < sc->n; i++) nll += sc->nll[i];
+    double got = nll / (double)sc->n, want = cJSON_GetObjectItem(c, "val_loss")->valuedouble;
+    if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s: %.9f vs %.9f (%.3g)\n", label, got, want, got - want);
+    CHECK_MSG(fabs(got - want) < tol, "%s: val_loss %.9f, the record's %.9f", label, got, want);
+}
+
+// Every case of dir's reference ref_name: the record's val_loss within tol, and each parameter
+// after it (where the case has them: LoRA TTT changes none), with the recipe the model gets.
+static void check_cases_in(const char *dir, const char *ref_name, int recipe, double tol) {
     char path[256];
-    snprintf(path, sizeof path, "%sttt_reference.json", dir);
+    snprintf(path, sizeof path, "%s%s", dir, ref_name);
     cJSON *ref = fixture_read_json(path);
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
@@ -138,21 +166,21 @@ static void check_cases(const char *dir, int recipe) {
         load_fixture(dir, &m, &d, &tok);
         CHECK_EQ_INT(ttt_recipe_of(&m), recipe);
         struct ppl_scores sc;
-        int rc = ttt_score(&m, 2, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, cJSON_GetObjectItem(c, "stride")->valueint,
-                           &s, 0, &sc, &err);
+        const cJSON *stride = cJSON_GetObjectItem(c, "stride"), *params = cJSON_GetObjectItem(c, "params");
+        int rc = ttt_score(&m, 2, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, stride ? stride->valueint : 1, &s, 0, &sc,
+                           &err);
         CHECK_MSG(rc == 0, "%s%s: %s", dir, name, err.msg);
         if (!rc) {
-            double nll = 0;
-            for (size_t i = 0; i < sc.n; i++) nll += sc.nll[i];
-            double want = cJSON_GetObjectItem(c, "val_loss")->valuedouble;
-            if (getenv("TTT_VERBOSE")) fprintf(stderr, "%s%s: %.9f vs %.9f (%.3g)\n", dir, name, nll / sc.n, want, nll / sc.n - want);
-            CHECK_MSG(fabs(nll / (double)sc.n - want) < 1e-6, "%s%s: val_loss %.9f, the record's %.9f", dir, name, nll / sc.n, want);
+            char label[300];
+            snprintf(label, sizeof label, "%s%s", dir, name);
+            check_val_loss(label, c, &sc, tol);
             ppl_scores_free(&sc);
+        }
+        if (!rc && params) {
             // the weights after it: a cpu_trainer names them as the reference does
             struct cpu_trainer *t = cpu_trainer_open(&m, 8, 1, &err);
             struct train_param *p;
             int np = cpu_trainer_params(t, &p);
-            const cJSON *params = cJSON_GetObjectItem(c, "params");
             CHECK_EQ_INT(np, cJSON_GetArraySize(params));
             double worst = 0;
             for (int i = 0; i < np; i++) {
@@ -171,6 +199,8 @@ static void check_cases(const char *dir, int recipe) {
     }
     cJSON_Delete(ref);
 }
+
+static void check_cases(const char *dir, int recipe) { check_cases_in(dir, "ttt_reference.json", recipe, 1e-6); }
 
 TEST(ttt_matches_the_records_eval_val_sliding_ttt) { check_cases(DIR, TTT_2026_03); }
 TEST(ttt_matches_the_2026_04_records) {
@@ -247,6 +277,94 @@ TEST(ttt_refusals) {
     model_free(&m);
 }
 
+// ---- 2026-04-10's LoRA TTT ----
+
+static struct cpu_trainer *lora_trainer(struct model *m, int S, int rank, const char *name_ok, xsa_error *err) {
+    struct cpu_trainer *t = cpu_trainer_open(m, S, 2, err);
+    struct cpu_lora_spec spec = {rank, 1, 1, 1};
+    CHECK_MSG(t && cpu_trainer_lora(t, &spec, err) == 0, "%s: %s", name_ok, err->msg);
+    return t;
+}
+
+// forward_ttt's losses and the adapters' gradients for one window, adapters drawn as the reference's.
+TEST(lora_gradients_match_autograd) {
+    cJSON *ref = fixture_read_json(LORA_REF);
+    const cJSON *g = cJSON_GetObjectItem(ref, "lora_grad"), *params = cJSON_GetObjectItem(g, "params");
+    int start = cJSON_GetObjectItem(g, "start")->valueint, len = cJSON_GetObjectItem(g, "len")->valueint;
+    int from = cJSON_GetObjectItem(g, "from")->valueint, count = cJSON_GetObjectItem(g, "count")->valueint;
+    int rank = cJSON_GetObjectItem(g, "rank")->valueint, doc = cJSON_GetObjectItem(g, "doc")->valueint;
+    double b_scale = cJSON_GetObjectItem(g, "b_scale")->valuedouble;
+    xsa_error err = {0};
+    struct model m;
+    CHECK(model_load(&m, DIR_0410 "final_model.pt", &err) == 0);
+    struct ivec tok = {0};
+    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    struct cpu_trainer *t = lora_trainer(&m, 64, rank, "lora", &err);
+    struct train_param *p;
+    int np = cpu_trainer_lora_params(t, &p);
+    CHECK_EQ_INT(np, cJSON_GetArraySize(params));
+    for (int i = 0; i < np; i++) {  // A drawn; B drawn too, times b_scale (so that A's gradients are not 0)
+        long in = p[i].name[strlen(p[i].name) - 1] == 'A' ? p[i].n / rank : rank;
+        ttt_lora_uniform(1337, doc, i, p[i].n, 1.0 / sqrt((double)in), p[i].w);
+        if (p[i].name[strlen(p[i].name) - 1] == 'B')
+            for (long k = 0; k < p[i].n; k++) p[i].w[k] *= (float)b_scale;
+    }
+    float nll[64];
+    uint8_t greedy[64];
+    cpu_trainer_chunk(t, tok.v + start, tok.v + start + 1, len, from, count, 1, nll, greedy);
+    const cJSON *rn = cJSON_GetObjectItem(g, "nll");
+    for (int j = 0; j < count; j++) CHECK_NEAR(nll[j], cJSON_GetArrayItem(rn, j)->valuedouble, 2e-5);
+    check_grads(params, p, np, "lora");
+    cpu_trainer_close(t);
+    free(tok.v);
+    model_free(&m);
+    cJSON_Delete(ref);
+}
+
+// The record's eval_val_ttt_lora (its adapters drawn by xsa-eval's generator) per setting: its val_loss.
+TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) { check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-7); }
+
+// No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.
+TEST(lora_ttt_refusals_and_threads) {
+    xsa_error err = {0};
+    struct model m;
+    struct ppl_docs d;
+    struct ivec tok;
+    load_fixture(DIR_0410, &m, &d, &tok);
+    struct ttt_settings s;
+    ttt_settings_init(&s, TTT_2026_04_10);
+    CHECK(ttt_settings_parse(&s, "TTT_LORA_RANK=2 TTT_CHUNK_SIZE=16 TTT_EVAL_SEQ_LEN=48 TTT_LORA_LR=0.01", &err) == 0);
+    struct ppl_scores a, b;
+    CHECK(ttt_lora_score(&m, 1, &d, 32, &s, 0, &a, &err) == 0);
+    CHECK(ttt_lora_score(&m, 3, &d, 32, &s, 0, &b, &err) == 0);
+    CHECK(a.n == b.n && a.n > 0 && memcmp(a.nll, b.nll, a.n * sizeof *a.nll) == 0);
+    ppl_scores_free(&a);
+    ppl_scores_free(&b);
+    struct ppl_docs nb = {.stream = 1};
+    int32_t few[64];
+    for (int i = 0; i < 64; i++) few[i] = 5 + i;
+    CHECK(ppl_docs_add(&nb, few, 64, &err) == 0);
+    CHECK_EQ_INT(ttt_lora_score(&m, 1, &nb, 32, &s, 0, &a, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "the stream holds no BOS (token 1)") != NULL, "%s", err.msg);
+    CHECK(a.nll == NULL && a.n == 0);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_settings_parse(&s, "TTT_LR=0.1", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "train LoRA adapters") != NULL, "%s", err.msg);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_settings_parse(&s, "TTT_OPTIMIZER=lion", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "TTT_OPTIMIZER=lion: expected adam or sgd") != NULL, "%s", err.msg);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_settings_parse(&s, "TTT_K_LORA=2", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "TTT_K_LORA=2: expected 0 or 1") != NULL, "%s", err.msg);
+    ttt_settings_init(&s, TTT_2026_03);
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_settings_parse(&s, "TTT_LORA_LR=0.1", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "LoRA settings are the 2026-04-10 records'") != NULL, "%s", err.msg);
+    ppl_docs_free(&nb);
+    unload(&m, &d, &tok);
+}
+
 RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_looped_gpts),
           T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant),
-          T(ttt_refusals))
+          T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
+          T(lora_ttt_refusals_and_threads))

@@ -2,9 +2,11 @@
 # `xsa-eval ppl --ttt`: parameter-golf's score-first test-time training from the command line.
 # The settings' and inputs' errors exit 2 with one line; a model it cannot train is named with
 # what it has; two models give the paired report with the settings in it (two of different
-# recipes are refused); a 2026-04 model gets its records' defaults and windows; the bits per byte
-# of the records' own TTT (tests/fixtures/pgolf/ttt_0323 and ttt_0409/ttt_reference.json, case
-# "run") with the family's tokenizer from ../shared.
+# recipes are refused); a 2026-04 model gets its records' defaults and windows; a model with
+# 2026-04-10's side-by-side lanes gets its LoRA TTT (eval_val_ttt_lora: documents at each BOS, its
+# own settings, every target in the report); the bits per byte of the records' own TTT
+# (tests/fixtures/pgolf/ttt_0323, ttt_0409/ttt_reference.json and
+# lanes_0410/ttt_lora_reference.json, case "run") with the family's tokenizer from ../shared.
 . "$(dirname "$0")/lib.sh"
 P="$XSA_BIN ppl"
 M=tests/fixtures/pgolf/ttt_0323/final_model.pt
@@ -30,7 +32,7 @@ expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --mode
 expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
 expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
     $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt
-expect_exit untrainable_lambdas 2 "recur_0331/final_model.pt: .*this model has the two residual lanes of 2026-03-31 and 2026-04-10 on" -- \
+expect_exit untrainable_lambdas 2 "recur_0331/final_model.pt: .*or LoRA adapters \\(eval_val_ttt_lora of 2026-04-10\\), and this model has 2026-03-31's two residual lanes \\(parallel_post_lambdas over sublayers in sequence\\)" -- \
     $P --model tests/fixtures/pgolf/recur_0331/final_model.pt $W --ttt
 expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPTs .*norms or an MLP other than the records'" -- \
     $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
@@ -72,13 +74,46 @@ else
     fail two_models_report "exit $?: $(tail -1 "$TMP/err")"
 fi
 
+# 2026-04-10's LoRA TTT: its settings, not the full-parameter ones; documents, not windows.
+ML=tests/fixtures/pgolf/lanes_0410/final_model.pt
+WL="--tokens-file $SHARD --context 32"
+RUNL="TTT_LORA_RANK=4 TTT_LORA_LR=0.003 TTT_CHUNK_SIZE=16 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=4"
+expect_exit lora_stride 2 "--stride does not apply to .*lanes_0410/final_model.pt's test-time training: it scores each document in chunks of TTT_CHUNK_SIZE" -- \
+    $P --model $ML $W --ttt
+expect_exit lora_full_setting 2 "--ttt-set: \"TTT_LR=0.1\" is not NAME=VALUE with NAME one of TTT_LORA_RANK.*this model's records train LoRA adapters" -- \
+    $P --model $ML $WL --ttt --ttt-set TTT_LR=0.1
+expect_exit lora_setting_elsewhere 2 "--ttt-set: \"TTT_LORA_RANK=2\" is not NAME=VALUE .*LoRA settings are the 2026-04-10 records'" -- \
+    $P --model $M $W --ttt --ttt-set TTT_LORA_RANK=2
+expect_exit lora_phased 2 "--ttt-set: PHASED_TTT_ENABLED=1: the phased TTT of 2026-04-13 on .* is not reproduced; PHASED_TTT_ENABLED=0 scores with the LoRA TTT alone" -- \
+    $P --model $ML $WL --ttt --ttt-set "TTT_LORA_RANK=2 PHASED_TTT_ENABLED=1"
+expect_exit lora_optimizer 2 "--ttt-set: TTT_OPTIMIZER=lion: expected adam or sgd" -- $P --model $ML $WL --ttt --ttt-set TTT_OPTIMIZER=lion
+expect_exit lora_rank 2 "TTT_LORA_RANK=33: expected a whole number from 1 to the model's width 32" -- \
+    $P --model $ML $WL --ttt --ttt-set TTT_LORA_RANK=33
+expect_exit lora_no_bos 2 "--ttt: the stream holds no BOS \(token 1\); eval_val_ttt_lora scores the documents" -- \
+    $P --model $ML --tokens-file tests/fixtures/ppl/corpus_sp600.bin --context 32 --ttt
+expect_exit lora_mixed_recipes 2 "--ttt: .*lanes_0410/final_model.pt is trained as the eval_val_ttt_lora of 2026-04-10, .* which score different targets" -- \
+    $P --model $ML --model $M9 $WL --ttt
+# The record's val_loss (lanes_0410/ttt_lora_reference.json, case "run": 6.979000919) in the
+# progress line and in the report, which counts the targets past --context too (windows of 64).
+expect_exit lora_record_line 0 "ttt document 11/11: 1440 targets, 6.97900[0-9] nats/token" -- $P --model $ML $WL --ttt --ttt-set "$RUNL PHASED_TTT_ENABLED=0"
+if $P --model $ML --model $ML $WL --ttt --ttt-set "$RUNL" --iters 50 -o "$TMP/r/l.md" --json "$TMP/r/l.json" 2>"$TMP/err"; then
+    if grep -q "scored with test-time training as parameter-golf.s eval_val_ttt_lora of 2026-04-10: each document" "$TMP/r/l.md" \
+       && grep -q '| A | 6.97900 |' "$TMP/r/l.md" && grep -q '| 32-64 | 1,131 |' "$TMP/r/l.md" \
+       && grep -q '"unit": "document"' "$TMP/r/l.json" && grep -q '"units": 11' "$TMP/r/l.json" \
+       && grep -q '"ttt": "TTT_LORA_RANK=4 TTT_LORA_LR=0.003 TTT_CHUNK_SIZE=16 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=4' "$TMP/r/l.json" \
+       && grep -q '"ttt_source": "eval_val_ttt_lora of 2026-04-10"' "$TMP/r/l.json"; then pass lora_report
+    else fail lora_report "report or JSON without the LoRA TTT's documents, settings or every target"; fi
+else
+    fail lora_report "exit $?: $(tail -1 "$TMP/err")"
+fi
+
 # Bits per byte as the records' TTT prints them (their fp32 runs: 2026-03-23's eval_val_sliding_ttt
 # 4.08601909460298, 2026-04-09's eval_val_ttt 4.093371386470012).
 SP=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_sp1024/fineweb_1024_bpe.model
-bits() {  # name model settings want
+bits() {  # name model settings want [windows]
     if [ ! -f "$SP" ]; then
         skip "$1" "no $SP"
-    elif $P --model "$2" $W --tokenizer "$SP" --ttt --ttt-set "$3" --json "$TMP/b.json" >/dev/null 2>"$TMP/err"; then
+    elif $P --model "$2" ${5:-$W} --tokenizer "$SP" --ttt --ttt-set "$3" --json "$TMP/b.json" >/dev/null 2>"$TMP/err"; then
         got=$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/b.json" | head -1 | awk '{printf "%.6f", $2}')
         if [ "$got" = "$4" ]; then pass "$1"; else fail "$1" "got $got"; fi
     else
@@ -87,4 +122,5 @@ bits() {  # name model settings want
 }
 bits record_bits_per_byte $M "$RUN" 4.086019
 bits record_bits_per_byte_2026_04_09 $M9 "$RUN9" 4.093371
+bits record_bits_per_byte_2026_04_10 $ML "$RUNL" 4.055592 "$WL"  # (its eval_val_ttt_lora: 4.055591838730602)
 finish

@@ -33,11 +33,18 @@ struct layer_act {   // one layer's activations over the S tokens of a sequence
     float *u;        // (S, F) mn @ Wup^T
     float *mo;       // (S, C) the MLP's output
     float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
+    float *hq, *hk, *hv, *ho, *hm;  // (S, rank) each LoRA's x A^T (q, k, v, o from an; the MLP's from mn), or NULL
+};
+
+// One LoRA adapter y += (x A^T) B^T: A (rank, in), B (out, rank), and their gradients.
+struct lora_pair {
+    float *A, *B, *gA, *gB;
+    int in, out;
 };
 
 struct cpu_trainer {
     struct model *m;
-    int S, L, C, H, Hkv, hd, Q, KV, F, V;
+    int S, S_max, L, C, H, Hkv, hd, Q, KV, F, V;  // S: this pass's length (cpu_trainer_chunk: up to S_max)
     int n_enc, n_skip;
     struct cpu_pool *pool;
     int n_threads;
@@ -45,9 +52,18 @@ struct cpu_trainer {
     int n_p;
     // grads by role (pointers into p's grads)
     float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_gate, *g_lm, *g_veemb, *g_veproj, *g_vescale;
+    float *g_post, *g_resid;  // parallel_post_lambdas, parallel_resid_lambdas
     struct {
-        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale;
+        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid;
     } *gl;
+    // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
+    int frozen, rank;
+    struct lora_pair *lq, *lk, *lv, *lo, *lm, lh;  // per layer (NULL: that adapter is off), the head's (lh.A NULL: none)
+    struct train_param *lp;
+    int n_lp;
+    float *h_lm, *dh;      // (TILE, rank) the head's x A^T; (S, rank) scratch
+    float *dho;            // (S, rank) the output adapter's dL/dh, kept until dL/d(an) is assembled
+    float *da, *dm, *dxin; // (S, C) a side-by-side two-lane layer's sublayer gradients and dL/d(xin)
     // activations of one sequence
     struct layer_act *act;
     float *skip_out;       // (n_enc, S, C) encoder outputs
@@ -116,6 +132,32 @@ static void linear_dx(struct cpu_trainer *t, const float *dy, const float *W, fl
 // dW += dy^T x
 static void linear_dw(struct cpu_trainer *t, const float *dy, const float *x, float *dW, int n, int in, int out) {
     mm(t, 1, 0, out, in, n, dy, out, x, in, 1.0f, dW, in);
+}
+
+// A base weight's dW += dy^T x, skipped once LoRA adapters train instead (frozen).
+static void base_dw(struct cpu_trainer *t, const float *dy, const float *x, float *dW, int n, int in, int out) {
+    if (!t->frozen) linear_dw(t, dy, x, dW, n, in, out);
+}
+
+// y += (x A^T) B^T over n rows, x A^T kept in h (n, rank).
+static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const float *x, float *h, float *y, int n) {
+    linear(t, x, P->A, h, n, P->in, t->rank);
+    mm(t, 0, 1, n, P->out, t->rank, h, t->rank, P->B, t->rank, 1.0f, y, P->out);
+}
+
+// Its backward in two halves (dy's buffer may be reused between them): from dy, gB += dy^T h and
+// dh = dy B; then from dh, gA += dh^T x and dx += dh A.
+static void lora_bwd_out(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *h, float *dh, int n) {
+    linear_dw(t, dy, h, P->gB, n, t->rank, P->out);
+    linear_dx(t, dy, P->B, dh, n, t->rank, P->out, 0.0f);
+}
+static void lora_bwd_in(struct cpu_trainer *t, const struct lora_pair *P, const float *dh, const float *x, float *dx, int n) {
+    linear_dw(t, dh, x, P->gA, n, P->in, t->rank);
+    linear_dx(t, dh, P->A, dx, n, P->in, t->rank, 1.0f);
+}
+static void lora_bwd(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *x, const float *h, float *dx, int n) {
+    lora_bwd_out(t, P, dy, h, t->dh, n);
+    lora_bwd_in(t, P, t->dh, x, dx, n);
 }
 
 // ---- row-wise pieces ----
@@ -318,7 +360,7 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (!c->tied_head || c->logit_softcap <= 0) why = "an untied or uncapped head";
     else if (c->rope != ROPE_HALF_NEG || c->qk_norm != QK_NORM_HEAD) why = "RoPE or QK-norm other than the records'";
     else if (c->n_blocks && c->n_blocks != c->n_layer && !c->n_physical) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
-    else if (c->lanes_from && !c->lanes_split) why = "the two residual lanes of 2026-03-31 and 2026-04-10 on (parallel_post_lambdas)";
+    else if (c->lanes_from && !c->lanes_split && !c->lanes_together) why = "2026-03-31's two residual lanes (parallel_post_lambdas over sublayers in sequence)";
     else if (c->parallel_residual) why = "parallel residuals";
     else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
@@ -339,8 +381,8 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     }
     if (why)
         return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
-                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09), and "
-                        "this model has %s; score it without --ttt", m->path, why);
+                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09) or "
+                        "LoRA adapters (eval_val_ttt_lora of 2026-04-10), and this model has %s; score it without --ttt", m->path, why);
     if (m->mapping) return xsa_fail(err, XSA_EBADINPUT, "%s: its weights are mapped read-only; test-time training writes them", m->path);
     return 0;
 }
@@ -359,7 +401,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     if (cpu_train_check(m, err)) return NULL;
     const struct model_config *c = &m->cfg;
     struct cpu_trainer *t = xsa_calloc(1, sizeof *t);
-    t->m = m, t->S = S, t->L = c->n_layer, t->C = c->d_model, t->H = c->n_head, t->Hkv = c->n_kv_head, t->hd = c->head_dim;
+    t->m = m, t->S = S, t->S_max = S, t->L = c->n_layer, t->C = c->d_model, t->H = c->n_head, t->Hkv = c->n_kv_head, t->hd = c->head_dim;
     t->Q = t->H * t->hd, t->KV = t->Hkv * t->hd, t->F = c->d_ff, t->V = c->vocab_size;
     t->n_enc = c->unet_skips ? c->n_layer / 2 : 0;
     t->n_skip = t->n_enc < c->n_layer - t->n_enc ? t->n_enc : c->n_layer - t->n_enc;
@@ -393,7 +435,11 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     long skip_rows = c->skip_rows ? c->skip_rows : t->n_skip;  // (2026-04-03/04: fewer rows than skips)
     if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, skip_rows * C, -1);
     if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, skip_rows * C, -1);
-    if (c->lanes_from) t->g_lm = add_param(t, "lane_merge", &m->lane_merge, 1, -1);
+    if (c->lanes_from && c->lanes_split) t->g_lm = add_param(t, "lane_merge", &m->lane_merge, 1, -1);
+    if (c->lanes_from && c->lanes_together) {
+        t->g_post = add_param(t, "parallel_post_lambdas", m->lane_post_all, 4L * m->lane_rows, -1);
+        t->g_resid = add_param(t, "parallel_resid_lambdas", m->lane_resid_all, 2L * m->lane_rows, -1);
+    }
     for (int l = 0; l < L; l++) {
         struct layer_weights *w = &m->layers[l];
         int b = blk[l];
@@ -434,6 +480,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
             }
     }
     free(first);
+    for (int l = c->lanes_from; t->g_post && l < L; l++)  // (the lambdas' rows are the layers' blocks')
+        t->gl[l].lane_post = t->g_post + (m->layers[l].lane_post - m->lane_post_all),
+        t->gl[l].lane_resid = t->g_resid + (m->layers[l].lane_resid - m->lane_resid_all);
     t->act = xsa_calloc((size_t)L, sizeof *t->act);
     for (int l = 0; l < L; l++) {
         struct layer_act *a = &t->act[l];
@@ -458,6 +507,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     int gptj = 0;
     for (int l = 0; l < L; l++) gptj |= c->mlp_reads_input[l];
     t->lane1 = alloc_f(lanes), t->g1 = alloc_f(lanes), t->xl0 = alloc_f(lanes), t->dmn = alloc_f(gptj ? (long)S * C : 0);
+    long together = c->lanes_from && c->lanes_together ? (long)S * C : 0;
+    t->da = alloc_f(together), t->dm = alloc_f(together), t->dxin = alloc_f(together);
     t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
     t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
     t->t_c = alloc_f((long)S * C), t->t_c2 = alloc_f((long)S * C), t->t_f = alloc_f((long)S * F), t->t_f2 = alloc_f((long)S * F);
@@ -481,7 +532,14 @@ void cpu_trainer_close(struct cpu_trainer *t) {
                       a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
         for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     }
-    float *f[] = {t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
+    for (int l = 0; t->lp && l < t->L; l++) {
+        struct layer_act *a = &t->act[l];
+        float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm};
+        for (int i = 0; i < 5; i++) free(h[i]);
+    }
+    for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
+    free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
+    float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
                   t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     free(t->bh);
@@ -548,8 +606,9 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
         int dec = l - t->n_enc, lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from;
-        int row = skip_row(t, dec);
-        if (row >= 0 && (!lane || first || c->lanes_skip_lane0)) {  // (into lane 0)
+        int together = lane && c->lanes_together, row = skip_row(t, dec);
+        if (first && together) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // (2026-04-10: both lanes x, then the skip)
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together)) {  // (into lane 0)
             const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
             if (m->skip_gates) {  // x = lerp(sw e, x, sigmoid(gate)), in torch.lerp's two forms
                 const float *gt = m->skip_gates + (long)row * C;
@@ -564,7 +623,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 scaled_add(xc, xc, sw, src, S, C);
             }
         }
-        if (first) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
+        if (first && !together) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
         memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
         const float *m0 = w->resid_mix, *m1 = m0 + C;
         for (int r = 0; r < S; r++)
@@ -574,6 +633,9 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         linear(t, a->an, w->wq, a->qn, S, C, Q);
         linear(t, a->an, w->wk, a->kn, S, C, KV);
         linear(t, a->an, w->wv, a->v, S, C, KV);
+        if (t->lq) lora_fwd(t, &t->lq[l], a->an, a->hq, a->qn, S);
+        if (t->lk && t->lk[l].A) lora_fwd(t, &t->lk[l], a->an, a->hk, a->kn, S);
+        if (t->lv) lora_fwd(t, &t->lv[l], a->an, a->hv, a->v, S);
         if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
             for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
         rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
@@ -588,6 +650,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
         cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
         linear(t, a->z, w->wo, a->ao, S, Q, C);
+        if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
         scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
         // The MLP reads RMSNorm(xo) (sequential), the attention's input rows (GPT-J: the norms are
         // weightless, so an), or lane 1 (two lanes: attention went on lane 0, the MLP on lane 1).
@@ -608,7 +671,15 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             t->t_f[i] = v * v;
         }
         linear(t, t->t_f, w->w_down, a->mo, S, F, C);
-        if (lane) {
+        if (t->lm && t->lm[l].A) lora_fwd(t, &t->lm[l], a->mn, a->hm, a->mo, S);
+        if (together) {  // lane 0 = r0 lane 0 + p00 a + p10 m, lane 1 = r1 lane 1 + p01 a + p11 m (a, m the scaled outputs)
+            const float *r = w->lane_resid, *pp = w->lane_post;
+            for (long i = 0; i < (long)S * C; i++) {
+                float at = w->attn_scale[i % C] * a->ao[i], mt = w->mlp_scale[i % C] * a->mo[i];
+                xc[i] = r[0] * a->xb[i] + pp[0] * at + pp[2] * mt;
+                t->lane1[i] = r[1] * a->l1[i] + pp[1] * at + pp[3] * mt;
+            }
+        } else if (lane) {
             scaled_add(t->lane1, mlp_res, w->mlp_scale, a->mo, S, C);
             memcpy(xc, a->xo, (size_t)S * C * sizeof *xc);
         } else {
@@ -616,7 +687,10 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         }
         if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
     }
-    if (c->lanes_from) {  // lane_merge m lane 0 + (1 - m) lane 1
+    if (c->lanes_from && c->lanes_together) {  // _final_parallel_hidden: the mean, lane 0 or lane 1 (PARALLEL_FINAL_LANE)
+        for (long i = 0; i < (long)S * C; i++)
+            xc[i] = c->lanes_final == 0 ? 0.5f * (xc[i] + t->lane1[i]) : c->lanes_final == 1 ? xc[i] : t->lane1[i];
+    } else if (c->lanes_from) {  // lane_merge m lane 0 + (1 - m) lane 1
         memcpy(t->xl0, xc, (size_t)S * C * sizeof *xc);
         for (long i = 0; i < (long)S * C; i++) xc[i] = m->lane_merge * t->xl0[i] + (1.0f - m->lane_merge) * t->lane1[i];
     }
@@ -627,6 +701,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
 static void head_tile(struct cpu_trainer *t, int r0, int n) {
     float cap = t->m->cfg.logit_softcap;
     linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
+    if (t->lh.A) lora_fwd(t, &t->lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
     for (long i = 0; i < (long)n * t->V; i++) t->lg[i] = cap * tanhf(t->lg[i] / cap);
 }
 
@@ -642,28 +717,34 @@ static double row_lse(const float *lg, int V, int *arg) {
     return mx + log(sum);
 }
 
-// The head of a forward_body: the summed loss of targets y; dL/dxf (times 1 / inv_n's n) into
-// t->g and the head's share of dL/dtok_emb.
-static double head_grad(struct cpu_trainer *t, const int32_t *y, float inv_n) {
+// The head of a forward_body for the targets y[from .. to) of its rows: their summed loss (and
+// each one's into nll[r - from], whether it is the argmax into greedy, when given); dL/dxf of
+// the loss times inv_n into t->g (0 on the other rows) and the head's share of dL/dtok_emb (and
+// of its adapter's).
+static double head_grad(struct cpu_trainer *t, const int32_t *y, int from, int to, float inv_n, float *nll, uint8_t *greedy) {
     int S = t->S, C = t->C, V = t->V;
     float cap = t->m->cfg.logit_softcap;
     double loss = 0;
     float *dxf = t->g;  // (the residual stream is done with)
-    for (int r0 = 0; r0 < S; r0 += TILE) {
-        int n = S - r0 < TILE ? S - r0 : TILE, am;
+    memset(dxf, 0, (size_t)from * C * sizeof *dxf);
+    memset(dxf + (long)to * C, 0, (size_t)(S - to) * C * sizeof *dxf);
+    for (int r0 = from; r0 < to; r0 += TILE) {
+        int n = to - r0 < TILE ? to - r0 : TILE, am;
         head_tile(t, r0, n);
         for (int r = 0; r < n; r++) {
             float *lg = t->lg + (long)r * V;
             double lse = row_lse(lg, V, &am);
             int32_t tg = y[r0 + r];
             loss += lse - lg[tg];
+            if (nll) nll[r0 + r - from] = (float)(lse - lg[tg]), greedy[r0 + r - from] = am == tg;
             for (int v = 0; v < V; v++) {
                 float p = (float)exp((double)lg[v] - lse), th = lg[v] / cap;
                 lg[v] = (p - (v == tg)) * inv_n * (1.0f - th * th);
             }
         }
         linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)r0 * C, n, C, V, 0.0f);
-        linear_dw(t, t->lg, t->xf + (long)r0 * C, t->g_tok, n, C, V);
+        base_dw(t, t->lg, t->xf + (long)r0 * C, t->g_tok, n, C, V);
+        if (t->lh.A) lora_bwd(t, &t->lh, t->lg, t->xf + (long)r0 * C, t->h_lm, dxf + (long)r0 * C, n);
     }
     return loss;
 }
@@ -689,7 +770,12 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     int rd = model_rope_dims(c);
     float *g = t->t_c2;  // dL/d(residual stream) as it goes back (lane 0's, with two lanes); t->g holds dL/dxf
     rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
-    if (c->lanes_from) {  // x = m lane0 + (1 - m) lane1
+    if (c->lanes_from && c->lanes_together) {  // x = (lane 0 + lane 1) / 2, lane 0 or lane 1
+        for (long i = 0; i < (long)S * C; i++) {
+            t->g1[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? 0.0f : g[i];
+            g[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? g[i] : 0.0f;
+        }
+    } else if (c->lanes_from) {  // x = m lane0 + (1 - m) lane1
         float lm = m->lane_merge;
         double d = 0;
         for (long i = 0; i < (long)S * C; i++) {
@@ -707,35 +793,55 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         const struct layer_weights *w = &m->layers[l];
         float ln = layer_ln(c, l);
         int lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from, gptj = !lane && c->mlp_reads_input[l];
+        int together = lane && c->lanes_together;
         if (l < t->n_enc) {
             const float *gs = t->gskip + (long)l * S * C;
             for (long i = 0; i < (long)S * C; i++) g[i] += gs[i];
+        }
+        if (together) {  // the lanes' update: da, dm the sublayers' (scaled) outputs' gradients; g, g1 the lanes' inputs'
+            const float *r = w->lane_resid, *pp = w->lane_post;
+            double gr[2] = {0, 0}, gp[4] = {0, 0, 0, 0};
+            for (long i = 0; i < (long)S * C; i++) {
+                float at = w->attn_scale[i % C] * a->ao[i], mt = w->mlp_scale[i % C] * a->mo[i];
+                gr[0] += (double)g[i] * a->xb[i], gr[1] += (double)t->g1[i] * a->l1[i];
+                gp[0] += (double)g[i] * at, gp[1] += (double)t->g1[i] * at, gp[2] += (double)g[i] * mt, gp[3] += (double)t->g1[i] * mt;
+                t->da[i] = pp[0] * g[i] + pp[1] * t->g1[i];
+                t->dm[i] = pp[2] * g[i] + pp[3] * t->g1[i];
+                g[i] *= r[0], t->g1[i] *= r[1];
+            }
+            for (int k = 0; k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
+            for (int k = 0; k < 4; k++) t->gl[l].lane_post[k] += (float)gp[k];
         }
         // MLP: out = res + ms * mo, res xo (lane 1's input on two lanes)
         float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
         float *gout = lane ? t->g1 : g;
         float *dmo = t->t_c;
-        scaled_add_bwd(gout, a->mo, w->mlp_scale, gms, dmo, S, C);
+        scaled_add_bwd(together ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
         float slope = c->mlp_leaky_slope, *hsq = t->t_f, *dh = t->t_f2;
         for (long i = 0; i < (long)S * F; i++) {
             float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
             hsq[i] = v * v;
         }
-        linear_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
+        base_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
         linear_dx(t, dmo, w->w_down, dh, S, F, C, 0.0f);
         for (long i = 0; i < (long)S * F; i++) {
             float u = a->u[i], v = u > 0 ? u : slope * u;
             dh[i] *= 2.0f * v * (u > 0 ? 1.0f : slope);
         }
-        linear_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
+        base_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
         float *dmn = gptj ? t->dmn : t->t_c;
+        const struct lora_pair *lmp = t->lm && t->lm[l].A ? &t->lm[l] : NULL;
+        if (lmp) lora_bwd_out(t, lmp, dmo, a->hm, t->dho, S);  // (before dmn takes dmo's buffer)
         linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
+        if (lmp) lora_bwd_in(t, lmp, t->dho, a->mn, dmn, S);
         if (!gptj) rms_bwd(dmn, a->mn, a->rm, gout, S, C, ln, 1);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
         // attention: xo = xin + as * ao
         float *dao = t->t_c;
-        scaled_add_bwd(g, a->ao, w->attn_scale, gas, dao, S, C);
+        scaled_add_bwd(together ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
+        const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
+        if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
         float *dz = t->t_q;
-        linear_dw(t, dao, a->z, t->gl[l].wo, S, Q, C);
+        base_dw(t, dao, a->z, t->gl[l].wo, S, Q, C);
         linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
         float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
         memset(dk, 0, (size_t)S * KV * sizeof(float));
@@ -762,19 +868,35 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             for (long i = 0; i < (long)S * KV; i++) t->dvb[i] += dv[i] * ls * s;
         }
         float *dan = t->t_c;
-        linear_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
-        linear_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
-        linear_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
+        base_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
+        base_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
+        base_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
         linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
         linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
         linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
+        if (t->lq) lora_bwd(t, &t->lq[l], dq, a->an, a->hq, dan, S);
+        if (t->lk && t->lk[l].A) lora_bwd(t, &t->lk[l], dk, a->an, a->hk, dan, S);
+        if (t->lv) lora_bwd(t, &t->lv[l], dv, a->an, a->hv, dan, S);
+        if (lo) lora_bwd_in(t, lo, t->dho, a->an, dan, S);
         if (gptj)  // the MLP read an too
             for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
-        rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
-        // resid_mix: xin = m0 xb + m1 x0
         float *gm = t->gl[l].resid_mix;
         const float *m0 = w->resid_mix, *m1 = m0 + C;
-        for (int r = 0; r < S; r++)
+        if (together) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
+            rms_bwd(dan, a->an, a->ra, t->dxin, S, C, ln, 0);
+            for (int r = 0; r < S; r++)
+                for (int k = 0; k < C; k++) {
+                    long i = (long)r * C + k;
+                    float d = t->dxin[i];
+                    gm[k] += d * a->xb[i];
+                    gm[C + k] += d * t->x0[i];
+                    t->gx0[i] += m1[k] * d;
+                    g[i] += m0[k] * d;
+                }
+        }
+        if (!together) rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+        // resid_mix: xin = m0 xb + m1 x0
+        for (int r = 0; !together && r < S; r++)
             for (int k = 0; k < C; k++) {
                 long i = (long)r * C + k;
                 gm[k] += g[i] * a->xb[i];
@@ -782,10 +904,10 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 t->gx0[i] += m1[k] * g[i];
                 g[i] *= m0[k];
             }
-        if (first)  // lane 1 began as a copy of xb
+        if (first && !together)  // lane 1 began as a copy of xb
             for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
         int dec = l - t->n_enc, row = skip_row(t, dec);  // xb = the previous output with the skip
-        if (row >= 0 && (!lane || first || c->lanes_skip_lane0)) {
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together)) {
             const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
             float *gsw = t->g_skip + (long)row * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
             const float *gt = m->skip_gates ? m->skip_gates + (long)row * C : NULL;
@@ -804,6 +926,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                     }
                 }
         }
+        if (first && together)  // both lanes began as the previous output, before lane 0's skip
+            for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
     }
     for (long i = 0; i < (long)S * C; i++) t->gx0[i] += g[i];  // layer 0's x is x0
     // smear: x0_i = (1 - s) n0_i + s n0_(i-1)
@@ -829,7 +953,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         float *dpb = t->g;  // (dL/dxf is done with)
         for (long i = 0; i < (long)S * C; i++) dpb[i] = de[i] * m->bigram_scale;
         if (m->bigram_proj) {
-            linear_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
+            base_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
             linear_dx(t, dpb, m->bigram_proj, t->t_e, S, D, C, 0.0f);
             scatter_rows(t->g_bemb, t->bh, t->t_e, S, D);
         } else {
@@ -839,7 +963,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     if (m->ve_emb) {  // vb = proj(ve_rows)
         int D = c->ve_dim;
         if (m->ve_proj) {
-            linear_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
+            base_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
             linear_dx(t, t->dvb, m->ve_proj, t->t_e, S, D, KV, 0.0f);
             scatter_rows(t->g_veemb, x, t->t_e, S, D);
         } else {
@@ -855,8 +979,71 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
     for (int s = 0; s < n; s++) {
         const int32_t *x = tok + (long)s * t->S;
         forward_body(t, x);
-        loss += head_grad(t, x + 1, inv_n);
+        loss += head_grad(t, x + 1, 0, t->S, inv_n, NULL, NULL);
         backward_seq(t, x);
     }
     return loss / ((double)n * t->S);
+}
+
+void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, int from, int count, int grad, float *nll,
+                       uint8_t *greedy) {
+    t->S = n;  // (the activations' first n rows, the RoPE table's first n positions)
+    forward_body(t, x);
+    if (grad) {
+        for (int i = 0; i < t->n_p && !t->frozen; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
+        for (int i = 0; i < t->n_lp; i++) memset(t->lp[i].grad, 0, (size_t)t->lp[i].n * sizeof(float));
+        head_grad(t, y, from, from + count, 1.0f / (float)count, nll, greedy);
+        backward_seq(t, x);
+    } else {
+        cpu_trainer_score(t, x, y, from, from + count, nll, greedy);
+    }
+    t->S = t->S_max;
+}
+
+static float *lora_alloc(struct cpu_trainer *t, const char *name, long n, float **grad) {
+    struct train_param *p = &t->lp[t->n_lp++];
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->n = n, p->block = -1;
+    p->w = alloc_f(n), p->grad = alloc_f(n);
+    *grad = p->grad;
+    return p->w;
+}
+
+int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err) {
+    if (t->lp) return xsa_fail(err, XSA_EBADINPUT, "the trainer has its LoRA adapters already");
+    if (spec->rank < 1 || spec->rank > t->C)
+        return xsa_fail(err, XSA_EBADINPUT, "TTT_LORA_RANK=%d: expected a whole number from 1 to the model's width %d", spec->rank, t->C);
+    int L = t->L, r = t->rank = spec->rank, S = t->S_max, C = t->C;
+    t->frozen = 1;
+    t->lp = xsa_calloc((size_t)(2 + 10 * L), sizeof *t->lp);
+    t->lq = xsa_calloc((size_t)5 * L, sizeof *t->lq);
+    t->lv = t->lq + L, t->lk = t->lq + 2 * L, t->lm = t->lq + 3 * L, t->lo = t->lq + 4 * L;
+    // BatchedTTTLoRA's parameters() order: the head's, then q, v, k, MLP and output adapters layer by layer
+    struct lora_pair *sets[5] = {t->lq, t->lv, t->lk, t->lm, t->lo};
+    const char *names[5] = {"q_loras", "v_loras", "k_loras", "mlp_loras", "o_loras"};
+    int outs[5] = {t->Q, t->KV, t->KV, C, C}, on[5] = {1, 1, spec->k, spec->mlp, spec->o};
+    char nm[48];
+    t->lh.in = C, t->lh.out = t->V;
+    t->lh.A = lora_alloc(t, "lm_head_lora.A", (long)r * C, &t->lh.gA);
+    t->lh.B = lora_alloc(t, "lm_head_lora.B", (long)t->V * r, &t->lh.gB);
+    for (int k = 0; k < 5; k++)
+        for (int l = 0; on[k] && l < L; l++) {
+            struct lora_pair *P = &sets[k][l];
+            P->in = C, P->out = outs[k];
+            snprintf(nm, sizeof nm, "%s.%d.A", names[k], l), P->A = lora_alloc(t, nm, (long)r * C, &P->gA);
+            snprintf(nm, sizeof nm, "%s.%d.B", names[k], l), P->B = lora_alloc(t, nm, (long)P->out * r, &P->gB);
+        }
+    for (int l = 0; l < L; l++) {
+        struct layer_act *a = &t->act[l];
+        a->hq = alloc_f((long)S * r), a->hv = alloc_f((long)S * r);
+        a->hk = spec->k ? alloc_f((long)S * r) : NULL, a->hm = spec->mlp ? alloc_f((long)S * r) : NULL;
+        a->ho = spec->o ? alloc_f((long)S * r) : NULL;
+    }
+    t->h_lm = alloc_f((long)TILE * r), t->dh = alloc_f((long)(S > TILE ? S : TILE) * r), t->dho = alloc_f((long)S * r);
+    return 0;
+}
+
+int cpu_trainer_lora_params(const struct cpu_trainer *t, struct train_param **out) {
+    *out = t->lp;
+    return t->n_lp;
 }

@@ -52,4 +52,25 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n);
 // (causal), so a window shorter than S is padded with any token.
 void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy);
 
+// LoRA adapters for test-time training (the 2026-04-10 records' BatchedTTTLoRA, for one
+// document): on every layer's q and v, and by choice k, the attention's output (reading the
+// attention's normed input) and the MLP (reading its normed input), y += (x A^T) B^T with A
+// (rank, in) and B (out, rank); and on the head, before the soft-cap. From then on the trainer's
+// weights are frozen: only the adapters get gradients (cpu_trainer_chunk).
+struct cpu_lora_spec {
+    int rank, k, mlp, o;
+};
+int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err);
+
+// The adapters, in BatchedTTTLoRA.parameters() order and named as it names them
+// ("lm_head_lora.A", "q_loras.3.B", ...), all 0 until the caller sets them.
+int cpu_trainer_lora_params(const struct cpu_trainer *t, struct train_param **out);
+
+// One forward of x[0..n) (n up to the trainer's S) with targets y[0..n): for positions [from,
+// from + count), -log P(y[j]) into nll[j - from] and whether y[j] is the argmax into greedy
+// (both may be NULL with grad); with grad, the gradients (overwritten) of their mean loss into
+// the adapters' grads (and the weights', when there are no adapters).
+void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, int from, int count, int grad, float *nll,
+                       uint8_t *greedy);
+
 #endif

@@ -1,0 +1,37 @@
+// ttt_lora.h: the 2026-04-10 records' score-first LoRA test-time training (`ppl --ttt` for a GPT
+// with side-by-side lanes), as their eval_val_ttt_lora scores the validation stream. The stream
+// is cut into documents at each BOS (token 1; a document's last target is the next one's BOS).
+// Each document gets fresh LoRA adapters (kernels/cpu/cpu_train.h: q, v and by choice k, the
+// attention's output and the MLP in every layer, and the head), B zero and A uniform in
+// +-1/sqrt(in), and is read in chunks of TTT_CHUNK_SIZE targets: each chunk is scored in a window
+// ending at its last target (at most TTT_EVAL_SEQ_LEN tokens, from the document's start), then,
+// but for the document's last chunk, the adapters take TTT_GRAD_STEPS steps of AdamW (eps 1e-10,
+// weight decay TTT_WEIGHT_DECAY) or SGD with momentum TTT_BETA1 on the mean loss of its targets.
+// The base model never changes, so documents are independent: the record's batching
+// (TTT_BATCH_SIZE, its length-sorted queue) orders the work and changes no score.
+//
+// The record draws A from torch's global generator, in a state its training left; xsa-eval draws
+// it from its own (ttt_lora_uniform), keyed by TTT_LORA_SEED, the document and the tensor.
+#ifndef XSA_EVAL_TTT_LORA_H
+#define XSA_EVAL_TTT_LORA_H
+
+#include <stdint.h>
+
+#include "common/error.h"
+#include "eval/ppl.h"
+#include "eval/ttt.h"
+#include "model/model.h"
+
+// n values uniform in (-bound, bound), the draw for adapter tensor `tensor` (its index among the
+// adapters' parameters, cpu_trainer_lora_params) of document `doc` (0 the stream's first):
+// splitmix64 of a key from (seed, doc, tensor) plus the element's index, its top 24 bits.
+void ttt_lora_uniform(long seed, long doc, int tensor, long n, double bound, float *out);
+
+// Scores every target of d's documents, the stream cut to a whole number of `context` tokens and
+// one (load_validation_tokens with EVAL_SEQ_LEN), (out in document then position order; ctx the target's
+// position in its window + 1, unit the document) with m's adapters trained as above on the
+// CPU with n_threads; m's weights are not changed. progress: a line per 64 documents on stderr.
+int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, const struct ttt_settings *s, int progress,
+                   struct ppl_scores *out, xsa_error *err);
+
+#endif
