@@ -88,7 +88,7 @@ static const struct cli_flag flags[] = {
     {"buckets", F_BUCKETS, "LIST", "position bucket edges, e.g. 64,128,256 (default powers of two from 16)"},
     {"kl", F_KL, NULL, "with two models: KL(A || B) over the full vocabulary and top-1 agreement"},
     {"top", F_TOP, "N", "with --kl: the N targets where the models disagree most (default 10)"},
-    {"ttt", F_TTT, NULL, "shards, parameter-golf: score-first test-time training as the records' own (eval_val_sliding_ttt of 2026-03-23..04-09, the LoRA eval_val_ttt_lora of 2026-04-10; CPU)"},
+    {"ttt", F_TTT, NULL, "shards, parameter-golf: score-first test-time training as the records' own (eval_val_sliding_ttt of 2026-03-23..04-09, the LoRA eval_val_ttt_lora of 2026-04-10 and its phases of 2026-04-13/14; CPU)"},
     {"ttt-set", F_TTT_SET, "LIST", "with --ttt: its settings, e.g. \"TTT_LR=0.002 TTT_EPOCHS=3 TTT_FREEZE_BLOCKS=0\" or \"TTT_LORA_RANK=96 TTT_CHUNK_SIZE=32\" (default the record's code's)"},
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
@@ -568,7 +568,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if ((rc = backend_options_from_env(&o, err))) return rc;
     if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;
     struct ttt_settings tts;
-    char ttt_desc[512];
+    char ttt_desc[1024];
     int recipe = ttt_recipe_of(&r->m[0]);  // (the records' defaults, and how they plan windows)
     if (a->ttt && a->n_models == 2 && ttt_recipe_of(&r->m[1]) != recipe)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: %s is trained as the %s, %s as the %s, which score different targets; "
@@ -582,7 +582,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (a->ttt && a->ttt_set && (rc = ttt_settings_parse(&tts, a->ttt_set, err))) return rc;
     ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
     for (int i = 0; a->ttt && i < a->n_models && !rc; i++) {  // each model adapts on the stream as it scores it
-        fprintf(stderr, "xsa-eval ppl: test-time training of %s as the %s: %s\n", a->model[i], ttt_recipe_source(recipe), ttt_desc);
+        fprintf(stderr, "xsa-eval ppl: test-time training of %s as the %s: %s\n", a->model[i], ttt_settings_source(&tts), ttt_desc);
         rc = ttt_score(&r->m[i], a->threads, &r->docs, context, stride, &tts, 1, &r->sc[i], err);
     }
     for (int i = 0; !a->ttt && i < a->n_models && !rc; i++) {
@@ -621,7 +621,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                              .doc_start = r->docs.doc_start,
                              .ranks = stride == context && r->docs.split == PPL_SPLIT_EVAL_VAL ? r->docs.ranks : 0,
                              .rank_batch = r->docs.rank_batch, .val_tokens = r->docs.val_tokens,
-                             .ttt = a->ttt ? ttt_desc : NULL, .ttt_recipe = recipe};
+                             .ttt = a->ttt ? ttt_desc : NULL, .ttt_recipe = recipe,
+                             .ttt_source = ttt_settings_source(&tts), .ttt_phases = tts.phased ? tts.num_phases : 0};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     rc = ppl_write_report(&rep, a->out, a->json, err);
     free(top);

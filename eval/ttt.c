@@ -25,50 +25,56 @@ const char *ttt_recipe_source(int recipe) {
                                       : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
 }
 
+const char *ttt_settings_source(const struct ttt_settings *s) {
+    return s->recipe == TTT_2026_04_10 && s->phased ? "eval_val_ttt_phased of 2026-04-13 and 2026-04-14" : ttt_recipe_source(s->recipe);
+}
+
 void ttt_settings_init(struct ttt_settings *s, int recipe) {
     *s = (struct ttt_settings){.recipe = recipe, .lr = recipe == TTT_2026_04 ? 0.005 : 0.002, .momentum = 0.9,
                                .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
                                .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32,
                                .lora_rank = 96, .chunk_size = 32, .eval_seq_len = 2048, .batch_size = 64, .grad_steps = 1,
                                .k_lora = 1, .mlp_lora = 1, .o_lora = 1, .lora_lr = 0.0001, .weight_decay = 0.5, .beta1 = 0,
-                               .beta2 = 0.999, .lora_seed = 1337};
+                               .beta2 = 0.999, .lora_seed = 1337, .prefix_docs = 2000, .num_phases = 1, .g_lr = 0.001,
+                               .g_momentum = 0.9, .g_epochs = 1, .g_chunk_tokens = 32768, .g_batch_seqs = 32, .g_grad_clip = 1.0,
+                               .g_respect_docs = 1};
 }
 
 // The settings by name: kind 0 the full-parameter recipes', 1 2026-04-10's, 2 either; whole numbers
 // from lo; a flag (0 or 1); hi exclusive for the betas.
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_RANK, S_LORA_LR, S_CHUNK_SIZE,
-       S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_N };
+       S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_PHASED, S_PREFIX, S_PHASES,
+       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_N };
 static const struct { const char *name; int kind, whole, flag; double lo; } spec_of[S_N] = {
     {"TTT_LR", 0, 0, 0, 0}, {"TTT_EPOCHS", 0, 1, 0, 0}, {"TTT_CHUNK_TOKENS", 0, 1, 0, 1}, {"TTT_FREEZE_BLOCKS", 0, 1, 0, 0},
     {"TTT_MOMENTUM", 0, 0, 0, 0}, {"TTT_BATCH_SEQS", 0, 1, 0, 1}, {"TTT_GRAD_CLIP", 0, 0, 0, 0}, {"TTT_ENABLED", 2, 1, 1, 0},
     {"TTT_LORA_RANK", 1, 1, 0, 1}, {"TTT_LORA_LR", 1, 0, 0, 0}, {"TTT_CHUNK_SIZE", 1, 1, 0, 1}, {"TTT_EVAL_SEQ_LEN", 1, 1, 0, 1},
     {"TTT_BATCH_SIZE", 1, 1, 0, 1}, {"TTT_GRAD_STEPS", 1, 1, 0, 1}, {"TTT_WEIGHT_DECAY", 1, 0, 0, 0}, {"TTT_BETA1", 1, 0, 0, 0},
     {"TTT_BETA2", 1, 0, 0, 0}, {"TTT_K_LORA", 1, 1, 1, 0}, {"TTT_MLP_LORA", 1, 1, 1, 0}, {"TTT_O_LORA", 1, 1, 1, 0},
-    {"TTT_OPTIMIZER", 1, 0, 0, 0}, {"TTT_LORA_SEED", 1, 1, 0, 0}};
+    {"TTT_OPTIMIZER", 1, 0, 0, 0}, {"TTT_LORA_SEED", 1, 1, 0, 0}, {"PHASED_TTT_ENABLED", 1, 1, 1, 0},
+    {"PHASED_TTT_PREFIX_DOCS", 1, 1, 0, 0}, {"PHASED_TTT_NUM_PHASES", 1, 1, 0, 1},
+    {"GLOBAL_TTT_LR", 1, 0, 0, 0}, {"GLOBAL_TTT_MOMENTUM", 1, 0, 0, 0}, {"GLOBAL_TTT_EPOCHS", 1, 1, 0, 0},
+    {"GLOBAL_TTT_CHUNK_TOKENS", 1, 1, 0, 1}, {"GLOBAL_TTT_BATCH_SEQS", 1, 1, 0, 1}, {"GLOBAL_TTT_WARMUP_START_LR", 1, 0, 0, 0},
+    {"GLOBAL_TTT_WARMUP_CHUNKS", 1, 1, 0, 0}, {"GLOBAL_TTT_GRAD_CLIP", 1, 0, 0, 0}, {"GLOBAL_TTT_RESPECT_DOC_BOUNDARIES", 1, 1, 1, 0}};
 
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
     const char *p = spec;
     int lora = s->recipe == TTT_2026_04_10;
     while (*p) {
-        while (*p == ' ' || *p == ',' || *p == '\t') p++;
+        while (*p && strchr(" ,\t\r\n", *p)) p++;
         if (!*p) break;
         const char *e = p;
-        while (*e && *e != ' ' && *e != ',' && *e != '\t') e++;
+        while (*e && !strchr(" ,\t\r\n", *e)) e++;
         const char *eq = memchr(p, '=', (size_t)(e - p));
-        if (lora && eq && eq - p == 18 && !strncmp(p, "PHASED_TTT_ENABLED", 18)) {  // (2026-04-13's switch: 0 is this recipe)
-            if (e - eq != 2 || eq[1] != '0')
-                return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %.*s: the phased TTT of 2026-04-13 on (a global SGD pass over "
-                                "the first PHASED_TTT_PREFIX_DOCS scored documents between LoRA phases) is not reproduced; "
-                                "PHASED_TTT_ENABLED=0 scores with the LoRA TTT alone", (int)(e - p), p);
-            p = e;
-            continue;
-        }
         int k = 0;
         while (eq && k < S_N && !((size_t)(eq - p) == strlen(spec_of[k].name) && !strncmp(p, spec_of[k].name, (size_t)(eq - p)))) k++;
         if (!eq || k == S_N || spec_of[k].kind == !lora)
             return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: \"%.*s\" is not NAME=VALUE with NAME one of %s%s", (int)(e - p), p,
                             lora ? "TTT_LORA_RANK, TTT_LORA_LR, TTT_CHUNK_SIZE, TTT_EVAL_SEQ_LEN, TTT_BATCH_SIZE, TTT_GRAD_STEPS, "
-                                   "TTT_WEIGHT_DECAY, TTT_BETA1, TTT_BETA2, TTT_K_LORA, TTT_MLP_LORA, TTT_O_LORA, TTT_OPTIMIZER, TTT_LORA_SEED"
+                                   "TTT_WEIGHT_DECAY, TTT_BETA1, TTT_BETA2, TTT_K_LORA, TTT_MLP_LORA, TTT_O_LORA, TTT_OPTIMIZER, TTT_LORA_SEED, "
+                                   "PHASED_TTT_ENABLED, PHASED_TTT_PREFIX_DOCS, PHASED_TTT_NUM_PHASES, GLOBAL_TTT_LR, "
+                                   "GLOBAL_TTT_MOMENTUM, GLOBAL_TTT_EPOCHS, GLOBAL_TTT_CHUNK_TOKENS, GLOBAL_TTT_BATCH_SEQS, "
+                                   "GLOBAL_TTT_WARMUP_START_LR, GLOBAL_TTT_WARMUP_CHUNKS, GLOBAL_TTT_GRAD_CLIP, GLOBAL_TTT_RESPECT_DOC_BOUNDARIES"
                                  : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
                             k < S_N && eq ? lora ? " (this model's records train LoRA adapters: eval_val_ttt_lora of 2026-04-10)"
                                                  : " (LoRA settings are the 2026-04-10 records'; this model's train every weight)"
@@ -84,7 +90,7 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         }
         char *end;
         double v = strtod(val, &end);
-        int whole = spec_of[k].whole, beta = k == S_MOMENTUM || k == S_BETA1 || k == S_BETA2;
+        int whole = spec_of[k].whole, beta = k == S_MOMENTUM || k == S_BETA1 || k == S_BETA2 || k == S_G_MOMENTUM;
         double lo = spec_of[k].lo, hi = spec_of[k].flag ? 1 : beta ? 1 : whole ? (1 << 30) : 1e6;
         if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) || (beta && v >= 1) || (k == S_CLIP && v <= 0))
             return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %s=%s: expected %s", spec_of[k].name, val,
@@ -113,6 +119,18 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         case S_MLP: s->mlp_lora = (int)v; break;
         case S_O: s->o_lora = (int)v; break;
         case S_SEED: s->lora_seed = (long)v; break;
+        case S_PHASED: s->phased = (int)v; break;
+        case S_PREFIX: s->prefix_docs = (int)v; break;
+        case S_PHASES: s->num_phases = (int)v; break;
+        case S_G_LR: s->g_lr = v; break;
+        case S_G_MOMENTUM: s->g_momentum = v; break;
+        case S_G_EPOCHS: s->g_epochs = (int)v; break;
+        case S_G_CHUNK: s->g_chunk_tokens = (int)v; break;
+        case S_G_BATCH: s->g_batch_seqs = (int)v; break;
+        case S_G_WARM_LR: s->g_warmup_start_lr = v; break;
+        case S_G_WARM: s->g_warmup_chunks = (int)v; break;
+        case S_G_CLIP: s->g_grad_clip = v; break;
+        case S_G_RESPECT: s->g_respect_docs = (int)v; break;
         }
         p = e;
     }
@@ -120,14 +138,22 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
 }
 
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
-    if (s->recipe == TTT_2026_04_10)
-        snprintf(out, n, "TTT_LORA_RANK=%d TTT_LORA_LR=%g TTT_CHUNK_SIZE=%d TTT_EVAL_SEQ_LEN=%d TTT_BATCH_SIZE=%d TTT_GRAD_STEPS=%d "
-                 "TTT_WEIGHT_DECAY=%g TTT_BETA1=%g TTT_BETA2=%g TTT_K_LORA=%d TTT_MLP_LORA=%d TTT_O_LORA=%d TTT_OPTIMIZER=%s "
-                 "TTT_LORA_SEED=%ld", s->lora_rank, s->lora_lr, s->chunk_size, s->eval_seq_len, s->batch_size, s->grad_steps,
-                 s->weight_decay, s->beta1, s->beta2, s->k_lora, s->mlp_lora, s->o_lora, s->sgd ? "sgd" : "adam", s->lora_seed);
-    else
+    if (s->recipe != TTT_2026_04_10) {
         snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
                  "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
+        return;
+    }
+    int k = snprintf(out, n, "TTT_LORA_RANK=%d TTT_LORA_LR=%g TTT_CHUNK_SIZE=%d TTT_EVAL_SEQ_LEN=%d TTT_BATCH_SIZE=%d "
+                     "TTT_GRAD_STEPS=%d TTT_WEIGHT_DECAY=%g TTT_BETA1=%g TTT_BETA2=%g TTT_K_LORA=%d TTT_MLP_LORA=%d TTT_O_LORA=%d "
+                     "TTT_OPTIMIZER=%s TTT_LORA_SEED=%ld", s->lora_rank, s->lora_lr, s->chunk_size, s->eval_seq_len, s->batch_size,
+                     s->grad_steps, s->weight_decay, s->beta1, s->beta2, s->k_lora, s->mlp_lora, s->o_lora, s->sgd ? "sgd" : "adam",
+                     s->lora_seed);
+    if (s->phased && k > 0 && (size_t)k < n)
+        snprintf(out + k, n - (size_t)k, " PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=%d PHASED_TTT_NUM_PHASES=%d GLOBAL_TTT_LR=%g "
+                 "GLOBAL_TTT_MOMENTUM=%g GLOBAL_TTT_EPOCHS=%d GLOBAL_TTT_CHUNK_TOKENS=%d GLOBAL_TTT_BATCH_SEQS=%d "
+                 "GLOBAL_TTT_WARMUP_START_LR=%g GLOBAL_TTT_WARMUP_CHUNKS=%d GLOBAL_TTT_GRAD_CLIP=%g GLOBAL_TTT_RESPECT_DOC_BOUNDARIES=%d",
+                 s->prefix_docs, s->num_phases, s->g_lr, s->g_momentum, s->g_epochs, s->g_chunk_tokens, s->g_batch_seqs,
+                 s->g_warmup_start_lr, s->g_warmup_chunks, s->g_grad_clip, s->g_respect_docs);
 }
 
 struct ttt_window {
@@ -187,15 +213,12 @@ static int score_windows(struct cpu_trainer *tr, const struct model *m, const st
     return 0;
 }
 
-// One SGD step with momentum on the unfrozen parameters live[0..n), after clipping their
-// gradients' norm (torch.nn.utils.clip_grad_norm_, then torch.optim.SGD without dampening or
-// weight decay; a first step's buffer is the gradient, as 0 * mu + g).
-static void sgd_step(const struct train_param *p, const int *live, int n, float **mom, const struct ttt_settings *s, double lr) {
+void ttt_sgd_step(const struct train_param *p, const int *live, int n, float **mom, double clip, double momentum, double lr) {
     double ss = 0;
     for (int i = 0; i < n; i++)
         for (long k = 0; k < p[live[i]].n; k++) ss += (double)p[live[i]].grad[k] * p[live[i]].grad[k];
-    double coef = s->grad_clip / (sqrt(ss) + 1e-6);
-    float c = coef < 1 ? (float)coef : 1.0f, mu = (float)s->momentum, a = (float)-lr;
+    double coef = clip > 0 ? clip / (sqrt(ss) + 1e-6) : 1;
+    float c = coef < 1 ? (float)coef : 1.0f, mu = (float)momentum, a = (float)-lr;
     for (int i = 0; i < n; i++) {
         const struct train_param *q = &p[live[i]];
         float *g = q->grad, *b = mom[i], *w = q->w;
@@ -212,9 +235,7 @@ int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m,
 
 const char *ttt_blas_core_to_force(void) { return cpu_gemm_blas_core_to_force(); }
 
-void ttt_progress(const char *what, long i, long n, const float *nll, size_t t, double bytes, double t_start) {
-    double sum = 0;
-    for (size_t k = 0; k < t; k++) sum += nll[k];
+void ttt_progress(const char *what, long i, long n, double sum, size_t t, double bytes, double t_start) {
     char bpb[48] = "";
     if (bytes > 0) snprintf(bpb, sizeof bpb, ", %.6f bits/byte", sum / log(2.0) / bytes);
     fprintf(stderr, "xsa-eval ppl: ttt %s %ld/%ld: %zu targets, %.6f nats/token%s, %.1f s\n", what, i, n, t,
@@ -280,10 +301,14 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
                     if (!isfinite(loss))
                         rc = xsa_fail(err, XSA_ERUNTIME, "%s: test-time training's loss is %g at chunk %ld: the weights "
                                       "diverged; lower TTT_LR", m->path, loss, c + 1);
-                    else sgd_step(p, live, n_live, mom, s, lr), steps++;
+                    else ttt_sgd_step(p, live, n_live, mom, s->grad_clip, s->momentum, lr), steps++;
                 }
         }
-        if (!rc && progress && (c % 10 == 0 || c == n_chunks - 1)) ttt_progress("chunk", c + 1, n_chunks, out->nll, t, bytes, t_start);
+        if (!rc && progress && (c % 10 == 0 || c == n_chunks - 1)) {
+            double sum = 0;
+            for (size_t k = 0; k < t; k++) sum += out->nll[k];
+            ttt_progress("chunk", c + 1, n_chunks, sum, t, bytes, t_start);
+        }
     }
     out->n_units = (int)n_win;
     out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;

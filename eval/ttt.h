@@ -20,6 +20,8 @@
 #include "eval/ppl.h"
 #include "model/model.h"
 
+struct train_param;  // kernels/cpu/cpu_train.h
+
 enum ttt_recipe {
     TTT_2026_03,     // 2026-03-23/29: windows every stride holding at least stride tokens, each scoring its last stride
     TTT_2026_04,     // 2026-04-06..09: windows whose scored part (past context - stride) is not empty, scoring it
@@ -36,6 +38,10 @@ struct ttt_settings {
     int lora_rank, chunk_size, eval_seq_len, batch_size, grad_steps, k_lora, mlp_lora, o_lora, sgd;
     double lora_lr, weight_decay, beta1, beta2;
     long lora_seed;
+    // ... and its phases (2026-04-13/14's eval_val_ttt_phased: PHASED_TTT_*, GLOBAL_TTT_*)
+    int phased, prefix_docs, num_phases;
+    double g_lr, g_momentum, g_warmup_start_lr, g_grad_clip;
+    int g_epochs, g_chunk_tokens, g_batch_seqs, g_warmup_chunks, g_respect_docs;
 };
 
 // The recipe of the records whose GPT m is: TTT_2026_04_10 for the GPTs with side-by-side lanes
@@ -46,22 +52,37 @@ int ttt_recipe_of(const struct model *m);
 // Which records' code a recipe follows, for messages and reports ("eval_val_sliding_ttt of 2026-03-23 and 2026-03-29").
 const char *ttt_recipe_source(int recipe);
 
+// The function settings s run: the recipe's, or with PHASED_TTT_ENABLED 2026-04-13/14's
+// eval_val_ttt_phased.
+const char *ttt_settings_source(const struct ttt_settings *s);
+
 // The recipe's records' defaults (their Hyperparameters: TTT_LR 0.002 (2026-03, 2026-04-04) or
 // 0.005 (2026-04-06..09), TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768, TTT_FREEZE_BLOCKS 2 (2026-03; the
 // 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0);
 // 2026-04-10's: TTT_LORA_RANK 96, TTT_LORA_LR 0.0001, TTT_CHUNK_SIZE 32, TTT_EVAL_SEQ_LEN 2048,
 // TTT_BATCH_SIZE 64, TTT_GRAD_STEPS 1, TTT_WEIGHT_DECAY 0.5, TTT_BETA1 0, TTT_BETA2 0.999, TTT_K_LORA,
-// TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337.
+// TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337; its phases off
+// (PHASED_TTT_ENABLED 0) with 2026-04-14's defaults: PHASED_TTT_PREFIX_DOCS 2000,
+// PHASED_TTT_NUM_PHASES 1, GLOBAL_TTT_LR 0.001,
+// GLOBAL_TTT_MOMENTUM 0.9, GLOBAL_TTT_EPOCHS 1, GLOBAL_TTT_CHUNK_TOKENS 32768,
+// GLOBAL_TTT_BATCH_SEQS 32, GLOBAL_TTT_WARMUP_START_LR 0, GLOBAL_TTT_WARMUP_CHUNKS 0,
+// GLOBAL_TTT_GRAD_CLIP 1 and GLOBAL_TTT_RESPECT_DOC_BOUNDARIES 1 (2026-04-13's code defaults
+// GLOBAL_TTT_LR 0.005, GLOBAL_TTT_EPOCHS 3 and PHASED_TTT_PREFIX_DOCS 10000).
 void ttt_settings_init(struct ttt_settings *s, int recipe);
 
 // "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by
-// spaces or commas (TTT_ENABLED=1 is accepted and ignored), over s; a name of the other kind of
+// spaces, commas or line breaks (TTT_ENABLED=1 is accepted and ignored), over s; a name of the other kind of
 // recipe (TTT_LR for 2026-04-10's, TTT_LORA_LR for the others) is refused. Exit-2 errors name the word.
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err);
 
-// The progress line on stderr: "ttt <what> i/n: t targets, their nats/token (and bits/byte when
-// bytes > 0), seconds since t_start".
-void ttt_progress(const char *what, long i, long n, const float *nll, size_t t, double bytes, double t_start);
+// One SGD step with momentum on the parameters p[live[0..n)], after clipping their gradients'
+// norm to clip when clip > 0 (torch.nn.utils.clip_grad_norm_, then torch.optim.SGD without
+// dampening or weight decay; a first step's buffer mom[i] is the gradient, as 0 * mu + g).
+void ttt_sgd_step(const struct train_param *p, const int *live, int n, float **mom, double clip, double momentum, double lr);
+
+// The progress line on stderr: "ttt <what> i/n: t targets, their nats/token (sum / t; bits/byte
+// when bytes > 0), seconds since t_start".
+void ttt_progress(const char *what, long i, long n, double sum, size_t t, double bytes, double t_start);
 
 // "TTT_LR=0.002 TTT_EPOCHS=3 ..." (every setting), for reports.
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n);

@@ -8,6 +8,7 @@
 
 #include "common/timing.h"
 #include "common/xalloc.h"
+#include "eval/ttt_global.h"
 #include "kernels/cpu/cpu_train.h"
 
 #define BOS 1  // the records' BOS_ID (SentencePiece's <s>)
@@ -79,6 +80,56 @@ static void reset_adapters(const struct train_param *p, int n, struct opt *o, co
     o->step = 0;
 }
 
+// The record's documents (_find_docs): start and number of targets of each.
+struct lora_docs {
+    long n, *start, *pred;
+};
+
+// _build_ttt_global_batches: documents sorted by length (stable), in batches of b; the batches
+// taken longest first (stable). order gets the documents in the order they are scored,
+// batch_of[k] the (length-sorted) batch of order[k].
+static void record_queue(const struct lora_docs *dc, int b, long *order, long *batch_of) {
+    long n = dc->n, nb = (n + b - 1) / b;
+    long *by_len = xsa_malloc((size_t)(n ? n : 1) * sizeof *by_len), *q = xsa_malloc((size_t)(nb ? nb : 1) * sizeof *q);
+    for (long i = 0; i < n; i++) by_len[i] = i;
+    for (long i = 1; i < n; i++)  // (insertion sort: stable, and documents are few beside their tokens)
+        for (long j = i; j > 0 && dc->pred[by_len[j - 1]] > dc->pred[by_len[j]]; j--) {
+            long x = by_len[j];
+            by_len[j] = by_len[j - 1], by_len[j - 1] = x;
+        }
+    for (long i = 0; i < nb; i++) q[i] = i;
+    for (long i = 1; i < nb; i++)  // a batch's longest is its last
+        for (long j = i; j > 0; j--) {
+            long a = q[j - 1], c = q[j];
+            long la = dc->pred[by_len[(a + 1) * b < n ? (a + 1) * b - 1 : n - 1]];
+            long lc = dc->pred[by_len[(c + 1) * b < n ? (c + 1) * b - 1 : n - 1]];
+            if (la >= lc) break;
+            q[j - 1] = c, q[j] = a;
+        }
+    long k = 0;
+    for (long i = 0; i < nb; i++)
+        for (long j = q[i] * b; j < (q[i] + 1) * b && j < n; j++) order[k] = by_len[j], batch_of[k++] = q[i];
+    free(by_len);
+    free(q);
+}
+
+// The phased TTT's pause: the first `take` documents of scored (by batch, then place), concatenated as the record's torch.cat of their tokens (each
+// through the next document's BOS), trained on by ttt_global_sgd.
+static int global_phase(struct model *m, int n_threads, const int32_t *tok, const struct lora_docs *dc, const long *scored,
+                        long take, int seq_len, const struct ttt_settings *s, xsa_error *err) {
+    long n = 0;
+    for (long i = 0; i < take; i++) n += dc->pred[scored[i]] + 1;
+    int32_t *cat = xsa_malloc((size_t)(n ? n : 1) * sizeof *cat);
+    long k = 0;
+    for (long i = 0; i < take; i++) {
+        memcpy(cat + k, tok + dc->start[scored[i]], (size_t)(dc->pred[scored[i]] + 1) * sizeof *cat);
+        k += dc->pred[scored[i]] + 1;
+    }
+    int rc = ttt_global_sgd(m, n_threads, cat, n, seq_len, BOS, s, err);
+    free(cat);
+    return rc;
+}
+
 int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, const struct ttt_settings *s, int progress,
                    struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
@@ -86,27 +137,38 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
     int rc = cpu_train_check(m, err);
     if (rc) return rc;
+    if (s->phased && (m->cfg.bigram_vocab || m->cfg.smear || m->cfg.smear_fwd_window))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: PHASED_TTT_ENABLED=1: the phased TTT's global SGD cuts its batches at each BOS "
+                        "as the records from 2026-04-13 do, whose GPTs have no bigram table or SmearGate, and this model has "
+                        "one; score it without the phases", m->path);
     const int32_t *tok = d->tok.v + d->start[0];
-    long n_tok = (long)(d->start[1] - d->start[0]), n_docs = 0;
+    long n_tok = (long)(d->start[1] - d->start[0]), n_bos = 0;
     if (context < 1 || n_tok - 1 < context)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: the stream has %ld tokens, fewer than one sequence of %d and its target", n_tok, context);
     n_tok = (n_tok - 1) / context * context + 1;  // load_validation_tokens
-    for (long i = 0; i < n_tok; i++) n_docs += tok[i] == BOS;
-    if (!n_docs)
+    for (long i = 0; i < n_tok; i++) n_bos += tok[i] == BOS;
+    if (!n_bos)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: the stream holds no BOS (token %d); eval_val_ttt_lora scores the documents "
                         "that begin at each one, as parameter-golf's shards hold them", BOS);
-    long *doc_start = xsa_malloc((size_t)(n_docs + 1) * sizeof *doc_start), k = 0;
-    for (long i = 0; i < n_tok; i++)
-        if (tok[i] == BOS) doc_start[k++] = i;
-    doc_start[n_docs] = n_tok - 1;  // the last document's targets run to the stream's end (_find_docs)
-    size_t n_t = 0;
-    for (long i = 0; i < n_docs; i++) n_t += (size_t)(doc_start[i + 1] - doc_start[i]);  // (through the next BOS)
+    // A document runs from its BOS through the next one (its last target), the last one to the
+    // stream's end; a BOS that is the stream's last token starts none.
+    struct lora_docs dc = {0, xsa_malloc((size_t)n_bos * sizeof(long)), xsa_malloc((size_t)n_bos * sizeof(long))};
+    for (long i = 0, prev = -1; i <= n_tok; i++) {
+        if (i < n_tok && tok[i] != BOS) continue;
+        long end = i < n_tok ? i : n_tok - 1;
+        if (prev >= 0 && end > prev) dc.start[dc.n] = prev, dc.pred[dc.n++] = end - prev;
+        prev = i;
+    }
+    size_t n_t = 0, *off = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *off);  // each document's first score in out
+    for (long i = 0; i < dc.n; i++) off[i] = n_t, n_t += (size_t)dc.pred[i];
+    long *order = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *order), *batch_of = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *batch_of);
+    record_queue(&dc, s->batch_size, order, batch_of);
     int S = s->eval_seq_len < n_tok ? s->eval_seq_len : (int)n_tok;
     struct cpu_trainer *tr = cpu_trainer_open(m, S, n_threads, err);
     struct cpu_lora_spec spec = {s->lora_rank, s->k_lora, s->mlp_lora, s->o_lora};
     if (!tr || cpu_trainer_lora(tr, &spec, err)) {
         cpu_trainer_close(tr);
-        free(doc_start);
+        free(dc.start), free(dc.pred), free(off), free(order), free(batch_of);
         return XSA_EBADINPUT;
     }
     ppl_scores_alloc(out, n_t);
@@ -114,48 +176,75 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     int np = cpu_trainer_lora_params(tr, &p);
     struct opt o = {xsa_calloc((size_t)np, sizeof(float *)), xsa_calloc((size_t)np, sizeof(float *)), 0};
     for (int i = 0; i < np; i++) o.m[i] = xsa_calloc((size_t)p[i].n, sizeof(float)), o.v[i] = xsa_calloc((size_t)p[i].n, sizeof(float));
+    // The phases: after the batch that brings the documents scored to a boundary, the first
+    // `boundary` of them (by batch, then place) train the base model (eval_val_ttt_phased).
+    long limit = s->phased ? (s->prefix_docs < dc.n ? s->prefix_docs : dc.n) : 0;
+    int phase = 0, phases_done = limit == 0;
     size_t t = 0;
-    double bytes = 0, t_start = timing_now_s();
+    double bytes = 0, nll_sum = 0, t_start = timing_now_s();
     int cs = s->chunk_size;
-    for (long di = 0; di < n_docs && !rc; di++) {
-        long start = doc_start[di], pred = doc_start[di + 1] - start;  // targets tok[start + 1 .. start + pred]
-        if (pred < 1) continue;  // (a BOS that is the stream's last token starts no document)
+    for (long k = 0; k < dc.n && !rc; k++) {
+        long di = order[k], start = dc.start[di], pred = dc.pred[di];  // targets tok[start + 1 .. start + pred]
+        size_t o0 = off[di];
         reset_adapters(p, np, &o, s, di, s->lora_rank);
         long nc = (pred + cs - 1) / cs;
         for (long ci = 0; ci < nc && !rc; ci++) {
             long end = ci == nc - 1 ? pred : (ci + 1) * cs, ws = end - s->eval_seq_len > 0 ? end - s->eval_seq_len : 0;
-            int wlen = (int)(end - ws), off = (int)(ci * cs - ws), len = (int)(end - ci * cs), train = ci < nc - 1;
+            int wlen = (int)(end - ws), ofs = (int)(ci * cs - ws), len = (int)(end - ci * cs), train = ci < nc - 1;
             const int32_t *x = tok + start + ws;
-            cpu_trainer_chunk(tr, x, x + 1, wlen, off, len, train, out->nll + t, out->greedy + t);
+            size_t t0 = o0 + (size_t)(ci * cs);
+            cpu_trainer_chunk(tr, x, x + 1, wlen, ofs, len, train, out->nll + t0, out->greedy + t0);
             for (int j = 0; j < len; j++, t++) {
-                size_t where = d->start[0] + (size_t)(start + ws + off + j + 1);
-                if (!isfinite(out->nll[t])) {
+                size_t where = d->start[0] + (size_t)(start + ws + ofs + j + 1), at = t0 + (size_t)j;
+                if (!isfinite(out->nll[at])) {
                     rc = xsa_fail(err, XSA_ERUNTIME, "%s: the loss of token %d at position %zu of the stream is %g%s", m->path,
-                                  d->tok.v[where], where, (double)out->nll[t],
+                                  d->tok.v[where], where, (double)out->nll[at],
                                   ci ? " after test-time training of its document's adapters: they diverged; lower TTT_LORA_LR"
-                                     : ", before any training: the forward pass overflowed or the weights are damaged");
+                                     : phase ? " after the phased TTT's global SGD: lower GLOBAL_TTT_LR"
+                                             : ", before any training: the forward pass overflowed or the weights are damaged");
                     break;
                 }
-                out->ctx[t] = off + j + 1;
-                out->unit[t] = (int32_t)di;
-                out->where[t] = where;
+                nll_sum += out->nll[at];
+                out->ctx[at] = ofs + j + 1;
+                out->unit[at] = (int32_t)di;
+                out->where[at] = where;
                 if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
             }
             for (int gi = 0; train && !rc && gi < s->grad_steps; gi++) {
-                if (gi) cpu_trainer_chunk(tr, x, x + 1, wlen, off, len, 1, NULL, NULL);  // (the record's forward again)
+                if (gi) cpu_trainer_chunk(tr, x, x + 1, wlen, ofs, len, 1, NULL, NULL);  // (the record's forward again)
                 opt_step(p, np, &o, s);
             }
         }
-        if (!rc && progress && ((di + 1) % 64 == 0 || di == n_docs - 1))
-            ttt_progress("document", di + 1, n_docs, out->nll, t, bytes, t_start);
+        // After a batch, while phases remain: once the documents scored (all so far) reach the
+        // phase's boundary, the first `boundary` of them by (batch, place) train the base model.
+        if (!rc && !phases_done && (k == dc.n - 1 || batch_of[k + 1] != batch_of[k])) {
+            long boundary = limit * (phase + 1) / s->num_phases, n_scored = k + 1;
+            if (n_scored >= boundary) {
+                long *by_batch = xsa_malloc((size_t)n_scored * sizeof *by_batch);
+                for (long j = 0; j < n_scored; j++) by_batch[j] = j;
+                for (long a = 1; a < n_scored; a++)  // (stable: a batch's places stay in order)
+                    for (long c = a; c > 0 && batch_of[by_batch[c - 1]] > batch_of[by_batch[c]]; c--) {
+                        long x = by_batch[c];
+                        by_batch[c] = by_batch[c - 1], by_batch[c - 1] = x;
+                    }
+                for (long j = 0; j < n_scored; j++) by_batch[j] = order[by_batch[j]];
+                if (progress)
+                    fprintf(stderr, "xsa-eval ppl: ttt phase %d/%d: global SGD on the first %ld of the %ld documents scored, %.1f s\n",
+                            phase + 1, s->num_phases, boundary, n_scored, timing_now_s() - t_start);
+                rc = global_phase(m, n_threads, tok, &dc, by_batch, boundary, context, s, err);
+                free(by_batch);
+                phases_done = ++phase >= s->num_phases;
+            }
+        }
+        if (!rc && progress && ((k + 1) % 64 == 0 || k == dc.n - 1)) ttt_progress("document", k + 1, dc.n, nll_sum, t, bytes, t_start);
     }
     out->n = t;
-    out->n_units = (int)n_docs;
+    out->n_units = (int)dc.n;
     out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;
     for (int i = 0; i < np; i++) free(o.m[i]), free(o.v[i]);
     free(o.m), free(o.v);
     cpu_trainer_close(tr);
-    free(doc_start);
+    free(dc.start), free(dc.pred), free(off), free(order), free(batch_of);
     if (rc) ppl_scores_free(out);
     return rc;
 }

@@ -7,8 +7,13 @@
 // ending at its last target (at most TTT_EVAL_SEQ_LEN tokens, from the document's start), then,
 // but for the document's last chunk, the adapters take TTT_GRAD_STEPS steps of AdamW (eps 1e-10,
 // weight decay TTT_WEIGHT_DECAY) or SGD with momentum TTT_BETA1 on the mean loss of its targets.
-// The base model never changes, so documents are independent: the record's batching
-// (TTT_BATCH_SIZE, its length-sorted queue) orders the work and changes no score.
+// Documents are taken in the record's queue (sorted by length into batches of TTT_BATCH_SIZE,
+// the longest batch first). Without phases the base model never changes, so documents are
+// independent and the order changes no score. With PHASED_TTT_ENABLED (2026-04-13's
+// eval_val_ttt_phased, 2026-04-14's with PHASED_TTT_NUM_PHASES): after the batch that brings the
+// documents scored to a phase's boundary (PHASED_TTT_PREFIX_DOCS * (phase + 1) / phases), the
+// first `boundary` of them by (batch, place) train every weight of the base model
+// (eval/ttt_global.h), and the documents after it are scored by the model so trained.
 //
 // The record draws A from torch's global generator, in a state its training left; xsa-eval draws
 // it from its own (ttt_lora_uniform), keyed by TTT_LORA_SEED, the document and the tensor.
@@ -28,9 +33,10 @@
 void ttt_lora_uniform(long seed, long doc, int tensor, long n, double bound, float *out);
 
 // Scores every target of d's documents, the stream cut to a whole number of `context` tokens and
-// one (load_validation_tokens with EVAL_SEQ_LEN), (out in document then position order; ctx the target's
-// position in its window + 1, unit the document) with m's adapters trained as above on the
-// CPU with n_threads; m's weights are not changed. progress: a line per 64 documents on stderr.
+// one (load_validation_tokens with EVAL_SEQ_LEN; also the global SGD's sequence length), (out in
+// document then position order; ctx the target's position in its window + 1, unit the document)
+// with m's adapters trained as above on the CPU with n_threads; m's weights change only with
+// phases. progress: a line per 64 documents, and one per phase, on stderr.
 int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, const struct ttt_settings *s, int progress,
                    struct ppl_scores *out, xsa_error *err);
 

@@ -37,16 +37,19 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
     if (r->ttt && r->ttt_recipe == TTT_2026_04_10) {
         sbuf_printf(o, "%s targets of %s (cut to whole sequences of %d tokens), scored with test-time training as "
                        "parameter-golf's %s: each document (from a BOS to the next one) gets fresh LoRA adapters, read "
-                       "in chunks of targets each scored before the adapters train on it; %d %s%s.\n\nTest-time training: "
+                       "in chunks of targets each scored before the adapters train on it", t1, r->input, r->context, r->ttt_source);
+        if (r->ttt_phases)
+            sbuf_printf(o, "; in %d phase%s, the documents scored so far train every weight of the model by SGD before the "
+                           "next ones are scored", r->ttt_phases, r->ttt_phases == 1 ? "" : "s");
+        sbuf_printf(o, "; %d %s%s.\n\nTest-time training: "
                        "`%s` (on the CPU, in float32). The scores are the adapted model's; the checkpoint is not changed. "
                        "The adapters' A matrices are drawn by xsa-eval's own generator (TTT_LORA_SEED), where the record "
                        "draws them from torch's generator in whatever state its training left: no other run draws its numbers.\n\n",
-                    t1, r->input, r->context, ttt_recipe_source(r->ttt_recipe), s->n_units, r->unit_name,
-                    s->n_units == 1 ? "" : "s", r->ttt);
+                    s->n_units, r->unit_name, s->n_units == 1 ? "" : "s", r->ttt);
     } else if (r->ttt) {
         sbuf_printf(o, "%s targets of %s, scored with test-time training as parameter-golf's %s: windows of %d tokens "
                        "every %d, in chunks of targets each scored before the model trains on it", t1, r->input,
-                    ttt_recipe_source(r->ttt_recipe), r->context, r->stride);
+                    r->ttt_source, r->context, r->stride);
         if (r->ttt_recipe != TTT_2026_04)
             sbuf_printf(o, " (its last windows score the stream's last %d targets again, as the records' do)", r->stride);
         sbuf_printf(o, "; %d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
@@ -146,7 +149,7 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
     if (r->ttt) {
         jsonw_str(&w, "ttt", r->ttt);
-        jsonw_str(&w, "ttt_source", ttt_recipe_source(r->ttt_recipe));
+        jsonw_str(&w, "ttt_source", r->ttt_source);
     }
     if (r->split) {  // the layout the scores depend on
         jsonw_object(&w, "split_docs");

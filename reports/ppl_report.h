@@ -28,7 +28,9 @@ struct ppl_report {
     long rank_batch;             //     batches of rank_batch tokens
     long val_tokens;             // > 0: modded-nanogpt's val chunks of rank_batch tokens, val_tokens in all
     const char *ttt;             // --ttt: its settings ("TTT_LR=0.002 ..."), or NULL
-    int ttt_recipe;              // ... and whose records' code it follows (eval/ttt.h's enum ttt_recipe)
+    int ttt_recipe;              // ... and whose records' code it follows (eval/ttt.h's enum ttt_recipe) ...
+    const char *ttt_source;      //     the function it runs (ttt_settings_source)
+    int ttt_phases;              //     2026-04-10's recipe: its global SGD phases (0: none)
     const struct ppl_top *top;   // (n_top)
     int n_top;
 };

@@ -4,7 +4,8 @@
 # what it has; two models give the paired report with the settings in it (two of different
 # recipes are refused); a 2026-04 model gets its records' defaults and windows; a model with
 # 2026-04-10's side-by-side lanes gets its LoRA TTT (eval_val_ttt_lora: documents at each BOS, its
-# own settings, every target in the report); the bits per byte of the records' own TTT
+# own settings, every target in the report), with 2026-04-13/14's phases (PHASED_TTT_ENABLED:
+# the global SGD between them, named in the report); the bits per byte of the records' own TTT
 # (tests/fixtures/pgolf/ttt_0323, ttt_0409/ttt_reference.json and
 # lanes_0410/ttt_lora_reference.json, case "run") with the family's tokenizer from ../shared.
 . "$(dirname "$0")/lib.sh"
@@ -84,8 +85,10 @@ expect_exit lora_full_setting 2 "--ttt-set: \"TTT_LR=0.1\" is not NAME=VALUE wit
     $P --model $ML $WL --ttt --ttt-set TTT_LR=0.1
 expect_exit lora_setting_elsewhere 2 "--ttt-set: \"TTT_LORA_RANK=2\" is not NAME=VALUE .*LoRA settings are the 2026-04-10 records'" -- \
     $P --model $M $W --ttt --ttt-set TTT_LORA_RANK=2
-expect_exit lora_phased 2 "--ttt-set: PHASED_TTT_ENABLED=1: the phased TTT of 2026-04-13 on .* is not reproduced; PHASED_TTT_ENABLED=0 scores with the LoRA TTT alone" -- \
-    $P --model $ML $WL --ttt --ttt-set "TTT_LORA_RANK=2 PHASED_TTT_ENABLED=1"
+expect_exit lora_phases_setting 2 "--ttt-set: PHASED_TTT_NUM_PHASES=0: expected a whole number from 1" -- \
+    $P --model $ML $WL --ttt --ttt-set "PHASED_TTT_ENABLED=1 PHASED_TTT_NUM_PHASES=0"
+expect_exit lora_global_momentum 2 "--ttt-set: GLOBAL_TTT_MOMENTUM=1: expected a number in \[0, 1\)" -- \
+    $P --model $ML $WL --ttt --ttt-set "PHASED_TTT_ENABLED=1 GLOBAL_TTT_MOMENTUM=1"
 expect_exit lora_optimizer 2 "--ttt-set: TTT_OPTIMIZER=lion: expected adam or sgd" -- $P --model $ML $WL --ttt --ttt-set TTT_OPTIMIZER=lion
 expect_exit lora_rank 2 "TTT_LORA_RANK=33: expected a whole number from 1 to the model's width 32" -- \
     $P --model $ML $WL --ttt --ttt-set TTT_LORA_RANK=33
@@ -96,6 +99,22 @@ expect_exit lora_mixed_recipes 2 "--ttt: .*lanes_0410/final_model.pt is trained 
 # The record's val_loss (lanes_0410/ttt_lora_reference.json, case "run": 6.979000919) in the
 # progress line and in the report, which counts the targets past --context too (windows of 64).
 expect_exit lora_record_line 0 "ttt document 11/11: 1440 targets, 6.97900[0-9] nats/token" -- $P --model $ML $WL --ttt --ttt-set "$RUNL PHASED_TTT_ENABLED=0"
+# 2026-04-14's eval_val_ttt_phased with one phase (2026-04-13's): its case "phased_one" (6.898895997).
+PHASED="TTT_LORA_RANK=4 TTT_LORA_LR=0.003 TTT_CHUNK_SIZE=16 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=3 PHASED_TTT_ENABLED=1
+  PHASED_TTT_PREFIX_DOCS=5 GLOBAL_TTT_LR=0.01 GLOBAL_TTT_EPOCHS=2 GLOBAL_TTT_CHUNK_TOKENS=96 GLOBAL_TTT_BATCH_SEQS=2"
+expect_exit lora_phased_line 0 "test-time training of .*lanes_0410/final_model.pt as the eval_val_ttt_phased of 2026-04-13 and 2026-04-14: .* PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=5 PHASED_TTT_NUM_PHASES=1 GLOBAL_TTT_LR=0.01" -- \
+    $P --model $ML $WL --ttt --ttt-set "$PHASED"
+expect_exit lora_phased_record 0 "ttt phase 1/1: global SGD on the first 5 of the 5 documents scored.*ttt document 11/11: 1440 targets, 6.89889[0-9] nats/token" -- \
+    bash -c "$P --model $ML $WL --ttt --ttt-set '$(echo $PHASED)' 2>&1 | tr '\n' ' '"
+if $P --model $ML $WL --ttt --ttt-set "$PHASED PHASED_TTT_NUM_PHASES=2" -o "$TMP/r/ph.md" --json "$TMP/r/ph.json" 2>"$TMP/err"; then
+    if grep -q "as parameter-golf.s eval_val_ttt_phased of 2026-04-13 and 2026-04-14: .* in 2 phases, the documents scored so far train every weight" "$TMP/r/ph.md" \
+       && grep -q '"ttt_source": "eval_val_ttt_phased of 2026-04-13 and 2026-04-14"' "$TMP/r/ph.json" \
+       && grep -q 'ttt phase 1/2: global SGD on the first 2 of the 2 documents scored' "$TMP/err" \
+       && grep -q 'ttt phase 2/2: global SGD on the first 5 of the 5 documents scored' "$TMP/err"; then pass lora_phased_report
+    else fail lora_phased_report "report, JSON or progress without the two phases"; fi
+else
+    fail lora_phased_report "exit $?: $(tail -1 "$TMP/err")"
+fi
 if $P --model $ML --model $ML $WL --ttt --ttt-set "$RUNL" --iters 50 -o "$TMP/r/l.md" --json "$TMP/r/l.json" 2>"$TMP/err"; then
     if grep -q "scored with test-time training as parameter-golf.s eval_val_ttt_lora of 2026-04-10: each document" "$TMP/r/l.md" \
        && grep -q '| A | 6.97900 |' "$TMP/r/l.md" && grep -q '| 32-64 | 1,131 |' "$TMP/r/l.md" \

@@ -77,6 +77,7 @@ struct cpu_trainer {
     float *lane1, *g1;     // (S, C) lane 1 (two lanes, lanes_split), and its gradient going back
     float *xl0;            // (S, C) lane 0 at the end, before lane_merge
     float *cos_t, *sin_t, *nsin_t;  // (S, rd/2); nsin: -sin (the inverse rotation)
+    long rope_pos0;                 // the tables' first position (cpu_trainer_segment: a segment's place in its batch)
     // backward scratch
     float *g, *gx0, *gskip;   // (S, C), (S, C), (n_enc, S, C)
     float *dmn;            // (S, C) a GPT-J block's dL/d(an) through its MLP
@@ -397,6 +398,19 @@ static float *add_param(struct cpu_trainer *t, const char *name, float *w, long 
 
 static float *alloc_f(long n) { return xsa_calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
 
+// The RoPE tables for positions pos0 .. pos0 + S_max - 1 (the angles float32 products, as torch's
+// Rotary makes them for a batch's whole length).
+static void rope_at(struct cpu_trainer *t, long pos0) {
+    if (t->rope_pos0 == pos0) return;
+    int S = t->S_max, h2 = model_rope_dims(&t->m->cfg) / 2;
+    int32_t *pos = xsa_malloc((size_t)S * sizeof *pos);
+    for (int i = 0; i < S; i++) pos[i] = (int32_t)(pos0 + i);
+    cpu_rope_table(pos, S, &t->m->cfg, t->cos_t, t->sin_t);
+    free(pos);
+    for (long i = 0; i < (long)S * h2; i++) t->nsin_t[i] = -t->sin_t[i];
+    t->rope_pos0 = pos0;
+}
+
 struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err) {
     if (cpu_train_check(m, err)) return NULL;
     const struct model_config *c = &m->cfg;
@@ -515,11 +529,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->t_q = alloc_f((long)S * Q), t->t_q2 = alloc_f((long)S * Q), t->t_kv = alloc_f((long)S * KV), t->t_kv2 = alloc_f((long)S * KV);
     t->t_v = alloc_f((long)S * KV);
     t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
-    int32_t *pos = xsa_malloc((size_t)S * sizeof *pos);
-    for (int i = 0; i < S; i++) pos[i] = i;
-    cpu_rope_table(pos, S, c, t->cos_t, t->sin_t);
-    free(pos);
-    for (long i = 0; i < (long)S * h2; i++) t->nsin_t[i] = -t->sin_t[i];
+    t->rope_pos0 = -1;
+    rope_at(t, 0);
     return t;
 }
 
@@ -750,6 +761,7 @@ static double head_grad(struct cpu_trainer *t, const int32_t *y, int from, int t
 }
 
 void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy) {
+    rope_at(t, 0);
     forward_body(t, x);
     for (int r0 = from; r0 < n; r0 += TILE) {
         int k = n - r0 < TILE ? n - r0 : TILE, am;
@@ -976,6 +988,7 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
     double loss = 0;
     float inv_n = 1.0f / ((float)n * t->S);
+    rope_at(t, 0);
     for (int s = 0; s < n; s++) {
         const int32_t *x = tok + (long)s * t->S;
         forward_body(t, x);
@@ -988,6 +1001,7 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
 void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, int from, int count, int grad, float *nll,
                        uint8_t *greedy) {
     t->S = n;  // (the activations' first n rows, the RoPE table's first n positions)
+    rope_at(t, 0);
     forward_body(t, x);
     if (grad) {
         for (int i = 0; i < t->n_p && !t->frozen; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
@@ -998,6 +1012,21 @@ void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y
         cpu_trainer_score(t, x, y, from, from + count, nll, greedy);
     }
     t->S = t->S_max;
+}
+
+void cpu_trainer_zero_grad(struct cpu_trainer *t) {
+    for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
+    for (int i = 0; i < t->n_lp; i++) memset(t->lp[i].grad, 0, (size_t)t->lp[i].n * sizeof(float));
+}
+
+double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total) {
+    t->S = n;
+    rope_at(t, pos0);
+    forward_body(t, x);
+    double loss = head_grad(t, y, 0, n, inv_total, NULL, NULL);
+    backward_seq(t, x);
+    t->S = t->S_max;
+    return loss;
 }
 
 static float *lora_alloc(struct cpu_trainer *t, const char *name, long n, float **grad) {

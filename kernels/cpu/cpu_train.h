@@ -52,6 +52,16 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n);
 // (causal), so a window shorter than S is padded with any token.
 void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy);
 
+// Zero every gradient (the weights', and the adapters' where there are some).
+void cpu_trainer_zero_grad(struct cpu_trainer *t);
+
+// One segment of a flattened batch, as the records' varlen attention reads one (2026-04-13's
+// global SGD TTT: attention within the segment alone): x[0..n) (n up to the trainer's S) at
+// positions pos0 .. pos0 + n - 1 of the batch (RoPE), targets y[0..n); adds inv_total times the
+// gradient of their summed loss to the weights' gradients and returns that sum. The tokens see no
+// predecessor before the segment (so no bigram or SmearGate: ttt_lora's phases refuse those).
+double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total);
+
 // LoRA adapters for test-time training (the 2026-04-10 records' BatchedTTTLoRA, for one
 // document): on every layer's q and v, and by choice k, the attention's output (reading the
 // attention's normed input) and the MLP (reading its normed input), y += (x A^T) B^T with A
