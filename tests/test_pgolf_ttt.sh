@@ -90,8 +90,8 @@ expect_exit lora_phases_setting 2 "--ttt-set: PHASED_TTT_NUM_PHASES=0: expected 
 expect_exit lora_global_momentum 2 "--ttt-set: GLOBAL_TTT_MOMENTUM=1: expected a number in \[0, 1\)" -- \
     $P --model $ML $WL --ttt --ttt-set "PHASED_TTT_ENABLED=1 GLOBAL_TTT_MOMENTUM=1"
 expect_exit lora_optimizer 2 "--ttt-set: TTT_OPTIMIZER=lion: expected adam or sgd" -- $P --model $ML $WL --ttt --ttt-set TTT_OPTIMIZER=lion
-expect_exit lora_rank 2 "TTT_LORA_RANK=33: expected a whole number from 1 to the model's width 32" -- \
-    $P --model $ML $WL --ttt --ttt-set TTT_LORA_RANK=33
+expect_exit lora_rank 2 "TTT_LORA_RANK=4097: expected a whole number from 1 to 4096" -- \
+    $P --model $ML $WL --ttt --ttt-set TTT_LORA_RANK=4097
 expect_exit lora_no_bos 2 "--ttt: the stream holds no BOS \(token 1\); eval_val_ttt_lora scores the documents" -- \
     $P --model $ML --tokens-file tests/fixtures/ppl/corpus_sp600.bin --context 32 --ttt
 expect_exit lora_mixed_recipes 2 "--ttt: .*lanes_0410/final_model.pt is trained as the eval_val_ttt_lora of 2026-04-10, .* which score different targets" -- \

@@ -1040,8 +1040,8 @@ static float *lora_alloc(struct cpu_trainer *t, const char *name, long n, float 
 
 int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err) {
     if (t->lp) return xsa_fail(err, XSA_EBADINPUT, "the trainer has its LoRA adapters already");
-    if (spec->rank < 1 || spec->rank > t->C)
-        return xsa_fail(err, XSA_EBADINPUT, "TTT_LORA_RANK=%d: expected a whole number from 1 to the model's width %d", spec->rank, t->C);
+    if (spec->rank < 1 || spec->rank > 4096)  // (above the width is allowed, as torch allows it; the cap bounds memory)
+        return xsa_fail(err, XSA_EBADINPUT, "TTT_LORA_RANK=%d: expected a whole number from 1 to 4096", spec->rank);
     int L = t->L, r = t->rank = spec->rank, S = t->S_max, C = t->C;
     t->frozen = 1;
     t->lp = xsa_calloc((size_t)(2 + 10 * L), sizeof *t->lp);

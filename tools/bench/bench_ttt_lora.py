@@ -35,12 +35,26 @@ FLOATS = ("TTT_LORA_LR", "TTT_WEIGHT_DECAY", "TTT_BETA1", "TTT_BETA2", "GLOBAL_T
           "GLOBAL_TTT_WARMUP_START_LR", "GLOBAL_TTT_GRAD_CLIP")
 
 
-def settings(text):
+NAMES = ("TTT_LORA_RANK", "TTT_LORA_LR", "TTT_CHUNK_SIZE", "TTT_EVAL_SEQ_LEN", "TTT_BATCH_SIZE", "TTT_GRAD_STEPS",
+         "TTT_WEIGHT_DECAY", "TTT_BETA1", "TTT_BETA2", "TTT_K_LORA", "TTT_MLP_LORA", "TTT_O_LORA", "TTT_OPTIMIZER")
+PHASE_NAMES = ("PHASED_TTT_PREFIX_DOCS", "PHASED_TTT_NUM_PHASES", "GLOBAL_TTT_LR", "GLOBAL_TTT_MOMENTUM", "GLOBAL_TTT_EPOCHS",
+               "GLOBAL_TTT_CHUNK_TOKENS", "GLOBAL_TTT_BATCH_SEQS", "GLOBAL_TTT_WARMUP_START_LR", "GLOBAL_TTT_WARMUP_CHUNKS",
+               "GLOBAL_TTT_GRAD_CLIP", "GLOBAL_TTT_RESPECT_DOC_BOUNDARIES")
+
+
+def settings(mod, text):
+    """The record's code's defaults (its Hyperparameters; they differ between records: 2026-04-14's
+    TTT_CHUNK_SIZE is 48) under --set's words, all of them given to both sides."""
     s = {}
     for word in text.replace(",", " ").split():
         k, v = word.split("=")
         s[k] = v if k in STRINGS else float(v) if k in FLOATS else int(v)
-    return s
+    h = mod.Hyperparameters
+    for k in NAMES + (PHASE_NAMES if s.get("PHASED_TTT_ENABLED") else ()):
+        v = getattr(h, k.lower(), None)
+        if k not in s and v is not None:
+            s[k] = int(v) if isinstance(v, bool) else v
+    return dict(sorted(s.items()))
 
 
 def stream(a, path):
@@ -101,15 +115,16 @@ def main():
     ap.add_argument("--xsa-eval", default="./xsa-eval")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
-    s = settings(a.set)
     mpe.install_flash()
     mod = lora.prepare_script(a.script)
+    s = settings(mod, a.set)
     with tempfile.TemporaryDirectory() as d:
         shard = os.path.join(d, "docs.bin")
         n = stream(a, shard)
         w_ours, l_ours, b_ours = ours(a, s, shard)
         w_torch, l_torch, b_torch = torch_side(a, mod, s, shard)
-    print(f"{a.docs} documents, {n} tokens (cut to whole sequences of {a.seq_len}), {a.threads} threads, settings: {a.set}")
+    print(f"{a.docs} documents, {n} tokens (cut to whole sequences of {a.seq_len}), {a.threads} threads, settings: "
+          + " ".join(f"{k}={v}" for k, v in s.items()))
     print("| | wall | val_loss | val_bpb |\n|---|---:|---:|---:|")
     print(f"| `xsa-eval ppl --ttt` | {w_ours:.1f} s | {l_ours:.9f} | {b_ours:.9f} |")
     print(f"| the record's function, torch {torch.__version__.split('+')[0]} fp32 | {w_torch:.1f} s | {l_torch:.9f} | {b_torch:.9f} |")
