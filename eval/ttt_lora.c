@@ -85,36 +85,45 @@ struct lora_docs {
     long n, *start, *pred;
 };
 
+// A sort key and the place it breaks ties by: qsort on (key, at) is a stable sort by key.
+struct keyed {
+    long key, at;
+};
+
+static int by_key(const void *pa, const void *pb) {
+    const struct keyed *a = pa, *b = pb;
+    return a->key != b->key ? (a->key < b->key ? -1 : 1) : (a->at > b->at) - (a->at < b->at);
+}
+
 // _build_ttt_global_batches: documents sorted by length (stable), in batches of b; the batches
 // taken longest first (stable). order gets the documents in the order they are scored,
 // batch_of[k] the (length-sorted) batch of order[k].
 static void record_queue(const struct lora_docs *dc, int b, long *order, long *batch_of) {
     long n = dc->n, nb = (n + b - 1) / b;
-    long *by_len = xsa_malloc((size_t)(n ? n : 1) * sizeof *by_len), *q = xsa_malloc((size_t)(nb ? nb : 1) * sizeof *q);
-    for (long i = 0; i < n; i++) by_len[i] = i;
-    for (long i = 1; i < n; i++)  // (insertion sort: stable, and documents are few beside their tokens)
-        for (long j = i; j > 0 && dc->pred[by_len[j - 1]] > dc->pred[by_len[j]]; j--) {
-            long x = by_len[j];
-            by_len[j] = by_len[j - 1], by_len[j - 1] = x;
-        }
-    for (long i = 0; i < nb; i++) q[i] = i;
-    for (long i = 1; i < nb; i++)  // a batch's longest is its last
-        for (long j = i; j > 0; j--) {
-            long a = q[j - 1], c = q[j];
-            long la = dc->pred[by_len[(a + 1) * b < n ? (a + 1) * b - 1 : n - 1]];
-            long lc = dc->pred[by_len[(c + 1) * b < n ? (c + 1) * b - 1 : n - 1]];
-            if (la >= lc) break;
-            q[j - 1] = c, q[j] = a;
-        }
+    struct keyed *by_len = xsa_malloc((size_t)(n ? n : 1) * sizeof *by_len), *q = xsa_malloc((size_t)(nb ? nb : 1) * sizeof *q);
+    for (long i = 0; i < n; i++) by_len[i] = (struct keyed){dc->pred[i], i};
+    qsort(by_len, (size_t)n, sizeof *by_len, by_key);
+    for (long i = 0; i < nb; i++) q[i] = (struct keyed){-by_len[(i + 1) * b < n ? (i + 1) * b - 1 : n - 1].key, i};  // (its last is its longest)
+    qsort(q, (size_t)nb, sizeof *q, by_key);
     long k = 0;
     for (long i = 0; i < nb; i++)
-        for (long j = q[i] * b; j < (q[i] + 1) * b && j < n; j++) order[k] = by_len[j], batch_of[k++] = q[i];
+        for (long j = q[i].at * b; j < (q[i].at + 1) * b && j < n; j++) order[k] = by_len[j].at, batch_of[k++] = q[i].at;
     free(by_len);
     free(q);
 }
 
-// The phased TTT's pause: the first `take` documents of scored (by batch, then place), concatenated as the record's torch.cat of their tokens (each
-// through the next document's BOS), trained on by ttt_global_sgd.
+// The first n documents scored (order[0..n), batch_of theirs) by batch, then place, into out.
+static void by_batch(const long *order, const long *batch_of, long n, long *out) {
+    struct keyed *k = xsa_malloc((size_t)(n ? n : 1) * sizeof *k);
+    for (long j = 0; j < n; j++) k[j] = (struct keyed){batch_of[j], j};
+    qsort(k, (size_t)n, sizeof *k, by_key);
+    for (long j = 0; j < n; j++) out[j] = order[k[j].at];
+    free(k);
+}
+
+// The phased TTT's pause: the first `take` documents of scored (by batch, then place),
+// concatenated as the record's torch.cat of their tokens (each through the next document's BOS),
+// trained on by ttt_global_sgd.
 static int global_phase(struct model *m, int n_threads, const int32_t *tok, const struct lora_docs *dc, const long *scored,
                         long take, int seq_len, const struct ttt_settings *s, xsa_error *err) {
     long n = 0;
@@ -220,19 +229,13 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         if (!rc && !phases_done && (k == dc.n - 1 || batch_of[k + 1] != batch_of[k])) {
             long boundary = limit * (phase + 1) / s->num_phases, n_scored = k + 1;
             if (n_scored >= boundary) {
-                long *by_batch = xsa_malloc((size_t)n_scored * sizeof *by_batch);
-                for (long j = 0; j < n_scored; j++) by_batch[j] = j;
-                for (long a = 1; a < n_scored; a++)  // (stable: a batch's places stay in order)
-                    for (long c = a; c > 0 && batch_of[by_batch[c - 1]] > batch_of[by_batch[c]]; c--) {
-                        long x = by_batch[c];
-                        by_batch[c] = by_batch[c - 1], by_batch[c - 1] = x;
-                    }
-                for (long j = 0; j < n_scored; j++) by_batch[j] = order[by_batch[j]];
+                long *scored = xsa_malloc((size_t)n_scored * sizeof *scored);
+                by_batch(order, batch_of, n_scored, scored);
                 if (progress)
                     fprintf(stderr, "xsa-eval ppl: ttt phase %d/%d: global SGD on the first %ld of the %ld documents scored, %.1f s\n",
                             phase + 1, s->num_phases, boundary, n_scored, timing_now_s() - t_start);
-                rc = global_phase(m, n_threads, tok, &dc, by_batch, boundary, context, s, err);
-                free(by_batch);
+                rc = global_phase(m, n_threads, tok, &dc, scored, boundary, context, s, err);
+                free(scored);
                 phases_done = ++phase >= s->num_phases;
             }
         }
