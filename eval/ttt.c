@@ -35,7 +35,7 @@ void ttt_settings_init(struct ttt_settings *s, int recipe) {
                                .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32,
                                .lora_rank = 96, .chunk_size = 32, .eval_seq_len = 2048, .batch_size = 64, .grad_steps = 1,
                                .k_lora = 1, .mlp_lora = 1, .o_lora = 1, .lora_lr = 0.0001, .weight_decay = 0.5, .beta1 = 0,
-                               .beta2 = 0.999, .lora_seed = 1337, .prefix_docs = 2000, .num_phases = 1, .g_lr = 0.001,
+                               .beta2 = 0.999, .lora_seed = 1337, .doc_fraction = 1.0, .doc_seed = 1337, .prefix_docs = 2000, .num_phases = 1, .g_lr = 0.001,
                                .g_momentum = 0.9, .g_epochs = 1, .g_chunk_tokens = 32768, .g_batch_seqs = 32, .g_grad_clip = 1.0,
                                .g_respect_docs = 1};
 }
@@ -44,7 +44,7 @@ void ttt_settings_init(struct ttt_settings *s, int recipe) {
 // from lo; a flag (0 or 1); hi exclusive for the betas.
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_RANK, S_LORA_LR, S_CHUNK_SIZE,
        S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_PHASED, S_PREFIX, S_PHASES,
-       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_N };
+       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_FRACTION, S_DOC_SEED, S_N };
 static const struct { const char *name; int kind, whole, flag; double lo; } spec_of[S_N] = {
     {"TTT_LR", 0, 0, 0, 0}, {"TTT_EPOCHS", 0, 1, 0, 0}, {"TTT_CHUNK_TOKENS", 0, 1, 0, 1}, {"TTT_FREEZE_BLOCKS", 0, 1, 0, 0},
     {"TTT_MOMENTUM", 0, 0, 0, 0}, {"TTT_BATCH_SEQS", 0, 1, 0, 1}, {"TTT_GRAD_CLIP", 0, 0, 0, 0}, {"TTT_ENABLED", 2, 1, 1, 0},
@@ -55,7 +55,8 @@ static const struct { const char *name; int kind, whole, flag; double lo; } spec
     {"PHASED_TTT_PREFIX_DOCS", 1, 1, 0, 0}, {"PHASED_TTT_NUM_PHASES", 1, 1, 0, 1},
     {"GLOBAL_TTT_LR", 1, 0, 0, 0}, {"GLOBAL_TTT_MOMENTUM", 1, 0, 0, 0}, {"GLOBAL_TTT_EPOCHS", 1, 1, 0, 0},
     {"GLOBAL_TTT_CHUNK_TOKENS", 1, 1, 0, 1}, {"GLOBAL_TTT_BATCH_SEQS", 1, 1, 0, 1}, {"GLOBAL_TTT_WARMUP_START_LR", 1, 0, 0, 0},
-    {"GLOBAL_TTT_WARMUP_CHUNKS", 1, 1, 0, 0}, {"GLOBAL_TTT_GRAD_CLIP", 1, 0, 0, 0}, {"GLOBAL_TTT_RESPECT_DOC_BOUNDARIES", 1, 1, 1, 0}};
+    {"GLOBAL_TTT_WARMUP_CHUNKS", 1, 1, 0, 0}, {"GLOBAL_TTT_GRAD_CLIP", 1, 0, 0, 0}, {"GLOBAL_TTT_RESPECT_DOC_BOUNDARIES", 1, 1, 1, 0},
+    {"VAL_DOC_FRACTION", 1, 0, 0, 0}, {"SEED", 1, 1, 0, 0}};
 
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
     const char *p = spec;
@@ -74,7 +75,8 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
                                    "TTT_WEIGHT_DECAY, TTT_BETA1, TTT_BETA2, TTT_K_LORA, TTT_MLP_LORA, TTT_O_LORA, TTT_OPTIMIZER, TTT_LORA_SEED, "
                                    "PHASED_TTT_ENABLED, PHASED_TTT_PREFIX_DOCS, PHASED_TTT_NUM_PHASES, GLOBAL_TTT_LR, "
                                    "GLOBAL_TTT_MOMENTUM, GLOBAL_TTT_EPOCHS, GLOBAL_TTT_CHUNK_TOKENS, GLOBAL_TTT_BATCH_SEQS, "
-                                   "GLOBAL_TTT_WARMUP_START_LR, GLOBAL_TTT_WARMUP_CHUNKS, GLOBAL_TTT_GRAD_CLIP, GLOBAL_TTT_RESPECT_DOC_BOUNDARIES"
+                                   "GLOBAL_TTT_WARMUP_START_LR, GLOBAL_TTT_WARMUP_CHUNKS, GLOBAL_TTT_GRAD_CLIP, GLOBAL_TTT_RESPECT_DOC_BOUNDARIES, "
+                                   "VAL_DOC_FRACTION, SEED"
                                  : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
                             k < S_N && eq ? lora ? " (this model's records train LoRA adapters: eval_val_ttt_lora of 2026-04-10)"
                                                  : " (LoRA settings are the 2026-04-10 records'; this model's train every weight)"
@@ -92,9 +94,12 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         double v = strtod(val, &end);
         int whole = spec_of[k].whole, beta = k == S_MOMENTUM || k == S_BETA1 || k == S_BETA2 || k == S_G_MOMENTUM;
         double lo = spec_of[k].lo, hi = spec_of[k].flag ? 1 : beta ? 1 : whole ? (1 << 30) : 1e6;
-        if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) || (beta && v >= 1) || (k == S_CLIP && v <= 0))
+        if (k == S_FRACTION) hi = 1;
+        if (!val[0] || *end || !isfinite(v) || v < lo || v > hi || (whole && v != floor(v)) || (beta && v >= 1) ||
+            ((k == S_CLIP || k == S_FRACTION) && v <= 0))
             return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: %s=%s: expected %s", spec_of[k].name, val,
                             beta ? "a number in [0, 1)" : k == S_CLIP ? "a number above 0" : spec_of[k].flag ? "0 or 1"
+                            : k == S_FRACTION ? "a number in (0, 1]"
                             : lo == 1 ? "a whole number from 1" : whole ? "a whole number from 0" : "a non-negative number");
         if (k == S_ENABLED && v != 1)
             return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: TTT_ENABLED=%s: --ttt turns test-time training on; drop --ttt to score without it", val);
@@ -131,6 +136,8 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         case S_G_WARM: s->g_warmup_chunks = (int)v; break;
         case S_G_CLIP: s->g_grad_clip = v; break;
         case S_G_RESPECT: s->g_respect_docs = (int)v; break;
+        case S_FRACTION: s->doc_fraction = v; break;
+        case S_DOC_SEED: s->doc_seed = (long)v; break;
         }
         p = e;
     }
@@ -148,6 +155,8 @@ void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
                      "TTT_OPTIMIZER=%s TTT_LORA_SEED=%ld", s->lora_rank, s->lora_lr, s->chunk_size, s->eval_seq_len, s->batch_size,
                      s->grad_steps, s->weight_decay, s->beta1, s->beta2, s->k_lora, s->mlp_lora, s->o_lora, s->sgd ? "sgd" : "adam",
                      s->lora_seed);
+    if (s->doc_fraction < 1 && k > 0 && (size_t)k < n)
+        k += snprintf(out + k, n - (size_t)k, " VAL_DOC_FRACTION=%g SEED=%ld", s->doc_fraction, s->doc_seed);
     if (s->phased && k > 0 && (size_t)k < n)
         snprintf(out + k, n - (size_t)k, " PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=%d PHASED_TTT_NUM_PHASES=%d GLOBAL_TTT_LR=%g "
                  "GLOBAL_TTT_MOMENTUM=%g GLOBAL_TTT_EPOCHS=%d GLOBAL_TTT_CHUNK_TOKENS=%d GLOBAL_TTT_BATCH_SEQS=%d "

@@ -38,6 +38,9 @@ struct ttt_settings {
     int lora_rank, chunk_size, eval_seq_len, batch_size, grad_steps, k_lora, mlp_lora, o_lora, sgd;
     double lora_lr, weight_decay, beta1, beta2;
     long lora_seed;
+    // ... the documents it scores (VAL_DOC_FRACTION, SEED: random.Random(SEED).sample of them)
+    double doc_fraction;
+    long doc_seed;
     // ... and its phases (2026-04-13/14's eval_val_ttt_phased: PHASED_TTT_*, GLOBAL_TTT_*)
     int phased, prefix_docs, num_phases;
     double g_lr, g_momentum, g_warmup_start_lr, g_grad_clip;
@@ -61,7 +64,8 @@ const char *ttt_settings_source(const struct ttt_settings *s);
 // 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0);
 // 2026-04-10's: TTT_LORA_RANK 96, TTT_LORA_LR 0.0001, TTT_CHUNK_SIZE 32, TTT_EVAL_SEQ_LEN 2048,
 // TTT_BATCH_SIZE 64, TTT_GRAD_STEPS 1, TTT_WEIGHT_DECAY 0.5, TTT_BETA1 0, TTT_BETA2 0.999, TTT_K_LORA,
-// TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337; its phases off
+// TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337; every document
+// (VAL_DOC_FRACTION 1; SEED 1337 draws a sample below 1); its phases off
 // (PHASED_TTT_ENABLED 0) with 2026-04-14's defaults: PHASED_TTT_PREFIX_DOCS 2000,
 // PHASED_TTT_NUM_PHASES 1, GLOBAL_TTT_LR 0.001,
 // GLOBAL_TTT_MOMENTUM 0.9, GLOBAL_TTT_EPOCHS 1, GLOBAL_TTT_CHUNK_TOKENS 32768,

@@ -8,6 +8,7 @@
 
 #include "common/timing.h"
 #include "common/xalloc.h"
+#include "eval/mt19937.h"
 #include "eval/ttt_global.h"
 #include "kernels/cpu/cpu_train.h"
 
@@ -80,10 +81,30 @@ static void reset_adapters(const struct train_param *p, int n, struct opt *o, co
     o->step = 0;
 }
 
-// The record's documents (_find_docs): start and number of targets of each.
+// The record's documents (_find_docs, then VAL_DOC_FRACTION's sample): start, number of targets
+// and index among all the stream's documents (which draws its adapters) of each.
 struct lora_docs {
-    long n, *start, *pred;
+    long n, *start, *pred, *id;
 };
+
+// _select_ttt_doc_entries: with VAL_DOC_FRACTION < 1, random.Random(SEED).sample of
+// max(1, round(n * fraction)) documents (round: half to even), kept in stream order.
+static void sample_docs(struct lora_docs *dc, const struct ttt_settings *s) {
+    if (s->doc_fraction >= 1.0 || dc->n == 0) return;
+    double want = nearbyint((double)dc->n * s->doc_fraction);
+    size_t k = want < 1 ? 1 : (size_t)want, *pick = xsa_malloc(k * sizeof *pick);
+    mt19937 r;
+    mt19937_seed(&r, (uint64_t)s->doc_seed);
+    mt19937_sample(&r, (size_t)dc->n, k, pick);
+    char *keep = xsa_calloc((size_t)dc->n, 1);
+    for (size_t i = 0; i < k; i++) keep[pick[i]] = 1;
+    long n = 0;
+    for (long i = 0; i < dc->n; i++)
+        if (keep[i]) dc->start[n] = dc->start[i], dc->pred[n] = dc->pred[i], dc->id[n++] = dc->id[i];
+    dc->n = n;
+    free(keep);
+    free(pick);
+}
 
 // A sort key and the place it breaks ties by: qsort on (key, at) is a stable sort by key.
 struct keyed {
@@ -161,13 +182,15 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                         "that begin at each one, as parameter-golf's shards hold them", BOS);
     // A document runs from its BOS through the next one (its last target), the last one to the
     // stream's end; a BOS that is the stream's last token starts none.
-    struct lora_docs dc = {0, xsa_malloc((size_t)n_bos * sizeof(long)), xsa_malloc((size_t)n_bos * sizeof(long))};
+    struct lora_docs dc = {0, xsa_malloc((size_t)n_bos * sizeof(long)), xsa_malloc((size_t)n_bos * sizeof(long)),
+                           xsa_malloc((size_t)n_bos * sizeof(long))};
     for (long i = 0, prev = -1; i <= n_tok; i++) {
         if (i < n_tok && tok[i] != BOS) continue;
         long end = i < n_tok ? i : n_tok - 1;
-        if (prev >= 0 && end > prev) dc.start[dc.n] = prev, dc.pred[dc.n++] = end - prev;
+        if (prev >= 0 && end > prev) dc.start[dc.n] = prev, dc.pred[dc.n] = end - prev, dc.id[dc.n] = dc.n, dc.n++;
         prev = i;
     }
+    sample_docs(&dc, s);
     size_t n_t = 0, *off = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *off);  // each document's first score in out
     for (long i = 0; i < dc.n; i++) off[i] = n_t, n_t += (size_t)dc.pred[i];
     long *order = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *order), *batch_of = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *batch_of);
@@ -177,7 +200,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     struct cpu_lora_spec spec = {s->lora_rank, s->k_lora, s->mlp_lora, s->o_lora};
     if (!tr || cpu_trainer_lora(tr, &spec, err)) {
         cpu_trainer_close(tr);
-        free(dc.start), free(dc.pred), free(off), free(order), free(batch_of);
+        free(dc.start), free(dc.pred), free(dc.id), free(off), free(order), free(batch_of);
         return XSA_EBADINPUT;
     }
     ppl_scores_alloc(out, n_t);
@@ -195,7 +218,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     for (long k = 0; k < dc.n && !rc; k++) {
         long di = order[k], start = dc.start[di], pred = dc.pred[di];  // targets tok[start + 1 .. start + pred]
         size_t o0 = off[di];
-        reset_adapters(p, np, &o, s, di, s->lora_rank);
+        reset_adapters(p, np, &o, s, dc.id[di], s->lora_rank);
         long nc = (pred + cs - 1) / cs;
         for (long ci = 0; ci < nc && !rc; ci++) {
             long end = ci == nc - 1 ? pred : (ci + 1) * cs, ws = end - s->eval_seq_len > 0 ? end - s->eval_seq_len : 0;
@@ -215,7 +238,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                 }
                 nll_sum += out->nll[at];
                 out->ctx[at] = ofs + j + 1;
-                out->unit[at] = (int32_t)di;
+                out->unit[at] = (int32_t)di;  // (the bootstrap's unit: among the documents scored)
                 out->where[at] = where;
                 if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
             }
@@ -247,7 +270,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     for (int i = 0; i < np; i++) free(o.m[i]), free(o.v[i]);
     free(o.m), free(o.v);
     cpu_trainer_close(tr);
-    free(dc.start), free(dc.pred), free(off), free(order), free(batch_of);
+    free(dc.start), free(dc.pred), free(dc.id), free(off), free(order), free(batch_of);
     if (rc) ppl_scores_free(out);
     return rc;
 }

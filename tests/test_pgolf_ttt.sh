@@ -99,6 +99,11 @@ expect_exit lora_mixed_recipes 2 "--ttt: .*lanes_0410/final_model.pt is trained 
 # The record's val_loss (lanes_0410/ttt_lora_reference.json, case "run": 6.979000919) in the
 # progress line and in the report, which counts the targets past --context too (windows of 64).
 expect_exit lora_record_line 0 "ttt document 11/11: 1440 targets, 6.97900[0-9] nats/token" -- $P --model $ML $WL --ttt --ttt-set "$RUNL PHASED_TTT_ENABLED=0"
+# VAL_DOC_FRACTION: the record's random.Random(SEED).sample of the documents (case "sample": 6 of 11, 6.967115452).
+expect_exit lora_sample 0 "ttt document 6/6: [0-9]+ targets, 6.96711[0-9] nats/token" -- \
+    $P --model $ML $WL --ttt --ttt-set "$RUNL VAL_DOC_FRACTION=0.5 SEED=7"
+expect_exit lora_fraction 2 "--ttt-set: VAL_DOC_FRACTION=0: expected a number in \(0, 1\]" -- \
+    $P --model $ML $WL --ttt --ttt-set "VAL_DOC_FRACTION=0"
 # 2026-04-14's eval_val_ttt_phased with one phase (2026-04-13's): its case "phased_one" (6.898895997).
 PHASED="TTT_LORA_RANK=4 TTT_LORA_LR=0.003 TTT_CHUNK_SIZE=16 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=3 PHASED_TTT_ENABLED=1
   PHASED_TTT_PREFIX_DOCS=5 GLOBAL_TTT_LR=0.01 GLOBAL_TTT_EPOCHS=2 GLOBAL_TTT_CHUNK_TOKENS=96 GLOBAL_TTT_BATCH_SEQS=2"
