@@ -29,6 +29,7 @@
 #define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
 #define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
 #define DIR_0410 "tests/fixtures/pgolf/lanes_0410/"
+#define DIR_0416 "tests/fixtures/pgolf/gates_0416/"
 #define LORA_REF DIR_0410 "ttt_lora_reference.json"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
@@ -293,8 +294,10 @@ static struct cpu_trainer *lora_trainer(struct model *m, int S, int rank, const 
 }
 
 // forward_ttt's losses and the adapters' gradients for one window, adapters drawn as the reference's.
-TEST(lora_gradients_match_autograd) {
-    cJSON *ref = fixture_read_json(LORA_REF);
+static void check_lora_gradients(const char *dir) {
+    char path[256];
+    snprintf(path, sizeof path, "%sttt_lora_reference.json", dir);
+    cJSON *ref = fixture_read_json(path);
     const cJSON *g = cJSON_GetObjectItem(ref, "lora_grad"), *params = cJSON_GetObjectItem(g, "params");
     int start = cJSON_GetObjectItem(g, "start")->valueint, len = cJSON_GetObjectItem(g, "len")->valueint;
     int from = cJSON_GetObjectItem(g, "from")->valueint, count = cJSON_GetObjectItem(g, "count")->valueint;
@@ -302,7 +305,8 @@ TEST(lora_gradients_match_autograd) {
     double b_scale = cJSON_GetObjectItem(g, "b_scale")->valuedouble;
     xsa_error err = {0};
     struct model m;
-    CHECK(model_load(&m, DIR_0410 "final_model.pt", &err) == 0);
+    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
+    CHECK(model_load(&m, path, &err) == 0);
     struct ivec tok = {0};
     CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
     struct cpu_trainer *t = lora_trainer(&m, 64, rank, "lora", &err);
@@ -327,12 +331,17 @@ TEST(lora_gradients_match_autograd) {
     cJSON_Delete(ref);
 }
 
+TEST(lora_gradients_match_autograd) { check_lora_gradients(DIR_0410); }
+// 2026-04-16's SmearGate on the raw embedding and attention output gates under the adapters.
+TEST(lora_gradients_through_the_2026_04_16_gates) { check_lora_gradients(DIR_0416); }
+
 // The record's eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's,
 // three, and plain sequences in the global SGD; their adapters drawn by xsa-eval's generator) per
 // setting: val_loss within 1e-6 of their float32 runs (which drift by up to 1.5e-7 after three
 // phases) and within 1e-7 of the same runs in float64 (measured: 2.3e-8).
 TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
     check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);
+    check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-16's eval_val_ttt_lora)
 }
 
 // No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.
@@ -377,5 +386,5 @@ TEST(lora_ttt_refusals_and_threads) {
 
 RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_looped_gpts),
           T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant),
-          T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
+          T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_gradients_through_the_2026_04_16_gates), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
           T(lora_ttt_refusals_and_threads))

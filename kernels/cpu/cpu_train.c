@@ -34,6 +34,7 @@ struct layer_act {   // one layer's activations over the S tokens of a sequence
     float *mo;       // (S, C) the MLP's output
     float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
     float *hq, *hk, *hv, *ho, *hm;  // (S, rank) each LoRA's x A^T (q, k, v, o from an; the MLP's from mn), or NULL
+    float *gate, *zg;  // (S, H), (S, Q): the attention output gate (model_config.attn_gate_*) and z gated, or NULL
 };
 
 // One LoRA adapter y += (x A^T) B^T: A (rank, in), B (out, rank), and their gradients.
@@ -58,12 +59,14 @@ struct cpu_trainer {
     } *gl;
     // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
     int frozen, rank;
+    int lora_only;         // m has what only LoRA training takes (untrainable(m, 0)): no weight gradients
     struct lora_pair *lq, *lk, *lv, *lo, *lm, lh;  // per layer (NULL: that adapter is off), the head's (lh.A NULL: none)
     struct train_param *lp;
     int n_lp;
     float *h_lm, *dh;      // (TILE, rank) the head's x A^T; (S, rank) scratch
     float *dho;            // (S, rank) the output adapter's dL/dh, kept until dL/d(an) is assembled
     float *da, *dm, *dxin; // (S, C) a side-by-side two-lane layer's sublayer gradients and dL/d(xin)
+    float *dgs;            // (S, H) the attention gates' dL/d(their logit), or NULL
     // activations of one sequence
     struct layer_act *act;
     float *skip_out;       // (n_enc, S, C) encoder outputs
@@ -353,7 +356,15 @@ static int same_block(const struct layer_weights *a, const struct layer_weights 
            a->q_gain == b->q_gain && a->attn_scale == b->attn_scale && a->mlp_scale == b->mlp_scale && a->ve_scale == b->ve_scale;
 }
 
-int cpu_train_check(const struct model *m, xsa_error *err) {
+// A 2026-04-16 kind of output gate: 2 sigmoid(w . an[:W]), no bias or scale.
+static int gate_0416(const struct model *m, const struct layer_weights *w) {
+    return !w->attn_gate_b && m->cfg.attn_gate_scale == 1.0f && m->cfg.attn_gate_mult == 2.0f;
+}
+
+// What of m the trainer cannot train (NULL: nothing): with lora, for LoRA adapters over frozen
+// weights, which may also have 2026-04-16's SmearGate and output gates (their forward and the
+// gradient through them, not their weights' gradients).
+static const char *untrainable(const struct model *m, int lora) {
     const struct model_config *c = &m->cfg;
     const char *why = NULL;
     if (m->mng) why = "modded-nanogpt's topology";
@@ -366,20 +377,28 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
     else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
-    else if (c->smear_fwd_window) why = "the 2026-04-16 SmearGate";
+    else if (c->smear_fwd_window && !lora) why = "the 2026-04-16 SmearGate (its LoRA TTT trains; full-parameter TTT does not)";
     else if (c->skip_after) why = "U-Net skips after the block";
     else if (c->sliding_window) why = "sliding-window layers";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l]) why = "a layer without attention";
         else if (w->dtg_w) why = "DTG_ENABLED";
-        else if (w->attn_gate_w) why = "attention gates";
+        else if (w->attn_gate_w && !(lora && gate_0416(m, w)))
+            why = lora ? "attention gates other than 2026-04-16's" : "attention gates (2026-04-16's LoRA TTT trains; full-parameter TTT does not)";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
         else if (!w->q_gain || !w->resid_mix || !w->attn_scale || !w->mlp_scale) why = "a block without q_gain, resid_mix or scales";
         else if (!same_block(w, &m->layers[first_of_block(m, l)])) why = "recurrent layers with MLPs of their own (REPEAT_UNTIE_MLP)";
     }
+    return why;
+}
+
+int cpu_train_check(const struct model *m, xsa_error *err) { return cpu_train_check_as(m, 0, err); }
+
+int cpu_train_check_as(const struct model *m, int lora, xsa_error *err) {
+    const char *why = untrainable(m, lora);
     if (why)
         return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
                         "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09) or "
@@ -412,7 +431,7 @@ static void rope_at(struct cpu_trainer *t, long pos0) {
 }
 
 struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err) {
-    if (cpu_train_check(m, err)) return NULL;
+    if (cpu_train_check_as(m, 1, err)) return NULL;
     const struct model_config *c = &m->cfg;
     struct cpu_trainer *t = xsa_calloc(1, sizeof *t);
     t->m = m, t->S = S, t->S_max = S, t->L = c->n_layer, t->C = c->d_model, t->H = c->n_head, t->Hkv = c->n_kv_head, t->hd = c->head_dim;
@@ -508,6 +527,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         a->u = alloc_f((long)S * F), a->mo = alloc_f((long)S * C);
         a->xp = alloc_f(m->skip_gates ? (long)S * C : 0), a->l1 = alloc_f(c->lanes_from && l >= c->lanes_from ? (long)S * C : 0);
         a->ra = alloc_f(S), a->rq = alloc_f((long)S * t->H), a->rk = alloc_f((long)S * t->Hkv), a->rm = alloc_f(S);
+        if (m->layers[l].attn_gate_w) a->gate = alloc_f((long)S * t->H), a->zg = alloc_f((long)S * Q);
     }
     int h2 = model_rope_dims(c) / 2;
     t->skip_out = alloc_f((long)t->n_enc * S * C), t->gskip = alloc_f((long)t->n_enc * S * C);
@@ -529,6 +549,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->t_q = alloc_f((long)S * Q), t->t_q2 = alloc_f((long)S * Q), t->t_kv = alloc_f((long)S * KV), t->t_kv2 = alloc_f((long)S * KV);
     t->t_v = alloc_f((long)S * KV);
     t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
+    for (int l = 0; l < L && !t->dgs; l++)
+        if (m->layers[l].attn_gate_w) t->dgs = alloc_f((long)S * t->H);
+    t->lora_only = untrainable(m, 0) != NULL;
     t->rope_pos0 = -1;
     rope_at(t, 0);
     return t;
@@ -543,11 +566,12 @@ void cpu_trainer_close(struct cpu_trainer *t) {
                       a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
         for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     }
-    for (int l = 0; t->lp && l < t->L; l++) {
+    for (int l = 0; l < t->L; l++) {
         struct layer_act *a = &t->act[l];
-        float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm};
-        for (int i = 0; i < 5; i++) free(h[i]);
+        float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm, a->gate, a->zg};
+        for (int i = 0; i < 7; i++) free(h[i]);
     }
+    free(t->dgs);
     for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
     free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
@@ -603,6 +627,14 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         if (m->ve_proj) linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
         else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
+    if (m->smear_fwd_w)  // 2026-04-16's SmearGate: e_t += lambda sigmoid(w . e_t[:W]) e_(t-1), rows from the last (raw e_(t-1))
+        for (int i = S - 1; i >= 1; i--) {
+            if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
+            double z = 0;
+            for (int k = 0; k < c->smear_fwd_window; k++) z += (double)m->smear_fwd_w[k] * e[(long)i * C + k];
+            float g = m->smear_fwd_lambda * sigmoidf((float)z);
+            for (int k = 0; k < C; k++) e[(long)i * C + k] += g * e[(long)(i - 1) * C + k];
+        }
     rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
     float *sg = t->sg;  // sigmoid(smear gate), once per channel (backward reads it too)
     for (int k = 0; m->smear_gate && k < C; k++) sg[k] = sigmoidf(m->smear_gate[k]);
@@ -660,7 +692,18 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
         struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
         cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
-        linear(t, a->z, w->wo, a->ao, S, Q, C);
+        if (a->gate) {  // each head's output times mult sigmoid(scale (w_h . an[:W]) + b_h) (2026-04-16's output gate)
+            int W = c->attn_gate_window;
+            for (int i = 0; i < S; i++)
+                for (int h = 0; h < H; h++) {
+                    double z = 0;
+                    for (int k = 0; k < W; k++) z += (double)w->attn_gate_w[(long)h * W + k] * a->an[(long)i * C + k];
+                    float g = c->attn_gate_mult * sigmoidf(c->attn_gate_scale * (float)z + (w->attn_gate_b ? w->attn_gate_b[h] : 0));
+                    a->gate[(long)i * H + h] = g;
+                    for (int d = 0; d < hd; d++) a->zg[(long)i * Q + h * hd + d] = a->z[(long)i * Q + h * hd + d] * g;
+                }
+        }
+        linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
         if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
         scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
         // The MLP reads RMSNorm(xo) (sequential), the attention's input rows (GPT-J: the norms are
@@ -853,8 +896,17 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
         if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
         float *dz = t->t_q;
-        base_dw(t, dao, a->z, t->gl[l].wo, S, Q, C);
+        base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
         linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
+        if (a->gate)  // through the gate: dz g into the attention, dL/d(its logit) kept for dL/d(an)
+            for (int i = 0; i < S; i++)
+                for (int h = 0; h < H; h++) {
+                    float g = a->gate[(long)i * H + h], *d = dz + (long)i * Q + h * hd;
+                    const float *z = a->z + (long)i * Q + h * hd;
+                    double dg = 0;
+                    for (int k = 0; k < hd; k++) dg += (double)d[k] * z[k], d[k] *= g;
+                    t->dgs[(long)i * H + h] = (float)dg * g * (1.0f - g / c->attn_gate_mult);
+                }
         float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
         memset(dk, 0, (size_t)S * KV * sizeof(float));
         memset(dv, 0, (size_t)S * KV * sizeof(float));
@@ -890,6 +942,12 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         if (t->lk && t->lk[l].A) lora_bwd(t, &t->lk[l], dk, a->an, a->hk, dan, S);
         if (t->lv) lora_bwd(t, &t->lv[l], dv, a->an, a->hv, dan, S);
         if (lo) lora_bwd_in(t, lo, t->dho, a->an, dan, S);
+        if (a->gate)  // the gates read an[:W]
+            for (int i = 0; i < S; i++)
+                for (int h = 0; h < H; h++) {
+                    float ds = t->dgs[(long)i * H + h] * c->attn_gate_scale;
+                    for (int k = 0; k < c->attn_gate_window; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * c->attn_gate_window + k];
+                }
         if (gptj)  // the MLP read an too
             for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
         float *gm = t->gl[l].resid_mix;
@@ -985,6 +1043,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
 }
 
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
+    if (t->lora_only) return NAN;  // (callers check cpu_train_check first: this is a guard, never the path)
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
     double loss = 0;
     float inv_n = 1.0f / ((float)n * t->S);
@@ -1020,6 +1079,7 @@ void cpu_trainer_zero_grad(struct cpu_trainer *t) {
 }
 
 double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total) {
+    if (t->lora_only) return NAN;  // (as cpu_trainer_grad)
     t->S = n;
     rope_at(t, pos0);
     forward_body(t, x);
