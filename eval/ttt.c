@@ -240,7 +240,7 @@ void ttt_sgd_step(const struct train_param *p, const int *live, int n, float **m
     }
 }
 
-int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check_as(m, ttt_recipe_of(m) == TTT_2026_04_10, err); }
+int ttt_check(const struct model *m, xsa_error *err) { return cpu_train_check(m, err); }
 
 const char *ttt_blas_core_to_force(void) { return cpu_gemm_blas_core_to_force(); }
 

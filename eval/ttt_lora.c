@@ -165,7 +165,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     memset(out, 0, sizeof *out);
     if (!d->stream || d->n_docs != 1 || d->split)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
-    int rc = cpu_train_check_as(m, !s->phased, err);  // (the phases' global SGD trains every weight)
+    int rc = cpu_train_check(m, err);
     if (rc) return rc;
     if (s->phased && (m->cfg.bigram_vocab || m->cfg.smear || m->cfg.smear_fwd_window))
         return xsa_fail(err, XSA_EBADINPUT, "%s: PHASED_TTT_ENABLED=1: the phased TTT's global SGD cuts its batches at each BOS "

@@ -30,6 +30,7 @@
 #define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
 #define DIR_0410 "tests/fixtures/pgolf/lanes_0410/"
 #define DIR_0416 "tests/fixtures/pgolf/gates_0416/"
+#define DIR_0419 "tests/fixtures/pgolf/gates_0419/"
 #define LORA_REF DIR_0410 "ttt_lora_reference.json"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
@@ -108,6 +109,10 @@ TEST(gradients_of_the_looped_gpts) {
     }
     check_gradients_in(DIR_0410, "ttt_lora_reference.json", "grad");  // side-by-side lanes (parallel_*_lambdas)
     check_gradients_in(DIR_0410, "ttt_lora_reference.json", "grad_long");
+    check_gradients_in(DIR_0416, "ttt_lora_reference.json", "grad");  // 2026-04-16's SmearGate and output gates
+    check_gradients_in(DIR_0416, "ttt_lora_reference.json", "grad_long");
+    check_gradients_in(DIR_0419, "ttt_lora_reference.json", "grad");  // 2026-04-19's dense attention gates
+    check_gradients_in(DIR_0419, "ttt_lora_reference.json", "grad_long");
 }
 
 // The fixture's model and the shard as one stream (free with unload).
@@ -333,7 +338,10 @@ static void check_lora_gradients(const char *dir) {
 
 TEST(lora_gradients_match_autograd) { check_lora_gradients(DIR_0410); }
 // 2026-04-16's SmearGate on the raw embedding and attention output gates under the adapters.
-TEST(lora_gradients_through_the_2026_04_16_gates) { check_lora_gradients(DIR_0416); }
+TEST(lora_gradients_through_the_2026_04_16_gates) {
+    check_lora_gradients(DIR_0416);
+    check_lora_gradients(DIR_0419);  // (2026-04-19's dense gates)
+}
 
 // The record's eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's,
 // three, and plain sequences in the global SGD; their adapters drawn by xsa-eval's generator) per
@@ -342,6 +350,7 @@ TEST(lora_gradients_through_the_2026_04_16_gates) { check_lora_gradients(DIR_041
 TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
     check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);
     check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-16's eval_val_ttt_lora)
+    check_cases_in(DIR_0419, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-19's eval_val_ttt_phased)
 }
 
 // No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.

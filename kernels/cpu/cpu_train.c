@@ -54,12 +54,14 @@ struct cpu_trainer {
     // grads by role (pointers into p's grads)
     float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_gate, *g_lm, *g_veemb, *g_veproj, *g_vescale;
     float *g_post, *g_resid;  // parallel_post_lambdas, parallel_resid_lambdas
+    float *g_sfw, *g_sfl;     // 2026-04-16's SmearGate: smear_gate.weight, smear_lambda
+    float *e_raw;             // (S, C) the raw embedding rows under that SmearGate, or NULL
     struct {
-        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid;
+        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid,
+            *attn_gate;
     } *gl;
     // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
     int frozen, rank;
-    int lora_only;         // m has what only LoRA training takes (untrainable(m, 0)): no weight gradients
     struct lora_pair *lq, *lk, *lv, *lo, *lm, lh;  // per layer (NULL: that adapter is off), the head's (lh.A NULL: none)
     struct train_param *lp;
     int n_lp;
@@ -356,15 +358,13 @@ static int same_block(const struct layer_weights *a, const struct layer_weights 
            a->q_gain == b->q_gain && a->attn_scale == b->attn_scale && a->mlp_scale == b->mlp_scale && a->ve_scale == b->ve_scale;
 }
 
-// A 2026-04-16 kind of output gate: 2 sigmoid(w . an[:W]), no bias or scale.
-static int gate_0416(const struct model *m, const struct layer_weights *w) {
-    return !w->attn_gate_b && m->cfg.attn_gate_scale == 1.0f && m->cfg.attn_gate_mult == 2.0f;
+// An attention gate mult sigmoid(w . an[:W]) without bias or scale: 2026-04-16's output gate (mult
+// 2, 12 inputs), 2026-04-19's dense gate (mult 1, every input).
+static int plain_gate(const struct model *m, const struct layer_weights *w) {
+    return !w->attn_gate_b && m->cfg.attn_gate_scale == 1.0f;
 }
 
-// What of m the trainer cannot train (NULL: nothing): with lora, for LoRA adapters over frozen
-// weights, which may also have 2026-04-16's SmearGate and output gates (their forward and the
-// gradient through them, not their weights' gradients).
-static const char *untrainable(const struct model *m, int lora) {
+int cpu_train_check(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     const char *why = NULL;
     if (m->mng) why = "modded-nanogpt's topology";
@@ -377,28 +377,20 @@ static const char *untrainable(const struct model *m, int lora) {
     else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
     else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
-    else if (c->smear_fwd_window && !lora) why = "the 2026-04-16 SmearGate (its LoRA TTT trains; full-parameter TTT does not)";
+    else if (c->smear_fwd_window && m->bigram_emb) why = "the 2026-04-16 SmearGate beside a bigram table";
     else if (c->skip_after) why = "U-Net skips after the block";
     else if (c->sliding_window) why = "sliding-window layers";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l]) why = "a layer without attention";
         else if (w->dtg_w) why = "DTG_ENABLED";
-        else if (w->attn_gate_w && !(lora && gate_0416(m, w)))
-            why = lora ? "attention gates other than 2026-04-16's" : "attention gates (2026-04-16's LoRA TTT trains; full-parameter TTT does not)";
+        else if (w->attn_gate_w && !plain_gate(m, w)) why = "attention gates with a bias or a scale (GATED_ATTENTION, sparse gates)";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
         else if (!w->q_gain || !w->resid_mix || !w->attn_scale || !w->mlp_scale) why = "a block without q_gain, resid_mix or scales";
         else if (!same_block(w, &m->layers[first_of_block(m, l)])) why = "recurrent layers with MLPs of their own (REPEAT_UNTIE_MLP)";
     }
-    return why;
-}
-
-int cpu_train_check(const struct model *m, xsa_error *err) { return cpu_train_check_as(m, 0, err); }
-
-int cpu_train_check_as(const struct model *m, int lora, xsa_error *err) {
-    const char *why = untrainable(m, lora);
     if (why)
         return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
                         "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09) or "
@@ -431,7 +423,7 @@ static void rope_at(struct cpu_trainer *t, long pos0) {
 }
 
 struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err) {
-    if (cpu_train_check_as(m, 1, err)) return NULL;
+    if (cpu_train_check(m, err)) return NULL;
     const struct model_config *c = &m->cfg;
     struct cpu_trainer *t = xsa_calloc(1, sizeof *t);
     t->m = m, t->S = S, t->S_max = S, t->L = c->n_layer, t->C = c->d_model, t->H = c->n_head, t->Hkv = c->n_kv_head, t->hd = c->head_dim;
@@ -448,7 +440,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         return NULL;
     }
     int L = t->L, C = t->C, Q = t->Q, KV = t->KV, F = t->F, V = t->V;
-    t->p = xsa_calloc((size_t)(16 + 11 * L), sizeof *t->p);
+    t->p = xsa_calloc((size_t)(18 + 12 * L), sizeof *t->p);
     t->gl = xsa_calloc((size_t)L, sizeof *t->gl);
     char nm[48];
     // Each block's tensors are one parameter however many layers run it (their gradients add up),
@@ -465,6 +457,11 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         t->g_bscale = add_param(t, "bigram.scale", &m->bigram_scale, 1, -1);
     }
     if (m->smear_gate) t->g_smear = add_param(t, "smear.gate", m->smear_gate, C, -1);
+    if (m->smear_fwd_w) {
+        t->g_sfw = add_param(t, "smear_gate.weight", m->smear_fwd_w, c->smear_fwd_window, -1);
+        t->g_sfl = add_param(t, "smear_lambda", &m->smear_fwd_lambda, 1, -1);
+        t->e_raw = alloc_f((long)S * C);
+    }
     long skip_rows = c->skip_rows ? c->skip_rows : t->n_skip;  // (2026-04-03/04: fewer rows than skips)
     if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, skip_rows * C, -1);
     if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, skip_rows * C, -1);
@@ -499,6 +496,11 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", b), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.resid_mix", b), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, b);
+        if (w->attn_gate_w) {  // (2026-04-16's output gate over 12 inputs, 2026-04-19's dense gate over all)
+            int W = c->attn_gate_window;
+            snprintf(nm, sizeof nm, W == C ? "blocks.%d.attn.attn_gate_w" : "blocks.%d.attn.attn_gate_proj.weight", b);
+            t->gl[l].attn_gate = add_param(t, nm, w->attn_gate_w, (long)t->H * W, b);
+        }
     }
     if (m->ve_emb) {
         t->g_veemb = add_param(t, "ve_shared.embed.weight", m->ve_emb, (long)V * c->ve_dim, -1);
@@ -551,7 +553,6 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
     for (int l = 0; l < L && !t->dgs; l++)
         if (m->layers[l].attn_gate_w) t->dgs = alloc_f((long)S * t->H);
-    t->lora_only = untrainable(m, 0) != NULL;
     t->rope_pos0 = -1;
     rope_at(t, 0);
     return t;
@@ -571,7 +572,7 @@ void cpu_trainer_close(struct cpu_trainer *t) {
         float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm, a->gate, a->zg};
         for (int i = 0; i < 7; i++) free(h[i]);
     }
-    free(t->dgs);
+    free(t->dgs), free(t->e_raw);
     for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
     free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
@@ -627,6 +628,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         if (m->ve_proj) linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
         else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
+    if (m->smear_fwd_w) memcpy(t->e_raw, e, (size_t)S * C * sizeof *e);
     if (m->smear_fwd_w)  // 2026-04-16's SmearGate: e_t += lambda sigmoid(w . e_t[:W]) e_(t-1), rows from the last (raw e_(t-1))
         for (int i = S - 1; i >= 1; i--) {
             if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
@@ -945,8 +947,11 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         if (a->gate)  // the gates read an[:W]
             for (int i = 0; i < S; i++)
                 for (int h = 0; h < H; h++) {
-                    float ds = t->dgs[(long)i * H + h] * c->attn_gate_scale;
-                    for (int k = 0; k < c->attn_gate_window; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * c->attn_gate_window + k];
+                    int W = c->attn_gate_window;
+                    float ds = t->dgs[(long)i * H + h] * c->attn_gate_scale, *gw = t->gl[l].attn_gate + (long)h * W;
+                    const float *an = a->an + (long)i * C;
+                    for (int k = 0; k < W; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * W + k];
+                    for (int k = 0; !t->frozen && k < W; k++) gw[k] += ds * an[k];
                 }
         if (gptj)  // the MLP read an too
             for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
@@ -1016,6 +1021,20 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         }
     float *de = t->t_c2;
     rms_bwd(dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
+    if (m->smear_fwd_w)  // e'_t = e_t + lambda sigmoid(w . e_t[:W]) e_(t-1): de (of e') becomes dL/de, rows upward
+        for (int i = 1; i < S; i++) {
+            if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
+            const float *ei = t->e_raw + (long)i * C, *ep = t->e_raw + (long)(i - 1) * C;
+            float *di = de + (long)i * C, *dp = de + (long)(i - 1) * C;
+            int W = c->smear_fwd_window;
+            double z = 0, dg = 0;
+            for (int k = 0; k < W; k++) z += (double)m->smear_fwd_w[k] * ei[k];
+            for (int k = 0; k < C; k++) dg += (double)di[k] * ep[k];
+            float sg = sigmoidf((float)z), g = m->smear_fwd_lambda * sg, dz = (float)dg * m->smear_fwd_lambda * sg * (1.0f - sg);
+            t->g_sfl[0] += (float)dg * sg;
+            for (int k = 0; k < C; k++) dp[k] += g * di[k];
+            for (int k = 0; k < W; k++) t->g_sfw[k] += dz * ei[k], di[k] += dz * m->smear_fwd_w[k];
+        }
     scatter_rows(t->g_tok, x, de, S, C);
     if (m->bigram_emb) {  // e = tok + scale * pb, pb = proj(be_rows)
         int D = c->bigram_dim;
@@ -1043,7 +1062,6 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
 }
 
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
-    if (t->lora_only) return NAN;  // (callers check cpu_train_check first: this is a guard, never the path)
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
     double loss = 0;
     float inv_n = 1.0f / ((float)n * t->S);
@@ -1079,7 +1097,6 @@ void cpu_trainer_zero_grad(struct cpu_trainer *t) {
 }
 
 double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total) {
-    if (t->lora_only) return NAN;  // (as cpu_trainer_grad)
     t->S = n;
     rope_at(t, pos0);
     forward_body(t, x);

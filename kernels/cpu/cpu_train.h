@@ -10,10 +10,9 @@
 // embedding, the (leaky) relu^2 MLP) and the 2026-04 looped ones (2026-04-06 QK5, 2026-04-08,
 // 2026-04-09: blocks run by several layers, whose gradients add up; gated U-Net skips; 2026-04-08's
 // two lanes merged by lane_merge; GPT-J blocks) and 2026-04-04's (RECUR_LAYERS, value embeddings,
-// skips past skip_weights' rows), and 2026-04-10's side-by-side lanes; LoRA adapters over any of
-// those frozen, also with 2026-04-16's SmearGate on the raw embedding and its attention output
-// gates (their forward and the gradient through them). cpu_train_check refuses any other feature
-// by name.
+// skips past skip_weights' rows), 2026-04-10's side-by-side lanes, 2026-04-16's SmearGate on the
+// raw embedding and attention output gates, 2026-04-19's dense attention gates; LoRA adapters over
+// any of those, frozen. cpu_train_check refuses any other feature by name.
 #ifndef XSA_KERNELS_CPU_TRAIN_H
 #define XSA_KERNELS_CPU_TRAIN_H
 
@@ -33,11 +32,8 @@ struct train_param {
 
 struct cpu_trainer;
 
-// 0 when a trainer can train every weight of m (cpu_trainer_grad, cpu_trainer_segment), else
-// XSA_EBADINPUT naming the first feature it cannot; cpu_train_check_as with lora: when LoRA
-// adapters over m's frozen weights can be trained (cpu_trainer_open's own check).
+// 0 when cpu_trainer_open can train m, else XSA_EBADINPUT naming the first feature it cannot.
 int cpu_train_check(const struct model *m, xsa_error *err);
-int cpu_train_check_as(const struct model *m, int lora, xsa_error *err);
 
 // A trainer for m (whose weights it will write) on sequences of S tokens, n_threads CPU
 // threads (0: all cores). NULL with err set when m cannot be trained.
