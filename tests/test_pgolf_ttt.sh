@@ -106,7 +106,7 @@ MG=tests/fixtures/pgolf/gates_0416/final_model.pt
 expect_exit lora_gates_0416 0 "ttt document 11/11: 1440 targets, 6.99232[0-9] nats/token" -- $P --model $MG $WL --ttt --ttt-set "$RUNL"
 expect_exit lora_gates_0419_phased 0 "ttt phase 1/1: global SGD on the first 5 of the 5 documents scored.*ttt document 11/11: 1440 targets, 6.88750[0-9] nats/token" -- \
     bash -c "$P --model tests/fixtures/pgolf/gates_0419/final_model.pt $WL --ttt --ttt-set '$(echo $RUNL | sed 's/TTT_BATCH_SIZE=4/TTT_BATCH_SIZE=3/') PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=5 GLOBAL_TTT_LR=0.01 GLOBAL_TTT_EPOCHS=2 GLOBAL_TTT_CHUNK_TOKENS=96 GLOBAL_TTT_BATCH_SEQS=2' 2>&1 | tr '\n' ' '"
-expect_exit sparse_gates_refused 2 "gates_0427/final_model.pt: .*this model has attention gates with a bias or a scale" -- \
+expect_exit sparse_gates_refused 2 "gates_0427/final_model.pt: .*this model has 2026-04-23's sparse attention gates \(those records' LoRA TTT scales the adapters by TTT_LORA_ALPHA" -- \
     $P --model tests/fixtures/pgolf/gates_0427/final_model.pt $WL --ttt
 # VAL_DOC_FRACTION: the record's random.Random(SEED).sample of the documents (case "sample": 6 of 11, 6.967115452).
 expect_exit lora_sample 0 "ttt document 6/6: [0-9]+ targets, 6.96711[0-9] nats/token" -- \

@@ -358,8 +358,9 @@ static int same_block(const struct layer_weights *a, const struct layer_weights 
            a->q_gain == b->q_gain && a->attn_scale == b->attn_scale && a->mlp_scale == b->mlp_scale && a->ve_scale == b->ve_scale;
 }
 
-// An attention gate mult sigmoid(w . an[:W]) without bias or scale: 2026-04-16's output gate (mult
-// 2, 12 inputs), 2026-04-19's dense gate (mult 1, every input).
+// An attention gate mult sigmoid(w . an[:W]), without bias or scale: 2026-04-16's output gate
+// (mult 2, 12 inputs), 2026-04-19's dense gate (every input). (The arithmetic takes a scale too;
+// 2026-04-23's scaled sparse gates mark records whose LoRA TTT differs: see the refusal.)
 static int plain_gate(const struct model *m, const struct layer_weights *w) {
     return !w->attn_gate_b && m->cfg.attn_gate_scale == 1.0f;
 }
@@ -384,7 +385,10 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
         const struct layer_weights *w = &m->layers[l];
         if (c->attn_off[l]) why = "a layer without attention";
         else if (w->dtg_w) why = "DTG_ENABLED";
-        else if (w->attn_gate_w && !plain_gate(m, w)) why = "attention gates with a bias or a scale (GATED_ATTENTION, sparse gates)";
+        else if (w->attn_gate_w && w->attn_gate_b) why = "attention gates with a bias (GATED_ATTENTION)";
+        else if (w->attn_gate_w && !plain_gate(m, w))
+            why = "2026-04-23's sparse attention gates (those records' LoRA TTT scales the adapters by TTT_LORA_ALPHA / rank "
+                  "and keeps their A from one document to the next, which xsa-eval does not reproduce yet)";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
@@ -496,9 +500,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", b), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.resid_mix", b), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, b);
-        if (w->attn_gate_w) {  // (2026-04-16's output gate over 12 inputs, 2026-04-19's dense gate over all)
+        if (w->attn_gate_w) {  // (2026-04-16's output gate, times 2, is attn_gate_proj; the dense and sparse gates attn_gate_w)
             int W = c->attn_gate_window;
-            snprintf(nm, sizeof nm, W == C ? "blocks.%d.attn.attn_gate_w" : "blocks.%d.attn.attn_gate_proj.weight", b);
+            snprintf(nm, sizeof nm, c->attn_gate_mult == 2.0f ? "blocks.%d.attn.attn_gate_proj.weight" : "blocks.%d.attn.attn_gate_w", b);
             t->gl[l].attn_gate = add_param(t, nm, w->attn_gate_w, (long)t->H * W, b);
         }
     }
