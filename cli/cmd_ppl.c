@@ -574,7 +574,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: %s is trained as the %s, %s as the %s, which score different targets; "
                         "compare two models of one recipe", a->model[0], ttt_recipe_source(recipe), a->model[1],
                         ttt_recipe_source(ttt_recipe_of(&r->m[1])));
-    if (a->ttt && recipe == TTT_2026_04_10 && a->stride)
+    if (a->ttt && ttt_is_lora(recipe) && a->stride)
         return xsa_fail(err, XSA_EBADINPUT, "--stride does not apply to %s's test-time training: it scores each document in "
                         "chunks of TTT_CHUNK_SIZE targets, each in a window of up to TTT_EVAL_SEQ_LEN tokens (--ttt-set)",
                         a->model[0]);
@@ -596,7 +596,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                        a->probe ? r->probe : NULL, err);
     if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
     // The most context a prediction saw: 2026-04-10's LoRA TTT scores in windows of TTT_EVAL_SEQ_LEN.
-    int seen = a->ttt && recipe == TTT_2026_04_10 ? tts.eval_seq_len : context;
+    int seen = a->ttt && ttt_is_lora(recipe) ? tts.eval_seq_len : context;
     int def_edges[PPL_MAX_BUCKETS], nd = 0;
     if (!rc && !a->buckets)
         for (int e = 16; e < seen && nd < PPL_MAX_BUCKETS - 1; e *= 2) def_edges[nd++] = e;
@@ -615,7 +615,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
                              .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk"
-                                          : a->n_shards && !(a->ttt && recipe == TTT_2026_04_10) ? "window" : "document", .context = context, .stride = stride,
+                                          : a->n_shards && !(a->ttt && ttt_is_lora(recipe)) ? "window" : "document", .context = context, .stride = stride,
                              .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
                              .doc_start = r->docs.doc_start,

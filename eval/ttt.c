@@ -15,11 +15,16 @@
 #include "kernels/cpu/cpu_train.h"
 
 int ttt_recipe_of(const struct model *m) {
-    return m->cfg.lanes_together ? TTT_2026_04_10 : m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
+    if (m->cfg.lanes_together)  // (2026-04-23's sparse gates, scaled, mark its recipe)
+        return m->cfg.attn_gate_scale != 1.0f && m->cfg.attn_gate_window ? TTT_2026_04_23 : TTT_2026_04_10;
+    return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
 }
 
+int ttt_is_lora(int recipe) { return recipe == TTT_2026_04_10 || recipe == TTT_2026_04_23; }
+
 const char *ttt_recipe_source(int recipe) {
-    return recipe == TTT_2026_04_10   ? "eval_val_ttt_lora of 2026-04-10"
+    return recipe == TTT_2026_04_23   ? "eval_val_ttt_phased of 2026-04-23 on"
+           : recipe == TTT_2026_04_10 ? "eval_val_ttt_lora of 2026-04-10"
            : recipe == TTT_2026_04    ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
            : recipe == TTT_2026_04_04 ? "eval_val_ttt of 2026-04-04"
                                       : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
@@ -35,16 +40,19 @@ void ttt_settings_init(struct ttt_settings *s, int recipe) {
                                .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32,
                                .lora_rank = 96, .chunk_size = 32, .eval_seq_len = 2048, .batch_size = 64, .grad_steps = 1,
                                .k_lora = 1, .mlp_lora = 1, .o_lora = 1, .lora_lr = 0.0001, .weight_decay = 0.5, .beta1 = 0,
-                               .beta2 = 0.999, .lora_seed = 1337, .doc_fraction = 1.0, .doc_seed = 1337, .prefix_docs = 2000, .num_phases = 1, .g_lr = 0.001,
+                               .beta2 = 0.999, .lora_seed = 1337, .lora_alpha = recipe == TTT_2026_04_23 ? 144 : 0,
+                               .warm_start_a = recipe == TTT_2026_04_23, .doc_fraction = 1.0, .doc_seed = 1337, .prefix_docs = 2000, .num_phases = 1, .g_lr = 0.001,
                                .g_momentum = 0.9, .g_epochs = 1, .g_chunk_tokens = 32768, .g_batch_seqs = 32, .g_grad_clip = 1.0,
                                .g_respect_docs = 1};
+    if (recipe == TTT_2026_04_23)  // (2026-04-27's defaults; its only function is the phased one)
+        s->chunk_size = 48, s->weight_decay = 1.0, s->phased = 1;
 }
 
 // The settings by name: kind 0 the full-parameter recipes', 1 2026-04-10's, 2 either; whole numbers
 // from lo; a flag (0 or 1); hi exclusive for the betas.
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_RANK, S_LORA_LR, S_CHUNK_SIZE,
        S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_PHASED, S_PREFIX, S_PHASES,
-       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_FRACTION, S_DOC_SEED, S_N };
+       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_FRACTION, S_DOC_SEED, S_ALPHA, S_WARM, S_N };
 static const struct { const char *name; int kind, whole, flag; double lo; } spec_of[S_N] = {
     {"TTT_LR", 0, 0, 0, 0}, {"TTT_EPOCHS", 0, 1, 0, 0}, {"TTT_CHUNK_TOKENS", 0, 1, 0, 1}, {"TTT_FREEZE_BLOCKS", 0, 1, 0, 0},
     {"TTT_MOMENTUM", 0, 0, 0, 0}, {"TTT_BATCH_SEQS", 0, 1, 0, 1}, {"TTT_GRAD_CLIP", 0, 0, 0, 0}, {"TTT_ENABLED", 2, 1, 1, 0},
@@ -56,11 +64,11 @@ static const struct { const char *name; int kind, whole, flag; double lo; } spec
     {"GLOBAL_TTT_LR", 1, 0, 0, 0}, {"GLOBAL_TTT_MOMENTUM", 1, 0, 0, 0}, {"GLOBAL_TTT_EPOCHS", 1, 1, 0, 0},
     {"GLOBAL_TTT_CHUNK_TOKENS", 1, 1, 0, 1}, {"GLOBAL_TTT_BATCH_SEQS", 1, 1, 0, 1}, {"GLOBAL_TTT_WARMUP_START_LR", 1, 0, 0, 0},
     {"GLOBAL_TTT_WARMUP_CHUNKS", 1, 1, 0, 0}, {"GLOBAL_TTT_GRAD_CLIP", 1, 0, 0, 0}, {"GLOBAL_TTT_RESPECT_DOC_BOUNDARIES", 1, 1, 1, 0},
-    {"VAL_DOC_FRACTION", 1, 0, 0, 0}, {"SEED", 1, 1, 0, 0}};
+    {"VAL_DOC_FRACTION", 1, 0, 0, 0}, {"SEED", 1, 1, 0, 0}, {"TTT_LORA_ALPHA", 1, 0, 0, 0}, {"TTT_WARM_START_A", 1, 1, 1, 0}};
 
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
     const char *p = spec;
-    int lora = s->recipe == TTT_2026_04_10;
+    int lora = ttt_is_lora(s->recipe);
     while (*p) {
         while (*p && strchr(" ,\t\r\n", *p)) p++;
         if (!*p) break;
@@ -76,7 +84,7 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
                                    "PHASED_TTT_ENABLED, PHASED_TTT_PREFIX_DOCS, PHASED_TTT_NUM_PHASES, GLOBAL_TTT_LR, "
                                    "GLOBAL_TTT_MOMENTUM, GLOBAL_TTT_EPOCHS, GLOBAL_TTT_CHUNK_TOKENS, GLOBAL_TTT_BATCH_SEQS, "
                                    "GLOBAL_TTT_WARMUP_START_LR, GLOBAL_TTT_WARMUP_CHUNKS, GLOBAL_TTT_GRAD_CLIP, GLOBAL_TTT_RESPECT_DOC_BOUNDARIES, "
-                                   "VAL_DOC_FRACTION, SEED"
+                                   "VAL_DOC_FRACTION, SEED, TTT_LORA_ALPHA, TTT_WARM_START_A"
                                  : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
                             k < S_N && eq ? lora ? " (this model's records train LoRA adapters: eval_val_ttt_lora of 2026-04-10)"
                                                  : " (LoRA settings are the 2026-04-10 records'; this model's train every weight)"
@@ -138,6 +146,8 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         case S_G_RESPECT: s->g_respect_docs = (int)v; break;
         case S_FRACTION: s->doc_fraction = v; break;
         case S_DOC_SEED: s->doc_seed = (long)v; break;
+        case S_ALPHA: s->lora_alpha = v; break;
+        case S_WARM: s->warm_start_a = (int)v; break;
         }
         p = e;
     }
@@ -145,7 +155,7 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
 }
 
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
-    if (s->recipe != TTT_2026_04_10) {
+    if (!ttt_is_lora(s->recipe)) {
         snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
                  "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
         return;
@@ -155,6 +165,8 @@ void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
                      "TTT_OPTIMIZER=%s TTT_LORA_SEED=%ld", s->lora_rank, s->lora_lr, s->chunk_size, s->eval_seq_len, s->batch_size,
                      s->grad_steps, s->weight_decay, s->beta1, s->beta2, s->k_lora, s->mlp_lora, s->o_lora, s->sgd ? "sgd" : "adam",
                      s->lora_seed);
+    if ((s->lora_alpha > 0 || s->warm_start_a) && k > 0 && (size_t)k < n)
+        k += snprintf(out + k, n - (size_t)k, " TTT_LORA_ALPHA=%g TTT_WARM_START_A=%d", s->lora_alpha, s->warm_start_a);
     if (s->doc_fraction < 1 && k > 0 && (size_t)k < n)
         k += snprintf(out + k, n - (size_t)k, " VAL_DOC_FRACTION=%g SEED=%ld", s->doc_fraction, s->doc_seed);
     if (s->phased && k > 0 && (size_t)k < n)
@@ -254,7 +266,7 @@ void ttt_progress(const char *what, long i, long n, double sum, size_t t, double
 int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
               int progress, struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
-    if (s->recipe == TTT_2026_04_10) return ttt_lora_score(m, n_threads, d, context, s, progress, out, err);
+    if (ttt_is_lora(s->recipe)) return ttt_lora_score(m, n_threads, d, context, s, progress, out, err);
     if (!d->stream || d->n_docs != 1 || d->split)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
     if (stride < 1 || stride > context)

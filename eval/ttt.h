@@ -27,6 +27,7 @@ enum ttt_recipe {
     TTT_2026_04,     // 2026-04-06..09: windows whose scored part (past context - stride) is not empty, scoring it
     TTT_2026_04_04,  // 2026-04-04's eval_val_ttt: 2026-03's windows, 2026-04's defaults but TTT_LR 0.002
     TTT_2026_04_10,  // 2026-04-10's eval_val_ttt_lora: per document, LoRA adapters trained chunk by chunk (eval/ttt_lora.h)
+    TTT_2026_04_23,  // 2026-04-23 on: the same, adapters scaled by TTT_LORA_ALPHA / rank, A kept between documents
 };
 
 struct ttt_settings {
@@ -38,6 +39,8 @@ struct ttt_settings {
     int lora_rank, chunk_size, eval_seq_len, batch_size, grad_steps, k_lora, mlp_lora, o_lora, sgd;
     double lora_lr, weight_decay, beta1, beta2;
     long lora_seed;
+    double lora_alpha;  // TTT_2026_04_23: TTT_LORA_ALPHA (the adapters' output times alpha / rank; 0: 1) ...
+    int warm_start_a;   // ... and TTT_WARM_START_A (a batch slot's A carries on to its next document)
     // ... the documents it scores (VAL_DOC_FRACTION, SEED: random.Random(SEED).sample of them)
     double doc_fraction;
     long doc_seed;
@@ -51,6 +54,9 @@ struct ttt_settings {
 // (2026-04-10 on), TTT_2026_04 for the other looped GPTs (NUM_LOOPS, 2026-04-05 on), TTT_2026_04_04 for the other GPTs with gated U-Net skips (skip_gates: 2026-04-04's
 // RECUR_LAYERS GPT), TTT_2026_03 for the GPT of 2026-03-20..29.
 int ttt_recipe_of(const struct model *m);
+
+// Whether recipe trains LoRA adapters per document (TTT_2026_04_10, TTT_2026_04_23: eval/ttt_lora.h).
+int ttt_is_lora(int recipe);
 
 // Which records' code a recipe follows, for messages and reports ("eval_val_sliding_ttt of 2026-03-23 and 2026-03-29").
 const char *ttt_recipe_source(int recipe);

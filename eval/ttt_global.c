@@ -31,7 +31,7 @@ static double batch_grad(struct cpu_trainer *tr, const int32_t *x, long len, int
             doc_end = a + seq_len;
         for (long p = a; p < doc_end; p += seq_len) {
             long n = doc_end - p < seq_len ? doc_end - p : seq_len;
-            loss += cpu_trainer_segment(tr, x + p, x + p + 1, (int)n, respect ? p : 0, inv);
+            loss += cpu_trainer_segment(tr, x + p, x + p + 1, (int)n, respect ? p : 0, respect && p ? x[p - 1] : -1, inv);
         }
         a = doc_end;
     }

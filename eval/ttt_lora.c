@@ -65,13 +65,19 @@ static void opt_step(const struct train_param *p, int n, struct opt *o, const st
     }
 }
 
-// Fresh adapters for document doc: A drawn, B, the gradients and the optimizer's state zero.
-static void reset_adapters(const struct train_param *p, int n, struct opt *o, const struct ttt_settings *s, long doc, int rank) {
+static int is_a(const struct train_param *p) { return p->name[strlen(p->name) - 1] == 'A'; }
+
+// Fresh adapters: A drawn under key (ttt_lora_uniform's doc) or, given a_from, its A tensors one
+// after the other; B, the gradients and the optimizer's state zero.
+static void reset_adapters(const struct train_param *p, int n, struct opt *o, const struct ttt_settings *s, long key, int rank,
+                           const float *a_from) {
     for (int i = 0; i < n; i++) {
-        size_t len = strlen(p[i].name);
-        if (p[i].name[len - 1] == 'A') {
+        if (is_a(&p[i]) && a_from) {
+            memcpy(p[i].w, a_from, (size_t)p[i].n * sizeof(float));
+            a_from += p[i].n;
+        } else if (is_a(&p[i])) {
             long in = p[i].n / rank;
-            ttt_lora_uniform(s->lora_seed, doc, i, p[i].n, 1.0 / sqrt((double)in), p[i].w);
+            ttt_lora_uniform(s->lora_seed, key, i, p[i].n, 1.0 / sqrt((double)in), p[i].w);
         } else {
             memset(p[i].w, 0, (size_t)p[i].n * sizeof(float));
         }
@@ -167,10 +173,10 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
     int rc = cpu_train_check(m, err);
     if (rc) return rc;
-    if (s->phased && (m->cfg.bigram_vocab || m->cfg.smear || m->cfg.smear_fwd_window))
+    if (s->phased && (m->cfg.bigram_vocab || m->cfg.smear))
         return xsa_fail(err, XSA_EBADINPUT, "%s: PHASED_TTT_ENABLED=1: the phased TTT's global SGD cuts its batches at each BOS "
-                        "as the records from 2026-04-13 do, whose GPTs have no bigram table or SmearGate, and this model has "
-                        "one; score it without the phases", m->path);
+                        "as the records from 2026-04-13 do, whose GPTs have no bigram table or 2026-03 SmearGate, and this "
+                        "model has one; score it without the phases", m->path);
     const int32_t *tok = d->tok.v + d->start[0];
     long n_tok = (long)(d->start[1] - d->start[0]), n_bos = 0;
     if (context < 1 || n_tok - 1 < context)
@@ -197,7 +203,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     record_queue(&dc, s->batch_size, order, batch_of);
     int S = s->eval_seq_len < n_tok ? s->eval_seq_len : (int)n_tok;
     struct cpu_trainer *tr = cpu_trainer_open(m, S, n_threads, err);
-    struct cpu_lora_spec spec = {s->lora_rank, s->k_lora, s->mlp_lora, s->o_lora};
+    struct cpu_lora_spec spec = {s->lora_rank, s->k_lora, s->mlp_lora, s->o_lora, s->lora_alpha};
     if (!tr || cpu_trainer_lora(tr, &spec, err)) {
         cpu_trainer_close(tr);
         free(dc.start), free(dc.pred), free(dc.id), free(off), free(order), free(batch_of);
@@ -215,10 +221,25 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     size_t t = 0;
     double bytes = 0, nll_sum = 0, t_start = timing_now_s();
     int cs = s->chunk_size;
+    // TTT_WARM_START_A: each slot of a full batch keeps its A (slot_a) for the slot's next
+    // document, drawn afresh when the adapters are rebuilt (at the start and after each phase:
+    // generation gen); a short last batch draws its own.
+    long a_total = 0, gen = 0, b0 = 0;
+    for (int i = 0; i < np; i++) a_total += is_a(&p[i]) ? p[i].n : 0;
+    float **slot_a = s->warm_start_a ? xsa_calloc((size_t)s->batch_size, sizeof *slot_a) : NULL;
     for (long k = 0; k < dc.n && !rc; k++) {
         long di = order[k], start = dc.start[di], pred = dc.pred[di];  // targets tok[start + 1 .. start + pred]
         size_t o0 = off[di];
-        reset_adapters(p, np, &o, s, dc.id[di], s->lora_rank);
+        if (k == 0 || batch_of[k] != batch_of[k - 1]) b0 = k;
+        long b1 = b0, slot = k - b0, max_nc = 0;  // the batch [b0, b1): its longest document's chunks
+        for (; b1 < dc.n && batch_of[b1] == batch_of[b0]; b1++) max_nc = (dc.pred[order[b1]] + cs - 1) / cs > max_nc ? (dc.pred[order[b1]] + cs - 1) / cs : max_nc;
+        int full = b1 - b0 == s->batch_size;
+        if (!slot_a)
+            reset_adapters(p, np, &o, s, dc.id[di], s->lora_rank, NULL);
+        else if (!full)
+            reset_adapters(p, np, &o, s, TTT_LORA_KEY_SHORT + batch_of[k] * TTT_LORA_KEY_STEP + slot, s->lora_rank, NULL);
+        else
+            reset_adapters(p, np, &o, s, TTT_LORA_KEY_SLOT + gen * TTT_LORA_KEY_STEP + slot, s->lora_rank, slot_a[slot]);
         long nc = (pred + cs - 1) / cs;
         for (long ci = 0; ci < nc && !rc; ci++) {
             long end = ci == nc - 1 ? pred : (ci + 1) * cs, ws = end - s->eval_seq_len > 0 ? end - s->eval_seq_len : 0;
@@ -247,6 +268,15 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                 opt_step(p, np, &o, s);
             }
         }
+        if (slot_a && !rc) {  // the batch's other documents go on training: this slot's steps on a zero gradient
+            for (int i = 0; i < np; i++) memset(p[i].grad, 0, (size_t)p[i].n * sizeof(float));
+            for (long i = 0; i < (max_nc - nc) * s->grad_steps; i++) opt_step(p, np, &o, s);
+            if (full) {
+                float *a = slot_a[slot] ? slot_a[slot] : (slot_a[slot] = xsa_malloc((size_t)a_total * sizeof(float)));
+                for (int i = 0; i < np; i++)
+                    if (is_a(&p[i])) memcpy(a, p[i].w, (size_t)p[i].n * sizeof(float)), a += p[i].n;
+            }
+        }
         // After a batch, while phases remain: once the documents scored (all so far) reach the
         // phase's boundary, the first `boundary` of them by (batch, place) train the base model.
         if (!rc && !phases_done && (k == dc.n - 1 || batch_of[k + 1] != batch_of[k])) {
@@ -260,6 +290,8 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                 rc = global_phase(m, n_threads, tok, &dc, scored, boundary, context, s, err);
                 free(scored);
                 phases_done = ++phase >= s->num_phases;
+                gen++;  // (the record builds its adapters again)
+                for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]), slot_a[i] = NULL;
             }
         }
         if (!rc && progress && ((k + 1) % 64 == 0 || k == dc.n - 1)) ttt_progress("document", k + 1, dc.n, nll_sum, t, bytes, t_start);
@@ -269,6 +301,8 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;
     for (int i = 0; i < np; i++) free(o.m[i]), free(o.v[i]);
     free(o.m), free(o.v);
+    for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]);
+    free(slot_a);
     cpu_trainer_close(tr);
     free(dc.start), free(dc.pred), free(dc.id), free(off), free(order), free(batch_of);
     if (rc) ppl_scores_free(out);

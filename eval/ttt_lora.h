@@ -17,6 +17,12 @@
 //
 // The record draws A from torch's global generator, in a state its training left; xsa-eval draws
 // it from its own (ttt_lora_uniform), keyed by TTT_LORA_SEED, the document and the tensor.
+//
+// From 2026-04-23 (TTT_2026_04_23) every adapter's output is scaled by TTT_LORA_ALPHA / rank, and
+// with TTT_WARM_START_A a document's adapters start from the A its batch slot ended the previous
+// batch with (B zero): each slot of the record's batch is a chain of documents, and a slot whose
+// document is done takes the batch's remaining optimizer steps on a zero gradient (AdamW's weight
+// decay goes on shrinking its A), as the record's one optimizer over the whole batch does.
 #ifndef XSA_EVAL_TTT_LORA_H
 #define XSA_EVAL_TTT_LORA_H
 
@@ -26,6 +32,13 @@
 #include "eval/ppl.h"
 #include "eval/ttt.h"
 #include "model/model.h"
+
+// The draw keys (ttt_lora_uniform's doc) of adapters not drawn per document (TTT_WARM_START_A):
+// slot b of the adapters built the g-th time KEY_SLOT + g KEY_STEP + b, slot b of the short last
+// batch (its length-sorted index i) KEY_SHORT + i KEY_STEP + b.
+#define TTT_LORA_KEY_SLOT 1000000000L
+#define TTT_LORA_KEY_SHORT 2000000000L
+#define TTT_LORA_KEY_STEP 100000L
 
 // n values uniform in (-bound, bound), the draw for adapter tensor `tensor` (its index among the
 // adapters' parameters, cpu_trainer_lora_params) of document `doc` (0 the stream's first):

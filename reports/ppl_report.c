@@ -34,7 +34,7 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         md_text(o, lab(r, 1));
     }
     sbuf_puts(o, "\n\n");
-    if (r->ttt && r->ttt_recipe == TTT_2026_04_10) {
+    if (r->ttt && ttt_is_lora(r->ttt_recipe)) {
         sbuf_printf(o, "%s targets of %s (cut to whole sequences of %d tokens), scored with test-time training as "
                        "parameter-golf's %s: each document (from a BOS to the next one) gets fresh LoRA adapters, read "
                        "in chunks of targets each scored before the adapters train on it", t1, r->input, r->context, r->ttt_source);

@@ -31,6 +31,7 @@
 #define DIR_0410 "tests/fixtures/pgolf/lanes_0410/"
 #define DIR_0416 "tests/fixtures/pgolf/gates_0416/"
 #define DIR_0419 "tests/fixtures/pgolf/gates_0419/"
+#define DIR_0427 "tests/fixtures/pgolf/gates_0427/"
 #define LORA_REF DIR_0410 "ttt_lora_reference.json"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
@@ -113,6 +114,8 @@ TEST(gradients_of_the_looped_gpts) {
     check_gradients_in(DIR_0416, "ttt_lora_reference.json", "grad_long");
     check_gradients_in(DIR_0419, "ttt_lora_reference.json", "grad");  // 2026-04-19's dense attention gates
     check_gradients_in(DIR_0419, "ttt_lora_reference.json", "grad_long");
+    check_gradients_in(DIR_0427, "ttt_lora_reference.json", "grad");  // 2026-04-23's sparse gates, 2026-04-27's BOS-fixed SmearGate
+    check_gradients_in(DIR_0427, "ttt_lora_reference.json", "grad_long");
 }
 
 // The fixture's model and the shard as one stream (free with unload).
@@ -291,9 +294,9 @@ TEST(ttt_refusals) {
 
 // ---- 2026-04-10's LoRA TTT ----
 
-static struct cpu_trainer *lora_trainer(struct model *m, int S, int rank, const char *name_ok, xsa_error *err) {
+static struct cpu_trainer *lora_trainer(struct model *m, int S, int rank, double alpha, const char *name_ok, xsa_error *err) {
     struct cpu_trainer *t = cpu_trainer_open(m, S, 2, err);
-    struct cpu_lora_spec spec = {rank, 1, 1, 1};
+    struct cpu_lora_spec spec = {rank, 1, 1, 1, alpha};
     CHECK_MSG(t && cpu_trainer_lora(t, &spec, err) == 0, "%s: %s", name_ok, err->msg);
     return t;
 }
@@ -314,7 +317,8 @@ static void check_lora_gradients(const char *dir) {
     CHECK(model_load(&m, path, &err) == 0);
     struct ivec tok = {0};
     CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
-    struct cpu_trainer *t = lora_trainer(&m, 64, rank, "lora", &err);
+    const cJSON *alpha = cJSON_GetObjectItem(g, "alpha");  // (2026-04-23 on: the adapters scaled by alpha / rank)
+    struct cpu_trainer *t = lora_trainer(&m, 64, rank, alpha ? alpha->valuedouble : 0, "lora", &err);
     struct train_param *p;
     int np = cpu_trainer_lora_params(t, &p);
     CHECK_EQ_INT(np, cJSON_GetArraySize(params));
@@ -341,6 +345,7 @@ TEST(lora_gradients_match_autograd) { check_lora_gradients(DIR_0410); }
 TEST(lora_gradients_through_the_2026_04_16_gates) {
     check_lora_gradients(DIR_0416);
     check_lora_gradients(DIR_0419);  // (2026-04-19's dense gates)
+    check_lora_gradients(DIR_0427);  // (2026-04-27's: adapters scaled by alpha / rank)
 }
 
 // The record's eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's,
@@ -351,6 +356,7 @@ TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
     check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);
     check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-16's eval_val_ttt_lora)
     check_cases_in(DIR_0419, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-19's eval_val_ttt_phased)
+    check_cases_in(DIR_0427, "ttt_lora_reference.json", TTT_2026_04_23, 1e-6, 1e-7);  // (2026-04-27's: warm-started A)
 }
 
 // No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.

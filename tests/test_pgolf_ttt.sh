@@ -106,8 +106,13 @@ MG=tests/fixtures/pgolf/gates_0416/final_model.pt
 expect_exit lora_gates_0416 0 "ttt document 11/11: 1440 targets, 6.99232[0-9] nats/token" -- $P --model $MG $WL --ttt --ttt-set "$RUNL"
 expect_exit lora_gates_0419_phased 0 "ttt phase 1/1: global SGD on the first 5 of the 5 documents scored.*ttt document 11/11: 1440 targets, 6.88750[0-9] nats/token" -- \
     bash -c "$P --model tests/fixtures/pgolf/gates_0419/final_model.pt $WL --ttt --ttt-set '$(echo $RUNL | sed 's/TTT_BATCH_SIZE=4/TTT_BATCH_SIZE=3/') PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=5 GLOBAL_TTT_LR=0.01 GLOBAL_TTT_EPOCHS=2 GLOBAL_TTT_CHUNK_TOKENS=96 GLOBAL_TTT_BATCH_SEQS=2' 2>&1 | tr '\n' ' '"
-expect_exit sparse_gates_refused 2 "gates_0427/final_model.pt: .*this model has 2026-04-23's sparse attention gates \(those records' LoRA TTT scales the adapters by TTT_LORA_ALPHA" -- \
-    $P --model tests/fixtures/pgolf/gates_0427/final_model.pt $WL --ttt
+# 2026-04-23 on (sparse gates): adapters scaled by TTT_LORA_ALPHA / rank, A kept by batch slot, phases
+# on by default (gates_0427's case "run": 6.886390863, without phases, alpha 6).
+M27=tests/fixtures/pgolf/gates_0427/final_model.pt
+expect_exit recipe_0423 0 "test-time training of .*gates_0427/final_model.pt as the eval_val_ttt_phased of 2026-04-23 on: .*TTT_CHUNK_SIZE=48 .*TTT_LORA_ALPHA=144 TTT_WARM_START_A=1 PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=2000" -- \
+    $P --model $M27 $WL --ttt --ttt-set "TTT_LORA_RANK=2"
+expect_exit lora_warm_0427 0 "ttt document 11/11: 1440 targets, 6.88639[0-9] nats/token" -- \
+    $P --model $M27 $WL --ttt --ttt-set "$RUNL PHASED_TTT_ENABLED=0 TTT_LORA_ALPHA=6 TTT_WEIGHT_DECAY=0.5 TTT_CHUNK_SIZE=16"
 # VAL_DOC_FRACTION: the record's random.Random(SEED).sample of the documents (case "sample": 6 of 11, 6.967115452).
 expect_exit lora_sample 0 "ttt document 6/6: [0-9]+ targets, 6.96711[0-9] nats/token" -- \
     $P --model $ML $WL --ttt --ttt-set "$RUNL VAL_DOC_FRACTION=0.5 SEED=7"

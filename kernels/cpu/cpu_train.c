@@ -55,13 +55,16 @@ struct cpu_trainer {
     float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_gate, *g_lm, *g_veemb, *g_veproj, *g_vescale;
     float *g_post, *g_resid;  // parallel_post_lambdas, parallel_resid_lambdas
     float *g_sfw, *g_sfl;     // 2026-04-16's SmearGate: smear_gate.weight, smear_lambda
-    float *e_raw;             // (S, C) the raw embedding rows under that SmearGate, or NULL
+    float *e_raw;             // (S, C) the raw embedding rows under that SmearGate, or NULL ...
+    float *e_prev, *de_prev;  // (C) ... the row of the token before a segment (seg_prev >= 0: cpu_trainer_segment), its gradient
+    int32_t seg_prev;
     struct {
         float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid,
             *attn_gate;
     } *gl;
     // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
     int frozen, rank;
+    float lora_scale;      // the adapters' output times this (2026-04-23 on: TTT_LORA_ALPHA / rank)
     struct lora_pair *lq, *lk, *lv, *lo, *lm, lh;  // per layer (NULL: that adapter is off), the head's (lh.A NULL: none)
     struct train_param *lp;
     int n_lp;
@@ -145,9 +148,10 @@ static void base_dw(struct cpu_trainer *t, const float *dy, const float *x, floa
     if (!t->frozen) linear_dw(t, dy, x, dW, n, in, out);
 }
 
-// y += (x A^T) B^T over n rows, x A^T kept in h (n, rank).
+// y += s (x A^T) B^T over n rows (s the adapters' scale), s x A^T kept in h (n, rank).
 static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const float *x, float *h, float *y, int n) {
     linear(t, x, P->A, h, n, P->in, t->rank);
+    for (long i = 0; t->lora_scale != 1.0f && i < (long)n * t->rank; i++) h[i] *= t->lora_scale;
     mm(t, 0, 1, n, P->out, t->rank, h, t->rank, P->B, t->rank, 1.0f, y, P->out);
 }
 
@@ -156,6 +160,7 @@ static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const flo
 static void lora_bwd_out(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *h, float *dh, int n) {
     linear_dw(t, dy, h, P->gB, n, t->rank, P->out);
     linear_dx(t, dy, P->B, dh, n, t->rank, P->out, 0.0f);
+    for (long i = 0; t->lora_scale != 1.0f && i < (long)n * t->rank; i++) dh[i] *= t->lora_scale;
 }
 static void lora_bwd_in(struct cpu_trainer *t, const struct lora_pair *P, const float *dh, const float *x, float *dx, int n) {
     linear_dw(t, dh, x, P->gA, n, P->in, t->rank);
@@ -358,13 +363,6 @@ static int same_block(const struct layer_weights *a, const struct layer_weights 
            a->q_gain == b->q_gain && a->attn_scale == b->attn_scale && a->mlp_scale == b->mlp_scale && a->ve_scale == b->ve_scale;
 }
 
-// An attention gate mult sigmoid(w . an[:W]), without bias or scale: 2026-04-16's output gate
-// (mult 2, 12 inputs), 2026-04-19's dense gate (every input). (The arithmetic takes a scale too;
-// 2026-04-23's scaled sparse gates mark records whose LoRA TTT differs: see the refusal.)
-static int plain_gate(const struct model *m, const struct layer_weights *w) {
-    return !w->attn_gate_b && m->cfg.attn_gate_scale == 1.0f;
-}
-
 int cpu_train_check(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     const char *why = NULL;
@@ -386,9 +384,6 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
         if (c->attn_off[l]) why = "a layer without attention";
         else if (w->dtg_w) why = "DTG_ENABLED";
         else if (w->attn_gate_w && w->attn_gate_b) why = "attention gates with a bias (GATED_ATTENTION)";
-        else if (w->attn_gate_w && !plain_gate(m, w))
-            why = "2026-04-23's sparse attention gates (those records' LoRA TTT scales the adapters by TTT_LORA_ALPHA / rank "
-                  "and keeps their A from one document to the next, which xsa-eval does not reproduce yet)";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
@@ -464,7 +459,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     if (m->smear_fwd_w) {
         t->g_sfw = add_param(t, "smear_gate.weight", m->smear_fwd_w, c->smear_fwd_window, -1);
         t->g_sfl = add_param(t, "smear_lambda", &m->smear_fwd_lambda, 1, -1);
-        t->e_raw = alloc_f((long)S * C);
+        t->e_raw = alloc_f((long)S * C), t->e_prev = alloc_f(C), t->de_prev = alloc_f(C);
     }
     long skip_rows = c->skip_rows ? c->skip_rows : t->n_skip;  // (2026-04-03/04: fewer rows than skips)
     if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, skip_rows * C, -1);
@@ -557,7 +552,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
     for (int l = 0; l < L && !t->dgs; l++)
         if (m->layers[l].attn_gate_w) t->dgs = alloc_f((long)S * t->H);
-    t->rope_pos0 = -1;
+    t->rope_pos0 = -1, t->seg_prev = -1;
     rope_at(t, 0);
     return t;
 }
@@ -576,7 +571,7 @@ void cpu_trainer_close(struct cpu_trainer *t) {
         float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm, a->gate, a->zg};
         for (int i = 0; i < 7; i++) free(h[i]);
     }
-    free(t->dgs), free(t->e_raw);
+    free(t->dgs), free(t->e_raw), free(t->e_prev), free(t->de_prev);
     for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
     free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
@@ -633,13 +628,15 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
     if (m->smear_fwd_w) memcpy(t->e_raw, e, (size_t)S * C * sizeof *e);
+    if (m->smear_fwd_w && t->seg_prev >= 0) gather_rows(t->e_prev, m->tok_emb, &t->seg_prev, 1, C);
     if (m->smear_fwd_w)  // 2026-04-16's SmearGate: e_t += lambda sigmoid(w . e_t[:W]) e_(t-1), rows from the last (raw e_(t-1))
-        for (int i = S - 1; i >= 1; i--) {
+        for (int i = S - 1; i >= (t->seg_prev >= 0 ? 0 : 1); i--) {  // (a segment's first row: the token before it)
             if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
             double z = 0;
             for (int k = 0; k < c->smear_fwd_window; k++) z += (double)m->smear_fwd_w[k] * e[(long)i * C + k];
             float g = m->smear_fwd_lambda * sigmoidf((float)z);
-            for (int k = 0; k < C; k++) e[(long)i * C + k] += g * e[(long)(i - 1) * C + k];
+            const float *ep = i ? e + (long)(i - 1) * C : t->e_prev;
+            for (int k = 0; k < C; k++) e[(long)i * C + k] += g * ep[k];
         }
     rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
     float *sg = t->sg;  // sigmoid(smear gate), once per channel (backward reads it too)
@@ -1025,11 +1022,13 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         }
     float *de = t->t_c2;
     rms_bwd(dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
+    float *dprev = t->de_prev;
+    if (m->smear_fwd_w && t->seg_prev >= 0) memset(dprev, 0, (size_t)C * sizeof *dprev);
     if (m->smear_fwd_w)  // e'_t = e_t + lambda sigmoid(w . e_t[:W]) e_(t-1): de (of e') becomes dL/de, rows upward
-        for (int i = 1; i < S; i++) {
+        for (int i = t->seg_prev >= 0 ? 0 : 1; i < S; i++) {
             if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
-            const float *ei = t->e_raw + (long)i * C, *ep = t->e_raw + (long)(i - 1) * C;
-            float *di = de + (long)i * C, *dp = de + (long)(i - 1) * C;
+            const float *ei = t->e_raw + (long)i * C, *ep = i ? t->e_raw + (long)(i - 1) * C : t->e_prev;
+            float *di = de + (long)i * C, *dp = i ? de + (long)(i - 1) * C : dprev;
             int W = c->smear_fwd_window;
             double z = 0, dg = 0;
             for (int k = 0; k < W; k++) z += (double)m->smear_fwd_w[k] * ei[k];
@@ -1040,6 +1039,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             for (int k = 0; k < W; k++) t->g_sfw[k] += dz * ei[k], di[k] += dz * m->smear_fwd_w[k];
         }
     scatter_rows(t->g_tok, x, de, S, C);
+    if (m->smear_fwd_w && t->seg_prev >= 0) scatter_rows(t->g_tok, &t->seg_prev, dprev, 1, C);
     if (m->bigram_emb) {  // e = tok + scale * pb, pb = proj(be_rows)
         int D = c->bigram_dim;
         t->g_bscale[0] += (float)dot_f(de, t->pb, S * C);
@@ -1100,13 +1100,14 @@ void cpu_trainer_zero_grad(struct cpu_trainer *t) {
     for (int i = 0; i < t->n_lp; i++) memset(t->lp[i].grad, 0, (size_t)t->lp[i].n * sizeof(float));
 }
 
-double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total) {
-    t->S = n;
+double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, int32_t prev,
+                           float inv_total) {
+    t->S = n, t->seg_prev = prev;
     rope_at(t, pos0);
     forward_body(t, x);
     double loss = head_grad(t, y, 0, n, inv_total, NULL, NULL);
     backward_seq(t, x);
-    t->S = t->S_max;
+    t->S = t->S_max, t->seg_prev = -1;
     return loss;
 }
 
@@ -1125,6 +1126,7 @@ int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xs
         return xsa_fail(err, XSA_EBADINPUT, "TTT_LORA_RANK=%d: expected a whole number from 1 to 4096", spec->rank);
     int L = t->L, r = t->rank = spec->rank, S = t->S_max, C = t->C;
     t->frozen = 1;
+    t->lora_scale = spec->alpha > 0 ? (float)(spec->alpha / spec->rank) : 1.0f;
     t->lp = xsa_calloc((size_t)(2 + 10 * L), sizeof *t->lp);
     t->lq = xsa_calloc((size_t)5 * L, sizeof *t->lq);
     t->lv = t->lq + L, t->lk = t->lq + 2 * L, t->lm = t->lq + 3 * L, t->lo = t->lq + 4 * L;

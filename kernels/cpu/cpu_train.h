@@ -59,10 +59,12 @@ void cpu_trainer_zero_grad(struct cpu_trainer *t);
 
 // One segment of a flattened batch, as the records' varlen attention reads one (2026-04-13's
 // global SGD TTT: attention within the segment alone): x[0..n) (n up to the trainer's S) at
-// positions pos0 .. pos0 + n - 1 of the batch (RoPE), targets y[0..n); adds inv_total times the
-// gradient of their summed loss to the weights' gradients and returns that sum. The tokens see no
-// predecessor before the segment (so no bigram or SmearGate: ttt_lora's phases refuse those).
-double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, float inv_total);
+// positions pos0 .. pos0 + n - 1 of the batch (RoPE), targets y[0..n), prev the token before it
+// in the batch (-1: none), which 2026-04-16's SmearGate reads; adds inv_total times the gradient of
+// their summed loss to the weights' gradients and returns that sum. (A bigram table or the
+// 2026-03 SmearGate would read prev too: ttt_lora's phases refuse those.)
+double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, int32_t prev,
+                           float inv_total);
 
 // LoRA adapters for test-time training (the 2026-04-10 records' BatchedTTTLoRA, for one
 // document): on every layer's q and v, and by choice k, the attention's output (reading the
@@ -71,6 +73,7 @@ double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_
 // weights are frozen: only the adapters get gradients (cpu_trainer_chunk).
 struct cpu_lora_spec {
     int rank, k, mlp, o;
+    double alpha;  // > 0: every adapter's output times alpha / rank (2026-04-23 on), else 1
 };
 int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err);
 
