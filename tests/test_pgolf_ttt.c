@@ -348,15 +348,16 @@ TEST(lora_gradients_through_the_2026_04_16_gates) {
     check_lora_gradients(DIR_0427);  // (2026-04-27's: adapters scaled by alpha / rank)
 }
 
-// The record's eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's,
-// three, and plain sequences in the global SGD; their adapters drawn by xsa-eval's generator) per
-// setting: val_loss within 1e-6 of their float32 runs (which drift by up to 1.5e-7 after three
-// phases) and within 1e-7 of the same runs in float64 (measured: 2.3e-8).
+// The records' LoRA TTT per setting (their adapters drawn by xsa-eval's generator): 2026-04-10's
+// eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's, three, plain
+// sequences in the global SGD), 2026-04-16's, 2026-04-19's and 2026-04-27's: val_loss within 1e-6
+// of their float32 runs (which drift by up to 1.5e-7 after three phases) and within 2e-7 of the
+// same runs in float64 (measured under every kernel setting of .ci/run: 6.3e-8).
 TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
-    check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);
-    check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-16's eval_val_ttt_lora)
-    check_cases_in(DIR_0419, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 1e-7);  // (2026-04-19's eval_val_ttt_phased)
-    check_cases_in(DIR_0427, "ttt_lora_reference.json", TTT_2026_04_23, 1e-6, 1e-7);  // (2026-04-27's: warm-started A)
+    check_cases_in(DIR_0410, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 2e-7);
+    check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 2e-7);  // (2026-04-16's eval_val_ttt_lora)
+    check_cases_in(DIR_0419, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 2e-7);  // (2026-04-19's eval_val_ttt_phased)
+    check_cases_in(DIR_0427, "ttt_lora_reference.json", TTT_2026_04_23, 1e-6, 2e-7);  // (2026-04-27's: warm-started A)
 }
 
 // No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.
