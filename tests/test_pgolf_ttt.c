@@ -37,6 +37,16 @@
 
 static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
 
+// dir's final_model.pt into m and the fixture shard's tokens into tok.
+static void load_model_tokens(const char *dir, struct model *m, struct ivec *tok) {
+    xsa_error err = {0};
+    char path[256];
+    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
+    CHECK(model_load(m, path, &err) == 0);
+    *tok = (struct ivec){0};
+    CHECK(token_shard_read(SHARD, m->cfg.vocab_size, tok, &err) == 0);
+}
+
 // max over the sampled values of |ours - ref| / (norm of ref / sqrt(n) + floor): errors relative
 // to the tensor's typical size.
 static double summary_err(const float *w, long n, const cJSON *ref, double *norm_err) {
@@ -76,10 +86,8 @@ static void check_gradients_in(const char *dir, const char *ref_name, const char
     int n = cJSON_GetObjectItem(g, "seqs")->valueint, S = cJSON_GetObjectItem(g, "seq_len")->valueint;
     xsa_error err = {0};
     struct model m;
-    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
-    CHECK(model_load(&m, path, &err) == 0);
-    struct ivec tok = {0};
-    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    struct ivec tok;
+    load_model_tokens(dir, &m, &tok);
     struct cpu_trainer *t = cpu_trainer_open(&m, S, 2, &err);
     CHECK_MSG(t != NULL, "%s", err.msg);
     if (!t) return;
@@ -121,12 +129,8 @@ TEST(gradients_of_the_looped_gpts) {
 // The fixture's model and the shard as one stream (free with unload).
 static void load_fixture(const char *dir, struct model *m, struct ppl_docs *d, struct ivec *tok) {
     xsa_error err = {0};
-    char path[256];
-    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
-    CHECK(model_load(m, path, &err) == 0);
+    load_model_tokens(dir, m, tok);
     *d = (struct ppl_docs){.stream = 1};
-    *tok = (struct ivec){0};
-    CHECK(token_shard_read(SHARD, m->cfg.vocab_size, tok, &err) == 0);
     CHECK(ppl_docs_add(d, tok->v, tok->n, &err) == 0);
 }
 
@@ -313,10 +317,8 @@ static void check_lora_gradients(const char *dir) {
     double b_scale = cJSON_GetObjectItem(g, "b_scale")->valuedouble;
     xsa_error err = {0};
     struct model m;
-    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
-    CHECK(model_load(&m, path, &err) == 0);
-    struct ivec tok = {0};
-    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    struct ivec tok;
+    load_model_tokens(dir, &m, &tok);
     const cJSON *alpha = cJSON_GetObjectItem(g, "alpha");  // (2026-04-23 on: the adapters scaled by alpha / rank)
     struct cpu_trainer *t = lora_trainer(&m, 64, rank, alpha ? alpha->valuedouble : 0, "lora", &err);
     struct train_param *p;
