@@ -1,6 +1,6 @@
 // cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One sequence at a
 // time is kept (its activations for every layer), its gradients added to the parameters'; the
-// GEMMs are OpenBLAS calls split by rows over the worker pool, attention runs per (sequence, kv
+// GEMMs are OpenBLAS calls split in tiles over the worker pool, attention runs per (sequence, kv
 // head) task, so no two tasks write one float.
 #include "kernels/cpu/cpu_train.h"
 
@@ -96,13 +96,14 @@ struct cpu_trainer {
 };
 
 #define TILE 64     // rows of logits at once
-#define MM_ROWS 256  // output rows per GEMM task (each task packs the whole weight: not too many)
+#define MM_ROWS 256  // output rows per GEMM task (each task packs its columns of the weight)
+#define MM_COLS 128  // columns per task of a GEMM with few rows (each task packs its rows of the input)
 #define QB 128      // query rows per attention block: keys past a block's last query are never computed
 
-// ---- GEMMs, split by output rows over the pool ----
+// ---- GEMMs, split in tasks over the pool ----
 
 struct mm_job {
-    int ta, tb, M, N, K, lda, ldb, ldc, rows;
+    int ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb;
     const float *A, *B;
     float *Cm;
     float beta;
@@ -111,23 +112,28 @@ struct mm_job {
 static void mm_task(void *ctx, int i, int w) {
     (void)w;
     const struct mm_job *j = ctx;
-    int r0 = i * j->rows, n = j->M - r0 < j->rows ? j->M - r0 : j->rows;
-    const float *a = j->ta ? j->A + r0 : j->A + (long)r0 * j->lda;
-    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, n, j->N, j->K, 1.0f, a,
-                j->lda, j->B, j->ldb, j->beta, j->Cm + (long)r0 * j->ldc, j->ldc);
+    int r0 = i / j->n_cb * MM_ROWS, c0 = i % j->n_cb * j->cols;
+    int m = j->M - r0 < MM_ROWS ? j->M - r0 : MM_ROWS, n = j->N - c0 < j->cols ? j->N - c0 : j->cols;
+    const float *a = j->ta ? j->A + r0 : j->A + (long)r0 * j->lda, *b = j->tb ? j->B + (long)c0 * j->ldb : j->B + c0;
+    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, m, n, j->K, 1.0f, a,
+                j->lda, b, j->ldb, j->beta, j->Cm + (long)r0 * j->ldc + c0, j->ldc);
 }
 
-// C (M, N) = beta C + op(A) op(B), op(A) (M, K), op(B) (K, N).
+// C (M, N) = beta C + op(A) op(B), op(A) (M, K), op(B) (K, N), in tasks of MM_ROWS rows, each
+// split in MM_COLS columns when there are fewer than 2 MM_ROWS rows (a short window's GEMMs
+// still reach every thread; a long one's pack their input once). By shape, not by thread
+// count: each task's call, and so its bits, is the same for any.
 static void mm(struct cpu_trainer *t, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                float beta, float *Cm, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        if (beta == 0) memset(Cm, 0, (size_t)M * ldc * sizeof(float));
+        if (beta == 0)
+            for (int i = 0; i < M; i++) memset(Cm + (long)i * ldc, 0, (size_t)N * sizeof(float));
         return;
     }
-    int rows = MM_ROWS;  // (not by thread count: each task's call, and so its bits, is the same for any)
-    struct mm_job j = {ta, tb, M, N, K, lda, ldb, ldc, rows, A, B, Cm, beta};
-    cpu_pool_run(t->pool, (M + rows - 1) / rows, mm_task, &j);
+    int cols = M < 2 * MM_ROWS ? MM_COLS : N, n_cb = (N + cols - 1) / cols;
+    struct mm_job j = {ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb, A, B, Cm, beta};
+    cpu_pool_run(t->pool, (M + MM_ROWS - 1) / MM_ROWS * n_cb, mm_task, &j);
 }
 
 // y = x W^T: x (n, in), W (out, in)
@@ -213,6 +219,38 @@ static void scaled_add_bwd(const float *dout, const float *b, const float *s, fl
             gs[k] += dout[i] * b[i];
             db[i] = s[k] * dout[i];
         }
+}
+
+// The MLP's activation over n values, in tasks of ACT_BLOCK over the pool (elementwise: the same
+// bits for any split): h = leaky_relu(u, slope)^2 and, given dh, dh *= d(h)/du.
+#define ACT_BLOCK 16384
+struct act_job {
+    const float *u;
+    float *h, *dh, slope;
+    long n;
+};
+
+static void act_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct act_job *j = ctx;
+    long i0 = (long)i * ACT_BLOCK, i1 = i0 + ACT_BLOCK < j->n ? i0 + ACT_BLOCK : j->n;
+    const float *u = j->u;
+    float *h = j->h, *dh = j->dh, slope = j->slope;
+    if (h)
+        for (long k = i0; k < i1; k++) {
+            float v = u[k] > 0 ? u[k] : slope * u[k];
+            h[k] = v * v;
+        }
+    if (dh)
+        for (long k = i0; k < i1; k++) {
+            float v = u[k] > 0 ? u[k] : slope * u[k];
+            dh[k] *= 2.0f * v * (u[k] > 0 ? 1.0f : slope);
+        }
+}
+
+static void mlp_act(struct cpu_trainer *t, const float *u, float *h, float *dh, float slope, long n) {
+    struct act_job j = {u, h, dh, slope, n};
+    cpu_pool_run(t->pool, (int)((n + ACT_BLOCK - 1) / ACT_BLOCK), act_task, &j);
 }
 
 static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -722,11 +760,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
         }
         linear(t, a->mn, w->w_up, a->u, S, C, F);
-        float slope = c->mlp_leaky_slope;
-        for (long i = 0; i < (long)S * F; i++) {
-            float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
-            t->t_f[i] = v * v;
-        }
+        mlp_act(t, a->u, t->t_f, NULL, c->mlp_leaky_slope, (long)S * F);
         linear(t, t->t_f, w->w_down, a->mo, S, F, C);
         if (t->lm && t->lm[l].A) lora_fwd(t, &t->lm[l], a->mn, a->hm, a->mo, S);
         if (together) {  // lane 0 = r0 lane 0 + p00 a + p10 m, lane 1 = r1 lane 1 + p01 a + p11 m (a, m the scaled outputs)
@@ -875,17 +909,11 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         float *gout = lane ? t->g1 : g;
         float *dmo = t->t_c;
         scaled_add_bwd(together ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
-        float slope = c->mlp_leaky_slope, *hsq = t->t_f, *dh = t->t_f2;
-        for (long i = 0; i < (long)S * F; i++) {
-            float v = a->u[i] > 0 ? a->u[i] : slope * a->u[i];
-            hsq[i] = v * v;
-        }
+        float *hsq = t->t_f, *dh = t->t_f2;
+        if (!t->frozen) mlp_act(t, a->u, hsq, NULL, c->mlp_leaky_slope, (long)S * F);  // (only dW reads it)
         base_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
         linear_dx(t, dmo, w->w_down, dh, S, F, C, 0.0f);
-        for (long i = 0; i < (long)S * F; i++) {
-            float u = a->u[i], v = u > 0 ? u : slope * u;
-            dh[i] *= 2.0f * v * (u > 0 ? 1.0f : slope);
-        }
+        mlp_act(t, a->u, NULL, dh, c->mlp_leaky_slope, (long)S * F);
         base_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
         float *dmn = gptj ? t->dmn : t->t_c;
         const struct lora_pair *lmp = t->lm && t->lm[l].A ? &t->lm[l] : NULL;
