@@ -32,17 +32,23 @@
 #define DIR_0416 "tests/fixtures/pgolf/gates_0416/"
 #define DIR_0419 "tests/fixtures/pgolf/gates_0419/"
 #define DIR_0427 "tests/fixtures/pgolf/gates_0427/"
+#define DIR_0423 "tests/fixtures/pgolf/gates_0423/"  // gates_0427's weights, its own xsa_eval.json
 #define LORA_REF DIR_0410 "ttt_lora_reference.json"
 #define SHARD "tests/fixtures/ppl/docs_sp1024.bin"
 
 static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
 
-// dir's final_model.pt into m and the fixture shard's tokens into tok.
+// dir's final_model.pt into m and the fixture shard's tokens into tok. gates_0423 holds no
+// weights: it is gates_0427's under its own architecture file (SMEAR_GATE_BOS_FIX 0).
 static void load_model_tokens(const char *dir, struct model *m, struct ivec *tok) {
     xsa_error err = {0};
-    char path[256];
-    snprintf(path, sizeof path, "%sfinal_model.pt", dir);
-    CHECK(model_load(m, path, &err) == 0);
+    char path[256], arch[256];
+    int other = strcmp(dir, DIR_0423) == 0;
+    snprintf(path, sizeof path, "%sfinal_model.pt", other ? DIR_0427 : dir);
+    snprintf(arch, sizeof arch, "%sxsa_eval.json", dir);
+    if (other) model_set_arch_file(arch);
+    CHECK_MSG(model_load(m, path, &err) == 0, "%s", err.msg);
+    model_set_arch_file(NULL);
     *tok = (struct ivec){0};
     CHECK(token_shard_read(SHARD, m->cfg.vocab_size, tok, &err) == 0);
 }
@@ -124,6 +130,8 @@ TEST(gradients_of_the_looped_gpts) {
     check_gradients_in(DIR_0419, "ttt_lora_reference.json", "grad_long");
     check_gradients_in(DIR_0427, "ttt_lora_reference.json", "grad");  // 2026-04-23's sparse gates, 2026-04-27's BOS-fixed SmearGate
     check_gradients_in(DIR_0427, "ttt_lora_reference.json", "grad_long");
+    check_gradients_in(DIR_0423, "ttt_lora_reference.json", "grad");  // 2026-04-23's SmearGate, into a BOS too
+    check_gradients_in(DIR_0423, "ttt_lora_reference.json", "grad_long");
 }
 
 // The fixture's model and the shard as one stream (free with unload).
@@ -352,7 +360,7 @@ TEST(lora_gradients_through_the_2026_04_16_gates) {
 
 // The records' LoRA TTT per setting (their adapters drawn by xsa-eval's generator): 2026-04-10's
 // eval_val_ttt_lora and 2026-04-14's eval_val_ttt_phased (one phase as 2026-04-13's, three, plain
-// sequences in the global SGD), 2026-04-16's, 2026-04-19's and 2026-04-27's: val_loss within 1e-6
+// sequences in the global SGD), 2026-04-16's, 2026-04-19's, 2026-04-23's and 2026-04-27's: val_loss within 1e-6
 // of their float32 runs (which drift by up to 1.5e-7 after three phases) and within 2e-7 of the
 // same runs in float64 (measured under every kernel setting of .ci/run: 6.3e-8).
 TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
@@ -360,6 +368,7 @@ TEST(lora_ttt_matches_the_records_eval_val_ttt_lora) {
     check_cases_in(DIR_0416, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 2e-7);  // (2026-04-16's eval_val_ttt_lora)
     check_cases_in(DIR_0419, "ttt_lora_reference.json", TTT_2026_04_10, 1e-6, 2e-7);  // (2026-04-19's eval_val_ttt_phased)
     check_cases_in(DIR_0427, "ttt_lora_reference.json", TTT_2026_04_23, 1e-6, 2e-7);  // (2026-04-27's: warm-started A)
+    check_cases_in(DIR_0423, "ttt_lora_reference.json", TTT_2026_04_23, 1e-6, 2e-7);  // (2026-04-23's own, its SmearGate)
 }
 
 // No BOS in the stream: refused, nothing reported; documents are independent, so thread counts agree bit for bit.
