@@ -17,7 +17,9 @@
 int ttt_recipe_of(const struct model *m) {
     if (m->cfg.lanes_together)  // (2026-04-23's sparse gates, scaled, mark its recipe)
         return m->cfg.attn_gate_scale != 1.0f && m->cfg.attn_gate_window ? TTT_2026_04_23 : TTT_2026_04_10;
-    return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates ? TTT_2026_04_04 : TTT_2026_03;
+    // (gated skips: 2026-03-31 on; 2026-03-31's GPT, the last with the 2026-03 SmearGate, runs
+    // 2026-03-23's eval_val_sliding_ttt)
+    return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates && !m->smear_gate ? TTT_2026_04_04 : TTT_2026_03;
 }
 
 int ttt_is_lora(int recipe) { return recipe == TTT_2026_04_10 || recipe == TTT_2026_04_23; }
@@ -27,7 +29,7 @@ const char *ttt_recipe_source(int recipe) {
            : recipe == TTT_2026_04_10 ? "eval_val_ttt_lora of 2026-04-10"
            : recipe == TTT_2026_04    ? "eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09"
            : recipe == TTT_2026_04_04 ? "eval_val_ttt of 2026-04-04"
-                                      : "eval_val_sliding_ttt of 2026-03-23 and 2026-03-29";
+                                      : "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31";
 }
 
 const char *ttt_settings_source(const struct ttt_settings *s) {
@@ -299,8 +301,13 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
     struct train_param *p;
     int np = cpu_trainer_params(tr, &p);
     int *live = xsa_calloc((size_t)np, sizeof *live), n_live = 0;  // the parameters trained, and their momentum
-    for (int i = 0; i < np; i++)
-        if (!(p[i].block >= 0 && p[i].block < s->freeze_blocks)) live[n_live++] = i;
+    // TTT_FREEZE_BLOCKS freezes the parameters of Blocks 0 .. N - 1. The GPTs of the 2026-03
+    // recipe's records hold their matrices in banks, outside the Blocks, so these never freeze,
+    // whether the file is banked (final_model.pt) or not (its int6 dict names them blocks.N.*).
+    for (int i = 0; i < np; i++) {
+        int in_block = p[i].block >= 0 && !(s->recipe == TTT_2026_03 && p[i].matrix);
+        if (!(in_block && p[i].block < s->freeze_blocks)) live[n_live++] = i;
+    }
     float **mom = xsa_calloc((size_t)(n_live ? n_live : 1), sizeof *mom);
     for (int i = 0; i < n_live; i++) mom[i] = xsa_calloc((size_t)p[live[i]].n, sizeof(float));
     size_t t = 0;

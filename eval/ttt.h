@@ -58,7 +58,7 @@ int ttt_recipe_of(const struct model *m);
 // Whether recipe trains LoRA adapters per document (TTT_2026_04_10, TTT_2026_04_23: eval/ttt_lora.h).
 int ttt_is_lora(int recipe);
 
-// Which records' code a recipe follows, for messages and reports ("eval_val_sliding_ttt of 2026-03-23 and 2026-03-29").
+// Which records' code a recipe follows, for messages and reports ("eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31").
 const char *ttt_recipe_source(int recipe);
 
 // The function settings s run: the recipe's, or with PHASED_TTT_ENABLED 2026-04-13/14's

@@ -25,6 +25,7 @@
 #include "tests/fixture_io.h"
 
 #define DIR "tests/fixtures/pgolf/ttt_0323/"
+#define DIR_0331 "tests/fixtures/pgolf/ttt_0331/"  // recur_0331's weights, its own xsa_eval.json
 #define DIR_0404 "tests/fixtures/pgolf/ttt_0404/"
 #define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
 #define DIR_0409 "tests/fixtures/pgolf/ttt_0409/"
@@ -38,13 +39,15 @@
 
 static const cJSON *param_ref(const cJSON *params, const char *name) { return cJSON_GetObjectItemCaseSensitive(params, name); }
 
-// dir's final_model.pt into m and the fixture shard's tokens into tok. gates_0423 holds no
-// weights: it is gates_0427's under its own architecture file (SMEAR_GATE_BOS_FIX 0).
+// dir's final_model.pt into m and the fixture shard's tokens into tok. gates_0423 and ttt_0331
+// hold no weights: they are gates_0427's and recur_0331's under their own architecture files
+// (SMEAR_GATE_BOS_FIX 0; EVAL_SEQ_LEN 1024, as the reference's windows run no NTK).
 static void load_model_tokens(const char *dir, struct model *m, struct ivec *tok) {
     xsa_error err = {0};
     char path[256], arch[256];
-    int other = strcmp(dir, DIR_0423) == 0;
-    snprintf(path, sizeof path, "%sfinal_model.pt", other ? DIR_0427 : dir);
+    const char *weights = !strcmp(dir, DIR_0423) ? DIR_0427 : !strcmp(dir, DIR_0331) ? "tests/fixtures/pgolf/recur_0331/" : NULL;
+    int other = weights != NULL;
+    snprintf(path, sizeof path, "%sfinal_model.pt", other ? weights : dir);
     snprintf(arch, sizeof arch, "%sxsa_eval.json", dir);
     if (other) model_set_arch_file(arch);
     CHECK_MSG(model_load(m, path, &err) == 0, "%s", err.msg);
@@ -117,8 +120,10 @@ TEST(gradients_match_autograd) { check_gradients(DIR, "grad"); }
 TEST(gradients_past_one_attention_block) { check_gradients(DIR, "grad_long"); }
 // Blocks run by several layers (their gradients summed), gated skips, two lanes, GPT-J blocks.
 TEST(gradients_of_the_looped_gpts) {
-    const char *dirs[] = {DIR_0408, DIR_0409, DIR_0404};
-    for (int i = 0; i < 3; i++) {
+    // (2026-03-31: its blocks over the banks of the layers they repeat, repeat_mlp's own MLP,
+    // block 0 without attention, the lanes over sublayers in sequence)
+    const char *dirs[] = {DIR_0408, DIR_0409, DIR_0404, DIR_0331};
+    for (int i = 0; i < 4; i++) {
         check_gradients(dirs[i], "grad");
         check_gradients(dirs[i], "grad_long");
     }
@@ -229,11 +234,46 @@ static void check_cases_in(const char *dir, const char *ref_name, int recipe, do
 
 static void check_cases(const char *dir, int recipe) { check_cases_in(dir, "ttt_reference.json", recipe, 1e-6, 0); }
 
-TEST(ttt_matches_the_records_eval_val_sliding_ttt) { check_cases(DIR, TTT_2026_03); }
+TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
+    check_cases(DIR, TTT_2026_03);
+    check_cases(DIR_0331, TTT_2026_03);  // (2026-03-31's, the same function, off in its record's run)
+}
 TEST(ttt_matches_the_2026_04_records) {
     check_cases(DIR_0408, TTT_2026_04);  // eval_val_sliding_ttt (2026-04-06/08)
     check_cases(DIR_0409, TTT_2026_04);  // eval_val_ttt (2026-04-09)
     check_cases(DIR_0404, TTT_2026_04_04);  // eval_val_ttt (2026-04-04)
+}
+
+// TTT_FREEZE_BLOCKS freezes the Blocks' own tensors. The 2026-03 records' GPTs hold their
+// matrices in banks, outside the Blocks, and train them whatever TTT_FREEZE_BLOCKS says: so does
+// an int6 dict of theirs, which names them blocks.N.* (xsa_all_0325_quant: 2026-03-25's int6).
+TEST(ttt_freeze_spares_the_2026_03_records_matrices) {
+    xsa_error err = {0};
+    struct model m;
+    CHECK_MSG(model_load(&m, "tests/fixtures/pgolf/xsa_all_0325_quant/final_model.int6.ptz", &err) == 0, "%s", err.msg);
+    struct ivec tok = {0};
+    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    struct ppl_docs d = {.stream = 1};
+    CHECK(ppl_docs_add(&d, tok.v, tok.n, &err) == 0);
+    CHECK_EQ_INT(ttt_recipe_of(&m), TTT_2026_03);
+    CHECK(m.pgolf_banks == 0);
+    int C = m.cfg.d_model;
+    long nu = (long)m.cfg.d_ff * C;
+    float *up0 = xsa_malloc((size_t)nu * sizeof *up0), *ms0 = xsa_malloc((size_t)C * sizeof *ms0), *ms1 = xsa_malloc((size_t)C * sizeof *ms1);
+    memcpy(up0, m.layers[0].w_up, (size_t)nu * sizeof *up0);
+    memcpy(ms0, m.layers[0].mlp_scale, (size_t)C * sizeof *ms0);
+    memcpy(ms1, m.layers[1].mlp_scale, (size_t)C * sizeof *ms1);
+    struct ttt_settings s;
+    ttt_settings_init(&s, TTT_2026_03);
+    CHECK(ttt_settings_parse(&s, "TTT_FREEZE_BLOCKS=1 TTT_EPOCHS=1 TTT_CHUNK_TOKENS=256 TTT_LR=0.01", &err) == 0);
+    struct ppl_scores sc;
+    CHECK_MSG(ttt_score(&m, 2, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(memcmp(up0, m.layers[0].w_up, (size_t)nu * sizeof *up0) != 0);    // block 0's MLP matrix trained (a bank's slice)
+    CHECK(memcmp(ms0, m.layers[0].mlp_scale, (size_t)C * sizeof *ms0) == 0);  // block 0's own scale frozen
+    CHECK(memcmp(ms1, m.layers[1].mlp_scale, (size_t)C * sizeof *ms1) != 0);  // block 1's trained
+    ppl_scores_free(&sc);
+    free(up0), free(ms0), free(ms1);
+    unload(&m, &d, &tok);
 }
 
 // The reference's first case with n_threads threads; its per-target losses into nll (n of them).
@@ -412,6 +452,6 @@ TEST(lora_ttt_refusals_and_threads) {
 }
 
 RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_looped_gpts),
-          T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant),
+          T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant), T(ttt_freeze_spares_the_2026_03_records_matrices),
           T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_gradients_through_the_2026_04_16_gates), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
           T(lora_ttt_refusals_and_threads))

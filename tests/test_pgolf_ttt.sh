@@ -33,8 +33,10 @@ expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --mode
 expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
 expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
     $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt
-expect_exit untrainable_lambdas 2 "recur_0331/final_model.pt: .*or LoRA adapters \\(eval_val_ttt_lora of 2026-04-10\\), and this model has 2026-03-31's two residual lanes \\(parallel_post_lambdas over sublayers in sequence\\)" -- \
-    $P --model tests/fixtures/pgolf/recur_0331/final_model.pt $W --ttt
+# 2026-03-31's GPT (lanes over sublayers in sequence, block 0 without attention, an untied repeat
+# MLP) under 2026-03-23's function (ttt_0331/ttt_reference.json, case "run": 7.110614043).
+expect_exit ttt_0331 0 "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31: .*ttt chunk 6/6: 1464 targets, 7.11061[0-9] nats/token" -- \
+    bash -c "$P --model tests/fixtures/pgolf/recur_0331/final_model.pt --arch tests/fixtures/pgolf/ttt_0331/xsa_eval.json $W --ttt --ttt-set '$RUN' 2>&1 | tr '\n' ' '"
 expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPTs .*norms or an MLP other than the records'" -- \
     $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
 # The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks.
@@ -52,7 +54,7 @@ else
 fi
 expect_exit recipe_0404 0 "test-time training of .*ttt_0404/final_model.pt as the eval_val_ttt of 2026-04-04: TTT_LR=0.002 TTT_EPOCHS=0 TTT_CHUNK_TOKENS=32768 TTT_FREEZE_BLOCKS=0" -- \
     $P --model tests/fixtures/pgolf/ttt_0404/final_model.pt $W --ttt --ttt-set TTT_EPOCHS=0
-expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the eval_val_sliding_ttt of 2026-03-23 and 2026-03-29, .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 .* which score different targets" -- \
+expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31, .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 .* which score different targets" -- \
     $P --model $M --model $M9 $W --ttt
 
 mkdir -p "$TMP/r"

@@ -29,6 +29,7 @@ struct layer_act {   // one layer's activations over the S tokens of a sequence
     float *ao;       // (S, C) z @ Wo^T
     float *xo;       // (S, C) xin + attn_scale ao
     float *l1;       // (S, C) a two-lane layer's lane 1 before its MLP (which reads and adds to lane 1)
+    float *l1a, *xp1; // (S, C) 2026-03-31's lanes: lane 1 as the layer gets it (after the skip), and before a gated skip
     float *mn;       // (S, C) RMSNorm(xo) * ln: the MLP reads it (a GPT-J block: an; two lanes: of l1)
     float *u;        // (S, F) mn @ Wup^T
     float *mo;       // (S, C) the MLP's output
@@ -409,7 +410,6 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (!c->tied_head || c->logit_softcap <= 0) why = "an untied or uncapped head";
     else if (c->rope != ROPE_HALF_NEG || c->qk_norm != QK_NORM_HEAD) why = "RoPE or QK-norm other than the records'";
     else if (c->n_blocks && c->n_blocks != c->n_layer && !c->n_physical) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
-    else if (c->lanes_from && !c->lanes_split && !c->lanes_together) why = "2026-03-31's two residual lanes (parallel_post_lambdas over sublayers in sequence)";
     else if (c->parallel_residual) why = "parallel residuals";
     else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
@@ -419,8 +419,7 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->sliding_window) why = "sliding-window layers";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (c->attn_off[l]) why = "a layer without attention";
-        else if (w->dtg_w) why = "DTG_ENABLED";
+        if (w->dtg_w) why = "DTG_ENABLED";
         else if (w->attn_gate_w && w->attn_gate_b) why = "attention gates with a bias (GATED_ATTENTION)";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
@@ -430,7 +429,7 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     }
     if (why)
         return xsa_fail(err, XSA_EBADINPUT, "%s: test-time training trains the GPTs of parameter-golf's records with full-parameter "
-                        "TTT (eval_val_sliding_ttt of 2026-03-23/29 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09) or "
+                        "TTT (eval_val_sliding_ttt of 2026-03-23/29/31 and 2026-04-06/08, eval_val_ttt of 2026-04-04 and 2026-04-09) or "
                         "LoRA adapters (eval_val_ttt_lora of 2026-04-10), and this model has %s; score it without --ttt", m->path, why);
     if (m->mapping) return xsa_fail(err, XSA_EBADINPUT, "%s: its weights are mapped read-only; test-time training writes them", m->path);
     return 0;
@@ -440,6 +439,8 @@ static float *add_param(struct cpu_trainer *t, const char *name, float *w, long 
     struct train_param *p = &t->p[t->n_p++];
     snprintf(p->name, sizeof p->name, "%s", name);
     p->w = w, p->n = n, p->block = block;
+    p->matrix = strstr(name, "_bank[") || (strstr(name, ".weight") && (strstr(name, ".attn.c_") || strstr(name, ".attn.proj.") ||
+                                                                        strstr(name, ".mlp.") || strstr(name, "repeat_mlp.")));
     p->grad = xsa_calloc((size_t)n, sizeof(float));
     return p->grad;
 }
@@ -482,10 +483,13 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     char nm[48];
     // Each block's tensors are one parameter however many layers run it (their gradients add up),
     // named by its index among the blocks in order of first use (the records' blocks.N).
-    int *first = xsa_calloc((size_t)L * 2, sizeof *first), *blk = first + L, n_blk = 0;  // layer l's block: its first layer, its index
+    int *first = xsa_calloc((size_t)L * 4, sizeof *first), *blk = first + L, n_blk = 0;  // layer l's block: its first layer, its index
+    int *pfirst = first + 2 * L, *phys = first + 3 * L, n_phys = 0, n_repeat = 0;  // ... its matrices' first layer, their physical layer
     for (int l = 0; l < L; l++) {
         first[l] = first_of_block(m, l);
         blk[l] = first[l] == l ? n_blk++ : blk[first[l]];
+        for (pfirst[l] = 0; m->layers[pfirst[l]].wv != m->layers[l].wv; pfirst[l]++) {}
+        phys[l] = pfirst[l] == l ? n_phys++ : phys[pfirst[l]];
     }
     t->g_tok = add_param(t, "tok_emb.weight", m->tok_emb, (long)V * C, -1);
     if (m->bigram_emb) {
@@ -503,7 +507,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     if (m->skip_weights) t->g_skip = add_param(t, "skip_weights", m->skip_weights, skip_rows * C, -1);
     if (m->skip_gates) t->g_gate = add_param(t, "skip_gates", m->skip_gates, skip_rows * C, -1);
     if (c->lanes_from && c->lanes_split) t->g_lm = add_param(t, "lane_merge", &m->lane_merge, 1, -1);
-    if (c->lanes_from && c->lanes_together) {
+    if (c->lanes_from && !c->lanes_split) {
         t->g_post = add_param(t, "parallel_post_lambdas", m->lane_post_all, 4L * m->lane_rows, -1);
         t->g_resid = add_param(t, "parallel_resid_lambdas", m->lane_resid_all, 2L * m->lane_rows, -1);
     }
@@ -514,20 +518,30 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
             t->gl[l] = t->gl[first[l]];
             continue;
         }
-        if (m->pgolf_banks) {  // not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT)
-            snprintf(nm, sizeof nm, "qo_bank[%d]", b), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
-            snprintf(nm, sizeof nm, "qo_bank[%d]", n_blk + b), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
-            snprintf(nm, sizeof nm, "kv_bank[%d]", b), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
-            snprintf(nm, sizeof nm, "kv_bank[%d]", n_blk + b), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
-            snprintf(nm, sizeof nm, "mlp_up_bank[%d]", b), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
-            snprintf(nm, sizeof nm, "mlp_down_bank[%d]", b), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
-        } else {
-            snprintf(nm, sizeof nm, "blocks.%d.attn.c_q.weight", b), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, b);
-            snprintf(nm, sizeof nm, "blocks.%d.attn.c_k.weight", b), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, b);
-            snprintf(nm, sizeof nm, "blocks.%d.attn.c_v.weight", b), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, b);
-            snprintf(nm, sizeof nm, "blocks.%d.attn.proj.weight", b), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, b);
-            snprintf(nm, sizeof nm, "blocks.%d.mlp.fc.weight", b), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, b);
-            snprintf(nm, sizeof nm, "blocks.%d.mlp.proj.weight", b), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, b);
+        int p = phys[l];
+        if (pfirst[l] != l) {  // (2026-03-31: a recurrent layer's own block over an earlier layer's matrices, or its MLP's own)
+            const struct layer_weights *w0 = &m->layers[pfirst[l]];
+            t->gl[l] = t->gl[pfirst[l]];
+            snprintf(nm, sizeof nm, "repeat_mlp.%d.fc.weight", n_repeat);
+            if (w->w_up != w0->w_up) t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
+            snprintf(nm, sizeof nm, "repeat_mlp.%d.proj.weight", n_repeat++);
+            if (w->w_down != w0->w_down) t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+        } else if (m->pgolf_banks) {  // not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT)
+            snprintf(nm, sizeof nm, "qo_bank[%d]", p), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
+            snprintf(nm, sizeof nm, "qo_bank[%d]", n_phys + p), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", p), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", n_phys + p), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "mlp_up_bank[%d]", p), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
+            snprintf(nm, sizeof nm, "mlp_down_bank[%d]", p), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+        } else {  // (blocks.N: the physical layer's; a block without attention has no attention weights in an int6 dict)
+            if (w->wq) {
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_q.weight", p), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_k.weight", p), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_v.weight", p), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.proj.weight", p), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, p);
+            }
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.fc.weight", p), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, p);
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.proj.weight", p), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, p);
         }
         snprintf(nm, sizeof nm, "blocks.%d.attn.q_gain", b), t->gl[l].q_gain = add_param(t, nm, w->q_gain, t->H, b);
         snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
@@ -564,7 +578,9 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         a->lse = alloc_f((long)S * t->H), a->y = alloc_f((long)S * Q), a->z = alloc_f((long)S * Q);
         a->ao = alloc_f((long)S * C), a->xo = alloc_f((long)S * C), a->mn = alloc_f((long)S * C);
         a->u = alloc_f((long)S * F), a->mo = alloc_f((long)S * C);
+        int seq = c->lanes_from && l >= c->lanes_from && !c->lanes_split && !c->lanes_together;
         a->xp = alloc_f(m->skip_gates ? (long)S * C : 0), a->l1 = alloc_f(c->lanes_from && l >= c->lanes_from ? (long)S * C : 0);
+        a->l1a = alloc_f(seq ? (long)S * C : 0), a->xp1 = alloc_f(seq && m->skip_gates ? (long)S * C : 0);
         a->ra = alloc_f(S), a->rq = alloc_f((long)S * t->H), a->rk = alloc_f((long)S * t->Hkv), a->rm = alloc_f(S);
         if (m->layers[l].attn_gate_w) a->gate = alloc_f((long)S * t->H), a->zg = alloc_f((long)S * Q);
     }
@@ -580,7 +596,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     int gptj = 0;
     for (int l = 0; l < L; l++) gptj |= c->mlp_reads_input[l];
     t->lane1 = alloc_f(lanes), t->g1 = alloc_f(lanes), t->xl0 = alloc_f(lanes), t->dmn = alloc_f(gptj ? (long)S * C : 0);
-    long together = c->lanes_from && c->lanes_together ? (long)S * C : 0;
+    long together = c->lanes_from && !c->lanes_split ? (long)S * C : 0;
     t->da = alloc_f(together), t->dm = alloc_f(together), t->dxin = alloc_f(together);
     t->cos_t = alloc_f((long)S * h2), t->sin_t = alloc_f((long)S * h2), t->nsin_t = alloc_f((long)S * h2);
     t->g = alloc_f((long)S * C), t->gx0 = alloc_f((long)S * C);
@@ -600,7 +616,7 @@ void cpu_trainer_close(struct cpu_trainer *t) {
     for (int i = 0; i < t->n_p; i++) free(t->p[i].grad);
     for (int l = 0; l < t->L; l++) {
         struct layer_act *a = &t->act[l];
-        float *f[] = {a->xp, a->l1, a->xb, a->xin, a->an, a->qn, a->kn, a->qr, a->qf, a->kf, a->v, a->lse, a->y, a->z,
+        float *f[] = {a->xp, a->l1, a->l1a, a->xp1, a->xb, a->xin, a->an, a->qn, a->kn, a->qr, a->qf, a->kf, a->v, a->lse, a->y, a->z,
                       a->ao, a->xo, a->mn, a->u, a->mo, a->ra, a->rq, a->rk, a->rm};
         for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
     }
@@ -640,6 +656,78 @@ static int skip_row(const struct cpu_trainer *t, int dec) {
 
 // LN_SCALE's 1 / sqrt(i + 1), i the layer's block's index (a looped record's Block(layer_idx=i)).
 static float layer_ln(const struct model_config *c, int l) { return c->ln_scale ? (float)(1.0 / sqrt(c->ln_layer[l] + 1.0)) : 1.0f; }
+
+// The U-Net skip of row `row` from src into x (S rows): x = lerp(sw src, x, sigmoid(gate)) in
+// torch.lerp's two forms, x as it was kept in xp (gated skips), or x += sw src.
+static void skip_fwd(struct cpu_trainer *t, int row, const float *src, float *x, float *xp) {
+    const struct model *m = t->m;
+    int S = t->S, C = t->C;
+    const float *sw = m->skip_weights + (long)row * C;
+    if (!m->skip_gates) {
+        scaled_add(x, x, sw, src, S, C);
+        return;
+    }
+    const float *gt = m->skip_gates + (long)row * C;
+    memcpy(xp, x, (size_t)S * C * sizeof *x);
+    for (int r = 0; r < S; r++)
+        for (int k = 0; k < C; k++) {
+            long i = (long)r * C + k;
+            float sk = sw[k] * src[i], wt = sigmoidf(gt[k]), d = x[i] - sk;
+            x[i] = wt < 0.5f ? sk + wt * d : x[i] - d * (1.0f - wt);
+        }
+}
+
+// Its backward from g (dL/dx after it, made dL/dx before it): the skip's weights', gates' and
+// source's (gs) gradients.
+static void skip_bwd(struct cpu_trainer *t, int row, const float *src, const float *xp, float *g, float *gs) {
+    const struct model *m = t->m;
+    int S = t->S, C = t->C;
+    const float *sw = m->skip_weights + (long)row * C, *gt = m->skip_gates ? m->skip_gates + (long)row * C : NULL;
+    float *gsw = t->g_skip + (long)row * C;
+    for (int r = 0; r < S; r++)
+        for (int k = 0; k < C; k++) {
+            long i = (long)r * C + k;
+            if (gt) {  // x = (1 - s) sw e + s xp, s = sigmoid(gate)
+                float wt = sigmoidf(gt[k]), sk = sw[k] * src[i], ds = (1.0f - wt) * g[i];
+                t->g_gate[(long)row * C + k] += g[i] * (xp[i] - sk) * wt * (1.0f - wt);
+                gsw[k] += ds * src[i];
+                gs[i] += sw[k] * ds;
+                g[i] *= wt;
+            } else {
+                gsw[k] += g[i] * src[i];
+                gs[i] += sw[k] * g[i];
+            }
+        }
+}
+
+// The backward of a sublayer's read m[0] lane + m[1] x0 (resid_mix m, (2, C)) from d, its
+// gradient: m's into gm, x0's into t->gx0, and m[0] d added to the lane's gradient gl.
+static void mix_bwd(struct cpu_trainer *t, const float *m, float *gm, const float *d, const float *lane, float *gl) {
+    int C = t->C;
+    for (int r = 0; r < t->S; r++)
+        for (int k = 0; k < C; k++) {
+            long i = (long)r * C + k;
+            gm[k] += d[i] * lane[i];
+            gm[C + k] += d[i] * t->x0[i];
+            t->gx0[i] += m[C + k] * d[i];
+            gl[i] += m[k] * d[i];
+        }
+}
+
+// The backward of a 2026-03-31 sublayer's update of both lanes, lane k = r lane k + post[k] y
+// (y = scale out; l0, l1 the lanes before it), from g and t->g1 (the lanes' gradients after it,
+// made theirs before it): dL/dy into dy, r's gradient added to *gr, post's to gp[0..1].
+static void lanes_seq_bwd(struct cpu_trainer *t, const float *scale, const float *out, float r, const float *post, const float *l0,
+                          const float *l1, float *g, float *dy, double *gr, double *gp) {
+    int C = t->C;
+    for (long i = 0; i < (long)t->S * C; i++) {
+        float y = scale[i % C] * out[i];
+        *gr += (double)g[i] * l0[i] + (double)t->g1[i] * l1[i];
+        gp[0] += (double)g[i] * y, gp[1] += (double)t->g1[i] * y;
+        dy[i] = post[0] * g[i] + post[1] * t->g1[i];
+        g[i] *= r, t->g1[i] *= r;
+    }
+}
 
 // Forward of one sequence x (S tokens) up to the final norm (t->xf), activations kept.
 static void forward_body(struct cpu_trainer *t, const int32_t *x) {
@@ -690,29 +778,21 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
         int dec = l - t->n_enc, lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from;
-        int together = lane && c->lanes_together, row = skip_row(t, dec);
-        if (first && together) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // (2026-04-10: both lanes x, then the skip)
-        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together)) {  // (into lane 0)
-            const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
-            if (m->skip_gates) {  // x = lerp(sw e, x, sigmoid(gate)), in torch.lerp's two forms
-                const float *gt = m->skip_gates + (long)row * C;
-                memcpy(a->xp, xc, (size_t)S * C * sizeof *xc);
-                for (int r = 0; r < S; r++)
-                    for (int k = 0; k < C; k++) {
-                        long i = (long)r * C + k;
-                        float sk = sw[k] * src[i], wt = sigmoidf(gt[k]), d = xc[i] - sk;
-                        xc[i] = wt < 0.5f ? sk + wt * d : xc[i] - d * (1.0f - wt);
-                    }
-            } else {
-                scaled_add(xc, xc, sw, src, S, C);
-            }
-        }
-        if (first && !together) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
+        // seq: 2026-03-31's lanes, the attention on lane 0 and then the MLP on lane 1, each mixed
+        // with x0 and writing both lanes, the skips into both
+        int together = lane && c->lanes_together, seq = lane && !together && !c->lanes_split, row = skip_row(t, dec);
+        if (first && (together || seq)) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // (both lanes x, then the skip)
+        const float *src = row >= 0 ? t->skip_out + (long)(t->n_enc - 1 - dec) * S * C : NULL;
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together || seq)) skip_fwd(t, row, src, xc, a->xp);  // (into lane 0)
+        if (row >= 0 && seq) skip_fwd(t, row, src, t->lane1, a->xp1);
+        if (first && !together && !seq) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
         memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
+        if (seq) memcpy(a->l1a, t->lane1, (size_t)S * C * sizeof *xc);
         const float *m0 = w->resid_mix, *m1 = m0 + C;
         for (int r = 0; r < S; r++)
             for (int k = 0; k < C; k++) a->xin[(long)r * C + k] = m0[k] * xc[(long)r * C + k] + m1[k] * t->x0[(long)r * C + k];
         float ln = layer_ln(c, l);
+        if (!c->attn_off[l]) {  // (DISABLE_LAYER0_ATTN: none)
         rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
         linear(t, a->an, w->wq, a->qn, S, C, Q);
         linear(t, a->an, w->wk, a->kn, S, C, KV);
@@ -746,15 +826,32 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         }
         linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
         if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
-        scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
+        }
+        if (seq) {  // lane k = r[0] lane k + post[0][k] as ao: lane 0 into xo, lane 1 into l1 (the MLP's)
+            float r0 = w->lane_resid[0], p0 = w->lane_post[0], p1 = w->lane_post[1];
+            for (long i = 0; i < (long)S * C; i++) {
+                float at = c->attn_off[l] ? 0.0f : w->attn_scale[i % C] * a->ao[i];
+                a->xo[i] = c->attn_off[l] ? a->xb[i] : r0 * a->xb[i] + p0 * at;
+                a->l1[i] = c->attn_off[l] ? a->l1a[i] : r0 * a->l1a[i] + p1 * at;
+            }
+        } else if (c->attn_off[l]) {
+            memcpy(a->xo, a->xin, (size_t)S * C * sizeof *xc);
+        } else {
+            scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
+        }
         // The MLP reads RMSNorm(xo) (sequential), the attention's input rows (GPT-J: the norms are
         // weightless, so an), or lane 1 (two lanes: attention went on lane 0, the MLP on lane 1).
         const float *mlp_res = a->xo;
-        if (lane) {
+        if (seq) {  // RMSNorm(m0 lane 1 + m1 x0)
+            float *mix = t->t_c2;
+            for (int r = 0; r < S; r++)
+                for (int k = 0; k < C; k++) mix[(long)r * C + k] = m0[k] * a->l1[(long)r * C + k] + m1[k] * t->x0[(long)r * C + k];
+            rms_fwd(mix, a->mn, a->rm, S, C, eps, ln);
+        } else if (lane) {
             memcpy(a->l1, t->lane1, (size_t)S * C * sizeof *xc);
             rms_fwd(a->l1, a->mn, a->rm, S, C, eps, ln);
             mlp_res = a->l1;
-        } else if (c->mlp_reads_input[l]) {
+        } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
             memcpy(a->mn, a->an, (size_t)S * C * sizeof *xc);
         } else {
             rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
@@ -770,6 +867,13 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 xc[i] = r[0] * a->xb[i] + pp[0] * at + pp[2] * mt;
                 t->lane1[i] = r[1] * a->l1[i] + pp[1] * at + pp[3] * mt;
             }
+        } else if (seq) {  // lane k = r[1] lane k + post[1][k] ms mo
+            const float *r = w->lane_resid, *pp = w->lane_post;
+            for (long i = 0; i < (long)S * C; i++) {
+                float mt = w->mlp_scale[i % C] * a->mo[i];
+                xc[i] = r[1] * a->xo[i] + pp[2] * mt;
+                t->lane1[i] = r[1] * a->l1[i] + pp[3] * mt;
+            }
         } else if (lane) {
             scaled_add(t->lane1, mlp_res, w->mlp_scale, a->mo, S, C);
             memcpy(xc, a->xo, (size_t)S * C * sizeof *xc);
@@ -778,7 +882,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         }
         if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
     }
-    if (c->lanes_from && c->lanes_together) {  // _final_parallel_hidden: the mean, lane 0 or lane 1 (PARALLEL_FINAL_LANE)
+    if (c->lanes_from && !c->lanes_split) {  // _final_parallel_hidden: the mean, lane 0 or lane 1 (PARALLEL_FINAL_LANE)
         for (long i = 0; i < (long)S * C; i++)
             xc[i] = c->lanes_final == 0 ? 0.5f * (xc[i] + t->lane1[i]) : c->lanes_final == 1 ? xc[i] : t->lane1[i];
     } else if (c->lanes_from) {  // lane_merge m lane 0 + (1 - m) lane 1
@@ -862,7 +966,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     int rd = model_rope_dims(c);
     float *g = t->t_c2;  // dL/d(residual stream) as it goes back (lane 0's, with two lanes); t->g holds dL/dxf
     rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
-    if (c->lanes_from && c->lanes_together) {  // x = (lane 0 + lane 1) / 2, lane 0 or lane 1
+    if (c->lanes_from && !c->lanes_split) {  // x = (lane 0 + lane 1) / 2, lane 0 or lane 1
         for (long i = 0; i < (long)S * C; i++) {
             t->g1[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? 0.0f : g[i];
             g[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? g[i] : 0.0f;
@@ -884,15 +988,19 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         struct layer_act *a = &t->act[l];
         const struct layer_weights *w = &m->layers[l];
         float ln = layer_ln(c, l);
-        int lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from, gptj = !lane && c->mlp_reads_input[l];
-        int together = lane && c->lanes_together;
+        int lane = c->lanes_from && l >= c->lanes_from, first = lane && l == c->lanes_from;
+        int gptj = !lane && c->mlp_reads_input[l] && !c->attn_off[l];
+        int together = lane && c->lanes_together, seq = lane && !together && !c->lanes_split, off = c->attn_off[l];
+        const float *m0 = w->resid_mix, *m1 = m0 + C;
+        float *gm = t->gl[l].resid_mix;
+        double gr[2] = {0, 0}, gp[4] = {0, 0, 0, 0};  // (the lane lambdas' gradients)
         if (l < t->n_enc) {
             const float *gs = t->gskip + (long)l * S * C;
             for (long i = 0; i < (long)S * C; i++) g[i] += gs[i];
         }
+        if (seq) lanes_seq_bwd(t, w->mlp_scale, a->mo, w->lane_resid[1], w->lane_post + 2, a->xo, a->l1, g, t->dm, &gr[1], gp + 2);
         if (together) {  // the lanes' update: da, dm the sublayers' (scaled) outputs' gradients; g, g1 the lanes' inputs'
             const float *r = w->lane_resid, *pp = w->lane_post;
-            double gr[2] = {0, 0}, gp[4] = {0, 0, 0, 0};
             for (long i = 0; i < (long)S * C; i++) {
                 float at = w->attn_scale[i % C] * a->ao[i], mt = w->mlp_scale[i % C] * a->mo[i];
                 gr[0] += (double)g[i] * a->xb[i], gr[1] += (double)t->g1[i] * a->l1[i];
@@ -901,14 +1009,12 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 t->dm[i] = pp[2] * g[i] + pp[3] * t->g1[i];
                 g[i] *= r[0], t->g1[i] *= r[1];
             }
-            for (int k = 0; k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
-            for (int k = 0; k < 4; k++) t->gl[l].lane_post[k] += (float)gp[k];
         }
         // MLP: out = res + ms * mo, res xo (lane 1's input on two lanes)
         float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
         float *gout = lane ? t->g1 : g;
         float *dmo = t->t_c;
-        scaled_add_bwd(together ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
+        scaled_add_bwd(together || seq ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
         float *hsq = t->t_f, *dh = t->t_f2;
         if (!t->frozen) mlp_act(t, a->u, hsq, NULL, c->mlp_leaky_slope, (long)S * F);  // (only dW reads it)
         base_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
@@ -920,10 +1026,15 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         if (lmp) lora_bwd_out(t, lmp, dmo, a->hm, t->dho, S);  // (before dmn takes dmo's buffer)
         linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
         if (lmp) lora_bwd_in(t, lmp, t->dho, a->mn, dmn, S);
-        if (!gptj) rms_bwd(dmn, a->mn, a->rm, gout, S, C, ln, 1);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
+        if (!gptj) rms_bwd(dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
+        if (seq) mix_bwd(t, m0, gm, t->dxin, a->l1, t->g1);  // (seq: the MLP read m0 lane 1 + m1 x0)
+        if (seq && !off) lanes_seq_bwd(t, w->attn_scale, a->ao, w->lane_resid[0], w->lane_post, a->xb, a->l1a, g, t->da, &gr[0], gp);
+        for (int k = 0; (together || seq) && k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
+        for (int k = 0; (together || seq) && k < 4; k++) t->gl[l].lane_post[k] += (float)gp[k];
+        if (!off) {  // (DISABLE_LAYER0_ATTN: xo = xin)
         // attention: xo = xin + as * ao
         float *dao = t->t_c;
-        scaled_add_bwd(together ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
+        scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
         const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
         if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
         float *dz = t->t_q;
@@ -984,23 +1095,14 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 }
         if (gptj)  // the MLP read an too
             for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
-        float *gm = t->gl[l].resid_mix;
-        const float *m0 = w->resid_mix, *m1 = m0 + C;
-        if (together) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
+        if (together || seq) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
             rms_bwd(dan, a->an, a->ra, t->dxin, S, C, ln, 0);
-            for (int r = 0; r < S; r++)
-                for (int k = 0; k < C; k++) {
-                    long i = (long)r * C + k;
-                    float d = t->dxin[i];
-                    gm[k] += d * a->xb[i];
-                    gm[C + k] += d * t->x0[i];
-                    t->gx0[i] += m1[k] * d;
-                    g[i] += m0[k] * d;
-                }
+            mix_bwd(t, m0, gm, t->dxin, a->xb, g);
         }
-        if (!together) rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+        if (!together && !seq) rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+        }
         // resid_mix: xin = m0 xb + m1 x0
-        for (int r = 0; !together && r < S; r++)
+        for (int r = 0; !together && !seq && r < S; r++)
             for (int k = 0; k < C; k++) {
                 long i = (long)r * C + k;
                 gm[k] += g[i] * a->xb[i];
@@ -1008,29 +1110,14 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 t->gx0[i] += m1[k] * g[i];
                 g[i] *= m0[k];
             }
-        if (first && !together)  // lane 1 began as a copy of xb
+        if (first && !together && !seq)  // lane 1 began as a copy of xb
             for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
         int dec = l - t->n_enc, row = skip_row(t, dec);  // xb = the previous output with the skip
-        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together)) {
-            const float *sw = m->skip_weights + (long)row * C, *src = t->skip_out + (long)(t->n_enc - 1 - dec) * S * C;
-            float *gsw = t->g_skip + (long)row * C, *gs = t->gskip + (long)(t->n_enc - 1 - dec) * S * C;
-            const float *gt = m->skip_gates ? m->skip_gates + (long)row * C : NULL;
-            for (int r = 0; r < S; r++)
-                for (int k = 0; k < C; k++) {
-                    long i = (long)r * C + k;
-                    if (gt) {  // xb = (1 - s) sw e + s xp, s = sigmoid(gate)
-                        float wt = sigmoidf(gt[k]), sk = sw[k] * src[i], ds = (1.0f - wt) * g[i];
-                        t->g_gate[(long)row * C + k] += g[i] * (a->xp[i] - sk) * wt * (1.0f - wt);
-                        gsw[k] += ds * src[i];
-                        gs[i] += sw[k] * ds;
-                        g[i] *= wt;
-                    } else {
-                        gsw[k] += g[i] * src[i];
-                        gs[i] += sw[k] * g[i];
-                    }
-                }
-        }
-        if (first && together)  // both lanes began as the previous output, before lane 0's skip
+        const float *src = row >= 0 ? t->skip_out + (long)(t->n_enc - 1 - dec) * S * C : NULL;
+        float *gs = row >= 0 ? t->gskip + (long)(t->n_enc - 1 - dec) * S * C : NULL;
+        if (row >= 0 && (!lane || first || c->lanes_skip_lane0 || together || seq)) skip_bwd(t, row, src, a->xp, g, gs);
+        if (row >= 0 && seq) skip_bwd(t, row, src, a->xp1, t->g1, gs);  // (lane 1's skip)
+        if (first && (together || seq))  // both lanes began as the previous output, before lane 0's skip
             for (long i = 0; i < (long)S * C; i++) g[i] += t->g1[i];
     }
     for (long i = 0; i < (long)S * C; i++) t->gx0[i] += g[i];  // layer 0's x is x0

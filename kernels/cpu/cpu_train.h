@@ -7,7 +7,9 @@
 // The GPTs it covers are those of the records with full-parameter TTT: 2026-03-20..29's
 // (2026-03-23, 2026-03-29: weightless RMSNorms, tied soft-capped head, bigram hash, SmearGate,
 // U-Net skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value
-// embedding, the (leaky) relu^2 MLP) and the 2026-04 looped ones (2026-04-06 QK5, 2026-04-08,
+// embedding, the (leaky) relu^2 MLP), 2026-03-31's (virtual layers: blocks over the banks of the
+// layers they repeat, repeat_mlp's untied MLPs, block 0 without attention, two lanes written by
+// the attention and then the MLP) and the 2026-04 looped ones (2026-04-06 QK5, 2026-04-08,
 // 2026-04-09: blocks run by several layers, whose gradients add up; gated U-Net skips; 2026-04-08's
 // two lanes merged by lane_merge; GPT-J blocks) and 2026-04-04's (RECUR_LAYERS, value embeddings,
 // skips past skip_weights' rows), 2026-04-10's side-by-side lanes, 2026-04-16's SmearGate on the
@@ -28,6 +30,7 @@ struct train_param {
     float *w, *grad;
     long n;
     int block;         // the Block module it belongs to ("blocks.N.", N the physical block), or -1 (TTT_FREEZE_BLOCKS)
+    int matrix;        // 1: a layer's attention or MLP matrix (blocks.N.* in an int6 dict, a bank's slice in a banked file)
 };
 
 struct cpu_trainer;
