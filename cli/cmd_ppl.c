@@ -541,6 +541,12 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     int context = chunks ? (int)(vb / 8) : a->context ? a->context : maxlen ? maxlen : 1024;
     if (!chunks && maxlen && context > maxlen)
         return xsa_fail(err, XSA_EBADINPUT, "--context %d exceeds the model's context length %d", context, maxlen);
+    // An NTK-aware Rotary's base is its window's: the family's eval_val at EVAL_SEQ_LEN = --context.
+    for (int i = 0; i < a->n_models && !chunks; i++)
+        if (model_set_window(&r->m[i], context))
+            fprintf(stderr, "xsa-eval %s: %s: RoPE base %g for windows of %d tokens (NTK past %d), as its family's eval_val "
+                    "builds its Rotary at EVAL_SEQ_LEN %d\n", a->probe ? "probe" : "ppl", a->model[i], (double)r->m[i].cfg.rope_theta,
+                    context, r->m[i].cfg.rope_ntk_from, context);
     int stride = a->stride ? a->stride : context;
     if (stride > context) return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d", stride, context);
     if ((a->ranks || a->val_batch_tokens) && stride != context)

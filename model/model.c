@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,17 @@ int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *
                        : xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': this modded-nanogpt checkpoint has no xsa_alphas (an SA model, as the record's master baseline), so no layer has an XSA gate to turn on", spec);
     memcpy(cfg->xsa, xsa, sizeof xsa);
     return 0;
+}
+
+int model_set_window(struct model *m, int ctx) {
+    struct model_config *c = &m->cfg;
+    if (!c->rope_ntk_from) return 0;
+    int rd = model_rope_dims(c);
+    double base = c->rope_ntk_base;
+    float theta = ctx > c->rope_ntk_from ? (float)(base * pow((double)ctx / c->rope_ntk_from, (double)rd / (rd - 2))) : (float)base;
+    int changed = theta != c->rope_theta;
+    c->rope_theta = theta;
+    return changed;
 }
 
 int model_xsa_count(const struct model_config *cfg) {

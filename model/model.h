@@ -57,6 +57,10 @@ struct model_config {
     int max_seq_len;  // context length used for lm-eval's left truncation
     float norm_eps;
     float rope_theta;
+    // parameter-golf's NTK-aware Rotary: past rope_ntk_from tokens a window of T runs the base
+    // rope_ntk_base (T / rope_ntk_from)^(rd / (rd - 2)); rope_theta is that of max_seq_len (0: none)
+    int rope_ntk_from;
+    float rope_ntk_base;
     enum rope_scaling rope_scaling;
     float rope_factor;             // linear, llama3, dynamic, yarn
     float rope_low_freq, rope_high_freq;  // llama3: low/high_freq_factor
@@ -279,6 +283,11 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
 // --arch FILE.json: the architecture of a parameter-golf artifact, instead of the xsa_eval.json
 // beside it (model/pgolf.h). Process-wide; the path must outlive every model_load.
 void model_set_arch_file(const char *path);
+
+// Windows of ctx tokens (`ppl --context`): an NTK-aware Rotary's base becomes that of a window of
+// ctx tokens, as the family's eval_val at EVAL_SEQ_LEN ctx builds it; any other model is as it
+// was. Call before a backend opens the model. Returns 1 when the base changed.
+int model_set_window(struct model *m, int ctx);
 
 // Applies an --xsa spec: "all", "none", "last:N" or "i,j,..." (0-based layer indices).
 int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err);

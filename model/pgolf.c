@@ -351,7 +351,9 @@ static int context_and_ntk(struct model_config *c, const struct pg_arch *a, cons
                         where, which, ctx);
     double r = pg_arch_or(a, A_ROTARY_TRAIN_SEQ_LEN, 0);
     int rd = model_rope_dims(c);
-    if (r == 0 || ctx <= r) return 0;
+    if (r == 0) return 0;
+    if (rd > 2) c->rope_ntk_from = (int)r, c->rope_ntk_base = c->rope_theta;  // (model_set_window: other windows)
+    if (ctx <= r) return 0;
     if (rd <= 2) return xsa_fail(err, XSA_EBADINPUT, "%s: NTK scaling needs more than 2 rotated dimensions, not %d; check ROPE_DIMS", where, rd);
     c->rope_theta = (float)((double)c->rope_theta * pow(ctx / r, (double)rd / (rd - 2)));
     return 0;
