@@ -25,6 +25,7 @@
 #include "tests/fixture_io.h"
 
 #define DIR "tests/fixtures/pgolf/ttt_0323/"
+#define DIR_OPTIONS "tests/fixtures/pgolf/options_0323/"  // VALUE_RESIDUAL, GATED_ATTENTION, DTG_ENABLED
 #define DIR_0331 "tests/fixtures/pgolf/ttt_0331/"  // recur_0331's weights, its own xsa_eval.json
 #define DIR_0404 "tests/fixtures/pgolf/ttt_0404/"
 #define DIR_0408 "tests/fixtures/pgolf/ttt_0408/"
@@ -118,6 +119,12 @@ static void check_gradients(const char *dir, const char *key) { check_gradients_
 
 TEST(gradients_match_autograd) { check_gradients(DIR, "grad"); }
 TEST(gradients_past_one_attention_block) { check_gradients(DIR, "grad_long"); }
+// The options the 2026-03-23 run left off: layer 0's v in the later layers' (vr_lambda), the
+// attention gates with a bias, DTG's blend of each block's output with its input.
+TEST(gradients_of_the_2026_03_23_options) {
+    check_gradients(DIR_OPTIONS, "grad");
+    check_gradients(DIR_OPTIONS, "grad_long");
+}
 // Blocks run by several layers (their gradients summed), gated skips, two lanes, GPT-J blocks.
 TEST(gradients_of_the_looped_gpts) {
     // (2026-03-31: its blocks over the banks of the layers they repeat, repeat_mlp's own MLP,
@@ -237,6 +244,7 @@ static void check_cases(const char *dir, int recipe) { check_cases_in(dir, "ttt_
 TEST(ttt_matches_the_records_eval_val_sliding_ttt) {
     check_cases(DIR, TTT_2026_03);
     check_cases(DIR_0331, TTT_2026_03);  // (2026-03-31's, the same function, off in its record's run)
+    check_cases(DIR_OPTIONS, TTT_2026_03);
 }
 TEST(ttt_matches_the_2026_04_records) {
     check_cases(DIR_0408, TTT_2026_04);  // eval_val_sliding_ttt (2026-04-06/08)
@@ -451,7 +459,7 @@ TEST(lora_ttt_refusals_and_threads) {
     unload(&m, &d, &tok);
 }
 
-RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_looped_gpts),
+RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_2026_03_23_options), T(gradients_of_the_looped_gpts),
           T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant), T(ttt_freeze_spares_the_2026_03_records_matrices),
           T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_gradients_through_the_2026_04_16_gates), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
           T(lora_ttt_refusals_and_threads))

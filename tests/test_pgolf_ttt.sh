@@ -31,8 +31,11 @@ expect_exit bad_epochs 2 "TTT_EPOCHS=1.5: expected a whole number from 0" -- $P 
 expect_exit bad_batch 2 "TTT_BATCH_SEQS=0: expected a whole number from 1" -- $P --model $M $W --ttt --ttt-set TTT_BATCH_SEQS=0
 expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --model $M $W --ttt --ttt-set TTT_GRAD_CLIP=0
 expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
-expect_exit untrainable 2 "options_0323/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has VALUE_RESIDUAL; score it without --ttt" -- \
-    $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt
+expect_exit untrainable 2 "options_0325/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has TRIGRAM; score it without --ttt" -- \
+    $P --model tests/fixtures/pgolf/options_0325/final_model.pt $W --ttt
+# 2026-03-23's options (VALUE_RESIDUAL, GATED_ATTENTION, DTG_ENABLED) train (options_0323/ttt_reference.json, "run": 7.048362157).
+expect_exit ttt_options_0323 0 "ttt chunk 6/6: 1464 targets, 7.04836[12] nats/token" -- \
+    $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt --ttt-set "$RUN"
 # 2026-03-31's GPT (lanes over sublayers in sequence, block 0 without attention, an untied repeat
 # MLP) under 2026-03-23's function (ttt_0331/ttt_reference.json, case "run": 7.110614043).
 expect_exit ttt_0331 0 "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31: .*ttt chunk 6/6: 1464 targets, 7.11061[0-9] nats/token" -- \

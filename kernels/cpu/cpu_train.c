@@ -36,6 +36,8 @@ struct layer_act {   // one layer's activations over the S tokens of a sequence
     float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
     float *hq, *hk, *hv, *ho, *hm;  // (S, rank) each LoRA's x A^T (q, k, v, o from an; the MLP's from mn), or NULL
     float *gate, *zg;  // (S, H), (S, Q): the attention output gate (model_config.attn_gate_*) and z gated, or NULL
+    float *vraw;       // (S, KV) VALUE_RESIDUAL (2026-03-23): v before lambda0 v0 + lambda1 v, or NULL
+    float *dtg_pre, *dtg_g;  // (S, C), (S) DTG_ENABLED: the block's output before x_in + g (out - x_in), and g
 };
 
 // One LoRA adapter y += (x A^T) B^T: A (rank, in), B (out, rank), and their gradients.
@@ -61,7 +63,7 @@ struct cpu_trainer {
     int32_t seg_prev;
     struct {
         float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid,
-            *attn_gate;
+            *attn_gate, *attn_gate_b, *dtg_w, *dtg_b, *vr_lambda;
     } *gl;
     // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
     int frozen, rank;
@@ -81,6 +83,7 @@ struct cpu_trainer {
     float *be_rows;        // (S, bigram_dim) the bigram table's rows of the sequence
     float *ve_rows, *vb;   // (S, ve_dim) the value embedding's rows, (S, KV) their projection
     float *dvb, *t_e;      // (S, KV) dL/d(vb) over the ve layers; (S, max(bigram_dim, ve_dim)) scratch
+    float *dv0, *dtg_dx;   // (S, KV) dL/d(v0) from the later layers (VALUE_RESIDUAL); (S, C) DTG's dL/d(x_in), or NULL
     float *sg;             // (C) sigmoid of the smear gate
     float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
     float *lane1, *g1;     // (S, C) lane 1 (two lanes, lanes_split), and its gradient going back
@@ -411,7 +414,6 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->rope != ROPE_HALF_NEG || c->qk_norm != QK_NORM_HEAD) why = "RoPE or QK-norm other than the records'";
     else if (c->n_blocks && c->n_blocks != c->n_layer && !c->n_physical) why = "blocks shared by several layers (SHARED_CYCLE_LEN, NUM_UNIQUE_BLOCKS)";
     else if (c->parallel_residual) why = "parallel residuals";
-    else if (c->value_residual) why = "VALUE_RESIDUAL";
     else if (c->trigram) why = "TRIGRAM";
     else if (c->bigram_mul_hash || c->depth_lora_rank) why = "RecurrentGPT's bigram hash and depth LoRA";
     else if (c->smear_fwd_window && m->bigram_emb) why = "the 2026-04-16 SmearGate beside a bigram table";
@@ -419,8 +421,10 @@ int cpu_train_check(const struct model *m, xsa_error *err) {
     else if (c->sliding_window) why = "sliding-window layers";
     for (int l = 0; !why && l < c->n_layer; l++) {
         const struct layer_weights *w = &m->layers[l];
-        if (w->dtg_w) why = "DTG_ENABLED";
-        else if (w->attn_gate_w && w->attn_gate_b) why = "attention gates with a bias (GATED_ATTENTION)";
+        int plain = !(c->lanes_from && l >= c->lanes_from) && !c->mlp_reads_input[l] && !c->attn_off[l];
+        if (w->dtg_w && !plain) why = "DTG_ENABLED in a block of two lanes, a GPT-J block or one without attention";
+        else if (w->vrl_alpha) why = "2026-03-25's VALUE_RESIDUAL (vrl_alpha)";
+        else if (c->value_residual && (c->attn_off[0] || (w->vr_lambda && !plain))) why = "VALUE_RESIDUAL beside two lanes or layers without attention";
         else if (w->xsa_gate || w->out_scale) why = "gated XSA or recurrence gates";
         else if (w->bq || w->bk || w->bv || w->bo || w->b_up || w->b_down) why = "biases";
         else if (w->q_norm_w || w->k_norm_w || w->attn_norm_w || w->mlp_norm_w) why = "norm gains";
@@ -478,7 +482,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         return NULL;
     }
     int L = t->L, C = t->C, Q = t->Q, KV = t->KV, F = t->F, V = t->V;
-    t->p = xsa_calloc((size_t)(18 + 12 * L), sizeof *t->p);
+    t->p = xsa_calloc((size_t)(32 + 20 * L), sizeof *t->p);  // (at most 16 outside the layers, 18 a layer)
     t->gl = xsa_calloc((size_t)L, sizeof *t->gl);
     char nm[48];
     // Each block's tensors are one parameter however many layers run it (their gradients add up),
@@ -547,10 +551,18 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.mlp_scale", b), t->gl[l].mlp_scale = add_param(t, nm, w->mlp_scale, C, b);
         snprintf(nm, sizeof nm, "blocks.%d.resid_mix", b), t->gl[l].resid_mix = add_param(t, nm, w->resid_mix, 2L * C, b);
-        if (w->attn_gate_w) {  // (2026-04-16's output gate, times 2, is attn_gate_proj; the dense and sparse gates attn_gate_w)
-            int W = c->attn_gate_window;
-            snprintf(nm, sizeof nm, c->attn_gate_mult == 2.0f ? "blocks.%d.attn.attn_gate_proj.weight" : "blocks.%d.attn.attn_gate_w", b);
+        if (w->vr_lambda)
+            snprintf(nm, sizeof nm, "blocks.%d.attn.vr_lambda", b), t->gl[l].vr_lambda = add_param(t, nm, w->vr_lambda, 2, b);
+        if (w->attn_gate_w) {  // (2026-04-16's output gate, times 2, is attn_gate_proj; the dense and sparse gates attn_gate_w;
+            int W = c->attn_gate_window;  //  2026-03-23's GATED_ATTENTION, with a bias, attn_gate)
+            snprintf(nm, sizeof nm, w->attn_gate_b ? "blocks.%d.attn.attn_gate.weight" : c->attn_gate_mult == 2.0f ? "blocks.%d.attn.attn_gate_proj.weight" : "blocks.%d.attn.attn_gate_w", b);
             t->gl[l].attn_gate = add_param(t, nm, w->attn_gate_w, (long)t->H * W, b);
+        }
+        if (w->attn_gate_b)
+            snprintf(nm, sizeof nm, "blocks.%d.attn.attn_gate.bias", b), t->gl[l].attn_gate_b = add_param(t, nm, w->attn_gate_b, t->H, b);
+        if (w->dtg_w) {
+            snprintf(nm, sizeof nm, "blocks.%d.dtg_gate.weight", b), t->gl[l].dtg_w = add_param(t, nm, w->dtg_w, C, b);
+            snprintf(nm, sizeof nm, "blocks.%d.dtg_gate.bias", b), t->gl[l].dtg_b = add_param(t, nm, w->dtg_b, 1, b);
         }
     }
     if (m->ve_emb) {
@@ -583,6 +595,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
         a->l1a = alloc_f(seq ? (long)S * C : 0), a->xp1 = alloc_f(seq && m->skip_gates ? (long)S * C : 0);
         a->ra = alloc_f(S), a->rq = alloc_f((long)S * t->H), a->rk = alloc_f((long)S * t->Hkv), a->rm = alloc_f(S);
         if (m->layers[l].attn_gate_w) a->gate = alloc_f((long)S * t->H), a->zg = alloc_f((long)S * Q);
+        if (m->layers[l].vr_lambda && l > 0) a->vraw = alloc_f((long)S * KV);
+        if (m->layers[l].dtg_w) a->dtg_pre = alloc_f((long)S * C), a->dtg_g = alloc_f(S), t->dtg_dx = t->dtg_dx ? t->dtg_dx : alloc_f((long)S * C);
     }
     int h2 = model_rope_dims(c) / 2;
     t->skip_out = alloc_f((long)t->n_enc * S * C), t->gskip = alloc_f((long)t->n_enc * S * C);
@@ -590,6 +604,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     int De = c->bigram_dim > c->ve_dim ? c->bigram_dim : c->ve_dim;
     t->be_rows = alloc_f((long)S * c->bigram_dim), t->ve_rows = alloc_f((long)S * c->ve_dim), t->t_e = alloc_f((long)S * De);
     if (m->ve_emb) t->vb = alloc_f((long)S * KV), t->dvb = alloc_f((long)S * KV);
+    if (c->value_residual) t->dv0 = alloc_f((long)S * KV);
     t->sg = alloc_f(C);
     t->x0 = alloc_f((long)S * C), t->xf = alloc_f((long)S * C), t->rf = alloc_f(S);
     long lanes = c->lanes_from ? (long)S * C : 0;
@@ -622,10 +637,10 @@ void cpu_trainer_close(struct cpu_trainer *t) {
     }
     for (int l = 0; l < t->L; l++) {
         struct layer_act *a = &t->act[l];
-        float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm, a->gate, a->zg};
-        for (int i = 0; i < 7; i++) free(h[i]);
+        float *h[] = {a->hq, a->hk, a->hv, a->ho, a->hm, a->gate, a->zg, a->vraw, a->dtg_pre, a->dtg_g};
+        for (size_t i = 0; i < sizeof h / sizeof *h; i++) free(h[i]);
     }
-    free(t->dgs), free(t->e_raw), free(t->e_prev), free(t->de_prev);
+    free(t->dgs), free(t->e_raw), free(t->e_prev), free(t->de_prev), free(t->dv0), free(t->dtg_dx);
     for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
     free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
@@ -802,6 +817,11 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         if (t->lv) lora_fwd(t, &t->lv[l], a->an, a->hv, a->v, S);
         if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
             for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
+        if (a->vraw) {  // VALUE_RESIDUAL: v = lambda0 v0 + lambda1 v, v0 layer 0's v
+            const float *v0 = t->act[0].v;
+            memcpy(a->vraw, a->v, (size_t)S * KV * sizeof(float));
+            for (long i = 0; i < (long)S * KV; i++) a->v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * a->vraw[i];
+        }
         rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
         rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
         memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
@@ -879,6 +899,17 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             memcpy(xc, a->xo, (size_t)S * C * sizeof *xc);
         } else {
             scaled_add(xc, mlp_res, w->mlp_scale, a->mo, S, C);
+        }
+        if (w->dtg_w) {  // DTG_ENABLED: x = x_in + g (x - x_in), g = sigmoid(w . x_in + b) (x_in detached)
+            memcpy(a->dtg_pre, xc, (size_t)S * C * sizeof *xc);
+            for (int r = 0; r < S; r++) {
+                const float *xi = a->xin + (long)r * C;
+                double z = 0;
+                for (int k = 0; k < C; k++) z += (double)w->dtg_w[k] * xi[k];
+                float g = 1.0f / (1.0f + expf(-((float)z + w->dtg_b[0])));
+                a->dtg_g[r] = g;
+                for (int k = 0; k < C; k++) xc[(long)r * C + k] = xi[k] + g * (xc[(long)r * C + k] - xi[k]);
+            }
         }
         if (l < t->n_enc) memcpy(t->skip_out + (long)l * S * C, xc, (size_t)S * C * sizeof *xc);
     }
@@ -983,6 +1014,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     }
     memset(t->gx0, 0, (size_t)S * C * sizeof(float));
     if (t->dvb) memset(t->dvb, 0, (size_t)S * KV * sizeof(float));
+    if (t->dv0) memset(t->dv0, 0, (size_t)S * KV * sizeof(float));
     memset(t->gskip, 0, (size_t)t->n_enc * S * C * sizeof(float));
     for (int l = t->L - 1; l >= 0; l--) {
         struct layer_act *a = &t->act[l];
@@ -997,6 +1029,18 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         if (l < t->n_enc) {
             const float *gs = t->gskip + (long)l * S * C;
             for (long i = 0; i < (long)S * C; i++) g[i] += gs[i];
+        }
+        if (w->dtg_w) {  // DTG: dL/d(out) = g dL/dx, dL/d(x_in) (1 - g) dL/dx kept for later; none through the gate's input
+            float *gw = t->gl[l].dtg_w;
+            for (int r = 0; r < S; r++) {
+                const float *xi = a->xin + (long)r * C, *pre = a->dtg_pre + (long)r * C;
+                float *gx = g + (long)r * C, *dx = t->dtg_dx + (long)r * C, gt = a->dtg_g[r];
+                double dz = 0;
+                for (int k = 0; k < C; k++) dz += (double)gx[k] * (pre[k] - xi[k]);
+                float dl = (float)dz * gt * (1.0f - gt);
+                t->gl[l].dtg_b[0] += dl;
+                for (int k = 0; k < C; k++) gw[k] += dl * xi[k], dx[k] = (1.0f - gt) * gx[k], gx[k] *= gt;
+            }
         }
         if (seq) lanes_seq_bwd(t, w->mlp_scale, a->mo, w->lane_resid[1], w->lane_post + 2, a->xo, a->l1, g, t->dm, &gr[1], gp + 2);
         if (together) {  // the lanes' update: da, dm the sublayers' (scaled) outputs' gradients; g, g1 the lanes' inputs'
@@ -1066,6 +1110,14 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
         rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
         rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
+        if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
+            const float *v0 = t->act[0].v;
+            float *gl_ = t->gl[l].vr_lambda;
+            gl_[0] += (float)dot_f(dv, v0, S * KV), gl_[1] += (float)dot_f(dv, a->vraw, S * KV);
+            for (long i = 0; i < (long)S * KV; i++) t->dv0[i] += w->vr_lambda[0] * dv[i], dv[i] *= w->vr_lambda[1];
+        }
+        if (l == 0 && t->dv0)  // (layer 0's v is v0)
+            for (long i = 0; i < (long)S * KV; i++) dv[i] += t->dv0[i];
         if (w->ve_scale) {  // v += ls * s * vb: the scales' gradients, and vb's summed over the ve layers
             float ls = w->ve_scale[0], s = m->ve_scale;
             double db = dot_f(dv, t->vb, S * KV);
@@ -1092,6 +1144,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                     const float *an = a->an + (long)i * C;
                     for (int k = 0; k < W; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * W + k];
                     for (int k = 0; !t->frozen && k < W; k++) gw[k] += ds * an[k];
+                    if (w->attn_gate_b && !t->frozen) t->gl[l].attn_gate_b[h] += t->dgs[(long)i * H + h];
                 }
         if (gptj)  // the MLP read an too
             for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
@@ -1100,6 +1153,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             mix_bwd(t, m0, gm, t->dxin, a->xb, g);
         }
         if (!together && !seq) rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+        if (w->dtg_w)  // (DTG's x_in)
+            for (long i = 0; i < (long)S * C; i++) g[i] += t->dtg_dx[i];
         }
         // resid_mix: xin = m0 xb + m1 x0
         for (int r = 0; !together && !seq && r < S; r++)

@@ -6,6 +6,7 @@
 //
 // The GPTs it covers are those of the records with full-parameter TTT: 2026-03-20..29's
 // (2026-03-23, 2026-03-29: weightless RMSNorms, tied soft-capped head, bigram hash, SmearGate,
+// 2026-03-23's options VALUE_RESIDUAL (vr_lambda), GATED_ATTENTION (gates with a bias) and DTG_ENABLED,
 // U-Net skips, resid_mix, LN_SCALE, QK-norm, partial RoPE, q_gain, XSA, the shared value
 // embedding, the (leaky) relu^2 MLP), 2026-03-31's (virtual layers: blocks over the banks of the
 // layers they repeat, repeat_mlp's untied MLPs, block 0 without attention, two lanes written by
