@@ -268,6 +268,7 @@ void ttt_progress(const char *what, long i, long n, double sum, size_t t, double
 int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, int stride, const struct ttt_settings *s,
               int progress, struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
+    model_set_window(m, context);  // (an NTK-aware Rotary: the base of the TTT's windows, as `ppl --context` sets it)
     if (ttt_is_lora(s->recipe)) return ttt_lora_score(m, n_threads, d, context, s, progress, out, err);
     if (!d->stream || d->n_docs != 1 || d->split)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
@@ -302,10 +303,14 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
     int np = cpu_trainer_params(tr, &p);
     int *live = xsa_calloc((size_t)np, sizeof *live), n_live = 0;  // the parameters trained, and their momentum
     // TTT_FREEZE_BLOCKS freezes the parameters of Blocks 0 .. N - 1. The GPTs of the 2026-03
-    // recipe's records hold their matrices in banks, outside the Blocks, so these never freeze,
-    // whether the file is banked (final_model.pt) or not (its int6 dict names them blocks.N.*).
+    // recipe's records (2026-03-23 to 2026-03-31, the only ones whose code has it) hold their
+    // matrices in banks, outside the Blocks, so these never freeze: in their final_model.pt (its
+    // banks are no block's, as cpu_trainer_params names them) and in their int6 dicts, which name
+    // them blocks.N.* and which the records rebank before their TTT. (An unbanked final_model.pt,
+    // 2026-03-20 to 2026-03-22's, keeps its matrices in its Blocks.)
+    int int6 = !strncmp(m->format, "pgolf-int6", 10);
     for (int i = 0; i < np; i++) {
-        int in_block = p[i].block >= 0 && !(s->recipe == TTT_2026_03 && p[i].matrix);
+        int in_block = p[i].block >= 0 && !(s->recipe == TTT_2026_03 && int6 && p[i].matrix);
         if (!(in_block && p[i].block < s->freeze_blocks)) live[n_live++] = i;
     }
     float **mom = xsa_calloc((size_t)(n_live ? n_live : 1), sizeof *mom);

@@ -58,7 +58,8 @@ struct model_config {
     float norm_eps;
     float rope_theta;
     // parameter-golf's NTK-aware Rotary: past rope_ntk_from tokens a window of T runs the base
-    // rope_ntk_base (T / rope_ntk_from)^(rd / (rd - 2)); rope_theta is that of max_seq_len (0: none)
+    // rope_ntk_base (T / rope_ntk_from)^(rd / (rd - 2)); rope_theta is that of max_seq_len, or of
+    // the window model_set_window set (rope_ntk_from 0: no NTK)
     int rope_ntk_from;
     float rope_ntk_base;
     enum rope_scaling rope_scaling;

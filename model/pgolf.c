@@ -329,7 +329,8 @@ static int build_weights(struct pg_build *b, xsa_error *err) {
 // raise the base for a T-token window past it: base (T / R)^(rd / (rd - 2)). Every window of
 // their eval_val has T = the context, so the model trained and is scored with that base; a
 // shorter request is scored as the prefix of such a window (causal: the same numbers), and
-// the base stays one per model, whatever the batch holds. Past 1024 positions the file cannot
+// the base stays one per model, whatever the batch holds (model_set_window: `ppl --context`'s
+// windows, as eval_val at that EVAL_SEQ_LEN builds them). Past 1024 positions the file cannot
 // tell which Rotary trained it, so the sidecar must say (ROTARY_TRAIN_SEQ_LEN 0: no NTK).
 // TRAIN_SEQ_LEN defaults to the root train_gpt.py's 1024, but to 2048 for a file with a
 // SmearGate or gated skips: every record that has one (2026-03-20 on) trains at 2048, those up

@@ -280,6 +280,20 @@ TEST(ttt_freeze_spares_the_2026_03_records_matrices) {
     CHECK(memcmp(ms0, m.layers[0].mlp_scale, (size_t)C * sizeof *ms0) == 0);  // block 0's own scale frozen
     CHECK(memcmp(ms1, m.layers[1].mlp_scale, (size_t)C * sizeof *ms1) != 0);  // block 1's trained
     ppl_scores_free(&sc);
+    unload(&m, &d, &tok);
+    // (an unbanked final_model.pt, 2026-03-20's: its Blocks own their matrices, and block 0's freeze)
+    CHECK_MSG(model_load(&m, "tests/fixtures/pgolf/xsa_record/final_model.pt", &err) == 0, "%s", err.msg);
+    tok = (struct ivec){0};
+    CHECK(token_shard_read(SHARD, m.cfg.vocab_size, &tok, &err) == 0);
+    d = (struct ppl_docs){.stream = 1};
+    CHECK(ppl_docs_add(&d, tok.v, tok.n, &err) == 0);
+    CHECK_EQ_INT(ttt_recipe_of(&m), TTT_2026_03);
+    nu = (long)m.cfg.d_ff * m.cfg.d_model;
+    up0 = xsa_realloc(up0, (size_t)nu * sizeof *up0);
+    memcpy(up0, m.layers[0].w_up, (size_t)nu * sizeof *up0);
+    CHECK_MSG(ttt_score(&m, 2, &d, 32, 8, &s, 0, &sc, &err) == 0, "%s", err.msg);
+    CHECK(memcmp(up0, m.layers[0].w_up, (size_t)nu * sizeof *up0) == 0);
+    ppl_scores_free(&sc);
     free(up0), free(ms0), free(ms1);
     unload(&m, &d, &tok);
 }

@@ -39,7 +39,7 @@ expect_exit ttt_options_0323 0 "ttt chunk 6/6: 1464 targets, 7.04836[12] nats/to
 # 2026-03-31's GPT (lanes over sublayers in sequence, block 0 without attention, an untied repeat
 # MLP) under 2026-03-23's function (ttt_0331/ttt_reference.json, case "run": 7.110614043).
 expect_exit ttt_0331 0 "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31: .*ttt chunk 6/6: 1464 targets, 7.11061[0-9] nats/token" -- \
-    bash -c "$P --model tests/fixtures/pgolf/recur_0331/final_model.pt --arch tests/fixtures/pgolf/ttt_0331/xsa_eval.json $W --ttt --ttt-set '$RUN' 2>&1 | tr '\n' ' '"
+    bash -c "set -o pipefail; $P --model tests/fixtures/pgolf/recur_0331/final_model.pt --arch tests/fixtures/pgolf/ttt_0331/xsa_eval.json $W --ttt --ttt-set '$RUN' 2>&1 | tr '\n' ' '"
 expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPTs .*norms or an MLP other than the records'" -- \
     $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
 # The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks.
