@@ -443,10 +443,15 @@ static float *add_param(struct cpu_trainer *t, const char *name, float *w, long 
     struct train_param *p = &t->p[t->n_p++];
     snprintf(p->name, sizeof p->name, "%s", name);
     p->w = w, p->n = n, p->block = block;
-    p->matrix = strstr(name, "_bank[") || (strstr(name, ".weight") && (strstr(name, ".attn.c_") || strstr(name, ".attn.proj.") ||
-                                                                        strstr(name, ".mlp.") || strstr(name, "repeat_mlp.")));
     p->grad = xsa_calloc((size_t)n, sizeof(float));
     return p->grad;
+}
+
+// A layer's attention or MLP matrix (train_param.matrix).
+static float *add_matrix(struct cpu_trainer *t, const char *name, float *w, long n, int block) {
+    float *g = add_param(t, name, w, n, block);
+    t->p[t->n_p - 1].matrix = 1;
+    return g;
 }
 
 static float *alloc_f(long n) { return xsa_calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
@@ -527,25 +532,25 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
             const struct layer_weights *w0 = &m->layers[pfirst[l]];
             t->gl[l] = t->gl[pfirst[l]];
             snprintf(nm, sizeof nm, "repeat_mlp.%d.fc.weight", n_repeat);
-            if (w->w_up != w0->w_up) t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
+            if (w->w_up != w0->w_up) t->gl[l].up = add_matrix(t, nm, w->w_up, (long)F * C, -1);
             snprintf(nm, sizeof nm, "repeat_mlp.%d.proj.weight", n_repeat++);
-            if (w->w_down != w0->w_down) t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+            if (w->w_down != w0->w_down) t->gl[l].down = add_matrix(t, nm, w->w_down, (long)C * F, -1);
         } else if (m->pgolf_banks) {  // not in a Block, so TTT_FREEZE_BLOCKS never freezes them (as the records' TTT)
-            snprintf(nm, sizeof nm, "qo_bank[%d]", p), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, -1);
-            snprintf(nm, sizeof nm, "qo_bank[%d]", n_phys + p), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, -1);
-            snprintf(nm, sizeof nm, "kv_bank[%d]", p), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, -1);
-            snprintf(nm, sizeof nm, "kv_bank[%d]", n_phys + p), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, -1);
-            snprintf(nm, sizeof nm, "mlp_up_bank[%d]", p), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, -1);
-            snprintf(nm, sizeof nm, "mlp_down_bank[%d]", p), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, -1);
+            snprintf(nm, sizeof nm, "qo_bank[%d]", p), t->gl[l].wq = add_matrix(t, nm, w->wq, (long)Q * C, -1);
+            snprintf(nm, sizeof nm, "qo_bank[%d]", n_phys + p), t->gl[l].wo = add_matrix(t, nm, w->wo, (long)C * Q, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", p), t->gl[l].wk = add_matrix(t, nm, w->wk, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "kv_bank[%d]", n_phys + p), t->gl[l].wv = add_matrix(t, nm, w->wv, (long)KV * C, -1);
+            snprintf(nm, sizeof nm, "mlp_up_bank[%d]", p), t->gl[l].up = add_matrix(t, nm, w->w_up, (long)F * C, -1);
+            snprintf(nm, sizeof nm, "mlp_down_bank[%d]", p), t->gl[l].down = add_matrix(t, nm, w->w_down, (long)C * F, -1);
         } else {  // (blocks.N: the physical layer's; a block without attention has no attention weights in an int6 dict)
             if (w->wq) {
-                snprintf(nm, sizeof nm, "blocks.%d.attn.c_q.weight", p), t->gl[l].wq = add_param(t, nm, w->wq, (long)Q * C, p);
-                snprintf(nm, sizeof nm, "blocks.%d.attn.c_k.weight", p), t->gl[l].wk = add_param(t, nm, w->wk, (long)KV * C, p);
-                snprintf(nm, sizeof nm, "blocks.%d.attn.c_v.weight", p), t->gl[l].wv = add_param(t, nm, w->wv, (long)KV * C, p);
-                snprintf(nm, sizeof nm, "blocks.%d.attn.proj.weight", p), t->gl[l].wo = add_param(t, nm, w->wo, (long)C * Q, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_q.weight", p), t->gl[l].wq = add_matrix(t, nm, w->wq, (long)Q * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_k.weight", p), t->gl[l].wk = add_matrix(t, nm, w->wk, (long)KV * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.c_v.weight", p), t->gl[l].wv = add_matrix(t, nm, w->wv, (long)KV * C, p);
+                snprintf(nm, sizeof nm, "blocks.%d.attn.proj.weight", p), t->gl[l].wo = add_matrix(t, nm, w->wo, (long)C * Q, p);
             }
-            snprintf(nm, sizeof nm, "blocks.%d.mlp.fc.weight", p), t->gl[l].up = add_param(t, nm, w->w_up, (long)F * C, p);
-            snprintf(nm, sizeof nm, "blocks.%d.mlp.proj.weight", p), t->gl[l].down = add_param(t, nm, w->w_down, (long)C * F, p);
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.fc.weight", p), t->gl[l].up = add_matrix(t, nm, w->w_up, (long)F * C, p);
+            snprintf(nm, sizeof nm, "blocks.%d.mlp.proj.weight", p), t->gl[l].down = add_matrix(t, nm, w->w_down, (long)C * F, p);
         }
         snprintf(nm, sizeof nm, "blocks.%d.attn.q_gain", b), t->gl[l].q_gain = add_param(t, nm, w->q_gain, t->H, b);
         snprintf(nm, sizeof nm, "blocks.%d.attn_scale", b), t->gl[l].attn_scale = add_param(t, nm, w->attn_scale, C, b);
@@ -715,6 +720,13 @@ static void skip_bwd(struct cpu_trainer *t, int row, const float *src, const flo
         }
 }
 
+// A sublayer's read out = m[0] lane + m[1] x0 (resid_mix m, (2, C)) over the S rows.
+static void mix_fwd(const struct cpu_trainer *t, const float *m, const float *lane, float *out) {
+    int C = t->C;
+    for (int r = 0; r < t->S; r++)
+        for (int k = 0; k < C; k++) out[(long)r * C + k] = m[k] * lane[(long)r * C + k] + m[C + k] * t->x0[(long)r * C + k];
+}
+
 // The backward of a sublayer's read m[0] lane + m[1] x0 (resid_mix m, (2, C)) from d, its
 // gradient: m's into gm, x0's into t->gx0, and m[0] d added to the lane's gradient gl.
 static void mix_bwd(struct cpu_trainer *t, const float *m, float *gm, const float *d, const float *lane, float *gl) {
@@ -803,56 +815,57 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         if (first && !together && !seq) memcpy(t->lane1, xc, (size_t)S * C * sizeof *xc);  // lane 1: x as the lanes split
         memcpy(a->xb, xc, (size_t)S * C * sizeof *xc);
         if (seq) memcpy(a->l1a, t->lane1, (size_t)S * C * sizeof *xc);
-        const float *m0 = w->resid_mix, *m1 = m0 + C;
-        for (int r = 0; r < S; r++)
-            for (int k = 0; k < C; k++) a->xin[(long)r * C + k] = m0[k] * xc[(long)r * C + k] + m1[k] * t->x0[(long)r * C + k];
+        mix_fwd(t, w->resid_mix, xc, a->xin);
         float ln = layer_ln(c, l);
         if (!c->attn_off[l]) {  // (DISABLE_LAYER0_ATTN: none)
-        rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
-        linear(t, a->an, w->wq, a->qn, S, C, Q);
-        linear(t, a->an, w->wk, a->kn, S, C, KV);
-        linear(t, a->an, w->wv, a->v, S, C, KV);
-        if (t->lq) lora_fwd(t, &t->lq[l], a->an, a->hq, a->qn, S);
-        if (t->lk && t->lk[l].A) lora_fwd(t, &t->lk[l], a->an, a->hk, a->kn, S);
-        if (t->lv) lora_fwd(t, &t->lv[l], a->an, a->hv, a->v, S);
-        if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
-            for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
-        if (a->vraw) {  // VALUE_RESIDUAL: v = lambda0 v0 + lambda1 v, v0 layer 0's v
-            const float *v0 = t->act[0].v;
-            memcpy(a->vraw, a->v, (size_t)S * KV * sizeof(float));
-            for (long i = 0; i < (long)S * KV; i++) a->v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * a->vraw[i];
-        }
-        rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
-        rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
-        memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
-        memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
-        cpu_rope_apply(a->qr, S, Q, H, hd, rd, 1, t->cos_t, t->sin_t);
-        cpu_rope_apply(a->kf, S, KV, Hkv, hd, rd, 1, t->cos_t, t->sin_t);
-        for (int i = 0; i < S; i++)
-            for (int h = 0; h < H; h++)
-                for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
-        struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
-        cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
-        if (a->gate) {  // each head's output times mult sigmoid(scale (w_h . an[:W]) + b_h) (2026-04-16's output gate)
-            int W = c->attn_gate_window;
+            rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
+            linear(t, a->an, w->wq, a->qn, S, C, Q);
+            linear(t, a->an, w->wk, a->kn, S, C, KV);
+            linear(t, a->an, w->wv, a->v, S, C, KV);
+            if (t->lq) lora_fwd(t, &t->lq[l], a->an, a->hq, a->qn, S);
+            if (t->lk && t->lk[l].A) lora_fwd(t, &t->lk[l], a->an, a->hk, a->kn, S);
+            if (t->lv) lora_fwd(t, &t->lv[l], a->an, a->hv, a->v, S);
+            if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
+                for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
+            if (a->vraw) {  // VALUE_RESIDUAL: v = lambda0 v0 + lambda1 v, v0 layer 0's v
+                const float *v0 = t->act[0].v;
+                memcpy(a->vraw, a->v, (size_t)S * KV * sizeof(float));
+                for (long i = 0; i < (long)S * KV; i++) a->v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * a->vraw[i];
+            }
+            rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
+            rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
+            memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
+            memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
+            cpu_rope_apply(a->qr, S, Q, H, hd, rd, 1, t->cos_t, t->sin_t);
+            cpu_rope_apply(a->kf, S, KV, Hkv, hd, rd, 1, t->cos_t, t->sin_t);
             for (int i = 0; i < S; i++)
-                for (int h = 0; h < H; h++) {
-                    double z = 0;
-                    for (int k = 0; k < W; k++) z += (double)w->attn_gate_w[(long)h * W + k] * a->an[(long)i * C + k];
-                    float g = c->attn_gate_mult * sigmoidf(c->attn_gate_scale * (float)z + (w->attn_gate_b ? w->attn_gate_b[h] : 0));
-                    a->gate[(long)i * H + h] = g;
-                    for (int d = 0; d < hd; d++) a->zg[(long)i * Q + h * hd + d] = a->z[(long)i * Q + h * hd + d] * g;
-                }
+                for (int h = 0; h < H; h++)
+                    for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
+            struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
+            cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
+            if (a->gate) {  // each head's output times mult sigmoid(scale (w_h . an[:W]) + b_h) (2026-04-16's output gate)
+                int W = c->attn_gate_window;
+                for (int i = 0; i < S; i++)
+                    for (int h = 0; h < H; h++) {
+                        double z = 0;
+                        for (int k = 0; k < W; k++) z += (double)w->attn_gate_w[(long)h * W + k] * a->an[(long)i * C + k];
+                        float g = c->attn_gate_mult * sigmoidf(c->attn_gate_scale * (float)z + (w->attn_gate_b ? w->attn_gate_b[h] : 0));
+                        a->gate[(long)i * H + h] = g;
+                        for (int d = 0; d < hd; d++) a->zg[(long)i * Q + h * hd + d] = a->z[(long)i * Q + h * hd + d] * g;
+                    }
+            }
+            linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
+            if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
         }
-        linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
-        if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
-        }
-        if (seq) {  // lane k = r[0] lane k + post[0][k] as ao: lane 0 into xo, lane 1 into l1 (the MLP's)
+        if (seq && c->attn_off[l]) {  // (the lanes as they came: lane 0 into xo, lane 1 into l1, the MLP's)
+            memcpy(a->xo, a->xb, (size_t)S * C * sizeof *xc);
+            memcpy(a->l1, a->l1a, (size_t)S * C * sizeof *xc);
+        } else if (seq) {  // lane k = r[0] lane k + post[0][k] as ao
             float r0 = w->lane_resid[0], p0 = w->lane_post[0], p1 = w->lane_post[1];
             for (long i = 0; i < (long)S * C; i++) {
-                float at = c->attn_off[l] ? 0.0f : w->attn_scale[i % C] * a->ao[i];
-                a->xo[i] = c->attn_off[l] ? a->xb[i] : r0 * a->xb[i] + p0 * at;
-                a->l1[i] = c->attn_off[l] ? a->l1a[i] : r0 * a->l1a[i] + p1 * at;
+                float at = w->attn_scale[i % C] * a->ao[i];
+                a->xo[i] = r0 * a->xb[i] + p0 * at;
+                a->l1[i] = r0 * a->l1a[i] + p1 * at;
             }
         } else if (c->attn_off[l]) {
             memcpy(a->xo, a->xin, (size_t)S * C * sizeof *xc);
@@ -863,10 +876,8 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         // weightless, so an), or lane 1 (two lanes: attention went on lane 0, the MLP on lane 1).
         const float *mlp_res = a->xo;
         if (seq) {  // RMSNorm(m0 lane 1 + m1 x0)
-            float *mix = t->t_c2;
-            for (int r = 0; r < S; r++)
-                for (int k = 0; k < C; k++) mix[(long)r * C + k] = m0[k] * a->l1[(long)r * C + k] + m1[k] * t->x0[(long)r * C + k];
-            rms_fwd(mix, a->mn, a->rm, S, C, eps, ln);
+            mix_fwd(t, w->resid_mix, a->l1, t->t_c2);
+            rms_fwd(t->t_c2, a->mn, a->rm, S, C, eps, ln);
         } else if (lane) {
             memcpy(a->l1, t->lane1, (size_t)S * C * sizeof *xc);
             rms_fwd(a->l1, a->mn, a->rm, S, C, eps, ln);
@@ -1076,86 +1087,87 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         for (int k = 0; (together || seq) && k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
         for (int k = 0; (together || seq) && k < 4; k++) t->gl[l].lane_post[k] += (float)gp[k];
         if (!off) {  // (DISABLE_LAYER0_ATTN: xo = xin)
-        // attention: xo = xin + as * ao
-        float *dao = t->t_c;
-        scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
-        const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
-        if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
-        float *dz = t->t_q;
-        base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
-        linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
-        if (a->gate)  // through the gate: dz g into the attention, dL/d(its logit) kept for dL/d(an)
+            // attention: xo = xin + as * ao
+            float *dao = t->t_c;
+            scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
+            const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
+            if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
+            float *dz = t->t_q;
+            base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
+            linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
+            if (a->gate)  // through the gate: dz g into the attention, dL/d(its logit) kept for dL/d(an)
+                for (int i = 0; i < S; i++)
+                    for (int h = 0; h < H; h++) {
+                        float g = a->gate[(long)i * H + h], *d = dz + (long)i * Q + h * hd;
+                        const float *z = a->z + (long)i * Q + h * hd;
+                        double dg = 0;
+                        for (int k = 0; k < hd; k++) dg += (double)d[k] * z[k], d[k] *= g;
+                        t->dgs[(long)i * H + h] = (float)dg * g * (1.0f - g / c->attn_gate_mult);
+                    }
+            float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
+            memset(dk, 0, (size_t)S * KV * sizeof(float));
+            memset(dv, 0, (size_t)S * KV * sizeof(float));
+            struct att_job aj = {t, a, c->xsa[l], dz, dq, dk, dv};
+            cpu_pool_run(t->pool, Hkv, att_bwd_task, &aj);
+            // q_gain, RoPE, the per-head norms
+            float *gq = t->gl[l].q_gain;
             for (int i = 0; i < S; i++)
                 for (int h = 0; h < H; h++) {
-                    float g = a->gate[(long)i * H + h], *d = dz + (long)i * Q + h * hd;
-                    const float *z = a->z + (long)i * Q + h * hd;
-                    double dg = 0;
-                    for (int k = 0; k < hd; k++) dg += (double)d[k] * z[k], d[k] *= g;
-                    t->dgs[(long)i * H + h] = (float)dg * g * (1.0f - g / c->attn_gate_mult);
+                    float *d = dq + (long)i * Q + (long)h * hd;
+                    gq[h] += (float)dot_f(d, a->qr + (long)i * Q + (long)h * hd, hd);
+                    for (int k = 0; k < hd; k++) d[k] *= w->q_gain[h];
                 }
-        float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
-        memset(dk, 0, (size_t)S * KV * sizeof(float));
-        memset(dv, 0, (size_t)S * KV * sizeof(float));
-        struct att_job aj = {t, a, c->xsa[l], dz, dq, dk, dv};
-        cpu_pool_run(t->pool, Hkv, att_bwd_task, &aj);
-        // q_gain, RoPE, the per-head norms
-        float *gq = t->gl[l].q_gain;
-        for (int i = 0; i < S; i++)
-            for (int h = 0; h < H; h++) {
-                float *d = dq + (long)i * Q + (long)h * hd;
-                gq[h] += (float)dot_f(d, a->qr + (long)i * Q + (long)h * hd, hd);
-                for (int k = 0; k < hd; k++) d[k] *= w->q_gain[h];
+            cpu_rope_apply(dq, S, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
+            cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
+            rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
+            rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
+            if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
+                const float *v0 = t->act[0].v;
+                float *gl_ = t->gl[l].vr_lambda;
+                gl_[0] += (float)dot_f(dv, v0, S * KV), gl_[1] += (float)dot_f(dv, a->vraw, S * KV);
+                for (long i = 0; i < (long)S * KV; i++) t->dv0[i] += w->vr_lambda[0] * dv[i], dv[i] *= w->vr_lambda[1];
             }
-        cpu_rope_apply(dq, S, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
-        cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
-        rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
-        rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
-        if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
-            const float *v0 = t->act[0].v;
-            float *gl_ = t->gl[l].vr_lambda;
-            gl_[0] += (float)dot_f(dv, v0, S * KV), gl_[1] += (float)dot_f(dv, a->vraw, S * KV);
-            for (long i = 0; i < (long)S * KV; i++) t->dv0[i] += w->vr_lambda[0] * dv[i], dv[i] *= w->vr_lambda[1];
+            if (l == 0 && t->dv0)  // (layer 0's v is v0)
+                for (long i = 0; i < (long)S * KV; i++) dv[i] += t->dv0[i];
+            if (w->ve_scale) {  // v += ls * s * vb: the scales' gradients, and vb's summed over the ve layers
+                float ls = w->ve_scale[0], s = m->ve_scale;
+                double db = dot_f(dv, t->vb, S * KV);
+                t->gl[l].ve_scale[0] += (float)(db * s);
+                t->g_vescale[0] += (float)(db * ls);
+                for (long i = 0; i < (long)S * KV; i++) t->dvb[i] += dv[i] * ls * s;
+            }
+            float *dan = t->t_c;
+            base_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
+            base_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
+            base_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
+            linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
+            linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
+            linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
+            if (t->lq) lora_bwd(t, &t->lq[l], dq, a->an, a->hq, dan, S);
+            if (t->lk && t->lk[l].A) lora_bwd(t, &t->lk[l], dk, a->an, a->hk, dan, S);
+            if (t->lv) lora_bwd(t, &t->lv[l], dv, a->an, a->hv, dan, S);
+            if (lo) lora_bwd_in(t, lo, t->dho, a->an, dan, S);
+            if (a->gate)  // the gates read an[:W]
+                for (int i = 0; i < S; i++)
+                    for (int h = 0; h < H; h++) {
+                        int W = c->attn_gate_window;
+                        float ds = t->dgs[(long)i * H + h] * c->attn_gate_scale, *gw = t->gl[l].attn_gate + (long)h * W;
+                        const float *an = a->an + (long)i * C;
+                        for (int k = 0; k < W; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * W + k];
+                        for (int k = 0; !t->frozen && k < W; k++) gw[k] += ds * an[k];
+                        if (w->attn_gate_b && !t->frozen) t->gl[l].attn_gate_b[h] += t->dgs[(long)i * H + h];
+                    }
+            if (gptj)  // the MLP read an too
+                for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
+            if (together || seq) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
+                rms_bwd(dan, a->an, a->ra, t->dxin, S, C, ln, 0);
+                mix_bwd(t, m0, gm, t->dxin, a->xb, g);
+            } else {
+                rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+            }
         }
-        if (l == 0 && t->dv0)  // (layer 0's v is v0)
-            for (long i = 0; i < (long)S * KV; i++) dv[i] += t->dv0[i];
-        if (w->ve_scale) {  // v += ls * s * vb: the scales' gradients, and vb's summed over the ve layers
-            float ls = w->ve_scale[0], s = m->ve_scale;
-            double db = dot_f(dv, t->vb, S * KV);
-            t->gl[l].ve_scale[0] += (float)(db * s);
-            t->g_vescale[0] += (float)(db * ls);
-            for (long i = 0; i < (long)S * KV; i++) t->dvb[i] += dv[i] * ls * s;
-        }
-        float *dan = t->t_c;
-        base_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
-        base_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
-        base_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
-        linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
-        linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
-        linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
-        if (t->lq) lora_bwd(t, &t->lq[l], dq, a->an, a->hq, dan, S);
-        if (t->lk && t->lk[l].A) lora_bwd(t, &t->lk[l], dk, a->an, a->hk, dan, S);
-        if (t->lv) lora_bwd(t, &t->lv[l], dv, a->an, a->hv, dan, S);
-        if (lo) lora_bwd_in(t, lo, t->dho, a->an, dan, S);
-        if (a->gate)  // the gates read an[:W]
-            for (int i = 0; i < S; i++)
-                for (int h = 0; h < H; h++) {
-                    int W = c->attn_gate_window;
-                    float ds = t->dgs[(long)i * H + h] * c->attn_gate_scale, *gw = t->gl[l].attn_gate + (long)h * W;
-                    const float *an = a->an + (long)i * C;
-                    for (int k = 0; k < W; k++) dan[(long)i * C + k] += ds * w->attn_gate_w[(long)h * W + k];
-                    for (int k = 0; !t->frozen && k < W; k++) gw[k] += ds * an[k];
-                    if (w->attn_gate_b && !t->frozen) t->gl[l].attn_gate_b[h] += t->dgs[(long)i * H + h];
-                }
-        if (gptj)  // the MLP read an too
-            for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
-        if (together || seq) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
-            rms_bwd(dan, a->an, a->ra, t->dxin, S, C, ln, 0);
-            mix_bwd(t, m0, gm, t->dxin, a->xb, g);
-        }
-        if (!together && !seq) rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
         if (w->dtg_w)  // (DTG's x_in)
             for (long i = 0; i < (long)S * C; i++) g[i] += t->dtg_dx[i];
-        }
         // resid_mix: xin = m0 xb + m1 x0
         for (int r = 0; !together && !seq && r < S; r++)
             for (int k = 0; k < C; k++) {
