@@ -1,4 +1,4 @@
-// ttt_lora.c: the 2026-04-10 records' eval_val_ttt_lora, one document at a time (ttt_lora.h).
+// ttt_lora.c: the 2026-04-10 records' eval_val_ttt_lora, documents side by side (ttt_lora.h).
 #include "eval/ttt_lora.h"
 
 #include <math.h>
@@ -166,6 +166,26 @@ static int global_phase(struct model *m, int n_threads, const int32_t *tok, cons
     return rc;
 }
 
+// How many documents train side by side: the batch, within LORA_SLOT_BYTES of adapters, their
+// gradients and AdamW's two moments (the record's batch of 64 at its shape would take 8 GiB).
+#define LORA_SLOT_BYTES (1L << 30)
+static int lora_slots(const struct model *m, const struct cpu_lora_spec *spec, int batch) {
+    const struct model_config *c = &m->cfg;
+    long C = c->d_model, Q = (long)c->n_head * c->head_dim, KV = (long)c->n_kv_head * c->head_dim, r = spec->rank;
+    long per_layer = r * (C + Q) + r * (C + KV) + (spec->k ? r * (C + KV) : 0) + (spec->mlp ? 2 * r * C : 0) + (spec->o ? 2 * r * C : 0);
+    long floats = r * (C + c->vocab_size) + (long)c->n_layer * per_layer, fit = LORA_SLOT_BYTES / (4 * floats * (long)sizeof(float));
+    return (int)(fit < 1 ? 1 : fit < batch ? fit : batch);
+}
+
+// The windows w[0..n) in passes of consecutive windows of up to S rows in all.
+static void run_windows(struct cpu_trainer *tr, struct cpu_window *w, int n, int grad, int S) {
+    for (int i = 0, j; i < n; i = j) {
+        int rows = w[i].n;
+        for (j = i + 1; j < n && rows + w[j].n <= S; j++) rows += w[j].n;
+        cpu_trainer_windows(tr, w + i, j - i, grad);
+    }
+}
+
 int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int context, const struct ttt_settings *s, int progress,
                    struct ppl_scores *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
@@ -202,18 +222,30 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     long *order = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *order), *batch_of = xsa_malloc((size_t)(dc.n ? dc.n : 1) * sizeof *batch_of);
     record_queue(&dc, s->batch_size, order, batch_of);
     int S = s->eval_seq_len < n_tok ? s->eval_seq_len : (int)n_tok;
-    struct cpu_trainer *tr = cpu_trainer_open(m, S, n_threads, err);
     struct cpu_lora_spec spec = {s->lora_rank, s->k_lora, s->mlp_lora, s->o_lora, s->lora_alpha};
-    if (!tr || cpu_trainer_lora(tr, &spec, err)) {
+    // Documents side by side: up to G of a batch's documents run their chunks in lockstep, each
+    // with its own adapters (a trainer slot) and optimizer state, their windows packed into
+    // passes of up to S rows that share each GEMM of the frozen model. Documents are independent,
+    // so this changes no result beyond the GEMMs' rounding; G and the passes follow from the
+    // settings and the documents' lengths alone, never from the thread count.
+    int G = lora_slots(m, &spec, s->batch_size);
+    struct cpu_trainer *tr = cpu_trainer_open(m, S, n_threads, err);
+    if (!tr || cpu_trainer_lora(tr, &spec, G, err)) {
         cpu_trainer_close(tr);
         free(dc.start), free(dc.pred), free(dc.id), free(off), free(order), free(batch_of);
         return XSA_EBADINPUT;
     }
     ppl_scores_alloc(out, n_t);
-    struct train_param *p;
-    int np = cpu_trainer_lora_params(tr, &p);
-    struct opt o = {xsa_calloc((size_t)np, sizeof(float *)), xsa_calloc((size_t)np, sizeof(float *)), 0};
-    for (int i = 0; i < np; i++) o.m[i] = xsa_calloc((size_t)p[i].n, sizeof(float)), o.v[i] = xsa_calloc((size_t)p[i].n, sizeof(float));
+    struct train_param **p = xsa_calloc((size_t)G, sizeof *p);
+    struct opt *o = xsa_calloc((size_t)G, sizeof *o);
+    int np = 0;
+    for (int g = 0; g < G; g++) {
+        np = cpu_trainer_lora_params(tr, g, &p[g]);
+        o[g].m = xsa_calloc((size_t)np, sizeof(float *)), o[g].v = xsa_calloc((size_t)np, sizeof(float *));
+        for (int i = 0; i < np; i++) o[g].m[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float)), o[g].v[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float));
+    }
+    struct cpu_window *win = xsa_malloc((size_t)G * sizeof *win);
+    long *win_doc = xsa_malloc((size_t)G * sizeof *win_doc);
     // The phases: after the batch that brings the documents scored to a boundary, the first
     // `boundary` of them (by batch, then place) train the base model (eval_val_ttt_phased).
     long limit = s->phased ? (s->prefix_docs < dc.n ? s->prefix_docs : dc.n) : 0;
@@ -224,63 +256,92 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
     // TTT_WARM_START_A: each slot of a full batch keeps its A (slot_a) for the slot's next
     // document, drawn afresh when the adapters are rebuilt (at the start and after each phase:
     // generation gen); a short last batch draws its own.
-    long a_total = 0, gen = 0, b0 = 0;
-    for (int i = 0; i < np; i++) a_total += is_a(&p[i]) ? p[i].n : 0;
+    long a_total = 0, gen = 0;
+    for (int i = 0; i < np; i++) a_total += is_a(&p[0][i]) ? p[0][i].n : 0;
     float **slot_a = s->warm_start_a ? xsa_calloc((size_t)s->batch_size, sizeof *slot_a) : NULL;
-    for (long k = 0; k < dc.n && !rc; k++) {
-        long di = order[k], start = dc.start[di], pred = dc.pred[di];  // targets tok[start + 1 .. start + pred]
-        size_t o0 = off[di];
-        if (k == 0 || batch_of[k] != batch_of[k - 1]) b0 = k;
-        long b1 = b0, slot = k - b0, max_nc = 0;  // the batch [b0, b1): its longest document's chunks
-        for (; b1 < dc.n && batch_of[b1] == batch_of[b0]; b1++) max_nc = (dc.pred[order[b1]] + cs - 1) / cs > max_nc ? (dc.pred[order[b1]] + cs - 1) / cs : max_nc;
+    for (long b0 = 0, b1; b0 < dc.n && !rc; b0 = b1) {
+        long max_nc = 0;  // the batch [b0, b1): its longest document's chunks
+        for (b1 = b0; b1 < dc.n && batch_of[b1] == batch_of[b0]; b1++)
+            max_nc = (dc.pred[order[b1]] + cs - 1) / cs > max_nc ? (dc.pred[order[b1]] + cs - 1) / cs : max_nc;
         int full = b1 - b0 == s->batch_size;
-        if (!slot_a)
-            reset_adapters(p, np, &o, s, dc.id[di], s->lora_rank, NULL);
-        else if (!full)
-            reset_adapters(p, np, &o, s, TTT_LORA_KEY_SHORT + batch_of[k] * TTT_LORA_KEY_STEP + slot, s->lora_rank, NULL);
-        else
-            reset_adapters(p, np, &o, s, TTT_LORA_KEY_SLOT + gen * TTT_LORA_KEY_STEP + slot, s->lora_rank, slot_a[slot]);
-        long nc = (pred + cs - 1) / cs;
-        for (long ci = 0; ci < nc && !rc; ci++) {
-            long end = ci == nc - 1 ? pred : (ci + 1) * cs, ws = end - s->eval_seq_len > 0 ? end - s->eval_seq_len : 0;
-            int wlen = (int)(end - ws), ofs = (int)(ci * cs - ws), len = (int)(end - ci * cs), train = ci < nc - 1;
-            const int32_t *x = tok + start + ws;
-            size_t t0 = o0 + (size_t)(ci * cs);
-            cpu_trainer_chunk(tr, x, x + 1, wlen, ofs, len, train, out->nll + t0, out->greedy + t0);
-            for (int j = 0; j < len; j++, t++) {
-                size_t where = d->start[0] + (size_t)(start + ws + ofs + j + 1), at = t0 + (size_t)j;
-                if (!isfinite(out->nll[at])) {
-                    rc = xsa_fail(err, XSA_ERUNTIME, "%s: the loss of token %d at position %zu of the stream is %g%s", m->path,
-                                  d->tok.v[where], where, (double)out->nll[at],
-                                  ci ? " after test-time training of its document's adapters: they diverged; lower TTT_LORA_LR"
-                                     : phase ? " after the phased TTT's global SGD: lower GLOBAL_TTT_LR"
-                                             : ", before any training: the forward pass overflowed or the weights are damaged");
-                    break;
+        for (long g0 = b0, g1; g0 < b1 && !rc; g0 = g1) {
+            g1 = g0 + G < b1 ? g0 + G : b1;
+            long g_nc = 0;
+            for (long k = g0; k < g1; k++) {
+                long slot = k - b0, di = order[k];  // (slot: the document's place in its batch)
+                struct train_param *pk = p[k - g0];
+                if (!slot_a)
+                    reset_adapters(pk, np, &o[k - g0], s, dc.id[di], s->lora_rank, NULL);
+                else if (!full)
+                    reset_adapters(pk, np, &o[k - g0], s, TTT_LORA_KEY_SHORT + batch_of[k] * TTT_LORA_KEY_STEP + slot, s->lora_rank, NULL);
+                else
+                    reset_adapters(pk, np, &o[k - g0], s, TTT_LORA_KEY_SLOT + gen * TTT_LORA_KEY_STEP + slot, s->lora_rank, slot_a[slot]);
+                g_nc = (dc.pred[di] + cs - 1) / cs > g_nc ? (dc.pred[di] + cs - 1) / cs : g_nc;
+            }
+            for (long ci = 0; ci < g_nc && !rc; ci++) {
+                // the group's windows for chunk ci: those that train (not a document's last chunk), then the others
+                int nw = 0, n_train = 0;
+                for (int pass = 0; pass < 2; pass++)
+                    for (long k = g0; k < g1; k++) {
+                        long di = order[k], pred = dc.pred[di], nc = (pred + cs - 1) / cs;
+                        if (ci >= nc || (ci < nc - 1) != (pass == 0)) continue;
+                        long end = ci == nc - 1 ? pred : (ci + 1) * cs, ws = end - s->eval_seq_len > 0 ? end - s->eval_seq_len : 0;
+                        const int32_t *x = tok + dc.start[di] + ws;
+                        size_t t0 = off[di] + (size_t)(ci * cs);
+                        win[nw] = (struct cpu_window){x, x + 1, (int)(end - ws), (int)(ci * cs - ws), (int)(end - ci * cs),
+                                                      (int)(k - g0), out->nll + t0, out->greedy + t0};
+                        win_doc[nw++] = k;
+                        n_train += pass == 0;
+                    }
+                run_windows(tr, win, n_train, 1, S);
+                run_windows(tr, win + n_train, nw - n_train, 0, S);
+                for (int wi = 0; wi < nw && !rc; wi++) {
+                    const struct cpu_window *w = &win[wi];
+                    long di = order[win_doc[wi]], start = dc.start[di], ws = (long)(w->x - tok) - start;
+                    for (int j = 0; j < w->count; j++, t++) {
+                        size_t where = d->start[0] + (size_t)(start + ws + w->from + j + 1);
+                        float nll = w->nll[j];
+                        if (!isfinite(nll)) {
+                            rc = xsa_fail(err, XSA_ERUNTIME, "%s: the loss of token %d at position %zu of the stream is %g%s", m->path,
+                                          d->tok.v[where], where, (double)nll,
+                                          ci ? " after test-time training of its document's adapters: they diverged; lower TTT_LORA_LR"
+                                             : phase ? " after the phased TTT's global SGD: lower GLOBAL_TTT_LR"
+                                                     : ", before any training: the forward pass overflowed or the weights are damaged");
+                            break;
+                        }
+                        size_t at = (size_t)(w->nll - out->nll) + (size_t)j;
+                        nll_sum += nll;
+                        out->ctx[at] = w->from + j + 1;
+                        out->unit[at] = (int32_t)di;  // (the bootstrap's unit: among the documents scored)
+                        out->where[at] = where;
+                        if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
+                    }
                 }
-                nll_sum += out->nll[at];
-                out->ctx[at] = ofs + j + 1;
-                out->unit[at] = (int32_t)di;  // (the bootstrap's unit: among the documents scored)
-                out->where[at] = where;
-                if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
+                for (int gi = 0; !rc && gi < s->grad_steps && n_train; gi++) {
+                    if (gi) {  // (the record's forward again)
+                        for (int wi = 0; wi < n_train; wi++) win[wi].nll = NULL, win[wi].greedy = NULL;
+                        run_windows(tr, win, n_train, 1, S);
+                    }
+                    for (int wi = 0; wi < n_train; wi++) opt_step(p[win[wi].slot], np, &o[win[wi].slot], s);
+                }
             }
-            for (int gi = 0; train && !rc && gi < s->grad_steps; gi++) {
-                if (gi) cpu_trainer_chunk(tr, x, x + 1, wlen, ofs, len, 1, NULL, NULL);  // (the record's forward again)
-                opt_step(p, np, &o, s);
+            for (long k = g0; slot_a && !rc && k < g1; k++) {  // the batch's other documents go on training: this slot's steps on a zero gradient
+                struct train_param *pk = p[k - g0];
+                long nc = (dc.pred[order[k]] + cs - 1) / cs, slot = k - b0;
+                for (int i = 0; i < np; i++) memset(pk[i].grad, 0, (size_t)pk[i].n * sizeof(float));
+                for (long i = 0; i < (max_nc - nc) * s->grad_steps; i++) opt_step(pk, np, &o[k - g0], s);
+                if (full) {
+                    float *a = slot_a[slot] ? slot_a[slot] : (slot_a[slot] = xsa_malloc((size_t)a_total * sizeof(float)));
+                    for (int i = 0; i < np; i++)
+                        if (is_a(&pk[i])) memcpy(a, pk[i].w, (size_t)pk[i].n * sizeof(float)), a += pk[i].n;
+                }
             }
-        }
-        if (slot_a && !rc) {  // the batch's other documents go on training: this slot's steps on a zero gradient
-            for (int i = 0; i < np; i++) memset(p[i].grad, 0, (size_t)p[i].n * sizeof(float));
-            for (long i = 0; i < (max_nc - nc) * s->grad_steps; i++) opt_step(p, np, &o, s);
-            if (full) {
-                float *a = slot_a[slot] ? slot_a[slot] : (slot_a[slot] = xsa_malloc((size_t)a_total * sizeof(float)));
-                for (int i = 0; i < np; i++)
-                    if (is_a(&p[i])) memcpy(a, p[i].w, (size_t)p[i].n * sizeof(float)), a += p[i].n;
-            }
+            if (!rc && progress && (g1 / 64 > g0 / 64 || g1 == dc.n)) ttt_progress("document", g1, dc.n, nll_sum, t, bytes, t_start);
         }
         // After a batch, while phases remain: once the documents scored (all so far) reach the
         // phase's boundary, the first `boundary` of them by (batch, place) train the base model.
-        if (!rc && !phases_done && (k == dc.n - 1 || batch_of[k + 1] != batch_of[k])) {
-            long boundary = limit * (phase + 1) / s->num_phases, n_scored = k + 1;
+        if (!rc && !phases_done) {
+            long boundary = limit * (phase + 1) / s->num_phases, n_scored = b1;
             if (n_scored >= boundary) {
                 long *scored = xsa_malloc((size_t)n_scored * sizeof *scored);
                 by_batch(order, batch_of, n_scored, scored);
@@ -294,13 +355,15 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                 for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]), slot_a[i] = NULL;
             }
         }
-        if (!rc && progress && ((k + 1) % 64 == 0 || k == dc.n - 1)) ttt_progress("document", k + 1, dc.n, nll_sum, t, bytes, t_start);
     }
     out->n = t;
     out->n_units = (int)dc.n;
     out->bytes = d->base_bytes || d->target_bytes ? bytes : d->bytes;
-    for (int i = 0; i < np; i++) free(o.m[i]), free(o.v[i]);
-    free(o.m), free(o.v);
+    for (int g = 0; g < G; g++) {
+        for (int i = 0; i < np; i++) free(o[g].m[i]), free(o[g].v[i]);
+        free(o[g].m), free(o[g].v);
+    }
+    free(o), free(p), free(win), free(win_doc);
     for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]);
     free(slot_a);
     cpu_trainer_close(tr);

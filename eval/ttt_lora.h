@@ -9,9 +9,11 @@
 // weight decay TTT_WEIGHT_DECAY) or SGD with momentum TTT_BETA1 on the mean loss of its targets.
 // Documents are taken in the record's queue (sorted by length into batches of TTT_BATCH_SIZE,
 // the longest batch first). Without phases the base model never changes, so documents are
-// independent and the order changes no score. With PHASED_TTT_ENABLED (2026-04-13's
-// eval_val_ttt_phased, 2026-04-14's with PHASED_TTT_NUM_PHASES): after the batch that brings the
-// documents scored to a phase's boundary (PHASED_TTT_PREFIX_DOCS * (phase + 1) / phases), the
+// independent and the order changes no score: up to a memory bound, a batch's documents train side by
+// side (their windows share the GEMMs of the frozen model, cpu_trainer_windows).
+// With PHASED_TTT_ENABLED (2026-04-13's eval_val_ttt_phased, 2026-04-14's with
+// PHASED_TTT_NUM_PHASES): after the batch that brings the documents scored to a phase's boundary
+// (PHASED_TTT_PREFIX_DOCS * (phase + 1) / phases), the
 // first `boundary` of them by (batch, place) train every weight of the base model
 // (eval/ttt_global.h), and the documents after it are scored by the model so trained.
 //

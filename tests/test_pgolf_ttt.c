@@ -371,7 +371,7 @@ TEST(ttt_refusals) {
 static struct cpu_trainer *lora_trainer(struct model *m, int S, int rank, double alpha, const char *name_ok, xsa_error *err) {
     struct cpu_trainer *t = cpu_trainer_open(m, S, 2, err);
     struct cpu_lora_spec spec = {rank, 1, 1, 1, alpha};
-    CHECK_MSG(t && cpu_trainer_lora(t, &spec, err) == 0, "%s: %s", name_ok, err->msg);
+    CHECK_MSG(t && cpu_trainer_lora(t, &spec, 1, err) == 0, "%s: %s", name_ok, err->msg);
     return t;
 }
 
@@ -392,7 +392,7 @@ static void check_lora_gradients(const char *dir) {
     const cJSON *alpha = cJSON_GetObjectItem(g, "alpha");  // (2026-04-23 on: the adapters scaled by alpha / rank)
     struct cpu_trainer *t = lora_trainer(&m, 64, rank, alpha ? alpha->valuedouble : 0, "lora", &err);
     struct train_param *p;
-    int np = cpu_trainer_lora_params(t, &p);
+    int np = cpu_trainer_lora_params(t, 0, &p);
     CHECK_EQ_INT(np, cJSON_GetArraySize(params));
     for (int i = 0; i < np; i++) {  // A drawn; B drawn too, times b_scale (so that A's gradients are not 0)
         long in = p[i].name[strlen(p[i].name) - 1] == 'A' ? p[i].n / rank : rank;
@@ -418,6 +418,82 @@ TEST(lora_gradients_through_the_2026_04_16_gates) {
     check_lora_gradients(DIR_0416);
     check_lora_gradients(DIR_0419);  // (2026-04-19's dense gates)
     check_lora_gradients(DIR_0427);  // (2026-04-27's: adapters scaled by alpha / rank)
+}
+
+// Windows side by side in one pass (the documents of a batch) get what each gets alone: losses
+// and their slots' adapter gradients, up to the GEMMs' rounding. The row-to-row pieces start
+// afresh at each window: 2026-03-23's bigram hash and SmearGate, 2026-04-16's SmearGate on the
+// raw embedding (2026-04-27's BOS-fixed too), RoPE positions, attention.
+static void check_windows_as_alone(const char *dir) {
+    xsa_error err = {0};
+    struct model m;
+    struct ivec tok;
+    load_model_tokens(dir, &m, &tok);
+    const int rank = 4, n_w = 3;
+    struct cpu_trainer *t = cpu_trainer_open(&m, 64, 2, &err);
+    struct cpu_lora_spec spec = {rank, 1, 1, 1, 0};
+    CHECK_MSG(t && cpu_trainer_lora(t, &spec, n_w, &err) == 0, "%s: %s", dir, err.msg);
+    struct train_param *p[3];
+    int np = 0;
+    for (int s = 0; s < n_w; s++) {
+        np = cpu_trainer_lora_params(t, s, &p[s]);
+        for (int i = 0; i < np; i++) {  // (B drawn too, small, so that every gradient is nonzero)
+            int b = p[s][i].name[strlen(p[s][i].name) - 1] == 'B';
+            ttt_lora_uniform(1337, 7 + s, i, p[s][i].n, b ? 0.05 : 0.3, p[s][i].w);
+        }
+    }
+    const int start[3] = {0, 37, 90}, n[3] = {20, 28, 11}, from[3] = {4, 0, 10}, count[3] = {10, 28, 1};
+    float nll[2][3][32];
+    uint8_t greedy[2][3][32];
+    struct cpu_window w[3];
+    for (int i = 0; i < n_w; i++)
+        w[i] = (struct cpu_window){tok.v + start[i], tok.v + start[i] + 1, n[i], from[i], count[i], i, nll[0][i], greedy[0][i]};
+    CHECK_EQ_INT(cpu_trainer_windows(t, w, n_w, 1), n_w);
+    float **together = xsa_calloc((size_t)n_w * np, sizeof *together);
+    for (int s = 0; s < n_w; s++)
+        for (int i = 0; i < np; i++) {
+            together[s * np + i] = xsa_malloc((size_t)p[s][i].n * sizeof(float));
+            memcpy(together[s * np + i], p[s][i].grad, (size_t)p[s][i].n * sizeof(float));
+        }
+    for (int i = 0; i < n_w; i++) {
+        struct cpu_window one = w[i];
+        one.nll = nll[1][i], one.greedy = greedy[1][i];
+        CHECK_EQ_INT(cpu_trainer_windows(t, &one, 1, 1), 1);
+        for (int j = 0; j < count[i]; j++) {
+            CHECK_MSG(fabsf(nll[0][i][j] - nll[1][i][j]) < 1e-5f, "%s window %d target %d: %.8g side by side, %.8g alone", dir, i, j,
+                      nll[0][i][j], nll[1][i][j]);
+            CHECK(greedy[0][i][j] == greedy[1][i][j]);
+        }
+        double worst = 0;
+        for (int k = 0; k < np; k++) {
+            const float *a = together[i * np + k], *b = p[i][k].grad;
+            double mx = 0, d = 0;
+            for (long e = 0; e < p[i][k].n; e++) mx = fmax(mx, fabs(b[e])), d = fmax(d, fabs(a[e] - b[e]));
+            CHECK_MSG(mx > 0, "%s: %s's gradient is 0", dir, p[i][k].name);
+            worst = fmax(worst, d / (mx + 1e-30));
+        }
+        CHECK_MSG(worst < 1e-4, "%s window %d: adapter gradients side by side differ from alone by %.3g of their size", dir, i, worst);
+    }
+    CHECK_EQ_INT(cpu_trainer_windows(t, w, n_w, 0), n_w);  // (scored without gradients: the same losses)
+    for (int i = 0; i < n_w; i++)
+        for (int j = 0; j < count[i]; j++) CHECK(fabsf(nll[0][i][j] - nll[1][i][j]) < 1e-5f);
+    struct cpu_window big[3] = {w[0], w[1], w[1]};  // (20 + 28 + 28 rows: past the trainer's 64)
+    CHECK_EQ_INT(cpu_trainer_windows(t, big, 3, 1), 0);
+    for (int i = 0; i < n_w * np; i++) free(together[i]);
+    free(together);
+    cpu_trainer_close(t);
+    t = cpu_trainer_open(&m, 64, 1, &err);  // (without adapters: one window only, the weights' gradients)
+    CHECK_EQ_INT(cpu_trainer_windows(t, w, 2, 1), 0);
+    CHECK_EQ_INT(cpu_trainer_windows(t, w, 1, 0), 1);
+    cpu_trainer_close(t);
+    free(tok.v);
+    model_free(&m);
+}
+
+TEST(lora_windows_side_by_side_as_alone) {
+    check_windows_as_alone(DIR);       // (2026-03-23: bigram hash, SmearGate on x0)
+    check_windows_as_alone(DIR_0416);  // (SmearGate on the raw embedding, output gates)
+    check_windows_as_alone(DIR_0427);  // (its BOS fix)
 }
 
 // The records' LoRA TTT per setting (their adapters drawn by xsa-eval's generator): 2026-04-10's
@@ -475,5 +551,5 @@ TEST(lora_ttt_refusals_and_threads) {
 
 RUN_TESTS(T(gradients_match_autograd), T(gradients_past_one_attention_block), T(gradients_of_the_2026_03_23_options), T(gradients_of_the_looped_gpts),
           T(ttt_matches_the_records_eval_val_sliding_ttt), T(ttt_matches_the_2026_04_records), T(ttt_thread_count_invariant), T(ttt_freeze_spares_the_2026_03_records_matrices),
-          T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_gradients_through_the_2026_04_16_gates), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
+          T(ttt_refusals), T(lora_gradients_match_autograd), T(lora_gradients_through_the_2026_04_16_gates), T(lora_windows_side_by_side_as_alone), T(lora_ttt_matches_the_records_eval_val_ttt_lora),
           T(lora_ttt_refusals_and_threads))

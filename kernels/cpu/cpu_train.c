@@ -1,5 +1,6 @@
-// cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One sequence at a
-// time is kept (its activations for every layer), its gradients added to the parameters'; the
+// cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One pass at a time
+// is kept (its activations for every layer: one sequence, or with adapters several windows side
+// by side, each row-to-row piece restarting at a window's first row, row0), its gradients added to the parameters'; the
 // GEMMs are OpenBLAS calls split in tiles over the worker pool, attention runs per (sequence, kv
 // head) task, so no two tasks write one float.
 #include "kernels/cpu/cpu_train.h"
@@ -46,6 +47,20 @@ struct lora_pair {
     int in, out;
 };
 
+// One document's adapters (a slot of the records' BatchedTTTLoRA): per layer and kind (NULL: that
+// kind is off), and the head's; the same kinds in every slot.
+enum { LORA_Q, LORA_V, LORA_K, LORA_MLP, LORA_O, LORA_KINDS };
+struct lora_set {
+    struct lora_pair *kind[LORA_KINDS], head;
+    struct train_param *p;
+    int n_p;
+};
+
+// A window of the pass (cpu_trainer_windows; one at row 0 otherwise): its rows [off, off + n).
+struct pass_win {
+    int off, n, slot;
+};
+
 struct cpu_trainer {
     struct model *m;
     int S, S_max, L, C, H, Hkv, hd, Q, KV, F, V;  // S: this pass's length (cpu_trainer_chunk: up to S_max)
@@ -68,9 +83,13 @@ struct cpu_trainer {
     // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
     int frozen, rank;
     float lora_scale;      // the adapters' output times this (2026-04-23 on: TTT_LORA_ALPHA / rank)
-    struct lora_pair *lq, *lk, *lv, *lo, *lm, lh;  // per layer (NULL: that adapter is off), the head's (lh.A NULL: none)
-    struct train_param *lp;
-    int n_lp;
+    struct lora_set *ls;   // n_slots documents' adapters, or NULL
+    int n_slots;
+    // the pass's windows: rows of independent sequences side by side (row0: a window's first row)
+    struct pass_win *pw;
+    int n_win;
+    uint8_t *row0;
+    int32_t *xcat;         // (S) their inputs
     float *h_lm, *dh;      // (TILE, rank) the head's x A^T; (S, rank) scratch
     float *dho;            // (S, rank) the output adapter's dL/dh, kept until dL/d(an) is assembled
     float *da, *dm, *dxin; // (S, C) a side-by-side two-lane layer's sublayer gradients and dL/d(xin)
@@ -181,6 +200,40 @@ static void lora_bwd(struct cpu_trainer *t, const struct lora_pair *P, const flo
     lora_bwd_in(t, P, t->dh, x, dx, n);
 }
 
+// Adapter `kind` of layer l in slot `slot`, or NULL (that kind is off, or there are no adapters).
+static const struct lora_pair *lora_at(const struct cpu_trainer *t, int slot, int kind, int l) {
+    const struct lora_pair *P = t->ls ? t->ls[slot].kind[kind] : NULL;
+    return P && P[l].A ? &P[l] : NULL;
+}
+
+// The same over the pass's windows, each by its own slot's adapter (kind, layer l) on its rows of
+// x, h, y (rows of the adapter's in, rank and out).
+static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
+    for (int i = 0; i < t->n_win; i++) {
+        const struct pass_win *w = &t->pw[i];
+        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
+        if (P) lora_fwd(t, P, x + (long)w->off * P->in, h + (long)w->off * t->rank, y + (long)w->off * P->out, w->n);
+    }
+}
+static void lora_bwd_out_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *h, float *dh) {
+    for (int i = 0; i < t->n_win; i++) {
+        const struct pass_win *w = &t->pw[i];
+        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
+        if (P) lora_bwd_out(t, P, dy + (long)w->off * P->out, h + (long)w->off * t->rank, dh + (long)w->off * t->rank, w->n);
+    }
+}
+static void lora_bwd_in_w(struct cpu_trainer *t, int kind, int l, const float *dh, const float *x, float *dx) {
+    for (int i = 0; i < t->n_win; i++) {
+        const struct pass_win *w = &t->pw[i];
+        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
+        if (P) lora_bwd_in(t, P, dh + (long)w->off * t->rank, x + (long)w->off * P->in, dx + (long)w->off * P->in, w->n);
+    }
+}
+static void lora_bwd_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *x, const float *h, float *dx) {
+    lora_bwd_out_w(t, kind, l, dy, h, t->dh);
+    lora_bwd_in_w(t, kind, l, t->dh, x, dx);
+}
+
 // ---- row-wise pieces ----
 
 // out = x / rms(x) * scale (F.rms_norm without a weight, eps as the model's); r = 1 / rms.
@@ -278,7 +331,7 @@ static void gather_rows(float *out, const float *table, const int32_t *idx, int 
     for (int i = 0; i < n; i++) memcpy(out + (long)i * D, table + (long)idx[i] * D, (size_t)D * sizeof *out);
 }
 
-// ---- attention over one sequence, per kv head ----
+// ---- attention within each window, per (window, kv head) ----
 
 struct att_job {
     struct cpu_trainer *t;
@@ -288,11 +341,24 @@ struct att_job {
     float *dq, *dk, *dv;  // backward outputs (S, Q), (S, KV), (S, KV)
 };
 
-// P = softmax(scale Q_h K_g^T) of query rows [i0, i1) over keys [0, i1), the causal mask applied
-// (rows of stride S, zeros past the diagonal), from scores of one GEMM; each row's log-sum-exp
-// into lse (stride H) when `keep`, else read from it.
-static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int h, int g, int i0, int i1, float *p, int keep) {
-    int S = t->S, hd = t->hd;
+// Task i's window and kv head: *v the activations (and j's gradients in *jv) from the window's
+// first row on; returns the window's length.
+static int att_window(const struct att_job *j, int i, struct layer_act *v, struct att_job *jv, int *g) {
+    const struct cpu_trainer *t = j->t;
+    const struct pass_win *w = &t->pw[i / t->Hkv];
+    long q = (long)w->off * t->Q, kv = (long)w->off * t->KV;
+    *g = i % t->Hkv;
+    *v = *j->a, *jv = *j;
+    v->qf += q, v->qr += q, v->y += q, v->z += q, v->kf += kv, v->v += kv, v->lse += (long)w->off * t->H;
+    if (j->dz) jv->dz += q, jv->dq += q, jv->dk += kv, jv->dv += kv;
+    return w->n;
+}
+
+// P = softmax(scale Q_h K_g^T) of query rows [i0, i1) over keys [0, i1) of a window of S rows, the
+// causal mask applied (rows of stride S, zeros past the diagonal), from scores of one GEMM; each
+// row's log-sum-exp into lse (stride H) when `keep`, else read from it.
+static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int S, int h, int g, int i0, int i1, float *p, int keep) {
+    int hd = t->hd;
     float scale = 1.0f / sqrtf((float)hd);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, i1, hd, scale, a->qf + (long)i0 * t->Q + (long)h * hd, t->Q,
                 a->kf + (long)g * hd, t->KV, 0.0f, p, S);
@@ -316,16 +382,17 @@ static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, in
 
 // Attention of kv head g's query heads over one sequence: y = P v, then z (XSA: y minus its
 // projection on the token's own v).
-static void att_fwd_task(void *ctx, int g, int w) {
-    const struct att_job *j = ctx;
-    const struct cpu_trainer *t = j->t;
-    struct layer_act *a = j->a;
-    int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
+static void att_fwd_task(void *ctx, int task, int w) {
+    const struct att_job *j0 = ctx;
+    const struct cpu_trainer *t = j0->t;
+    struct layer_act view, *a = &view;
+    struct att_job jv, *j = &jv;
+    int g, S = att_window(j0, task, a, j, &g), hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
     float *p = t->att_s + (long)w * t->att_stride;
     for (int h = g * G; h < (g + 1) * G; h++) {
         for (int i0 = 0; i0 < S; i0 += QB) {
             int i1 = S - i0 < QB ? S : i0 + QB;
-            att_probs(t, a, h, g, i0, i1, p, 1);
+            att_probs(t, a, S, h, g, i0, i1, p, 1);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd, i1, 1.0f, p, S, a->v + (long)g * hd, KV, 0.0f,
                         a->y + (long)i0 * Q + (long)h * hd, Q);
         }
@@ -344,11 +411,12 @@ static void att_fwd_task(void *ctx, int g, int w) {
 
 // Its backward: dz -> dy (and XSA's share of dv), then per block of queries dP = dy v^T,
 // dS = P (dP - rowsum(dy y)) scale, dq = dS k, dk += dS^T q, dv += P^T dy.
-static void att_bwd_task(void *ctx, int g, int w) {
-    const struct att_job *j = ctx;
-    const struct cpu_trainer *t = j->t;
-    const struct layer_act *a = j->a;
-    int S = t->S, hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
+static void att_bwd_task(void *ctx, int task, int w) {
+    const struct att_job *j0 = ctx;
+    const struct cpu_trainer *t = j0->t;
+    struct layer_act view, *a = &view;
+    struct att_job jv, *j = &jv;
+    int g, S = att_window(j0, task, a, j, &g), hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
     float scale = 1.0f / sqrtf((float)hd);
     float *p = t->att_s + (long)w * t->att_stride, *dp = p + (long)QB * S, *dy = dp + (long)QB * S;
     for (int h = g * G; h < (g + 1) * G; h++) {
@@ -369,7 +437,7 @@ static void att_bwd_task(void *ctx, int g, int w) {
         }
         for (int i0 = 0; i0 < S; i0 += QB) {
             int i1 = S - i0 < QB ? S : i0 + QB, nb = i1 - i0;
-            att_probs(t, a, h, g, i0, i1, p, 0);
+            att_probs(t, a, S, h, g, i0, i1, p, 0);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, i1, hd, 1.0f, dy + (long)i0 * hd, hd, a->v + (long)g * hd, KV,
                         0.0f, dp, S);
             for (int i = i0; i < i1; i++) {
@@ -455,6 +523,14 @@ static float *add_matrix(struct cpu_trainer *t, const char *name, float *w, long
 }
 
 static float *alloc_f(long n) { return xsa_calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
+
+// One sequence of n rows: a window at row 0, slot 0 (every pass but cpu_trainer_windows').
+static void one_window(struct cpu_trainer *t, int n) {
+    t->S = n, t->n_win = 1;
+    t->pw[0] = (struct pass_win){0, n, 0};
+    t->row0[0] = 1;
+    memset(t->row0 + 1, 0, (size_t)(n - 1));
+}
 
 // The RoPE tables for positions pos0 .. pos0 + S_max - 1 (the angles float32 products, as torch's
 // Rotary makes them for a batch's whole length).
@@ -626,6 +702,8 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->lg = alloc_f((long)TILE * V), t->att_stride = 2L * QB * S + (long)S * t->hd, t->att_s = alloc_f((long)n_threads * t->att_stride);
     for (int l = 0; l < L && !t->dgs; l++)
         if (m->layers[l].attn_gate_w) t->dgs = alloc_f((long)S * t->H);
+    t->pw = xsa_calloc((size_t)S, sizeof *t->pw), t->row0 = xsa_calloc((size_t)S, 1), t->xcat = xsa_calloc((size_t)S, sizeof *t->xcat);
+    one_window(t, S);
     t->rope_pos0 = -1, t->seg_prev = -1;
     rope_at(t, 0);
     return t;
@@ -646,8 +724,12 @@ void cpu_trainer_close(struct cpu_trainer *t) {
         for (size_t i = 0; i < sizeof h / sizeof *h; i++) free(h[i]);
     }
     free(t->dgs), free(t->e_raw), free(t->e_prev), free(t->de_prev), free(t->dv0), free(t->dtg_dx);
-    for (int i = 0; i < t->n_lp; i++) free(t->lp[i].w), free(t->lp[i].grad);
-    free(t->lp), free(t->lq), free(t->h_lm), free(t->dh), free(t->dho);
+    for (int s = 0; s < t->n_slots; s++) {
+        for (int i = 0; i < t->ls[s].n_p; i++) free(t->ls[s].p[i].w), free(t->ls[s].p[i].grad);
+        for (int k = 0; k < LORA_KINDS; k++) free(t->ls[s].kind[k]);
+        free(t->ls[s].p);
+    }
+    free(t->ls), free(t->h_lm), free(t->dh), free(t->dho), free(t->pw), free(t->row0), free(t->xcat);
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
                   t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
@@ -769,7 +851,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     if (m->bigram_emb) {  // e += scale * proj(bigram_emb[(36313 t xor 27191 t_prev) mod (V_b - 1)])
         int mod = c->bigram_vocab - 1, D = c->bigram_dim;
         for (int i = 0; i < S; i++)
-            t->bh[i] = i == 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
+            t->bh[i] = t->row0[i] ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
         gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
         if (m->bigram_proj) linear(t, t->be_rows, m->bigram_proj, t->pb, S, D, C);
         else memcpy(t->pb, t->be_rows, (size_t)S * C * sizeof *t->pb);  // (D == C)
@@ -783,12 +865,12 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     if (m->smear_fwd_w) memcpy(t->e_raw, e, (size_t)S * C * sizeof *e);
     if (m->smear_fwd_w && t->seg_prev >= 0) gather_rows(t->e_prev, m->tok_emb, &t->seg_prev, 1, C);
     if (m->smear_fwd_w)  // 2026-04-16's SmearGate: e_t += lambda sigmoid(w . e_t[:W]) e_(t-1), rows from the last (raw e_(t-1))
-        for (int i = S - 1; i >= (t->seg_prev >= 0 ? 0 : 1); i--) {  // (a segment's first row: the token before it)
-            if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
+        for (int i = S - 1; i >= 0; i--) {  // (a window's first row: none; a segment's: the token before it)
+            if ((t->row0[i] && t->seg_prev < 0) || (c->smear_fwd_bos_fix && x[i] == c->bos_id)) continue;
             double z = 0;
             for (int k = 0; k < c->smear_fwd_window; k++) z += (double)m->smear_fwd_w[k] * e[(long)i * C + k];
             float g = m->smear_fwd_lambda * sigmoidf((float)z);
-            const float *ep = i ? e + (long)(i - 1) * C : t->e_prev;
+            const float *ep = t->row0[i] ? t->e_prev : e + (long)(i - 1) * C;
             for (int k = 0; k < C; k++) e[(long)i * C + k] += g * ep[k];
         }
     rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
@@ -797,7 +879,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     for (int i = 0; i < S; i++)
         for (int k = 0; k < C; k++) {
             float n0 = t->n0[(long)i * C + k];
-            t->x0[(long)i * C + k] = m->smear_gate ? (1 - sg[k]) * n0 + sg[k] * (i ? t->n0[(long)(i - 1) * C + k] : 0.0f) : n0;
+            t->x0[(long)i * C + k] = m->smear_gate ? (1 - sg[k]) * n0 + sg[k] * (t->row0[i] ? 0.0f : t->n0[(long)(i - 1) * C + k]) : n0;
         }
     float *xc = t->g;  // the residual stream as it goes
     memcpy(xc, t->x0, (size_t)S * C * sizeof *xc);
@@ -822,9 +904,9 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             linear(t, a->an, w->wq, a->qn, S, C, Q);
             linear(t, a->an, w->wk, a->kn, S, C, KV);
             linear(t, a->an, w->wv, a->v, S, C, KV);
-            if (t->lq) lora_fwd(t, &t->lq[l], a->an, a->hq, a->qn, S);
-            if (t->lk && t->lk[l].A) lora_fwd(t, &t->lk[l], a->an, a->hk, a->kn, S);
-            if (t->lv) lora_fwd(t, &t->lv[l], a->an, a->hv, a->v, S);
+            lora_fwd_w(t, LORA_Q, l, a->an, a->hq, a->qn);
+            lora_fwd_w(t, LORA_K, l, a->an, a->hk, a->kn);
+            lora_fwd_w(t, LORA_V, l, a->an, a->hv, a->v);
             if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
                 for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
             if (a->vraw) {  // VALUE_RESIDUAL: v = lambda0 v0 + lambda1 v, v0 layer 0's v
@@ -836,13 +918,16 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
             memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
             memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
-            cpu_rope_apply(a->qr, S, Q, H, hd, rd, 1, t->cos_t, t->sin_t);
-            cpu_rope_apply(a->kf, S, KV, Hkv, hd, rd, 1, t->cos_t, t->sin_t);
+            for (int i = 0; i < t->n_win; i++) {  // (each window from the tables' first position)
+                const struct pass_win *pw = &t->pw[i];
+                cpu_rope_apply(a->qr + (long)pw->off * Q, pw->n, Q, H, hd, rd, 1, t->cos_t, t->sin_t);
+                cpu_rope_apply(a->kf + (long)pw->off * KV, pw->n, KV, Hkv, hd, rd, 1, t->cos_t, t->sin_t);
+            }
             for (int i = 0; i < S; i++)
                 for (int h = 0; h < H; h++)
                     for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
             struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
-            cpu_pool_run(t->pool, Hkv, att_fwd_task, &aj);
+            cpu_pool_run(t->pool, t->n_win * Hkv, att_fwd_task, &aj);
             if (a->gate) {  // each head's output times mult sigmoid(scale (w_h . an[:W]) + b_h) (2026-04-16's output gate)
                 int W = c->attn_gate_window;
                 for (int i = 0; i < S; i++)
@@ -855,7 +940,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                     }
             }
             linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
-            if (t->lo && t->lo[l].A) lora_fwd(t, &t->lo[l], a->an, a->ho, a->ao, S);  // (the adapter reads the attention's input)
+            lora_fwd_w(t, LORA_O, l, a->an, a->ho, a->ao);  // (the adapter reads the attention's input)
         }
         if (seq && c->attn_off[l]) {  // (the lanes as they came: lane 0 into xo, lane 1 into l1, the MLP's)
             memcpy(a->xo, a->xb, (size_t)S * C * sizeof *xc);
@@ -890,7 +975,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         linear(t, a->mn, w->w_up, a->u, S, C, F);
         mlp_act(t, a->u, t->t_f, NULL, c->mlp_leaky_slope, (long)S * F);
         linear(t, t->t_f, w->w_down, a->mo, S, F, C);
-        if (t->lm && t->lm[l].A) lora_fwd(t, &t->lm[l], a->mn, a->hm, a->mo, S);
+        lora_fwd_w(t, LORA_MLP, l, a->mn, a->hm, a->mo);
         if (together) {  // lane 0 = r0 lane 0 + p00 a + p10 m, lane 1 = r1 lane 1 + p01 a + p11 m (a, m the scaled outputs)
             const float *r = w->lane_resid, *pp = w->lane_post;
             for (long i = 0; i < (long)S * C; i++) {
@@ -934,11 +1019,17 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     rms_fwd(xc, t->xf, t->rf, S, C, eps, 1.0f);
 }
 
-// The soft-capped logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE).
-static void head_tile(struct cpu_trainer *t, int r0, int n) {
+// The head adapter of slot `slot`, or NULL.
+static const struct lora_pair *head_lora(const struct cpu_trainer *t, int slot) {
+    return t->ls && t->ls[slot].head.A ? &t->ls[slot].head : NULL;
+}
+
+// The soft-capped logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE), by slot's head adapter.
+static void head_tile(struct cpu_trainer *t, int r0, int n, int slot) {
     float cap = t->m->cfg.logit_softcap;
+    const struct lora_pair *lh = head_lora(t, slot);
     linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
-    if (t->lh.A) lora_fwd(t, &t->lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
+    if (lh) lora_fwd(t, lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
     for (long i = 0; i < (long)n * t->V; i++) t->lg[i] = cap * tanhf(t->lg[i] / cap);
 }
 
@@ -954,51 +1045,57 @@ static double row_lse(const float *lg, int V, int *arg) {
     return mx + log(sum);
 }
 
-// The head of a forward_body for the targets y[from .. to) of its rows: their summed loss (and
-// each one's into nll[r - from], whether it is the argmax into greedy, when given); dL/dxf of
-// the loss times inv_n into t->g (0 on the other rows) and the head's share of dL/dtok_emb (and
-// of its adapter's).
-static double head_grad(struct cpu_trainer *t, const int32_t *y, int from, int to, float inv_n, float *nll, uint8_t *greedy) {
-    int S = t->S, C = t->C, V = t->V;
+// The head of a forward_body for rows [r0, r1) of t->xf, targets y[0 .. r1 - r0), by slot's head
+// adapter: their summed loss (and each one's into nll[r - r0], whether it is the argmax into
+// greedy[r - r0], when given); dL/dxf of the loss times inv_n into those rows of t->g (the caller
+// zeroes the others) and the head's share of dL/dtok_emb (and of its adapter's).
+static double head_grad(struct cpu_trainer *t, int r0, int r1, int slot, const int32_t *y, float inv_n, float *nll, uint8_t *greedy) {
+    int C = t->C, V = t->V;
     float cap = t->m->cfg.logit_softcap;
+    const struct lora_pair *lh = head_lora(t, slot);
     double loss = 0;
     float *dxf = t->g;  // (the residual stream is done with)
-    memset(dxf, 0, (size_t)from * C * sizeof *dxf);
-    memset(dxf + (long)to * C, 0, (size_t)(S - to) * C * sizeof *dxf);
-    for (int r0 = from; r0 < to; r0 += TILE) {
-        int n = to - r0 < TILE ? to - r0 : TILE, am;
-        head_tile(t, r0, n);
+    for (int q0 = r0; q0 < r1; q0 += TILE) {
+        int n = r1 - q0 < TILE ? r1 - q0 : TILE, am;
+        head_tile(t, q0, n, slot);
         for (int r = 0; r < n; r++) {
             float *lg = t->lg + (long)r * V;
             double lse = row_lse(lg, V, &am);
-            int32_t tg = y[r0 + r];
+            int32_t tg = y[q0 - r0 + r];
             loss += lse - lg[tg];
-            if (nll) nll[r0 + r - from] = (float)(lse - lg[tg]), greedy[r0 + r - from] = am == tg;
+            if (nll) nll[q0 - r0 + r] = (float)(lse - lg[tg]), greedy[q0 - r0 + r] = am == tg;
             for (int v = 0; v < V; v++) {
                 float p = (float)exp((double)lg[v] - lse), th = lg[v] / cap;
                 lg[v] = (p - (v == tg)) * inv_n * (1.0f - th * th);
             }
         }
-        linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)r0 * C, n, C, V, 0.0f);
-        base_dw(t, t->lg, t->xf + (long)r0 * C, t->g_tok, n, C, V);
-        if (t->lh.A) lora_bwd(t, &t->lh, t->lg, t->xf + (long)r0 * C, t->h_lm, dxf + (long)r0 * C, n);
+        linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)q0 * C, n, C, V, 0.0f);
+        base_dw(t, t->lg, t->xf + (long)q0 * C, t->g_tok, n, C, V);
+        if (lh) lora_bwd(t, lh, t->lg, t->xf + (long)q0 * C, t->h_lm, dxf + (long)q0 * C, n);
     }
     return loss;
 }
 
-void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy) {
-    rope_at(t, 0);
-    forward_body(t, x);
-    for (int r0 = from; r0 < n; r0 += TILE) {
-        int k = n - r0 < TILE ? n - r0 : TILE, am;
-        head_tile(t, r0, k);
+// The loss of rows [r0, r1) of a forward_body, targets y[0 .. r1 - r0), by slot's head adapter,
+// into nll[r - r0] and greedy[r - r0], without gradients.
+static void head_score(struct cpu_trainer *t, int r0, int r1, int slot, const int32_t *y, float *nll, uint8_t *greedy) {
+    for (int q0 = r0; q0 < r1; q0 += TILE) {
+        int k = r1 - q0 < TILE ? r1 - q0 : TILE, am;
+        head_tile(t, q0, k, slot);
         for (int r = 0; r < k; r++) {
             const float *lg = t->lg + (long)r * t->V;
             double lse = row_lse(lg, t->V, &am);
-            nll[r0 - from + r] = (float)(lse - lg[y[r0 + r]]);
-            greedy[r0 - from + r] = am == y[r0 + r];
+            nll[q0 - r0 + r] = (float)(lse - lg[y[q0 - r0 + r]]);
+            greedy[q0 - r0 + r] = am == y[q0 - r0 + r];
         }
     }
+}
+
+void cpu_trainer_score(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int from, int n, float *nll, uint8_t *greedy) {
+    one_window(t, t->S_max);
+    rope_at(t, 0);
+    forward_body(t, x);
+    head_score(t, from, n, 0, y + from, nll, greedy);
 }
 
 static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
@@ -1077,10 +1174,9 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         mlp_act(t, a->u, NULL, dh, c->mlp_leaky_slope, (long)S * F);
         base_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
         float *dmn = gptj ? t->dmn : t->t_c;
-        const struct lora_pair *lmp = t->lm && t->lm[l].A ? &t->lm[l] : NULL;
-        if (lmp) lora_bwd_out(t, lmp, dmo, a->hm, t->dho, S);  // (before dmn takes dmo's buffer)
+        lora_bwd_out_w(t, LORA_MLP, l, dmo, a->hm, t->dho);  // (before dmn takes dmo's buffer)
         linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
-        if (lmp) lora_bwd_in(t, lmp, t->dho, a->mn, dmn, S);
+        lora_bwd_in_w(t, LORA_MLP, l, t->dho, a->mn, dmn);
         if (!gptj) rms_bwd(dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
         if (seq) mix_bwd(t, m0, gm, t->dxin, a->l1, t->g1);  // (seq: the MLP read m0 lane 1 + m1 x0)
         if (seq && !off) lanes_seq_bwd(t, w->attn_scale, a->ao, w->lane_resid[0], w->lane_post, a->xb, a->l1a, g, t->da, &gr[0], gp);
@@ -1090,8 +1186,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             // attention: xo = xin + as * ao
             float *dao = t->t_c;
             scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
-            const struct lora_pair *lo = t->lo && t->lo[l].A ? &t->lo[l] : NULL;
-            if (lo) lora_bwd_out(t, lo, dao, a->ho, t->dho, S);  // (dao's buffer is reused; dL/d(an) is assembled later)
+            lora_bwd_out_w(t, LORA_O, l, dao, a->ho, t->dho);  // (dao's buffer is reused; dL/d(an) is assembled later)
             float *dz = t->t_q;
             base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
             linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
@@ -1108,7 +1203,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             memset(dk, 0, (size_t)S * KV * sizeof(float));
             memset(dv, 0, (size_t)S * KV * sizeof(float));
             struct att_job aj = {t, a, c->xsa[l], dz, dq, dk, dv};
-            cpu_pool_run(t->pool, Hkv, att_bwd_task, &aj);
+            cpu_pool_run(t->pool, t->n_win * Hkv, att_bwd_task, &aj);
             // q_gain, RoPE, the per-head norms
             float *gq = t->gl[l].q_gain;
             for (int i = 0; i < S; i++)
@@ -1117,8 +1212,11 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                     gq[h] += (float)dot_f(d, a->qr + (long)i * Q + (long)h * hd, hd);
                     for (int k = 0; k < hd; k++) d[k] *= w->q_gain[h];
                 }
-            cpu_rope_apply(dq, S, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
-            cpu_rope_apply(dk, S, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
+            for (int i = 0; i < t->n_win; i++) {
+                const struct pass_win *pw = &t->pw[i];
+                cpu_rope_apply(dq + (long)pw->off * Q, pw->n, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
+                cpu_rope_apply(dk + (long)pw->off * KV, pw->n, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
+            }
             rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
             rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
             if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
@@ -1143,10 +1241,10 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
             linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
             linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
-            if (t->lq) lora_bwd(t, &t->lq[l], dq, a->an, a->hq, dan, S);
-            if (t->lk && t->lk[l].A) lora_bwd(t, &t->lk[l], dk, a->an, a->hk, dan, S);
-            if (t->lv) lora_bwd(t, &t->lv[l], dv, a->an, a->hv, dan, S);
-            if (lo) lora_bwd_in(t, lo, t->dho, a->an, dan, S);
+            lora_bwd_w(t, LORA_Q, l, dq, a->an, a->hq, dan);
+            lora_bwd_w(t, LORA_K, l, dk, a->an, a->hk, dan);
+            lora_bwd_w(t, LORA_V, l, dv, a->an, a->hv, dan);
+            lora_bwd_in_w(t, LORA_O, l, t->dho, a->an, dan);
             if (a->gate)  // the gates read an[:W]
                 for (int i = 0; i < S; i++)
                     for (int h = 0; h < H; h++) {
@@ -1197,8 +1295,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 dn0[(long)i * C + k] = gx;
                 continue;
             }
-            float s = t->sg[k], n0 = t->n0[(long)i * C + k], prev = i ? t->n0[(long)(i - 1) * C + k] : 0.0f;
-            float next = i + 1 < S ? t->gx0[(long)(i + 1) * C + k] : 0.0f;
+            float s = t->sg[k], n0 = t->n0[(long)i * C + k], prev = t->row0[i] ? 0.0f : t->n0[(long)(i - 1) * C + k];
+            float next = i + 1 < S && !t->row0[i + 1] ? t->gx0[(long)(i + 1) * C + k] : 0.0f;
             t->g_smear[k] += gx * (prev - n0) * s * (1 - s);
             dn0[(long)i * C + k] = (1 - s) * gx + s * next;
         }
@@ -1207,10 +1305,10 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     float *dprev = t->de_prev;
     if (m->smear_fwd_w && t->seg_prev >= 0) memset(dprev, 0, (size_t)C * sizeof *dprev);
     if (m->smear_fwd_w)  // e'_t = e_t + lambda sigmoid(w . e_t[:W]) e_(t-1): de (of e') becomes dL/de, rows upward
-        for (int i = t->seg_prev >= 0 ? 0 : 1; i < S; i++) {
-            if (c->smear_fwd_bos_fix && x[i] == c->bos_id) continue;
-            const float *ei = t->e_raw + (long)i * C, *ep = i ? t->e_raw + (long)(i - 1) * C : t->e_prev;
-            float *di = de + (long)i * C, *dp = i ? de + (long)(i - 1) * C : dprev;
+        for (int i = 0; i < S; i++) {
+            if ((t->row0[i] && t->seg_prev < 0) || (c->smear_fwd_bos_fix && x[i] == c->bos_id)) continue;
+            const float *ei = t->e_raw + (long)i * C, *ep = t->row0[i] ? t->e_prev : t->e_raw + (long)(i - 1) * C;
+            float *di = de + (long)i * C, *dp = t->row0[i] ? dprev : de + (long)(i - 1) * C;
             int W = c->smear_fwd_window;
             double z = 0, dg = 0;
             for (int k = 0; k < W; k++) z += (double)m->smear_fwd_w[k] * ei[k];
@@ -1250,51 +1348,82 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
     double loss = 0;
-    float inv_n = 1.0f / ((float)n * t->S);
+    int S = t->S_max;
+    float inv_n = 1.0f / ((float)n * S);
+    one_window(t, S);
     rope_at(t, 0);
     for (int s = 0; s < n; s++) {
-        const int32_t *x = tok + (long)s * t->S;
+        const int32_t *x = tok + (long)s * S;
         forward_body(t, x);
-        loss += head_grad(t, x + 1, 0, t->S, inv_n, NULL, NULL);
+        memset(t->g, 0, (size_t)S * t->C * sizeof(float));
+        loss += head_grad(t, 0, S, 0, x + 1, inv_n, NULL, NULL);
         backward_seq(t, x);
     }
-    return loss / ((double)n * t->S);
+    return loss / ((double)n * S);
+}
+
+int cpu_trainer_windows(struct cpu_trainer *t, const struct cpu_window *w, int n, int grad) {
+    int rows = 0;
+    for (int i = 0; i < n; i++) rows += w[i].n;
+    if (n < 1 || rows > t->S_max || (n > 1 && !t->frozen)) return 0;
+    t->S = rows, t->n_win = n;  // (the activations' first rows, the RoPE table's first positions)
+    memset(t->row0, 0, (size_t)rows);
+    for (int i = 0, off = 0; i < n; off += w[i++].n) {
+        t->pw[i] = (struct pass_win){off, w[i].n, w[i].slot};
+        t->row0[off] = 1;
+        memcpy(t->xcat + off, w[i].x, (size_t)w[i].n * sizeof *t->xcat);
+    }
+    rope_at(t, 0);
+    forward_body(t, t->xcat);
+    if (grad) {
+        for (int i = 0; i < t->n_p && !t->frozen; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
+        for (int i = 0; i < n; i++)
+            for (int k = 0; t->ls && k < t->ls[w[i].slot].n_p; k++)
+                memset(t->ls[w[i].slot].p[k].grad, 0, (size_t)t->ls[w[i].slot].p[k].n * sizeof(float));
+        memset(t->g, 0, (size_t)rows * t->C * sizeof(float));
+        for (int i = 0; i < n; i++) {
+            int r0 = t->pw[i].off + w[i].from;
+            head_grad(t, r0, r0 + w[i].count, w[i].slot, w[i].y + w[i].from, 1.0f / (float)w[i].count, w[i].nll, w[i].greedy);
+        }
+        backward_seq(t, t->xcat);
+    } else {
+        for (int i = 0; i < n; i++) {
+            int r0 = t->pw[i].off + w[i].from;
+            head_score(t, r0, r0 + w[i].count, w[i].slot, w[i].y + w[i].from, w[i].nll, w[i].greedy);
+        }
+    }
+    one_window(t, t->S_max);
+    return n;
 }
 
 void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, int from, int count, int grad, float *nll,
                        uint8_t *greedy) {
-    t->S = n;  // (the activations' first n rows, the RoPE table's first n positions)
-    rope_at(t, 0);
-    forward_body(t, x);
-    if (grad) {
-        for (int i = 0; i < t->n_p && !t->frozen; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
-        for (int i = 0; i < t->n_lp; i++) memset(t->lp[i].grad, 0, (size_t)t->lp[i].n * sizeof(float));
-        head_grad(t, y, from, from + count, 1.0f / (float)count, nll, greedy);
-        backward_seq(t, x);
-    } else {
-        cpu_trainer_score(t, x, y, from, from + count, nll, greedy);
-    }
-    t->S = t->S_max;
+    struct cpu_window w = {x, y, n, from, count, 0, nll, greedy};
+    cpu_trainer_windows(t, &w, 1, grad);
 }
 
 void cpu_trainer_zero_grad(struct cpu_trainer *t) {
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
-    for (int i = 0; i < t->n_lp; i++) memset(t->lp[i].grad, 0, (size_t)t->lp[i].n * sizeof(float));
+    for (int s = 0; s < t->n_slots; s++)
+        for (int i = 0; i < t->ls[s].n_p; i++) memset(t->ls[s].p[i].grad, 0, (size_t)t->ls[s].p[i].n * sizeof(float));
 }
 
 double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, int32_t prev,
                            float inv_total) {
-    t->S = n, t->seg_prev = prev;
+    one_window(t, n);
+    t->seg_prev = prev;
     rope_at(t, pos0);
     forward_body(t, x);
-    double loss = head_grad(t, y, 0, n, inv_total, NULL, NULL);
+    memset(t->g, 0, (size_t)n * t->C * sizeof(float));
+    double loss = head_grad(t, 0, n, 0, y, inv_total, NULL, NULL);
     backward_seq(t, x);
-    t->S = t->S_max, t->seg_prev = -1;
+    one_window(t, t->S_max);
+    t->seg_prev = -1;
     return loss;
 }
 
-static float *lora_alloc(struct cpu_trainer *t, const char *name, long n, float **grad) {
-    struct train_param *p = &t->lp[t->n_lp++];
+static float *lora_alloc(struct lora_set *ls, const char *name, long n, float **grad) {
+    struct train_param *p = &ls->p[ls->n_p++];
     snprintf(p->name, sizeof p->name, "%s", name);
     p->n = n, p->block = -1;
     p->w = alloc_f(n), p->grad = alloc_f(n);
@@ -1302,31 +1431,35 @@ static float *lora_alloc(struct cpu_trainer *t, const char *name, long n, float 
     return p->w;
 }
 
-int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err) {
-    if (t->lp) return xsa_fail(err, XSA_EBADINPUT, "the trainer has its LoRA adapters already");
+int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, int n_slots, xsa_error *err) {
+    if (t->ls) return xsa_fail(err, XSA_EBADINPUT, "the trainer has its LoRA adapters already");
     if (spec->rank < 1 || spec->rank > 4096)  // (above the width is allowed, as torch allows it; the cap bounds memory)
         return xsa_fail(err, XSA_EBADINPUT, "TTT_LORA_RANK=%d: expected a whole number from 1 to 4096", spec->rank);
+    if (n_slots < 1) return xsa_fail(err, XSA_EBADINPUT, "%d adapter slots: expected at least 1", n_slots);
     int L = t->L, r = t->rank = spec->rank, S = t->S_max, C = t->C;
     t->frozen = 1;
     t->lora_scale = spec->alpha > 0 ? (float)(spec->alpha / spec->rank) : 1.0f;
-    t->lp = xsa_calloc((size_t)(2 + 10 * L), sizeof *t->lp);
-    t->lq = xsa_calloc((size_t)5 * L, sizeof *t->lq);
-    t->lv = t->lq + L, t->lk = t->lq + 2 * L, t->lm = t->lq + 3 * L, t->lo = t->lq + 4 * L;
+    t->ls = xsa_calloc((size_t)n_slots, sizeof *t->ls), t->n_slots = n_slots;
     // BatchedTTTLoRA's parameters() order: the head's, then q, v, k, MLP and output adapters layer by layer
-    struct lora_pair *sets[5] = {t->lq, t->lv, t->lk, t->lm, t->lo};
-    const char *names[5] = {"q_loras", "v_loras", "k_loras", "mlp_loras", "o_loras"};
-    int outs[5] = {t->Q, t->KV, t->KV, C, C}, on[5] = {1, 1, spec->k, spec->mlp, spec->o};
+    const char *names[LORA_KINDS] = {"q_loras", "v_loras", "k_loras", "mlp_loras", "o_loras"};
+    int outs[LORA_KINDS] = {t->Q, t->KV, t->KV, C, C}, on[LORA_KINDS] = {1, 1, spec->k, spec->mlp, spec->o};
     char nm[48];
-    t->lh.in = C, t->lh.out = t->V;
-    t->lh.A = lora_alloc(t, "lm_head_lora.A", (long)r * C, &t->lh.gA);
-    t->lh.B = lora_alloc(t, "lm_head_lora.B", (long)t->V * r, &t->lh.gB);
-    for (int k = 0; k < 5; k++)
-        for (int l = 0; on[k] && l < L; l++) {
-            struct lora_pair *P = &sets[k][l];
-            P->in = C, P->out = outs[k];
-            snprintf(nm, sizeof nm, "%s.%d.A", names[k], l), P->A = lora_alloc(t, nm, (long)r * C, &P->gA);
-            snprintf(nm, sizeof nm, "%s.%d.B", names[k], l), P->B = lora_alloc(t, nm, (long)P->out * r, &P->gB);
+    for (int s = 0; s < n_slots; s++) {
+        struct lora_set *ls = &t->ls[s];
+        ls->p = xsa_calloc((size_t)(2 + 2 * LORA_KINDS * L), sizeof *ls->p);
+        ls->head.in = C, ls->head.out = t->V;
+        ls->head.A = lora_alloc(ls, "lm_head_lora.A", (long)r * C, &ls->head.gA);
+        ls->head.B = lora_alloc(ls, "lm_head_lora.B", (long)t->V * r, &ls->head.gB);
+        for (int k = 0; k < LORA_KINDS; k++) {
+            ls->kind[k] = on[k] ? xsa_calloc((size_t)L, sizeof *ls->kind[k]) : NULL;
+            for (int l = 0; on[k] && l < L; l++) {
+                struct lora_pair *P = &ls->kind[k][l];
+                P->in = C, P->out = outs[k];
+                snprintf(nm, sizeof nm, "%s.%d.A", names[k], l), P->A = lora_alloc(ls, nm, (long)r * C, &P->gA);
+                snprintf(nm, sizeof nm, "%s.%d.B", names[k], l), P->B = lora_alloc(ls, nm, (long)P->out * r, &P->gB);
+            }
         }
+    }
     for (int l = 0; l < L; l++) {
         struct layer_act *a = &t->act[l];
         a->hq = alloc_f((long)S * r), a->hv = alloc_f((long)S * r);
@@ -1337,7 +1470,8 @@ int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xs
     return 0;
 }
 
-int cpu_trainer_lora_params(const struct cpu_trainer *t, struct train_param **out) {
-    *out = t->lp;
-    return t->n_lp;
+int cpu_trainer_lora_params(const struct cpu_trainer *t, int slot, struct train_param **out) {
+    if (!t->ls || slot < 0 || slot >= t->n_slots) return *out = NULL, 0;
+    *out = t->ls[slot].p;
+    return t->ls[slot].n_p;
 }

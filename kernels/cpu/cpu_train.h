@@ -70,25 +70,39 @@ void cpu_trainer_zero_grad(struct cpu_trainer *t);
 double cpu_trainer_segment(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, long pos0, int32_t prev,
                            float inv_total);
 
-// LoRA adapters for test-time training (the 2026-04-10 records' BatchedTTTLoRA, for one
-// document): on every layer's q and v, and by choice k, the attention's output (reading the
-// attention's normed input) and the MLP (reading its normed input), y += (x A^T) B^T with A
-// (rank, in) and B (out, rank); and on the head, before the soft-cap. From then on the trainer's
-// weights are frozen: only the adapters get gradients (cpu_trainer_chunk).
+// LoRA adapters for test-time training (the 2026-04-10 records' BatchedTTTLoRA): n_slots sets,
+// one per document trained side by side, each on every layer's q and v, and by choice k, the
+// attention's output (reading the attention's normed input) and the MLP (reading its normed
+// input), y += (x A^T) B^T with A (rank, in) and B (out, rank); and on the head, before the
+// soft-cap. From then on the trainer's weights are frozen: only the adapters get gradients.
 struct cpu_lora_spec {
     int rank, k, mlp, o;
     double alpha;  // > 0: every adapter's output times alpha / rank (2026-04-23 on), else 1
 };
-int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, xsa_error *err);
+int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, int n_slots, xsa_error *err);
 
-// The adapters, in BatchedTTTLoRA.parameters() order and named as it names them
+// Slot `slot`'s adapters, in BatchedTTTLoRA.parameters() order and named as it names them
 // ("lm_head_lora.A", "q_loras.3.B", ...), all 0 until the caller sets them.
-int cpu_trainer_lora_params(const struct cpu_trainer *t, struct train_param **out);
+int cpu_trainer_lora_params(const struct cpu_trainer *t, int slot, struct train_param **out);
 
-// One forward of x[0..n) (n up to the trainer's S) with targets y[0..n): for positions [from,
-// from + count), -log P(y[j]) into nll[j - from] and whether y[j] is the argmax into greedy
-// (both may be NULL with grad); with grad, the gradients (overwritten) of their mean loss into
-// the adapters' grads (and the weights', when there are no adapters).
+// One sequence of a pass (cpu_trainer_windows): inputs x[0..n) at positions 0..n-1, targets
+// y[0..n); the loss of positions [from, from + count) -log P(y[j]) into nll[j - from] and whether
+// y[j] is the argmax into greedy[j - from] (both may be NULL with grad); adapters of slot `slot`.
+struct cpu_window {
+    const int32_t *x, *y;
+    int n, from, count, slot;
+    float *nll;
+    uint8_t *greedy;
+};
+
+// One forward of several windows side by side: their rows share each GEMM of the frozen weights;
+// attention, positions, adapters and loss are each window's own, so each gets what it would alone
+// (up to the GEMMs' rounding). With grad, the gradients (overwritten) of each window's mean loss
+// into its slot's adapters' grads. Rows in all up to the trainer's S; several windows only with
+// adapters (else the weights' gradients would mix). Returns n, or 0 (nothing done) past those.
+int cpu_trainer_windows(struct cpu_trainer *t, const struct cpu_window *w, int n, int grad);
+
+// One window, slot 0: with grad and no adapters, the gradients of its mean loss into the weights'.
 void cpu_trainer_chunk(struct cpu_trainer *t, const int32_t *x, const int32_t *y, int n, int from, int count, int grad, float *nll,
                        uint8_t *greedy);
 
