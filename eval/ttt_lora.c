@@ -245,7 +245,6 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         for (int i = 0; i < np; i++) o[g].m[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float)), o[g].v[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float));
     }
     struct cpu_window *win = xsa_malloc((size_t)G * sizeof *win);
-    long *win_doc = xsa_malloc((size_t)G * sizeof *win_doc);
     // The phases: after the batch that brings the documents scored to a boundary, the first
     // `boundary` of them (by batch, then place) train the base model (eval_val_ttt_phased).
     long limit = s->phased ? (s->prefix_docs < dc.n ? s->prefix_docs : dc.n) : 0;
@@ -290,14 +289,13 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                         size_t t0 = off[di] + (size_t)(ci * cs);
                         win[nw] = (struct cpu_window){x, x + 1, (int)(end - ws), (int)(ci * cs - ws), (int)(end - ci * cs),
                                                       (int)(k - g0), out->nll + t0, out->greedy + t0};
-                        win_doc[nw++] = k;
-                        n_train += pass == 0;
+                        nw++, n_train += pass == 0;
                     }
                 run_windows(tr, win, n_train, 1, S);
                 run_windows(tr, win + n_train, nw - n_train, 0, S);
                 for (int wi = 0; wi < nw && !rc; wi++) {
                     const struct cpu_window *w = &win[wi];
-                    long di = order[win_doc[wi]], start = dc.start[di], ws = (long)(w->x - tok) - start;
+                    long di = order[g0 + w->slot], start = dc.start[di], ws = (long)(w->x - tok) - start;
                     for (int j = 0; j < w->count; j++, t++) {
                         size_t where = d->start[0] + (size_t)(start + ws + w->from + j + 1);
                         float nll = w->nll[j];
@@ -363,7 +361,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         for (int i = 0; i < np; i++) free(o[g].m[i]), free(o[g].v[i]);
         free(o[g].m), free(o[g].v);
     }
-    free(o), free(p), free(win), free(win_doc);
+    free(o), free(p), free(win);
     for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]);
     free(slot_a);
     cpu_trainer_close(tr);
