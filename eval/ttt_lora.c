@@ -10,6 +10,8 @@
 #include "common/xalloc.h"
 #include "eval/mt19937.h"
 #include "eval/ttt_global.h"
+#include "kernels/cpu/cpu_optim.h"
+#include "kernels/cpu/cpu_pool.h"
 #include "kernels/cpu/cpu_train.h"
 
 #define BOS 1  // the records' BOS_ID (SentencePiece's <s>)
@@ -35,34 +37,59 @@ struct opt {
     long step;
 };
 
-// One step of the record's optimizer over the adapters p[0..n): torch.optim.AdamW as its fused
-// kernel computes it (weight decay first, then exp_avg.lerp_(g, 1 - beta1) as one fused
-// multiply-add, exp_avg_sq, the bias corrections; each coefficient worked out in double, then
-// rounded once: 1 - beta2 rounded from 0.999f would make every step 6e-6 larger) or
-// torch.optim.SGD (g + wd p into the momentum buffer, its first step the gradient itself).
-static void opt_step(const struct train_param *p, int n, struct opt *o, const struct ttt_settings *s) {
-    o->step++;
-    float lr = (float)s->lora_lr, wd = (float)s->weight_decay, b1 = (float)s->beta1, b2 = (float)s->beta2;
-    float wt = (float)(1.0 - s->beta1), c2 = (float)(1.0 - s->beta2);
-    double bc1 = 1.0 - pow(s->beta1, (double)o->step), bc2 = 1.0 - pow(s->beta2, (double)o->step);
-    float step_size = (float)(s->lora_lr / bc1), bc2_sqrt = (float)sqrt(bc2), decay = (float)(1.0 - s->lora_lr * s->weight_decay);
-    for (int i = 0; i < n; i++) {
-        float *w = p[i].w, *g = p[i].grad, *m = o->m[i], *v = o->v[i];
-        for (long k = 0; k < p[i].n; k++) {
-            if (s->sgd) {
-                float d = g[k] + wd * w[k];
-                m[k] = o->step == 1 ? d : m[k] * b1 + d;
-                w[k] -= lr * (b1 != 0 ? m[k] : d);
-                continue;
-            }
-            if (wd != 0) w[k] *= decay;
-            // (torch.lerp: start + w (end - start) below 0.5, else end + (w - 1)(end - start))
-            m[k] = wt < 0.5f ? fmaf(wt, g[k] - m[k], m[k]) : fmaf(wt - 1.0f, g[k] - m[k], g[k]);
-            v[k] = v[k] * b2 + c2 * g[k] * g[k];
-            float denom = sqrtf(v[k]) / bc2_sqrt + 1e-10f;
-            w[k] -= step_size * m[k] / denom;  // (as torch: (step_size m) / denom)
-        }
+// One step of the record's optimizer over the adapters of each slot in slots[0..n_slots):
+// torch.optim.AdamW(fused=True) (cpu_adamw_step) or torch.optim.SGD (g + wd p into the momentum buffer, its first step the gradient itself). The
+// values go in pieces of OPT_BLOCK over the trainer's workers: elementwise, so the same bits for
+// any split or thread count.
+#define OPT_BLOCK 32768
+struct opt_piece {
+    float *w, *g, *m, *v;
+    long n;
+    const struct cpu_adamw *c;  // its slot's coefficients
+    int first;                  // its slot's first step
+};
+struct opt_job {
+    const struct opt_piece *piece;
+    const struct ttt_settings *s;
+};
+
+static void opt_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct opt_job *j = ctx;
+    const struct opt_piece *q = &j->piece[i];
+    if (!j->s->sgd) {
+        cpu_adamw_step(q->w, q->g, q->m, q->v, q->n, q->c);
+        return;
     }
+    float lr = (float)j->s->lora_lr, wd = (float)j->s->weight_decay, b1 = (float)j->s->beta1;
+    for (long k = 0; k < q->n; k++) {
+        float d = q->g[k] + wd * q->w[k];
+        q->m[k] = q->first ? d : q->m[k] * b1 + d;
+        q->w[k] -= lr * (b1 != 0 ? q->m[k] : d);
+    }
+}
+
+static void opt_steps(struct cpu_trainer *tr, struct train_param **p, int np, struct opt *o, const int *slots, int n_slots,
+                      const struct ttt_settings *s) {
+    long n_piece = 0;
+    for (int i = 0; i < np; i++) n_piece += (p[0][i].n + OPT_BLOCK - 1) / OPT_BLOCK;
+    n_piece *= n_slots;
+    struct opt_piece *piece = xsa_malloc((size_t)n_piece * sizeof *piece);
+    struct cpu_adamw *c = xsa_calloc((size_t)n_slots, sizeof *c);
+    long at = 0;
+    for (int si = 0; si < n_slots; si++) {
+        int sl = slots[si];
+        struct opt *os = &o[sl];
+        os->step++;
+        cpu_adamw_coef(&c[si], s->lora_lr, s->beta1, s->beta2, s->weight_decay, os->step);
+        for (int i = 0; i < np; i++)
+            for (long k0 = 0; k0 < p[sl][i].n; k0 += OPT_BLOCK)
+                piece[at++] = (struct opt_piece){p[sl][i].w + k0, p[sl][i].grad + k0, os->m[i] + k0, os->v[i] + k0,
+                                                 p[sl][i].n - k0 < OPT_BLOCK ? p[sl][i].n - k0 : OPT_BLOCK, &c[si], os->step == 1};
+    }
+    struct opt_job j = {piece, s};
+    cpu_pool_run(cpu_trainer_pool(tr), (int)at, opt_task, &j);
+    free(c), free(piece);
 }
 
 static int is_a(const struct train_param *p) { return p->name[strlen(p->name) - 1] == 'A'; }
@@ -245,6 +272,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         for (int i = 0; i < np; i++) o[g].m[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float)), o[g].v[i] = xsa_calloc((size_t)p[g][i].n, sizeof(float));
     }
     struct cpu_window *win = xsa_malloc((size_t)G * sizeof *win);
+    int *trained = xsa_malloc((size_t)G * sizeof *trained);  // the slots of a chunk's windows that train
     // The phases: after the batch that brings the documents scored to a boundary, the first
     // `boundary` of them (by batch, then place) train the base model (eval_val_ttt_phased).
     long limit = s->phased ? (s->prefix_docs < dc.n ? s->prefix_docs : dc.n) : 0;
@@ -320,14 +348,16 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                         for (int wi = 0; wi < n_train; wi++) win[wi].nll = NULL, win[wi].greedy = NULL;
                         run_windows(tr, win, n_train, 1, S);
                     }
-                    for (int wi = 0; wi < n_train; wi++) opt_step(p[win[wi].slot], np, &o[win[wi].slot], s);
+                    for (int wi = 0; wi < n_train; wi++) trained[wi] = win[wi].slot;
+                    opt_steps(tr, p, np, o, trained, n_train, s);
                 }
             }
             for (long k = g0; slot_a && !rc && k < g1; k++) {  // the batch's other documents go on training: this slot's steps on a zero gradient
                 struct train_param *pk = p[k - g0];
                 long nc = (dc.pred[order[k]] + cs - 1) / cs, slot = k - b0;
                 for (int i = 0; i < np; i++) memset(pk[i].grad, 0, (size_t)pk[i].n * sizeof(float));
-                for (long i = 0; i < (max_nc - nc) * s->grad_steps; i++) opt_step(pk, np, &o[k - g0], s);
+                int sl = (int)(k - g0);
+                for (long i = 0; i < (max_nc - nc) * s->grad_steps; i++) opt_steps(tr, p, np, o, &sl, 1, s);
                 if (full) {
                     float *a = slot_a[slot] ? slot_a[slot] : (slot_a[slot] = xsa_malloc((size_t)a_total * sizeof(float)));
                     for (int i = 0; i < np; i++)
@@ -361,7 +391,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
         for (int i = 0; i < np; i++) free(o[g].m[i]), free(o[g].v[i]);
         free(o[g].m), free(o[g].v);
     }
-    free(o), free(p), free(win);
+    free(o), free(p), free(win), free(trained);
     for (int i = 0; slot_a && i < s->batch_size; i++) free(slot_a[i]);
     free(slot_a);
     cpu_trainer_close(tr);

@@ -398,6 +398,42 @@ TEST(swiglu_vector_path) {
     CHECK(memcmp(g, g2 + 5, sizeof g) == 0);
 }
 
+// parameter-golf's MLP activation, F.leaky_relu(u, slope).square(), and its backward: the vector
+// lanes and the scalar tail both give the float32 formula's bits (NaN for NaN), in place too.
+TEST(leaky_relu2_vector_path) {
+    enum { N = 1003 };
+    static float u[N], h[N], hin[N], dh[N], want[N];
+    static const float slopes[] = {0.0f, 0.5f, 0.01f};
+    uint32_t s = 7u;
+    for (int i = 0; i < N; i++) {
+        s = s * 1664525u + 1013904223u;
+        u[i] = (float)((int)(s >> 8) % 20001 - 10000) / 1000.0f;
+    }
+    u[3] = 0.0f, u[4] = -0.0f, u[9] = NAN, u[10] = INFINITY, u[11] = -INFINITY, u[N - 1] = -1e-30f;
+    int bad = 0;
+    for (size_t k = 0; k < sizeof slopes / sizeof slopes[0]; k++) {
+        float sl = slopes[k];
+        cpu_leaky_relu2(u, h, N, sl);
+        memcpy(hin, u, sizeof u);
+        cpu_leaky_relu2(hin, hin, N, sl);
+        for (int i = 0; i < N; i++) {
+            float r = u[i] > 0 ? u[i] : u[i] * sl;
+            want[i] = r * r;
+            bad += memcmp(&h[i], &want[i], sizeof(float)) && !(isnan(h[i]) && isnan(want[i]));
+        }
+        bad += memcmp(h, hin, sizeof h) != 0;
+        for (int i = 0; i < N; i++) dh[i] = want[i] = (float)(i % 17) - 8.5f;
+        cpu_leaky_relu2_bwd(u, dh, N, sl);
+        for (int i = 0; i < N; i++) {
+            float r = u[i] > 0 ? u[i] : u[i] * sl;
+            want[i] *= 2.0f * r * (u[i] > 0 ? 1.0f : sl);
+            bad += memcmp(&dh[i], &want[i], sizeof(float)) && !(isnan(dh[i]) && isnan(want[i]));
+        }
+    }
+    CHECK_MSG(bad == 0, "%d values differ from the formula's", bad);
+    CHECK(h[1] != 0 && dh[1] != 0);
+}
+
 // RMSNorm runs 4 rows at a time where the CPU has AVX2: each row must get the bits it gets
 // alone (1 row: the plain loop), for widths that leave tails of every length.
 TEST(rms_norm_rows_as_one_row) {
@@ -821,6 +857,6 @@ TEST(every_attention_kernel) {
 RUN_TESTS(T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
-          T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(rms_norm_rows_as_one_row),
+          T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(leaky_relu2_vector_path), T(rms_norm_rows_as_one_row),
           T(bad_batches_fail_with_code_2), T(backend_open_devices),
           T(batch_builder_spans), T(docs_row_cuts_attention), T(every_gemm_kernel), T(every_attention_kernel))

@@ -477,6 +477,29 @@ static void check_windows_as_alone(const char *dir) {
     CHECK_EQ_INT(cpu_trainer_windows(t, w, n_w, 0), n_w);  // (scored without gradients: the same losses)
     for (int i = 0; i < n_w; i++)
         for (int j = 0; j < count[i]; j++) CHECK(fabsf(nll[0][i][j] - nll[1][i][j]) < 1e-5f);
+    // Windows that share a slot add into its gradients in turn: slot 0's from windows 0 and 2
+    // together are the sum of each alone (the pass's other paths: not one job per GEMM step).
+    struct cpu_window shared[3] = {w[0], w[1], w[2]};
+    shared[2].slot = 0;
+    float **sum = xsa_calloc((size_t)np, sizeof *sum);
+    for (int k = 0; k < 2; k++) {
+        CHECK_EQ_INT(cpu_trainer_windows(t, &shared[2 * k], 1, 1), 1);
+        for (int i = 0; i < np; i++) {
+            if (!sum[i]) sum[i] = xsa_calloc((size_t)p[0][i].n, sizeof(float));
+            for (long e = 0; e < p[0][i].n; e++) sum[i][e] += p[0][i].grad[e];
+        }
+    }
+    CHECK_EQ_INT(cpu_trainer_windows(t, shared, 3, 1), 3);
+    double worst = 0;
+    for (int i = 0; i < np; i++) {
+        double mx = 0, d = 0;
+        for (long e = 0; e < p[0][i].n; e++) mx = fmax(mx, fabs(sum[i][e])), d = fmax(d, fabs(sum[i][e] - p[0][i].grad[e]));
+        worst = fmax(worst, d / (mx + 1e-30));
+        free(sum[i]);
+    }
+    free(sum);
+    CHECK_MSG(worst < 1e-4, "%s: a slot shared by two windows: its gradients differ from the sum of each alone by %.3g of their size",
+              dir, worst);
     struct cpu_window big[3] = {w[0], w[1], w[1]};  // (20 + 28 + 28 rows: past the trainer's 64)
     CHECK_EQ_INT(cpu_trainer_windows(t, big, 3, 1), 0);
     for (int i = 0; i < n_w * np; i++) free(together[i]);

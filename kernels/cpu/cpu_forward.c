@@ -265,7 +265,10 @@ static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int 
 // leaky_relu(tile, slope)^2 in place (parameter-golf's MLP; slope 0: relu^2).
 static void relu2_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
-    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) cpu_leaky_relu2(out + (long)(r - r0) * ldo, nc, s->slope);
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) {
+        float *row = out + (long)(r - r0) * ldo;
+        cpu_leaky_relu2(row, row, nc, s->slope);
+    }
     (void)c0;
 }
 

@@ -243,10 +243,44 @@ void cpu_exp_minus(float *x, long n, float m) {
     cpu_exp_inplace(x, n);
 }
 
-void cpu_leaky_relu2(float *x, long n, float slope) {
-    for (long i = 0; i < n; i++) {
+// The vector paths of cpu_leaky_relu2 and its backward: the scalar loops' operations (a select,
+// then the same multiplies in the same order), 8 lanes at a time, so the same bits.
+__attribute__((target("avx2"))) static long leaky_relu2_avx2(const float *x, float *out, long n, float slope) {
+    const __m256 zero = _mm256_setzero_ps(), s = _mm256_set1_ps(slope);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 u = _mm256_loadu_ps(x + i);
+        __m256 r = _mm256_blendv_ps(_mm256_mul_ps(u, s), u, _mm256_cmp_ps(u, zero, _CMP_GT_OQ));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(r, r));
+    }
+    return i;
+}
+
+__attribute__((target("avx2"))) static long leaky_relu2_bwd_avx2(const float *x, float *dh, long n, float slope) {
+    const __m256 zero = _mm256_setzero_ps(), s = _mm256_set1_ps(slope), one = _mm256_set1_ps(1.0f),
+                 two = _mm256_set1_ps(2.0f);
+    long i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 u = _mm256_loadu_ps(x + i), pos = _mm256_cmp_ps(u, zero, _CMP_GT_OQ);
+        __m256 r = _mm256_blendv_ps(_mm256_mul_ps(u, s), u, pos), d = _mm256_blendv_ps(s, one, pos);
+        _mm256_storeu_ps(dh + i, _mm256_mul_ps(_mm256_loadu_ps(dh + i), _mm256_mul_ps(_mm256_mul_ps(two, r), d)));
+    }
+    return i;
+}
+
+void cpu_leaky_relu2(const float *x, float *out, long n, float slope) {
+    long i = cpu_gemm_have_avx2() ? leaky_relu2_avx2(x, out, n, slope) : 0;
+    for (; i < n; i++) {
         float r = x[i] > 0 ? x[i] : x[i] * slope;  // F.leaky_relu(x, slope).square(); slope 0: torch.relu(x).square()
-        x[i] = r * r;
+        out[i] = r * r;
+    }
+}
+
+void cpu_leaky_relu2_bwd(const float *x, float *dh, long n, float slope) {
+    long i = cpu_gemm_have_avx2() ? leaky_relu2_bwd_avx2(x, dh, n, slope) : 0;
+    for (; i < n; i++) {
+        float r = x[i] > 0 ? x[i] : x[i] * slope;
+        dh[i] *= 2.0f * r * (x[i] > 0 ? 1.0f : slope);
     }
 }
 

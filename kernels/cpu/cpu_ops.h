@@ -12,8 +12,11 @@
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps);
 
-// x = leaky_relu(x, slope)^2 elementwise (parameter-golf's MLP activation; slope 0: relu^2); (n)
-void cpu_leaky_relu2(float *x, long n, float slope);
+// out = leaky_relu(x, slope)^2 elementwise (parameter-golf's MLP activation; slope 0: relu^2);
+// (n); out may be x. The same bits on every CPU.
+void cpu_leaky_relu2(const float *x, float *out, long n, float slope);
+// Its backward: dh *= d(leaky_relu(x, slope)^2)/dx = 2 leaky_relu(x, slope) (x > 0 ? 1 : slope).
+void cpu_leaky_relu2_bwd(const float *x, float *dh, long n, float slope);
 
 // cos(a, b) over n floats in double (0 when either is zero): the probe's cosines.
 double cpu_cosine(const float *a, const float *b, int n);

@@ -145,18 +145,60 @@ static void mm_task(void *ctx, int i, int w) {
 // C (M, N) = beta C + op(A) op(B), op(A) (M, K), op(B) (K, N), in tasks of MM_ROWS rows, each
 // split in MM_COLS columns when there are fewer than 2 MM_ROWS rows (a short window's GEMMs
 // still reach every thread; a long one's pack their input once). By shape, not by thread
-// count: each task's call, and so its bits, is the same for any.
-static void mm(struct cpu_trainer *t, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-               float beta, float *Cm, int ldc) {
-    if (M <= 0 || N <= 0) return;
+// count: each task's call, and so its bits, is the same for any. Returns the job's task count
+// (0: nothing left to run).
+static int mm_plan(struct mm_job *j, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                   float beta, float *Cm, int ldc) {
+    if (M <= 0 || N <= 0) return 0;
     if (K <= 0) {
         if (beta == 0)
             for (int i = 0; i < M; i++) memset(Cm + (long)i * ldc, 0, (size_t)N * sizeof(float));
-        return;
+        return 0;
     }
     int cols = M < 2 * MM_ROWS ? MM_COLS : N, n_cb = (N + cols - 1) / cols;
-    struct mm_job j = {ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb, A, B, Cm, beta};
-    cpu_pool_run(t->pool, (M + MM_ROWS - 1) / MM_ROWS * n_cb, mm_task, &j);
+    *j = (struct mm_job){ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb, A, B, Cm, beta};
+    return (M + MM_ROWS - 1) / MM_ROWS * n_cb;
+}
+
+static void mm(struct cpu_trainer *t, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+               float beta, float *Cm, int ldc) {
+    struct mm_job j;
+    int n = mm_plan(&j, ta, tb, M, N, K, A, lda, B, ldb, beta, Cm, ldc);
+    if (n) cpu_pool_run(t->pool, n, mm_task, &j);
+}
+
+// GEMMs that read nothing another writes run as one job, their tasks side by side: a pass's
+// windows' adapter GEMMs, each too narrow to reach every thread alone. Each GEMM is split as mm
+// splits it, so its bits are mm's; one that writes the output of one already in the set (two
+// windows of one slot adding into its gradient) waits for the set to run, so they add in turn.
+#define MM_SET 16
+struct mm_set {
+    struct mm_job job[MM_SET];
+    int first[MM_SET + 1], n;
+};
+
+static void mm_set_task(void *ctx, int i, int w) {
+    const struct mm_set *s = ctx;
+    int k = 0;
+    while (i >= s->first[k + 1]) k++;
+    mm_task((void *)&s->job[k], i - s->first[k], w);
+}
+
+static void mm_set_run(struct cpu_trainer *t, struct mm_set *s) {
+    if (s->first[s->n]) cpu_pool_run(t->pool, s->first[s->n], mm_set_task, s);
+    s->n = 0, s->first[0] = 0;
+}
+
+static void mm_set_add(struct cpu_trainer *t, struct mm_set *s, int ta, int tb, int M, int N, int K, const float *A, int lda,
+                       const float *B, int ldb, float beta, float *Cm, int ldc) {
+    for (int k = 0; k < s->n; k++)
+        if (s->job[k].Cm == Cm) {
+            mm_set_run(t, s);
+            break;
+        }
+    if (s->n == MM_SET) mm_set_run(t, s);
+    int n = mm_plan(&s->job[s->n], ta, tb, M, N, K, A, lda, B, ldb, beta, Cm, ldc);
+    if (n) s->first[s->n + 1] = s->first[s->n] + n, s->n++;
 }
 
 // y = x W^T: x (n, in), W (out, in)
@@ -207,27 +249,58 @@ static const struct lora_pair *lora_at(const struct cpu_trainer *t, int slot, in
 }
 
 // The same over the pass's windows, each by its own slot's adapter (kind, layer l) on its rows of
-// x, h, y (rows of the adapter's in, rank and out).
-static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
-    for (int i = 0; i < t->n_win; i++) {
+// x, h, y (rows of the adapter's in, rank and out), each step's GEMMs over the windows as one job.
+static void scale_rows_w(struct cpu_trainer *t, int kind, int l, float *h) {  // (rank-wide rows of the windows with the adapter)
+    for (int i = 0; t->lora_scale != 1.0f && i < t->n_win; i++) {
         const struct pass_win *w = &t->pw[i];
-        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-        if (P) lora_fwd(t, P, x + (long)w->off * P->in, h + (long)w->off * t->rank, y + (long)w->off * P->out, w->n);
+        float *hw = h + (long)w->off * t->rank;
+        if (lora_at(t, w->slot, kind, l))
+            for (long k = 0; k < (long)w->n * t->rank; k++) hw[k] *= t->lora_scale;
+    }
+}
+static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
+    struct mm_set s = {.n = 0};
+    for (int step = 0; step < 2; step++) {
+        for (int i = 0; i < t->n_win; i++) {
+            const struct pass_win *w = &t->pw[i];
+            const struct lora_pair *P = lora_at(t, w->slot, kind, l);
+            float *hw = h + (long)w->off * t->rank;
+            if (!P) continue;
+            if (step == 0)
+                mm_set_add(t, &s, 0, 1, w->n, t->rank, P->in, x + (long)w->off * P->in, P->in, P->A, P->in, 0, hw, t->rank);
+            else
+                mm_set_add(t, &s, 0, 1, w->n, P->out, t->rank, hw, t->rank, P->B, t->rank, 1.0f, y + (long)w->off * P->out, P->out);
+        }
+        mm_set_run(t, &s);
+        if (step == 0) scale_rows_w(t, kind, l, h);
     }
 }
 static void lora_bwd_out_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *h, float *dh) {
+    struct mm_set s = {.n = 0};
     for (int i = 0; i < t->n_win; i++) {
         const struct pass_win *w = &t->pw[i];
         const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-        if (P) lora_bwd_out(t, P, dy + (long)w->off * P->out, h + (long)w->off * t->rank, dh + (long)w->off * t->rank, w->n);
+        if (!P) continue;
+        const float *dyw = dy + (long)w->off * P->out;
+        float *dhw = dh + (long)w->off * t->rank;
+        mm_set_add(t, &s, 1, 0, P->out, t->rank, w->n, dyw, P->out, h + (long)w->off * t->rank, t->rank, 1.0f, P->gB, t->rank);
+        mm_set_add(t, &s, 0, 0, w->n, t->rank, P->out, dyw, P->out, P->B, t->rank, 0.0f, dhw, t->rank);
     }
+    mm_set_run(t, &s);
+    scale_rows_w(t, kind, l, dh);
 }
 static void lora_bwd_in_w(struct cpu_trainer *t, int kind, int l, const float *dh, const float *x, float *dx) {
+    struct mm_set s = {.n = 0};
     for (int i = 0; i < t->n_win; i++) {
         const struct pass_win *w = &t->pw[i];
         const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-        if (P) lora_bwd_in(t, P, dh + (long)w->off * t->rank, x + (long)w->off * P->in, dx + (long)w->off * P->in, w->n);
+        if (!P) continue;
+        const float *dhw = dh + (long)w->off * t->rank, *xw = x + (long)w->off * P->in;
+        float *dxw = dx + (long)w->off * P->in;
+        mm_set_add(t, &s, 1, 0, t->rank, P->in, w->n, dhw, t->rank, xw, P->in, 1.0f, P->gA, P->in);
+        mm_set_add(t, &s, 0, 0, w->n, P->in, t->rank, dhw, t->rank, P->A, P->in, 1.0f, dxw, P->in);
     }
+    mm_set_run(t, &s);
 }
 static void lora_bwd_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *x, const float *h, float *dx) {
     lora_bwd_out_w(t, kind, l, dy, h, t->dh);
@@ -237,7 +310,7 @@ static void lora_bwd_w(struct cpu_trainer *t, int kind, int l, const float *dy, 
 // ---- row-wise pieces ----
 
 // out = x / rms(x) * scale (F.rms_norm without a weight, eps as the model's); r = 1 / rms.
-static void rms_fwd(const float *x, float *out, float *r, int n, int C, float eps, float scale) {
+static void rms_fwd_rows(const float *x, float *out, float *r, int n, int C, float eps, float scale) {
     for (int i = 0; i < n; i++) {
         const float *xr = x + (long)i * C;
         double ss = 0;
@@ -249,7 +322,7 @@ static void rms_fwd(const float *x, float *out, float *r, int n, int C, float ep
 }
 
 // dx (+)= d(out)/dx^T dout for out = scale * x r (y = out / scale the normed rows).
-static void rms_bwd(const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale, int add) {
+static void rms_bwd_rows(const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale, int add) {
     for (int i = 0; i < n; i++) {
         const float *d = dout + (long)i * C, *o = out + (long)i * C;
         double dot = 0;
@@ -260,6 +333,37 @@ static void rms_bwd(const float *dout, const float *out, const float *r, float *
             dx[(long)i * C + k] = add ? dx[(long)i * C + k] + v : v;
         }
     }
+}
+
+// The same over the pool, in tasks of RMS_ROWS rows (row by row: the same bits for any split).
+#define RMS_ROWS 64
+struct rms_job {
+    const float *x, *out_c, *r_c;  // forward: x; backward: dout (x), out, r
+    float *out, *r, *dx;
+    int n, C, add;
+    float eps, scale;
+};
+
+static void rms_task(void *ctx, int i, int w) {
+    (void)w;
+    const struct rms_job *j = ctx;
+    int r0 = i * RMS_ROWS, n = j->n - r0 < RMS_ROWS ? j->n - r0 : RMS_ROWS;
+    long at = (long)r0 * j->C;
+    if (j->dx)
+        rms_bwd_rows(j->x + at, j->out_c + at, j->r_c + r0, j->dx + at, n, j->C, j->scale, j->add);
+    else
+        rms_fwd_rows(j->x + at, j->out + at, j->r + r0, n, j->C, j->eps, j->scale);
+}
+
+static void rms_fwd(struct cpu_trainer *t, const float *x, float *out, float *r, int n, int C, float eps, float scale) {
+    struct rms_job j = {.x = x, .out = out, .r = r, .n = n, .C = C, .eps = eps, .scale = scale};
+    cpu_pool_run(t->pool, (n + RMS_ROWS - 1) / RMS_ROWS, rms_task, &j);
+}
+
+static void rms_bwd(struct cpu_trainer *t, const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale,
+                    int add) {
+    struct rms_job j = {.x = dout, .out_c = out, .r_c = r, .dx = dx, .n = n, .C = C, .add = add, .scale = scale};
+    cpu_pool_run(t->pool, (n + RMS_ROWS - 1) / RMS_ROWS, rms_task, &j);
 }
 
 // out = a + s * b over S rows of C (s per channel: attn_scale, mlp_scale, skip_weights); out may be a.
@@ -290,19 +394,9 @@ struct act_job {
 static void act_task(void *ctx, int i, int w) {
     (void)w;
     const struct act_job *j = ctx;
-    long i0 = (long)i * ACT_BLOCK, i1 = i0 + ACT_BLOCK < j->n ? i0 + ACT_BLOCK : j->n;
-    const float *u = j->u;
-    float *h = j->h, *dh = j->dh, slope = j->slope;
-    if (h)
-        for (long k = i0; k < i1; k++) {
-            float v = u[k] > 0 ? u[k] : slope * u[k];
-            h[k] = v * v;
-        }
-    if (dh)
-        for (long k = i0; k < i1; k++) {
-            float v = u[k] > 0 ? u[k] : slope * u[k];
-            dh[k] *= 2.0f * v * (u[k] > 0 ? 1.0f : slope);
-        }
+    long i0 = (long)i * ACT_BLOCK, n = i0 + ACT_BLOCK < j->n ? ACT_BLOCK : j->n - i0;
+    if (j->h) cpu_leaky_relu2(j->u + i0, j->h + i0, n, j->slope);
+    if (j->dh) cpu_leaky_relu2_bwd(j->u + i0, j->dh + i0, n, j->slope);
 }
 
 static void mlp_act(struct cpu_trainer *t, const float *u, float *h, float *dh, float slope, long n) {
@@ -873,7 +967,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             const float *ep = t->row0[i] ? t->e_prev : e + (long)(i - 1) * C;
             for (int k = 0; k < C; k++) e[(long)i * C + k] += g * ep[k];
         }
-    rms_fwd(e, t->n0, t->r0, S, C, eps, 1.0f);
+    rms_fwd(t, e, t->n0, t->r0, S, C, eps, 1.0f);
     float *sg = t->sg;  // sigmoid(smear gate), once per channel (backward reads it too)
     for (int k = 0; m->smear_gate && k < C; k++) sg[k] = sigmoidf(m->smear_gate[k]);
     for (int i = 0; i < S; i++)
@@ -900,7 +994,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         mix_fwd(t, w->resid_mix, xc, a->xin);
         float ln = layer_ln(c, l);
         if (!c->attn_off[l]) {  // (DISABLE_LAYER0_ATTN: none)
-            rms_fwd(a->xin, a->an, a->ra, S, C, eps, ln);
+            rms_fwd(t, a->xin, a->an, a->ra, S, C, eps, ln);
             linear(t, a->an, w->wq, a->qn, S, C, Q);
             linear(t, a->an, w->wk, a->kn, S, C, KV);
             linear(t, a->an, w->wv, a->v, S, C, KV);
@@ -914,8 +1008,8 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 memcpy(a->vraw, a->v, (size_t)S * KV * sizeof(float));
                 for (long i = 0; i < (long)S * KV; i++) a->v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * a->vraw[i];
             }
-            rms_fwd(a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
-            rms_fwd(a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
+            rms_fwd(t, a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
+            rms_fwd(t, a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
             memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
             memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
             for (int i = 0; i < t->n_win; i++) {  // (each window from the tables' first position)
@@ -962,15 +1056,15 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         const float *mlp_res = a->xo;
         if (seq) {  // RMSNorm(m0 lane 1 + m1 x0)
             mix_fwd(t, w->resid_mix, a->l1, t->t_c2);
-            rms_fwd(t->t_c2, a->mn, a->rm, S, C, eps, ln);
+            rms_fwd(t, t->t_c2, a->mn, a->rm, S, C, eps, ln);
         } else if (lane) {
             memcpy(a->l1, t->lane1, (size_t)S * C * sizeof *xc);
-            rms_fwd(a->l1, a->mn, a->rm, S, C, eps, ln);
+            rms_fwd(t, a->l1, a->mn, a->rm, S, C, eps, ln);
             mlp_res = a->l1;
         } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
             memcpy(a->mn, a->an, (size_t)S * C * sizeof *xc);
         } else {
-            rms_fwd(a->xo, a->mn, a->rm, S, C, eps, ln);
+            rms_fwd(t, a->xo, a->mn, a->rm, S, C, eps, ln);
         }
         linear(t, a->mn, w->w_up, a->u, S, C, F);
         mlp_act(t, a->u, t->t_f, NULL, c->mlp_leaky_slope, (long)S * F);
@@ -1016,7 +1110,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         memcpy(t->xl0, xc, (size_t)S * C * sizeof *xc);
         for (long i = 0; i < (long)S * C; i++) xc[i] = m->lane_merge * t->xl0[i] + (1.0f - m->lane_merge) * t->lane1[i];
     }
-    rms_fwd(xc, t->xf, t->rf, S, C, eps, 1.0f);
+    rms_fwd(t, xc, t->xf, t->rf, S, C, eps, 1.0f);
 }
 
 // The head adapter of slot `slot`, or NULL.
@@ -1024,13 +1118,11 @@ static const struct lora_pair *head_lora(const struct cpu_trainer *t, int slot) 
     return t->ls && t->ls[slot].head.A ? &t->ls[slot].head : NULL;
 }
 
-// The soft-capped logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE), by slot's head adapter.
+// The logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE), by slot's head adapter, before the cap.
 static void head_tile(struct cpu_trainer *t, int r0, int n, int slot) {
-    float cap = t->m->cfg.logit_softcap;
     const struct lora_pair *lh = head_lora(t, slot);
     linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
     if (lh) lora_fwd(t, lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
-    for (long i = 0; i < (long)n * t->V; i++) t->lg[i] = cap * tanhf(t->lg[i] / cap);
 }
 
 // log-sum-exp of a row of logits, in double; *arg the first index of its largest value.
@@ -1045,30 +1137,55 @@ static double row_lse(const float *lg, int V, int *arg) {
     return mx + log(sum);
 }
 
+// A tile's rows of logits, one task each over the pool: the cap, the row's loss (into loss[r],
+// and nll[r] and greedy[r] when given) and, with grad, dL/d(logits) of the loss times inv_n in
+// place of the logits.
+struct head_job {
+    float *lg, cap, inv_n;
+    int V, grad;
+    const int32_t *y;
+    double *loss;
+    float *nll;
+    uint8_t *greedy;
+};
+
+static void head_row_task(void *ctx, int r, int w) {
+    (void)w;
+    const struct head_job *j = ctx;
+    float *lg = j->lg + (long)r * j->V, cap = j->cap;
+    int am, tg = j->y[r];
+    for (int v = 0; v < j->V; v++) lg[v] = cap * tanhf(lg[v] / cap);
+    double lse = row_lse(lg, j->V, &am);
+    j->loss[r] = lse - lg[tg];
+    if (j->nll) j->nll[r] = (float)(lse - lg[tg]), j->greedy[r] = am == tg;
+    for (int v = 0; j->grad && v < j->V; v++) {
+        float p = (float)exp((double)lg[v] - lse), th = lg[v] / cap;
+        lg[v] = (p - (v == tg)) * j->inv_n * (1.0f - th * th);
+    }
+}
+
+// Runs head_row_task over the tile's n rows; their loss summed in row order.
+static double head_rows(struct cpu_trainer *t, int n, const int32_t *y, int grad, float inv_n, float *nll, uint8_t *greedy) {
+    double loss[TILE], sum = 0;
+    struct head_job j = {t->lg, t->m->cfg.logit_softcap, inv_n, t->V, grad, y, loss, nll, greedy};
+    cpu_pool_run(t->pool, n, head_row_task, &j);
+    for (int r = 0; r < n; r++) sum += loss[r];
+    return sum;
+}
+
 // The head of a forward_body for rows [r0, r1) of t->xf, targets y[0 .. r1 - r0), by slot's head
 // adapter: their summed loss (and each one's into nll[r - r0], whether it is the argmax into
 // greedy[r - r0], when given); dL/dxf of the loss times inv_n into those rows of t->g (the caller
 // zeroes the others) and the head's share of dL/dtok_emb (and of its adapter's).
 static double head_grad(struct cpu_trainer *t, int r0, int r1, int slot, const int32_t *y, float inv_n, float *nll, uint8_t *greedy) {
     int C = t->C, V = t->V;
-    float cap = t->m->cfg.logit_softcap;
     const struct lora_pair *lh = head_lora(t, slot);
     double loss = 0;
     float *dxf = t->g;  // (the residual stream is done with)
     for (int q0 = r0; q0 < r1; q0 += TILE) {
-        int n = r1 - q0 < TILE ? r1 - q0 : TILE, am;
+        int n = r1 - q0 < TILE ? r1 - q0 : TILE;
         head_tile(t, q0, n, slot);
-        for (int r = 0; r < n; r++) {
-            float *lg = t->lg + (long)r * V;
-            double lse = row_lse(lg, V, &am);
-            int32_t tg = y[q0 - r0 + r];
-            loss += lse - lg[tg];
-            if (nll) nll[q0 - r0 + r] = (float)(lse - lg[tg]), greedy[q0 - r0 + r] = am == tg;
-            for (int v = 0; v < V; v++) {
-                float p = (float)exp((double)lg[v] - lse), th = lg[v] / cap;
-                lg[v] = (p - (v == tg)) * inv_n * (1.0f - th * th);
-            }
-        }
+        loss += head_rows(t, n, y + (q0 - r0), 1, inv_n, nll ? nll + (q0 - r0) : NULL, nll ? greedy + (q0 - r0) : NULL);
         linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)q0 * C, n, C, V, 0.0f);
         base_dw(t, t->lg, t->xf + (long)q0 * C, t->g_tok, n, C, V);
         if (lh) lora_bwd(t, lh, t->lg, t->xf + (long)q0 * C, t->h_lm, dxf + (long)q0 * C, n);
@@ -1080,14 +1197,9 @@ static double head_grad(struct cpu_trainer *t, int r0, int r1, int slot, const i
 // into nll[r - r0] and greedy[r - r0], without gradients.
 static void head_score(struct cpu_trainer *t, int r0, int r1, int slot, const int32_t *y, float *nll, uint8_t *greedy) {
     for (int q0 = r0; q0 < r1; q0 += TILE) {
-        int k = r1 - q0 < TILE ? r1 - q0 : TILE, am;
+        int k = r1 - q0 < TILE ? r1 - q0 : TILE;
         head_tile(t, q0, k, slot);
-        for (int r = 0; r < k; r++) {
-            const float *lg = t->lg + (long)r * t->V;
-            double lse = row_lse(lg, t->V, &am);
-            nll[q0 - r0 + r] = (float)(lse - lg[y[q0 - r0 + r]]);
-            greedy[q0 - r0 + r] = am == y[q0 - r0 + r];
-        }
+        head_rows(t, k, y + (q0 - r0), 0, 0.0f, nll + (q0 - r0), greedy + (q0 - r0));
     }
 }
 
@@ -1104,7 +1216,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, H = t->H, Hkv = t->Hkv, hd = t->hd;
     int rd = model_rope_dims(c);
     float *g = t->t_c2;  // dL/d(residual stream) as it goes back (lane 0's, with two lanes); t->g holds dL/dxf
-    rms_bwd(t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
+    rms_bwd(t, t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
     if (c->lanes_from && !c->lanes_split) {  // x = (lane 0 + lane 1) / 2, lane 0 or lane 1
         for (long i = 0; i < (long)S * C; i++) {
             t->g1[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? 0.0f : g[i];
@@ -1177,7 +1289,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         lora_bwd_out_w(t, LORA_MLP, l, dmo, a->hm, t->dho);  // (before dmn takes dmo's buffer)
         linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
         lora_bwd_in_w(t, LORA_MLP, l, t->dho, a->mn, dmn);
-        if (!gptj) rms_bwd(dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
+        if (!gptj) rms_bwd(t, dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
         if (seq) mix_bwd(t, m0, gm, t->dxin, a->l1, t->g1);  // (seq: the MLP read m0 lane 1 + m1 x0)
         if (seq && !off) lanes_seq_bwd(t, w->attn_scale, a->ao, w->lane_resid[0], w->lane_post, a->xb, a->l1a, g, t->da, &gr[0], gp);
         for (int k = 0; (together || seq) && k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
@@ -1217,8 +1329,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 cpu_rope_apply(dq + (long)pw->off * Q, pw->n, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
                 cpu_rope_apply(dk + (long)pw->off * KV, pw->n, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
             }
-            rms_bwd(dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
-            rms_bwd(dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
+            rms_bwd(t, dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
+            rms_bwd(t, dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
             if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
                 const float *v0 = t->act[0].v;
                 float *gl_ = t->gl[l].vr_lambda;
@@ -1258,10 +1370,10 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             if (gptj)  // the MLP read an too
                 for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
             if (together || seq) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
-                rms_bwd(dan, a->an, a->ra, t->dxin, S, C, ln, 0);
+                rms_bwd(t, dan, a->an, a->ra, t->dxin, S, C, ln, 0);
                 mix_bwd(t, m0, gm, t->dxin, a->xb, g);
             } else {
-                rms_bwd(dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+                rms_bwd(t, dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
             }
         }
         if (w->dtg_w)  // (DTG's x_in)
@@ -1301,7 +1413,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             dn0[(long)i * C + k] = (1 - s) * gx + s * next;
         }
     float *de = t->t_c2;
-    rms_bwd(dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
+    rms_bwd(t, dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
     float *dprev = t->de_prev;
     if (m->smear_fwd_w && t->seg_prev >= 0) memset(dprev, 0, (size_t)C * sizeof *dprev);
     if (m->smear_fwd_w)  // e'_t = e_t + lambda sigmoid(w . e_t[:W]) e_(t-1): de (of e') becomes dL/de, rows upward
@@ -1469,6 +1581,8 @@ int cpu_trainer_lora(struct cpu_trainer *t, const struct cpu_lora_spec *spec, in
     t->h_lm = alloc_f((long)TILE * r), t->dh = alloc_f((long)(S > TILE ? S : TILE) * r), t->dho = alloc_f((long)S * r);
     return 0;
 }
+
+struct cpu_pool *cpu_trainer_pool(struct cpu_trainer *t) { return t->pool; }
 
 int cpu_trainer_lora_params(const struct cpu_trainer *t, int slot, struct train_param **out) {
     if (!t->ls || slot < 0 || slot >= t->n_slots) return *out = NULL, 0;

@@ -35,6 +35,7 @@ struct train_param {
 };
 
 struct cpu_trainer;
+struct cpu_pool;
 
 // 0 when cpu_trainer_open can train m, else XSA_EBADINPUT naming the first feature it cannot.
 int cpu_train_check(const struct model *m, xsa_error *err);
@@ -43,6 +44,8 @@ int cpu_train_check(const struct model *m, xsa_error *err);
 // threads (0: all cores). NULL with err set when m cannot be trained.
 struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_error *err);
 void cpu_trainer_close(struct cpu_trainer *t);
+// Its worker threads, for the caller's elementwise work between passes (the optimizer's step).
+struct cpu_pool *cpu_trainer_pool(struct cpu_trainer *t);
 
 // The parameters, in GPT.named_parameters() order.
 int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out);
