@@ -22,8 +22,8 @@ void cpu_adamw_coef(struct cpu_adamw *c, double lr, double beta1, double beta2, 
 // its CPU kernel (ATen's FusedAdamKernel.cpp, adam_math) rounds: w *= decay;
 // m = fma(wt, g - m, m) below wt 0.5, else fma(wt - 1, g - m, g) (exp_avg.lerp_(g, wt));
 // v = fma(c2 g, g, v beta2) (the compiler's contraction of v beta2 + c2 g g);
-// w -= (step_size m) / (sqrt(v) / bc2_sqrt + 1e-10). (torch's scalar loop, which takes at most
-// the last 15 values of a thread's share, contracts v's other product: 1 ulp apart at times.)
+// w -= (step_size m) / (sqrt(v) / bc2_sqrt + 1e-10). (torch's scalar loop, which takes a thread's
+// last values past a multiple of its vector width, contracts v's other product: 1 ulp apart at times.)
 // The same bits on every CPU (AVX2+FMA vectors or the scalar loop).
 void cpu_adamw_step(float *w, const float *g, float *m, float *v, long n, const struct cpu_adamw *c);
 

@@ -192,7 +192,7 @@ static void mm_set_run(struct cpu_trainer *t, struct mm_set *s) {
 static void mm_set_add(struct cpu_trainer *t, struct mm_set *s, int ta, int tb, int M, int N, int K, const float *A, int lda,
                        const float *B, int ldb, float beta, float *Cm, int ldc) {
     for (int k = 0; k < s->n; k++)
-        if (s->job[k].Cm == Cm) {
+        if (s->job[k].Cm == Cm || K <= 0) {  // (K <= 0: mm_plan clears Cm at once)
             mm_set_run(t, s);
             break;
         }
@@ -1164,13 +1164,13 @@ static void head_row_task(void *ctx, int r, int w) {
     }
 }
 
-// Runs head_row_task over the tile's n rows; their loss summed in row order.
-static double head_rows(struct cpu_trainer *t, int n, const int32_t *y, int grad, float inv_n, float *nll, uint8_t *greedy) {
-    double loss[TILE], sum = 0;
+// Runs head_row_task over the tile's n rows; their losses added to *sum in row order (one
+// running sum over the tiles, as a loop over the rows would add them).
+static void head_rows(struct cpu_trainer *t, int n, const int32_t *y, int grad, float inv_n, float *nll, uint8_t *greedy, double *sum) {
+    double loss[TILE];
     struct head_job j = {t->lg, t->m->cfg.logit_softcap, inv_n, t->V, grad, y, loss, nll, greedy};
     cpu_pool_run(t->pool, n, head_row_task, &j);
-    for (int r = 0; r < n; r++) sum += loss[r];
-    return sum;
+    for (int r = 0; sum && r < n; r++) *sum += loss[r];
 }
 
 // The head of a forward_body for rows [r0, r1) of t->xf, targets y[0 .. r1 - r0), by slot's head
@@ -1185,7 +1185,7 @@ static double head_grad(struct cpu_trainer *t, int r0, int r1, int slot, const i
     for (int q0 = r0; q0 < r1; q0 += TILE) {
         int n = r1 - q0 < TILE ? r1 - q0 : TILE;
         head_tile(t, q0, n, slot);
-        loss += head_rows(t, n, y + (q0 - r0), 1, inv_n, nll ? nll + (q0 - r0) : NULL, nll ? greedy + (q0 - r0) : NULL);
+        head_rows(t, n, y + (q0 - r0), 1, inv_n, nll ? nll + (q0 - r0) : NULL, nll ? greedy + (q0 - r0) : NULL, &loss);
         linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)q0 * C, n, C, V, 0.0f);
         base_dw(t, t->lg, t->xf + (long)q0 * C, t->g_tok, n, C, V);
         if (lh) lora_bwd(t, lh, t->lg, t->xf + (long)q0 * C, t->h_lm, dxf + (long)q0 * C, n);
@@ -1199,7 +1199,7 @@ static void head_score(struct cpu_trainer *t, int r0, int r1, int slot, const in
     for (int q0 = r0; q0 < r1; q0 += TILE) {
         int k = r1 - q0 < TILE ? r1 - q0 : TILE;
         head_tile(t, q0, k, slot);
-        head_rows(t, k, y + (q0 - r0), 0, 0.0f, nll + (q0 - r0), greedy + (q0 - r0));
+        head_rows(t, k, y + (q0 - r0), 0, 0.0f, nll + (q0 - r0), greedy + (q0 - r0), NULL);
     }
 }
 
