@@ -38,9 +38,10 @@ struct opt {
 };
 
 // One step of the record's optimizer over the adapters of each slot in slots[0..n_slots):
-// torch.optim.AdamW(fused=True) (cpu_adamw_step) or torch.optim.SGD (g + wd p into the momentum buffer, its first step the gradient itself). The
-// values go in pieces of OPT_BLOCK over the trainer's workers: elementwise, so the same bits for
-// any split or thread count. The slots are distinct, and every slot's adapters have slot 0's shapes.
+// torch.optim.AdamW(fused=True) (cpu_adamw_step) or torch.optim.SGD (g + wd p into the momentum
+// buffer, its first step the gradient itself). The values go in pieces of OPT_BLOCK over the
+// trainer's workers: elementwise, so the same bits for any split or thread count. The slots are
+// distinct, and every slot's adapters have slot 0's shapes.
 #define OPT_BLOCK 32768
 struct opt_piece {
     float *w, *g, *m, *v;

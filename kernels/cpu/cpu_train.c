@@ -219,88 +219,75 @@ static void base_dw(struct cpu_trainer *t, const float *dy, const float *x, floa
     if (!t->frozen) linear_dw(t, dy, x, dW, n, in, out);
 }
 
-// y += s (x A^T) B^T over n rows (s the adapters' scale), s x A^T kept in h (n, rank).
-static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const float *x, float *h, float *y, int n) {
-    linear(t, x, P->A, h, n, P->in, t->rank);
-    for (long i = 0; t->lora_scale != 1.0f && i < (long)n * t->rank; i++) h[i] *= t->lora_scale;
-    mm(t, 0, 1, n, P->out, t->rank, h, t->rank, P->B, t->rank, 1.0f, y, P->out);
-}
-
-// Its backward in two halves (dy's buffer may be reused between them): from dy, gB += dy^T h and
-// dh = dy B; then from dh, gA += dh^T x and dx += dh A.
-static void lora_bwd_out(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *h, float *dh, int n) {
-    linear_dw(t, dy, h, P->gB, n, t->rank, P->out);
-    linear_dx(t, dy, P->B, dh, n, t->rank, P->out, 0.0f);
-    for (long i = 0; t->lora_scale != 1.0f && i < (long)n * t->rank; i++) dh[i] *= t->lora_scale;
-}
-static void lora_bwd_in(struct cpu_trainer *t, const struct lora_pair *P, const float *dh, const float *x, float *dx, int n) {
-    linear_dw(t, dh, x, P->gA, n, P->in, t->rank);
-    linear_dx(t, dh, P->A, dx, n, P->in, t->rank, 1.0f);
-}
-static void lora_bwd(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *x, const float *h, float *dx, int n) {
-    lora_bwd_out(t, P, dy, h, t->dh, n);
-    lora_bwd_in(t, P, t->dh, x, dx, n);
-}
-
 // Adapter `kind` of layer l in slot `slot`, or NULL (that kind is off, or there are no adapters).
 static const struct lora_pair *lora_at(const struct cpu_trainer *t, int slot, int kind, int l) {
     const struct lora_pair *P = t->ls ? t->ls[slot].kind[kind] : NULL;
     return P && P[l].A ? &P[l] : NULL;
 }
 
-// The same over the pass's windows, each by its own slot's adapter (kind, layer l) on its rows of
-// x, h, y (rows of the adapter's in, rank and out), each step's GEMMs over the windows as one job.
-static void scale_rows_w(struct cpu_trainer *t, int kind, int l, float *h) {  // (rank-wide rows of the windows with the adapter)
-    for (int i = 0; t->lora_scale != 1.0f && i < t->n_win; i++) {
-        const struct pass_win *w = &t->pw[i];
-        float *hw = h + (long)w->off * t->rank;
-        if (lora_at(t, w->slot, kind, l))
-            for (long k = 0; k < (long)w->n * t->rank; k++) hw[k] *= t->lora_scale;
+// An adapter y += s (x A^T) B^T (s the adapters' scale, s x A^T kept in h) in four GEMM steps: the
+// forward's two, and the backward's two halves (dy's buffer may be reused between them).
+enum {
+    LORA_A_FWD,  // h = s x A^T               (a: x, out: h)
+    LORA_B_FWD,  // y += h B^T                (a: h, out: y)
+    LORA_B_BWD,  // gB += dy^T h, dh = s dy B (a: dy, b: h, out: dh)
+    LORA_A_BWD,  // gA += dh^T x, dx += dh A  (a: dh, b: x, out: dx)
+};
+
+// Step `step` of P on rows [off, off + n) of a, b and out, added to s.
+static void lora_add(struct cpu_trainer *t, struct mm_set *s, int step, const struct lora_pair *P, int off, int n, const float *a,
+                     const float *b, float *out) {
+    int R = t->rank, in = P->in, o = P->out;
+    if (step == LORA_A_FWD) mm_set_add(t, s, 0, 1, n, R, in, a + (long)off * in, in, P->A, in, 0.0f, out + (long)off * R, R);
+    if (step == LORA_B_FWD) mm_set_add(t, s, 0, 1, n, o, R, a + (long)off * R, R, P->B, R, 1.0f, out + (long)off * o, o);
+    if (step == LORA_B_BWD) {
+        mm_set_add(t, s, 1, 0, o, R, n, a + (long)off * o, o, b + (long)off * R, R, 1.0f, P->gB, R);
+        mm_set_add(t, s, 0, 0, n, R, o, a + (long)off * o, o, P->B, R, 0.0f, out + (long)off * R, R);
+    }
+    if (step == LORA_A_BWD) {
+        mm_set_add(t, s, 1, 0, R, in, n, a + (long)off * R, R, b + (long)off * in, in, 1.0f, P->gA, in);
+        mm_set_add(t, s, 0, 0, n, in, R, a + (long)off * R, R, P->A, in, 1.0f, out + (long)off * in, in);
     }
 }
-static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
+
+// Step `step` over the pass's windows, each by its own slot's adapter (kind, layer l), or, given
+// P, of P over rows [0, n): its GEMMs as one job, then the rank-wide outputs times the scale.
+static void lora_step(struct cpu_trainer *t, int step, const struct lora_pair *P, int n, int kind, int l, const float *a,
+                      const float *b, float *out) {
     struct mm_set s = {.n = 0};
-    for (int step = 0; step < 2; step++) {
-        for (int i = 0; i < t->n_win; i++) {
-            const struct pass_win *w = &t->pw[i];
-            const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-            float *hw = h + (long)w->off * t->rank;
-            if (!P) continue;
-            if (step == 0)
-                mm_set_add(t, &s, 0, 1, w->n, t->rank, P->in, x + (long)w->off * P->in, P->in, P->A, P->in, 0, hw, t->rank);
-            else
-                mm_set_add(t, &s, 0, 1, w->n, P->out, t->rank, hw, t->rank, P->B, t->rank, 1.0f, y + (long)w->off * P->out, P->out);
-        }
-        mm_set_run(t, &s);
-        if (step == 0) scale_rows_w(t, kind, l, h);
+    int n_rows = P ? 1 : t->n_win;
+    for (int i = 0; i < n_rows; i++) {
+        const struct lora_pair *Pi = P ? P : lora_at(t, t->pw[i].slot, kind, l);
+        if (Pi) lora_add(t, &s, step, Pi, P ? 0 : t->pw[i].off, P ? n : t->pw[i].n, a, b, out);
     }
+    mm_set_run(t, &s);
+    for (int i = 0; t->lora_scale != 1.0f && (step == LORA_A_FWD || step == LORA_B_BWD) && i < n_rows; i++) {
+        int off = P ? 0 : t->pw[i].off, ni = P ? n : t->pw[i].n;
+        if (P || lora_at(t, t->pw[i].slot, kind, l))
+            for (long k = (long)off * t->rank; k < (long)(off + ni) * t->rank; k++) out[k] *= t->lora_scale;
+    }
+}
+
+// The head's adapter over n rows: its forward; its backward (through t->dh).
+static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const float *x, float *h, float *y, int n) {
+    lora_step(t, LORA_A_FWD, P, n, 0, 0, x, NULL, h);
+    lora_step(t, LORA_B_FWD, P, n, 0, 0, h, NULL, y);
+}
+static void lora_bwd(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *x, const float *h, float *dx, int n) {
+    lora_step(t, LORA_B_BWD, P, n, 0, 0, dy, h, t->dh);
+    lora_step(t, LORA_A_BWD, P, n, 0, 0, t->dh, x, dx);
+}
+
+// The layers' adapters of kind over the pass's windows (rows of x, h, y: the adapter's in, rank and out).
+static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
+    lora_step(t, LORA_A_FWD, NULL, 0, kind, l, x, NULL, h);
+    lora_step(t, LORA_B_FWD, NULL, 0, kind, l, h, NULL, y);
 }
 static void lora_bwd_out_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *h, float *dh) {
-    struct mm_set s = {.n = 0};
-    for (int i = 0; i < t->n_win; i++) {
-        const struct pass_win *w = &t->pw[i];
-        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-        if (!P) continue;
-        const float *dyw = dy + (long)w->off * P->out;
-        float *dhw = dh + (long)w->off * t->rank;
-        mm_set_add(t, &s, 1, 0, P->out, t->rank, w->n, dyw, P->out, h + (long)w->off * t->rank, t->rank, 1.0f, P->gB, t->rank);
-        mm_set_add(t, &s, 0, 0, w->n, t->rank, P->out, dyw, P->out, P->B, t->rank, 0.0f, dhw, t->rank);
-    }
-    mm_set_run(t, &s);
-    scale_rows_w(t, kind, l, dh);
+    lora_step(t, LORA_B_BWD, NULL, 0, kind, l, dy, h, dh);
 }
 static void lora_bwd_in_w(struct cpu_trainer *t, int kind, int l, const float *dh, const float *x, float *dx) {
-    struct mm_set s = {.n = 0};
-    for (int i = 0; i < t->n_win; i++) {
-        const struct pass_win *w = &t->pw[i];
-        const struct lora_pair *P = lora_at(t, w->slot, kind, l);
-        if (!P) continue;
-        const float *dhw = dh + (long)w->off * t->rank, *xw = x + (long)w->off * P->in;
-        float *dxw = dx + (long)w->off * P->in;
-        mm_set_add(t, &s, 1, 0, t->rank, P->in, w->n, dhw, t->rank, xw, P->in, 1.0f, P->gA, P->in);
-        mm_set_add(t, &s, 0, 0, w->n, P->in, t->rank, dhw, t->rank, P->A, P->in, 1.0f, dxw, P->in);
-    }
-    mm_set_run(t, &s);
+    lora_step(t, LORA_A_BWD, NULL, 0, kind, l, dh, x, dx);
 }
 static void lora_bwd_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *x, const float *h, float *dx) {
     lora_bwd_out_w(t, kind, l, dy, h, t->dh);
