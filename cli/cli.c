@@ -84,7 +84,8 @@ void cli_usage(const struct cli_command *c, FILE *f) {
     fprintf(f, "usage: xsa-eval %s %s\n", c->name, c->usage);
     print_flags(c->flags, c->n_flags, f);
     if (c->data_flags) print_flags(data_flags, N_DATA_FLAGS, f);
-    if (c->stats_flags) print_flags(stats_flags, N_STATS_FLAGS, f);
+    int s0 = c->stats_flags == CLI_STATS_BOOTSTRAP;  // (stats_flags[0] is --metric)
+    if (c->stats_flags) print_flags(stats_flags + s0, N_STATS_FLAGS - s0, f);
     fprintf(f, "  %-24s %s\n", "-h, --help", "this text");
     if (c->about) fprintf(f, "%s", c->about);
 }
@@ -101,7 +102,8 @@ int cli_fail(const struct cli_command *c, const char *fmt, ...) {
 
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
               int max_pos, int *n_pos) {
-    int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS : 0);
+    int s0 = c->stats_flags == CLI_STATS_BOOTSTRAP;  // (stats_flags[0] is --metric)
+    int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS - s0 : 0);
     struct option *lo = xsa_calloc((size_t)n + 2, sizeof *lo);
     const struct cli_flag **by = xsa_calloc((size_t)n + 1, sizeof *by);
     char **av = xsa_calloc((size_t)argc + 1, sizeof *av);  // getopt reorders what it parses
@@ -110,7 +112,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
     for (int i = 0; i < n; i++) {
         const struct cli_flag *f = i < c->n_flags        ? &c->flags[i]
                                    : i < c->n_flags + nd ? &data_flags[i - c->n_flags]
-                                                         : &stats_flags[i - c->n_flags - nd];
+                                                         : &stats_flags[s0 + i - c->n_flags - nd];
         by[i] = f;
         lo[i] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, f->key};
         size_t k = strlen(shorts);

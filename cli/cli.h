@@ -30,8 +30,11 @@ struct cli_command {
     const struct cli_flag *flags;   // (n_flags)
     int n_flags;
     int data_flags;                 // 1: the data-source flags of run and download are accepted too
-    int stats_flags;                // 1: the statistics flags of compare and check are accepted too
+    int stats_flags;                // CLI_STATS_ALL: the statistics flags of compare and check are accepted
+                                    // too; CLI_STATS_BOOTSTRAP: those but --metric (ppl has no accuracy)
 };
+
+enum { CLI_STATS_ALL = 1, CLI_STATS_BOOTSTRAP = 2 };
 
 // What the statistics flags (--metric, --alpha, --iters, --seed) set; the caller fills the defaults.
 struct cli_stats {

@@ -7,7 +7,6 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "common/fileio.h"
 #include "eval/check.h"
 #include "eval/outdir.h"
 #include "reports/check_report.h"
@@ -59,6 +58,8 @@ int cmd_check(int argc, char **argv) {
     if (verdict_path && outdir_check_file("--verdict", verdict_path, &oerr)) return cli_fail(&cmd, "%s", oerr.msg);
     if (!opt.baseline_path || !opt.results_path)
         return cli_fail(&cmd, "--baseline BASE.json and --results NEW.json are required");
+    const char *ins[2] = {opt.baseline_path, opt.results_path}, *vflag = "--verdict";
+    if (verdict_path && outdir_check_outputs(1, &vflag, &verdict_path, 2, ins, &oerr)) return cli_fail(&cmd, "%s", oerr.msg);
     struct results base = {0}, cand = {0};
     struct check_verdict v = {0};
     struct sbuf md = {0}, js = {0};
@@ -69,7 +70,7 @@ int cmd_check(int argc, char **argv) {
     if (!rc) check_markdown(&base, &cand, &v, &opt, &md);
     if (!rc && verdict_path && check_verdict_json(&v, &opt, &js))
         rc = xsa_fail(&err, XSA_ERUNTIME, "%s: the verdict JSON could not be built", verdict_path);
-    if (!rc && verdict_path) rc = file_write_atomic(verdict_path, js.s, js.n, &err);
+    if (!rc && verdict_path) rc = outdir_write_set(1, &verdict_path, (const char *const *)&js.s, &js.n, &err);
     if (!rc) {
         fwrite(md.s, 1, md.n, stdout);
         fflush(stdout);

@@ -41,7 +41,7 @@ struct ppl_args {
     struct data_options data;    // where --tasks' rows come from (run's data flags)
     const char *out, *json, *buckets;
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
-    int n_models, n_shards, context, stride, threads, batch_tokens, kl, top;
+    int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
     int ttt;                     // --ttt: score-first test-time training (eval/ttt.h) ...
     const char *ttt_set;         // ... with --ttt-set's settings over the record's defaults
@@ -106,7 +106,7 @@ static const struct cli_command cmd = {
     "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file). --split-docs cuts\n"
     "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout, or,\n"
     "for a modded-nanogpt checkpoint, scores its val loss (flat chunks of val_batch_size / 8 tokens).\n",
-    flags, (int)(sizeof flags / sizeof flags[0]), 1, 1};
+    flags, (int)(sizeof flags / sizeof flags[0]), 1, CLI_STATS_BOOTSTRAP};
 
 // probe's flags: ppl's inputs and windows, no statistics or --kl.
 static const struct cli_flag probe_flags[] = {
@@ -168,7 +168,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_STRIDE: return cli_int(CMD(a), "--stride", v, 1, 1 << 20, &a->stride);
     case F_BUCKETS: a->buckets = v; return 0;
     case F_KL: a->kl = 1; return 0;
-    case F_TOP: return cli_int(CMD(a), "--top", v, 0, 1000, &a->top);
+    case F_TOP: a->top_set = 1; return cli_int(CMD(a), "--top", v, 0, 1000, &a->top);
     case F_XSA: a->xsa = v; return 0;
     case F_DEVICE: a->device = v; return 0;
     case F_DTYPE: a->dtype = v; return 0;
@@ -192,6 +192,9 @@ static int on_flag(void *ctx, int key, const char *v) {
 static int parse_buckets(const char *s, int *edges, int *n) {
     *n = 0;
     const char *p = s;
+    size_t len = strlen(s);
+    if (!len || s[len - 1] == ',')
+        return cli_fail(&cmd, "--buckets '%s': expected ascending whole numbers >= 2, e.g. 64,128,256", s);
     while (*p) {
         char *end;
         long v = strtol(p, &end, 10);
@@ -231,13 +234,15 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
         return cli_fail(c, "--ranks, --val-batch-tokens and --val-tokens set the validation's layout with --split-docs "
                         "(without it no score depends on them)");
     if (a->kl && a->n_models != 2) return cli_fail(c, "--kl compares two models: give --model twice");
+    if (a->top_set && !a->kl) return cli_fail(c, "--top lists the targets where the models disagree most: add --kl");
     if (a->ttt_set && !a->ttt) return cli_fail(c, "--ttt-set sets --ttt's test-time training: add --ttt");
     if (a->ttt && (!a->n_shards || a->split_docs || a->kl))
         return cli_fail(c, "--ttt trains on a token stream: give --tokens-file, without --split-docs or --kl");
     if (a->ttt && strcmp(a->device, "auto") && strcmp(a->device, "cpu"))
         return cli_fail(c, "--device %s: test-time training runs on the CPU; use --device cpu (or auto)", a->device);
-    if (strcmp(a->st.metric, "auto")) return cli_fail(c, "--metric does not apply to ppl");
-    if (a->context && a->stride > a->context) return cli_fail(c, "--stride %d exceeds --context %d", a->stride, a->context);
+    if (a->context && a->stride > a->context)
+        return cli_fail(c, "--stride %d exceeds --context %d: a window advances by at most its length; give --stride <= "
+                        "--context", a->stride, a->context);
     // The attention statistics come from the CPU backend: auto is the CPU, a GPU is refused here
     // rather than after the models are loaded onto it. The CUDA backend's have not yet run on a
     // GPU: XSA_CUDA_PROBE=1 lets them, for tools/gpu-check.sh to hold them against the CPU's.
@@ -254,6 +259,14 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     static struct hub_model hub[2];  // a->model[i] may point into them
     for (int m = 0; m < a->n_models; m++)
         if ((rc = cli_model_path(c, &a->model[m], &(struct hub_fetch_options){0}, &hub[m], NULL))) return rc;
+    // Nothing is scored only to find that an output would replace an input or another output.
+    const char *outs[2] = {a->out, a->json}, *oflags[2] = {"-o", "--json"};
+    const char *ins[5 + 2 * PPL_MAX_SHARDS] = {a->model[0], a->n_models > 1 ? a->model[1] : NULL, a->text, a->jsonl,
+                                               a->tokenizer};
+    int n_in = 5;
+    for (int i = 0; i < a->n_shards; i++) ins[n_in++] = a->shard[i];
+    for (int i = 0; i < a->n_bytes_files; i++) ins[n_in++] = a->bytes_file[i];
+    if (outdir_check_outputs(2, oflags, outs, n_in, ins, &oerr)) return cli_fail(c, "%s", oerr.msg);
     return 0;
 }
 
@@ -373,8 +386,8 @@ static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const
             d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : MNG_DEFAULT_VAL_BATCH) / 8;
             d->val_tokens = a->val_tokens ? a->val_tokens : MNG_DEFAULT_VAL_TOKENS;
             if (d->doc_start < 0)
-                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: the record's BOS_ID (50256 unless xsa_eval.json sets "
-                              "BOS_ID) is outside this model's vocabulary of %d ids", vocab);
+                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: the record's BOS_ID %d (50256 unless xsa_eval.json sets "
+                              "BOS_ID) is outside this model's vocabulary of %d ids", m->mng->record_bos, vocab);
             if (!rc && a->n_shards > 1 && first_n < (size_t)d->val_tokens + 2)
                 rc = xsa_fail(err, XSA_EBADINPUT, "--tokens-file %s: %zu tokens, and modded-nanogpt's loader would move "
                               "to the next shard within its %ld validation tokens, where xsa-eval reads one stream; "
@@ -432,7 +445,7 @@ static int pick_top(const struct ppl_scores *s, const struct ppl_kl *kl, const s
                     const struct tokenizer *tk, int n, struct ppl_top *top) {
     int k = 0;
     for (size_t t = 0; t < s[0].n; t++) {
-        if (k == n && kl->kl[t] <= top[n - 1].kl) continue;
+        if (!(kl->kl[t] > 0) || (k == n && kl->kl[t] <= top[n - 1].kl)) continue;  // where they differ at all
         int i = k < n ? k++ : n - 1;
         while (i > 0 && kl->kl[t] > top[i - 1].kl) top[i] = top[i - 1], i--;
         top[i] = (struct ppl_top){.target = (long)t, .unit = s[0].unit[t], .ctx = s[0].ctx[t], .kl = kl->kl[t],
@@ -509,9 +522,30 @@ static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int contex
     return rc;
 }
 
+// Two models are compared target by target, so they must read the same token ids: where both
+// have a tokenizer of their own, it must be the same file (a vocabulary of the same size is not
+// enough: the ids would mean different text).
+static int check_same_tokenizer(const struct ppl_args *a, xsa_error *err) {
+    if (a->n_models < 2) return 0;
+    char path[2][4096], hex[2][65];
+    for (int i = 0; i < 2; i++) {
+        xsa_error none = {0};
+        if (tokenizer_find(a->model[i], path[i], sizeof path[i], &none)) return 0;  // one has none: nothing to compare
+    }
+    for (int i = 0; i < 2; i++) {
+        int rc = sha256_file_hex(path[i], hex[i], err);
+        if (rc) return rc;
+    }
+    if (strcmp(hex[0], hex[1]))
+        return xsa_fail(err, XSA_EBADINPUT, "%s and %s have different tokenizers (%s, sha256 %.12s; %s, sha256 %.12s): "
+                        "the same token ids would stand for different text; compare two models of one tokenizer, or "
+                        "score each alone", a->model[0], a->model[1], path[0], hex[0], path[1], hex[1]);
+    return 0;
+}
+
 static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int argc, char **argv, struct ppl_run *r,
                        xsa_error *err) {
-    int rc = 0;
+    int rc = check_same_tokenizer(a, err);
     for (int i = 0; i < a->n_models && !rc; i++) {
         rc = model_load(&r->m[i], a->model[i], err);
         if (!rc) r->n_loaded++;
@@ -548,7 +582,10 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                     "builds its Rotary at EVAL_SEQ_LEN %d\n", a->probe ? "probe" : "ppl", a->model[i], (double)r->m[i].cfg.rope_theta,
                     context, r->m[i].cfg.rope_ntk_from, context);
     int stride = a->stride ? a->stride : context;
-    if (stride > context) return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d", stride, context);
+    if (stride > context)
+        return xsa_fail(err, XSA_EBADINPUT, "--stride %d exceeds the context %d (%s): a window advances by at most its "
+                        "length; give --stride <= %d", stride, context, a->context ? "--context" : "the model's length",
+                        context);
     if ((a->ranks || a->val_batch_tokens) && stride != context)
         return xsa_fail(err, XSA_EBADINPUT, "--ranks and --val-batch-tokens apply to disjoint windows (eval_val); "
                         "sliding windows do not depend on them");

@@ -51,14 +51,16 @@ static int report_trend(const struct results *const *rp, const char *const *path
     long long *steps = xsa_calloc((size_t)n, sizeof *steps);
     char *list = series_list ? xsa_strdup(series_list) : NULL;
     int rc = 0;
-    char *save = NULL, *tok = list ? strtok_r(list, ",", &save) : NULL;
+    char *rest = list, *tok = list ? strsep(&rest, ",") : NULL;
     for (int i = 0; i < n && !rc; i++) {
         if (list && !tok)
             rc = xsa_fail(err, XSA_EBADINPUT, "--series %s names %d series for %d results files; give one per file",
                           series_list, i, n);
+        else if (list && !*tok)
+            rc = xsa_fail(err, XSA_EBADINPUT, "--series %s: name %d is empty; give one name per file", series_list, i + 1);
         series[i] = list ? tok : trend_series(rp[i]);
         if (!rc) rc = trend_step(rp[i], paths[i], &steps[i], err);
-        if (list) tok = strtok_r(NULL, ",", &save);
+        if (list) tok = strsep(&rest, ",");
     }
     if (!rc && tok) rc = xsa_fail(err, XSA_EBADINPUT, "--series %s names more series than the %d results files", series_list, n);
     if (!rc) rc = trend_write_report(rp, paths, series, steps, n, command, out, err);
@@ -75,7 +77,9 @@ int cmd_report(int argc, char **argv) {
     const char *out = a.out;
     if (!rc && a.series && !a.trend) rc = cli_fail(&cmd, "--series applies only with --trend");
     xsa_error oerr = {0};
-    if (!rc && out && outdir_check_file("-o", out, &oerr)) rc = cli_fail(&cmd, "%s", oerr.msg);
+    const char *oflag = "-o";
+    if (!rc && out && (outdir_check_file("-o", out, &oerr) || outdir_check_outputs(1, &oflag, &out, n, paths, &oerr)))
+        rc = cli_fail(&cmd, "%s", oerr.msg);
     if (!rc && n == 0) rc = cli_fail(&cmd, "expected one or more results files");
     if (rc) {
         free(paths);

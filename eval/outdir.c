@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/xalloc.h"
 
 // The folder part of path ("." when it has none).
 static void dir_of(const char *path, char *buf, size_t n) {
@@ -66,17 +67,75 @@ int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err) {
     return rc;
 }
 
+// An existing path that is not a regular file or folder (a FIFO, a terminal, /dev/stdout): a
+// report is written into it, not renamed over it.
+static int is_special(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 int outdir_check_file(const char *flag, const char *path, xsa_error *err) {
     if (!path || !*path) return xsa_fail(err, XSA_EBADINPUT, "%s '': empty path; name a file", flag);
     if (dir_exists(path)) return xsa_fail(err, XSA_EBADINPUT, "%s %s: is a folder; name a file in it", flag, path);
-    const char *slash = strrchr(path, '/');
-    if (!slash) return 0;
+    if (is_special(path)) {
+        if (access(path, W_OK) != 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s %s: cannot write: %s; choose another path", flag, path, strerror(errno));
+        return 0;
+    }
     char parent[4096];
-    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
     if (len >= sizeof parent) return xsa_fail(err, XSA_EBADINPUT, "%s %s: path too long", flag, path);
-    memcpy(parent, path, len);
-    parent[len] = '\0';
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else memcpy(parent, path, len), parent[len] = '\0';
     if (!dir_exists(parent)) return xsa_fail(err, XSA_EBADINPUT, "%s %s: no folder %s; create it first", flag, path, parent);
+    // The report is written into a temporary folder there, then renamed into place.
+    if (access(parent, W_OK | X_OK) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s %s: cannot write in the folder %s: %s; choose another path", flag, path,
+                        parent, strerror(errno));
+    return 0;
+}
+
+// The path as a name that is the same for every spelling of one file: the real path of an
+// existing file, else its folder's real path and its name. NULL when the folder is missing.
+static char *canonical(const char *path) {
+    char *real = realpath(path, NULL);
+    if (real) return real;
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    char *rd = realpath(dir, NULL);
+    if (!rd) return NULL;
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t n = strlen(rd) + strlen(base) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s/%s", rd, base);
+    free(rd);
+    return out;
+}
+
+int outdir_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ca = canonical(a), *cb = canonical(b);
+    int same = ca && cb && !strcmp(ca, cb);
+    free(ca);
+    free(cb);
+    return same;
+}
+
+int outdir_check_outputs(int n_out, const char *const *flags, const char *const *outs, int n_in,
+                         const char *const *ins, xsa_error *err) {
+    for (int i = 0; i < n_out; i++) {
+        if (!outs[i]) continue;
+        for (int j = 0; j < i; j++)
+            if (outs[j] && outdir_same_file(outs[i], outs[j]))
+                return xsa_fail(err, XSA_EBADINPUT, "%s %s and %s %s name the same file; give each its own", flags[j],
+                                outs[j], flags[i], outs[i]);
+        for (int j = 0; j < n_in; j++)
+            if (ins[j] && outdir_same_file(outs[i], ins[j]))
+                return xsa_fail(err, XSA_EBADINPUT, "%s %s is an input of this command (%s); writing it would replace "
+                                "it: choose another path", flags[i], outs[i], ins[j]);
+    }
     return 0;
 }
 
@@ -132,24 +191,56 @@ static void remove_tree(const char *path);
 
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err) {
     if (n < 1) return 0;
-    char dir[4096], tmp[4200], p[4400];
-    dir_of(paths[0], dir, sizeof dir);
-    if (snprintf(tmp, sizeof tmp, "%s/.xsa-report.tmp.%ld", dir, (long)getpid()) >= (int)sizeof tmp)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[0]);
-    remove_tree(tmp);  // this pid's own leftover, if any
-    if (mkdir(tmp, 0755) != 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s", tmp, strerror(errno));
+    // One temporary folder ".xsa-report.tmp.<pid>" beside each distinct target folder, so
+    // that every rename stays within its filesystem; special files (FIFOs, terminals) are
+    // written last, directly.
+    char (*tmp)[4200] = xsa_calloc((size_t)n, sizeof *tmp);  // each file's temporary folder, "" for a special file
+    char dir[4096], p[4400];
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
+        if (is_special(paths[i])) continue;
+        dir_of(paths[i], dir, sizeof dir);
+        if (snprintf(tmp[i], sizeof tmp[i], "%s/.xsa-report.tmp.%ld", dir, (long)getpid()) >= (int)sizeof tmp[i]) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
+            break;
+        }
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(tmp[j], tmp[i]);
+        if (!seen) {
+            remove_tree(tmp[i]);  // this pid's own leftover, if any
+            if (mkdir(tmp[i], 0755) != 0) {
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write in its folder: %s", paths[i], strerror(errno));
+                tmp[i][0] = '\0';
+                break;
+            }
+        }
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
-        if (snprintf(p, sizeof p, "%s/%s", tmp, base) >= (int)sizeof p) rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
-        else rc = file_write_atomic(p, data[i], lens[i], err);
+        if (snprintf(p, sizeof p, "%s/%s", tmp[i], base) >= (int)sizeof p) rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
+        else if (file_write_atomic(p, data[i], lens[i], err)) {  // its message names the temporary file
+            int e = errno;
+            err->code = 0;
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(e));
+        }
     }
     for (int i = 0; i < n && !rc; i++) {
+        if (!tmp[i][0]) continue;
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
-        snprintf(p, sizeof p, "%s/%s", tmp, base);
+        snprintf(p, sizeof p, "%s/%s", tmp[i], base);
         if (rename(p, paths[i]) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
     }
-    remove_tree(tmp);
+    for (int i = 0; i < n && !rc; i++) {
+        if (tmp[i][0]) continue;
+        FILE *f = fopen(paths[i], "w");
+        if (!f || fwrite(data[i], 1, lens[i], f) != lens[i] || fflush(f) != 0)
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
+        if (f) fclose(f);
+    }
+    for (int i = 0; i < n; i++) {
+        int seen = !tmp[i][0];
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(tmp[j], tmp[i]);
+        if (!seen) remove_tree(tmp[i]);
+    }
+    free(tmp);
     return rc;
 }
 

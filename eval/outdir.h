@@ -23,8 +23,16 @@ void outdir_stamp(char *buf, size_t n);
 // A usable --output folder (created when missing); "" or a path that cannot be a folder is
 // exit 2 naming `flag`.
 int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err);
-// A usable output file for -o/--verdict: not "", not a folder, in a folder that exists.
+// A usable output file for -o/--verdict: not "", not a folder, in a folder that exists and can
+// be written (or, when it exists and is not a regular file, such as a FIFO or /dev/stdout,
+// itself writable). Exit 2 naming `flag`; checked before any work.
 int outdir_check_file(const char *flag, const char *path, xsa_error *err);
+// 1 when a and b name the same file, whether it exists yet or not.
+int outdir_same_file(const char *a, const char *b);
+// No two of a command's outputs (NULL: not asked for) are the same file, and none is one of its
+// inputs (NULL entries skipped): exit 2 naming both.
+int outdir_check_outputs(int n_out, const char *const *flags, const char *const *outs, int n_in,
+                         const char *const *ins, xsa_error *err);
 
 // "<final>.pending.<pid>" into buf.
 int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);
@@ -33,10 +41,11 @@ int outdir_commit(const char *final, xsa_error *err);
 // Removes this process's pending file of `final` (a failed run).
 void outdir_discard(const char *final);
 
-// Writes n files that belong together (a report and its charts, all in one folder) so that
-// either all of them are replaced or none is: each is written whole into a temporary folder
-// beside them (".xsa-report.tmp.<pid>"), and only then renamed into place. A full disk
-// leaves the old files as they were.
+// Writes n files that belong together (a report, its charts, its JSON) so that either all of
+// them are replaced or none is: each is written whole into a temporary folder beside it
+// (".xsa-report.tmp.<pid>", one per target folder, so a rename never crosses filesystems), and
+// only then renamed into place. A full disk leaves the old files as they were. A target that
+// exists and is not a regular file (a FIFO, /dev/stdout) is written into, after the renames.
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of

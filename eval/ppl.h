@@ -115,7 +115,7 @@ struct ppl_bucket {
     long n;                     // targets
     double nll[2];              // mean nats per target of each model
     int n_units;                // units with a target here (bootstrap sample size)
-    double delta, dlo, dhi;     // B - A: mean over units of the per-unit mean difference, interval
+    double delta, dlo, dhi;     // B - A of the per-target means; interval over units (NAN: under 2 units)
     int real;                   // interval excludes 0
 };
 

@@ -9,8 +9,9 @@
 #include "eval/ppl.h"
 #include "eval/stats.h"
 
-// Mean nats per target of each model over targets with ctx in [lo, hi), and the paired
-// bootstrap of the per-unit mean difference B - A (two models).
+// Mean nats per target of each model over targets with ctx in [lo, hi), and (two models) the
+// difference B - A of those means with a paired bootstrap interval over units (eval/stats.h's
+// ratio form); no interval with fewer than 2 units.
 static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi, int iters, uint64_t seed,
                         double level, struct ppl_bucket *b, xsa_error *err) {
     int U = s[0].n_units;
@@ -32,17 +33,23 @@ static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi
     b->delta = b->dlo = b->dhi = NAN;
     int rc = 0;
     if (n_models == 2 && b->n) {
-        double *ua = xsa_malloc((size_t)U * sizeof *ua), *ub = xsa_malloc((size_t)U * sizeof *ub);
+        // Per-unit sums and target counts: the delta is the difference of the two per-target
+        // means (the table's), and the bootstrap resamples whole units.
+        double *ua = xsa_malloc((size_t)U * sizeof *ua), *ub = xsa_malloc((size_t)U * sizeof *ub),
+               *uw = xsa_malloc((size_t)U * sizeof *uw);
         for (int u = 0; u < U; u++)
             if (cnt[u]) {
-                ua[b->n_units] = sum[(size_t)u * 2] / (double)cnt[u];
-                ub[b->n_units++] = sum[(size_t)u * 2 + 1] / (double)cnt[u];
+                ua[b->n_units] = sum[(size_t)u * 2];
+                ub[b->n_units] = sum[(size_t)u * 2 + 1];
+                uw[b->n_units++] = (double)cnt[u];
             }
-        rc = stats_paired_bootstrap_ci(ua, ub, b->n_units, iters, seed, level, &b->delta, &b->dlo, &b->dhi);
+        rc = stats_paired_bootstrap_ratio_ci(ua, ub, uw, b->n_units, iters, seed, level, &b->delta, &b->dlo, &b->dhi);
         if (rc) rc = xsa_fail(err, rc, "ppl: bootstrap over %d units failed (--iters %d)", b->n_units, iters);
-        b->real = !rc && (b->dlo > 0 || b->dhi < 0);
+        if (b->n_units < 2) b->dlo = b->dhi = NAN;  // one unit: no spread to resample, no verdict
+        b->real = !rc && b->n_units >= 2 && (b->dlo > 0 || b->dhi < 0);
         free(ua);
         free(ub);
+        free(uw);
     } else {
         for (int u = 0; u < U; u++) b->n_units += cnt[u] > 0;
     }

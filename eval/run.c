@@ -256,7 +256,7 @@ static int check_finite(const struct task_scoring *ts, int k, double logprob, xs
     int d = 0;
     while (d + 1 < ts->td->n_docs && ts->w->first_req[d + 1] <= k) d++;
     return xsa_fail(err, XSA_ERUNTIME, "%s doc %d request %d: the model's log-likelihood is %g: its forward pass "
-                    "overflowed or its weights are damaged, so there is no score to report (nothing was written)",
+                    "overflowed or its weights are damaged, so there is no score to report (no results were written)",
                     ts->td->def->name, ts->td->docs[d].doc_id, k - ts->w->first_req[d], logprob);
 }
 
@@ -414,7 +414,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         if (!rc) rc = task_metrics_compute(td->def, td->docs, td->n_docs, w->res, w->first_req, opt->threads, tr, err);
         for (int k = 0; !rc && k < tr->n_metrics; k++)
             if (!isfinite(tr->value[k]))
-                rc = xsa_fail(err, XSA_ERUNTIME, "%s: %s is %g: not a score to report (nothing was written)",
+                rc = xsa_fail(err, XSA_ERUNTIME, "%s: %s is %g: not a score to report (no results were written)",
                               td->def->name, tr->metric[k], tr->value[k]);
         if (!rc && opt->log_samples) {  // written pending, committed with the results file
             char sp[4200];
@@ -473,6 +473,28 @@ static void model_names(const struct run_options *opt, char names[RUN_MAX_MODELS
     }
 }
 
+// With several models, each after the first is loaded (with its tokenizer) and dropped before
+// the first is scored: a damaged second checkpoint stops the run before hours of scoring and
+// before the first model's results are written.
+static int check_later_models(const struct run_options *opt, xsa_error *err) {
+    int rc = 0;
+    for (int m = 1; m < opt->n_models && !rc; m++) {
+        struct model mdl;
+        memset(&mdl, 0, sizeof mdl);
+        struct tokenizer *tok = NULL;
+        char tpath[4096];
+        rc = model_load_config(&mdl, opt->models[m], opt->config, err);
+        if (rc) break;
+        if (opt->xsa) rc = model_apply_xsa_spec(&mdl.cfg, opt->xsa, err);
+        if (!rc && opt->tokenizer) snprintf(tpath, sizeof tpath, "%s", opt->tokenizer);
+        else if (!rc) rc = tokenizer_find(opt->models[m], tpath, sizeof tpath, err);
+        if (!rc) rc = tokenizer_load(&tok, tpath, err);
+        if (tok) tokenizer_free(tok);
+        model_free(&mdl);
+    }
+    return rc;
+}
+
 // The whole run on one process, or rank 0's part of a data-parallel run.
 static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     const struct task_def *defs[RUN_MAX_TASKS];
@@ -488,12 +510,14 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
                             opt->models[m]);
     // --offline: name every missing task at once, with the download command (data/data.h).
     if ((rc = data_check_offline(defs, n_tasks, &opt->data, err))) return rc;
+    if ((rc = check_later_models(opt, err))) return rc;
     struct task_data tds[RUN_MAX_TASKS];
     int loaded = 0;
     for (int i = 0; i < n_tasks && !rc; i++) {
         rc = load_task_data(opt, defs[i], &tds[i], err);
         if (!rc) loaded++;
     }
+    int made_output = !rc && !dir_exists(opt->output);  // removed again if the run writes nothing there
     if (!rc) rc = outdir_prepare_dir("--output", opt->output, err);
     char stamp[64];
     outdir_stamp(stamp, sizeof stamp);
@@ -523,6 +547,7 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
         rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
     for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
+    if (rc && made_output) rmdir(opt->output);  // (only when empty: a journal to resume from stays)
     return rc;
 }
 

@@ -161,6 +161,42 @@ int stats_paired_bootstrap_ci_multi(const double *const *a, const double *const 
     return rc;
 }
 
+int stats_paired_bootstrap_ratio_ci(const double *a, const double *b, const double *w, int n, int iters,
+                                    uint64_t seed, double level, double *delta, double *lo, double *hi) {
+    if (!a || !b || !w || n < 1 || iters < 1 || !(level > 0.0 && level < 1.0)) return XSA_EBADINPUT;
+    double *d = xsa_malloc((size_t)n * sizeof *d);          // (n,) per-unit b - a
+    double *u = xsa_malloc((size_t)n * sizeof *u);          // (n,) one resample's random() draws
+    double *reps = xsa_malloc((size_t)iters * sizeof *reps);
+    double sd = 0.0, sw = 0.0;
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(w[i] > 0.0)) rc = XSA_EBADINPUT;
+        d[i] = b[i] - a[i];
+        sd += d[i];
+        sw += w[i];
+    }
+    if (!rc) {
+        if (delta) *delta = sd / sw;
+        mt19937 rng;
+        mt19937_seed(&rng, seed);
+        const double dn = (double)n;
+        for (int r = 0; r < iters; r++) {
+            mt19937_fill_random(&rng, u, (size_t)n);
+            sd = 0.0, sw = 0.0;
+            for (int i = 0; i < n; i++) {
+                size_t j = (size_t)(u[i] * dn);
+                if (j >= (size_t)n) j = (size_t)n - 1;
+                sd += d[j];
+                sw += w[j];
+            }
+            reps[r] = sd / sw;
+        }
+        rc = finish_ci(reps, iters, level, lo, hi);
+    }
+    free(d), free(u), free(reps);
+    return rc;
+}
+
 // ---- Wilson -------------------------------------------------------------------------------
 
 int stats_wilson_ci(long k, long n, double z, double *lo, double *hi) {

@@ -32,6 +32,17 @@
 //   delta = (sum over t, left to right, of mean(d[t])) / T
 // Documents are resampled within each task (tasks are fixed, not resampled), so the interval
 // is for the unweighted mean over these tasks of the per-task mean difference.
+//
+// Ratio version (per-target means over units of unequal size: `ppl`'s documents), one stream:
+//   d = [b[i] - a[i] for i in range(n)]                 # per-unit sums of the targets' values
+//   delta = sum(d) / sum(w)                             # w[i]: the unit's targets; left-to-right sums
+//   for _ in range(iters):
+//       sd = 0.0; sw = 0.0
+//       for _ in range(n):
+//           j = math.floor(rnd.random() * n); sd += d[j]; sw += w[j]
+//       reps.append(sd / sw)
+// so the point estimate is the difference of the two per-target means, and the interval
+// resamples whole units (a cluster bootstrap).
 #ifndef XSA_EVAL_STATS_H
 #define XSA_EVAL_STATS_H
 
@@ -66,6 +77,12 @@ int stats_paired_bootstrap_ci(const double *a, const double *b, int n, int iters
 int stats_paired_bootstrap_ci_multi(const double *const *a, const double *const *b,
                                     const int *n, int n_tasks, int iters, uint64_t seed,
                                     double level, double *delta, double *lo, double *hi);
+
+// The ratio version (see the top of this file): a, b are per-unit sums, w the units' positive
+// weights (targets). Returns as stats_paired_bootstrap_ci (also XSA_EBADINPUT for a weight
+// that is not > 0).                                                       a, b, w: (n,)
+int stats_paired_bootstrap_ratio_ci(const double *a, const double *b, const double *w, int n, int iters,
+                                    uint64_t seed, double level, double *delta, double *lo, double *hi);
 
 // Wilson score interval for k successes in n trials with critical value z (1.959963984540054
 // for 95%), as statsmodels proportion_confint(k, n, alpha, method="wilson"), clipped to [0, 1].

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_read.h"
 
 #define REQUIRED INT32_MIN  // "no default" for get_int
 
@@ -369,7 +370,9 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
     memset(hc, 0, sizeof *hc);
     hc->cfg.bos_id = hc->cfg.eos_id = -1;
     hc->partial_rotary = 1;
-    cJSON *r = cJSON_Parse(text);
+    long trailing;
+    cJSON *r = json_parse_whole(text, &trailing);
+    if (trailing >= 0) return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld", path, trailing);
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);
         return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object", path);

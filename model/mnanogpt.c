@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_read.h"
 #include "common/xalloc.h"
 #include "model/mnanogpt.h"
+#include "model/model_internal.h"
 #include "model/pgolf.h"
 #include "model/safetensors.h"
 #include "model/torch_checkpoint.h"
@@ -75,8 +77,12 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
     char *text = NULL;
     int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, NULL, err);
     if (rc) return rc;
-    cJSON *r = cJSON_Parse(text), *e;
+    long trailing;
+    cJSON *r = json_parse_whole(text, &trailing), *e;
     free(text);
+    if (trailing >= 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "
+                        "architecture settings", path, trailing);
     cJSON_ArrayForEach(e, r) {
         if (!strcmp(e->string, "FAMILY")) continue;  // (pgolf.c read it)
         if (!strcmp(e->string, "WS_SHORT")) rc = arch_int(e, path, &a->ws_short, err);
@@ -151,7 +157,8 @@ static int load(struct mng_build *b, const char *name, int ndim, const int64_t *
     for (int d = 0; d < ndim; d++) n *= (size_t)e->t->shape[d];
     if (b->off + n > b->cap) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is larger than its shape allows", b->path, name);
     *out = take(b, n);
-    return pgolf_dequantize(b->pt, e, *out, err);
+    rc = pgolf_dequantize(b->pt, e, *out, err);
+    return rc ? rc : model_check_finite(*out, n, b->path, name, err);  // a NaN weight is a damaged file, not a score
 }
 
 static float bf16_round(float x) {
@@ -199,22 +206,36 @@ void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, floa
 
 // The file's own code (a state_step file saves its script as "code") names its paired-head
 // layers (`self.paired_head_layers = [0, 5]` in 06-11): 1 and paired[] set when it does, as a
-// list of distinct layers with attention; 0 when there is no code or no such list.
-static int code_paired(const struct pv *root, int *paired) {
+// list of distinct layers with attention; 0 when there is no code or no such assignment; -1,
+// with the line in `line`, for an assignment this cannot read (not a literal list of layers).
+static int code_paired(const struct pv *root, int *paired, char *line, size_t line_n) {
     const struct pv *code = root && root->kind == PV_DICT ? up_dict_get(root, "code") : NULL;
-    static const char key[] = "self.paired_head_layers = [";
-    const char *p = code && code->kind == PV_STR ? strstr(code->s, key) : NULL;
-    if (!p) return 0;
-    int got[MNG_LAYERS] = {0};
-    for (p += sizeof key - 1;; p++) {
-        while (*p == ' ') p++;
-        if (*p == ']') break;
+    static const char key[] = "self.paired_head_layers";
+    const char *start = code && code->kind == PV_STR ? strstr(code->s, key) : NULL;
+    if (!start) return 0;
+    const char *p = start + sizeof key - 1;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p != '=' || p[1] == '=') return 0;  // a read, not the assignment
+    for (p++; *p == ' ' || *p == '\t'; p++) {}
+    int got[MNG_LAYERS] = {0}, ok = *p++ == '[';
+    while (ok) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == ']') break;  // [] or a trailing comma
         int l = 0, digits = 0;
         for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++) l = 10 * l + (*p - '0');
-        while (*p == ' ') p++;
-        if (!digits || l >= MNG_LAYERS || l == MNG_NO_ATTN || got[l] || (*p != ',' && *p != ']')) return 0;
-        got[l] = 1;
-        if (*p == ']') break;
+        while (*p == ' ' || *p == '\t') p++;
+        ok = digits && l < MNG_LAYERS && l != MNG_NO_ATTN && !got[l] && (*p == ',' || *p == ']');
+        if (ok) got[l] = 1;
+        if (ok && *p++ == ']') break;
+    }
+    if (ok) {  // nothing but a comment may follow on the line
+        while (*p == ' ' || *p == '\t') p++;
+        ok = !*p || *p == '\n' || *p == '\r' || *p == '#';
+    }
+    if (!ok) {
+        size_t n = strcspn(start, "\r\n");
+        snprintf(line, line_n, "%.*s", (int)(n < 120 ? n : 120), start);
+        return -1;
     }
     memcpy(paired, got, sizeof got);
     return 1;
@@ -223,7 +244,13 @@ static int code_paired(const struct pv *root, int *paired) {
 // The paired-head layers: the sidecar's PAIRED_LAYERS, else the file's code's, else the record's.
 static int resolve_paired(struct mng_arch *a, const struct pv *root, const char *path, const char *arch_path, xsa_error *err) {
     int code[MNG_LAYERS];
-    if (!code_paired(root, code)) return 0;
+    char line[160];
+    int got = code_paired(root, code, line, sizeof line);
+    if (got < 0 && !a->paired_given)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the code saved in it sets `%s`, which xsa-eval cannot read as a literal "
+                        "list of distinct layers 0..%d other than %d (the layer without attention); give PAIRED_LAYERS "
+                        "(e.g. [0, 5]) in its xsa_eval.json or --arch", path, line, MNG_LAYERS - 1, MNG_NO_ATTN);
+    if (got <= 0) return 0;
     if (a->paired_given && memcmp(code, a->paired, sizeof code))
         return xsa_fail(err, XSA_EBADINPUT, "%s: PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in %s; drop it, or fix it to the code's",
                         arch_path, path);
@@ -325,6 +352,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     c->norm_weightless = c->mlp_relu2 = 1, c->bos_id = c->eos_id = arch->bos_id < V ? arch->bos_id : -1;
     snprintf(c->family, sizeof c->family, "mnanogpt");
     g->ws_short = arch->ws_short, g->ws_long = arch->ws_long, g->bigram_vocab = (int)BV, g->bigram_dim = (int)Db;
+    g->record_bos = arch->bos_id;
 
     float *qk, *vo, *mlp, *ag = NULL, *vg, *alphas = NULL, *scalars, *lm, *f, *x0l = NULL, *bgl = NULL;
     int64_t s_vo[3] = {-1, C, C}, s_mlp[4] = {-1, 2, F, C}, s_ag[3] = {MNG_LAYERS - 1, H, MNG_GATE_IN}, s_vg[3] = {5, H, MNG_GATE_IN};

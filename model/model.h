@@ -191,6 +191,7 @@ struct mng_model {
     float *value_embeds;           // (5, V, C)
     float *bigram_emb;             // (bigram_vocab, bigram_dim) added to the first bigram_dim channels
     int bigram_vocab, bigram_dim;  // (bigram_dim: C before 2026-05-20)
+    int record_bos;                // the record's BOS_ID (50256, or the sidecar's), even past the vocabulary
     // 2026-05-20's sign trick, or NULL: the bigram row times row (t_prev xor t) mod sign_rows of
     // this (sign_rows, bigram_dim) +-1 table (row 0 without a previous token); its layer-0 add
     // lands in x0 itself (the record adds in place into the tensor x0 names), its per-layer add

@@ -787,7 +787,10 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     if (!mlp || mlp->ndim != 2 + *banked || mlp->shape[0] % (*fused ? 2 : 1))
         return xsa_fail(err, XSA_EBADINPUT, "%s: no %s-D %s (or gate_up); not a parameter-golf GPT checkpoint", path, *banked ? "3" : "2", n);
     c->d_ff = (int)(mlp->shape[*banked] / (*fused ? 2 : 1));
-    if ((rc = pg_agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err))) return rc;
+    // The records size the MLP as int(MLP_MULT * MODEL_DIM): any MULT that rounds down to d_ff agrees.
+    if (!(a->set[A_MLP_MULT] && (long)(a->v[A_MLP_MULT] * c->d_model) == c->d_ff) &&
+        (rc = pg_agree(a, A_MLP_MULT, (double)c->d_ff / c->d_model, n, path, err)))
+        return rc;
     if (a->set[A_USE_SWIGLU] && (a->v[A_USE_SWIGLU] != 0) != *swiglu)
         return xsa_fail(err, XSA_EBADINPUT, "%s: USE_SWIGLU = %g disagrees with %s, whose MLP is %s; fix the architecture file", a->path, a->v[A_USE_SWIGLU], path,
                         *swiglu ? "SwiGLU" : "relu^2");
@@ -837,11 +840,16 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->arch = MODEL_ARCH_LLAMA;
     c->rope = ROPE_HALF_NEG;
     c->rope_theta = (float)pg_arch_or(a, A_ROPE_BASE, 10000.0);
+    if (!(c->rope_theta > 0))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_BASE must be positive (the Rotary's inverse frequencies are "
+                        "1 / ROPE_BASE^(2i/d))", a->path);
     c->rope_dims = (int)pg_arch_or(a, A_ROPE_DIMS, 0);
     if (c->rope_dims == c->head_dim) c->rope_dims = 0;
     if (c->rope_dims % 2 || c->rope_dims > c->head_dim)
         return xsa_fail(err, XSA_EBADINPUT, "%s: ROPE_DIMS %d must be even and at most the head dimension %d", a->path, c->rope_dims, c->head_dim);
     c->logit_softcap = (float)pg_arch_or(a, A_LOGIT_SOFTCAP, 30.0);
+    if (!(c->logit_softcap > 0))  // the family's GPT raises "logit_softcap must be positive"
+        return xsa_fail(err, XSA_EBADINPUT, "%s: LOGIT_SOFTCAP must be positive, as the family's GPT requires", a->path);
     if ((rc = context_and_ntk(c, a, path, c->smear || shape_of(pt, "skip_gates"), err))) return rc;
     c->norm_eps = FLT_EPSILON;  // F.rms_norm(eps=None) on float32: torch.finfo(float32).eps
     c->norm_weightless = c->qk_norm = c->embed_norm = 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_read.h"
 #include "model/model.h"
 
 #define PG_ARCH_MAX_BYTES (1u << 20)
@@ -104,8 +105,12 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
     char *text = NULL;
     int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, NULL, err);
     if (rc) return rc;
-    cJSON *r = cJSON_Parse(text), *e;
+    long trailing;
+    cJSON *r = json_parse_whole(text, &trailing), *e;
     free(text);
+    if (trailing >= 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "
+                        "architecture settings", a->path, trailing);
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);
         return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object of architecture settings (such as {\"NUM_LAYERS\": 9})", a->path);
@@ -145,7 +150,7 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
 // A value the shapes determine: the sidecar must agree when it gives it.
 int pg_agree(const struct pg_arch *a, int k, double shape_value, const char *what, const char *path, xsa_error *err) {
     if (!a->set[k] || a->v[k] == shape_value) return 0;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %g disagrees with %s, whose %s gives %g; fix the architecture file", a->path, pg_arch_names[k], a->v[k],
+    return xsa_fail(err, XSA_EBADINPUT, "%s: %s = %.15g disagrees with %s, whose %s gives %.15g; fix the architecture file", a->path, pg_arch_names[k], a->v[k],
                     path, what, shape_value);
 }
 

@@ -225,6 +225,9 @@ static int read_int8_v1(struct pg_tensors *pt, const struct pv *root, xsa_error 
         if (k->kind != PV_STR) return xsa_fail(err, XSA_EBADINPUT, "%s: a quantized entry whose key is not a name", pt->path);
         const struct pv *sc = up_dict_get(s, k->s);
         if (!sc) return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has no entry in scales; the file is corrupt", pt->path, k->s);
+        // The family's dequantize reads getattr(torch, obj["dtypes"][name]): a name is required.
+        if (!dict_str(dt, k->s))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: quantized tensor '%s' has no dtype name in dtypes; the file is corrupt", pt->path, k->s);
         if (!(rc = restore_dtype(pt, k->s, dict_str(dt, k->s), &bf16, err))) rc = add_entry(pt, k->s, q->v[2 * i + 1], sc, PG_Q8, bf16, err);
     }
     for (size_t i = 0; i < pass->n && !rc; i++) {

@@ -12,6 +12,7 @@
 #include "eval/results.h"
 #include "reports/report.h"
 #include "reports/svg.h"
+#include "tasks/task.h"
 
 static void fmt_ppl(double v, char buf[48]) {
     if (isfinite(v)) snprintf(buf, 48, "%.3f", v);
@@ -47,10 +48,13 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     report_same_model_note(o, a, b);
     // One-sentence answer first: the average, then which tasks moved for real.
     const struct compare_avg *g = c->paper.present ? &c->paper : &c->all;
-    const char *gname = c->paper.present ? "the XSA paper's" : "all";
-    sbuf_printf(o, "**Summary.** Over %s %d task%s, B scores **%+.2f points** against A on average "
+    char over[64];
+    if (!c->paper.present) snprintf(over, sizeof over, "all %d task%s", g->n_tasks, g->n_tasks == 1 ? "" : "s");
+    else if (g->n_tasks < task_group_size("paper")) snprintf(over, sizeof over, "%d of the XSA paper's %d tasks", g->n_tasks, task_group_size("paper"));
+    else snprintf(over, sizeof over, "the XSA paper's %d tasks", g->n_tasks);
+    sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average "
                    "(%g%% CI [%+.2f, %+.2f]): %s.",
-                gname, g->n_tasks, g->n_tasks == 1 ? "" : "s", g->delta, pct, g->lo, g->hi,
+                over, g->delta, pct, g->lo, g->hi,
                 g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
     int n_real = 0;
     for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;

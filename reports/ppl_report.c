@@ -68,10 +68,13 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
     }
     report_thousands((long long)llround(isfinite(s->bytes) ? s->bytes : 0), t2);
     sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
-    if (two)
+    if (two && s->n_units >= 2)
         sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% paired bootstrap interval [%+.5f, %+.5f] over %ss "
-                             "(mean of each %s's mean difference)%s.\n\n",
+                             "(the difference of the two models' nats/token; each resample draws whole %ss)%s.\n\n",
                           s->delta, pct, s->dlo, s->dhi, r->unit_name, r->unit_name, s->real ? ", **significant**" : "");
+    else if (two)
+        sbuf_printf(o, "Delta B - A (nats/token): %+.5f; no interval: one %s, nothing to resample.\n\n", s->delta,
+                    r->unit_name);
     sbuf_printf(o, "## By position\n\nPosition: tokens of context the prediction saw.\n\n| positions | targets | %s",
                       two ? "" : "nats/token |\n|---|---:|---:|\n");
     if (two) {
@@ -106,6 +109,7 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         sbuf_printf(o, "\n## Divergence\n\nKL(A || B) over the full vocabulary: mean %.6f nats/token, largest %.6f; "
                              "the argmax agrees at %.2f%% of targets.\n\n",
                           s->kl_mean, s->kl_max, 100 * s->agree);
+        if (!r->n_top && s->kl_max == 0) sbuf_puts(o, "The two models give the same distribution at every target.\n");
         if (r->n_top) sbuf_printf(o, "| target | %s | position | token | KL | A's top | B's top | A nats | B nats |\n"
                                            "|---:|---:|---:|---|---:|---|---|---:|---:|\n", r->unit_name);
         for (int i = 0; i < r->n_top; i++) {

@@ -114,6 +114,15 @@ static void chart(const struct pair_row *rows, int n, struct sbuf *out) {
 int scaling_write_report(const struct results *const *a, const struct results *const *b, const char *const *paths_a,
                          const char *const *paths_b, int n, const struct compare_options *opt, const char *md_path,
                          xsa_error *err) {
+    // One row per size: every pair must have been run as the first (tasks, limits, data), or the
+    // average delta would mean different things from row to row.
+    for (int i = 1; i < n && !opt->force; i++) {
+        char why[1024];
+        if (compare_inputs_differ(a[0], a[i], why, sizeof why))
+            return xsa_fail(err, XSA_EBADINPUT, "pair %d (%s) was not run as pair 1 (%s): %s (A: pair 1, B: pair %d); a "
+                            "scaling table compares every size on the same tasks, limits and data: rerun it, or --force",
+                            i + 1, paths_a[i], paths_a[0], why, i + 1);
+    }
     struct pair_row *rows = xsa_calloc((size_t)n, sizeof *rows);
     int rc = 0, done = 0;
     for (; done < n && !rc; done++) {

@@ -20,6 +20,7 @@ struct trend {
     const char *series[TREND_MAX_SERIES];
     long long *steps;                          // (n_steps) ascending, all series together
     double *val, *se;                          // (n_series, n_tasks + 1, n_steps) points; NAN: no file
+    char left_out[512];                        // tasks some files lack, left out of every curve
 };
 
 #define AT(t, s, k, i) ((((size_t)(s) * ((t)->n_tasks + 1) + (k)) * (t)->n_steps) + (i))
@@ -38,6 +39,37 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         if (all) snprintf(t->task[t->n_tasks++], 64, "%s", rs[0]->tasks[k].name);
     }
     if (!t->n_tasks) return xsa_fail(err, XSA_EBADINPUT, "report --trend: no task is in every results file");
+    for (int f = 0; f < n; f++)
+        for (int k = 0; k < rs[f]->n_tasks; k++) {
+            const char *name = rs[f]->tasks[k].name;
+            int kept = 0, listed = 0;
+            for (int j = 0; j < t->n_tasks && !kept; j++) kept = !strcmp(t->task[j], name);
+            size_t l = strlen(name);
+            for (const char *q = t->left_out; !kept && !listed && (q = strstr(q, name)); q += l)
+                listed = (q == t->left_out || q[-1] == ' ') && (q[l] == ',' || !q[l]);
+            if (!kept && !listed) {
+                size_t used = strlen(t->left_out);
+                snprintf(t->left_out + used, sizeof t->left_out - used, "%s%s", used ? ", " : "", name);
+            }
+        }
+    // The points of a curve must be scored alike: the same limits, shots and data (as compare).
+    for (int f = 1; f < n; f++) {
+        char la[32], lb[32];
+        if (rs[f]->limit != rs[0]->limit || rs[f]->limit_fraction != rs[0]->limit_fraction)
+            return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s was run with --limit %s, %s with --limit %s: the points "
+                            "of a curve must score the same documents; rerun them alike", paths[0],
+                            results_limit_text(rs[0], la, sizeof la), paths[f], results_limit_text(rs[f], lb, sizeof lb));
+        if (rs[f]->num_fewshot != rs[0]->num_fewshot)
+            return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s was run with %d shots, %s with %d; rerun them alike",
+                            paths[0], rs[0]->num_fewshot, paths[f], rs[f]->num_fewshot);
+        for (int k = 0; k < t->n_tasks; k++) {
+            const struct task_result *a = results_find_task(rs[0], t->task[k]), *b = results_find_task(rs[f], t->task[k]);
+            if (strcmp(a->data_sha256, b->data_sha256))
+                return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s's data differ between %s (sha256 %.12s) and %s "
+                                "(%.12s); rerun them on the same data", t->task[k], paths[0], a->data_sha256, paths[f],
+                                b->data_sha256);
+        }
+    }
     snprintf(t->task[t->n_tasks], 64, "average");
     t->steps = xsa_malloc((size_t)n * sizeof *t->steps);
     for (int f = 0; f < n; f++) {
@@ -83,6 +115,7 @@ static void markdown(const struct trend *t, const char *command, const char *cha
     sbuf_printf(o, "# Training curves\n\nEach task's preferred metric (%%) \xc2\xb1 stderr by training step; "
                             "average: the mean over the %d task%s every file has, stderr sqrt(sum se^2) / k.\n",
                          t->n_tasks, t->n_tasks == 1 ? "" : "s");
+    if (t->left_out[0]) sbuf_printf(o, "\nLeft out, not in every file: %s.\n", t->left_out);
     for (int s = 0; s < t->n_series; s++) {
         sbuf_puts(o, "\n## ");
         md_text(o, t->series[s]);

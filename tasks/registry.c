@@ -92,6 +92,12 @@ int task_in_group(const char *name, const char *group) {
     return t && in_group(t->groups, group);
 }
 
+int task_group_size(const char *group) {
+    int n = 0;
+    for (int i = 0; i < N_TASKS; i++) n += in_group(registry[i].groups, group);
+    return n;
+}
+
 int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err) {
     int want[N_TASKS] = {0};
     *n_out = 0;

@@ -56,6 +56,8 @@ const struct task_def *task_registry(int *n);
 const struct task_def *task_find(const char *name);
 // 1 when task `name` belongs to `group` ("all", "paper"), else 0.
 int task_in_group(const char *name, const char *group);
+// How many tasks a group ("all", "paper") has.
+int task_group_size(const char *group);
 // Expands "all", "paper" and comma-separated names into a list without duplicates, in
 // registry order. Unknown names are an error listing the valid ones.
 int task_expand_list(const char *spec, const struct task_def **out, int max, int *n_out, xsa_error *err);

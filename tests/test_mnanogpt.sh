@@ -66,6 +66,17 @@ expect_exit gates_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $G --device c
 expect_exit bad_gates_heads 2 "gates_heads.pt: MUDD gates with another head count than 6" -- "$XSA_BIN" info --model $X/bad/gates_heads.pt
 expect_exit bad_mudd_no_signs 2 "mudd_no_signs.pt: MUDD tensors without a bigram_sign_table" -- "$XSA_BIN" info --model $X/bad/mudd_no_signs.pt
 expect_exit bad_bigram_wide 2 "bigram_wide.pt: bigram_embed.weight is 36 wide; the record's GPT takes at most the model's width" -- "$XSA_BIN" info --model $X/bad/bigram_wide.pt
+# A NaN weight is a damaged file, refused at load as parameter-golf's are, never scored.
+expect_exit bad_nan_weight 2 "nan_weight.pt: tensor 'qk_bank' holds NaN at element 3137 .*the checkpoint is damaged" -- "$XSA_BIN" info --model $X/bad/nan_weight.pt
+expect_exit bad_nan_weight_scored 2 "holds NaN" -- "$XSA_BIN" logprobs --model $X/bad/nan_weight.pt --tokens 50,3,17 --device cpu --xsa none
+# The saved code's paired-head line: read without spaces (the sidecar's other list disagrees with
+# it), refused by name when it is an expression.
+echo '{"FAMILY": "modded-nanogpt", "PAIRED_LAYERS": [0, 2, 5, 9]}' > "$TMP/paired4.json"
+expect_exit paired_code_nospace 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_nospace.pt" -- \
+    "$XSA_BIN" info --model $X/bad/paired_nospace.pt --arch "$TMP/paired4.json"
+echo '{"FAMILY": "modded-nanogpt"}' > "$TMP/family.json"
+expect_exit paired_code_expr 2 "paired_expr.pt: the code saved in it sets .self.paired_head_layers = list\(range\(0, 6, 5\)\)., which xsa-eval cannot read .*give PAIRED_LAYERS" -- \
+    "$XSA_BIN" info --model $X/bad/paired_expr.pt --arch "$TMP/family.json"
 # A file whose pickle is damaged (its first opcode, at byte 64 of the archive, made 0xff):
 # one line, exit 2, and under the sanitizers nothing of the failed open leaks.
 mkdir -p "$TMP/damaged"; cp $X/mudd_0611/state_step000000.pt $X/mudd_0611/xsa_eval.json "$TMP/damaged/"

@@ -60,6 +60,8 @@ expect_exit unloadable_dtype 2 "idtype/model.safetensors: tensor .* has dtype I3
 mk shape; sed -i 's/"n_positions": 64/"n_positions": 65/' "$TMP/shape/config.json"
 expect_exit shape_mismatch 2 "shape/model.safetensors: tensor 'transformer.wpe.weight' has shape \[64, 32\] but config.json implies \[65, 32\]" -- "$XSA_BIN" info --model "$TMP/shape"
 
+mk trailing; printf '\n{"model_type": "gpt2"}\n' >> "$TMP/trailing/config.json"
+expect_exit config_trailing_text 2 "trailing/config.json: text after the JSON object, at byte" -- "$XSA_BIN" info --model "$TMP/trailing"
 mk mtype; sed -i 's/"model_type": "gpt2"/"model_type": "bert"/' "$TMP/mtype/config.json"
 expect_exit unknown_model_type 2 "mtype/config.json: model_type \"bert\" is not supported \(supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/mtype"
 

@@ -23,6 +23,22 @@ echo '{"NUM_HEADS": 8}' > "$TMP/side/xsa_eval.json"
 expect_exit sidecar_heads 2 "xsa_eval.json: NUM_HEADS = 8 disagrees with .*final_model.pt, whose blocks.0.attn.q_gain gives 4; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
 echo '{"MLP_MULT": 2}' > "$TMP/arch.json"
 expect_exit arch_mlp_mult 2 "arch.json: MLP_MULT = 2 disagrees with .*final_model.int8.ptz, whose blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+# The record sizes its MLP as int(MLP_MULT * MODEL_DIM): a MULT that rounds down to the file's width
+# agrees, one that does not is named with its digits.
+printf '{"TRAIN_SEQ_LEN": 1024, "MLP_MULT": 3.0000001}' > "$TMP/arch.json"
+expect_exit arch_mlp_mult_rounds 0 "layers +5$" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+echo '{"MLP_MULT": 2.9999999}' > "$TMP/arch.json"
+expect_exit arch_mlp_mult_digits 2 "MLP_MULT = 2.9999999 disagrees" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+# Settings the family's GPT refuses, and text after the object (json.loads refuses it too).
+echo '{"LOGIT_SOFTCAP": 0}' > "$TMP/arch.json"
+expect_exit arch_softcap_zero 2 "arch.json: LOGIT_SOFTCAP must be positive" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+echo '{"ROPE_BASE": 0}' > "$TMP/arch.json"
+expect_exit arch_rope_base_zero 2 "arch.json: ROPE_BASE must be positive" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+printf '{"XSA_LAST_N": 2}\n{"NUM_HEADS": 8}\n' > "$TMP/arch.json"
+expect_exit arch_trailing_object 2 "arch.json: text after the JSON object, at byte 18" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+printf '{"FAMILY": "modded-nanogpt"} x' > "$TMP/arch.json"
+expect_exit mng_arch_trailing 2 "arch.json: text after the JSON object, at byte 29" -- \
+    "$XSA_BIN" info --model tests/fixtures/mnanogpt/master/state_step000000.pt --arch "$TMP/arch.json"
 echo '{"NUM_LAYERS": 7}' > "$TMP/arch.json"
 expect_exit arch_layers 2 "arch.json: NUM_LAYERS = 7 disagrees with .*final_model.pt, whose blocks count gives 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"USE_SWIGLU": 1}' > "$TMP/arch.json"
@@ -72,6 +88,7 @@ expect_exit arch_missing 2 "nonexistent.json" -- "$XSA_BIN" info --model $P/fina
 # Damaged artifacts.
 expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization format 'int4_magic_v9'" -- "$XSA_BIN" info --model $B/unknown_format.int8.ptz
 expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
+expect_exit no_dtype 2 "no_dtype.int8.ptz: quantized tensor .blocks.0.attn.c_k.weight. has no dtype name in dtypes; the file is corrupt" -- "$XSA_BIN" info --model $B/no_dtype.int8.ptz
 expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
 expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz
 expect_exit int6_unknown_type 2 "unknown_type.int6.ptz: tensor 'blocks.0.attn.c_v.weight' has unknown quantization type 'int4'; xsa-eval reads int8, int7, int6, int5 \(also as 'gptq \(intN\)', with '\+lqer' or '\+lqer_asym'\), gate_int8_row and passthrough" -- "$XSA_BIN" info --model $B/unknown_type.int6.ptz

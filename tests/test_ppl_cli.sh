@@ -18,7 +18,7 @@ expect_exit two_inputs 2 "one of --text" -- $P --model $A --text "$TMP/doc.txt" 
 expect_exit kl_one_model 2 "--kl compares two models" -- $P --model $A --text "$TMP/doc.txt" --kl
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
-expect_exit metric_not_used 2 "--metric does not apply" -- $P --model $A --text "$TMP/doc.txt" --metric acc
+expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc
 expect_exit stray_argument 2 "unexpected argument" -- $P --model $A --text "$TMP/doc.txt" extra
 expect_exit context_too_long 2 "exceeds the model's context length 256" -- $P --model $A --text "$TMP/doc.txt" --context 300
 expect_exit bad_shard 2 "bad.bin: .*shorter than a token shard" -- $P --model $A --tokens-file "$TMP/bad.bin"
@@ -145,7 +145,7 @@ expect_exit mng_multiple 2 "--val-batch-tokens 2560 must be a multiple of 128 .*
     $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --val-batch-tokens 2560 --val-tokens 3000 --device cpu
 expect_exit mng_default_too_long 2 "the shards hold 10300 tokens; modded-nanogpt's val loss over 10485760 tokens reads 10485762" -- \
     $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-docs --device cpu
-expect_exit mng_no_bos 2 "the record.s BOS_ID \(50256 unless xsa_eval.json sets BOS_ID\) is outside this model's vocabulary of 128 ids" -- \
+expect_exit mng_no_bos 2 "the record.s BOS_ID 50256 \(50256 unless xsa_eval.json sets BOS_ID\) is outside this model's vocabulary of 128 ids" -- \
     $P --model $MNG --tokens-file $MV/docs.bin --split-docs --val-batch-tokens 2560 --val-tokens 10240 --device cpu
 expect_exit val_tokens_pgolf 2 "--val-tokens sets modded-nanogpt's val loss" -- \
     $P --model $G --tokens-file $DOCS --split-docs --val-tokens 1024 --device cpu
@@ -169,4 +169,76 @@ if $P --model tests/fixtures/mnanogpt/master/state_step000000.pt --model $MNG --
    grep -q "paired bootstrap interval .* over chunks" "$TMP/mp.md" &&
    [ "$(grep -o '"nats_per_token": [0-9.]*' "$TMP/mp.json" | awk '{printf "%.6f ", $2}')" = "8.352236 8.239874 " ]
 then pass mng_master_pair; else fail mng_master_pair "$(head -1 "$TMP/err")"; fi
+# Two models are compared token by token: different tokenizers are refused even at one vocabulary size.
+mkdir -p "$TMP/xsa_gpt2" && cp $B/config.json $B/model.safetensors "$TMP/xsa_gpt2/" &&
+    cp tests/fixtures/tokenizers/gpt2/tokenizer.json "$TMP/xsa_gpt2/"
+expect_exit different_tokenizers 2 "have different tokenizers .*compare two models of one tokenizer" -- \
+    $P --model $A --model "$TMP/xsa_gpt2" --text "$TMP/doc.txt" --device cpu
+# The delta is the difference of the two models' nats/token (the table's), also over documents of
+# very different lengths (a mean of per-document means would differ); one document: no interval.
+python3 -c '
+import json
+docs = ["A.", "It was late.", "The robot walked to the sea and looked at the waves for a long time, then it turned "
+        "around and walked back over the hills to the little house where it lived with the old man.", "Hi", "Go on."]
+for d in docs: print(json.dumps({"text": d}))' > "$TMP/uneven.jsonl"
+for spec in "uneven $TMP/uneven.jsonl 5" "one $TMP/doc.txt 1"; do
+    set -- $spec
+    if [ "$1" = one ]; then inp=(--text "$2"); else inp=(--jsonl "$2"); fi
+    if $P --model $A --model $B "${inp[@]}" --context 16 --iters 200 --device cpu --json "$TMP/u.json" -o "$TMP/u.md" 2>"$TMP/err"; then
+        if python3 - "$TMP/u.json" "$3" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+m = j["models"]; d = j["delta"]
+assert j["units"] == n, j["units"]
+assert abs(d["delta"] - (m[1]["nats_per_token"] - m[0]["nats_per_token"])) < 1e-9, d
+for b in j["buckets"]:
+    assert abs(b["delta"] - (b["nats_b"] - b["nats_a"])) < 1e-9, b
+    if b["units"] < 2: assert b["lo_ci"] is None and b["hi_ci"] is None and not b["significant"], b
+    else: assert b["lo_ci"] <= b["delta"] <= b["hi_ci"], b
+if n < 2: assert d["lo"] is None and d["hi"] is None and not d["significant"], d
+else: assert d["lo"] <= d["delta"] <= d["hi"], d
+PY
+        then
+            if [ "$1" = one ] && ! grep -q "no interval: one document" "$TMP/u.md"; then fail delta_$1 "report has an interval"
+            else pass delta_$1; fi
+        else fail delta_$1 "the JSON's deltas"; fi
+    else
+        fail delta_$1 "exit $?: $(head -1 "$TMP/err")"
+    fi
+done
+# Outputs are checked before anything is scored: two outputs of one name, an output that is an input.
+expect_exit outputs_same_file 2 "-o .*same.out and --json .*same.out name the same file" -- \
+    $P --model $A --text "$TMP/doc.txt" -o "$TMP/same.out" --json "$TMP/./same.out"
+cp "$TMP/doc.txt" "$TMP/keep.txt"
+expect_exit output_is_input 2 "--json .*keep.txt is an input of this command" -- $P --model $A --text "$TMP/keep.txt" --json "$TMP/keep.txt"
+cmp -s "$TMP/doc.txt" "$TMP/keep.txt" && pass output_input_unchanged || fail output_input_unchanged "the input was rewritten"
+expect_exit top_needs_kl 2 "--top lists the targets where the models disagree most: add --kl" -- $P --model $A --text "$TMP/doc.txt" --top 3
+expect_exit buckets_trailing_comma 2 "--buckets '32,'" -- $P --model $A --text "$TMP/doc.txt" --buckets 32,
+expect_exit buckets_empty 2 "--buckets ''" -- $P --model $A --text "$TMP/doc.txt" --buckets ""
+# A FIFO (or /dev/stdout) is written into, not replaced by a regular file.
+mkfifo "$TMP/pipe.json"
+timeout 60 cat "$TMP/pipe.json" > "$TMP/pipe.out" &  # (a replaced FIFO would leave it waiting)
+reader=$!
+if $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu --json "$TMP/pipe.json" >/dev/null 2>"$TMP/err"; then
+    wait $reader
+    if [ -p "$TMP/pipe.json" ] && grep -q '"nats_per_token"' "$TMP/pipe.out"; then pass json_into_fifo
+    else fail json_into_fifo "the FIFO was replaced or got nothing"; fi
+else
+    kill $reader 2>/dev/null; fail json_into_fifo "exit $?: $(head -1 "$TMP/err")"
+fi
+# The report and its JSON in folders on different filesystems (/dev/shm is a tmpfs): each is renamed
+# within its own.
+if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$TMP")" ]; then
+    shm=$(mktemp -d /dev/shm/xsa-test.XXXXXX)
+    if $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu -o "$TMP/xfs.md" --json "$shm/xfs.json" 2>"$TMP/err" &&
+       [ -s "$TMP/xfs.md" ] && [ -s "$TMP/xfs_position.svg" ] && grep -q '"nats_per_token"' "$shm/xfs.json" &&
+       [ -z "$(ls -A "$shm" | grep -v '^xfs.json$')" ]; then pass outputs_across_filesystems
+    else fail outputs_across_filesystems "$(head -1 "$TMP/err")"; fi
+    rm -rf "$shm"
+else
+    skip outputs_across_filesystems "no tmpfs /dev/shm apart from $TMP"
+fi
+# One model against itself: no target is listed as a disagreement.
+expect_exit kl_same_model 0 "The two models give the same distribution at every target" -- \
+    $P --model $A --model $A --text "$TMP/doc.txt" --context 16 --kl --device cpu
 finish

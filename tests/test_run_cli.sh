@@ -12,6 +12,11 @@ expect_exit three_models 2 "at most 2 --model" -- run --model $M --model $M --mo
 expect_exit bad_limit 2 "--limit expects an integer >= 1" -- run --model $M --tasks piqa --limit 0
 expect_exit unknown_task 2 "unknown task or group 'nosuchtask'.*arc_easy" -- run --model $M --tasks nosuchtask --data-dir $D
 expect_exit missing_model_dir 2 "/nonexistent" -- run --model /nonexistent --tasks piqa --data-dir $D --allow-data-change
+# A damaged second model stops the run before the first is scored: no results for either, and the
+# --output folder the run made is gone again.
+expect_exit second_model_checked_first 2 "scale_zero.int8.ptz: .*scale" -- run --model $M --model tests/fixtures/pgolf_bad/scale_zero.int8.ptz \
+    --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_second"
+[ -e "$TMP/o_second" ] && fail second_model_nothing_written "$(find "$TMP/o_second" | head -3 | tr '\n' ' ')" || pass second_model_nothing_written
 expect_exit pinned_row_count 2 "expected 1838" -- run --model $M --tasks piqa --data-dir $D --output "$TMP/o0"
 
 # A row missing a field: the message names the file, the line and the field.

@@ -139,6 +139,41 @@ TEST(test_paired_bootstrap_matches_python) {
     cJSON_Delete(j);
 }
 
+TEST(test_paired_bootstrap_ratio_matches_python) {
+    cJSON *j = load_stats_fixture();
+    CHECK(j != NULL);
+    if (!j) return;
+    const cJSON *c;
+    int cases = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "paired_bootstrap_ratio")) {
+        int n, nb, nw;
+        double *a = json_doubles(cJSON_GetObjectItem(c, "a"), &n), *b = json_doubles(cJSON_GetObjectItem(c, "b"), &nb),
+               *w = json_doubles(cJSON_GetObjectItem(c, "w"), &nw);
+        CHECK(nb == n && nw == n);
+        double delta = NAN, lo = NAN, hi = NAN;
+        CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, n, (int)num(c, "iters"), (uint64_t)num(c, "seed"),
+                                                     num(c, "level"), &delta, &lo, &hi), 0);
+        const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+        // The same doubles in the same order: the identical bits.
+        CHECK_MSG(delta == num(c, "delta") && lo == num(c, "lo") && hi == num(c, "hi"),
+                  "%s: %.17g [%.17g, %.17g] vs %.17g [%.17g, %.17g]", name, delta, lo, hi, num(c, "delta"),
+                  num(c, "lo"), num(c, "hi"));
+        // The point estimate is the difference of the per-target means, not a mean of per-unit means.
+        double sa = 0, sb = 0, sw = 0;
+        for (int i = 0; i < n; i++) sa += a[i], sb += b[i], sw += w[i];
+        CHECK_NEAR(delta, sb / sw - sa / sw, 1e-12 * (1 + fabs(sa / sw)));
+        free(a), free(b), free(w);
+        cases++;
+    }
+    CHECK(cases >= 3);
+    double a[2] = {1, 2}, b[2] = {2, 3}, w[2] = {1, 0};
+    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 2, 10, 1, 0.95, NULL, NULL, NULL), XSA_EBADINPUT);  // a unit of no targets
+    w[1] = 1;
+    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 0, 10, 1, 0.95, NULL, NULL, NULL), XSA_EBADINPUT);
+    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 2, 10, 1, 0.95, NULL, NULL, NULL), 0);
+    cJSON_Delete(j);
+}
+
 TEST(test_paired_bootstrap_properties_and_errors) {
     double a[40], b[40];
     for (int i = 0; i < 40; i++) a[i] = i % 2, b[i] = i % 3 == 0;
@@ -217,5 +252,5 @@ TEST(test_wilson_matches_statsmodels) {
 
 RUN_TESTS(T(test_mcnemar_matches_statsmodels), T(test_mcnemar_unit_cases),
           T(test_binom_half_matches_scipy), T(test_paired_bootstrap_matches_python),
-          T(test_paired_bootstrap_properties_and_errors), T(test_quantile_linear),
+          T(test_paired_bootstrap_ratio_matches_python), T(test_paired_bootstrap_properties_and_errors), T(test_quantile_linear),
           T(test_wilson_matches_statsmodels))

@@ -38,4 +38,24 @@ expect_exit trend_duplicate 2 "second SA file at step 100" -- $X report --trend 
 expect_exit trend_series_count 2 "--series a names 1 series for 2" -- $X report --trend --series a "$TMP/sa_100.json" "$TMP/sa_300.json"
 expect_exit trend_series_named 0 "^## base" -- $X report --trend --series base,base "$TMP/sa_100.json" "$TMP/sa_300.json"
 expect_exit series_needs_trend 2 "--series applies only with --trend" -- $X report --series a $F/sa.json
+# A scaling table's rows must be run alike: a pair on other tasks is refused (a row's average would mean
+# something else), and --force takes it.
+expect_exit pair_other_tasks 2 "pair 2 .* was not run as pair 1 .*task sets differ" -- \
+    $X compare "$TMP/sa_big.json" "$TMP/xsa_big.json" $F/xsa_three_tasks.json $F/xsa_three_tasks.json --iters 50
+# A curve's points must be scored alike: another --limit or other data is refused; a task some files
+# lack is left out of every curve, and the report says which.
+with sa sa_lim "s/\"num_fewshot\": 0,/\"num_fewshot\": 0, \"step\": 500,/; s/\"limit\": 400/\"limit\": 200/g"
+expect_exit trend_other_limit 2 "was run with --limit 400, .*sa_lim.json with --limit 200" -- \
+    $X report --trend "$TMP/sa_100.json" "$TMP/sa_lim.json"
+with xsa_three_tasks three_500 "s/\"num_fewshot\": 0,/\"num_fewshot\": 0, \"step\": 500,/"
+expect_exit trend_left_out 0 "Left out, not in every file: arc_challenge, hellaswag, lambada_openai, openbookqa, social_iqa, winogrande" -- \
+    $X report --trend --series s,s "$TMP/xsa_100.json" "$TMP/three_500.json"
+expect_exit trend_series_empty 2 "--series a,,b: name 2 is empty" -- $X report --trend --series a,,b "$TMP/sa_100.json" "$TMP/sa_300.json" "$TMP/xsa_100.json"
+# An output never replaces an input.
+cp $F/sa.json $F/xsa.json "$TMP/"
+expect_exit compare_output_is_input 2 "-o .*xsa.json is an input of this command" -- $X compare "$TMP/sa.json" "$TMP/xsa.json" -o "$TMP/xsa.json"
+expect_exit trend_output_is_input 2 "-o .*sa_300.json is an input of this command" -- $X report --trend "$TMP/sa_100.json" "$TMP/sa_300.json" -o "$TMP/./sa_300.json"
+expect_exit check_verdict_is_input 2 "--verdict .*sa.json is an input of this command" -- \
+    $X check --baseline "$TMP/sa.json" --results "$TMP/xsa.json" --verdict "$TMP/sa.json"
+cmp -s "$TMP/xsa.json" $F/xsa.json && cmp -s "$TMP/sa.json" $F/sa.json && pass inputs_unchanged || fail inputs_unchanged "an input was rewritten"
 finish

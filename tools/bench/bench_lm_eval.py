@@ -2,14 +2,14 @@
 """xsa-eval against lm-evaluation-harness on this CPU: same checkpoint, same rows, timed in one run.
 
 For each model the same Hugging Face checkpoint is scored twice, one after the other:
-  lm-eval   lm_eval.simple_evaluate with HFLM (float32, CPU, batch_size 1: its default batching),
-            log_samples, bootstrap_iters 100000 (its default)
+  lm-eval   lm_eval.simple_evaluate with HFLM (float32, CPU), at each --batch-size in turn (default
+            1,8,32: its default and the sizes users pick), log_samples, bootstrap_iters 100000 (its default)
   xsa-eval  `./xsa-eval run --device cpu --log-samples` as a subprocess (default --batch-tokens,
             shared prefixes on)
-and the script prints both wall times, the ratio, and checks that every doc gets the same
-prediction (argmax of the choices' log-likelihoods, and of the length-normalised ones where the
-task has acc_norm; LAMBADA: the greedy flag), the same per-doc metrics, and every
-log-likelihood within 1e-4, or 1e-5 relative for long sums (torch sums float32 log-probabilities
+and the script prints the wall times, the ratio to lm-eval at its fastest batch size and at each,
+and checks that every doc gets the same prediction (argmax of the choices' log-likelihoods, and
+of the length-normalised ones where the task has acc_norm; LAMBADA: the greedy flag), the same
+per-doc metrics, and every log-likelihood within 1e-4, or 1e-5 relative for long sums (torch sums float32 log-probabilities
 in float32; the random 25M model's peaked logits give sums of -300 over dozens of tokens).
 lm-eval tokenizes inside loglikelihood; that time is measured apart (stories260K's tokenizer is
 a pure-Python port of llama2.c's encoder, slow), and the speedups are also given without it.
@@ -206,53 +206,59 @@ def median(xs):
 
 
 def bench_model(name, ckpt, tokbin, tok, tasks, limit, data_dir, out, a):
-    """Runs lm-eval and xsa-eval a.repeat times each, alternately (this machine's speed drifts
-    by 10-20% from minute to minute), checks every run's predictions, reports medians."""
-    print("== %s: %s, tasks %s, --limit %d, %d run(s) each" % (name, ckpt, ",".join(tasks), limit, a.repeat),
-          flush=True)
+    """Runs lm-eval (at each of a.batch_sizes) and xsa-eval a.repeat times each, alternately (this
+    machine's speed drifts by 10-20% from minute to minute), checks every run's predictions, and
+    reports medians: xsa-eval against lm-eval at its fastest batch size and at batch size 1."""
+    print("== %s: %s, tasks %s, --limit %d, %d run(s) each, lm-eval batch sizes %s" %
+          (name, ckpt, ",".join(tasks), limit, a.repeat, ",".join(str(b) for b in a.batch_sizes)), flush=True)
     extra = ["--threads", str(a.threads)] if a.threads else []
-    lm_walls, lm_model, lm_tok, xs_walls, xs_score, bad = [], [], [], [], [], []
+    lm = {bs: {"wall": [], "model": [], "tok": []} for bs in a.batch_sizes}
+    xs_walls, xs_score, bad = [], [], []
     for rep in range(a.repeat):
-        lm_out, lm_wall, scoring, max_len, n_params = timed_lm_eval(ckpt, tok, tasks, limit, a.batch_size)
-        print("   lm-eval  %.1f s (loglikelihood %.1f s of which tokenizing %.1f s, %d requests)" %
-              (lm_wall, scoring["s"], scoring["tokenize_s"], scoring["requests"]), flush=True)
-        res, xs, xs_wall, cmd = run_xsa(ckpt, tokbin, tasks, limit, data_dir, out, extra)
-        tm = res["xsa_eval"]["timing"]
-        print("   xsa-eval %.1f s (score %.1f s, %d requests)  %s" % (xs_wall, tm["score_s"], tm["requests"], cmd),
-              flush=True)
-        lm_walls.append(lm_wall)
-        lm_model.append(scoring["s"] - scoring["tokenize_s"])
-        lm_tok.append(scoring["tokenize_s"])
-        xs_walls.append(xs_wall)
-        xs_score.append(tm["score_s"])
-        b, n_docs, n_req, worst = compare(lm_out, xs, tasks)
-        bad += ["run %d: %s" % (rep + 1, x) for x in b]
-    lm_wall, xs_wall = median(lm_walls), median(xs_walls)
-    scoring = {"s": median(lm_model) + median(lm_tok), "tokenize_s": median(lm_tok)}
+        for bs in a.batch_sizes:
+            lm_out, lm_wall, scoring, max_len, n_params = timed_lm_eval(ckpt, tok, tasks, limit, bs)
+            print("   lm-eval  batch %s: %.1f s (loglikelihood %.1f s of which tokenizing %.1f s, %d requests)" %
+                  (bs, lm_wall, scoring["s"], scoring["tokenize_s"], scoring["requests"]), flush=True)
+            lm[bs]["wall"].append(lm_wall)
+            lm[bs]["model"].append(scoring["s"] - scoring["tokenize_s"])
+            lm[bs]["tok"].append(scoring["tokenize_s"])
+            res, xs, xs_wall, cmd = run_xsa(ckpt, tokbin, tasks, limit, data_dir, out, extra)
+            tm = res["xsa_eval"]["timing"]
+            print("   xsa-eval %.1f s (score %.1f s, %d requests)  %s" % (xs_wall, tm["score_s"], tm["requests"],
+                                                                          cmd), flush=True)
+            xs_walls.append(xs_wall)
+            xs_score.append(tm["score_s"])
+            b, n_docs, n_req, worst = compare(lm_out, xs, tasks)
+            bad += ["run %d, lm-eval batch %s: %s" % (rep + 1, bs, x) for x in b]
+            for t in tasks:
+                for k, v in lm_out["results"][t].items():
+                    if k.endswith(",none") and "stderr" not in k and isinstance(v, (int, float)):
+                        ov = res["results"][t].get(k)
+                        tol = 1e-4 * abs(v) if "perplexity" in k else 1e-6
+                        if ov is None or not abs(ov - v) <= tol:
+                            bad.append("lm-eval batch %s: %s/%s: %s vs lm-eval %s" % (bs, t, k, ov, v))
+    xs_wall = median(xs_walls)
     tm = dict(tm, score_s=median(xs_score))
-    metr = {}
-    for t in tasks:
-        for k, v in lm_out["results"][t].items():
-            if k.endswith(",none") and "stderr" not in k and isinstance(v, (int, float)):
-                ov = res["results"][t].get(k)
-                metr["%s/%s" % (t, k.split(",")[0])] = (v, ov)
-    for k, (v, ov) in metr.items():
-        tol = 1e-4 * abs(v) if "perplexity" in k else 1e-6
-        if ov is None or not abs(ov - v) <= tol:
-            bad.append("%s: %s vs lm-eval %s" % (k, ov, v))
+    per_bs = {}
+    for bs, r in lm.items():
+        w, m, tk = median(r["wall"]), median(r["model"]), median(r["tok"])
+        per_bs[str(bs)] = {"wall_s": w, "model_s": m, "tokenize_s": tk, "runs_wall_s": r["wall"],
+                           "runs_model_s": r["model"], "speedup_wall": w / xs_wall,
+                           "speedup_wall_no_lm_eval_tokenizer": (w - tk) / xs_wall,
+                           "speedup_scoring": m / max(tm["score_s"], 1e-9)}
+    best = min(per_bs, key=lambda k: per_bs[k]["wall_s"])
+    b1 = per_bs.get("1")
     rec = {"model": name, "checkpoint": ckpt, "n_params": n_params, "max_length": max_len, "tasks": tasks,
            "limit": limit, "docs": n_docs, "requests": n_req,
-           "lm_eval": {"wall_s": lm_wall, "loglikelihood_s": scoring["s"], "tokenize_s": scoring["tokenize_s"],
-                       "batch_size": a.batch_size,
-                       "torch_threads": torch.get_num_threads()},
+           "lm_eval": {"by_batch_size": per_bs, "fastest_batch_size": best, "torch_threads": torch.get_num_threads()},
            "xsa_eval": {"wall_s": xs_wall, "score_s": tm["score_s"], "tokenize_s": tm["tokenize_s"],
                         "tokens_scored": tm["tokens_scored"], "tokens_computed": tm["tokens_computed"],
-                        "command": cmd, "device_desc": res["xsa_eval"]["backend"]["device_desc"]},
-           "runs": {"lm_eval_wall_s": lm_walls, "lm_eval_model_s": lm_model, "xsa_eval_wall_s": xs_walls,
-                    "xsa_eval_score_s": xs_score},
-           "speedup_wall": lm_wall / xs_wall,
-           "speedup_wall_no_lm_eval_tokenizer": (lm_wall - scoring["tokenize_s"]) / xs_wall,
-           "speedup_scoring": (scoring["s"] - scoring["tokenize_s"]) / max(tm["score_s"], 1e-9),
+                        "command": cmd, "device_desc": res["xsa_eval"]["backend"]["device_desc"],
+                        "runs_wall_s": xs_walls, "runs_score_s": xs_score},
+           "speedup_wall": per_bs[best]["speedup_wall"],
+           "speedup_wall_no_lm_eval_tokenizer": per_bs[best]["speedup_wall_no_lm_eval_tokenizer"],
+           "speedup_scoring": per_bs[best]["speedup_scoring"],
+           "speedup_wall_batch1": b1["speedup_wall"] if b1 else None,
            "worst_ll_diff": worst, "mismatches": bad[:50], "n_mismatches": len(bad)}
     print("   docs %d, requests %d, worst |ll - lm-eval| %.2g, mismatches %d%s" %
           (n_docs, n_req, worst, len(bad), "" if not bad else ": " + "; ".join(bad[:5])), flush=True)
@@ -265,7 +271,9 @@ def main():
     ap.add_argument("--models", default="stories260K,random25m")
     ap.add_argument("--limit-stories", type=int, default=40)
     ap.add_argument("--limit-random", type=int, default=4)
-    ap.add_argument("--batch-size", default=1, help="lm-eval's batch size (default 1, its default)")
+    ap.add_argument("--batch-size", default="1,8,32",
+                    help="lm-eval's batch sizes, comma-separated, each run in turn (default 1,8,32: its default "
+                         "and what users pick on a CPU); xsa-eval is compared with the fastest")
     ap.add_argument("--threads", type=int, default=0, help="torch and xsa-eval threads (0: all cores)")
     ap.add_argument("--out", default="/tmp/xsa_bench_lm_eval")
     ap.add_argument("--random-shape", default="tiny25m,body26m",
@@ -282,8 +290,7 @@ def main():
             sys.exit("unknown --random-shape %r (%s)" % (sh, ", ".join(sorted(RANDOM_SHAPES))))
     if a.threads:
         torch.set_num_threads(a.threads)
-    if str(a.batch_size).isdigit():
-        a.batch_size = int(a.batch_size)
+    a.batch_sizes = [int(b) if b.isdigit() else b for b in str(a.batch_size).split(",") if b]
     os.makedirs(a.out, exist_ok=True)
     bd = os.path.join(a.shared, "benchdata")
     real = os.path.isfile(os.path.join(bd, "models", "stories260K", "stories260K.bin"))
@@ -315,17 +322,20 @@ def main():
     print("\nwall: whole run (data, tokenizing, scoring, metrics with 100000 bootstrap iterations, logs);"
           " model: lm-eval's loglikelihood minus its tokenizing vs xsa-eval's scheduler+backend time;"
           " medians of %d run(s) each" % a.repeat)
-    print("| model | params | docs | requests | lm-eval wall s | (its tokenizing s) | xsa-eval wall s | wall speedup "
-          "| wall speedup w/o lm-eval tokenizing | lm-eval model s | xsa-eval model s | model speedup "
-          "| identical predictions | worst abs dll |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    print("| model | params | docs | requests | lm-eval batch size | lm-eval wall s | (its tokenizing s) "
+          "| xsa-eval wall s | wall speedup | wall speedup w/o lm-eval tokenizing | lm-eval model s "
+          "| xsa-eval model s | model speedup | identical predictions | worst abs dll |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for r in recs:
         le, xe = r["lm_eval"], r["xsa_eval"]
-        print("| %s | %.2fM | %d | %d | %.1f | %.1f | %.1f | **%.1fx** | %.1fx | %.1f | %.2f | %.1fx | %s | %.1e |" % (
-            r["model"], r["n_params"] / 1e6, r["docs"], r["requests"], le["wall_s"], le["tokenize_s"], xe["wall_s"],
-            r["speedup_wall"], r["speedup_wall_no_lm_eval_tokenizer"], le["loglikelihood_s"] - le["tokenize_s"],
-            xe["score_s"], r["speedup_scoring"], "yes" if not r["n_mismatches"] else "NO (%d)" % r["n_mismatches"],
-            r["worst_ll_diff"]))
+        for bs, x in le["by_batch_size"].items():
+            fast = bs == le["fastest_batch_size"]
+            print("| %s | %.2fM | %d | %d | %s%s | %.1f | %.1f | %.1f | %s%.1fx%s | %.1fx | %.1f | %.2f | %.1fx | %s | %.1e |" % (
+                r["model"], r["n_params"] / 1e6, r["docs"], r["requests"], bs, " (fastest)" if fast else "",
+                x["wall_s"], x["tokenize_s"], xe["wall_s"], "**" if fast else "", x["speedup_wall"],
+                "**" if fast else "", x["speedup_wall_no_lm_eval_tokenizer"], x["model_s"], xe["score_s"],
+                x["speedup_scoring"], "yes" if not r["n_mismatches"] else "NO (%d)" % r["n_mismatches"],
+                r["worst_ll_diff"]))
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump({"torch": torch.__version__, "data": data_dir, "runs": recs}, f, indent=1)
     print("summary: %s" % os.path.join(a.out, "summary.json"))
