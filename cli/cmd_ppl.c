@@ -39,7 +39,7 @@ struct ppl_args {
     const char *tasks;           // --tasks: the benchmark documents as texts
     int limit;                   // --limit: documents per task (0: all)
     struct data_options data;    // where --tasks' rows come from (run's data flags)
-    const char *out, *json, *buckets;
+    const char *out, *json, *buckets, *arch;
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
@@ -133,7 +133,7 @@ static int on_flag(void *ctx, int key, const char *v) {
         if (a->n_models == 2) return cli_fail(CMD(a), "--model given more than twice");
         a->model[a->n_models++] = v;
         return 0;
-    case F_ARCH: model_set_arch_file(v); return 0;
+    case F_ARCH: a->arch = v; model_set_arch_file(v); return 0;
     case F_TEXT: a->text = v; return 0;
     case F_JSONL: a->jsonl = v; return 0;
     case F_FIELD: a->field = v; return 0;
@@ -260,14 +260,36 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     for (int m = 0; m < a->n_models; m++)
         if ((rc = cli_model_path(c, &a->model[m], &(struct hub_fetch_options){0}, &hub[m], NULL))) return rc;
     // Nothing is scored only to find that an output would replace an input or another output.
-    const char *outs[2] = {a->out, a->json}, *oflags[2] = {"-o", "--json"};
-    const char *ins[5 + 2 * PPL_MAX_SHARDS] = {a->model[0], a->n_models > 1 ? a->model[1] : NULL, a->text, a->jsonl,
-                                               a->tokenizer};
-    int n_in = 5;
+    struct sbuf full = {0}, rel = {0}, chart = {0};
+    if (a->out) {  // the report's chart is written beside it
+        report_chart_paths(a->out, &full, &rel);
+        sbuf_printf(&chart, "%s%s", full.s, probe ? "_layers.svg" : "_position.svg");
+    }
+    const char *outs[3] = {a->out, a->json, chart.s}, *oflags[3] = {"-o", "--json", "-o's chart"};
+    // The models' files are inputs too: a model file and the sidecar beside it, --arch, and any
+    // file already in a model folder.
+    char side[2][4200];
+    for (int m = 0; m < 2; m++) {
+        const char *mp = m < a->n_models ? a->model[m] : "", *slash = strrchr(mp, '/');
+        if (m < a->n_models && !dir_exists(mp)) snprintf(side[m], sizeof side[m], "%.*s%sxsa_eval.json",
+                                                          slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+        else side[m][0] = '\0';
+        for (int o = 0; o < 3 && m < a->n_models && dir_exists(mp); o++)
+            if (outs[o] && file_exists(outs[o]) && outdir_in_folder(outs[o], mp)) {
+                sbuf_free(&full), sbuf_free(&rel), sbuf_free(&chart);
+                return cli_fail(c, "%s %s is a file of the model folder %s; writing it would replace it: choose another "
+                                "path", oflags[o], outs[o], mp);
+            }
+    }
+    const char *ins[9 + 2 * PPL_MAX_SHARDS] = {a->model[0], a->n_models > 1 ? a->model[1] : NULL, a->text, a->jsonl,
+                                               a->tokenizer, a->arch, side[0][0] ? side[0] : NULL,
+                                               side[1][0] ? side[1] : NULL};
+    int n_in = 8;
     for (int i = 0; i < a->n_shards; i++) ins[n_in++] = a->shard[i];
     for (int i = 0; i < a->n_bytes_files; i++) ins[n_in++] = a->bytes_file[i];
-    if (outdir_check_outputs(2, oflags, outs, n_in, ins, &oerr)) return cli_fail(c, "%s", oerr.msg);
-    return 0;
+    rc = outdir_check_outputs(3, oflags, outs, n_in, ins, &oerr) ? cli_fail(c, "%s", oerr.msg) : 0;
+    sbuf_free(&full), sbuf_free(&rel), sbuf_free(&chart);
+    return rc;
 }
 
 // The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;

@@ -4,10 +4,11 @@
 #define XSA_EVAL_JSON_READ_H
 
 #include <cJSON.h>
+#include <stddef.h>
 
-// The value of NUL-terminated `text`, or NULL. When the text starts with a valid value that is
-// followed by more than whitespace, NULL with *trailing_at (may be NULL) set to the byte where
-// that text starts; else *trailing_at is -1.
-cJSON *json_parse_whole(const char *text, long *trailing_at);
+// The value of the `len` bytes of `text`, or NULL. When they start with a valid value that is
+// followed by more than whitespace (a NUL byte included), NULL with *trailing_at (may be NULL)
+// set to the byte where that text starts; else *trailing_at is -1.
+cJSON *json_parse_whole(const char *text, size_t len, long *trailing_at);
 
 #endif

@@ -67,12 +67,25 @@ int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err) {
     return rc;
 }
 
-// An existing path that is not a regular file or folder (a FIFO, a terminal, /dev/stdout): a
-// report is written into it, not renamed over it.
-static int is_special(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+// How a report reaches an output path: renamed into place (a regular file or a new name), or
+// written into what exists there: this process's own stdout or stderr (/dev/stdout, also when
+// it is redirected to a file), or another file that is not a regular one (a FIFO, a terminal).
+enum { TARGET_RENAME, TARGET_STDOUT, TARGET_STDERR, TARGET_SPECIAL };
+
+static int same_inode(const struct stat *a, int fd) {
+    struct stat f;
+    return fstat(fd, &f) == 0 && f.st_dev == a->st_dev && f.st_ino == a->st_ino;
 }
+
+static int target_kind(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode)) return TARGET_RENAME;
+    if (same_inode(&st, STDOUT_FILENO)) return TARGET_STDOUT;
+    if (same_inode(&st, STDERR_FILENO)) return TARGET_STDERR;
+    return S_ISREG(st.st_mode) ? TARGET_RENAME : TARGET_SPECIAL;
+}
+
+static int is_special(const char *path) { return target_kind(path) != TARGET_RENAME; }
 
 int outdir_check_file(const char *flag, const char *path, xsa_error *err) {
     if (!path || !*path) return xsa_fail(err, XSA_EBADINPUT, "%s '': empty path; name a file", flag);
@@ -121,6 +134,13 @@ int outdir_same_file(const char *a, const char *b) {
     free(ca);
     free(cb);
     return same;
+}
+
+int outdir_in_folder(const char *path, const char *dir) {
+    char parent[4096];
+    dir_of(path, parent, sizeof parent);
+    struct stat a, b;
+    return stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 int outdir_check_outputs(int n_out, const char *const *flags, const char *const *outs, int n_in,
@@ -189,24 +209,48 @@ void outdir_discard(const char *final) {
 
 static void remove_tree(const char *path);
 
+// The message of a failed file_write_atomic of temporary file `tmp`, for the user's `path`.
+static int write_failed(const char *path, const char *tmp, xsa_error *err) {
+    char why[sizeof err->msg];
+    size_t tl = strlen(tmp);
+    snprintf(why, sizeof why, "%s", strncmp(err->msg, tmp, tl) || strncmp(err->msg + tl, ": ", 2) ? err->msg : err->msg + tl + 2);
+    int code = err->code;
+    err->code = 0;
+    return xsa_fail(err, code, "%s: cannot write: %s", path, why);
+}
+
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err) {
     if (n < 1) return 0;
-    // One temporary folder ".xsa-report.tmp.<pid>" beside each distinct target folder, so
-    // that every rename stays within its filesystem; special files (FIFOs, terminals) are
-    // written last, directly.
-    char (*tmp)[4200] = xsa_calloc((size_t)n, sizeof *tmp);  // each file's temporary folder, "" for a special file
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (outdir_same_file(paths[i], paths[j]))
+                return xsa_fail(err, XSA_EBADINPUT, "%s and %s name the same file; give each output its own name", paths[j],
+                                paths[i]);
+    // One temporary folder ".xsa-report.tmp.<pid>" in each distinct target folder (told apart
+    // by device and inode, not by spelling), so that every rename stays within its filesystem;
+    // stdout, stderr and special files are written last, directly.
+    char (*tmp)[4200] = xsa_calloc((size_t)n, sizeof *tmp);  // each renamed file's temporary folder, else ""
+    int *kind = xsa_calloc((size_t)n, sizeof *kind), *owner = xsa_calloc((size_t)n, sizeof *owner);
+    struct stat *dst = xsa_calloc((size_t)n, sizeof *dst);
     char dir[4096], p[4400];
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
-        if (is_special(paths[i])) continue;
+        owner[i] = -1;
+        if ((kind[i] = target_kind(paths[i])) != TARGET_RENAME) continue;
         dir_of(paths[i], dir, sizeof dir);
-        if (snprintf(tmp[i], sizeof tmp[i], "%s/.xsa-report.tmp.%ld", dir, (long)getpid()) >= (int)sizeof tmp[i]) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
+        if (stat(dir, &dst[i]) != 0) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no folder %s: %s", paths[i], dir, strerror(errno));
             break;
         }
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = !strcmp(tmp[j], tmp[i]);
-        if (!seen) {
+        for (int j = 0; j < i && owner[i] < 0; j++)
+            if (kind[j] == TARGET_RENAME && dst[j].st_dev == dst[i].st_dev && dst[j].st_ino == dst[i].st_ino) owner[i] = owner[j];
+        if (owner[i] < 0) {  // the first file in this folder makes its temporary folder
+            owner[i] = i;
+            if (snprintf(tmp[i], sizeof tmp[i], "%s/.xsa-report.tmp.%ld", dir, (long)getpid()) >= (int)sizeof tmp[i]) {
+                tmp[i][0] = '\0';
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
+                break;
+            }
             remove_tree(tmp[i]);  // this pid's own leftover, if any
             if (mkdir(tmp[i], 0755) != 0) {
                 rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write in its folder: %s", paths[i], strerror(errno));
@@ -215,32 +259,28 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
             }
         }
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
-        if (snprintf(p, sizeof p, "%s/%s", tmp[i], base) >= (int)sizeof p) rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
-        else if (file_write_atomic(p, data[i], lens[i], err)) {  // its message names the temporary file
-            int e = errno;
-            err->code = 0;
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(e));
-        }
+        if (snprintf(p, sizeof p, "%s/%s", tmp[owner[i]], base) >= (int)sizeof p)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
+        else if (file_write_atomic(p, data[i], lens[i], err)) rc = write_failed(paths[i], p, err);
     }
     for (int i = 0; i < n && !rc; i++) {
-        if (!tmp[i][0]) continue;
+        if (kind[i] != TARGET_RENAME) continue;
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
-        snprintf(p, sizeof p, "%s/%s", tmp[i], base);
+        snprintf(p, sizeof p, "%s/%s", tmp[owner[i]], base);
         if (rename(p, paths[i]) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
     }
     for (int i = 0; i < n && !rc; i++) {
-        if (tmp[i][0]) continue;
-        FILE *f = fopen(paths[i], "w");
+        if (kind[i] == TARGET_RENAME) continue;
+        // stdout and stderr go through this process's own streams, so what else it prints there
+        // stays in order around them; a FIFO or terminal is opened.
+        FILE *f = kind[i] == TARGET_STDOUT ? stdout : kind[i] == TARGET_STDERR ? stderr : fopen(paths[i], "w");
         if (!f || fwrite(data[i], 1, lens[i], f) != lens[i] || fflush(f) != 0)
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
-        if (f) fclose(f);
+        if (f && kind[i] == TARGET_SPECIAL) fclose(f);
     }
-    for (int i = 0; i < n; i++) {
-        int seen = !tmp[i][0];
-        for (int j = 0; j < i && !seen; j++) seen = !strcmp(tmp[j], tmp[i]);
-        if (!seen) remove_tree(tmp[i]);
-    }
-    free(tmp);
+    for (int i = 0; i < n; i++)
+        if (tmp[i][0]) remove_tree(tmp[i]);
+    free(tmp), free(kind), free(owner), free(dst);
     return rc;
 }
 

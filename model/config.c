@@ -371,7 +371,7 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
     hc->cfg.bos_id = hc->cfg.eos_id = -1;
     hc->partial_rotary = 1;
     long trailing;
-    cJSON *r = json_parse_whole(text, &trailing);
+    cJSON *r = json_parse_whole(text, strlen(text), &trailing);
     if (trailing >= 0) return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld", path, trailing);
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);

@@ -75,10 +75,11 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
     arch_defaults(a);
     if (!path) return 0;
     char *text = NULL;
-    int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, NULL, err);
+    size_t len = 0;
+    int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
     long trailing;
-    cJSON *r = json_parse_whole(text, &trailing), *e;
+    cJSON *r = json_parse_whole(text, len, &trailing), *e;
     free(text);
     if (trailing >= 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "
@@ -211,16 +212,26 @@ void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, floa
 static int code_paired(const struct pv *root, int *paired, char *line, size_t line_n) {
     const struct pv *code = root && root->kind == PV_DICT ? up_dict_get(root, "code") : NULL;
     static const char key[] = "self.paired_head_layers";
-    const char *start = code && code->kind == PV_STR ? strstr(code->s, key) : NULL;
+    const char *start = code && code->kind == PV_STR ? code->s : NULL, *p = NULL;
+    // The first assignment (`= [...]`, or with an annotation `: list = [...]`); reads of the
+    // name (len(self.paired_head_layers), comparisons) are passed over.
+    while (start && (start = strstr(start, key))) {
+        p = start + sizeof key - 1;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == ':')
+            while (*p && *p != '\n' && *p != '=') p++;
+        if (*p == '=' && p[1] != '=') break;
+        start = p;
+    }
     if (!start) return 0;
-    const char *p = start + sizeof key - 1;
-    while (*p == ' ' || *p == '\t') p++;
-    if (*p != '=' || p[1] == '=') return 0;  // a read, not the assignment
     for (p++; *p == ' ' || *p == '\t'; p++) {}
     int got[MNG_LAYERS] = {0}, ok = *p++ == '[';
     while (ok) {
         while (*p == ' ' || *p == '\t') p++;
-        if (*p == ']') break;  // [] or a trailing comma
+        if (*p == ']') {  // [] or a trailing comma
+            p++;
+            break;
+        }
         int l = 0, digits = 0;
         for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++) l = 10 * l + (*p - '0');
         while (*p == ' ' || *p == '\t') p++;

@@ -898,6 +898,7 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
     rc = safetensors_add_file(st, path, &fi, err);
     struct mapped_file *mf = rc ? NULL : &st->files[fi].mf;
     if (!rc) rc = file_map(path, mf, err);
+    if (!rc && !mf->size) rc = xsa_fail(err, XSA_EBADINPUT, "%s: an empty file (0 bytes); re-download the artifact", path);
     const unsigned char *data = mf ? mf->data : NULL;
     size_t size = mf ? mf->size : 0;
     int pgrp = !rc && pgolf_pgrp_magic(data, size), opened = pgrp;

@@ -103,10 +103,11 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
         return 0;
     }
     char *text = NULL;
-    int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, NULL, err);
+    size_t len = 0;
+    int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
     long trailing;
-    cJSON *r = json_parse_whole(text, &trailing), *e;
+    cJSON *r = json_parse_whole(text, len, &trailing), *e;
     free(text);
     if (trailing >= 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "

@@ -39,18 +39,18 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         if (all) snprintf(t->task[t->n_tasks++], 64, "%s", rs[0]->tasks[k].name);
     }
     if (!t->n_tasks) return xsa_fail(err, XSA_EBADINPUT, "report --trend: no task is in every results file");
+    const char *left[TREND_MAX_TASKS];  // tasks some files lack, each once
+    int n_left = 0;
     for (int f = 0; f < n; f++)
         for (int k = 0; k < rs[f]->n_tasks; k++) {
             const char *name = rs[f]->tasks[k].name;
-            int kept = 0, listed = 0;
-            for (int j = 0; j < t->n_tasks && !kept; j++) kept = !strcmp(t->task[j], name);
-            size_t l = strlen(name);
-            for (const char *q = t->left_out; !kept && !listed && (q = strstr(q, name)); q += l)
-                listed = (q == t->left_out || q[-1] == ' ') && (q[l] == ',' || !q[l]);
-            if (!kept && !listed) {
-                size_t used = strlen(t->left_out);
-                snprintf(t->left_out + used, sizeof t->left_out - used, "%s%s", used ? ", " : "", name);
-            }
+            int seen = 0;
+            for (int j = 0; j < t->n_tasks && !seen; j++) seen = !strcmp(t->task[j], name);
+            for (int j = 0; j < n_left && !seen; j++) seen = !strcmp(left[j], name);
+            if (seen || n_left == TREND_MAX_TASKS) continue;
+            left[n_left++] = name;
+            size_t used = strlen(t->left_out);
+            snprintf(t->left_out + used, sizeof t->left_out - used, "%s%s", used ? ", " : "", name);
         }
     // The points of a curve must be scored alike: the same limits, shots and data (as compare).
     for (int f = 1; f < n; f++) {

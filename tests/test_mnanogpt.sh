@@ -74,6 +74,8 @@ expect_exit bad_nan_weight_scored 2 "holds NaN" -- "$XSA_BIN" logprobs --model $
 echo '{"FAMILY": "modded-nanogpt", "PAIRED_LAYERS": [0, 2, 5, 9]}' > "$TMP/paired4.json"
 expect_exit paired_code_nospace 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_nospace.pt" -- \
     "$XSA_BIN" info --model $X/bad/paired_nospace.pt --arch "$TMP/paired4.json"
+expect_exit paired_code_annotated 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_annotated.pt" -- \
+    "$XSA_BIN" info --model $X/bad/paired_annotated.pt --arch "$TMP/paired4.json"
 echo '{"FAMILY": "modded-nanogpt"}' > "$TMP/family.json"
 expect_exit paired_code_expr 2 "paired_expr.pt: the code saved in it sets .self.paired_head_layers = list\(range\(0, 6, 5\)\)., which xsa-eval cannot read .*give PAIRED_LAYERS" -- \
     "$XSA_BIN" info --model $X/bad/paired_expr.pt --arch "$TMP/family.json"

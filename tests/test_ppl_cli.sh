@@ -241,4 +241,28 @@ fi
 # One model against itself: no target is listed as a disagreement.
 expect_exit kl_same_model 0 "The two models give the same distribution at every target" -- \
     $P --model $A --model $A --text "$TMP/doc.txt" --context 16 --kl --device cpu
+# The models' own files are inputs: a file of a model folder, a checkpoint's sidecar; and the chart
+# beside -o is an output.
+mkdir -p "$TMP/mf"; cp -r $A "$TMP/mf/sa"
+expect_exit output_in_model_folder 2 "--json .*mf/sa/config.json is a file of the model folder" -- \
+    $P --model "$TMP/mf/sa" --text "$TMP/doc.txt" --json "$TMP/mf/sa/config.json"
+mkdir -p "$TMP/pg"; cp tests/fixtures/pgolf/xsa_record/final_model.pt tests/fixtures/pgolf/xsa_record/xsa_eval.json "$TMP/pg/"
+expect_exit output_is_sidecar 2 "--json .*pg/xsa_eval.json is an input of this command" -- \
+    $P --model "$TMP/pg/final_model.pt" --tokens-file $DOCS --json "$TMP/pg/xsa_eval.json"
+expect_exit output_is_chart 2 "--json .*c_position.svg and -o's chart .*c_position.svg name the same file" -- \
+    $P --model $A --text "$TMP/doc.txt" -o "$TMP/c.md" --json "$TMP/c_position.svg"
+# One folder spelled two ways: one temporary folder, every file written.
+mkdir -p "$TMP/two"
+if $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu -o "$TMP/two/p.md" --json "$TMP/./two/p.json" 2>"$TMP/err" &&
+   [ -s "$TMP/two/p.md" ] && [ -s "$TMP/two/p_position.svg" ] && [ -s "$TMP/two/p.json" ] && [ "$(ls -A "$TMP/two" | wc -l)" = 3 ]
+then pass one_folder_two_spellings; else fail one_folder_two_spellings "$(head -1 "$TMP/err"; ls -A "$TMP/two")"; fi
+# --json /dev/stdout with stdout redirected to a file: written through this process's stdout, so the
+# Markdown printed there follows it and the link in /dev is left alone.
+if [ -L /dev/stdout ]; then
+    $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu --json /dev/stdout > "$TMP/so.txt" 2>"$TMP/err"
+    if [ -L /dev/stdout ] && grep -q '"nats_per_token"' "$TMP/so.txt" && grep -q '^# Per-token loss' "$TMP/so.txt"
+    then pass json_to_redirected_stdout; else fail json_to_redirected_stdout "$(head -1 "$TMP/err")"; fi
+else
+    skip json_to_redirected_stdout "no /dev/stdout link here"
+fi
 finish
