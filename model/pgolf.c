@@ -876,7 +876,7 @@ int pgolf_claims(const char *path) {
     if (!(n >= 3 && !strcmp(path + n - 3, ".pt")) && !(n >= 4 && !strcmp(path + n - 4, ".pth"))) return 0;
     char side[4200];
     pg_sidecar_path(path, side, sizeof side);
-    return pg_arch_file() != NULL || file_exists(side);
+    return pg_arch_file() != NULL || file_exists(side) || dir_exists(side);  // (a folder there is refused by name)
 }
 
 static void release_st(void *p) {

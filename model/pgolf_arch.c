@@ -98,6 +98,9 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
     memset(a, 0, sizeof *a);
     if (g_arch_file) snprintf(a->path, sizeof a->path, "%s", g_arch_file);
     else pg_sidecar_path(model_path, a->path, sizeof a->path);
+    if (!g_arch_file && dir_exists(a->path))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a folder where the checkpoint's architecture file should be; make it "
+                        "the JSON file, or pass --arch FILE", a->path);
     if (!g_arch_file && !file_exists(a->path)) {
         a->path[0] = '\0';
         return 0;

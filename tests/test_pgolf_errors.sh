@@ -90,6 +90,8 @@ expect_exit unknown_format 2 "unknown_format.int8.ptz: unknown quantization form
 expect_exit scale_zero 2 "scale_zero.int8.ptz: quantized tensor 'blocks.1.attn.c_q.weight' has scale 0 at row 3" -- "$XSA_BIN" info --model $B/scale_zero.int8.ptz
 mkdir -p "$TMP/empty"; cp $P/xsa_eval.json "$TMP/empty/"; : > "$TMP/empty/final_model.int8.ptz"
 expect_exit empty_artifact 2 "final_model.int8.ptz: an empty file \(0 bytes\); re-download the artifact" -- "$XSA_BIN" info --model "$TMP/empty/final_model.int8.ptz"
+mkdir -p "$TMP/sidedir/xsa_eval.json"; cp $P/final_model.pt "$TMP/sidedir/"
+expect_exit sidecar_is_folder 2 "sidedir/xsa_eval.json: a folder where the checkpoint's architecture file should be" -- "$XSA_BIN" info --model "$TMP/sidedir/final_model.pt"
 expect_exit no_dtype 2 "no_dtype.int8.ptz: quantized tensor .blocks.0.attn.c_k.weight. has no dtype name in dtypes; the file is corrupt" -- "$XSA_BIN" info --model $B/no_dtype.int8.ptz
 expect_exit scale_nan 2 "scale_nan.int8.ptz: quantized tensor 'blocks.0.mlp.fc.weight' has scale nan at row 0" -- "$XSA_BIN" info --model $B/scale_nan.int8.ptz
 expect_exit int6_range 2 "out_of_range.int6.ptz: int6 tensor 'blocks.2.mlp.proj.weight' holds 40 at element 98, outside \[-32, 31\]" -- "$XSA_BIN" info --model $B/out_of_range.int6.ptz

@@ -58,10 +58,11 @@ proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", "pgolf_bad", "pgolf_brotli/tiny",
             "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404", "pgolf/pgrp_0427", "pgolf_pgrp_bad",
             "pgolf/recurrent_0321_rank0", "pgolf/recurrent_0321_quant",
-            "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/gates"):
+            "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/gates", "mnanogpt/bad"):
     d = os.path.join(proot, sub)
     side_path = os.path.join(d, "xsa_eval.json")
-    side = open(side_path, "rb").read() if os.path.exists(side_path) else b"{}"
+    side = open(side_path, "rb").read() if os.path.exists(side_path) else \
+        b'{"FAMILY": "modded-nanogpt"}' if sub.startswith("mnanogpt") else b"{}"
     for fn in sorted(os.listdir(d)):
         if fn.endswith(".pt") or fn.endswith(".ptz"):
             with open(os.path.join(out, "pgolf", sub.replace("/", "_") + "_" + fn), "wb") as f:
