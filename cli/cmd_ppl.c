@@ -19,6 +19,7 @@
 #include "eval/token_shard.h"
 #include "eval/ttt.h"
 #include "model/model.h"
+#include "model/pgolf_arch.h"
 #include "model/tokenizer.h"
 #include "reports/ppl_report.h"
 #include "reports/probe_report.h"
@@ -270,9 +271,8 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     // file already in a model folder.
     char side[2][4200];
     for (int m = 0; m < 2; m++) {
-        const char *mp = m < a->n_models ? a->model[m] : "", *slash = strrchr(mp, '/');
-        if (m < a->n_models && !dir_exists(mp)) snprintf(side[m], sizeof side[m], "%.*s%sxsa_eval.json",
-                                                          slash ? (int)(slash - mp) : 0, mp, slash ? "/" : "");
+        const char *mp = m < a->n_models ? a->model[m] : "";
+        if (m < a->n_models && !dir_exists(mp)) pg_sidecar_path(mp, side[m], sizeof side[m]);
         else side[m][0] = '\0';
         for (int o = 0; o < 3 && m < a->n_models && dir_exists(mp); o++)
             if (outs[o] && file_exists(outs[o]) && outdir_in_folder(outs[o], mp)) {

@@ -96,11 +96,8 @@ int outdir_check_file(const char *flag, const char *path, xsa_error *err) {
         return 0;
     }
     char parent[4096];
-    const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof parent) return xsa_fail(err, XSA_EBADINPUT, "%s %s: path too long", flag, path);
-    if (!slash) snprintf(parent, sizeof parent, ".");
-    else memcpy(parent, path, len), parent[len] = '\0';
+    if (strlen(path) >= sizeof parent) return xsa_fail(err, XSA_EBADINPUT, "%s %s: path too long", flag, path);
+    dir_of(path, parent, sizeof parent);
     if (!dir_exists(parent)) return xsa_fail(err, XSA_EBADINPUT, "%s %s: no folder %s; create it first", flag, path, parent);
     // The report is written into a temporary folder there, then renamed into place.
     if (access(parent, W_OK | X_OK) != 0)

@@ -106,22 +106,30 @@ static void model_run_close(struct model_run *mr) {
     memset(mr, 0, sizeof *mr);
 }
 
+// The checkpoint (with --config and --xsa) into *m, *loaded set once it is, and its tokenizer
+// (--tokenizer, else the one beside it) into *tok from tpath.
+static int load_model_files(const struct run_options *opt, const char *path, struct model *m, int *loaded,
+                            struct tokenizer **tok, char *tpath, size_t tpath_n, xsa_error *err) {
+    int rc = model_load_config(m, path, opt->config, err);
+    if (rc) return rc;
+    *loaded = 1;
+    if (opt->xsa && (rc = model_apply_xsa_spec(&m->cfg, opt->xsa, err))) return rc;
+    if (opt->xsa) snprintf(m->xsa_source, sizeof m->xsa_source, "--xsa");
+    if (opt->tokenizer)
+        snprintf(tpath, tpath_n, "%s", opt->tokenizer);
+    else if ((rc = tokenizer_find(path, tpath, tpath_n, err)))
+        return rc;
+    return tokenizer_load(tok, tpath, err);
+}
+
 static int open_model(const struct run_options *opt, const char *path, const struct hub_model *hub, const char *name,
                       struct model_run *mr,
                       struct results *r, xsa_error *err) {
     memset(mr, 0, sizeof *mr);
     double t0 = now_s();
-    int rc = model_load_config(&mr->m, path, opt->config, err);
-    if (rc) return rc;
-    mr->loaded = 1;
-    if (opt->xsa && (rc = model_apply_xsa_spec(&mr->m.cfg, opt->xsa, err))) return rc;
-    if (opt->xsa) snprintf(mr->m.xsa_source, sizeof mr->m.xsa_source, "--xsa");
     char tpath[4096];
-    if (opt->tokenizer)
-        snprintf(tpath, sizeof tpath, "%s", opt->tokenizer);
-    else if ((rc = tokenizer_find(path, tpath, sizeof tpath, err)))
-        return rc;
-    if ((rc = tokenizer_load(&mr->tok, tpath, err))) return rc;
+    int rc = load_model_files(opt, path, &mr->m, &mr->loaded, &mr->tok, tpath, sizeof tpath, err);
+    if (rc) return rc;
     if (tokenizer_vocab_size(mr->tok) > mr->m.cfg.vocab_size)
         fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",
                 tpath, tokenizer_vocab_size(mr->tok), mr->m.cfg.vocab_size);
@@ -483,14 +491,10 @@ static int check_later_models(const struct run_options *opt, xsa_error *err) {
         memset(&mdl, 0, sizeof mdl);
         struct tokenizer *tok = NULL;
         char tpath[4096];
-        rc = model_load_config(&mdl, opt->models[m], opt->config, err);
-        if (rc) break;
-        if (opt->xsa) rc = model_apply_xsa_spec(&mdl.cfg, opt->xsa, err);
-        if (!rc && opt->tokenizer) snprintf(tpath, sizeof tpath, "%s", opt->tokenizer);
-        else if (!rc) rc = tokenizer_find(opt->models[m], tpath, sizeof tpath, err);
-        if (!rc) rc = tokenizer_load(&tok, tpath, err);
+        int loaded = 0;
+        rc = load_model_files(opt, opt->models[m], &mdl, &loaded, &tok, tpath, sizeof tpath, err);
         if (tok) tokenizer_free(tok);
-        model_free(&mdl);
+        if (loaded) model_free(&mdl);
     }
     return rc;
 }
