@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "common/xalloc.h"
 #include "eval/compare.h"
 #include "eval/dist.h"
+
+#define KEY(f) ((f)->key & ~CLI_ONCE)  // what getopt and the handlers see
 
 enum {
     DATA_CACHE_DIR = CLI_KEY_DATA, DATA_OFFLINE, DATA_DATASETS_SERVER, DATA_HF_ENDPOINT, DATA_ORIGINALS_MIRROR,
@@ -54,6 +57,14 @@ int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, c
     return 1;
 }
 
+int cli_stats_check(const struct cli_command *c, const struct cli_stats *st) {
+    int need = (int)ceil(2 / st->alpha);
+    if (st->iters < need)
+        return cli_fail(c, "--iters %d: too few resamples for a %g%% interval; give at least %d (2 / alpha)", st->iters,
+                        100 * (1 - st->alpha), need);
+    return 0;
+}
+
 int cli_data_flag(struct data_options *d, int key, const char *value) {
     switch (key) {
     case DATA_CACHE_DIR: d->cache_dir = value; break;
@@ -73,7 +84,7 @@ int cli_data_flag(struct data_options *d, int key, const char *value) {
 static void print_flags(const struct cli_flag *f, int n, FILE *out) {
     for (int i = 0; i < n; i++) {
         char left[64];
-        if (f[i].key < 256) snprintf(left, sizeof left, "-%c, --%s%s%s", f[i].key, f[i].name, f[i].arg ? " " : "",
+        if (KEY(&f[i]) < 256) snprintf(left, sizeof left, "-%c, --%s%s%s", KEY(&f[i]), f[i].name, f[i].arg ? " " : "",
                                      f[i].arg ? f[i].arg : "");
         else snprintf(left, sizeof left, "--%s%s%s", f[i].name, f[i].arg ? " " : "", f[i].arg ? f[i].arg : "");
         fprintf(out, "  %-24s %s\n", left, f[i].help);
@@ -106,6 +117,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
     int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS - s0 : 0);
     struct option *lo = xsa_calloc((size_t)n + 2, sizeof *lo);
     const struct cli_flag **by = xsa_calloc((size_t)n + 1, sizeof *by);
+    const char **given = xsa_calloc((size_t)n + 1, sizeof *given);  // (n) each valued flag's first value
     char **av = xsa_calloc((size_t)argc + 1, sizeof *av);  // getopt reorders what it parses
     char shorts[128] = ":h";
     *n_pos = 0;
@@ -114,10 +126,10 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
                                    : i < c->n_flags + nd ? &data_flags[i - c->n_flags]
                                                          : &stats_flags[s0 + i - c->n_flags - nd];
         by[i] = f;
-        lo[i] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, f->key};
+        lo[i] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, KEY(f)};
         size_t k = strlen(shorts);
-        if (f->key < 256 && k + 2 < sizeof shorts) {
-            shorts[k] = (char)f->key;
+        if (KEY(f) < 256 && k + 2 < sizeof shorts) {
+            shorts[k] = (char)KEY(f);
             shorts[k + 1] = f->arg ? ':' : '\0';
             shorts[k + 2] = '\0';
         }
@@ -138,8 +150,11 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
             rc = cli_fail(c, "unknown flag '%s'", av[optind - 1]);
         } else {
             int i = 0;
-            while (i < n && by[i]->key != key) i++;
-            rc = i < n ? h(ctx, key, optarg) : cli_fail(c, "unknown flag '%s'", av[optind - 1]);
+            while (i < n && KEY(by[i]) != key) i++;
+            if (i < n && (by[i]->key & CLI_ONCE) && given[i])
+                rc = cli_fail(c, "--%s given twice (%s, then %s); give it once", by[i]->name, given[i], optarg);
+            else if (i < n && by[i]->arg) given[i] = optarg;
+            if (!rc) rc = i < n ? h(ctx, key, optarg) : cli_fail(c, "unknown flag '%s'", av[optind - 1]);
         }
     }
     for (int i = optind; !rc && i < argc; i++) {
@@ -148,6 +163,7 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
     }
     free(lo);
     free(by);
+    free(given);
     free(av);
     return rc;
 }
@@ -178,6 +194,7 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
     char *end;
     errno = 0;
     double v = strtod(s, &end);
+    if (strspn(s, "0123456789.eE+-") != strlen(s)) end = (char *)s;  // decimal only: no 0x10, inf, nan
     int in = open ? v > lo && v < hi : v >= lo && v <= hi;
     if (!*s || *end || errno || !in)
         return cli_fail(c, "%s %s: expected a number in %c%g, %g%c", flag, s, open ? '(' : '[', lo, hi, open ? ')' : ']');

@@ -23,6 +23,12 @@ struct cli_flag {
     const char *help;  // one line for --help
 };
 
+// Or'ed into a valued flag's key: given twice, it is refused rather than its second value
+// silently replacing the first, as other flags' do (a script's defaults then overrides). For
+// inputs whose second value a user may take for "both", such as check's --results (the
+// handler receives the key without this bit).
+#define CLI_ONCE (1 << 20)
+
 struct cli_command {
     const char *name;               // "compare"
     const char *usage;              // what follows "usage: xsa-eval NAME "
@@ -80,6 +86,9 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
 int cli_data_flag(struct data_options *d, int key, const char *value);
 // The statistics flags' handler, for keys >= CLI_KEY_STATS: 0, or 2 after printing why.
 int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, const char *value);
+// After parsing: enough resamples for the interval's ends (--iters at least 2/alpha, so that
+// each tail holds a replicate beyond the end): 0, or 2 after printing why.
+int cli_stats_check(const struct cli_command *c, const struct cli_stats *st);
 // `xsa-eval --version` and `info --version`: the version, and whether MPI is built in
 // (data-parallel runs, docs/distributed.md). Returns 0.
 int cli_print_version(void);

@@ -14,10 +14,10 @@
 enum { F_BASELINE = 256, F_RESULTS, F_VERDICT, F_MAX_DROP };
 
 static const struct cli_flag flags[] = {
-    {"baseline", F_BASELINE, "BASE.json", "results of the accepted checkpoint (required)"},
-    {"results", F_RESULTS, "NEW.json", "results of the candidate (required)"},
+    {"baseline", F_BASELINE | CLI_ONCE, "BASE.json", "results of the accepted checkpoint (required)"},
+    {"results", F_RESULTS | CLI_ONCE, "NEW.json", "results of the candidate (required)"},
     {"max-drop", F_MAX_DROP, "POINTS", "largest drop in points that passes (default " CLI_STR(CHECK_DEFAULT_MAX_DROP) ")"},
-    {"verdict", F_VERDICT, "FILE", "also write the verdict as JSON"},
+    {"verdict", F_VERDICT | CLI_ONCE, "FILE", "also write the verdict as JSON"},
 };
 
 static const struct cli_command cmd = {
@@ -25,8 +25,8 @@ static const struct cli_command cmd = {
     "Fails (exit 1) when a task drops by more than POINTS with significance at level A (exact\n"
     "McNemar p < A and the 1 - A paired bootstrap interval below 0), or the average over all tasks\n"
     "drops by more than POINTS with its interval below 0. Exit 0 otherwise; 2 on bad usage or inputs\n"
-    "that are unreadable or not comparable (different data, tasks, limits). Prints a Markdown\n"
-    "summary for a pull-request comment.\n",
+    "that are unreadable or not comparable (different data, tasks, limits); 3 when the summary or\n"
+    "the verdict could not be written. Prints a Markdown summary for a pull-request comment.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
 struct check_args {
@@ -50,6 +50,7 @@ int cmd_check(int argc, char **argv) {
     struct check_args a = {.opt = {.max_drop = CHECK_DEFAULT_MAX_DROP},
                            .st = {"auto", CHECK_DEFAULT_ALPHA, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
+    if (!rc) rc = cli_stats_check(&cmd, &a.st);
     if (rc) return rc < 0 ? 0 : rc;
     struct check_options opt = a.opt;
     opt.metric = a.st.metric, opt.alpha = a.st.alpha, opt.iters = a.st.iters, opt.seed = a.st.seed;

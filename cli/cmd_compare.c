@@ -65,6 +65,7 @@ int cmd_compare(int argc, char **argv) {
     struct compare_args a = {.st = {"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
     const char *files[2 * COMPARE_MAX_PAIRS + 1];
     int n_files, rc = cli_parse(&cmd, argc, argv, on_flag, &a, files, 2 * COMPARE_MAX_PAIRS, &n_files);
+    if (!rc) rc = cli_stats_check(&cmd, &a.st);
     if (rc) return rc < 0 ? 0 : rc;
     struct compare_options opt = a.opt;
     opt.metric = a.st.metric, opt.alpha = a.st.alpha, opt.iters = a.st.iters, opt.seed = a.st.seed;
@@ -72,6 +73,7 @@ int cmd_compare(int argc, char **argv) {
     if (n_files < 2 || n_files % 2)
         return cli_fail(&cmd, "expected results files in pairs, A.json B.json [A2.json B2.json ...] (got %d)", n_files);
     xsa_error err = {0};
+    outdir_protect_inputs(n_files, files);  // the charts beside -o too
     const char *oflag = "-o";
     if (out && (outdir_check_file("-o", out, &err) || outdir_check_outputs(1, &oflag, &out, n_files, files, &err)))
         return cli_fail(&cmd, "%s", err.msg);

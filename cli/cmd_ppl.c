@@ -64,8 +64,8 @@ enum {
 #define PPL_INPUT_FLAGS                                                                                          \
     {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
     {"arch", F_ARCH, "FILE", "architecture of parameter-golf / modded-nanogpt files (default: xsa_eval.json beside each)"}, \
-    {"text", F_TEXT, "FILE", "one document: the whole file (UTF-8)"},                                               \
-    {"jsonl", F_JSONL, "FILE", "one document per line: a JSON object's --field"},                                   \
+    {"text", F_TEXT | CLI_ONCE, "FILE", "one document: the whole file (UTF-8)"},                                               \
+    {"jsonl", F_JSONL | CLI_ONCE, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
     {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"}, \
     {"tasks", F_TASKS, "LIST", "benchmark documents (run's task names and groups): each its context + gold answer"}, \
@@ -219,6 +219,7 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     a->st = (struct cli_stats){"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED};
     const char *pos[PPL_MAX_SHARDS];
     int n_pos, rc = cli_parse(c, argc, argv, on_flag, a, pos, PPL_MAX_SHARDS, &n_pos);
+    if (!rc) rc = cli_stats_check(c, &a->st);
     if (rc) return rc;
     for (int i = 0; i < n_pos; i++) {
         if (!a->n_shards || a->n_shards == PPL_MAX_SHARDS)
@@ -262,10 +263,8 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
         if ((rc = cli_model_path(c, &a->model[m], &(struct hub_fetch_options){0}, &hub[m], NULL))) return rc;
     // Nothing is scored only to find that an output would replace an input or another output.
     struct sbuf full = {0}, rel = {0}, chart = {0};
-    if (a->out) {  // the report's chart is written beside it
-        report_chart_paths(a->out, &full, &rel);
+    if (report_chart_paths(a->out, &full, &rel))  // the report's chart is written beside it
         sbuf_printf(&chart, "%s%s", full.s, probe ? "_layers.svg" : "_position.svg");
-    }
     const char *outs[3] = {a->out, a->json, chart.s}, *oflags[3] = {"-o", "--json", "-o's chart"};
     // The models' files are inputs too: a model file and the sidecar beside it, --arch, and any
     // file already in a model folder.

@@ -77,6 +77,7 @@ int cmd_report(int argc, char **argv) {
     const char *out = a.out;
     if (!rc && a.series && !a.trend) rc = cli_fail(&cmd, "--series applies only with --trend");
     xsa_error oerr = {0};
+    outdir_protect_inputs(n, paths);  // the charts beside -o too
     const char *oflag = "-o";
     if (!rc && out && (outdir_check_file("-o", out, &oerr) || outdir_check_outputs(1, &oflag, &out, n, paths, &oerr)))
         rc = cli_fail(&cmd, "%s", oerr.msg);
@@ -93,23 +94,24 @@ int cmd_report(int argc, char **argv) {
         rp[i] = &rs[i];
     }
     struct sbuf md = {0}, cmd = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0};
+    int charts = 0;
     if (!rc) {
         report_command_line(argc, argv, &cmd);
-        if (out) report_chart_paths(out, &full, &rel);
+        charts = report_chart_paths(out, &full, &rel);
     }
     if (!rc && a.trend) {
         rc = report_trend(rp, paths, n, a.series, cmd.s, out, &err);
         if (!rc && out) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     } else if (!rc) {
-        report_markdown(rp, paths, n, cmd.s, out ? rel.s : NULL, &md);
+        report_markdown(rp, paths, n, cmd.s, charts ? rel.s : NULL, &md);
     }
     if (!rc && !out && !a.trend) fwrite(md.s, 1, md.n, stdout);
     if (!rc && out && !a.trend) {
-        report_chart(rp, n, &svg);
+        if (charts) report_chart(rp, n, &svg);
         sbuf_printf(&svg_path, "%s_acc.svg", full.s);
         const char *files[2] = {svg_path.s, out}, *data[2] = {svg.s, md.s};
         size_t lens[2] = {svg.n, md.n};
-        rc = outdir_write_set(2, files, data, lens, &err);
+        rc = outdir_write_set(2 - !charts, files + !charts, data + !charts, lens + !charts, &err);
         if (!rc) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     }
     if (rc) fprintf(stderr, "xsa-eval report: %s\n", err.msg);

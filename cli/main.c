@@ -1,4 +1,5 @@
 // main.c: dispatches `xsa-eval <subcommand> ...`; a bare `xsa-eval --model ...` means `run`.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,15 @@ static void usage(FILE *f) {
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 }
 
+// A command's output that did not reach stdout (a full disk, a closed pipe, /dev/full) is an
+// error: a CI step must not read a truncated report as the whole one.
+static int finish(const char *name, int rc) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    fprintf(stderr, "xsa-eval %s: writing standard output failed (%s); what it printed is incomplete\n", name,
+            strerror(errno));
+    return rc ? rc : 3;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -39,14 +49,14 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return finish("--help", 0);
     }
     if (!strcmp(argv[1], "--version")) {
-        return cli_print_version();
+        return finish("--version", cli_print_version());
     }
-    if (argv[1][0] == '-') return cmd_run(argc, argv);  // bare `xsa-eval --model ... --tasks ...`
+    if (argv[1][0] == '-') return finish("run", cmd_run(argc, argv));  // bare `xsa-eval --model ... --tasks ...`
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return finish(argv[1], commands[i].fn(argc - 1, argv + 1));
     fprintf(stderr, "xsa-eval: unknown command '%s' (run 'xsa-eval --help' for the list)\n", argv[1]);
     return 2;
 }

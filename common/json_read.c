@@ -1,15 +1,71 @@
 // json_read.c: whole-text JSON parsing (json_read.h).
 #include "common/json_read.h"
 
-cJSON *json_parse_whole(const char *text, size_t len, long *trailing_at) {
-    if (trailing_at) *trailing_at = -1;
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+// The repeated key among an object's members, or NULL.
+static const char *repeated_member(const cJSON *o) {
+    int n = 0;
+    for (const cJSON *e = o->child; e; e = e->next) n++;
+    if (n < 2) return NULL;
+    if (n <= 16) {  // the common small object: no allocation
+        for (const cJSON *e = o->child; e; e = e->next)
+            for (const cJSON *f = e->next; f; f = f->next)
+                if (!strcmp(e->string, f->string)) return e->string;
+        return NULL;
+    }
+    const char **keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) return NULL;
+    int k = 0;
+    for (const cJSON *e = o->child; e; e = e->next) keys[k++] = e->string;
+    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+    const char *dup = NULL;
+    for (int i = 1; i < n && !dup; i++)
+        if (!strcmp(keys[i - 1], keys[i])) dup = keys[i];
+    free(keys);
+    return dup;
+}
+
+// cJSON limits nesting (CJSON_NESTING_LIMIT), so the recursion is bounded.
+const char *json_duplicate_key(const cJSON *v) {
+    if (!v) return NULL;
+    if (cJSON_IsObject(v)) {
+        const char *d = repeated_member(v);
+        if (d) return d;
+    }
+    if (cJSON_IsObject(v) || cJSON_IsArray(v))
+        for (const cJSON *e = v->child; e; e = e->next) {
+            const char *d = json_duplicate_key(e);
+            if (d) return d;
+        }
+    return NULL;
+}
+
+cJSON *json_read_whole(const char *text, size_t len, enum json_keys keys, const char *path, xsa_error *err) {
     const char *end = NULL;
     cJSON *v = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!v) return NULL;
+    if (!v) {
+        long at = end && end >= text && end <= text + len ? (long)(end - text) : 0;
+        xsa_fail(err, XSA_EBADINPUT, "%s: not valid JSON (near byte %ld)", path, at);
+        return NULL;
+    }
     const char *stop = text + len;
     while (end < stop && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) end++;
-    if (end == stop) return v;
-    cJSON_Delete(v);
-    if (trailing_at) *trailing_at = (long)(end - text);
-    return NULL;
+    if (end != stop) {
+        xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON %s, at byte %ld; the file holds one", path,
+                 cJSON_IsObject(v) ? "object" : "value", (long)(end - text));
+        cJSON_Delete(v);
+        return NULL;
+    }
+    const char *dup = keys == JSON_KEYS_UNIQUE ? json_duplicate_key(v) : NULL;
+    if (dup) {
+        xsa_fail(err, XSA_EBADINPUT, "%s: key \"%.80s\" stands twice in one object; readers disagree on which counts "
+                 "(Python's json keeps the last), so remove one", path, dup);
+        cJSON_Delete(v);
+        return NULL;
+    }
+    return v;
 }

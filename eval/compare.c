@@ -11,6 +11,7 @@
 #include "common/fileio.h"
 #include "common/xalloc.h"
 #include "eval/stats.h"
+#include "tasks/task.h"
 
 static int appendf(char *buf, size_t cap, const char *fmt, const char *a, const char *b, const char *c) {
     size_t n = strlen(buf);
@@ -68,46 +69,47 @@ static int cmp_pair(const void *x, const void *y) {
     return (p[0] > q[0]) - (p[0] < q[0]);
 }
 
+// A task's (doc_id, index) pairs sorted by doc_id.                 returns (n, 2), caller frees
+static int *sorted_ids(const struct task_result *t) {
+    int *s = xsa_malloc(sizeof(int) * 2 * (size_t)(t->n_docs + 1));
+    for (int i = 0; i < t->n_docs; i++) { s[2 * i] = t->doc_id[i]; s[2 * i + 1] = i; }
+    qsort(s, (size_t)t->n_docs, 2 * sizeof(int), cmp_pair);
+    return s;
+}
+
 // Pairs the documents of ta and tb by doc_id. Outputs (idx_a[k], idx_b[k]) for k < *n_out in
-// A's order. With `intersect` documents missing from either side are dropped; otherwise a
-// difference is an error.                                          idx_a, idx_b: (ta->n_docs)
+// doc_id order, so the bootstrap's draws do not depend on how a file lists its documents. With
+// `intersect` documents missing from either side are dropped; otherwise a difference is an
+// error.                                                            idx_a, idx_b: (ta->n_docs)
 static int pair_docs(const struct task_result *ta, const struct task_result *tb, int intersect, int *idx_a, int *idx_b,
                      int *n_out, xsa_error *err) {
-    int same = ta->n_docs == tb->n_docs;
-    for (int i = 0; same && i < ta->n_docs; i++) same = ta->doc_id[i] == tb->doc_id[i];
-    if (same) {
-        for (int i = 0; i < ta->n_docs; i++) idx_a[i] = idx_b[i] = i;
-        *n_out = ta->n_docs;
-        return 0;
-    }
-    int *sb = xsa_malloc(sizeof(int) * 2 * (size_t)(tb->n_docs + 1));  // (n_b, 2): doc_id, index, sorted
-    for (int i = 0; i < tb->n_docs; i++) { sb[2 * i] = tb->doc_id[i]; sb[2 * i + 1] = i; }
-    qsort(sb, (size_t)tb->n_docs, 2 * sizeof(int), cmp_pair);
-    int rc = 0, k = 0;
-    for (int i = 1; i < tb->n_docs && !rc; i++)
-        if (sb[2 * i] == sb[2 * i - 2])
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in B", ta->name, sb[2 * i]);
-    for (int i = 0; i < ta->n_docs && !rc; i++) {
-        int lo = 0, hi = tb->n_docs - 1, found = -1;
-        while (lo <= hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (sb[2 * mid] == ta->doc_id[i]) { found = sb[2 * mid + 1]; break; }
-            if (sb[2 * mid] < ta->doc_id[i]) lo = mid + 1;
-            else hi = mid - 1;
+    int *sa = sorted_ids(ta), *sb = sorted_ids(tb);
+    int rc = 0, k = 0, i = 0, j = 0, na = ta->n_docs, nb = tb->n_docs;
+    for (int d = 1; d < na && !rc; d++)
+        if (sa[2 * d] == sa[2 * d - 2])
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in A", ta->name, sa[2 * d]);
+    for (int d = 1; d < nb && !rc; d++)
+        if (sb[2 * d] == sb[2 * d - 2])
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in B", ta->name, sb[2 * d]);
+    while (!rc && (i < na || j < nb)) {
+        int ia = i < na ? sa[2 * i] : -1, ib = j < nb ? sb[2 * j] : -1;
+        if (i < na && j < nb && ia == ib) {
+            idx_a[k] = sa[2 * i++ + 1];
+            idx_b[k++] = sb[2 * j++ + 1];
+        } else if (j >= nb || (i < na && ia < ib)) {  // in A only
+            if (!intersect)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of A is not in B; paired statistics need the "
+                              "same documents (--force pairs those both have)", ta->name, ia);
+            i++;
+        } else {  // in B only
+            if (!intersect)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of B is not in A; paired statistics need the "
+                              "same documents (--force pairs those both have)", ta->name, ib);
+            j++;
         }
-        if (found < 0) {
-            if (intersect) continue;
-            rc = xsa_fail(err, XSA_EBADINPUT,
-                          "%s: document %d of A is not in B; paired statistics need the same documents", ta->name,
-                          ta->doc_id[i]);
-            break;
-        }
-        idx_a[k] = i;
-        idx_b[k++] = found;
     }
-    if (!rc && !intersect && k != tb->n_docs)
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: B has documents A lacks; paired statistics need the same documents", ta->name);
     if (!rc && k == 0) rc = xsa_fail(err, XSA_EBADINPUT, "%s: the two files share no documents", ta->name);
+    free(sa);
     free(sb);
     *n_out = k;
     return rc;
@@ -122,7 +124,7 @@ static int per_doc_ok(const double *x, int n) {
 // One task: fills row, and the paired 0/1 arrays *pa, *pb (n = row->n, caller frees) that the
 // averages resample.
 static int compare_task(const struct task_result *ta, const struct task_result *tb, const struct compare_options *opt,
-                        const struct comparison *c, int intersect, struct compare_row *row, double **pa, double **pb,
+                        struct comparison *c, int intersect, struct compare_row *row, double **pa, double **pb,
                         xsa_error *err) {
     const char *metric = results_preferred_metric(ta);
     if (opt->metric && strcmp(opt->metric, "auto")) metric = opt->metric;
@@ -141,6 +143,12 @@ static int compare_task(const struct task_result *ta, const struct task_result *
     for (int k = 0; !rc && k < n; k++) {
         (*pa)[k] = ta->per_doc[ma][ia[k]];
         (*pb)[k] = tb->per_doc[mb][ib[k]];
+    }
+    if (!rc && (n != ta->n_docs || n != tb->n_docs)) {  // only under --force: the report says so
+        char why[160];
+        snprintf(why, sizeof why, "%s: %d documents paired, of A's %d and B's %d", ta->name, n, ta->n_docs, tb->n_docs);
+        appendf(c->not_comparable, sizeof c->not_comparable, "%s%s%s", why, "", "");
+        c->forced = 1;
     }
     if (!rc && (!per_doc_ok(*pa, n) || !per_doc_ok(*pb, n)))
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: per-document %s values must be 0 or 1", ta->name, metric);
@@ -193,7 +201,12 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     int rc = 0;
     int k = 0;
     double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
-    for (int i = 0; i < c->n_rows && !rc; i++) {
+    int n_reg;
+    const struct task_def *reg = task_registry(&n_reg);
+    // Tasks in registry order, whatever a file's order: the draws then depend on the data only.
+    for (int t = 0, i; t < n_reg; t++) {
+        for (i = 0; i < c->n_rows && strcmp(c->rows[i].task, reg[t].name); i++) {}
+        if (i == c->n_rows) continue;
         const struct compare_row *r = &c->rows[i];
         if (paper_only && !results_is_paper_task(r->task)) continue;
         sa[k] = pa[i];
@@ -247,7 +260,7 @@ int compare_results(const struct results *a, const struct results *b, const stru
     for (int i = 0; i < a->n_tasks && !rc; i++) {
         const struct task_result *tb = results_find_task(b, a->tasks[i].name);
         if (!tb) continue;  // only under --force: the report lists the difference
-        rc = compare_task(&a->tasks[i], tb, opt, c, c->forced, &c->rows[c->n_rows], &pa[c->n_rows], &pb[c->n_rows], err);
+        rc = compare_task(&a->tasks[i], tb, opt, c, opt->force, &c->rows[c->n_rows], &pa[c->n_rows], &pb[c->n_rows], err);
         c->n_rows++;
     }
     if (!rc && c->n_rows == 0) rc = xsa_fail(err, XSA_EBADINPUT, "the two results files share no task");

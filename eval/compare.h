@@ -70,8 +70,11 @@ struct comparison {
 int compare_inputs_differ(const struct results *a, const struct results *b, char *why, size_t cap);
 
 // Fills `out`. Refuses (XSA_EBADINPUT, message names the difference and --force) when the
-// inputs are not comparable and !opt->force, when a task's doc ids differ between files, or
-// when the chosen metric is missing. Free with comparison_free().
+// inputs are not comparable or a task's doc ids differ between files, unless opt->force (then
+// the documents both files have are paired, and out->not_comparable says what differed), or
+// when the chosen metric is missing. Documents are resampled in doc_id order and tasks in
+// registry order, so the intervals depend on the data and the seed, not on a file's layout.
+// Free with comparison_free().
 int compare_results(const struct results *a, const struct results *b, const struct compare_options *opt,
                     struct comparison *out, xsa_error *err);
 void comparison_free(struct comparison *c);

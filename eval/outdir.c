@@ -85,12 +85,20 @@ static int target_kind(const char *path) {
     return S_ISREG(st.st_mode) ? TARGET_RENAME : TARGET_SPECIAL;
 }
 
-static int is_special(const char *path) { return target_kind(path) != TARGET_RENAME; }
+int outdir_is_stream(const char *path) { return target_kind(path) != TARGET_RENAME; }
+
+static int g_n_inputs;
+static const char *const *g_inputs;
+
+void outdir_protect_inputs(int n, const char *const *inputs) {
+    g_n_inputs = n;
+    g_inputs = inputs;
+}
 
 int outdir_check_file(const char *flag, const char *path, xsa_error *err) {
     if (!path || !*path) return xsa_fail(err, XSA_EBADINPUT, "%s '': empty path; name a file", flag);
     if (dir_exists(path)) return xsa_fail(err, XSA_EBADINPUT, "%s %s: is a folder; name a file in it", flag, path);
-    if (is_special(path)) {
+    if (outdir_is_stream(path)) {
         if (access(path, W_OK) != 0)
             return xsa_fail(err, XSA_EBADINPUT, "%s %s: cannot write: %s; choose another path", flag, path, strerror(errno));
         return 0;
@@ -223,6 +231,11 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
             if (outdir_same_file(paths[i], paths[j]))
                 return xsa_fail(err, XSA_EBADINPUT, "%s and %s name the same file; give each output its own name", paths[j],
                                 paths[i]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < g_n_inputs; j++)
+            if (g_inputs[j] && outdir_same_file(paths[i], g_inputs[j]))
+                return xsa_fail(err, XSA_EBADINPUT, "%s is an input of this command; writing it would replace it: choose "
+                                "another output path", paths[i]);
     // One temporary folder ".xsa-report.tmp.<pid>" in each distinct target folder (told apart
     // by device and inode, not by spelling), so that every rename stays within its filesystem;
     // stdout, stderr and special files are written last, directly.

@@ -36,6 +36,15 @@ int outdir_in_folder(const char *path, const char *dir);
 int outdir_check_outputs(int n_out, const char *const *flags, const char *const *outs, int n_in,
                          const char *const *ins, xsa_error *err);
 
+// 1 when a report at `path` is written into what is there rather than renamed into place:
+// this process's stdout or stderr, a FIFO, a terminal or another device. Such a report has no
+// charts beside it.
+int outdir_is_stream(const char *path);
+// The command's inputs (n entries, NULL skipped; the array must outlive the command):
+// outdir_write_set then refuses, before writing anything, a target that is one of them, such as
+// a chart whose name an input happens to have.
+void outdir_protect_inputs(int n, const char *const *inputs);
+
 // "<final>.pending.<pid>" into buf.
 int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);
 // Renames a pending file to its final name, failing (exit 3) rather than replacing a file.

@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/json_read.h"
 #include "common/xalloc.h"
 #include "common/jsonw.h"
+#include "eval/metrics.h"
 #include "tasks/task.h"
 
 #define RESULTS_MAX_FILE (1u << 30)   // 1 GiB: far above nine full tasks' per-doc arrays
@@ -413,6 +415,11 @@ static int read_metrics(struct rd *c, const cJSON *tres, struct task_result *t) 
     return 0;
 }
 
+static int cmp_int(const void *x, const void *y) {
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
 static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
     if (!cJSON_IsObject(pd))
         return bad(c, "xsa_eval.per_doc.%s missing; per-document data needed for paired statistics%s", t->name, "");
@@ -428,6 +435,18 @@ static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
         if (as_int(v, 0, 2147483647LL, &x))
             return bad(c, "xsa_eval.per_doc.%s.doc_id: entries must be non-negative integers%s", t->name, "");
         t->doc_id[d] = (int)x;
+    }
+    int *sorted = xsa_malloc((size_t)(n + 1) * sizeof *sorted);  // (n) doc ids, for repeats
+    memcpy(sorted, t->doc_id, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_int);
+    int dup = -1;
+    for (d = 1; d < n && dup < 0; d++)
+        if (sorted[d] == sorted[d - 1]) dup = sorted[d];
+    free(sorted);
+    if (dup >= 0) {
+        char id[16];
+        snprintf(id, sizeof id, "%d", dup);
+        return bad(c, "xsa_eval.per_doc.%s.doc_id: document %s stands twice; documents are paired by id", t->name, id);
     }
     for (int m = 0; m < t->n_metrics; m++) {
         const cJSON *a = get(pd, t->metric[m]);
@@ -458,7 +477,7 @@ static int check_scores(struct rd *c, const struct task_result *t) {
         int acc = !strncmp(name, "acc", 3), ppl = !strcmp(name, "perplexity");
         if (!isfinite(v)) return bad(c, "results.%s: %s is not a finite number; a non-finite score is never compared", t->name, name);
         if (!isnan(se) && !(isfinite(se) && se >= 0))
-            return bad(c, "results.%s: %s_stderr must be a non-negative number or \"N/A\"%s", t->name, name);
+            return bad(c, "results.%s: %s_stderr must be a non-negative number or \"N/A\"", t->name, name);
         for (int d = 0; d < t->n_docs; d++) {
             double x = t->per_doc[m][d];
             if ((acc && x != 0 && x != 1) || (ppl && !(isfinite(x) && x <= 0)) || !isfinite(x))
@@ -467,9 +486,15 @@ static int check_scores(struct rd *c, const struct task_result *t) {
             sum += x;
         }
         double mean = sum / t->n_docs, want = ppl ? exp(-mean) : mean;
-        if ((acc && (v < 0 || v > 1)) || fabs(v - want) > 1e-9 * fmax(1, fabs(want)))
+        if ((acc && (v < 0 || v > 1)) || !isfinite(want) || fabs(v - want) > 1e-9 * fmax(1, fabs(want)))
             return bad(c, "results.%s: %s disagrees with its per-document values (the file was edited or damaged)",
                        t->name, name);
+        // An accuracy's stderr, when given, is lm-eval's mean_stderr of the same values (a
+        // perplexity's is a bootstrap: too costly to redo here, and never gated on).
+        double want_se = acc && !isnan(se) ? metrics_mean_stderr(t->per_doc[m], t->n_docs) : se;
+        if (!isnan(se) && !(fabs(se - want_se) <= 1e-9))
+            return bad(c, "results.%s: %s_stderr disagrees with its per-document values (the file was edited or "
+                          "damaged)", t->name, name);
     }
     return 0;
 }
@@ -486,7 +511,7 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     }
     const cJSON *data = get(get(xe, "data"), t->name);
     if (!cJSON_IsObject(data)) return bad(c, "xsa_eval.data.%s missing (dataset digest needed)%s", t->name, "");
-    if ((rc = get_str(c, data, "sha256", t->data_sha256, sizeof t->data_sha256, 1))) return rc;
+    if ((rc = get_str(c, data, "sha256", t->data_sha256, sizeof t->data_sha256, 0))) return rc;
     if (!is_hex64(t->data_sha256))
         return bad(c, "xsa_eval.data.%s.sha256 must be 64 lowercase hex digits%s", t->name, "");
     if ((rc = get_str(c, data, "source", t->data_source, sizeof t->data_source, 0)) ||
@@ -501,6 +526,11 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     if (t->preferred_metric[0] && results_metric_index(t, t->preferred_metric) < 0)
         return bad(c, "xsa_eval.data.%s.preferred_metric names a metric the task lacks: %s", t->name,
                    t->preferred_metric);
+    // Every file prefers the task's own metric, so two files never compare different ones.
+    const struct task_def *def = task_find(t->name);
+    if (t->preferred_metric[0] && strcmp(t->preferred_metric, def->preferred_metric))
+        return bad(c, "xsa_eval.data.%s.preferred_metric is not lm-eval's for the task (%s)", t->name,
+                   def->preferred_metric);
     if ((rc = read_per_doc(c, get(get(xe, "per_doc"), t->name), t)) || (rc = check_scores(c, t))) return rc;
     const cJSON *ns = get(get(root, "n-samples"), t->name);
     int eff = t->n_docs;
@@ -508,6 +538,8 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     if ((rc = get_int(c, ns, "effective", &eff, 0)) || (rc = get_int(c, ns, "original", &t->n_docs_original, 0)))
         return rc;
     if (eff != t->n_docs) return bad(c, "n-samples.%s.effective differs from the per-document count%s", t->name, "");
+    if (t->n_docs_original < t->n_docs)
+        return bad(c, "n-samples.%s.original is below the number of documents scored%s", t->name, "");
     const cJSON *tr = get(get(xe, "truncated_requests"), t->name);
     long long x;
     if (tr && !as_int(tr, 0, 2147483647LL, &x)) t->truncated_requests = (int)x;
@@ -565,8 +597,12 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
     const cJSON *lim = get(xe, "limit");
     if (cJSON_IsNumber(lim) && lim->valuedouble > 0 && lim->valuedouble < 1) {
         r->limit_fraction = lim->valuedouble;  // a fractional --limit
-    } else if ((rc = get_int(c, xe, "limit", &r->limit, 0))) {
-        return rc;
+    } else if (lim && !cJSON_IsNull(lim)) {
+        long long x;
+        if (as_int(lim, 0, 2147483647LL, &x))
+            return bad(c, "xsa_eval.limit must be null, a whole number of documents or a fraction between 0 and "
+                          "1%s%s", "", "");
+        r->limit = (int)x;
     }
     r->step = -1;
     if ((rc = get_int(c, xe, "num_fewshot", &r->num_fewshot, 0)) || (rc = get_int(c, xe, "step", &r->step, 0)) ||
@@ -574,7 +610,6 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         return rc;
     if (r->step < -1) return bad(c, "xsa_eval.step must be a non-negative training step%s%s", "", "");
     r->has_step = r->step >= 0;
-    if (r->limit < -1) return bad(c, "xsa_eval.limit must be null or non-negative%s%s", "", "");
     if ((rc = get_num(c, root, "start_time", &r->start_time, 0)) || (rc = get_num(c, root, "end_time", &r->end_time, 0)))
         return rc;
     const cJSON *tm = get(xe, "timing");
@@ -593,9 +628,13 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         struct task_result *t = &r->tasks[r->n_tasks];
         if (strlen(tres->string) >= sizeof t->name) return bad(c, "task name too long: %.100s%s", tres->string, "");
         if (results_find_task(r, tres->string)) return bad(c, "task %.100s appears twice%s", tres->string, "");
+        if (!task_find(tres->string))
+            return bad(c, "results.%.100s: not one of xsa-eval's tasks (xsa-eval tasks lists them)%s", tres->string, "");
         r->n_tasks++;  // counted now so results_free releases what read_task allocates
         memcpy(t->name, tres->string, strlen(tres->string) + 1);
         if ((rc = read_task(c, root, xe, tres, t))) return rc;
+        if (r->limit > 0 && t->n_docs > r->limit)
+            return bad(c, "xsa_eval.per_doc.%s holds more documents than xsa_eval.limit allows%s", t->name, "");
     }
     return 0;
 }
@@ -606,11 +645,9 @@ int results_read_json(struct results *r, const char *path, xsa_error *err) {
     size_t len = 0;
     int rc = file_read_all(path, RESULTS_MAX_FILE, &buf, &len, err);
     if (rc) return rc;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    cJSON *root = json_read_whole(buf, len, JSON_KEYS_UNIQUE, path, err);
     if (!root) {
-        long at = end ? (long)(end - buf) : -1;
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not valid JSON (near byte %ld)", path, at);
+        rc = XSA_EBADINPUT;
     } else {
         struct rd c = {path, err};
         rc = read_root(&c, root, r);

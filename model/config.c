@@ -38,14 +38,22 @@ static int get_int(const cJSON *root, const char *key, int def, int lo, int hi, 
     return 0;
 }
 
-static int get_float(const cJSON *root, const char *key, double def, double lo, double hi,
-                     float *out, const char *path, xsa_error *err) {
+static int get_double(const cJSON *root, const char *key, double def, double lo, double hi,
+                      double *out, const char *path, xsa_error *err) {
     const cJSON *j = item(root, key);
-    if (!j || cJSON_IsNull(j)) { *out = (float)def; return 0; }
+    if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     double d = cJSON_IsNumber(j) ? j->valuedouble : NAN;
     if (!(d >= lo && d <= hi)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be a number in [%g, %g]", path, key, lo, hi);
-    *out = (float)d;
+    *out = d;
     return 0;
+}
+
+static int get_float(const cJSON *root, const char *key, double def, double lo, double hi,
+                     float *out, const char *path, xsa_error *err) {
+    double d = def;
+    int rc = get_double(root, key, def, lo, hi, &d, path, err);
+    if (!rc) *out = (float)d;
+    return rc;
 }
 
 static int get_bool(const cJSON *root, const char *key, int def, int *out, const char *path, xsa_error *err) {
@@ -143,11 +151,11 @@ static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, co
 
 // rope_scaling (transformers 4) / rope_parameters (transformers 5): default, linear, llama3,
 // dynamic, yarn; partial_rotary_factor (top level or in the object; `partial_def` when absent).
-static int parse_rope(struct hf_config *hc, const cJSON *r, float partial_def, const char *path, xsa_error *err) {
+static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, const char *path, xsa_error *err) {
     static const char *keys[] = {"rope_parameters", "rope_scaling"};
     struct model_config *c = &hc->cfg;
     int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
-    if (!rc) rc = get_float(r, "partial_rotary_factor", partial_def, 1e-6, 1, &hc->partial_rotary, path, err);
+    if (!rc) rc = get_double(r, "partial_rotary_factor", partial_def, 1e-6, 1, &hc->partial_rotary, path, err);
     for (int k = 0; k < 2 && !rc; k++) {
         const cJSON *j = item(r, keys[k]);
         if (!j || cJSON_IsNull(j)) continue;
@@ -156,7 +164,7 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, float partial_def, c
         rc = get_string(j, "rope_type", NULL, &type, path, err);
         if (!rc && !type) rc = get_string(j, "type", "default", &type, path, err);
         if (!rc && item(j, "partial_rotary_factor"))
-            rc = get_float(j, "partial_rotary_factor", 1.0, 1e-6, 1, &hc->partial_rotary, path, err);
+            rc = get_double(j, "partial_rotary_factor", 1.0, 1e-6, 1, &hc->partial_rotary, path, err);
         if (rc) return rc;
         if (!strcmp(type, "linear") || !strcmp(type, "dynamic")) {
             c->rope_scaling = !strcmp(type, "linear") ? ROPE_SCALE_LINEAR : ROPE_SCALE_DYNAMIC;
@@ -280,10 +288,13 @@ static int finish_rope_decoder(struct hf_config *hc, const char *path, xsa_error
         return xsa_fail(err, XSA_EBADINPUT, "%s: num_attention_heads %d is not a multiple of num_key_value_heads %d", path, c->n_head, c->n_kv_head);
     if ((long long)c->n_head * c->head_dim > (1 << 16))
         return xsa_fail(err, XSA_EBADINPUT, "%s: num_attention_heads x head_dim is too large", path);
-    int rd = (int)((double)c->head_dim * hc->partial_rotary);  // int(head_dim * factor), as transformers
+    // int(head_dim * factor) in double precision, as transformers computes it (in float32,
+    // 10 x 0.7 would give 6 where transformers has 7).
+    int rd = (int)(c->head_dim * hc->partial_rotary);
     if (rd < 2 || rd % 2)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: partial rotary factor %g of head_dim %d gives %d rotated dims; it must be an even number >= 2",
-                        path, (double)hc->partial_rotary, c->head_dim, rd);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: partial rotary factor %g of head_dim %d gives %d rotated dims (int(%d x %g)); "
+                        "xsa-eval needs an even number >= 2 (with an odd one transformers rotates one dim more than its "
+                        "frequencies were built for)", path, hc->partial_rotary, c->head_dim, rd, c->head_dim, hc->partial_rotary);
     c->rope_dims = rd == c->head_dim ? 0 : rd;
     return 0;
 }
@@ -347,8 +358,9 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     if (!rc) rc = get_string(r, "hidden_act", "gelu", &act, path, err);
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
-    float pct = 0.25f, base = 10000;  // GPTNeoXConfig's rotary_pct and rotary_emb_base defaults
-    if (!rc) rc = get_float(r, "rotary_pct", 0.25, 1e-6, 1, &pct, path, err);
+    double pct = 0.25;  // GPTNeoXConfig's rotary_pct and rotary_emb_base defaults
+    float base = 10000;
+    if (!rc) rc = get_double(r, "rotary_pct", 0.25, 1e-6, 1, &pct, path, err);
     if (!rc) rc = get_float(r, "rotary_emb_base", 10000.0, 1.0, 1e12, &base, path, err);
     if (!rc) rc = parse_rope(hc, r, pct, path, err);
     if (rc) return rc;
@@ -370,9 +382,8 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
     memset(hc, 0, sizeof *hc);
     hc->cfg.bos_id = hc->cfg.eos_id = -1;
     hc->partial_rotary = 1;
-    long trailing;
-    cJSON *r = json_parse_whole(text, strlen(text), &trailing);
-    if (trailing >= 0) return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld", path, trailing);
+    cJSON *r = json_read_whole(text, strlen(text), JSON_KEYS_LAST_WINS, path, err);
+    if (!r) return XSA_EBADINPUT;
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);
         return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object", path);

@@ -14,7 +14,8 @@ struct hf_config {
     struct model_config cfg;
     struct weight_spec ws;  // the optional weights the family and its keys imply
     int has_xsa;    // config.json declared "xsa_layers"
-    float partial_rotary;  // partial_rotary_factor / rotary_pct (1: every dim rotates)
+    double partial_rotary;  // partial_rotary_factor / rotary_pct (1: every dim rotates), in double as
+                            // transformers reads it
 };
 
 // Parses config.json text; `path` is only used in messages.

@@ -90,6 +90,31 @@ static int load_w(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1
     return 0;
 }
 
+// A head saved beside the embedding config.json ties it to must be that embedding: transformers
+// versions differ on which of two different ones counts (4 ties them, 5 loads the file's head).
+static int check_tied_head(struct hf_loader *ld, const struct st_tensor *head, const char *emb_name, xsa_error *err) {
+    const struct st_tensor *emb = safetensors_find(&ld->st, emb_name);
+    if (!emb || head == emb) return 0;
+    int same = head->ndim == emb->ndim && head->ndim == 2 && head->shape[0] == emb->shape[0] &&
+               head->shape[1] == emb->shape[1];
+    if (same && head->dtype == emb->dtype) {
+        same = head->nbytes == emb->nbytes && (head->data == emb->data || !memcmp(head->data, emb->data, head->nbytes));
+    } else if (same) {  // the same values saved in two dtypes
+        size_t n = (size_t)(head->shape[0] * head->shape[1]);
+        float *a = xsa_malloc(n * sizeof *a), *b = xsa_malloc(n * sizeof *b);
+        same = !safetensors_read_f32(&ld->st, head, a, err) && !safetensors_read_f32(&ld->st, emb, b, err) &&
+               !memcmp(a, b, n * sizeof *a);
+        free(a);
+        free(b);
+        xsa_error_clear(err);
+    }
+    if (same) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: config.json ties the head to the embedding (tie_word_embeddings), but the "
+                    "checkpoint's %s differs from %s, and transformers versions differ on which counts: set "
+                    "\"tie_word_embeddings\": false to score with %s, or remove it", ld->dir, head->name, emb_name,
+                    head->name);
+}
+
 // dst (ncols, rows) = columns [col0, col0 + ncols) of src (rows, src_cols), transposed:
 // a Conv1D (IN, OUT) weight to nn.Linear (OUT, IN).
 static void transpose_cols(const float *src, size_t rows, size_t src_cols, size_t col0, size_t ncols, float *dst) {
@@ -161,9 +186,11 @@ static int load_gpt2(struct hf_loader *ld, struct model *m, xsa_error *err) {
     ld->prefix = "";  // lm_head sits outside `transformer.`
     struct st_tensor *head = safetensors_find(&ld->st, "lm_head.weight");
     if (!c->tied_head) return load_w(ld, "lm_head.weight", c->vocab_size, C, &m->lm_head, err);
-    if (head) head->used = 1;  // a tied head saved anyway: transformers ties it, so do we
+    if (head) head->used = 1;  // a tied head saved anyway, the embedding again (checked)
     m->lm_head = m->tok_emb;
-    return 0;
+    char emb[64];
+    snprintf(emb, sizeof emb, "%swte.weight", safetensors_find(&ld->st, "transformer.wte.weight") ? "transformer." : "");
+    return head ? check_tied_head(ld, head, emb, err) : 0;
 }
 
 // A fused tensor of (sum of rows[p], cols) (cols 0: 1-D) split by rows into n parts *dst[p]:
@@ -319,7 +346,8 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
     if (!c->tied_head) return load_w(ld, n, c->vocab_size, C, &m->lm_head, err);
     if (head) head->used = 1;
     m->lm_head = m->tok_emb;  // tied: the embedding, wherever it now lives
-    return 0;
+    snprintf(n, sizeof n, "%s.weight", fn->embed);
+    return head ? check_tied_head(ld, head, n, err) : 0;
 }
 
 // Buffers some exporters save that are not weights: causal masks, RoPE frequencies.

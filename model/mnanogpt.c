@@ -78,12 +78,9 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
     size_t len = 0;
     int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
-    long trailing;
-    cJSON *r = json_parse_whole(text, len, &trailing), *e;
+    cJSON *r = json_read_whole(text, len, JSON_KEYS_UNIQUE, path, err), *e;
     free(text);
-    if (trailing >= 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "
-                        "architecture settings", path, trailing);
+    if (!r) return XSA_EBADINPUT;
     cJSON_ArrayForEach(e, r) {
         if (!strcmp(e->string, "FAMILY")) continue;  // (pgolf.c read it)
         if (!strcmp(e->string, "WS_SHORT")) rc = arch_int(e, path, &a->ws_short, err);

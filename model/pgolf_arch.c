@@ -109,12 +109,9 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
     size_t len = 0;
     int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
-    long trailing;
-    cJSON *r = json_parse_whole(text, len, &trailing), *e;
+    cJSON *r = json_read_whole(text, len, JSON_KEYS_UNIQUE, a->path, err), *e;
     free(text);
-    if (trailing >= 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: text after the JSON object, at byte %ld; the file holds one object of "
-                        "architecture settings", a->path, trailing);
+    if (!r) return XSA_EBADINPUT;
     if (!cJSON_IsObject(r)) {
         cJSON_Delete(r);
         return xsa_fail(err, XSA_EBADINPUT, "%s: not a JSON object of architecture settings (such as {\"NUM_LAYERS\": 9})", a->path);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/json_read.h"
 #include "model/model_internal.h"
 #include "model/torch_checkpoint.h"
 
@@ -226,10 +227,12 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
     if (hlen > ST_MAX_HEADER_BYTES || hlen > size - 8)
         return xsa_fail(err, XSA_EBADINPUT, "%s: header length %llu is beyond the %zu-byte file (or the %u-byte limit); not a safetensors file, or truncated",
                         path, (unsigned long long)hlen, size, ST_MAX_HEADER_BYTES);
-    cJSON *h = cJSON_ParseWithLength((const char *)p + 8, (size_t)hlen);
+    xsa_error jerr = {0};
+    cJSON *h = json_read_whole((const char *)p + 8, (size_t)hlen, JSON_KEYS_UNIQUE, "header", &jerr);
     if (!cJSON_IsObject(h)) {
         cJSON_Delete(h);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the header is not a JSON object; the file is corrupt", path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the header is not a JSON object (%s); the file is corrupt", path,
+                        h ? "another JSON value" : jerr.msg);
     }
     int n = cJSON_GetArraySize(h);
     if (n > ST_MAX_TENSORS || st->n_tensors + n > ST_MAX_TENSORS) {
@@ -262,8 +265,9 @@ static int open_sharded(struct safetensors *st, const char *dir, const char *ind
     char *text = NULL;
     int rc = file_read_all(index_path, ST_MAX_INDEX_BYTES, &text, NULL, err);
     if (rc) return rc;
-    cJSON *idx = cJSON_Parse(text);
+    cJSON *idx = json_read_whole(text, strlen(text), JSON_KEYS_UNIQUE, index_path, err);
     free(text);
+    if (!idx) return XSA_EBADINPUT;
     const cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map");
     if (!cJSON_IsObject(wm)) {
         cJSON_Delete(idx);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_read.h"
 #include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 #include "model/tokenizer_impl.h"
@@ -493,12 +494,8 @@ static int hft_build(struct hft_tok *t, const cJSON *root, const char *path, xsa
 int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err) {
     if (!hft_utf8_valid(data, len))
         return xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8; a tokenizer.json is UTF-8 JSON", path);
-    cJSON *root = cJSON_ParseWithLength(data, len);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t off = (at && at >= data && at <= data + len) ? (size_t)(at - data) : 0;
-        return xsa_fail(err, XSA_EBADINPUT, "%s: malformed JSON near byte %zu", path, off);
-    }
+    cJSON *root = json_read_whole(data, len, JSON_KEYS_UNIQUE, path, err);
+    if (!root) return XSA_EBADINPUT;
     struct hft_tok *h = xsa_calloc(1, sizeof *h);
     snprintf(h->path, sizeof h->path, "%s", path);
     int rc = hft_build(h, root, path, err);

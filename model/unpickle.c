@@ -201,6 +201,8 @@ static int resolve_global(struct up_state *s, const char *module, const char *na
     if (!strcmp(module, "collections") && !strcmp(name, "OrderedDict")) g->i = UPG_ORDERED_DICT;
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = UPG_REBUILD_TENSOR_V2;
     else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = UPG_REBUILD_PARAMETER;
+    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter_with_state"))
+        g->i = UPG_REBUILD_PARAMETER_STATE;  // a Parameter with attributes (transformers 5 marks each)
     else if (!strcmp(module, "torch") && (g->dtype = up_dtype_find(name))) g->i = UPG_STORAGE;
     else if (!strcmp(module, "__main__") && !strcmp(name, "ParamConfig")) g->i = UPG_RECORD;  // modded-nanogpt's optimizer
     if (g->i) return push(s, g);
@@ -299,6 +301,12 @@ static int op_reduce(struct up_state *s) {
         break;
     case UPG_REBUILD_PARAMETER:  // (data, requires_grad, backward_hooks): the data is the tensor
         if (args->n != 3 || args->v[0]->kind != PV_TENSOR) return bad(s, "_rebuild_parameter without (tensor, requires_grad, hooks)");
+        res = args->v[0];
+        break;
+    case UPG_REBUILD_PARAMETER_STATE:  // (data, requires_grad, backward_hooks, state): the state's
+        // attributes were unpickled under the same allowlist, and are dropped, as by torch.load
+        if (args->n != 4 || args->v[0]->kind != PV_TENSOR)
+            return bad(s, "_rebuild_parameter_with_state without (tensor, requires_grad, hooks, state)");
         res = args->v[0];
         break;
     default:

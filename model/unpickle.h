@@ -24,7 +24,7 @@ enum pv_kind { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_BYTES, PV_TUPLE, P
 // The allowed globals.
 // UPG_RECORD: a plain data class whose objects a checkpoint carries beside the weights
 // (modded-nanogpt's optimizer ParamConfig); NEWOBJ makes an empty dict of it, never calling it.
-enum up_global { UPG_ORDERED_DICT = 1, UPG_REBUILD_TENSOR_V2, UPG_REBUILD_PARAMETER, UPG_STORAGE, UPG_RECORD };
+enum up_global { UPG_ORDERED_DICT = 1, UPG_REBUILD_TENSOR_V2, UPG_REBUILD_PARAMETER, UPG_REBUILD_PARAMETER_STATE, UPG_STORAGE, UPG_RECORD };
 
 // A storage dtype: the torch.*Storage name, its safetensors-style name and element size.
 struct up_dtype {

@@ -43,8 +43,8 @@ void check_markdown(const struct results *base, const struct results *cand, cons
     }
     const struct compare_avg *g = &c->all;
     if (g->present)
-        sbuf_printf(o, "| **average (%d tasks)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
-                    g->n_tasks, g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
+        sbuf_printf(o, "| **average (%d task%s)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
+                    g->n_tasks, g->n_tasks == 1 ? "" : "s", g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
                     v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
     if (v->pass) sbuf_puts(o, "\nNo significant regression.\n");
     else sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",

@@ -42,8 +42,8 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     md_text(o, lb);
     sbuf_puts(o, " (B)\n\n");
     if (c->forced)
-        sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair whatever "
-                       "documents the two runs share; do not publish them as a like-for-like comparison.\n\n",
+        sbuf_printf(o, "> [!WARNING]\n> FORCED: inputs not comparable: %s. The numbers below pair the documents "
+                       "both runs scored; do not publish them as a like-for-like comparison.\n\n",
                     c->not_comparable);
     report_same_model_note(o, a, b);
     // One-sentence answer first: the average, then which tasks moved for real.
@@ -135,7 +135,7 @@ static void compare_charts(const struct comparison *c, const char *la, const cha
     // svg_delta_chart reads lo/hi at the row index: pack them contiguously.
     memmove(d + m, d + k, sizeof(double) * (size_t)m);
     memmove(d + 2 * m, d + 2 * k, sizeof(double) * (size_t)m);
-    svg_delta_chart("Per-task delta, B - A (points)", labels, d, d + m, d + 2 * m, sign, m, delta_svg);
+    svg_delta_chart("Per-task delta, B - A (points)", labels, d, d + m, d + 2 * m, sign, m, c->level, delta_svg);
     int n = c->n_rows;
     for (int i = 0; i < n; i++) {
         val[i] = c->rows[i].a * 100;
@@ -157,8 +157,8 @@ int compare_write_report(const struct results *a, const struct results *b, const
     int rc = compare_results(a, b, opt, &c, err);
     if (rc) return rc;
     struct sbuf md = {0}, full = {0}, rel = {0}, dsvg = {0}, asvg = {0}, p1 = {0}, p2 = {0};
-    if (md_path) report_chart_paths(md_path, &full, &rel);
-    compare_markdown(a, b, &c, opt, md_path ? rel.s : NULL, &md);
+    int charts = report_chart_paths(md_path, &full, &rel);
+    compare_markdown(a, b, &c, opt, charts ? rel.s : NULL, &md);
     if (!md_path) {
         fwrite(md.s, 1, md.n, stdout);
     } else {
@@ -168,7 +168,7 @@ int compare_write_report(const struct results *a, const struct results *b, const
         sbuf_printf(&p2, "%s_acc.svg", full.s);
         const char *paths[3] = {p1.s, p2.s, md_path}, *data[3] = {dsvg.s, asvg.s, md.s};
         size_t lens[3] = {dsvg.n, asvg.n, md.n};
-        rc = outdir_write_set(3, paths, data, lens, err);
+        rc = charts ? outdir_write_set(3, paths, data, lens, err) : outdir_write_set(1, paths + 2, data + 2, lens + 2, err);
     }
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&dsvg); sbuf_free(&asvg); sbuf_free(&p1); sbuf_free(&p2);
     comparison_free(&c);

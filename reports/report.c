@@ -35,6 +35,7 @@ void md_text(struct sbuf *o, const char *s) {
 void report_fmt_p(double p, char buf[32]) {
     if (isnan(p)) snprintf(buf, 32, "-");
     else if (p >= 0.001) snprintf(buf, 32, "%.3f", p);
+    else if (p < 1e-300) snprintf(buf, 32, "<1e-300");  // below what a double holds to print
     else snprintf(buf, 32, "%.1e", p);
 }
 
@@ -75,13 +76,15 @@ void report_command_line(int argc, char **argv, struct sbuf *out) {
 
 const char *report_label(const struct results *r) { return r->model.name[0] ? r->model.name : "model"; }
 
-void report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base) {
+int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base) {
+    if (!md_path || outdir_is_stream(md_path)) return 0;
     size_t n = strlen(md_path);
     if (n > 3 && !strcmp(md_path + n - 3, ".md")) n -= 3;
     const char *slash = strrchr(md_path, '/');
     size_t name_at = slash && (size_t)(slash - md_path) < n ? (size_t)(slash - md_path) + 1 : 0;
     sbuf_append(full_base, md_path, n);
     sbuf_append(rel_base, md_path + name_at, n - name_at);
+    return 1;
 }
 
 static void row2(struct sbuf *o, const char *k, struct sbuf *v) {  // a table row; empties v for the next
@@ -169,6 +172,28 @@ void report_same_model_note(struct sbuf *o, const struct results *a, const struc
                  "two checkpoints.\n\n");
 }
 
+// "used / rows" of a task when every file has the same, else each file's ("A 14 / 14, B 6 / 14").
+static void docs_used(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n,
+                      const struct task_result *tr) {
+    int same = 1;
+    for (int j = 0; j < n; j++) {
+        const struct task_result *u = results_find_task(rs[j], tr->name);
+        same &= !u || (u->n_docs == tr->n_docs && u->n_docs_original == tr->n_docs_original);
+    }
+    if (same) {
+        sbuf_printf(o, "%d / %d |", tr->n_docs, tr->n_docs_original);
+        return;
+    }
+    for (int j = 0, k = 0; j < n; j++) {
+        const struct task_result *u = results_find_task(rs[j], tr->name);
+        if (!u) continue;
+        sbuf_puts(o, k++ ? ", " : "");
+        md_text(o, labels[j]);
+        sbuf_printf(o, " %d / %d", u->n_docs, u->n_docs_original);
+    }
+    sbuf_puts(o, " |");
+}
+
 void report_provenance(struct sbuf *o, const struct results *const *rs, const char *const *labels, int n) {
     sbuf_puts(o, "| |");
     label_cells(o, labels, n);
@@ -216,8 +241,8 @@ void report_provenance(struct sbuf *o, const struct results *const *rs, const ch
             int seen = 0;
             for (int j = 0; j < i && !seen; j++) seen = results_find_task(rs[j], tr->name) != NULL;
             if (seen) continue;
-            sbuf_printf(o, "| %s | %s | %d / %d |", tr->name, tr->split[0] ? tr->split : "-", tr->n_docs,
-                        tr->n_docs_original);
+            sbuf_printf(o, "| %s | %s | ", tr->name, tr->split[0] ? tr->split : "-");
+            docs_used(o, rs, labels, n, tr);
             for (int j = 0; j < n; j++) {
                 const struct task_result *u = results_find_task(rs[j], tr->name);
                 char d[17];
@@ -326,7 +351,7 @@ void report_markdown(const struct results *const *rs, const char *const *paths, 
         int members = 0;
         for (int t = 0; t < k; t++) members += g == 1 || results_is_paper_task(names[t]);
         if (!members) continue;
-        sbuf_printf(o, "| **%s (%d tasks)** | mean |", g == 0 ? "paper" : "all", members);
+        sbuf_printf(o, "| **%s (%d task%s)** | mean |", g == 0 ? "paper" : "all", members, members == 1 ? "" : "s");
         for (int i = 0; i < n; i++) {
             double sum = 0;
             int have = 0;
@@ -383,20 +408,18 @@ void report_run_table(const struct results *r, FILE *f) {
 int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
                         const char *json_path, xsa_error *err) {
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0}, js = {0};
-    if (md_path) report_chart_paths(md_path, &full, &rel);
-    r->markdown(ctx, md_path ? rel.s : NULL, &md);
+    int charts = report_chart_paths(md_path, &full, &rel);
+    r->markdown(ctx, charts ? rel.s : NULL, &md);
     if (json_path) r->json(ctx, &js);
-    if (md_path) {
+    if (charts) {
         r->chart(ctx, &svg);
         sbuf_printf(&svg_path, "%s%s", full.s, chart_suffix);
     }
     const char *paths[3], *data[3];
     size_t lens[3];
     int n = 0, rc = 0;
-    if (md_path) {
-        paths[n] = svg_path.s, data[n] = svg.s, lens[n++] = svg.n;
-        paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
-    }
+    if (charts) paths[n] = svg_path.s, data[n] = svg.s, lens[n++] = svg.n;
+    if (md_path) paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
     if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
     if (n) rc = outdir_write_set(n, paths, data, lens, err);
     if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);

@@ -53,7 +53,9 @@ struct report_renderers {
 int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
                         const char *json_path, xsa_error *err);
 // "<dir>/<name minus .md>" of a report path: where its charts go; and "<name minus .md>".
-void report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);
+// Returns 1, or 0 (nothing filled) when there are no charts: no report file (md_path NULL), or
+// a report written into a stream (/dev/stdout, a pipe: outdir_is_stream).
+int report_chart_paths(const char *md_path, struct sbuf *full_base, struct sbuf *rel_base);
 // "xsa-eval <argv[0]> <argv[1]> ..." (arguments with spaces or quotes single-quoted): the
 // command line as the user typed it, without the binary's path.
 void report_command_line(int argc, char **argv, struct sbuf *out);

@@ -139,15 +139,15 @@ int scaling_write_report(const struct results *const *a, const struct results *c
     if (rc) done--;
     if (!rc) qsort(rows, (size_t)n, sizeof *rows, by_params);
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, p1 = {0};
-    if (!rc && md_path) report_chart_paths(md_path, &full, &rel);
-    if (!rc) markdown(rows, n, a, b, paths_a, paths_b, opt, md_path ? rel.s : NULL, &md);
+    int charts = !rc && report_chart_paths(md_path, &full, &rel);
+    if (!rc) markdown(rows, n, a, b, paths_a, paths_b, opt, charts ? rel.s : NULL, &md);
     if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
     if (!rc && md_path) {
-        chart(rows, n, &svg);
+        if (charts) chart(rows, n, &svg);
         sbuf_printf(&p1, "%s_scaling.svg", full.s);
         const char *paths[2] = {p1.s, md_path}, *data[2] = {svg.s, md.s};
         size_t lens[2] = {svg.n, md.n};
-        rc = outdir_write_set(2, paths, data, lens, err);
+        rc = outdir_write_set(2 - !charts, paths + !charts, data + !charts, lens + !charts, err);
     }
     for (int r = 0; r < done; r++) comparison_free(&rows[r].c);
     free(rows);

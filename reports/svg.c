@@ -62,7 +62,7 @@ static void row_label(struct sbuf *o, double y, const char *label) {
 }
 
 void svg_delta_chart(const char *title, const char *const *labels, const double *delta, const double *lo,
-                    const double *hi, const int *sign, int n, struct sbuf *out) {
+                    const double *hi, const int *sign, int n, double level, struct sbuf *out) {
     const double row_h = 26;
     int h = (int)(SVG_TOP + row_h * n + SVG_BOTTOM + 8);
     double mn = 0, mx = 0;
@@ -76,7 +76,9 @@ void svg_delta_chart(const char *title, const char *const *labels, const double 
     mx += pad;
     double x0 = SVG_LABEL_W, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP, y1 = SVG_TOP + row_h * n;
     header(out, title, h);
-    axis(out, mn, mx, x0, x1, y0, y1, "B - A (points), 95% paired bootstrap interval");
+    char label[96];
+    snprintf(label, sizeof label, "B - A (points), %g%% paired bootstrap interval", 100 * level);
+    axis(out, mn, mx, x0, x1, y0, y1, label);
     for (int i = 0; i < n; i++) {
         double y = y0 + row_h * (i + 0.5);
         const char *col = sign[i] > 0 ? "#2e7d32" : sign[i] < 0 ? "#c62828" : "#777777";

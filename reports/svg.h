@@ -6,10 +6,10 @@
 #include "common/vec.h"
 
 // Per-row delta with its interval: a dot at delta[i] and a line from lo[i] to hi[i] around a
-// zero line. sign[i] colours the row: +1 real gain, -1 real loss, 0 not significant.
-// labels, delta, lo, hi, sign: (n)
+// zero line. sign[i] colours the row: +1 real gain, -1 real loss, 0 not significant. `level`:
+// the intervals' confidence (0.95), for the axis label.              labels, delta, lo, hi, sign: (n)
 void svg_delta_chart(const char *title, const char *const *labels, const double *delta, const double *lo,
-                     const double *hi, const int *sign, int n, struct sbuf *out);
+                     const double *hi, const int *sign, int n, double level, struct sbuf *out);
 
 // Grouped horizontal bars: for each of n_rows rows, one bar per series (value +- se whisker;
 // se NAN draws none). value, se: (n_series, n_rows) row-major by series.

@@ -171,14 +171,14 @@ int trend_write_report(const struct results *const *rs, const char *const *paths
     int rc = build(&t, rs, paths, series, steps, n, err);
     struct sbuf md = {0}, full = {0}, rel = {0};
     struct sbuf svg[TREND_MAX_TASKS + 1] = {{0}}, names[TREND_MAX_TASKS + 1] = {{0}};
-    if (!rc && md_path) report_chart_paths(md_path, &full, &rel);
-    if (!rc) markdown(&t, command, md_path ? rel.s : NULL, &md);
+    int charts = !rc && report_chart_paths(md_path, &full, &rel);
+    if (!rc) markdown(&t, command, charts ? rel.s : NULL, &md);
     if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
     if (!rc && md_path) {
         const char *files[TREND_MAX_TASKS + 2], *data[TREND_MAX_TASKS + 2];
         size_t lens[TREND_MAX_TASKS + 2];
         int nf = 0;
-        for (int k = 0; k <= t.n_tasks; k++) {
+        for (int k = 0; charts && k <= t.n_tasks; k++) {
             chart(&t, k, &svg[k]);
             sbuf_printf(&names[k], "%s_trend_%s.svg", full.s, t.task[k]);
             files[nf] = names[k].s, data[nf] = svg[k].s, lens[nf++] = svg[k].n;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `xsa-eval check`: every exit code (0 pass, 1 regression, 2 usage / unreadable / incomparable)
+# `xsa-eval check`: every exit code (0 pass, 1 regression, 2 usage / unreadable / incomparable,
+# 3 output not written)
 # and the golden PR summary and verdict JSON in reports/examples/ (regenerate them with the
 # commands in reports/examples/README.md when the format changes on purpose).
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,8 @@ expect_exit planted_significant_regression 1 "hellaswag .*\*\*regressed\*\*" -- 
 expect_exit planted_insignificant_drop 0 "openbookqa .*drop, not significant" -- check --baseline $F/xsa.json --results $F/xsa_small_drop.json
 expect_exit average_regression 1 "regression of the average" -- check --baseline $F/xsa.json --results $F/xsa_avg_drop.json
 expect_exit larger_allowed_drop 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 7
-expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001 --iters 200000
+expect_exit too_few_iters 2 "--iters 10000: too few resamples for a 99.999% interval; give at least 200000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
 expect_exit improvement_passes 0 "lambada_openai .*improved" -- check --baseline $F/sa.json --results $F/xsa.json
 expect_exit missing_file 2 "^xsa-eval check: $F/nope.json: cannot open" -- check --baseline $F/xsa.json --results $F/nope.json
 expect_exit mismatched_digests 2 "winogrande data differ" -- check --baseline $F/xsa.json --results $F/xsa_other_data.json
@@ -29,6 +31,21 @@ expect_exit help 0 "usage: xsa-eval check" -- check --help
 # One-line message on errors: nothing on stdout, one line on stderr.
 out=$(check --baseline $F/xsa.json --results $F/xsa_other_data.json 2>"$TMP/err"); rc=$?
 if [ $rc -eq 2 ] && [ -z "$out" ] && [ "$(wc -l <"$TMP/err")" -eq 1 ]; then pass one_line_error; else fail one_line_error "rc=$rc"; fi
+
+# A gate never passes on a file that pairs documents wrongly, nor on a flag given twice.
+python3 - "$F/xsa.json" "$TMP/zero_ids.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for pd in r["xsa_eval"]["per_doc"].values():
+    pd["doc_id"] = [0] * len(pd["doc_id"])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect_exit baseline_repeated_doc_ids 2 "xsa_eval.per_doc.[a-z_]*.doc_id: document 0 stands twice" -- check --baseline "$TMP/zero_ids.json" --results $F/xsa_regressed.json
+expect_exit results_given_twice 2 "--results given twice" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --results $F/xsa.json
+expect_exit hex_max_drop 2 "--max-drop 0x10: expected a number" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 0x10
+# The PR comment that cannot be written whole is an error, not a pass.
+check --baseline $F/xsa.json --results $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
+if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass stdout_full_exit_3; else fail stdout_full_exit_3 "rc=$rc"; fi
 
 # Golden outputs: markdown on stdout and the verdict file, byte for byte.
 for case in regressed small_drop; do

@@ -204,16 +204,7 @@ TEST(refuses_incomparable_unless_forced) {
     results_free(&lim);
 }
 
-TEST(doc_ids_must_pair) {
-    struct results a, b;
-    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
-    struct compare_options opt = {.iters = 200};
-    struct comparison c;
-    xsa_error err = {0};
-    // Same documents in another order pair by id: identical numbers.
-    struct comparison base;
-    CHECK_EQ_INT(compare_results(&a, &b, &opt, &base, &err), 0);
-    struct task_result *t = (struct task_result *)results_find_task(&b, "boolq");
+static void reverse_docs(struct task_result *t) {
     for (int i = 0; i < t->n_docs / 2; i++) {
         int j = t->n_docs - 1 - i, id = t->doc_id[i];
         t->doc_id[i] = t->doc_id[j];
@@ -224,13 +215,36 @@ TEST(doc_ids_must_pair) {
             t->per_doc[m][j] = x;
         }
     }
+}
+
+TEST(doc_ids_must_pair) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 200};
+    struct comparison c;
+    xsa_error err = {0};
+    // Same documents in another order pair by id: identical numbers.
+    struct comparison base;
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &base, &err), 0);
+    struct task_result *t = (struct task_result *)results_find_task(&b, "boolq");
+    reverse_docs(t);
     CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
     CHECK(c.rows[2].n10 == base.rows[2].n10 && c.rows[2].n01 == base.rows[2].n01 && c.rows[2].p == base.rows[2].p);
     comparison_free(&c);
     comparison_free(&base);
     t->doc_id[5] = 100000;  // a document A does not have
     CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
-    CHECK(strstr(err.msg, "boolq: document") && strstr(err.msg, "not in B"));
+    CHECK(strstr(err.msg, "boolq: document") && strstr(err.msg, "not in") && strstr(err.msg, "--force"));
+    // --force pairs the documents both have, and the report says how many.
+    opt.force = 1;
+    err = (xsa_error){0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    char want[96];
+    snprintf(want, sizeof want, "boolq: %d documents paired, of A's %d and B's %d", t->n_docs - 1, t->n_docs, t->n_docs);
+    CHECK_MSG(c.forced && strstr(c.not_comparable, want), "%s", c.not_comparable);
+    CHECK_EQ_INT(c.rows[2].n, t->n_docs - 1);
+    comparison_free(&c);
+    opt.force = 0;
     t->doc_id[5] = t->doc_id[6];  // a duplicate
     err = (xsa_error){0};
     CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
@@ -242,6 +256,36 @@ TEST(doc_ids_must_pair) {
     err = (xsa_error){0};
     CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "must be 0 or 1") != NULL);
+    results_free(&a);
+    results_free(&b);
+}
+
+// The same data laid out otherwise (documents and tasks in another order, in either file) gives
+// the same intervals to the bit: a borderline gate cannot flip on a file's layout.
+TEST(intervals_independent_of_file_layout) {
+    struct results a, b;
+    if (load(&a, "sa.json") || load(&b, "xsa.json")) { CHECK(0); return; }
+    struct compare_options opt = {.iters = 500};
+    struct comparison base, c;
+    xsa_error err = {0};
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &base, &err), 0);
+    for (int i = 0; i < a.n_tasks; i++) reverse_docs(&a.tasks[i]);
+    reverse_docs(&b.tasks[1]);
+    for (int i = 0; i < a.n_tasks / 2; i++) {  // A's tasks in reverse order
+        struct task_result x = a.tasks[i];
+        a.tasks[i] = a.tasks[a.n_tasks - 1 - i];
+        a.tasks[a.n_tasks - 1 - i] = x;
+    }
+    CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+    CHECK_EQ_INT(c.n_rows, base.n_rows);
+    for (int i = 0; i < c.n_rows; i++) {
+        const struct compare_row *r = &c.rows[i], *q = &base.rows[base.n_rows - 1 - i];
+        CHECK_MSG(!strcmp(r->task, q->task) && r->lo == q->lo && r->hi == q->hi && r->delta == q->delta, "%s", r->task);
+    }
+    CHECK(c.paper.lo == base.paper.lo && c.paper.hi == base.paper.hi);
+    CHECK(c.all.lo == base.all.lo && c.all.hi == base.all.hi && c.all.delta == base.all.delta);
+    comparison_free(&c);
+    comparison_free(&base);
     results_free(&a);
     results_free(&b);
 }
@@ -333,7 +377,7 @@ TEST(edge_cases_n1_nan_inf) {
     results_free(&b);
 }
 
-RUN_TESTS(T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
+RUN_TESTS(T(intervals_independent_of_file_layout), T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
           T(avg_drop_matches_reference), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
           T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule),
           T(edge_cases_n1_nan_inf))

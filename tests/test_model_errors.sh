@@ -149,6 +149,31 @@ else
     skip dir_mode_000 "running as root: permissions do not apply"
 fi
 
+# A tied head saved beside its embedding must be that embedding (transformers 4 ties them, 5 reads
+# the file's head): the same bytes load, different ones are refused naming both.
+add_head() {  # $1 folder, $2 1 to change the head's first byte
+python3 - "$TMP/$1/model.safetensors" "$2" <<'PY'
+import json, struct, sys
+p, change = sys.argv[1], sys.argv[2] == "1"
+b = open(p, "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h, data = json.loads(b[8:8 + n]), bytearray(b[8 + n:])
+e = next(h[k] for k in ("wte.weight", "transformer.wte.weight", "model.embed_tokens.weight") if k in h)
+lo, hi = e["data_offsets"]
+head = bytearray(data[lo:hi])
+if change: head[0] ^= 0x40
+h["lm_head.weight"] = {"dtype": e["dtype"], "shape": e["shape"], "data_offsets": [len(data), len(data) + len(head)]}
+t = json.dumps(h).encode(); t += b" " * ((8 - len(t) % 8) % 8)
+open(p, "wb").write(struct.pack("<Q", len(t)) + t + bytes(data) + bytes(head))
+PY
+}
+mk tiedsame; add_head tiedsame 0
+expect_exit tied_head_saved_same 0 "tied head +yes" -- "$XSA_BIN" info --model "$TMP/tiedsame"
+mk tieddiff; add_head tieddiff 1
+rm -rf "$TMP/tiedllama"; cp -r $F/llama_rope_linear "$TMP/tiedllama"; add_head tiedllama 1
+expect_exit tied_head_saved_different_llama 2 "lm_head.weight differs from model.embed_tokens.weight" -- "$XSA_BIN" info --model "$TMP/tiedllama"
+expect_exit tied_head_saved_different 2 "tieddiff: config.json ties the head to the embedding .*lm_head.weight differs from (transformer.)?wte.weight" -- "$XSA_BIN" logprobs --model "$TMP/tieddiff" --tokens 1,2,3
+
 # config.json keys given twice: the last one counts, as in Python's json (so transformers).
 mk dupkey; sed -i 's/"n_layer": 2,/"n_layer": 3, "n_layer": 2,/' "$TMP/dupkey/config.json"
 expect_exit config_duplicate_key_last_wins 0 "layers +2$" -- "$XSA_BIN" info --model "$TMP/dupkey"

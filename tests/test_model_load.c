@@ -546,7 +546,7 @@ TEST(test_safetensors_hostile_headers) {
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "gap or an overlap"},
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"y\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, "gap or an overlap"},
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 3, "cover 1 of the 3 bytes"},
-        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "appears twice"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "key \"x\" stands twice"},
         {"{\"a\\nb\\r\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1, "'a?b?' has unknown dtype"},
     };
     xsa_error err = {0};
@@ -1003,6 +1003,16 @@ TEST(test_family_configs) {
                                "\"rope_parameters\":{\"rope_theta\":700,\"partial_rotary_factor\":1.0}}", "c.json", &err) == 0);
     CHECK_NEAR(hc.cfg.rope_theta, 700.0, 0);
     CHECK_EQ_INT(hc.cfg.rope_dims, 0);  // every dim rotates
+    // The rotated dims as transformers counts them, int(head_dim * factor) in double: 80 x 0.35
+    // is 28 (27 in float32); 10 x 0.7 is 7 (6 in float32), odd, refused.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"gpt_neox\",\"vocab_size\":16,\"hidden_size\":160,"
+                               "\"num_attention_heads\":2,\"num_hidden_layers\":1,\"intermediate_size\":8,"
+                               "\"rotary_pct\":0.35}", "c.json", &err) == 0);
+    CHECK_EQ_INT(hc.cfg.rope_dims, 28);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\",\"vocab_size\":16,\"hidden_size\":40,"
+                               "\"num_attention_heads\":4,\"num_hidden_layers\":1,\"intermediate_size\":8,"
+                               "\"partial_rotary_factor\":0.7}", "c.json", &err) == XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "gives 7 rotated dims (int(10 x 0.7))") != NULL, "%s", err.msg);
     // yarn: the attention factor from factor alone, or from mscale / mscale_all_dim.
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8,"
                                "\"original_max_position_embeddings\":64}}", "c.json", &err) == 0);

@@ -36,6 +36,8 @@ echo '{"ROPE_BASE": 0}' > "$TMP/arch.json"
 expect_exit arch_rope_base_zero 2 "arch.json: ROPE_BASE must be positive" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 printf '{"XSA_LAST_N": 2}\n{"NUM_HEADS": 8}\n' > "$TMP/arch.json"
 expect_exit arch_trailing_object 2 "arch.json: text after the JSON object, at byte 18" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+printf '{"XSA_LAST_N": 2, "XSA_LAST_N": 3}' > "$TMP/arch.json"
+expect_exit arch_repeated_key 2 "arch.json: key \"XSA_LAST_N\" stands twice in one object" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 printf '{"FAMILY": "modded-nanogpt"} x' > "$TMP/arch.json"
 expect_exit mng_arch_trailing 2 "arch.json: text after the JSON object, at byte 29" -- \
     "$XSA_BIN" info --model tests/fixtures/mnanogpt/master/state_step000000.pt --arch "$TMP/arch.json"

@@ -90,4 +90,20 @@ out=$("$XSA_BIN" compare $F/sa.json $F/sa.json 2>&1)
 echo "$out" | grep -q "Both runs scored the same model (weights sha256 \`" && pass same_model_noted || fail same_model_noted "$(echo "$out" | head -4)"
 out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json 2>&1)
 echo "$out" | grep -q "same model" && fail different_models_not_noted "noted" || pass different_models_not_noted
+# A chart beside -o is an output too: one that would replace an input is refused, nothing written.
+cp $F/sa.json "$TMP/in_acc.svg"
+expect_exit chart_would_replace_input 2 "in_acc.svg is an input of this command" -- "$XSA_BIN" compare "$TMP/in_acc.svg" $F/xsa.json -o "$TMP/in.md" --iters 200
+if cmp -s "$TMP/in_acc.svg" $F/sa.json && [ ! -e "$TMP/in.md" ]; then pass chart_input_untouched; else fail chart_input_untouched "input replaced or report written"; fi
+expect_exit report_chart_would_replace_input 2 "in_acc.svg is an input of this command" -- "$XSA_BIN" report "$TMP/in_acc.svg" -o "$TMP/in.md"
+# A report into a stream has no charts (none is made beside /dev/stdout, none linked).
+out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json -o /dev/stdout --iters 200 2>/dev/null)
+if echo "$out" | grep -q "^| lambada_openai | acc |" && ! echo "$out" | grep -q "## Charts" && [ ! -e /dev/stdout_delta.svg ]; then pass stream_report_no_charts
+else fail stream_report_no_charts "charts linked or written"; fi
+# The delta chart names the interval the report uses.
+"$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/a01.md" --alpha 0.01 --iters 400 >/dev/null 2>&1
+if grep -q "99% paired bootstrap interval" "$TMP/a01_delta.svg" && grep -q "99% CI" "$TMP/a01.md"; then pass delta_chart_level
+else fail delta_chart_level "$(grep -o '[0-9.]*% paired bootstrap interval' "$TMP/a01_delta.svg")"; fi
+# A report that stdout cannot take whole is exit 3.
+"$XSA_BIN" report $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
+if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass report_stdout_full; else fail report_stdout_full "rc=$rc"; fi
 finish

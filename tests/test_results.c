@@ -222,21 +222,21 @@ TEST(rejects_bad_files) {
         {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}}", "not an xsa-eval results file"},
         {"{\"results\": ", "not valid JSON"},
         {"[1, 2]", "not a results file"},
-        {"{\"results\": {\"t\": {\"acc,none\": \"x\"}}, \"xsa_eval\": {\"per_doc\": {}}}", "must be a number"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}}}", "xsa_eval.data.t missing"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}, \"data\": {\"t\": {\"sha256\": \"abc\"}}}}",
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": \"x\"}}, \"xsa_eval\": {\"per_doc\": {}}}", "must be a number"},
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}}}", "xsa_eval.data.arc_easy missing"},
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}, \"data\": {\"arc_easy\": {\"sha256\": \"abc\"}}}}",
          "64 lowercase hex"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"t\": {\"doc_id\": [0, 1], \"acc\": [1]}}, "
-         "\"data\": {\"t\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"arc_easy\": {\"doc_id\": [0, 1], \"acc\": [1]}}, "
+         "\"data\": {\"arc_easy\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
          "length differs"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"t\": {\"doc_id\": [0, -1], \"acc\": [1, 0]}}, "
-         "\"data\": {\"t\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"arc_easy\": {\"doc_id\": [0, -1], \"acc\": [1, 0]}}, "
+         "\"data\": {\"arc_easy\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
          "non-negative integers"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"t\": {\"doc_id\": [0]}}, "
-         "\"data\": {\"t\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
-         "per_doc.t.acc missing"},
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {\"arc_easy\": {\"doc_id\": [0]}}, "
+         "\"data\": {\"arc_easy\": {\"sha256\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}}}",
+         "per_doc.arc_easy.acc missing"},
         {"{\"results\": {}, \"xsa_eval\": {\"per_doc\": {}}}", "holds no tasks"},
-        {"{\"results\": {\"t\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}, \"limit\": 1.5}}", "\"limit\" must be an integer"},
+        {"{\"results\": {\"arc_easy\": {\"acc,none\": 0.5}}, \"xsa_eval\": {\"per_doc\": {}, \"limit\": 1.5}}", "xsa_eval.limit must be null, a whole number"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *path = temp_with(cases[i].text);
@@ -257,4 +257,43 @@ TEST(rejects_bad_files) {
     CHECK(strstr(err.msg, "per-document data needed for paired statistics") != NULL);
 }
 
-RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files), T(fractional_limit_roundtrip), T(nonfinite_metric_value_refused), T(step_roundtrip))
+// A file whose parts contradict each other, or that readers could read two ways, is refused:
+// each case below is a valid file (the first) with one thing changed.
+#define SHA64 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define RES(TASK, SE, EXTRA_ROOT, IDS, PREF, LIMIT, ORIG)                                                         \
+    "{\"results\": {\"" TASK "\": {\"acc,none\": 0.5, \"acc_stderr,none\": " SE "}}, " EXTRA_ROOT              \
+    "\"n-samples\": {\"" TASK "\": {\"effective\": 2, \"original\": " ORIG "}}, "                              \
+    "\"xsa_eval\": {\"limit\": " LIMIT ", \"per_doc\": {\"" TASK "\": {\"doc_id\": " IDS ", \"acc\": [1, 0]}}, " \
+    "\"data\": {\"" TASK "\": {\"sha256\": \"" SHA64 "\"" PREF "}}}}"
+TEST(rejects_contradicted_files) {
+    struct {
+        const char *text, *want;
+    } cases[] = {
+        {RES("arc_easy", "0.5", "", "[0, 1]", "", "null", "2"), NULL},
+        {RES("arc_easy", "\"N/A\"", "", "[0, 1]", "", "2", "5"), NULL},
+        {RES("mmlu", "0.5", "", "[0, 1]", "", "null", "2"), "results.mmlu: not one of xsa-eval's tasks"},
+        {RES("arc_easy", "0.5", "", "[3, 3]", "", "null", "2"), "doc_id: document 3 stands twice"},
+        {RES("arc_easy", "0.4", "", "[0, 1]", "", "null", "2"), "acc_stderr disagrees with its per-document values"},
+        {RES("arc_easy", "1e308", "", "[0, 1]", "", "null", "2"), "acc_stderr disagrees with its per-document values"},
+        {RES("arc_easy", "0.5", "", "[0, 1]", ", \"preferred_metric\": \"acc\"", "null", "2"),
+         "preferred_metric is not lm-eval's for the task (acc_norm)"},
+        {RES("arc_easy", "0.5", "", "[0, 1]", "", "1", "2"), "holds more documents than xsa_eval.limit allows"},
+        {RES("arc_easy", "0.5", "", "[0, 1]", "", "\"all\"", "2"), "xsa_eval.limit must be null, a whole number"},
+        {RES("arc_easy", "0.5", "", "[0, 1]", "", "null", "1"), "original is below the number of documents scored"},
+        {RES("arc_easy", "0.5", "\"results\": {}, ", "[0, 1]", "", "null", "2"), "key \"results\" stands twice"},
+        {RES("arc_easy", "0.5", "", "[0, 1]", "", "null", "2") " {}", "text after the JSON object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = temp_with(cases[i].text);
+        struct results r;
+        xsa_error err = {0};
+        int rc = results_read_json(&r, path, &err);
+        CHECK_EQ_INT(rc, cases[i].want ? XSA_EBADINPUT : 0);
+        if (cases[i].want) CHECK_MSG(strstr(err.msg, cases[i].want) && strstr(err.msg, path), "case %zu: %s", i, err.msg);
+        else CHECK_MSG(rc == 0, "case %zu: %s", i, err.msg);
+        results_free(&r);
+        unlink(path);
+    }
+}
+
+RUN_TESTS(T(reads_fixture_fields), T(roundtrip_bytes_match_fixtures), T(write_atomic_and_nan_stderr), T(rejects_bad_files), T(rejects_contradicted_files), T(fractional_limit_roundtrip), T(nonfinite_metric_value_refused), T(step_roundtrip))

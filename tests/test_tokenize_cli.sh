@@ -34,7 +34,7 @@ expect_exit missing_file 2 "$TMP/nope.json" -- "$XSA_BIN" tokenize --tokenizer "
 printf '{"model": {"type": "WordPiece", "vocab": {}}}' > "$TMP/wp.json"
 expect_exit unsupported_model 2 "wp.json: unsupported model type 'WordPiece'" -- "$XSA_BIN" tokenize --tokenizer "$TMP/wp.json"
 printf '{"model": ' > "$TMP/bad.json"
-expect_exit malformed_json 2 "bad.json: malformed JSON" -- "$XSA_BIN" tokenize --tokenizer "$TMP/bad.json"
+expect_exit malformed_json 2 "bad.json: not valid JSON \\(near byte" -- "$XSA_BIN" tokenize --tokenizer "$TMP/bad.json"
 printf '"ok"\nnot json\n' > "$TMP/in.jsonl"
 expect_exit jsonl_not_string 2 "stdin line 2: not a JSON string" -- \
     bash -c "\"$XSA_BIN\" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json < \"$TMP/in.jsonl\""

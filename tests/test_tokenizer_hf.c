@@ -236,8 +236,11 @@ TEST(test_errors) {
                       "two tokens");
     expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -3}, \"merges\": []}}", "valid id");
     expect_load_error("{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, \"vocab\": {}, \"merges\": []}}", "dropout");
-    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a b\"", "malformed JSON");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"a b\"", "not valid JSON (near byte");
     expect_load_error("{\"version\": \"1.0\"}", "no \"model\"");
+    expect_load_error("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"a\": 1}, \"merges\": []}}",
+                      "key \"a\" stands twice in one object");
+    expect_load_error("{" MODEL_OK "} {}", "text after the JSON object");
     expect_load_error("{" MODEL_OK ", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, "
                       "\"behavior\": \"Isolated\"}}",
                       "does not compile");

@@ -241,6 +241,7 @@ TEST(test_sums_from_torch) {
     check_sums("llama_bf16_bin", T_DIR "/llama_bf16_bin");
     check_sums("llama_views_bin", T_DIR "/llama_views_bin");
     check_sums("gpt2_f16_bin", T_DIR "/gpt2_f16_bin");
+    check_sums("param_state_bin", T_DIR "/param_state_bin");  // Parameters with attributes
 }
 
 TEST(test_int8_uint8_tensors) {

@@ -20,6 +20,7 @@ same_logprobs() {
 same_logprobs bin_gpt2_tied $T/gpt2_bin $M/gpt2_tiny
 same_logprobs bin_gpt2_tied_xsa $T/gpt2_bin $M/gpt2_tiny --xsa all
 same_logprobs bin_deflated $T/gpt2_deflated_bin $M/gpt2_tiny
+same_logprobs bin_parameters_with_state $T/param_state_bin $M/gpt2_tiny
 same_logprobs bin_sharded $T/gpt2_sharded_bin $M/gpt2_tiny_sharded
 expect_exit info_f16 0 "dtype +F16" -- "$XSA_BIN" info --model $T/gpt2_f16_bin
 same_logprobs bin_bf16 $T/llama_bf16_bin $M/llama_bf16

@@ -44,8 +44,8 @@ expect_exit pair_other_tasks 2 "pair 2 .* was not run as pair 1 .*task sets diff
     $X compare "$TMP/sa_big.json" "$TMP/xsa_big.json" $F/xsa_three_tasks.json $F/xsa_three_tasks.json --iters 50
 # A curve's points must be scored alike: another --limit or other data is refused; a task some files
 # lack is left out of every curve, and the report says which.
-with sa sa_lim "s/\"num_fewshot\": 0,/\"num_fewshot\": 0, \"step\": 500,/; s/\"limit\": 400/\"limit\": 200/g"
-expect_exit trend_other_limit 2 "was run with --limit 400, .*sa_lim.json with --limit 200" -- \
+with sa sa_lim "s/\"num_fewshot\": 0,/\"num_fewshot\": 0, \"step\": 500,/; s/\"limit\": 400/\"limit\": 500/g"
+expect_exit trend_other_limit 2 "was run with --limit 400, .*sa_lim.json with --limit 500" -- \
     $X report --trend "$TMP/sa_100.json" "$TMP/sa_lim.json"
 with xsa_three_tasks three_500 "s/\"num_fewshot\": 0,/\"num_fewshot\": 0, \"step\": 500,/"
 expect_exit trend_left_out 0 "Left out, not in every file: arc_challenge, hellaswag, lambada_openai, openbookqa, social_iqa, winogrande" -- \

@@ -22,6 +22,7 @@ tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
 parquet) seeds=($F/parquet/*.parquet) ;;
 zip_range) seeds=($(find $F/torch -name '*.pt' | sort)) ;;  # torch.save files are zip archives
 encode) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/edge_cases.jsonl) ;;
+results) seeds=($F/results/*.json) ;;
 caseops) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/sp_caseops/expected.tsv) ;;
 esac
 mkdir -p build/fuzz/corpus/$n build/fuzz/crashes/$n build/fuzz/seeds/$n
