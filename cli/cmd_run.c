@@ -46,19 +46,22 @@ static const struct cli_command cmd = {"run", "--model PATH [--model PATH2] --ta
 
 // --limit N (the first N documents) or, as lm-eval, a fraction F in (0, 1): the first
 // ceil(F * documents) of each task; a number >= 1 with a fractional part is truncated (int(F)).
+static int bad_limit(const char *s) {
+    return cli_fail(&cmd, "--limit expects a whole number of documents from 1 to %d or a fraction in (0, 1), got '%s'",
+                    1 << 30, s);
+}
+
 static int parse_limit(const char *s, struct run_options *o) {
     if (!strpbrk(s, ".eE")) {
         char *end;
         long v = strtol(s, &end, 10);
-        if (!*s || *end || v < 1 || v > 1 << 30)
-            return cli_fail(&cmd, "--limit expects an integer >= 1 or a fraction in (0, 1), got '%s'", s);
+        if (!*s || *end || v < 1 || v > 1 << 30) return bad_limit(s);
         o->limit = (int)v;
         return 0;
     }
     char *end;
     double v = strtod(s, &end);
-    if (!*s || *end || !(v > 0) || v > 1 << 30)
-        return cli_fail(&cmd, "--limit expects an integer >= 1 or a fraction in (0, 1), got '%s'", s);
+    if (!*s || *end || !(v > 0) || v > 1 << 30) return bad_limit(s);
     if (v < 1) o->limit_fraction = v;
     else o->limit = (int)v;
     return 0;
@@ -84,7 +87,10 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_LIMIT: return parse_limit(v, o);
     case F_LOG_SAMPLES: o->log_samples = 1; break;
     case F_BATCH_TOKENS: return cli_int(&cmd, "--batch-tokens", v, 1, 1 << 30, &o->batch_tokens);
-    case F_DATA_DIR: o->data.data_dir = v; break;
+    case F_DATA_DIR:
+        if (!*v) return cli_fail(&cmd, "--data-dir '': empty path; name the folder of local data (docs/data-dir.md)");
+        o->data.data_dir = v;
+        break;
     case F_NO_SHARE: o->share = 0; break;
     case F_QUIET: o->quiet = o->data.quiet = 1; break;
     case F_ADD_BOS: o->add_bos = 1; break;

@@ -28,6 +28,10 @@ int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err) {
     else if (home && *home) w = snprintf(out, n, "%s/.cache/xsa-eval", home);
     else return xsa_fail(err, XSA_EBADINPUT, "no cache folder: HOME and XDG_CACHE_HOME are unset; pass --cache-dir DIR");
     if (w < 0 || (size_t)w >= n) return xsa_fail(err, XSA_EBADINPUT, "cache folder path is too long");
+    struct stat st;
+    if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the dataset cache is not a folder; pass --cache-dir DIR with a folder "
+                        "(or a new name)", out);
     return 0;
 }
 

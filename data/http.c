@@ -515,6 +515,11 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
         snprintf(what, sizeof what, "%s (curl error %d): the %ld s limit for this download was reached (XSA_HTTP_MAX_TOTAL)",
                  x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc), (int)cc, c->opt.max_total_s);
         retry = 0;
+    } else if (cc == CURLE_FILESIZE_EXCEEDED && r->range && st != 206) {
+        // curl stops at the length header, before xfer_decide sees the status
+        snprintf(what, sizeof what, "asked for bytes %.40s, got HTTP %ld with the whole file (the server ignores Range; "
+                 "use a server or mirror that answers Range requests)", r->range, st);
+        retry = 0;
     } else if (cc == CURLE_FILESIZE_EXCEEDED)
         snprintf(what, sizeof what, "response larger than the %zu-byte limit (curl error %d)",
                  r->max_bytes ? r->max_bytes : c->opt.max_body_bytes, (int)cc);

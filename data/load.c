@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/fileio.h"
 #include "common/version.h"
@@ -77,6 +78,15 @@ static int hub_cache_file(const char *dir, const struct task_def *t, char *out, 
     return w > 0 && (size_t)w < n && file_exists(out);
 }
 
+// A name in --data-dir that is there but is no file to read (a folder, a FIFO, a device, a link to
+// nothing): refused by name, rather than passed over for the next layout.
+static int not_a_file(const char *path, xsa_error *err) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || file_exists(path)) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (a folder, FIFO, device or a link to nothing); "
+                    "--data-dir reads it as a file of rows (docs/data-dir.md)", path);
+}
+
 // --data-dir: canonical <dir>/<task>/<split>.jsonl, else <task>/<split>.parquet or a Hugging Face
 // hub cache's Parquet file, else the original files in <dir>/<taskdir>/.
 // `split` is the evaluated one or another (few-shot); only the evaluated split has original files.
@@ -84,6 +94,7 @@ static int load_local(const struct task_def *t, const char *split, const struct 
                       struct source_result *r, char source[512], xsa_error *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/%s.jsonl", opt->data_dir, t->name, split);
+    if (not_a_file(path, err)) return XSA_EBADINPUT;
     if (file_exists(path)) {
         char *buf = NULL;
         size_t len = 0;
@@ -105,6 +116,7 @@ static int load_local(const struct task_def *t, const char *split, const struct 
     }
     // Parquet: <task>/<split>.parquet, or the file in a Hugging Face hub cache (DIR = ~/.cache/huggingface/hub).
     snprintf(path, sizeof path, "%s/%s/%s.parquet", opt->data_dir, t->name, split);
+    if (not_a_file(path, err)) return XSA_EBADINPUT;
     int evaluated = !strcmp(split, t->split);
     if (file_exists(path) || (evaluated && hub_cache_file(opt->data_dir, t, path, sizeof path))) {
         long n = 0;
@@ -166,9 +178,11 @@ static int check_sources(const char *list, xsa_error *err) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     int n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+    // strsep keeps the empty names ("viewer,,hub") that strtok would pass over, to refuse them
+    for (char *rest = buf, *tok; (tok = strsep(&rest, ",")); n++)
         if (strcmp(tok, "viewer") && strcmp(tok, "hub") && strcmp(tok, "original"))
-            return xsa_fail(err, XSA_EBADINPUT, "--source: unknown source '%s' (valid: viewer, hub, original)", tok);
+            return xsa_fail(err, XSA_EBADINPUT, "--source %s: %s source '%s' (valid: viewer, hub, original)", list,
+                            *tok ? "unknown" : "an empty", tok);
     if (!n) return xsa_fail(err, XSA_EBADINPUT, "--source: empty list (valid: viewer, hub, original)");
     return 0;
 }

@@ -335,6 +335,7 @@ int pq_column_read(const unsigned char *buf, size_t len, const char *where, cons
     const struct pq_node *nd = &m->nodes[m->leaves[leaf]];
     struct page_ctx pc = {.where = where, .err = err};
     pq_column_path(m, leaf, pc.path, sizeof pc.path);
+    if (c->num_values == 0) return 0;  // nothing to read (Arrow writes such a chunk's data offset as 0)
     int64_t start = c->data_offset;
     if (c->has_dict && c->dict_offset >= 4 && c->dict_offset < start) start = c->dict_offset;
     int64_t limit = m->data_end;  // the pages lie between the leading magic and the footer

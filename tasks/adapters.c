@@ -276,7 +276,21 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
             break;
         }
         if (got > 0) sbuf_append(&text, chunk, (size_t)got);
-        if (bzerr == BZ_STREAM_END) break;
+        if (bzerr != BZ_STREAM_END) continue;
+        // A stream ended: parallel compressors (pbzip2, lbzip2) write one file as several
+        // streams, which Python reads on, so the next one starts where this one stopped.
+        void *unused;
+        int n_unused;
+        char rest[BZ_MAX_UNUSED];
+        BZ2_bzReadGetUnused(&bzerr, bz, &unused, &n_unused);
+        memcpy(rest, unused, (size_t)n_unused);
+        BZ2_bzReadClose(&bzerr, bz);
+        bz = NULL;
+        int c = n_unused ? 0 : fgetc(f);
+        if (c == EOF) break;
+        if (!n_unused) ungetc(c, f);
+        bz = BZ2_bzReadOpen(&bzerr, f, 0, 0, rest, n_unused);
+        if (bzerr != BZ_OK) rc = xsa_fail(err, XSA_EBADINPUT, "%s: corrupt bzip2 data after its first stream", path);
     }
     if (bz) BZ2_bzReadClose(&bzerr, bz);
     fclose(f);

@@ -7,6 +7,7 @@
 
 #include "common/fileio.h"
 #include "common/grow.h"
+#include "common/json_read.h"
 #include "common/vec.h"
 #include "common/xalloc.h"
 #include "tasks/pystr.h"
@@ -135,6 +136,13 @@ int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct 
             cJSON_Delete(row);
             task_rows_free(out);
             return xsa_fail(err, XSA_EBADINPUT, "%s: not one JSON object per line (JSONL expected)", where);
+        }
+        const char *dup = json_duplicate_key(row);
+        if (dup) {  // Python's json keeps the last, cJSON the first: the row would mean two things
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: field '%.80s' stands twice in one object; remove one", where, dup);
+            cJSON_Delete(row);
+            task_rows_free(out);
+            return rc;
         }
         char field[256];
         if (task_json_find_nul(line, n, field, sizeof field)) {

@@ -1,6 +1,7 @@
 // test_adapters.c: original-author formats -> canonical rows (fixtures written by
 // tools/fixtures/make_task_fixtures.py, with the rows they must become), --data-dir loading, error
 // paths, and the real files in ../shared/benchdata (exact row counts, spot-checked docs).
+#include <bzlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,42 @@ TEST(adapter_errors) {
                  XSA_EBADINPUT);
 }
 
+// bzip2 of text[0, n) appended to the file `name` in tmpdir: one more stream.
+static void put_bz2_stream(const char *name, const char *text, int append) {
+    char out[4096], p[512];
+    unsigned int n = sizeof out;
+    CHECK_EQ_INT(BZ2_bzBuffToBuffCompress(out, &n, (char *)text, (unsigned)strlen(text), 9, 0, 0), BZ_OK);
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, append ? "ab" : "wb");
+    if (f) {
+        fwrite(out, 1, n, f);
+        fclose(f);
+    }
+}
+
+// The HellaSwag dump as pbzip2 writes it (one stream per block) is read whole, as Python reads
+// it, not up to the end of its first stream.
+TEST(hellaswag_dump_streams) {
+    make_tmpdir();
+    if (!tmpdir[0]) SKIP("no temp dir");
+    const char *one = "A: ctx one\n2\ne1\ne2\ne3\ne4\n", *two = "B: ctx two\n0\nf1\nf2\nf3\nf4\n";
+    const char *name = "hellaswag_val_full.txt.bz2";
+    put_bz2_stream(name, one, 0);
+    put_bz2_stream(name, two, 1);
+    struct task_rows rows = {0};
+    int pre;
+    xsa_error err = {0};
+    CHECK_EQ_INT(task_adapt_original_dir(task_find("hellaswag"), tmpdir, push, &rows, &pre, &err), 0);
+    CHECK_EQ_INT(rows.n, 2);
+    if (rows.n == 2) {
+        CHECK_EQ_INT(cJSON_GetObjectItemCaseSensitive(rows.row[0], "gold")->valueint, 2);
+        CHECK_STR(cJSON_GetObjectItemCaseSensitive(rows.row[1], "query")->valuestring, "B: ctx two");
+    }
+    task_rows_free(&rows);
+    const char *names[] = {"hellaswag_val_full.txt.bz2"};
+    rm_tmpdir(names, 1);
+}
+
 static int stop_at_third(void *ctx, cJSON *row, const char *where, xsa_error *err) {
     struct task_rows *r = ctx;
     if (r->n == 2) {
@@ -262,7 +299,7 @@ TEST(real_benchdata_row_counts_and_spot_checks) {
     }
 }
 
-RUN_TESTS(T(adapt_arc), T(adapt_openbookqa), T(adapt_boolq_google), T(adapt_boolq_superglue),
+RUN_TESTS(T(hellaswag_dump_streams), T(adapt_arc), T(adapt_openbookqa), T(adapt_boolq_google), T(adapt_boolq_superglue),
           T(adapt_hellaswag_jsonl), T(adapt_hellaswag_text_bz2), T(adapt_lambada), T(adapt_piqa),
           T(adapt_siqa), T(adapt_winogrande), T(dirnames), T(load_docs_from_original_layout),
           T(adapter_errors), T(emit_error_stops_the_walk), T(real_benchdata_row_counts_and_spot_checks))

@@ -41,7 +41,7 @@ expect_exit run_bad_device_first 2 "^xsa-eval run: --device gpu: unknown device;
     "$X" run --model demo/sa --tasks arc_easy --device gpu --offline --cache-dir "$E"
 expect_exit run_bad_dtype_first 2 "^xsa-eval run: --dtype fp16: unknown dtype; use bfloat16 or float32" -- \
     "$X" run --model demo/sa --tasks arc_easy --dtype fp16 --offline --cache-dir "$E"
-expect_exit run_limit_zero_hint 2 "--limit expects an integer >= 1 or a fraction in \(0, 1\), got '0'" -- \
+expect_exit run_limit_zero_hint 2 "--limit expects a whole number of documents from 1 to 1073741824 or a fraction in \(0, 1\), got '0'" -- \
     "$X" run --model demo/sa --tasks arc_easy --limit 0
 # The repository stands alone: nothing cites notes that live beside a checkout (a user has no
 # ../shared), and the program's code and docs do not point there at all; tests, tools and

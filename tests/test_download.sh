@@ -266,9 +266,9 @@ expect_exit disk_full 3 "openbookqa: storing the download failed: .*write failed
 cache_valid disk_full_previous_copy_valid "$C" openbookqa test 500
 [ -z "$(find "$C/openbookqa" -name '*.tmp.*')" ] && pass disk_full_no_temp_left || fail disk_full_no_temp_left "$(ls "$C/openbookqa")"
 
-# A cache folder that cannot be written: exit 3 saying so and what to do.
+# A cache path that is a file: exit 2 (the user's choice of path) saying so and what to do.
 touch "$TMP/afile"
-expect_exit cache_not_a_folder 3 "cache folder must be writable: pass --cache-dir" -- dl --tasks openbookqa --cache-dir "$TMP/afile" --datasets-server "$B/a/ok/0"
+expect_exit cache_not_a_folder 2 "afile: the dataset cache is not a folder; pass --cache-dir DIR" -- dl --tasks openbookqa --cache-dir "$TMP/afile" --datasets-server "$B/a/ok/0"
 if [ "$(id -u)" != 0 ]; then
     mkdir -p "$TMP/ro" && chmod 555 "$TMP/ro"
     expect_exit cache_read_only 3 "Permission denied; the cache folder must be writable" -- dl --tasks openbookqa --cache-dir "$TMP/ro" --datasets-server "$B/a/ok/0"
@@ -362,6 +362,7 @@ expect_exit unknown_task 2 "frobnicate" -- dl --tasks frobnicate --cache-dir "$T
 expect_exit unknown_flag 2 "unknown flag '--insecure'" -- dl --tasks openbookqa --insecure
 expect_exit tasks_required 2 "--tasks LIST is required" -- dl --cache-dir "$TMP/c16"
 expect_exit bad_source 2 "unknown source 'ftp'" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source ftp
+expect_exit empty_source_name 2 "--source viewer,,hub: an empty source" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source viewer,,hub
 expect_exit bad_ca_bundle 2 "--ca-bundle file cannot be read" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server "$B/a/ok/0" --ca-bundle "$TMP/none.pem"
 expect_exit bad_server_url 2 "not an http:// or https:// URL" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server ftp://example.org
 finish

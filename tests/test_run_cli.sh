@@ -9,7 +9,8 @@ expect_exit unknown_flag 2 "unknown flag '--frobnicate'" -- run --model $M --tas
 expect_exit missing_model 2 "--model and --tasks are required" -- run --tasks piqa
 expect_exit missing_tasks 2 "--model and --tasks are required" -- run --model $M
 expect_exit three_models 2 "at most 2 --model" -- run --model $M --model $M --model $M --tasks piqa
-expect_exit bad_limit 2 "--limit expects an integer >= 1" -- run --model $M --tasks piqa --limit 0
+expect_exit bad_limit 2 "--limit expects a whole number of documents from 1 to 1073741824" -- run --model $M --tasks piqa --limit 0
+expect_exit empty_data_dir 2 "--data-dir '': empty path" -- run --model $M --tasks piqa --data-dir ""
 expect_exit unknown_task 2 "unknown task or group 'nosuchtask'.*arc_easy" -- run --model $M --tasks nosuchtask --data-dir $D
 expect_exit missing_model_dir 2 "/nonexistent" -- run --model /nonexistent --tasks piqa --data-dir $D --allow-data-change
 # A damaged second model stops the run before the first is scored: no results for either, and the
@@ -69,8 +70,8 @@ if echo "$flat" | grep -qF '"n-samples":{"arc_easy":{"original":14,"effective":5
 else
     fail limit_fraction_docs "n-samples or limit differ from lm-eval's in $f"
 fi
-expect_exit limit_fraction_zero 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.0
-expect_exit limit_fraction_junk 2 "--limit expects an integer >= 1 or a fraction" -- run --model $M --tasks piqa --limit 0.5x
+expect_exit limit_fraction_zero 2 "--limit expects a whole number of documents from 1 to 1073741824 or a fraction" -- run --model $M --tasks piqa --limit 0.0
+expect_exit limit_fraction_junk 2 "--limit expects a whole number of documents from 1 to 1073741824 or a fraction" -- run --model $M --tasks piqa --limit 0.5x
 
 # The batch budget: the device's default without --batch-tokens (4096 on the CPU), the flag's
 # value with it; recorded in the results, and the scores are the same either way.
@@ -104,5 +105,19 @@ expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piq
 mkdir -p "$TMP/fs" && cp -r $D/arc_easy "$TMP/fs/" && rm -f "$TMP/fs/arc_easy/train.jsonl"
 expect_exit fewshot_split_missing 2 "--num-fewshot: $TMP/fs: --data-dir has neither arc_easy/train.jsonl nor arc_easy/train.parquet" -- \
     run --model $M --tasks arc_easy --num-fewshot 2 --data-dir "$TMP/fs" --allow-data-change --output "$TMP/ofs"
+
+# Documents whose label is outside their choices count as wrong, as in lm-eval, and the run says
+# so even under --quiet (a warning about the data, not progress).
+expect_exit bad_labels_warned_quiet 0 "social_iqa: 2 documents have a label outside their choices; like lm-eval, they count as wrong" -- \
+    run --model $M --tasks social_iqa --data-dir $D/original --allow-data-change --offline --output "$TMP/olab"
+
+# HellaSwag from the preprocessed text dump: scored, with a warning that it is not lm-eval's text.
+mkdir -p "$TMP/hsdump" && cp -r $D/original/hellaswag_text "$TMP/hsdump/hellaswag"
+expect_exit hellaswag_dump_warned 0 "warning: hellaswag: the rows are a third party's preprocessed text" -- \
+    run --model $M --tasks hellaswag --data-dir "$TMP/hsdump" --allow-data-change --offline --output "$TMP/ohs"
+
+# A data file that is there but cannot be read as one is named, not passed over.
+mkdir -p "$TMP/dd/piqa" && ln -s "$TMP/nowhere" "$TMP/dd/piqa/validation.jsonl"
+expect_exit data_file_dangling_link 2 "dd/piqa/validation.jsonl: not a regular file" -- run --model $M --tasks piqa --data-dir "$TMP/dd" --output "$TMP/odd"
 
 finish

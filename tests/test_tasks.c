@@ -298,6 +298,11 @@ TEST(rows_reject_bad_lines) {
     CHECK_EQ_INT(task_rows_parse_jsonl("d.jsonl", two, strlen(two), &rows, &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "d.jsonl:2") != NULL);
     xsa_error_clear(&err);
+    // A field given twice: Python's json keeps the last, cJSON the first; neither is guessed.
+    const char *twice = "{\"label\": 0, \"goal\": \"g\", \"label\": 1}\n";
+    CHECK_EQ_INT(task_rows_parse_jsonl("d.jsonl", twice, strlen(twice), &rows, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "d.jsonl:1: field 'label' stands twice in one object") != NULL, "%s", err.msg);
+    xsa_error_clear(&err);
     const char *broken = "{\"a\": \n";
     CHECK_EQ_INT(task_rows_parse_jsonl("d.jsonl", broken, strlen(broken), &rows, &err), XSA_EBADINPUT);
     xsa_error_clear(&err);
