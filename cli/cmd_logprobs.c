@@ -108,6 +108,8 @@ static int encode_text(const struct logprobs_args *a, struct ivec *ids, xsa_erro
     int rc = 0;
     if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
     else rc = tokenizer_find(a->model, tok_path, sizeof tok_path, err);
+    const char *note = rc || a->tokenizer ? NULL : tokenizer_parity_note(a->model, tok_path);
+    if (note) fprintf(stderr, "xsa-eval logprobs: note: %s: %s\n", a->model, note);
     if (!rc) rc = tokenizer_load(&tk, tok_path, err);
     if (!rc) rc = tokenizer_encode(tk, a->text, strlen(a->text), 1, ids, err);
     if (tk) tokenizer_free(tk);

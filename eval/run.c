@@ -134,6 +134,8 @@ static int open_model(const struct run_options *opt, const char *path, const str
     double t0 = now_s();
     char tpath[4096];
     int rc = load_model_files(opt, path, &mr->m, &mr->loaded, &mr->tok, tpath, sizeof tpath, err);
+    const char *note = rc || opt->tokenizer ? NULL : tokenizer_parity_note(path, tpath);
+    if (note) fprintf(stderr, "xsa-eval: note: %s: %s\n", path, note);
     if (rc) return rc;
     if (tokenizer_vocab_size(mr->tok) > mr->m.cfg.vocab_size)
         fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",

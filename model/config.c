@@ -101,7 +101,7 @@ static int parse_xsa_layers(struct hf_config *hc, const cJSON *root, const char 
     cJSON_ArrayForEach(e, j) {
         double d = cJSON_IsNumber(e) ? e->valuedouble : NAN;
         if (!(d >= 0 && d < L) || floor(d) != d) {
-            if (cJSON_IsNumber(e))
+            if (cJSON_IsNumber(e) && floor(d) == d)
                 return xsa_fail(err, XSA_EBADINPUT, "%s: \"xsa_layers\" names layer %g but the model has %d layers (0..%d)", path, d, L, L - 1);
             return xsa_fail(err, XSA_EBADINPUT, "%s: \"xsa_layers\" entries must be integer layer indices", path);
         }
@@ -313,7 +313,9 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
     if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
     if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
-    if (!rc) rc = get_int(r, "head_dim", 0, 2, 1 << 12, &c->head_dim, path, err);
+    // Qwen3Config's head_dim defaults to 128 (the others' to hidden_size / heads): a file without
+    // one is read as transformers reads it, and refused by the shape check where that misfits.
+    if (!rc) rc = get_int(r, "head_dim", !strcmp(fm->name, "qwen3") ? 128 : 0, 2, 1 << 12, &c->head_dim, path, err);
     if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
     if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
     if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);

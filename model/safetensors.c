@@ -244,7 +244,16 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
     int first = st->n_tensors;
     const cJSON *e;
     cJSON_ArrayForEach(e, h) {
-        if (!strcmp(e->string, "__metadata__")) continue;
+        if (!strcmp(e->string, "__metadata__")) {  // strings to strings, as the reference library requires
+            const cJSON *v = NULL;
+            int ok = cJSON_IsObject(e);
+            cJSON_ArrayForEach(v, e) ok &= cJSON_IsString(v);
+            if (!ok) {
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: __metadata__ must map names to strings; the file is corrupt", path);
+                break;
+            }
+            continue;
+        }
         if ((rc = parse_entry(st, fi, e, data_size, data, err))) break;
     }
     cJSON_Delete(h);

@@ -46,6 +46,18 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
     return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.bin beside the checkpoint; pass --tokenizer FILE", model_path);
 }
 
+const char *tokenizer_parity_note(const char *model_path, const char *tok_path) {
+    char cfg[4200];
+    size_t n = strlen(tok_path);
+    snprintf(cfg, sizeof cfg, "%s/config.json", model_path);
+    if (!dir_exists(model_path) || !file_exists(cfg) || n < 16 || strcmp(tok_path + n - 16, "/tokenizer.model"))
+        return NULL;
+    return "the folder has tokenizer.model but no tokenizer.json, so xsa-eval tokenizes with SentencePiece's own rules; "
+           "transformers (and so lm-eval) converts it to a fast tokenizer, which splits some text otherwise (runs of "
+           "spaces, \"<s>\" written in the text). For lm-eval's token ids, save that tokenizer into the folder: "
+           "AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR)";
+}
+
 int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     *out = NULL;
     char *data = NULL;

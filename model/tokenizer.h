@@ -20,6 +20,12 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err);
 // for a llama2.c .bin file, tokenizer.bin beside it. Returns 0 and fills `out`, or an error.
 int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err);
 
+// A note for the user when tokenizer_find chose a Hugging Face folder's tokenizer.model (it has
+// no tokenizer.json): xsa-eval then tokenizes with SentencePiece's own rules, while transformers,
+// and so lm-eval, converts the model to a fast tokenizer that splits some text otherwise. NULL
+// when there is nothing to say.
+const char *tokenizer_parity_note(const char *model_path, const char *tok_path);
+
 // Appends the ids of `text[0..len)` to `out`. add_special = 1 behaves as the reference
 // library's encode with add_special_tokens=True (e.g. BOS from a TemplateProcessing
 // post-processor, SentencePiece/llama2.c BOS when the tokenizer adds one by default);

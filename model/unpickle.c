@@ -490,6 +490,10 @@ static int step(struct up_state *s, int op, int *stop) {
         return push(s, x);
     default: {
         char what[96];
+        if (op && strchr("ILFSVpgldioPTU", op))  // the text opcodes of pickle protocols 0 and 1
+            return xsa_fail(s->err, XSA_EBADINPUT, "%s: opcode '%c' of pickle protocol 0 or 1 at byte %zu; xsa-eval "
+                            "reads what torch.save writes by default (protocol 2): re-save with "
+                            "torch.save(obj, path)", s->u->where, op, s->op_pos);
         snprintf(what, sizeof what, "opcode 0x%02x, which torch.save does not write,", op);
         return bad(s, what);
     }

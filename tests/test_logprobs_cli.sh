@@ -62,4 +62,12 @@ if [ -f "$S/stories260K.bin" ] && [ -f "$S/tok512.bin" ]; then
 else
     skip text_with_tokenizer "../shared/benchdata/models/stories260K absent"
 fi
+# A Hugging Face folder with tokenizer.model only: scored, with a note that lm-eval would use
+# transformers' converted fast tokenizer (and how to get it); none with tokenizer.json.
+mkdir "$TMP/sp_only" && cp $M/config.json $M/model.safetensors tests/fixtures/tokenizers/sp_bpe/tokenizer.model "$TMP/sp_only/"
+expect_exit sp_only_folder_noted 0 "note: .*sp_only: the folder has tokenizer.model but no tokenizer.json" -- \
+    "$XSA_BIN" logprobs --model "$TMP/sp_only" --text "a b" --device cpu
+out=$("$XSA_BIN" logprobs --model "$TMP/sp_only" --tokenizer "$TMP/sp_only/tokenizer.model" --text "a b" --device cpu 2>&1)
+echo "$out" | grep -q "note:" && fail sp_given_not_noted "noted with --tokenizer" || pass sp_given_not_noted
+
 finish

@@ -407,6 +407,9 @@ TEST(test_config_xsa_layers) {
     const char *bad = "{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":[2]}";
     CHECK(write_file(dir, "config.json", bad, strlen(bad)) == 0);
     expect_load_error(dir, "config.json", "layer 2");
+    const char *frac = "{" GPT2_BASE ",\"n_positions\":64,\"xsa_layers\":[1.5]}";
+    CHECK(write_file(dir, "config.json", frac, strlen(frac)) == 0);
+    expect_load_error(dir, "config.json", "entries must be integer layer indices");
     rm_dir(dir);
 }
 
@@ -507,6 +510,7 @@ TEST(test_safetensors_reader) {
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "lacks"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "not a JSON object"},
         {"{\"x\":1}", 8, "not an object"},
+        {"{\"__metadata__\":{\"format\":1},\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "__metadata__ must map names to strings"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_st(dir, "bad.safetensors", bad[i].header, "\0\0\0\0\0\0\0\0", bad[i].data);
@@ -985,6 +989,7 @@ TEST(test_family_configs) {
     // qwen3: attention_bias gives all four biases; per-head q/k norms.
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen3\"," BASE ",\"attention_bias\":true,\"mlp_bias\":true}", "c.json", &err) == 0);
     CHECK(hc.ws.qkv_bias && hc.ws.o_bias && !hc.ws.mlp_bias && hc.cfg.qk_norm == QK_NORM_HEAD);
+    CHECK_EQ_INT(hc.cfg.head_dim, 128);  // Qwen3Config's default, not hidden_size / heads (8 here)
     // mistral: sliding_window on every layer; attention_bias is not a mistral key.
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"mistral\"," BASE ",\"sliding_window\":4,\"attention_bias\":true}", "c.json", &err) == 0);
     CHECK(hc.cfg.sliding_window == 4 && hc.cfg.swa[0] && hc.cfg.swa[2] && !hc.ws.qkv_bias);

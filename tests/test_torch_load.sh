@@ -61,6 +61,7 @@ expect_exit duplicate_member 2 "duplicate_member.pt: the zip archive holds two m
 expect_exit storage_short 2 "short_storage.pt .*declares 4 elements of FloatStorage .* holds 12 bytes" -- "$XSA_BIN" info --model $T/bad/short_storage.pt
 expect_exit no_config_beside 2 "good_small.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $T/bad/good_small.pt
 expect_exit legacy_refused 2 "legacy.pt: a torch.save file in the legacy format .*torch.save\(torch.load\(" -- "$XSA_BIN" info --model $T/bad/legacy.pt
+expect_exit pickle_protocol_1_named 2 "protocol1.pt \(protocol1/data.pkl\): opcode .I. of pickle protocol 0 or 1 at byte [0-9]*; .*re-save with torch.save" -- "$XSA_BIN" info --model $T/bad/protocol1.pt
 expect_exit dcp_refused 2 "bad/dcp: a torch.distributed.checkpoint folder .*dcp_to_torch_save" -- "$XSA_BIN" info --model $T/bad/dcp
 mkdir "$TMP/trunc"; cp $M/gpt2_tiny/config.json "$TMP/trunc/"; head -c 100000 $T/gpt2_bin/pytorch_model.bin > "$TMP/trunc/pytorch_model.bin"
 expect_exit truncated_archive 2 "trunc/pytorch_model.bin: no zip end-of-central-directory record" -- "$XSA_BIN" info --model "$TMP/trunc"
