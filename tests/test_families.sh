@@ -62,7 +62,7 @@ expect_one_line unknown_activation 2 "relu/config.json: hidden_act \"relu\" is n
 cp -r $F/phi3_sharded_bin "$TMP/longrope"; sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' "$TMP/longrope/config.json"
 expect_one_line unknown_rope_type 2 "longrope/config.json: rope_parameters type \"longrope\" is not supported \(xsa-eval implements default, linear, dynamic, llama3 and yarn\)" -- "$XSA_BIN" info --model "$TMP/longrope"
 cp -r $F/pythia "$TMP/pct"; sed -i 's/"partial_rotary_factor": 0.25/"partial_rotary_factor": 0.1/' "$TMP/pct/config.json"
-expect_one_line odd_rotary_dims 2 "pct/config.json: partial rotary factor 0.1 of head_dim 16 gives 1 rotated dims; it must be an even number >= 2" -- "$XSA_BIN" info --model "$TMP/pct"
+expect_one_line odd_rotary_dims 2 "pct/config.json: partial rotary factor 0.1 of head_dim 16 gives 1 rotated dims \\(int\\(16 x 0.1\\)\\); xsa-eval needs an even number >= 2" -- "$XSA_BIN" info --model "$TMP/pct"
 # A checkpoint whose tensors are not the family's: qwen3 without its q norm, olmo2 with a
 # pre-norm it does not have (both from the config's family, not guessed from the tensors).
 cp -r $F/olmo2_bf16 "$TMP/olmo2_as_llama"; sed -i 's/"model_type": "olmo2"/"model_type": "llama"/' "$TMP/olmo2_as_llama/config.json"
