@@ -58,10 +58,10 @@ int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, c
 }
 
 int cli_stats_check(const struct cli_command *c, const struct cli_stats *st) {
-    int need = (int)ceil(2 / st->alpha);
+    double need = ceil(2 / st->alpha);  // in double: a tiny alpha would overflow an int
     if (st->iters < need)
-        return cli_fail(c, "--iters %d: too few resamples for a %g%% interval; give at least %d (2 / alpha)", st->iters,
-                        100 * (1 - st->alpha), need);
+        return cli_fail(c, "--iters %d: too few resamples for a 1 - %g interval; give at least %.0f (2 / alpha)%s",
+                        st->iters, st->alpha, need, need > 10000000 ? ", above the most --iters takes: raise --alpha" : "");
     return 0;
 }
 

@@ -26,7 +26,8 @@ static const struct cli_command cmd = {
     "McNemar p < A and the 1 - A paired bootstrap interval below 0), or the average over all tasks\n"
     "drops by more than POINTS with its interval below 0. Exit 0 otherwise; 2 on bad usage or inputs\n"
     "that are unreadable or not comparable (different data, tasks, limits); 3 when the summary or\n"
-    "the verdict could not be written. Prints a Markdown summary for a pull-request comment.\n",
+    "the verdict could not be written (a regression's 1 comes first). Prints a Markdown summary for\n"
+    "a pull-request comment.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
 struct check_args {

@@ -36,9 +36,12 @@ static void usage(FILE *f) {
 // A command's output that did not reach stdout (a full disk, a closed pipe, /dev/full) is an
 // error: a CI step must not read a truncated report as the whole one.
 static int finish(const char *name, int rc) {
-    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
-    fprintf(stderr, "xsa-eval %s: writing standard output failed (%s); what it printed is incomplete\n", name,
-            strerror(errno));
+    errno = 0;
+    int flushed = fflush(stdout) == 0, why = errno;
+    if (flushed && !ferror(stdout)) return rc;
+    // (errno says why only when this flush failed; an earlier failed write left just the flag)
+    fprintf(stderr, "xsa-eval %s: writing standard output failed%s%s%s; what it printed is incomplete\n", name,
+            !flushed && why ? " (" : "", !flushed && why ? strerror(why) : "", !flushed && why ? ")" : "");
     return rc ? rc : 3;
 }
 

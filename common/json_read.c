@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 static int cmp_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 // The repeated key among an object's members, or NULL.
@@ -17,8 +19,7 @@ static const char *repeated_member(const cJSON *o) {
                 if (!strcmp(e->string, f->string)) return e->string;
         return NULL;
     }
-    const char **keys = malloc((size_t)n * sizeof *keys);
-    if (!keys) return NULL;
+    const char **keys = xsa_malloc((size_t)n * sizeof *keys);
     int k = 0;
     for (const cJSON *e = o->child; e; e = e->next) keys[k++] = e->string;
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);

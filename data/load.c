@@ -318,7 +318,7 @@ int data_check_offline(const struct task_def *const *list, int n, const struct d
     char cmd[1400];
     download_command(names, opt, cmd, sizeof cmd);
     return xsa_fail(err, XSA_ERUNTIME, "not available offline: %d of %d tasks have no valid copy in %s; run `%s` "
-                    "where the network is reachable, then run again (or pass --data-dir); first problem: %s",
+                    "where the network is reachable, then run again (or give run the files with --data-dir); first problem: %s",
                     missing, n, root, cmd, first_why);
 }
 
@@ -341,7 +341,7 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
         download_command(t->name, opt, cmd, sizeof cmd);
         int fewshot = !source_is_evaluated_split(t);
         return xsa_fail(err, XSA_ERUNTIME, "%s: %s%snot available offline: %s; run `%s%s` where the network is "
-                        "reachable, or pass --data-dir", t->name, fewshot ? t->split : "", fewshot ? " split " : "",
+                        "reachable, or give run the files with --data-dir", t->name, fewshot ? t->split : "", fewshot ? " split " : "",
                         why[0] ? why : "forced download", cmd, fewshot ? " --fewshot" : "");
     }
     int lock = -1, fresh = 0;  // fresh: stored by this call

@@ -201,12 +201,15 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     int rc = 0;
     int k = 0;
     double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
-    int n_reg;
+    // Tasks in registry order, whatever a file's order, so the draws depend on the data only
+    // (rows of tasks outside the registry, built in memory, after them in their order).
+    int *order = xsa_malloc(sizeof(int) * (size_t)(c->n_rows + 1)), n_order = 0, n_reg;
     const struct task_def *reg = task_registry(&n_reg);
-    // Tasks in registry order, whatever a file's order: the draws then depend on the data only.
-    for (int t = 0, i; t < n_reg; t++) {
-        for (i = 0; i < c->n_rows && strcmp(c->rows[i].task, reg[t].name); i++) {}
-        if (i == c->n_rows) continue;
+    for (int t = 0; t <= n_reg; t++)
+        for (int i = 0; i < c->n_rows; i++)
+            if (t < n_reg ? !strcmp(c->rows[i].task, reg[t].name) : !task_find(c->rows[i].task)) order[n_order++] = i;
+    for (int o = 0; o < n_order; o++) {
+        int i = order[o];
         const struct compare_row *r = &c->rows[i];
         if (paper_only && !results_is_paper_task(r->task)) continue;
         sa[k] = pa[i];
@@ -235,6 +238,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     free(sa);
     free(sb);
     free(n);
+    free(order);
     return rc;
 }
 

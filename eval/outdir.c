@@ -88,11 +88,14 @@ static int target_kind(const char *path) {
 int outdir_is_stream(const char *path) { return target_kind(path) != TARGET_RENAME; }
 
 static int g_n_inputs;
-static const char *const *g_inputs;
+static char **g_inputs;  // (g_n_inputs) copies: the caller's array may go
 
 void outdir_protect_inputs(int n, const char *const *inputs) {
-    g_n_inputs = n;
-    g_inputs = inputs;
+    for (int i = 0; i < g_n_inputs; i++) free(g_inputs[i]);
+    free(g_inputs);
+    g_inputs = n > 0 ? xsa_calloc((size_t)n, sizeof *g_inputs) : NULL;
+    g_n_inputs = n > 0 ? n : 0;
+    for (int i = 0; i < g_n_inputs; i++) g_inputs[i] = inputs[i] ? xsa_strdup(inputs[i]) : NULL;
 }
 
 int outdir_check_file(const char *flag, const char *path, xsa_error *err) {

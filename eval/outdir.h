@@ -40,7 +40,7 @@ int outdir_check_outputs(int n_out, const char *const *flags, const char *const 
 // this process's stdout or stderr, a FIFO, a terminal or another device. Such a report has no
 // charts beside it.
 int outdir_is_stream(const char *path);
-// The command's inputs (n entries, NULL skipped; the array must outlive the command):
+// The command's inputs (n entries, NULL skipped; copied, so n = 0 forgets them):
 // outdir_write_set then refuses, before writing anything, a target that is one of them, such as
 // a chart whose name an input happens to have.
 void outdir_protect_inputs(int n, const char *const *inputs);

@@ -228,11 +228,11 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
         return xsa_fail(err, XSA_EBADINPUT, "%s: header length %llu is beyond the %zu-byte file (or the %u-byte limit); not a safetensors file, or truncated",
                         path, (unsigned long long)hlen, size, ST_MAX_HEADER_BYTES);
     xsa_error jerr = {0};
-    cJSON *h = json_read_whole((const char *)p + 8, (size_t)hlen, JSON_KEYS_UNIQUE, "header", &jerr);
+    cJSON *h = json_read_whole((const char *)p + 8, (size_t)hlen, JSON_KEYS_UNIQUE, "the header", &jerr);
+    if (!h) return xsa_fail(err, XSA_EBADINPUT, "%s: %s; the file is corrupt", path, jerr.msg);
     if (!cJSON_IsObject(h)) {
         cJSON_Delete(h);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the header is not a JSON object (%s); the file is corrupt", path,
-                        h ? "another JSON value" : jerr.msg);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the header is not a JSON object; the file is corrupt", path);
     }
     int n = cJSON_GetArraySize(h);
     if (n > ST_MAX_TENSORS || st->n_tensors + n > ST_MAX_TENSORS) {
@@ -246,7 +246,7 @@ int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *e
     cJSON_ArrayForEach(e, h) {
         if (!strcmp(e->string, "__metadata__")) {  // strings to strings, as the reference library requires
             const cJSON *v = NULL;
-            int ok = cJSON_IsObject(e);
+            int ok = cJSON_IsObject(e) || cJSON_IsNull(e);  // (an Option in the reference: null is none)
             cJSON_ArrayForEach(v, e) ok &= cJSON_IsString(v);
             if (!ok) {
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: __metadata__ must map names to strings; the file is corrupt", path);

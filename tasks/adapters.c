@@ -265,8 +265,11 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
     struct sbuf text = {0};
     int rc = bzerr == BZ_OK ? 0 : xsa_fail(err, XSA_EBADINPUT, "%s: not a bzip2 file", path);
     char chunk[1 << 16];
+    int later = 0;  // 1: reading the start of a stream after the first
     while (!rc) {
         int got = BZ2_bzRead(&bzerr, bz, chunk, sizeof chunk);
+        if (later && bzerr == BZ_DATA_ERROR_MAGIC) break;  // bytes after the last stream that start none: ignored, as by Python's bz2
+        later = 0;
         if ((bzerr != BZ_OK && bzerr != BZ_STREAM_END) || got < 0) {
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: corrupt bzip2 data (error %d)", path, bzerr);
             break;
@@ -291,6 +294,7 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
         if (!n_unused) ungetc(c, f);
         bz = BZ2_bzReadOpen(&bzerr, f, 0, 0, rest, n_unused);
         if (bzerr != BZ_OK) rc = xsa_fail(err, XSA_EBADINPUT, "%s: corrupt bzip2 data after its first stream", path);
+        later = 1;
     }
     if (bz) BZ2_bzReadClose(&bzerr, bz);
     fclose(f);

@@ -211,6 +211,19 @@ TEST(hellaswag_dump_streams) {
         CHECK_STR(cJSON_GetObjectItemCaseSensitive(rows.row[1], "query")->valuestring, "B: ctx two");
     }
     task_rows_free(&rows);
+    // Bytes after the last stream that start no stream (a newline, padding) are ignored, as
+    // Python's bz2 ignores them; a second stream cut short is damage.
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "ab");
+    if (f) fwrite("\n\0\0\0", 1, 4, f), fclose(f);
+    CHECK_EQ_INT(task_adapt_original_dir(task_find("hellaswag"), tmpdir, push, &rows, &pre, &err), 0);
+    CHECK_EQ_INT(rows.n, 2);
+    task_rows_free(&rows);
+    put_bz2_stream(name, one, 0);
+    if ((f = fopen(p, "ab"))) fwrite("BZh9", 1, 4, f), fclose(f);
+    CHECK_EQ_INT(adapt_tmp("hellaswag", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "corrupt bzip2 data") != NULL, "%s", err.msg);
     const char *names[] = {"hellaswag_val_full.txt.bz2"};
     rm_tmpdir(names, 1);
 }

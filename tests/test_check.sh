@@ -14,7 +14,7 @@ expect_exit planted_insignificant_drop 0 "openbookqa .*drop, not significant" --
 expect_exit average_regression 1 "regression of the average" -- check --baseline $F/xsa.json --results $F/xsa_avg_drop.json
 expect_exit larger_allowed_drop 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 7
 expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001 --iters 200000
-expect_exit too_few_iters 2 "--iters 10000: too few resamples for a 99.999% interval; give at least 200000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+expect_exit too_few_iters 2 "--iters 10000: too few resamples for a 1 - 1e-05 interval; give at least 200000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
 expect_exit improvement_passes 0 "lambada_openai .*improved" -- check --baseline $F/sa.json --results $F/xsa.json
 expect_exit missing_file 2 "^xsa-eval check: $F/nope.json: cannot open" -- check --baseline $F/xsa.json --results $F/nope.json
 expect_exit mismatched_digests 2 "winogrande data differ" -- check --baseline $F/xsa.json --results $F/xsa_other_data.json

@@ -49,7 +49,7 @@ mk hlen; printf '\377\377\377\000\000\000\000\000' | dd of="$TMP/hlen/model.safe
 expect_exit header_beyond_file 2 "hlen/model.safetensors: header length 16777215 is beyond" -- "$XSA_BIN" info --model "$TMP/hlen"
 
 mk json; printf 'XX' | dd of="$TMP/json/model.safetensors" bs=1 seek=8 count=2 conv=notrunc 2>/dev/null
-expect_exit header_not_json 2 "json/model.safetensors: the header is not a JSON object" -- "$XSA_BIN" info --model "$TMP/json"
+expect_exit header_not_json 2 "json/model.safetensors: the header: not valid JSON" -- "$XSA_BIN" info --model "$TMP/json"
 
 mk dtype; LC_ALL=C sed -i 's/"dtype":"F32"/"dtype":"Q32"/' "$TMP/dtype/model.safetensors"
 expect_exit unknown_dtype 2 "dtype/model.safetensors: tensor .* has unknown dtype 'Q32'" -- "$XSA_BIN" info --model "$TMP/dtype"

@@ -508,8 +508,10 @@ TEST(test_safetensors_reader) {
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8, "invalid data_offsets"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, "invalid shape"},
         {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "lacks"},
-        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "not a JSON object"},
+        {"{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "the header: not valid JSON"},
+        {"[1]", 8, "the header is not a JSON object"},
         {"{\"x\":1}", 8, "not an object"},
+        {"{\"__metadata__\":null,\"x\":7}", 8, "not an object"},  // a null __metadata__ passes (none)
         {"{\"__metadata__\":{\"format\":1},\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "__metadata__ must map names to strings"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -550,7 +552,7 @@ TEST(test_safetensors_hostile_headers) {
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "gap or an overlap"},
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},\"y\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, "gap or an overlap"},
         {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 3, "cover 1 of the 3 bytes"},
-        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "key \"x\" stands twice"},
+        {"{\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},\"x\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", 2, "the header: key \"x\" stands twice"},
         {"{\"a\\nb\\r\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1, "'a?b?' has unknown dtype"},
     };
     xsa_error err = {0};

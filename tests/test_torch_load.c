@@ -97,7 +97,7 @@ TEST(test_unpickle_refusals) {
         C("\x80\x02" ")K\x01" "a.", "APPEND to something that is not a list"),
         C("\x80\x02" "h\x05.", "GET of a memo entry that was never PUT"),
         C("\x80\x02" "N" "r\xff\xff\xff\x7f.", "a memo index past the limit"),
-        C("\x80\x02" "i", "opcode 0x69"),
+        C("\x80\x02" "i", "opcode 'i' of pickle protocol 0 or 1"),
         C("\x80\x02" "X\xff\xff\x00\x00" "ab.", "a string runs past the end of the pickle"),
         C("\x80\x02" "N", "the pickle ends without STOP"),
         C("\x80\x02" "NN.", "STOP with other than one value"),
