@@ -348,7 +348,8 @@ static void on_stop_signal(int sig) {
     run_stop_requested = 1;
 }
 
-static int ranks_model_begin(int model_index, const char run_scope[65], const char *numerics, xsa_error *err);
+static int ranks_model_begin(int model_index, const char run_scope[65], const struct model_run *mr,
+                             const char model_scope[65], xsa_error *err);
 static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err);
 
 // Scores every task with one model and writes its results; *out_path receives the file.
@@ -410,7 +411,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
     have_jn = !rc;
     sbuf_free(&settings);
-    if (!rc) rc = ranks_model_begin(model_index, run_scope, mr.be.numerics, err);
+    if (!rc) rc = ranks_model_begin(model_index, run_scope, &mr, model_scope, err);
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -574,27 +575,33 @@ enum { CMD_MODEL = 1, CMD_SCORE, CMD_MODEL_END, CMD_QUIT };
 struct rank_cmd {
     int32_t kind, model;
     char run_scope[65];
-    char numerics[128];  // rank 0's backend numerics (CMD_MODEL): every rank must score the same bits
+    char numerics[128];     // rank 0's backend numerics (CMD_MODEL): every rank must score the same bits
+    char model_scope[65];   // rank 0's model (CMD_MODEL, journal_scopes): weights, configuration, numerics
+    char weights[65];       // rank 0's weights sha256, to name in a refusal
 };
 
-static int ranks_command(int to, int kind, int model, const char *run_scope, const char *numerics, xsa_error *err) {
+static int ranks_command(int to, int kind, int model, const char *run_scope, const struct model_run *mr,
+                         const char *model_scope, xsa_error *err) {
     struct rank_cmd c = {.kind = kind, .model = model};
     if (run_scope) memcpy(c.run_scope, run_scope, sizeof c.run_scope);
-    if (numerics) snprintf(c.numerics, sizeof c.numerics, "%s", numerics);
+    if (mr) snprintf(c.numerics, sizeof c.numerics, "%s", mr->be.numerics);
+    if (mr) snprintf(c.weights, sizeof c.weights, "%s", mr->m.weights_sha256);
+    if (model_scope) memcpy(c.model_scope, model_scope, sizeof c.model_scope);
     int rc = 0;
     for (int r = to < 0 ? 1 : to; !rc && r < (to < 0 ? dist_size() : to + 1); r++)
         rc = dist_send(r, TAG_CMD, &c, sizeof c, err);
     return rc;
 }
 
-static int ranks_model_begin(int model_index, const char run_scope[65], const char *numerics, xsa_error *err) {
-    return ranks_command(-1, CMD_MODEL, model_index, run_scope, numerics, err);
+static int ranks_model_begin(int model_index, const char run_scope[65], const struct model_run *mr,
+                             const char model_scope[65], xsa_error *err) {
+    return ranks_command(-1, CMD_MODEL, model_index, run_scope, mr, model_scope, err);
 }
 
 // The results are written: the other ranks drop their journals, and so does rank 0 for ranks
 // an earlier launch of the run had and this one has not.
 static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err) {
-    int rc = ranks_command(-1, CMD_MODEL_END, 0, NULL, NULL, err);
+    int rc = ranks_command(-1, CMD_MODEL_END, 0, NULL, NULL, NULL, err);
     if (!rc && dist_size() > 1) journal_remove_ranks(dir, run_scope);
     return rc;
 }
@@ -608,7 +615,7 @@ static int shares_send(const struct task_work *w, const int *owner, const int *r
             if (owner[remote[i]] == r) idx[n++] = remote[i];
         struct sbuf b = {0};
         shard_pack_requests(w->req, idx, n, &b);
-        rc = ranks_command(r, CMD_SCORE, 0, NULL, NULL, err);
+        rc = ranks_command(r, CMD_SCORE, 0, NULL, NULL, NULL, err);
         if (!rc) rc = dist_send(r, TAG_REQS, b.s, b.n, err);
         sbuf_free(&b);
     }
@@ -699,7 +706,8 @@ static void worker_close(struct worker *wk, int success) {
 static int worker_open(struct worker *wk, const struct rank_cmd *c, xsa_error *err) {
     const struct run_options *opt = wk->opt;
     if (c->model < 0 || c->model >= opt->n_models || !memchr(c->run_scope, 0, sizeof c->run_scope) ||
-        !memchr(c->numerics, 0, sizeof c->numerics))
+        !memchr(c->numerics, 0, sizeof c->numerics) || !memchr(c->model_scope, 0, sizeof c->model_scope) ||
+        !memchr(c->weights, 0, sizeof c->weights))
         return xsa_fail(err, XSA_ERUNTIME, "rank 0 sent a malformed model command (were all ranks started from the "
                         "same xsa-eval binary and command line?)");
     char names[RUN_MAX_MODELS][256], dir[4096], no_cache[65] = "";
@@ -711,6 +719,15 @@ static int worker_open(struct worker *wk, const struct rank_cmd *c, xsa_error *e
         rc = xsa_fail(err, XSA_EBADINPUT, "this rank's backend computes as \"%s\" but rank 0's as \"%s\", so their "
                       "scores could differ in the last bits; give every rank the same kernels (XSA_CPU_GEMM, "
                       "XSA_CPU_ATTN) or the same kind of machine", wk->mr.be.numerics, c->numerics);
+    // The same model on every rank: a stale node-local copy or another command line would mix
+    // two models' scores into one results file (and into rank 0's journal).
+    char model_scope[65], run_scope[65];
+    if (!rc) rc = journal_scopes(&wk->mr.m, wk->mr.be.numerics, "", model_scope, run_scope, err);
+    if (!rc && strcmp(model_scope, c->model_scope))
+        rc = xsa_fail(err, XSA_EBADINPUT, "this rank's %s is not the model rank 0 loaded (%s): every rank must read "
+                      "the same checkpoint with the same flags", opt->models[c->model],
+                      strcmp(wk->mr.m.weights_sha256, c->weights) ? "other weights" : "the same weights, another "
+                      "configuration or --xsa/--max-length");
     snprintf(dir, sizeof dir, "%s/%s", opt->output, names[c->model]);
     if (!rc) rc = file_mkdirs(dir, "choose a writable --output folder", err);
     if (!rc) rc = journal_open(&wk->jn, dir, NULL, no_cache, c->run_scope, dist_rank(), opt->resume, 1, err);
@@ -806,7 +823,7 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         rc = run_worker(&o, err);
     } else if (!rc) {
         rc = run_pipeline(&o, err);
-        if (!rc) rc = ranks_command(-1, CMD_QUIT, 0, NULL, NULL, err);
+        if (!rc) rc = ranks_command(-1, CMD_QUIT, 0, NULL, NULL, NULL, err);
     }
     if (rc) return dist_fail(rc, err->msg);  // ends every rank
     dist_stop();

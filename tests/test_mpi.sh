@@ -102,6 +102,16 @@ elif ! echo "$out" | grep -q "rank 0 of 3: .*no-such-data"; then fail rank0_bad_
 elif [ "$(echo "$t < 20" | bc)" -ne 1 ]; then fail rank0_bad_input_ends_job "took ${t}s"
 else pass "rank0_bad_input_ends_job_exit_2_in_${t}s"; fi
 
+# A rank that loaded another model (a stale node-local copy, another command line) is refused
+# before it scores: its scores would be mixed into rank 0's results and journal.
+printf '#!/usr/bin/env bash\nif [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then m=demo/xsa; else m=demo/sa; fi\nexec "%s" run --model "$m" "$@"\n' "$XSA_BIN" > "$TMP/divrank.sh"
+chmod +x "$TMP/divrank.sh"
+out=$(timeout 60 env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 2 "$TMP/divrank.sh" --tasks piqa \
+      --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --quiet --output "$TMP/div" 2>&1); rc=$?
+if [ $rc -eq 2 ] && echo "$out" | grep -q "rank 1 of 2: this rank's demo/xsa is not the model rank 0 loaded (other weights)" &&
+   ! ls "$TMP"/div/*/results_*.json >/dev/null 2>&1; then pass rank_with_other_model_refused
+else fail rank_with_other_model_refused "exit $rc: $(echo "$out" | grep -v '^$' | head -3)"; fi
+
 # A rank that fails after its second batch ends the job: its message, exit 3, within seconds,
 # no results file; the journals stay (rank 0's and each other rank's).
 t0=$(date +%s.%N)
