@@ -34,9 +34,8 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
     if (snprintf(j->journal_path, sizeof j->journal_path, "%s/journal_%.16s%s.xsaj", dir, run_scope, tag) >=
         (int)sizeof j->journal_path)
         return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
-    if (!resume) unlink(j->journal_path);
-    long dropped = 0;
-    int rc = reqstore_open(&j->journal, j->journal_path, run_scope, 1, &dropped, err);
+    long dropped = 0;  // --no-resume empties the journal once it holds it: a live run's is left to it
+    int rc = reqstore_open(&j->journal, j->journal_path, run_scope, resume ? 1 : REQSTORE_FRESH, &dropped, err);
     if (rc < 0) {
         if (!quiet)
             fprintf(stderr, "xsa-eval: %s is in use by a concurrent run of the same command; this run keeps no journal\n",
@@ -58,7 +57,7 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
         rc = reqstore_open(&j->cache, path, model_scope, 0, &dropped, err);
         j->have_cache = !rc;
         if (!rc && dropped && !quiet)
-            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a torn record\n", path, dropped);
+            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes from a torn or damaged record on\n", path, dropped);
     }
     if (rc) journal_close(j, 0);
     return rc;

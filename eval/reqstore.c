@@ -154,13 +154,15 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file; remove it", path);
     } else if (st.st_size > MAX_FILE_BYTES) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: %lld bytes, larger than any request store; remove it", path, (long long)st.st_size);
-    } else if (st.st_size < HEADER_BYTES) {  // new, or killed before its header was whole
+    } else if (st.st_size < HEADER_BYTES || exclusive == REQSTORE_FRESH) {  // new, killed before its header was whole, or to be emptied
         if (ftruncate(s->fd, 0) != 0 || write(s->fd, want, HEADER_BYTES) != HEADER_BYTES || fsync(s->fd) != 0)
             rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", path, strerror(errno));
     } else if (pread(s->fd, have, HEADER_BYTES, 0) != HEADER_BYTES) {
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: read failed: %s", path, strerror(errno));
     } else if (memcmp(have, MAGIC, 8)) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: not an xsa-eval request store; remove it or choose another folder", path);
+    } else if (memcmp(have, want, HEADER_BYTES) && !memcmp(have + 8, want + 8, 16)) {  // (same scope as far as shown)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: its header is damaged; remove it", path);
     } else if (memcmp(have, want, HEADER_BYTES)) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: holds requests of another model or settings (scope %.16s..., wanted %.16s...); remove it",
                       path, (const char *)have + 8, scope);

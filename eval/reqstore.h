@@ -46,8 +46,11 @@ void reqstore_key(const struct sched_request *q, uint8_t key[16]);
 // header names another scope, or is not a store at all, is an error (exit 2) naming it.
 // *dropped (may be NULL) receives the number of bytes cut off a damaged tail.
 // exclusive: the store is this process's alone while open (a journal): returns -1, with err
-// untouched, when another process holds it. Otherwise (a shared cache) loading and each
-// append lock the file for their moment only, so concurrent runs add to it safely.
+// untouched, when another process holds it; REQSTORE_FRESH (exclusive too) empties it once it
+// holds it (--no-resume), never the store of a run still going. Otherwise (a shared cache)
+// loading and each append lock the file for their moment only, so concurrent runs add to it
+// safely.
+#define REQSTORE_FRESH 2
 int reqstore_open(struct reqstore *s, const char *path, const char scope[65], int exclusive, long *dropped,
                   xsa_error *err);
 

@@ -99,6 +99,20 @@ wait_records $pid "$TMP/n" 300; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/nu
 if [ $rc -eq 0 ] && ! grep -q "resuming" "$TMP/nr.log" && msg=$(same_as_reference "$TMP/n"); then pass no_resume_starts_over
 else fail no_resume_starts_over "exit $rc $msg"; fi
 
+# --no-resume beside a run still going: that run's journal is left to it (never emptied or
+# removed under it), and the first run's results are still the reference's.
+"$XSA_BIN" "${ARGS[@]}" --output "$TMP/cc" >/dev/null 2>&1 & pid=$!
+if wait_records $pid "$TMP/cc" 100; then
+    "$XSA_BIN" "${LOUD[@]}" --output "$TMP/cc" --no-resume >/dev/null 2>"$TMP/cc.log"; rc2=$?
+    wait $pid; rc1=$?
+    res=$(ls "$TMP"/cc/sa/results_*.json | head -1)
+    if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && grep -q "in use by a concurrent run of the same command" "$TMP/cc.log" &&
+       [ "$(strip "$res")" = "$(strip "$TMP"/ref/sa/results_*.json)" ]; then pass no_resume_leaves_live_journal
+    else fail no_resume_leaves_live_journal "exit $rc1/$rc2: $(grep -v warning "$TMP/cc.log" | head -2)"; fi
+else
+    wait $pid; skip no_resume_leaves_live_journal "the first run ended before the second started"
+fi
+
 # A journal that is not one (or of another scope) is named, with the fix.
 mkdir -p "$TMP/b/sa"
 "$XSA_BIN" "${ARGS[@]}" --output "$TMP/b" >/dev/null 2>&1 & pid=$!
@@ -131,5 +145,10 @@ then pass request_cache_reused_exactly; else fail request_cache_reused_exactly "
     --cache-dir "$TMP/c" --output "$TMP/q3" --cache-requests "$TMP/rc" >/dev/null 2>"$TMP/q3.log"
 grep -q "came from the journal or the request cache" "$TMP/q3.log" && fail cache_scoped_by_model "reused by another model" \
     || pass cache_scoped_by_model
+# A store whose header is damaged past the part a message shows is named as damaged, not as
+# another model's.
+cp -r "$TMP/rc" "$TMP/rcd"
+for f in "$TMP"/rcd/*.xsar; do printf 'Z' | dd of="$f" bs=1 seek=50 conv=notrunc 2>/dev/null; done
+expect_exit cache_header_damaged 2 "\.xsar: its header is damaged; remove it" -- run --output "$TMP/q5" --cache-requests "$TMP/rcd"
 expect_exit cache_requests_empty 2 "--cache-requests '': empty path" -- run --output "$TMP/q4" --cache-requests ''
 finish
