@@ -148,6 +148,12 @@ struct resolved {
     struct http_options http;     // defaults and XSA_HTTP_* (checked before anything is touched)
 };
 
+// 1 when u is an http:// or https:// URL with a host ("http://" alone has none).
+static int http_url(const char *u) {
+    size_t k = !strncmp(u, "http://", 7) ? 7 : !strncmp(u, "https://", 8) ? 8 : 0;
+    return k && u[k] && u[k] != '/' && u[k] != '?' && u[k] != '#';
+}
+
 static int resolve(const struct data_options *opt, struct resolved *rs, xsa_error *err) {
     int rc = cache_root_dir(opt->cache_dir, rs->root, sizeof rs->root, err);
     if (!rc) rc = http_options_default(&rs->http, err);
@@ -158,12 +164,13 @@ static int resolve(const struct data_options *opt, struct resolved *rs, xsa_erro
     const char *h = opt->hf_endpoint && *opt->hf_endpoint ? opt->hf_endpoint
                     : env && *env                          ? env
                                                            : DATA_DEFAULT_HF_ENDPOINT;
-    if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
-        return xsa_fail(err, XSA_EBADINPUT, "--datasets-server %s: not an http:// or https:// URL", v);
-    if (strncmp(h, "http://", 7) && strncmp(h, "https://", 8))
-        return xsa_fail(err, XSA_EBADINPUT, "--hf-endpoint (or HF_ENDPOINT) %s: not an http:// or https:// URL", h);
-    if (opt->originals_mirror && strncmp(opt->originals_mirror, "http://", 7) && strncmp(opt->originals_mirror, "https://", 8))
-        return xsa_fail(err, XSA_EBADINPUT, "--originals-mirror %s: not an http:// or https:// URL", opt->originals_mirror);
+    if (!http_url(v))
+        return xsa_fail(err, XSA_EBADINPUT, "--datasets-server %s: not an http:// or https:// URL with a host", v);
+    if (!http_url(h))
+        return xsa_fail(err, XSA_EBADINPUT, "--hf-endpoint (or HF_ENDPOINT) %s: not an http:// or https:// URL with a host", h);
+    if (opt->originals_mirror && !http_url(opt->originals_mirror))
+        return xsa_fail(err, XSA_EBADINPUT, "--originals-mirror %s: not an http:// or https:// URL with a host",
+                        opt->originals_mirror);
     if (strlen(v) >= sizeof rs->viewer - 1 || strlen(h) >= sizeof rs->hub - 1)
         return xsa_fail(err, XSA_EBADINPUT, "--datasets-server / --hf-endpoint URL is too long");
     snprintf(rs->viewer, sizeof rs->viewer, "%s", v);

@@ -365,4 +365,5 @@ expect_exit bad_source 2 "unknown source 'ftp'" -- dl --tasks openbookqa --cache
 expect_exit empty_source_name 2 "--source viewer,,hub: an empty source" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source viewer,,hub
 expect_exit bad_ca_bundle 2 "--ca-bundle file cannot be read" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server "$B/a/ok/0" --ca-bundle "$TMP/none.pem"
 expect_exit bad_server_url 2 "not an http:// or https:// URL" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server ftp://example.org
+expect_exit server_url_without_host 2 "--datasets-server http://: not an http:// or https:// URL with a host" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server http://
 finish
