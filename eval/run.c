@@ -76,7 +76,8 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
                 t->name, bad_gold);
     if (!rc && td->prov.preprocessed)
         fprintf(stderr, "xsa-eval: warning: %s: the rows are a third party's preprocessed text (%s), whose contexts are not "
-                "lm-eval's (it leaves ctx_b lower-case, which lm-eval capitalises): scores differ from lm-eval's; for parity use the dataset's own rows (the viewer or Hub source, or hellaswag_val.jsonl)\n",
+                "lm-eval's (it leaves ctx_b lower-case, which lm-eval capitalises): scores differ from lm-eval's; "
+                "for parity use the dataset's own rows (the viewer or Hub source, or hellaswag_val.jsonl)\n",
                 t->name, td->prov.source);
     return rc;
 }
