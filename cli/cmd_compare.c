@@ -73,7 +73,6 @@ int cmd_compare(int argc, char **argv) {
     if (n_files < 2 || n_files % 2)
         return cli_fail(&cmd, "expected results files in pairs, A.json B.json [A2.json B2.json ...] (got %d)", n_files);
     xsa_error err = {0};
-    outdir_protect_inputs(n_files, files);  // the charts beside -o too
     const char *oflag = "-o";
     if (out && (outdir_check_file("-o", out, &err) || outdir_check_outputs(1, &oflag, &out, n_files, files, &err)))
         return cli_fail(&cmd, "%s", err.msg);

@@ -77,7 +77,6 @@ int cmd_report(int argc, char **argv) {
     const char *out = a.out;
     if (!rc && a.series && !a.trend) rc = cli_fail(&cmd, "--series applies only with --trend");
     xsa_error oerr = {0};
-    outdir_protect_inputs(n, paths);  // the charts beside -o too
     const char *oflag = "-o";
     if (!rc && out && (outdir_check_file("-o", out, &oerr) || outdir_check_outputs(1, &oflag, &out, n, paths, &oerr)))
         rc = cli_fail(&cmd, "%s", oerr.msg);

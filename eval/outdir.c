@@ -90,7 +90,8 @@ int outdir_is_stream(const char *path) { return target_kind(path) != TARGET_RENA
 static int g_n_inputs;
 static char **g_inputs;  // (g_n_inputs) copies: the caller's array may go
 
-void outdir_protect_inputs(int n, const char *const *inputs) {
+// Keeps a copy of the command's inputs for outdir_write_set (outdir_check_outputs).
+static void protect_inputs(int n, const char *const *inputs) {
     for (int i = 0; i < g_n_inputs; i++) free(g_inputs[i]);
     free(g_inputs);
     g_inputs = n > 0 ? xsa_calloc((size_t)n, sizeof *g_inputs) : NULL;
@@ -164,6 +165,7 @@ int outdir_check_outputs(int n_out, const char *const *flags, const char *const 
                 return xsa_fail(err, XSA_EBADINPUT, "%s %s is an input of this command (%s); writing it would replace "
                                 "it: choose another path", flags[i], outs[i], ins[j]);
     }
+    protect_inputs(n_in, ins);
     return 0;
 }
 

@@ -32,7 +32,9 @@ int outdir_same_file(const char *a, const char *b);
 // 1 when path lies directly in folder dir (the same folder, however spelled).
 int outdir_in_folder(const char *path, const char *dir);
 // No two of a command's outputs (NULL: not asked for) are the same file, and none is one of its
-// inputs (NULL entries skipped): exit 2 naming both.
+// inputs (NULL entries skipped): exit 2 naming both. The inputs are then kept (copied), and
+// outdir_write_set refuses, before writing anything, a target that is one of them, such as a
+// chart beside a report whose name an input happens to have.
 int outdir_check_outputs(int n_out, const char *const *flags, const char *const *outs, int n_in,
                          const char *const *ins, xsa_error *err);
 
@@ -40,10 +42,6 @@ int outdir_check_outputs(int n_out, const char *const *flags, const char *const 
 // this process's stdout or stderr, a FIFO, a terminal or another device. Such a report has no
 // charts beside it.
 int outdir_is_stream(const char *path);
-// The command's inputs (n entries, NULL skipped; copied, so n = 0 forgets them):
-// outdir_write_set then refuses, before writing anything, a target that is one of them, such as
-// a chart whose name an input happens to have.
-void outdir_protect_inputs(int n, const char *const *inputs);
 
 // "<final>.pending.<pid>" into buf.
 int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);
