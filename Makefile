@@ -104,7 +104,14 @@ $(CUDA_SO): $(CUDA_OBJ)
 -include $(CUDA_OBJ:.o=.d)
 endif
 
-test: xsa-eval $(TEST_BIN)
+# The fuzz harnesses, compiled and linked by gcc with a main that never calls them: a harness
+# that no longer builds fails `make test` (tests/fuzz/build.sh makes the real fuzzers with clang).
+FUZZ_LINK := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-link/%,$(filter-out tests/fuzz/link_main.c,$(wildcard tests/fuzz/*.c)))
+$(BUILD)/fuzz-link/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/link_main.c $(BUILD)/libxsa.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/link_main.c $(BUILD)/libxsa.a $(XSA_LDLIBS) $(LDLIBS)
+
+test: xsa-eval $(TEST_BIN) $(FUZZ_LINK)
 	XSA_BIN=./xsa-eval BUILD=$(BUILD) bash tests/run.sh
 
 # Sanitizers: a separate build tree; the test runner uses its binaries.

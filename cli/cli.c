@@ -43,6 +43,9 @@ static const struct cli_flag stats_flags[] = {
 };
 #define N_STATS_FLAGS ((int)(sizeof stats_flags / sizeof stats_flags[0]))
 
+static int cli_u64(const struct cli_command *c, const char *flag, const char *s, unsigned long long lo,
+                   unsigned long long hi, unsigned long long *out);
+
 int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, const char *value) {
     switch (key) {
     case STATS_METRIC:
@@ -91,7 +94,7 @@ static void print_flags(const struct cli_flag *f, int n, FILE *out) {
     }
 }
 
-void cli_usage(const struct cli_command *c, FILE *f) {
+static void cli_usage(const struct cli_command *c, FILE *f) {
     fprintf(f, "usage: xsa-eval %s %s\n", c->name, c->usage);
     print_flags(c->flags, c->n_flags, f);
     if (c->data_flags) print_flags(data_flags, N_DATA_FLAGS, f);
@@ -178,8 +181,8 @@ int cli_int(const struct cli_command *c, const char *flag, const char *s, long l
     return 0;
 }
 
-int cli_u64(const struct cli_command *c, const char *flag, const char *s, unsigned long long lo,
-            unsigned long long hi, unsigned long long *out) {
+static int cli_u64(const struct cli_command *c, const char *flag, const char *s, unsigned long long lo,
+                   unsigned long long hi, unsigned long long *out) {
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);

@@ -11,7 +11,7 @@
 #include "data/data.h"
 #include "model/hub_cache.h"
 
-#define CLI_KEY_DATA 1000  // keys from here up belong to cli_data_flags
+#define CLI_KEY_DATA 1000  // keys from here up are the data-source flags (cli_data_flag)
 #define CLI_KEY_STATS 1100 // and from here up to the statistics flags
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)  // a numeric default, as help text
@@ -59,7 +59,6 @@ typedef int (*cli_handler)(void *ctx, int key, const char *value);
 // (the command then exits 0).
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
               int max_pos, int *n_pos);
-void cli_usage(const struct cli_command *c, FILE *f);
 // One line on stderr in the parser's form, then 2: `return cli_fail(c, "--x and --y contradict");`.
 int cli_fail(const struct cli_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -74,8 +73,6 @@ int cli_model_path(const struct cli_command *c, const char **path, const struct 
 // Typed values, each checked in full (no trailing junk) and against its range; 2 after
 // printing "CMD: --flag VALUE: expected ..." otherwise.
 int cli_int(const struct cli_command *c, const char *flag, const char *s, long lo, long hi, int *out);
-int cli_u64(const struct cli_command *c, const char *flag, const char *s, unsigned long long lo,
-            unsigned long long hi, unsigned long long *out);
 // A number in the open interval (lo, hi) when open, else the closed [lo, hi].
 int cli_double(const struct cli_command *c, const char *flag, const char *s, double lo, double hi, int open,
                double *out);

@@ -19,7 +19,8 @@
 enum { F_FORCE = 256 };
 
 static const struct cli_flag flags[] = {
-    {"output", 'o', "FILE", "write the Markdown report there, with FILE_delta.svg and FILE_acc.svg beside it"},
+    {"output", 'o', "FILE", "write the Markdown report there, with FILE_delta.svg and FILE_acc.svg beside it "
+                            "(pairs: FILE_scaling.svg)"},
     {"force", F_FORCE, NULL, "compare inputs on different data / tasks / limits; the report says FORCED"},
 };
 
@@ -28,8 +29,9 @@ static const struct cli_command cmd = {
     "Paired comparison of two results files (A = baseline, e.g. SA; B = candidate, e.g. XSA): per\n"
     "task the delta in points, a paired bootstrap interval over documents and an exact McNemar\n"
     "p-value; averages over the paper's eight tasks and all tasks. Without -o: Markdown on stdout,\n"
-    "no charts. More pairs (A1 B1 A2 B2 ...): the scaling table, one row per pair labelled by A's\n"
-    "parameter count, with a chart of the average delta against parameter count (FILE_scaling.svg).\n",
+    "no charts. More pairs (A1 B1 A2 B2 ..., at most 64): the scaling table, one row per pair labelled\n"
+    "by A's parameter count, with a chart of the average delta against parameter count\n"
+    "(FILE_scaling.svg). Every pair is one size, SA then XSA, run as the first pair was.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
 struct compare_args {

@@ -121,7 +121,7 @@ static int encode_text(const struct logprobs_args *a, struct ivec *ids, xsa_erro
 static int logprobs_score(const struct logprobs_args *a, const struct model *m, const struct ivec *ids,
                           xsa_error *err) {
     int n = (int)ids->n;
-    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = n};
+    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = n, .quiet = a->hub.quiet};
     struct backend be;
     int rc = backend_options_from_env(&o, err);
     if (rc) return rc;

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/fileio.h"
+#include "common/json_read.h"
 #include "common/xalloc.h"
 #include "data/data.h"
 #include "eval/compare.h"
@@ -24,6 +25,7 @@
 #include "reports/ppl_report.h"
 #include "reports/probe_report.h"
 #include "reports/report.h"
+#include "tasks/rows.h"
 #include "tasks/task.h"
 
 #define PPL_MAX_SHARDS 256
@@ -63,7 +65,8 @@ enum {
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
     {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
-    {"arch", F_ARCH, "FILE", "architecture of parameter-golf / modded-nanogpt files (default: xsa_eval.json beside each)"}, \
+    {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf / modded-nanogpt files, for every model "         \
+                                        "(default: xsa_eval.json beside each)"},                                         \
     {"text", F_TEXT | CLI_ONCE, "FILE", "one document: the whole file (UTF-8)"},                                               \
     {"jsonl", F_JSONL | CLI_ONCE, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
@@ -93,7 +96,8 @@ static const struct cli_flag flags[] = {
     {"ttt-set", F_TTT_SET, "LIST", "with --ttt: its settings, e.g. \"TTT_LR=0.002 TTT_EPOCHS=3 TTT_FREEZE_BLOCKS=0\" or \"TTT_LORA_RANK=96 TTT_CHUNK_SIZE=32\" (default the record's code's)"},
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
-    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer (default A's); for shards' bits per byte a SentencePiece .model"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer of both models (default: each its own, which must be the same); "
+                                       "for shards' bits per byte a SentencePiece .model"},
 };
 
 static const struct cli_command cmd = {
@@ -265,6 +269,10 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     struct sbuf full = {0}, rel = {0}, chart = {0};
     if (report_chart_paths(a->out, &full, &rel))  // the report's chart is written beside it
         sbuf_printf(&chart, "%s%s", full.s, probe ? "_layers.svg" : "_position.svg");
+    if (chart.s && outdir_check_file("-o's chart", chart.s, &oerr)) {  // a folder there, say
+        sbuf_free(&full), sbuf_free(&rel), sbuf_free(&chart);
+        return cli_fail(c, "%s", oerr.msg);
+    }
     const char *outs[3] = {a->out, a->json, chart.s}, *oflags[3] = {"-o", "--json", "-o's chart"};
     // The models' files are inputs too: a model file and the sidecar beside it, --arch, and any
     // file already in a model folder.
@@ -303,28 +311,19 @@ static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre,
     return rc;
 }
 
+// One document per record, read as the task rows are (tasks/rows.h: one UTF-8 JSON object per
+// line, nothing after it, no key twice, no NUL that would cut a text short).
 static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *path, const char *field,
                       const char *data, size_t len, xsa_error *err) {
-    int rc = 0;
-    long line = 0;
-    for (size_t p = 0; p < len && !rc;) {
-        const char *nl = memchr(data + p, '\n', len - p);
-        size_t e = nl ? (size_t)(nl - data) : len;
-        line++;
-        size_t q = p;
-        while (q < e && (data[q] == ' ' || data[q] == '\t' || data[q] == '\r')) q++;
-        if (q < e) {
-            cJSON *j = cJSON_ParseWithLength(data + p, e - p);
-            const cJSON *f = j ? cJSON_GetObjectItemCaseSensitive(j, field) : NULL;
-            if (!j || !cJSON_IsObject(j)) rc = xsa_fail(err, XSA_EBADINPUT, "%s line %ld: not a JSON object", path, line);
-            else if (!cJSON_IsString(f))
-                rc = xsa_fail(err, XSA_EBADINPUT, "%s line %ld: no string field \"%s\" (choose one with --field)", path,
-                              line, field);
-            else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
-            cJSON_Delete(j);
-        }
-        p = e + 1;
+    struct task_rows rows;
+    int rc = task_rows_parse_jsonl(path, data, len, &rows, err);
+    for (int i = 0; i < rows.n && !rc; i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rows.row[i], field);
+        if (!cJSON_IsString(f))
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no string field \"%s\" (choose one with --field)", rows.where[i], field);
+        else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
     }
+    task_rows_free(&rows);
     return rc;
 }
 
@@ -469,7 +468,9 @@ static int pick_top(const struct ppl_scores *s, const struct ppl_kl *kl, const s
         if (!(kl->kl[t] > 0) || (k == n && kl->kl[t] <= top[n - 1].kl)) continue;  // where they differ at all
         int i = k < n ? k++ : n - 1;
         while (i > 0 && kl->kl[t] > top[i - 1].kl) top[i] = top[i - 1], i--;
-        top[i] = (struct ppl_top){.target = (long)t, .unit = s[0].unit[t], .ctx = s[0].ctx[t], .kl = kl->kl[t],
+        // A document by its place among those given (one too short to score still counts), a window by its own.
+        int unit = d->stream ? s[0].unit[t] : d->input[s[0].unit[t]];
+        top[i] = (struct ppl_top){.target = (long)t, .unit = unit, .ctx = s[0].ctx[t], .kl = kl->kl[t],
                                   .nll_a = s[0].nll[t], .nll_b = s[1].nll[t]};
     }
     for (int i = 0; i < k; i++) {
@@ -520,10 +521,15 @@ static void input_desc(const struct ppl_args *a, const struct ppl_docs *d, int d
                  base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "", d->doc_start);
     else if (a->n_shards) snprintf(out, n, "%d shard%s (%s%s)", a->n_shards, a->n_shards > 1 ? "s" : "",
                               base_name(a->shard[0]), a->n_shards > 1 ? ", ..." : "");
-    else if (a->tasks) snprintf(out, n, "%d document%s of %s (context + gold answer)", d->n_docs,
-                                d->n_docs == 1 ? "" : "s", a->tasks);
-    else snprintf(out, n, "%d document%s of %s", d->n_docs, d->n_docs == 1 ? "" : "s",
-                  base_name(a->text ? a->text : a->jsonl));
+    else {
+        char shortn[96] = "";
+        if (d->n_short)
+            snprintf(shortn, sizeof shortn, " (and %d of under 2 tokens, not scored)", d->n_short);
+        if (a->tasks) snprintf(out, n, "%d document%s of %s (context + gold answer)%s", d->n_docs,
+                               d->n_docs == 1 ? "" : "s", a->tasks, shortn);
+        else snprintf(out, n, "%d document%s of %s%s", d->n_docs, d->n_docs == 1 ? "" : "s",
+                      base_name(a->text ? a->text : a->jsonl), shortn);
+    }
 }
 
 static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int context, int stride, int argc, char **argv,
@@ -543,11 +549,30 @@ static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int contex
     return rc;
 }
 
+#define PPL_MAX_TOKENIZER_BYTES ((size_t)512 << 20)  // as the tokenizer loader reads
+
+// 1 when two tokenizer.json files hold the same JSON (another transformers version re-saves the
+// same tokenizer with other spacing or key order), else 0.
+static int same_tokenizer_json(const char *p0, const char *p1) {
+    size_t l0 = strlen(p0), l1 = strlen(p1);
+    if (l0 < 5 || l1 < 5 || strcmp(p0 + l0 - 5, ".json") || strcmp(p1 + l1 - 5, ".json")) return 0;
+    char *t[2] = {NULL, NULL};
+    size_t n[2];
+    cJSON *j[2] = {NULL, NULL};
+    xsa_error e = {0};
+    for (int i = 0; i < 2; i++)
+        if (!file_read_all(i ? p1 : p0, PPL_MAX_TOKENIZER_BYTES, &t[i], &n[i], &e))
+            j[i] = json_read_whole(t[i], n[i], JSON_KEYS_UNIQUE, i ? p1 : p0, &e);
+    int same = j[0] && j[1] && cJSON_Compare(j[0], j[1], 1);
+    for (int i = 0; i < 2; i++) cJSON_Delete(j[i]), free(t[i]);
+    return same;
+}
+
 // Two models are compared target by target, so they must read the same token ids: where both
-// have a tokenizer of their own, it must be the same file (a vocabulary of the same size is not
-// enough: the ids would mean different text).
+// have a tokenizer of their own, it must be the same (a vocabulary of the same size is not
+// enough: the ids would mean different text). --tokenizer gives both one tokenizer.
 static int check_same_tokenizer(const struct ppl_args *a, xsa_error *err) {
-    if (a->n_models < 2) return 0;
+    if (a->n_models < 2 || a->tokenizer) return 0;
     char path[2][4096], hex[2][65];
     for (int i = 0; i < 2; i++) {
         xsa_error none = {0};
@@ -557,7 +582,7 @@ static int check_same_tokenizer(const struct ppl_args *a, xsa_error *err) {
         int rc = sha256_file_hex(path[i], hex[i], err);
         if (rc) return rc;
     }
-    if (strcmp(hex[0], hex[1]))
+    if (strcmp(hex[0], hex[1]) && !same_tokenizer_json(path[0], path[1]))
         return xsa_fail(err, XSA_EBADINPUT, "%s and %s have different tokenizers (%s, sha256 %.12s; %s, sha256 %.12s): "
                         "the same token ids would stand for different text; compare two models of one tokenizer, or "
                         "score each alone", a->model[0], a->model[1], path[0], hex[0], path[1], hex[1]);

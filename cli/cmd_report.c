@@ -17,7 +17,8 @@
 enum { F_TREND = 256, F_SERIES };
 
 static const struct cli_flag flags[] = {
-    {"output", 'o', "FILE", "write the report there with FILE_acc.svg beside it (default: stdout, no chart)"},
+    {"output", 'o', "FILE", "write the report there with FILE_acc.svg beside it (--trend: FILE_trend_<task>.svg; "
+                            "default: stdout, no chart)"},
     {"trend", F_TREND, NULL, "training curves: score against training step per series, task and average"},
     {"series", F_SERIES, "LIST", "with --trend: one series name per file, comma-separated (default SA or XSA)"},
 };
@@ -26,9 +27,9 @@ static const struct cli_command cmd = {
     "report", "RESULTS.json... [-o report.md] [--trend [--series LIST]]",
     "Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
     "+- stderr for every results file, group averages, model headers and provenance.\n"
-    "--trend groups the files by series and training step (run --step N, else \"step\" in the\n"
-    "checkpoint's config.json, else a step_N / iter_N / ckpt_N path component) and charts each task\n"
-    "and the average against step with a +- 1 stderr band (FILE_trend_<task>.svg).\n",
+    "--trend groups the files by series and training step (the step run recorded: its --step N, else\n"
+    "\"step\" in the checkpoint's config.json, else a step_N / iter_N / ckpt_N folder of its path) and\n"
+    "charts each task and the average against step with a +- 1 stderr band (FILE_trend_<task>.svg).\n",
     flags, 3, 0, 0};
 
 struct report_args {
@@ -53,6 +54,10 @@ static int report_trend(const struct results *const *rp, const char *const *path
     int rc = 0;
     char *rest = list, *tok = list ? strsep(&rest, ",") : NULL;
     for (int i = 0; i < n && !rc; i++) {
+        if (tok) {  // "SA, XSA" names the series "XSA", not " XSA"
+            while (*tok == ' ' || *tok == '\t') tok++;
+            for (size_t e = strlen(tok); e > 0 && (tok[e - 1] == ' ' || tok[e - 1] == '\t'); e--) tok[e - 1] = '\0';
+        }
         if (list && !tok)
             rc = xsa_fail(err, XSA_EBADINPUT, "--series %s names %d series for %d results files; give one per file",
                           series_list, i, n);

@@ -24,7 +24,8 @@ static const struct cli_flag flags[] = {
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
     {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
-    {"arch", F_ARCH, "FILE", "architecture of parameter-golf artifacts (default: xsa_eval.json beside each)"},
+    {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf artifacts, for every model (default: "
+                                        "xsa_eval.json beside each)"},
     {"num-fewshot", F_FEWSHOT, "K", "few-shot examples (lm-eval's sampler, seed 1234; default 0)"},
     {"limit", F_LIMIT, "N", "first N documents of each task (0 < N < 1: that fraction of them, rounded up)"},
     {"output", 'o', "DIR", "results folder (default ./results)"},

@@ -144,6 +144,13 @@ static void hex_digest(const unsigned char *md, char out[65]) {
     out[64] = '\0';
 }
 
+int sha256_hex_valid(const char *s) {
+    if (strlen(s) != 64) return 0;
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
 int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;

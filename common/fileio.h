@@ -33,6 +33,8 @@ int file_sync_dir(const char *dir, xsa_error *err);
 
 // SHA-256 of a buffer / of a file, as 64 lowercase hex digits plus NUL (OpenSSL EVP).
 int sha256_hex(const void *data, size_t len, char out[65], xsa_error *err);
+// 1 when s is a SHA-256 as sha256_hex writes it: 64 lowercase hex digits.
+int sha256_hex_valid(const char *s);
 int sha256_file_hex(const char *path, char out[65], xsa_error *err);
 
 // mkdir -p: creates `path` and its missing parents (0755). On failure the message names the

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void jsonw_quote(struct sbuf *b, const char *s) {
+// Appends `s` as a JSON string literal (quotes included) to `b`.
+static void jsonw_quote(struct sbuf *b, const char *s) {
     sbuf_puts(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"') sbuf_puts(b, "\\\"");

@@ -30,8 +30,6 @@ void jsonw_num_prec(struct jsonw *w, const char *key, double x, int digits);
 void jsonw_int(struct jsonw *w, const char *key, long long x);
 void jsonw_bool(struct jsonw *w, const char *key, int b);
 void jsonw_null(struct jsonw *w, const char *key);
-// Appends `s` as a JSON string literal (quotes included) to `b`.
-void jsonw_quote(struct sbuf *b, const char *s);
 void jsonw_free(struct jsonw *w);
 
 #endif

@@ -35,8 +35,9 @@ int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err) {
     return 0;
 }
 
-int cache_task_path(const char *root, const struct task_def *t, const char *split, const char *suffix, char *out,
-                    size_t n, xsa_error *err) {
+// root/<task>/<split><suffix> (suffix ".jsonl", ".manifest.json"), or root/<task>/<suffix> when split is NULL.
+static int cache_task_path(const char *root, const struct task_def *t, const char *split, const char *suffix, char *out,
+                           size_t n, xsa_error *err) {
     int w = split ? snprintf(out, n, "%s/%s/%s%s", root, t->name, split, suffix)
                   : snprintf(out, n, "%s/%s/%s", root, t->name, suffix);
     if (w < 0 || (size_t)w >= n) return xsa_fail(err, XSA_EBADINPUT, "%s: cache path is too long", root);
@@ -57,14 +58,7 @@ static void copy_str(const cJSON *o, const char *key, char *out, size_t n) {
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-static int is_hex64(const char *s) {
-    if (strlen(s) != 64) return 0;
-    for (int i = 0; i < 64; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    return 1;
-}
-
-int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err) {
+static int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err) {
     memset(e, 0, sizeof *e);
     char *buf = NULL;
     int rc = file_read_all(path, 1 << 20, &buf, NULL, err);
@@ -90,7 +84,7 @@ int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err)
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(o, "rows");
     e->rows = cJSON_IsNumber(rows) && rows->valuedouble >= 0 && rows->valuedouble < 1e9 ? (long)rows->valuedouble : -1;
     cJSON_Delete(o);
-    if (!is_hex64(e->sha256) || e->rows < 0)
+    if (!sha256_hex_valid(e->sha256) || e->rows < 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: manifest lacks a valid sha256 or rows; delete it and download again", path);
     return 0;
 }

@@ -37,13 +37,8 @@ struct cache_entry {          // one manifest
 
 // Resolves the cache root: `opt_dir` when given, else $XDG_CACHE_HOME/xsa-eval, else $HOME/.cache/xsa-eval.
 int cache_root_dir(const char *opt_dir, char *out, size_t n, xsa_error *err);
-// root/<task>/<split><suffix> (suffix ".jsonl", ".manifest.json"), or root/<task>/<suffix> when split is NULL.
-int cache_task_path(const char *root, const struct task_def *t, const char *split, const char *suffix, char *out,
-                    size_t n, xsa_error *err);
 // mkdir -p.
 int cache_mkdirs(const char *path, xsa_error *err);
-
-int cache_manifest_read(const char *path, struct cache_entry *e, xsa_error *err);
 
 // Checks the cached copy of `t`: *valid = 1 when the manifest exists and the JSONL's digest and
 // line count equal it; else *valid = 0 and `why` says what is missing or wrong. With `buf` not

@@ -215,7 +215,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     xsa_error first = {0}, last = {0};  // the first failure is reported; the last is noted on moving on
     int tried = 0, done = 0, local = 0;  // local: the cache could not be written (no other source helps)
     int first_bad = 0;                   // the first failure is the data's, not the network's
-    char buf[256], used[16] = "";
+    char buf[256], used[16] = "", last_tok[16] = "";
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !done; tok = strtok_r(NULL, ",", &save)) {
         struct source_result r = {0};
@@ -267,6 +267,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
         if (src_rc) {
             source_result_free(&r);
             last = e1;
+            snprintf(last_tok, sizeof last_tok, "%s", tok);
             if (!first.code || local) {
                 first = e1;
                 first_bad = bad;
@@ -289,9 +290,12 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     int code = first.code == XSA_EBADINPUT ? XSA_EBADINPUT : XSA_ERUNTIME;
     // The network worked when the data did not match or could not be stored: no network hint then.
     int integrity = local || first_bad;
+    // The first failure and the last (the others were noted on moving on, unless --quiet).
+    char also[sizeof last.msg + 64] = "";
+    if (tried > 1 && !local && last.code)
+        snprintf(also, sizeof also, " (and the %s source, tried last: %s)", last_tok, last.msg);
     return xsa_fail(err, code, "%s: %s failed: %s%s%s%s", t->name, local ? "storing the download" : "download",
-                    first.msg, tried > 1 && !local ? " (other sources failed too)" : "", integrity ? "" : "; ",
-                    integrity ? "" : HINT_NETWORK);
+                    first.msg, also, integrity ? "" : "; ", integrity ? "" : HINT_NETWORK);
 }
 
 // The command that fills the cache for `tasks` (comma list), with the same --cache-dir.

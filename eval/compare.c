@@ -177,8 +177,9 @@ static int compare_task(const struct task_result *ta, const struct task_result *
         if (stats_paired_bootstrap_ci(*pa, *pb, n, c->iters, c->seed, c->level, &d, &lo, &hi))
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: no paired documents to bootstrap", ta->name);
         row->delta = d * 100;
-        row->lo = lo * 100;
-        row->hi = hi * 100;
+        // Resampling one document gives it back every time: a zero-width "interval" that is none.
+        row->lo = n > 1 ? lo * 100 : NAN;
+        row->hi = n > 1 ? hi * 100 : NAN;
         row->real = (row->lo > 0 || row->hi < 0) && row->p < c->alpha;
         int pa_i = results_metric_index(ta, "perplexity"), pb_i = results_metric_index(tb, "perplexity");
         if (pa_i >= 0 && pb_i >= 0) {
@@ -201,6 +202,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     int rc = 0;
     int k = 0;
     double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
+    int one_doc = 0;  // a task of one document: its term never varies, so the interval would be too narrow
     // Tasks in registry order, whatever a file's order, so the draws depend on the data only
     // (rows of tasks outside the registry, built in memory, after them in their order).
     int *order = xsa_malloc(sizeof(int) * (size_t)(c->n_rows + 1)), n_order = 0, n_reg;
@@ -215,6 +217,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
         sa[k] = pa[i];
         sb[k] = pb[i];
         n[k++] = r->n;
+        one_doc |= r->n < 2;
         sum_a += r->a;
         sum_b += r->b;
         var_a += r->a_se * r->a_se;
@@ -231,8 +234,8 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
         avg->a_se = sqrt(var_a) / k;
         avg->b_se = sqrt(var_b) / k;
         avg->delta = d * 100;
-        avg->lo = lo * 100;
-        avg->hi = hi * 100;
+        avg->lo = one_doc ? NAN : lo * 100;
+        avg->hi = one_doc ? NAN : hi * 100;
         avg->real = avg->lo > 0 || avg->hi < 0;
     }
     free(sa);

@@ -135,7 +135,8 @@ static char *canonical(const char *path) {
     return out;
 }
 
-int outdir_same_file(const char *a, const char *b) {
+// 1 when a and b name the same file, whether it exists yet or not.
+static int outdir_same_file(const char *a, const char *b) {
     struct stat sa, sb;
     if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char *ca = canonical(a), *cb = canonical(b);

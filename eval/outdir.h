@@ -27,8 +27,6 @@ int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err);
 // be written (or, when it exists and is not a regular file, such as a FIFO or /dev/stdout,
 // itself writable). Exit 2 naming `flag`; checked before any work.
 int outdir_check_file(const char *flag, const char *path, xsa_error *err);
-// 1 when a and b name the same file, whether it exists yet or not.
-int outdir_same_file(const char *a, const char *b);
 // 1 when path lies directly in folder dir (the same folder, however spelled).
 int outdir_in_folder(const char *path, const char *dir);
 // No two of a command's outputs (NULL: not asked for) are the same file, and none is one of its

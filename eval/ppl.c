@@ -23,6 +23,7 @@ int ppl_prefix_token(const struct tokenizer *tk, const struct model *m) {
 void ppl_docs_free(struct ppl_docs *d) {
     ivec_free(&d->tok);
     free(d->start);
+    free(d->input);
     free(d->base_bytes);
     free(d->leading_space);
     free(d->boundary);
@@ -39,10 +40,13 @@ int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab,
 }
 
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err) {
-    if (n < 2) return 0;
+    int given = d->n_given++;
+    if (n < 2) return d->n_short++, 0;
     if (d->tok.n + n > (size_t)1 << 30)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: more than 2^30 tokens in all; score less text at once");
+        return xsa_fail(err, XSA_EBADINPUT, "more than 2^30 tokens in all; score less text at once");
     XSA_GROW(d->start, d->cap, (size_t)d->n_docs + 2);
+    XSA_GROW(d->input, d->input_cap, (size_t)d->n_docs + 1);
+    d->input[d->n_docs] = given;
     if (!d->n_docs) d->start[0] = d->tok.n;
     ivec_append(&d->tok, tok, n);
     d->start[++d->n_docs] = d->tok.n;
@@ -160,7 +164,7 @@ static void plan_windows(const struct ppl_docs *d, int context, int stride, stru
 static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, xsa_error *err) {
     long n = doc_last_target(d, 0, context) / context, per = d->rank_batch / context;
     if (per < 1)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: a rank's batch of %ld tokens (--val-batch-tokens / 8) holds no "
+        return xsa_fail(err, XSA_EBADINPUT, "a rank's batch of %ld tokens (--val-batch-tokens / 8) holds no "
                         "window of %d; eval_val needs at least one", d->rank_batch, context);
     size_t doc0 = d->start[0];
     int unit = -1;
@@ -182,7 +186,7 @@ static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, 
         }
     }
     if (!p->n)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: eval_val over %d rank%s scores nothing of the %ld windows: a rank's "
+        return xsa_fail(err, XSA_EBADINPUT, "eval_val over %d rank%s scores nothing of the %ld windows: a rank's "
                         "share (%ld at most) is under one batch of %ld windows; give a smaller --val-batch-tokens "
                         "(or fewer --ranks) for a shard this short", d->ranks, d->ranks > 1 ? "s" : "", n,
                         (n + d->ranks - 1) / d->ranks, per);
@@ -196,10 +200,10 @@ static int plan_eval_val(const struct ppl_docs *d, int context, struct plan *p, 
 static int plan_chunks(const struct ppl_docs *d, struct plan *p, xsa_error *err) {
     long L = d->rank_batch, n = d->val_tokens / L, have = (long)(d->start[1] - d->start[0]);
     if (L < 16 || L % 16 || n < 1 || d->val_tokens % L)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: %ld validation tokens in chunks of %ld: the record's val loss needs "
+        return xsa_fail(err, XSA_EBADINPUT, "%ld validation tokens in chunks of %ld: the record's val loss needs "
                         "whole chunks of a multiple of 16 tokens", d->val_tokens, L);
     if (have < d->val_tokens + 2)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: the shards hold %ld tokens; modded-nanogpt's val loss over %ld tokens "
+        return xsa_fail(err, XSA_EBADINPUT, "the shards hold %ld tokens; modded-nanogpt's val loss over %ld tokens "
                         "reads %ld (one past the last target, and its loader needs one more); give a smaller "
                         "--val-tokens (a multiple of --val-batch-tokens)", have, d->val_tokens, d->val_tokens + 2);
     for (long c = 0; c < n; c++) plan_add(p, (struct window){d->start[0], c * L, c * L + L, c * L, (int)c, 0, 1});
@@ -303,19 +307,19 @@ double ppl_target_bytes(const struct ppl_docs *d, size_t where) {
 int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,
               struct ppl_scores *out, struct ppl_kl *kl, struct ppl_probe *probe, xsa_error *err) {
     if (n_models < 1 || n_models > 2 || context < 1 || stride < 1 || stride > context)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: --stride %d must be from 1 to --context %d", stride, context);
-    if (kl && n_models != 2) return xsa_fail(err, XSA_EBADINPUT, "ppl: --kl needs two models");
+        return xsa_fail(err, XSA_EBADINPUT, "--stride %d must be from 1 to --context %d", stride, context);
+    if (kl && n_models != 2) return xsa_fail(err, XSA_EBADINPUT, "--kl needs two models");
     int V = be[0]->model->cfg.vocab_size;
     if (n_models == 2 && be[1]->model->cfg.vocab_size != V)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: the models' vocabularies differ (%d and %d ids); per-token scores "
+        return xsa_fail(err, XSA_EBADINPUT, "the models' vocabularies differ (%d and %d ids); per-token scores "
                         "need one tokenizer", V, be[1]->model->cfg.vocab_size);
     if (d->split && (!d->stream || d->n_docs != 1 || (d->split == PPL_SPLIT_EVAL_VAL && d->ranks < 1)))
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: documents are split in one token stream (--tokens-file) over one "
+        return xsa_fail(err, XSA_EBADINPUT, "documents are split in one token stream (--tokens-file) over one "
                         "rank or more");
     if (d->split == PPL_SPLIT_CHUNKS && (context != d->rank_batch || stride != context))
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: modded-nanogpt's val chunks are scored whole (context %ld)", d->rank_batch);
+        return xsa_fail(err, XSA_EBADINPUT, "modded-nanogpt's val chunks are scored whole (context %ld)", d->rank_batch);
     if (kl && d->split == PPL_SPLIT_CHUNKS && (long)context + 1 > PPL_KL_MAX_FLOATS / V)
-        return xsa_fail(err, XSA_EBADINPUT, "ppl: --kl would hold model A's distributions over a whole chunk of %d "
+        return xsa_fail(err, XSA_EBADINPUT, "--kl would hold model A's distributions over a whole chunk of %d "
                         "tokens (%d ids each), more than %ld floats; compare the models without --split-docs",
                         context, V, PPL_KL_MAX_FLOATS);
     struct plan p = {0};

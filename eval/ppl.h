@@ -23,6 +23,9 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     size_t *start;              // (n_docs + 1)
     int n_docs;
     size_t cap;                 // start's capacity (common/grow.h)
+    int *input;                 // (n_docs) each document's place among the documents given, from 0
+    size_t input_cap;
+    int n_given, n_short;       // documents given, and those of under 2 tokens (not scored)
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
                                 // are dropped, as eval_val does, and windows are the bootstrap units
@@ -63,7 +66,7 @@ void ppl_docs_free(struct ppl_docs *d);
 // eval_val's byte tables of a SentencePiece tokenizer for ids [0, vocab) (tokenizer_sp_byte_luts),
 // into d's base_bytes, leading_space and boundary.
 int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
-// Appends one document; fewer than 2 tokens add nothing.
+// Appends one document; fewer than 2 tokens add nothing (counted in n_short).
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err);
 
 struct ppl_scores {             // one model's scored targets, in document then position order

@@ -44,7 +44,7 @@ static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi
                 uw[b->n_units++] = (double)cnt[u];
             }
         rc = stats_paired_bootstrap_ratio_ci(ua, ub, uw, b->n_units, iters, seed, level, &b->delta, &b->dlo, &b->dhi);
-        if (rc) rc = xsa_fail(err, rc, "ppl: bootstrap over %d units failed (--iters %d)", b->n_units, iters);
+        if (rc) rc = xsa_fail(err, rc, "bootstrap over %d units failed (--iters %d)", b->n_units, iters);
         if (b->n_units < 2) b->dlo = b->dhi = NAN;  // one unit: no spread to resample, no verdict
         b->real = !rc && b->n_units >= 2 && (b->dlo > 0 || b->dhi < 0);
         free(ua);
@@ -65,7 +65,7 @@ int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl 
     out->n_models = n_models;
     out->n = (long)s[0].n;
     out->bytes = s[0].bytes;
-    if (!s[0].n) return xsa_fail(err, XSA_EBADINPUT, "ppl: nothing to score (every document has under 2 tokens)");
+    if (!s[0].n) return xsa_fail(err, XSA_EBADINPUT, "nothing to score: every document has under 2 tokens, or the token stream (--tokens-file) is shorter than one window of --context + 1 tokens");
     struct ppl_bucket all;
     int rc = bucket_stats(s, n_models, INT_MIN, INT_MAX, iters, seed, level, &all, err);  // (every target, whatever its ctx)
     if (rc) return rc;
@@ -86,7 +86,7 @@ int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl 
         int hi = i < n_edges ? edges[i] : context + 1;
         if (hi <= lo || (i < n_edges && hi > context)) continue;
         if (out->n_buckets == PPL_MAX_BUCKETS)
-            return xsa_fail(err, XSA_EBADINPUT, "ppl: more than %d position buckets", PPL_MAX_BUCKETS);
+            return xsa_fail(err, XSA_EBADINPUT, "more than %d position buckets", PPL_MAX_BUCKETS);
         rc = bucket_stats(s, n_models, lo, hi, iters, seed, level, &out->bucket[out->n_buckets++], err);
         lo = hi;
     }

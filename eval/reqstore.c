@@ -175,7 +175,8 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
     return rc;
 }
 
-int reqstore_sync(struct reqstore *s, xsa_error *err) {
+// fsync now (a clean stop).
+static int reqstore_sync(struct reqstore *s, xsa_error *err) {
     if (s->fd < 0 || !s->dirty) return 0;
     if (fsync(s->fd) != 0) return xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", s->path, strerror(errno));
     s->dirty = 0;

@@ -61,8 +61,6 @@ int reqstore_find(const struct reqstore *s, const uint8_t key[16], struct sched_
 int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct sched_result *res, int n,
                     xsa_error *err);
 
-// fsync now (a clean stop).
-int reqstore_sync(struct reqstore *s, xsa_error *err);
 void reqstore_close(struct reqstore *s);
 
 #endif

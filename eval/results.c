@@ -252,7 +252,8 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_end(&w);
     write_limit(&w, r);
     jsonw_int(&w, "num_fewshot", r->num_fewshot);
-    if (r->has_step) jsonw_int(&w, "step", r->step);  // only when given: older files stay byte-identical
+    if (r->has_step) jsonw_int(&w, "step", r->step);  // only when known: older files stay byte-identical
+    if (r->has_step && r->step_source[0]) jsonw_str(&w, "step_source", r->step_source);
     jsonw_bool(&w, "share_prefixes", r->share_prefixes);
     jsonw_object(&w, "per_doc");
     for (int i = 0; i < r->n_tasks; i++) {
@@ -371,13 +372,6 @@ static int get_bool(struct rd *c, const cJSON *o, const char *key, int *dst) {
     if (!cJSON_IsBool(v)) return bad(c, "\"%s\" must be true or false%s", key, "");
     *dst = cJSON_IsTrue(v);
     return 0;
-}
-
-static int is_hex64(const char *s) {
-    if (strlen(s) != 64) return 0;
-    for (int i = 0; i < 64; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    return 1;
 }
 
 // Reads the metrics of results.<task> in file order ("acc,none", "acc_stderr,none", ...).
@@ -512,7 +506,7 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     const cJSON *data = get(get(xe, "data"), t->name);
     if (!cJSON_IsObject(data)) return bad(c, "xsa_eval.data.%s missing (dataset digest needed)%s", t->name, "");
     if ((rc = get_str(c, data, "sha256", t->data_sha256, sizeof t->data_sha256, 0))) return rc;
-    if (!is_hex64(t->data_sha256))
+    if (!sha256_hex_valid(t->data_sha256))
         return bad(c, "xsa_eval.data.%s.sha256 must be 64 lowercase hex digits%s", t->name, "");
     if ((rc = get_str(c, data, "source", t->data_source, sizeof t->data_source, 0)) ||
         (rc = get_str(c, data, "split", t->split, sizeof t->split, 0)) ||
@@ -610,6 +604,7 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         return rc;
     if (r->step < -1) return bad(c, "xsa_eval.step must be a non-negative training step%s%s", "", "");
     r->has_step = r->step >= 0;
+    if ((rc = get_str(c, xe, "step_source", r->step_source, sizeof r->step_source, 0))) return rc;
     if ((rc = get_num(c, root, "start_time", &r->start_time, 0)) || (rc = get_num(c, root, "end_time", &r->end_time, 0)))
         return rc;
     const cJSON *tm = get(xe, "timing");

@@ -24,6 +24,7 @@
 #include "eval/scheduler.h"
 #include "eval/shard.h"
 #include "eval/task_metrics.h"
+#include "eval/trend.h"
 #include "kernels/backend.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
@@ -121,6 +122,12 @@ static int load_model_files(const struct run_options *opt, const char *path, str
     *loaded = 1;
     if (opt->xsa && (rc = model_apply_xsa_spec(&m->cfg, opt->xsa, err))) return rc;
     if (opt->xsa) snprintf(m->xsa_source, sizeof m->xsa_source, "--xsa");
+    // Found now, not at the first long request after other tasks were scored.
+    int plim = model_position_limit(&m->cfg);
+    if (plim && opt->max_length > plim)
+        return xsa_fail(err, XSA_EBADINPUT, "--max-length %d: %s encodes positions below %d only (%s); give --max-length "
+                        "%d or less, or leave it out", opt->max_length, path, plim,
+                        m->cfg.arch == MODEL_ARCH_GPT2 ? "its learned position table" : "dynamic RoPE scaling", plim);
     if (opt->tokenizer)
         snprintf(tpath, tpath_n, "%s", opt->tokenizer);
     else if ((rc = tokenizer_find(path, tpath, tpath_n, err)))
@@ -141,12 +148,18 @@ static int open_model(const struct run_options *opt, const char *path, const str
     if (tokenizer_vocab_size(mr->tok) > mr->m.cfg.vocab_size)
         fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",
                 tpath, tokenizer_vocab_size(mr->tok), mr->m.cfg.vocab_size);
-    struct backend_options bo = {.n_threads = opt->threads, .max_batch_tokens = opt->batch_tokens};
+    struct backend_options bo = {.n_threads = opt->threads, .max_batch_tokens = opt->batch_tokens, .quiet = opt->quiet};
     if ((rc = backend_options_from_env(&bo, err))) return rc;
     if ((rc = backend_open_dtype(&mr->be, opt->device, opt->dtype, &mr->m, &bo, err))) return rc;
     mr->be_open = 1;
 
     if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
+    long long step;
+    const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, &step);
+    if (step_from) {  // recorded now: report --trend must not read a checkpoint folder that has moved on
+        r->has_step = 1, r->step = (int)step;
+        snprintf(r->step_source, sizeof r->step_source, "%s", step_from);
+    }
     if (hub) {
         snprintf(r->model.hub_repo, sizeof r->model.hub_repo, "%s", hub->repo);
         snprintf(r->model.hub_revision, sizeof r->model.hub_revision, "%s", hub->revision);
@@ -365,6 +378,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     r->num_fewshot = opt->num_fewshot;
     r->has_step = opt->has_step;
     r->step = opt->step;
+    if (opt->has_step) snprintf(r->step_source, sizeof r->step_source, "--step");
     r->share_prefixes = opt->share;
     r->start_time = now_s();
     struct model_run mr;

@@ -6,10 +6,15 @@
 #include "common/error.h"
 #include "eval/results.h"
 
-// The step, first found of: the results' own (run --step N); "step" in the checkpoint's
-// config.json (when the model path is still there); the digits of a model path component
-// step_N, iter_N or ckpt_N ('-' or nothing for '_'; an extension after N is allowed).
-// Returns 0 with *step set, or XSA_EBADINPUT saying how to give one.
+// The training step of the checkpoint at model_path, as run records it when --step is not given:
+// "step" in its config.json, else the digits of a component step_N, iter_N or ckpt_N of its real
+// path ('-' or nothing for '_'; an extension after N is allowed; at most 2147483647). Returns
+// where it came from ("config.json", "path"), or NULL when neither gives one.
+const char *trend_checkpoint_step(const char *model_path, long long *step);
+
+// A results file's step: the one run recorded, else (a file from before run recorded it) the
+// step_N rule on the model path it names. Returns 0 with *step set, or XSA_EBADINPUT saying how
+// to give one.
 int trend_step(const struct results *r, const char *results_path, long long *step, xsa_error *err);
 
 // "XSA" when any layer uses XSA, else "SA".

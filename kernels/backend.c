@@ -129,8 +129,7 @@ int backend_check_batch(const struct model_config *c, const struct score_batch *
         if (b->token[t] < 0 || b->token[t] >= c->vocab_size)
             return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has id %d outside the vocabulary [0, %d)",
                             t, b->token[t], c->vocab_size);
-        // Learned positions end at the table; dynamic RoPE's frequencies change past the context.
-        int pmax = c->arch == MODEL_ARCH_GPT2 || c->rope_scaling == ROPE_SCALE_DYNAMIC ? c->max_seq_len : BACKEND_MAX_TOKENS;
+        int pmax = model_position_limit(c) ? model_position_limit(c) : BACKEND_MAX_TOKENS;
         if (b->pos[t] < 0 || b->pos[t] >= pmax)
             return xsa_fail(err, XSA_EBADINPUT, "backend: token %d has position %d outside [0, %d); shorten the input",
                             t, b->pos[t], pmax);
@@ -211,7 +210,7 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
     // The CUDA kernels do not implement the parameter-golf family's operations yet.
     const char *family = model_has_family_features(m) ? m->mng ? "the CUDA backend does not implement modded-nanogpt's GPT (paired heads, value embeddings, gates)" : "the CUDA backend does not implement this parameter-golf model's operations (weightless norms, q_gain, relu^2, resid_mix, U-Net skips, soft-cap)" : NULL;
     if (!strcmp(device, "auto") && family) {
-        fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
+        if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
         return cpu_backend_open(be, m, opt, err);
     }
     if (family && !strncmp(device, "cuda", 4)) return xsa_fail(err, XSA_EBADINPUT, "--device %s: %s; use --device cpu", device, family);
@@ -223,7 +222,7 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
             snprintf(why, sizeof why, "%s", cerr.msg);
             memset(be, 0, sizeof *be);
         }
-        fprintf(stderr, "xsa-eval: no usable GPU (%s); using the CPU backend\n", why);
+        if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: no usable GPU (%s); using the CPU backend\n", why);
         return cpu_backend_open(be, m, opt, err);
     }
     int index = 0;

@@ -92,6 +92,7 @@ struct backend_options {
     const char *cpu_attn;         // avx2 | scalar
     enum backend_pack cpu_pack;
     int cuda_max_tokens;          // caps the GPU's activation buffers (exercises the sub-batch split)
+    int quiet;                    // --quiet: no note when "auto" falls back to the CPU
 };
 
 // The kernel choices of the environment (XSA_CPU_GEMM, XSA_CPU_ATTN, XSA_CPU_PACK,

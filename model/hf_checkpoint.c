@@ -28,13 +28,6 @@ struct hf_loader {
     int aliased;         // some weight points into the file mapping (the model then keeps it)
 };
 
-static void fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
-    size_t used = (size_t)snprintf(out, n, "[");
-    for (int d = 0; d < ndim && used < n; d++)
-        used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
-    if (used < n) snprintf(out + used, n - used, "]");
-}
-
 // Finds `name` (with the loader prefix) and checks its shape is (d0) or (d0, d1); d1 == 0
 // means a 1-D tensor.
 static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, struct st_tensor **out,
@@ -47,8 +40,8 @@ static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64
     int64_t want[2] = {d0, d1};
     if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
         char got_s[96], want_s[64];
-        fmt_shape(got_s, sizeof got_s, t->ndim, t->shape);
-        fmt_shape(want_s, sizeof want_s, ndim, want);
+        model_fmt_shape(got_s, sizeof got_s, t->ndim, t->shape);
+        model_fmt_shape(want_s, sizeof want_s, ndim, want);
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but config.json implies %s",
                         ld->st.files[t->file].path, full, got_s, want_s);
     }

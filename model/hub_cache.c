@@ -10,6 +10,7 @@
 
 #include "common/fileio.h"
 #include "common/grow.h"
+#include "common/json_read.h"
 #include "common/xalloc.h"
 
 // One part of a repo id as the Hub accepts it: [A-Za-z0-9._-], not starting or ending with
@@ -119,8 +120,11 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
     size_t len = 0;
     int rc = file_read_all(index_path, (size_t)64 << 20, &text, &len, err);
     if (rc) return rc;
-    cJSON *idx = cJSON_ParseWithLength(text, len);
+    // Read as the loader reads it (model/safetensors.c), so a damaged index is refused before
+    // its shards are downloaded, not after.
+    cJSON *idx = json_read_whole(text, len, JSON_KEYS_UNIQUE, index_path, err);
     free(text);
+    if (!idx) return XSA_EBADINPUT;
     cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map"), *e;
     if (!cJSON_IsObject(wm)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a weights index (no weight_map object)", index_path);
     size_t cap = 0;

@@ -25,7 +25,8 @@
 
 #define LRZIP_HOWTO "install it (Debian: apt-get install lrzip) or set XSA_EVAL_LRZIP to its path"
 
-int64_t lrzip_header_size(const unsigned char *d, size_t n) {
+// The expanded size an lrzip header records; -1 when the bytes do not start with one.
+static int64_t lrzip_header_size(const unsigned char *d, size_t n) {
     if (n < LRZIP_HEADER || memcmp(d, "LRZI", 4)) return -1;
     uint64_t s = 0;
     for (int i = 7; i >= 0; i--) s = s << 8 | d[6 + i];

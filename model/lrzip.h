@@ -22,9 +22,6 @@ struct lrzip_job {
     unsigned char *out;       // filled: malloc'd, `want` bytes; NULL on failure
 };
 
-// The expanded size an lrzip header records; -1 when the bytes do not start with one.
-int64_t lrzip_header_size(const unsigned char *d, size_t n);
-
 // Runs one lrzip per job, all at once, and waits for them. Each stream's header must record
 // its `want` bytes and lrzip must write exactly those; anything else is refused naming `path`
 // and the job's label. A missing lrzip program is XSA_ERUNTIME with how to install it.

@@ -157,6 +157,13 @@ size_t model_first_nonfinite(const float *x, size_t n) {
     return n;
 }
 
+void model_fmt_shape(char *out, size_t n, int ndim, const int64_t *shape) {
+    size_t used = (size_t)snprintf(out, n, "[");
+    for (int d = 0; d < ndim && used < n; d++)
+        used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (used < n) snprintf(out + used, n - used, "]");
+}
+
 int model_check_finite(const float *x, size_t n, const char *path, const char *tensor, xsa_error *err) {
     size_t first = model_first_nonfinite(x, n);
     if (first == n) return 0;

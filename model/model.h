@@ -265,6 +265,12 @@ struct model {
 // Dimensions of a head that RoPE rotates: rope_dims, or the whole head.
 static inline int model_rope_dims(const struct model_config *c) { return c->rope_dims ? c->rope_dims : c->head_dim; }
 
+// The first position the model cannot encode, 0 when none: learned positions end at their table,
+// and dynamic RoPE's frequencies change past the context (not modelled here).
+static inline int model_position_limit(const struct model_config *c) {
+    return c->arch == MODEL_ARCH_GPT2 || c->rope_scaling == ROPE_SCALE_DYNAMIC ? c->max_seq_len : 0;
+}
+
 // 1 when the model uses a feature of the parameter-golf family (which the CUDA backend lacks).
 int model_has_family_features(const struct model *m);
 

@@ -22,6 +22,9 @@ int model_alloc_weights(struct model *m, const struct weight_spec *ws, xsa_error
 // naming `path`, `tensor`, the first bad element and how many there are.
 int model_check_finite(const float *x, size_t n, const char *path, const char *tensor, xsa_error *err);
 
+// A tensor's shape as messages print it: "[4, 32]".
+void model_fmt_shape(char *out, size_t n, int ndim, const int64_t *shape);
+
 // Hugging Face checkpoint directory (config.json + safetensors or pytorch_model.bin) -> m.
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err);
 

@@ -57,12 +57,6 @@ static float *take(struct pg_build *b, size_t n) {
     return p;
 }
 
-static void fmt_shape(char *out, size_t n, const struct pv *t) {
-    size_t used = (size_t)snprintf(out, n, "[");
-    for (int d = 0; d < t->ndim && used < n; d++) used += (size_t)snprintf(out + used, n - used, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-    if (used < n) snprintf(out + used, n - used, "]");
-}
-
 // Tensor `name` of the nd dimensions `dims` -> a new array.
 static int get_dims(struct pg_build *b, const char *name, int nd, const int64_t *dims, float **dst, xsa_error *err) {
     struct pg_entry *e = pgolf_find(b->pt, name);
@@ -72,10 +66,8 @@ static int get_dims(struct pg_build *b, const char *name, int nd, const int64_t 
     for (int d = 0; d < nd; d++) same &= e->t->shape[d] == dims[d], n *= (size_t)dims[d];
     if (!same) {
         char got[96], want[96];
-        struct pv shape = {.ndim = nd};
-        for (int d = 0; d < nd; d++) shape.shape[d] = dims[d];
-        fmt_shape(got, sizeof got, e->t);
-        fmt_shape(want, sizeof want, &shape);
+        model_fmt_shape(got, sizeof got, e->t->ndim, e->t->shape);
+        model_fmt_shape(want, sizeof want, nd, dims);
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has shape %s but the architecture implies %s", b->path, name, got, want);
     }
     float *p = take(b, n);
@@ -831,6 +823,14 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
         if ((rc = pg_agree(a, A_BIGRAM_VOCAB_SIZE, c->bigram_vocab, "bigram.embed.weight rows", path, err)) ||
             (rc = pg_agree(a, A_BIGRAM_DIM, c->bigram_dim, "bigram.embed.weight columns", path, err)))
             return rc;
+        if (c->bigram_vocab < 2)  // the hash is taken mod (rows - 1)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: bigram.embed.weight has %d row%s; the bigram hash needs at least 2 "
+                            "(it is taken modulo rows - 1): the file is damaged", path, c->bigram_vocab,
+                            c->bigram_vocab == 1 ? "" : "s");
+    } else if (!recurrent && a->set[A_BIGRAM_VOCAB_SIZE] && a->v[A_BIGRAM_VOCAB_SIZE] > 0) {
+        // (BIGRAM_DIM alone is left be: the scripts default it with the bigram off)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: BIGRAM_VOCAB_SIZE = %g, but %s has no bigram.embed.weight; fix the "
+                        "architecture file (0: no bigram)", a->path, a->v[A_BIGRAM_VOCAB_SIZE], path);
     }
     c->smear = shape_of(pt, "smear.gate") != NULL;
     c->tied_head = shape_of(pt, "lm_head.weight") == NULL;
@@ -856,6 +856,15 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->mlp_relu2 = !*swiglu;
     c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
     int xl = (int)pg_arch_or(a, A_XSA_LAST_N, 0);
+    // The family's gated XSA makes attn.xsa_alpha in every block and runs it in the last
+    // XSA_LAST_N only, which the file does not record: gates and no XSA_LAST_N would score SA.
+    for (int i = 0; i < pt->n && !a->set[A_XSA_LAST_N]; i++) {
+        size_t k = strlen(pt->e[i].name);
+        if (k >= 15 && !strcmp(pt->e[i].name + k - 15, ".attn.xsa_alpha"))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: gated XSA gates (%s) but no XSA_LAST_N: the family runs XSA in "
+                            "the last XSA_LAST_N layers, which the file does not record; set it in %s (0: no XSA)",
+                            path, pt->e[i].name, a->path[0] ? a->path : "xsa_eval.json beside it, or --arch FILE");
+    }
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     if (L->phys_blocks && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
     for (int l = 0; l < c->n_layer; l++) {  // a looped model's XSA and LN_SCALE are its blocks' (physical layers')

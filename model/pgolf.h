@@ -24,7 +24,7 @@ struct pg_entry {
     const struct pv *t;      // the tensor (RAW), or its int8 values (Q8, Q6, Q5)
     const struct pv *scale;  // per-row (ndim 1) or per-tensor (ndim 0) scales; NULL for RAW
     int kind;                // enum pg_kind
-    int bf16;                // restored to bfloat16 (rounded), as the family's code does
+    int bf16;                // restored to bfloat16 (1) or float16 (2), rounded, as the family's code does
     const struct pv *lq[4];  // LQER's low-rank correction (2026-04-27 on): A, its scales, B, its scales; NULL: none
     int lq_asym;             // ... "+lqer_asym": one scale for A, B's per group; else per row of each
     int used;

@@ -197,6 +197,10 @@ static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t
     if (pt->n == PG_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", pt->path, PG_MAX_TENSORS);
     if (!t || t->kind != PV_TENSOR || (scale && scale->kind != PV_TENSOR))
         return xsa_fail(err, XSA_EBADINPUT, "%s: entry '%s' is not a tensor; the file is corrupt or not written by train_gpt.py", pt->path, name);
+    // A state dict of a compiled ("_orig_mod.") or DDP-wrapped ("module.") model: the same names.
+    for (int more = 1; more;) {
+        more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
+    }
     pt->e[pt->n++] = (struct pg_entry){.name = name, .t = t, .scale = scale, .kind = kind, .bf16 = bf16};
     return 0;
 }
@@ -206,12 +210,15 @@ static const char *dict_str(const struct pv *d, const char *key) {
     return v && v->kind == PV_STR ? v->s : NULL;
 }
 
-// The torch dtype train_gpt.py restores a tensor to: float32 (kept), bfloat16 (rounded).
+// The torch dtype train_gpt.py restores a tensor to: float32 (kept), bfloat16 (1) or float16 (2),
+// rounded.
 static int restore_dtype(const struct pg_tensors *pt, const char *name, const char *dtype, int *bf16, xsa_error *err) {
     *bf16 = 0;
     if (!dtype || !strcmp(dtype, "float32")) return 0;
     if (!strcmp(dtype, "bfloat16")) return *bf16 = 1, 0;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is restored to dtype '%s'; xsa-eval restores float32 and bfloat16 only", pt->path, name, dtype);
+    if (!strcmp(dtype, "float16")) return *bf16 = 2, 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is restored to dtype '%s'; xsa-eval restores float32, bfloat16 "
+                    "and float16 only", pt->path, name, dtype);
 }
 
 static int read_int8_v1(struct pg_tensors *pt, const struct pv *root, xsa_error *err) {
@@ -385,6 +392,22 @@ static float round_bf16(float x) {
     return x;
 }
 
+// float -> float16 -> float, round to nearest even, as torch's .to(torch.float16): 11 significant
+// bits down to 2^-14, a quantum of 2^-24 below it, infinity from 65520 on.
+static float round_f16(float x) {
+    if (!isfinite(x)) return x;
+    if (fabsf(x) < 0x1p-14f) return nearbyintf(x * 0x1p24f) * 0x1p-24f;  // exact scalings; the default mode is RNE
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return fabsf(x) > 65504.0f ? copysignf(INFINITY, x) : x;
+}
+
+// x rounded to the dtype an entry is restored to (pg_entry.bf16).
+static float round_restored(int to, float x) { return to == 1 ? round_bf16(x) : to == 2 ? round_f16(x) : x; }
+
 static int is_float_dtype(const struct pv *t) { return !strcmp(t->dtype->name, "F32") || !strcmp(t->dtype->name, "F16") || !strcmp(t->dtype->name, "BF16"); }
 
 // W += (qA sA) @ (qB sB) on the (rows, cols) values in dst, as the 2026-04-27 record's
@@ -429,7 +452,7 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
         return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is not contiguous within its storage; train_gpt.py saves contiguous tensors", pt->path, e->name);
     if (e->kind == PG_RAW) {
         if (!is_float_dtype(e->t)) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has dtype %s; a weight must be float32, float16 or bfloat16", pt->path, e->name, e->t->dtype->name);
-        for (uint64_t k = 0; k < n; k++) dst[k] = e->bf16 ? round_bf16(elem_f32(e->t, p, k)) : elem_f32(e->t, p, k);
+        for (uint64_t k = 0; k < n; k++) dst[k] = round_restored(e->bf16, elem_f32(e->t, p, k));
         return 0;
     }
     if (strcmp(e->t->dtype->name, "I8") || !is_float_dtype(e->scale))
@@ -454,10 +477,10 @@ int pgolf_dequantize(struct pg_tensors *pt, struct pg_entry *e, float *dst, xsa_
                             bits, e->name, v, (unsigned long long)k, lo, hi);
         float s = elem_f32(e->scale, ps, per_row ? k / cols : 0);
         float x = (float)v * s;  // q.float() * s.float(), then .to(original dtype)
-        dst[k] = e->bf16 && !e->lq[0] ? round_bf16(x) : x;
+        dst[k] = e->lq[0] ? x : round_restored(e->bf16, x);
     }
     if (!e->lq[0]) return 0;
     int rc = lqer_correct(pt, e, dst, rows, cols, err);
-    for (uint64_t k = 0; k < n && !rc && e->bf16; k++) dst[k] = round_bf16(dst[k]);
+    for (uint64_t k = 0; k < n && !rc && e->bf16; k++) dst[k] = round_restored(e->bf16, dst[k]);
     return rc;
 }

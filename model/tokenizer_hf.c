@@ -208,6 +208,9 @@ static int parse_added(struct hft_tok *t, const cJSON *arr, const char *path, xs
     return rc;
 }
 
+static struct hft_ctx hft_ctx_make(const char *path);  // PCRE2 match data allocated; the rest empty
+static void hft_ctx_free(struct hft_ctx *ctx);
+
 static int build_matchers(struct hft_tok *t, xsa_error *err) {
     t->raw.pats = xsa_calloc(t->nadded + 1, sizeof *t->raw.pats);
     t->normed.pats = xsa_calloc(t->nadded + 1, sizeof *t->normed.pats);
@@ -349,11 +352,11 @@ static void post_process(const struct hft_tok *t, struct ivec *out, size_t from)
 
 // ---- encode / decode ----
 
-struct hft_ctx hft_ctx_make(const char *path) {
+static struct hft_ctx hft_ctx_make(const char *path) {
     return (struct hft_ctx){.md = xsa_alloc_check(pcre2_match_data_create(1, NULL)), .path = path};
 }
 
-void hft_ctx_free(struct hft_ctx *ctx) {
+static void hft_ctx_free(struct hft_ctx *ctx) {
     if (ctx->md) pcre2_match_data_free(ctx->md);
     free(ctx->spans);
     sbuf_free(&ctx->tmp);

@@ -75,7 +75,6 @@ struct hft_pieces {
 void hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id, int first);
 // Records buf[off..buf.n) (already appended by the caller) as a piece.
 void hft_pieces_push_tail(struct hft_pieces *p, size_t off, int32_t id, int first);
-void hft_pieces_clear(struct hft_pieces *p);
 void hft_pieces_free(struct hft_pieces *p);
 
 // Scratch state of one encode/decode call (no state is kept between calls).
@@ -90,8 +89,6 @@ struct hft_ctx {
     struct xsa_heap heap;       // BPE scratch: merge queue of struct hft_mrg
     const char *path;
 };
-struct hft_ctx hft_ctx_make(const char *path);  // PCRE2 match data allocated; the rest empty
-void hft_ctx_free(struct hft_ctx *ctx);
 
 // ---- normalizers (tokenizer_hf_norm.c) ----
 

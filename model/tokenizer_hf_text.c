@@ -242,12 +242,6 @@ void hft_pieces_push(struct hft_pieces *p, const char *s, size_t len, int32_t id
     hft_pieces_push_tail(p, off, id, first);
 }
 
-void hft_pieces_clear(struct hft_pieces *p) {
-    p->n = 0;
-    p->buf.n = 0;
-    if (p->buf.s) p->buf.s[0] = '\0';
-}
-
 void hft_pieces_free(struct hft_pieces *p) {
     sbuf_free(&p->buf);
     free(p->v);

@@ -98,7 +98,7 @@ static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const 
     FILE *f = fopen(cfg, "r");
     if (!f && config) return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: cannot open: %s", path, config, strerror(errno));
     if (!f)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there or pass --config FILE",
+        return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there or pass --config FILE (a parameter-golf final_model.pt: its xsa_eval.json, or --arch FILE)",
                         path, cfg);
     fclose(f);
     int rc = hf_config_parse_file(hc, cfg, err);

@@ -38,13 +38,17 @@ void check_markdown(const struct results *base, const struct results *cand, cons
         const char *verdict = v->regressed[i] ? "**regressed**"
                               : r->delta < -opt->max_drop ? "drop, not significant"
                               : r->real && r->delta > 0 ? "improved" : "ok";
-        sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->task, r->metric, r->a * 100,
-                    r->b * 100, r->delta, r->lo, r->hi, p, verdict);
+        char ci[48];
+        report_fmt_ci(r->lo, r->hi, ci);
+        sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s |\n", r->task, r->metric, r->a * 100,
+                    r->b * 100, r->delta, ci, p, verdict);
     }
     const struct compare_avg *g = &c->all;
+    char gci[48];
+    report_fmt_ci(g->lo, g->hi, gci);
     if (g->present)
-        sbuf_printf(o, "| **average (%d task%s)** | mean | %.2f | %.2f | **%+.2f** | [%+.2f, %+.2f] | - | %s |\n",
-                    g->n_tasks, g->n_tasks == 1 ? "" : "s", g->a * 100, g->b * 100, g->delta, g->lo, g->hi,
+        sbuf_printf(o, "| **average (%d task%s)** | mean | %.2f | %.2f | **%+.2f** | %s | - | %s |\n",
+                    g->n_tasks, g->n_tasks == 1 ? "" : "s", g->a * 100, g->b * 100, g->delta, gci,
                     v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
     if (v->pass) sbuf_puts(o, "\nNo significant regression.\n");
     else sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",

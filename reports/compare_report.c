@@ -29,7 +29,9 @@ static void avg_row(struct sbuf *o, const char *name, const struct compare_avg *
     sbuf_printf(o, "| **%s (%d task%s)** | mean |", name, g->n_tasks, g->n_tasks == 1 ? "" : "s");
     value_se(o, g->a, g->a_se);
     value_se(o, g->b, g->b_se);
-    sbuf_printf(o, " **%+.2f** | [%+.2f, %+.2f] | - | %s |\n", g->delta, g->lo, g->hi, g->real ? "**yes**" : "no");
+    char ci[48];
+    report_fmt_ci(g->lo, g->hi, ci);
+    sbuf_printf(o, " **%+.2f** | %s | - | %s |\n", g->delta, ci, g->real ? "**yes**" : "no");
 }
 
 void compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
@@ -52,10 +54,15 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     if (!c->paper.present) snprintf(over, sizeof over, "all %d task%s", g->n_tasks, g->n_tasks == 1 ? "" : "s");
     else if (g->n_tasks < task_group_size("paper")) snprintf(over, sizeof over, "%d of the XSA paper's %d tasks", g->n_tasks, task_group_size("paper"));
     else snprintf(over, sizeof over, "the XSA paper's %d tasks", g->n_tasks);
-    sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average "
-                   "(%g%% CI [%+.2f, %+.2f]): %s.",
-                over, g->delta, pct, g->lo, g->hi,
-                g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
+    char ci[48];
+    report_fmt_ci(g->lo, g->hi, ci);
+    if (isnan(g->lo))
+        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (no interval: a task "
+                       "has a single document): not distinguishable from zero.", over, g->delta);
+    else
+        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (%g%% CI %s): %s.",
+                    over, g->delta, pct, ci,
+                    g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
     int n_real = 0;
     for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;
     sbuf_printf(o, " %d of %d per-task deltas %s real", n_real, c->n_rows, n_real == 1 ? "is" : "are");
@@ -71,7 +78,8 @@ void compare_markdown(const struct results *a, const struct results *b, const st
         sbuf_printf(o, "| %s | %s |", r->task, r->metric);
         value_se(o, r->a, r->a_se);
         value_se(o, r->b, r->b_se);
-        sbuf_printf(o, " %+.2f | [%+.2f, %+.2f] | %s | %s |\n", r->delta, r->lo, r->hi, p, r->real ? "**yes**" : "no");
+        report_fmt_ci(r->lo, r->hi, ci);
+        sbuf_printf(o, " %+.2f | %s | %s | %s |\n", r->delta, ci, p, r->real ? "**yes**" : "no");
     }
     avg_row(o, "paper", &c->paper);
     avg_row(o, "all", &c->all);
@@ -91,13 +99,20 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
                    "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
                    "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
-                   "(within each task for the averages), seed %llu. McNemar on per-document correctness: "
+                   "(within each task for the averages), seed %llu; N/A: a task of one document, which has no "
+                   "interval. McNemar on per-document correctness: "
                    "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
                    "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
                 pct, c->alpha, iters, (unsigned long long)c->seed);
-    if (chart_base)
-        sbuf_printf(o, "## Charts\n\n![Per-task delta B - A with its %g%% interval](%s_delta.svg)\n\n"
-                       "![Per-task score of A and B](%s_acc.svg)\n\n", pct, chart_base, chart_base);
+    if (chart_base) {
+        char alt[80];
+        snprintf(alt, sizeof alt, "Per-task delta B - A with its %g%% interval", pct);
+        sbuf_puts(o, "## Charts\n\n");
+        md_image(o, alt, chart_base, "_delta.svg");
+        sbuf_puts(o, "\n\n");
+        md_image(o, "Per-task score of A and B", chart_base, "_acc.svg");
+        sbuf_puts(o, "\n\n");
+    }
     sbuf_puts(o, "## Models\n\n");
     report_model_section(o, "A: ", la, a, opt->path_a);
     report_model_section(o, "B: ", lb, b, opt->path_b);

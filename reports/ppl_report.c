@@ -21,7 +21,7 @@ static int bucket_label(const struct ppl_bucket *b, char *buf, size_t n) {
     return snprintf(buf, n, "%d-%d", b->lo, b->hi - 1);
 }
 
-void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *o) {
+static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *o) {
     const struct ppl_summary *s = r->sum;
     int two = s->n_models == 2;
     double pct = r->level * 100;
@@ -64,7 +64,10 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         md_text(o, lab(r, m));
         sbuf_printf(o, " | %.5f | %.5f | ", s->nll[m], s->bits[m]);
         num(o, "%.5f", s->bpb[m]);
-        sbuf_printf(o, " | %.4f | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
+        // exp(nats) of a model this bad leaves a double (JSON: null): the nats above say how bad
+        if (!isfinite(s->ppl[m])) sbuf_printf(o, " | overflows | %.2f%% |\n", 100 * s->acc[m]);
+        else if (s->ppl[m] >= 1e6) sbuf_printf(o, " | %.4e | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
+        else sbuf_printf(o, " | %.4f | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
     }
     report_thousands((long long)llround(isfinite(s->bytes) ? s->bytes : 0), t2);
     sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
@@ -104,13 +107,17 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
         }
         sbuf_puts(o, " |\n");
     }
-    if (chart_rel) sbuf_printf(o, "\n![%s by position](%s_position.svg)\n", two ? "Delta B - A" : "Loss", chart_rel);
+    if (chart_rel) {
+        sbuf_puts(o, "\n");
+        md_image(o, two ? "Delta B - A by position" : "Loss by position", chart_rel, "_position.svg");
+        sbuf_puts(o, "\n");
+    }
     if (s->has_kl) {
         sbuf_printf(o, "\n## Divergence\n\nKL(A || B) over the full vocabulary: mean %.6f nats/token, largest %.6f; "
                              "the argmax agrees at %.2f%% of targets.\n\n",
                           s->kl_mean, s->kl_max, 100 * s->agree);
         if (!r->n_top && s->kl_max == 0) sbuf_puts(o, "The two models give the same distribution at every target.\n");
-        if (r->n_top) sbuf_printf(o, "| target | %s | position | token | KL | A's top | B's top | A nats | B nats |\n"
+        if (r->n_top) sbuf_printf(o, "| target | %s (from 0) | position | token | KL | A's top | B's top | A nats | B nats |\n"
                                            "|---:|---:|---:|---|---:|---|---|---:|---:|\n", r->unit_name);
         for (int i = 0; i < r->n_top; i++) {
             const struct ppl_top *t = &r->top[i];
@@ -139,7 +146,7 @@ void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf
     }
 }
 
-void ppl_json(const struct ppl_report *r, struct sbuf *out) {
+static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     const struct ppl_summary *s = r->sum;
     struct jsonw w = {0};
     jsonw_object(&w, NULL);
@@ -241,7 +248,8 @@ void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_free(&w);
 }
 
-void ppl_chart(const struct ppl_report *r, struct sbuf *out) {
+// Two models: delta B - A per position bucket with its interval; one model: nats per bucket.
+static void ppl_chart(const struct ppl_report *r, struct sbuf *out) {
     const struct ppl_summary *s = r->sum;
     int n = s->n_buckets, two = s->n_models == 2;
     double x[PPL_MAX_BUCKETS], y[PPL_MAX_BUCKETS], lo[PPL_MAX_BUCKETS], hi[PPL_MAX_BUCKETS];
@@ -257,7 +265,7 @@ void ppl_chart(const struct ppl_report *r, struct sbuf *out) {
     const char *names[1] = {series};
     svg_line_chart(two ? "Loss delta B - A by position (negative: B better)" : "Loss by position",
                           "first position of the bucket (tokens of context)",
-                          two ? "delta nats/token, shaded: interval" : "nats/token", 1, names, 1, n, x, y,
+                          two ? "delta nats/token, shaded: interval" : "nats/token", 1, names, 1, n, x, NULL, y,
                           two ? lo : NULL, two ? hi : NULL, out);
 }
 

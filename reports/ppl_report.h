@@ -35,11 +35,6 @@ struct ppl_report {
     int n_top;
 };
 
-void ppl_markdown(const struct ppl_report *r, const char *chart_rel, struct sbuf *out);
-void ppl_json(const struct ppl_report *r, struct sbuf *out);
-// Two models: delta B - A per position bucket with its interval; one model: nats per bucket.
-void ppl_chart(const struct ppl_report *r, struct sbuf *out);
-
 // Markdown to md_path (NULL: stdout) with the chart `<md_path minus .md>_position.svg` beside
 // it, and the JSON to json_path (NULL: none), written atomically.
 int ppl_write_report(const struct ppl_report *r, const char *md_path, const char *json_path, xsa_error *err);

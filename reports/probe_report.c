@@ -51,7 +51,11 @@ static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
             for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x);
         }
     }
-    if (chart_rel) sbuf_printf(o, "\n![cos(y, v) by layer](%s_layers.svg)\n", chart_rel);
+    if (chart_rel) {
+        sbuf_puts(o, "\n");
+        md_image(o, "cos(y, v) by layer", chart_rel, "_layers.svg");
+        sbuf_puts(o, "\n");
+    }
     sbuf_puts(o, "\n| | |\n|---|---|\n");
     for (int m = 0; m < r->n_models; m++) {
         sbuf_printf(o, "| %s | ", m ? "B" : "A");
@@ -136,7 +140,7 @@ static void chart(const void *ctx, struct sbuf *out) {
             ns++;
         }
     svg_line_chart("cos(attention output, own value) by layer", "layer", "cosine, shaded: +- 1 sd", 0, series,
-                            ns, L, x, v, v + 4 * L, v + 8 * L, out);
+                            ns, L, x, NULL, v, v + 4 * L, v + 8 * L, out);
     free(x);
     free(v);
 }

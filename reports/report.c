@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/xalloc.h"
 #include "eval/outdir.h"
@@ -32,6 +34,23 @@ void md_text(struct sbuf *o, const char *s) {
     }
 }
 
+void md_image(struct sbuf *o, const char *alt, const char *base, const char *suffix) {
+    sbuf_printf(o, "![%s](", alt);
+    // A file name is a relative URL there: what would end it, or be read as a query or fragment,
+    // is percent-encoded ("my report (v1)" -> "my%20report%20%28v1%29").
+    for (int part = 0; part < 2; part++)
+        for (const unsigned char *c = (const unsigned char *)(part ? suffix : base); *c; c++) {
+            if (*c <= 0x20 || *c == 0x7f || strchr("()<>%#?\\\"'[]`", *c)) sbuf_printf(o, "%%%02X", *c);
+            else sbuf_append(o, (const char *)c, 1);
+        }
+    sbuf_puts(o, ")");
+}
+
+void report_fmt_ci(double lo, double hi, char buf[48]) {
+    if (isfinite(lo) && isfinite(hi)) snprintf(buf, 48, "[%+.2f, %+.2f]", lo, hi);
+    else snprintf(buf, 48, "N/A");  // fewer than two documents: nothing to resample
+}
+
 void report_fmt_p(double p, char buf[32]) {
     if (isnan(p)) snprintf(buf, 32, "-");
     else if (p >= 0.001) snprintf(buf, 32, "%.3f", p);
@@ -39,7 +58,7 @@ void report_fmt_p(double p, char buf[32]) {
     else snprintf(buf, 32, "%.1e", p);
 }
 
-const char *report_short_digest(const char *hex, char buf[17]) {
+static const char *report_short_digest(const char *hex, char buf[17]) {
     if (!hex || !hex[0]) return "-";
     snprintf(buf, 17, "%.12s", hex);
     return buf;
@@ -370,7 +389,11 @@ void report_markdown(const struct results *const *rs, const char *const *paths, 
         }
         sbuf_puts(o, "\n");
     }
-    if (chart_base) sbuf_printf(o, "\n![Per-task score of each run](%s_acc.svg)\n", chart_base);
+    if (chart_base) {
+        sbuf_puts(o, "\n");
+        md_image(o, "Per-task score of each run", chart_base, "_acc.svg");
+        sbuf_puts(o, "\n");
+    }
     sbuf_puts(o, "\n## Models\n\n");
     for (int i = 0; i < n; i++) {
         char prefix[32];
@@ -405,6 +428,12 @@ void report_run_table(const struct results *r, FILE *f) {
     fflush(f);
 }
 
+// 1 when path is the file standard output is (--json /dev/stdout).
+static int is_stdout(const char *path) {
+    struct stat a, b;
+    return path && stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
                         const char *json_path, xsa_error *err) {
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0}, js = {0};
@@ -422,7 +451,8 @@ int report_write_bundle(const struct report_renderers *r, const void *ctx, const
     if (md_path) paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
     if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
     if (n) rc = outdir_write_set(n, paths, data, lens, err);
-    if (!rc && !md_path) fwrite(md.s, 1, md.n, stdout);
+    // Markdown on stdout unless the JSON went there: one document a parser can read.
+    if (!rc && !md_path && !is_stdout(json_path)) fwrite(md.s, 1, md.n, stdout);
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&svg_path); sbuf_free(&js);
     return rc;
 }

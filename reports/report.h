@@ -37,8 +37,10 @@ void md_code(struct sbuf *o, const char *s);      // `s` with | escaped for tabl
 // Text from a file (a model name, a device) as Markdown shows it, literally: control characters
 // as spaces, < > & as entities, Markdown punctuation backslash-escaped.
 void md_text(struct sbuf *o, const char *s);
-const char *report_short_digest(const char *hex, char buf[17]);   // first 12 hex digits, or "-"
-void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
+// ![alt](base suffix), the file name percent-encoded where Markdown would misread it.
+void md_image(struct sbuf *o, const char *alt, const char *base, const char *suffix);
+void report_fmt_p(double p, char buf[32]);
+void report_fmt_ci(double lo, double hi, char buf[48]);            // "[-1.20, +3.40]", or "N/A" (no interval)                        // a p-value as the reports print it
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
 // A report of three renderings of ctx: Markdown (linking the chart at chart_rel, NULL: none),
 // one SVG chart and JSON.

@@ -15,7 +15,4 @@ int scaling_write_report(const struct results *const *a, const struct results *c
                          const char *const *paths_b, int n, const struct compare_options *opt, const char *md_path,
                          xsa_error *err);
 
-// "125M", "1.3B", "6.7K": a parameter count as the paper's tables write it.
-void scaling_params_label(long long n, char *buf, size_t cap);
-
 #endif

@@ -3,6 +3,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
 
 #define SVG_W 760
 #define SVG_LABEL_W 150      // left column for row labels
@@ -87,9 +91,12 @@ void svg_delta_chart(const char *title, const char *const *labels, const double 
         if (isfinite(lo[i]) && isfinite(hi[i]))
             sbuf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
                         X(lo[i]), y, X(hi[i]), y, col);
-        if (isfinite(delta[i]))
+        if (isfinite(delta[i]) && isfinite(lo[i]) && isfinite(hi[i]))
             sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>%+.2f [%+.2f, %+.2f]</title></circle>\n",
                         X(delta[i]), y, col, delta[i], lo[i], hi[i]);
+        else if (isfinite(delta[i]))
+            sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\"><title>%+.2f (no interval)</title></circle>\n",
+                        X(delta[i]), y, col, delta[i]);
 #undef X
     }
     sbuf_puts(out, "</svg>\n");
@@ -137,8 +144,8 @@ void svg_bars_chart(const char *title, const char *const *row_labels, int n_rows
 #define SVG_XY_LEFT 70  // room for the y labels
 
 void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
-                   int n_series, int n, const double *x, const double *y, const double *lo, const double *hi,
-                   struct sbuf *out) {
+                   int n_series, int n, const double *x, const char *const *x_labels, const double *y, const double *lo,
+                   const double *hi, struct sbuf *out) {
     const int h = 380, legend_h = 20;
     double x0 = SVG_XY_LEFT, x1 = SVG_W - SVG_RIGHT, y0 = SVG_TOP + legend_h, y1 = h - SVG_BOTTOM - 8;
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
@@ -173,10 +180,22 @@ void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, i
                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555555\">%g</text>\n",
                          x0, PY(v), x1, PY(v), v == 0 ? "#333333" : "#e5e5e5", x0 - 6, PY(v) + 4, v);
     }
-    for (int i = 0; i < n; i++)  // x labels at the points
-        if (isfinite(PX(x[i])))
-            sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%g</text>\n",
-                             PX(x[i]), y1 + 16, x[i]);
+    char (*lab)[32] = xsa_malloc((size_t)(n > 0 ? n : 1) * sizeof *lab);
+    for (int i = 0; i < n; i++) {
+        if (x_labels) snprintf(lab[i], sizeof lab[i], "%s", x_labels[i]);
+        else if (x[i] == floor(x[i]) && fabs(x[i]) < 1e15) snprintf(lab[i], sizeof lab[i], "%.0f", x[i]);
+        else snprintf(lab[i], sizeof lab[i], "%g", x[i]);
+    }
+    double last_x = -INFINITY, last_half = 0;  // x labels at the points, each clear of the one before
+    for (int i = 0; i < n; i++) {
+        double half = 3.5 * (double)strlen(lab[i]);  // about 7 px a character at the chart's font size
+        if (isfinite(PX(x[i])) && PX(x[i]) - last_x >= last_half + half + 6) {
+            last_x = PX(x[i]), last_half = half;
+            sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">", last_x, y1 + 16);
+            put_text(out, lab[i]);
+            sbuf_puts(out, "</text>\n");
+        }
+    }
     sbuf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\">%s%s</text>\n"
                          "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#555555\" transform=\"rotate(-90 14 %.1f)\">%s</text>\n",
                          (x0 + x1) / 2, y1 + 32, x_unit, log_x ? " (log scale)" : "", (y0 + y1) / 2, (y0 + y1) / 2, y_unit);
@@ -200,11 +219,14 @@ void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, i
         }
         if (pen) sbuf_printf(out, "\" stroke=\"%s\"/>\n", col);
         for (int i = 0; i < n; i++)
-            if (isfinite(ys[i]) && isfinite(PX(x[i])))
-                sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%g: %.4g</title></circle>\n",
-                                 PX(x[i]), PY(ys[i]), col, x[i], ys[i]);
+            if (isfinite(ys[i]) && isfinite(PX(x[i]))) {
+                sbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>", PX(x[i]), PY(ys[i]), col);
+                put_text(out, lab[i]);
+                sbuf_printf(out, ": %.4g</title></circle>\n", ys[i]);
+            }
     }
 #undef PX
 #undef PY
+    free(lab);
     sbuf_puts(out, "</svg>\n");
 }

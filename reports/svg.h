@@ -18,9 +18,10 @@ void svg_bars_chart(const char *title, const char *const *row_labels, int n_rows
 
 // Lines over shared x values (ascending; on a log10 axis when log_x, then x > 0): series s has
 // y[s * n + i] at x[i] (NAN: no point) and, when lo and hi are given, a shaded band from lo
-// to hi (an interval, or +- stderr). x, and y, lo, hi: (n) and (n_series, n).
+// to hi (an interval, or +- stderr). x, and y, lo, hi: (n) and (n_series, n). x_labels (n), or
+// NULL for the numbers themselves (whole ones in full: a step of 2147483647, not 2.14748e+09).
 void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, int log_x, const char *const *series,
-                   int n_series, int n, const double *x, const double *y, const double *lo, const double *hi,
-                   struct sbuf *out);
+                   int n_series, int n, const double *x, const char *const *x_labels, const double *y, const double *lo,
+                   const double *hi, struct sbuf *out);
 
 #endif

@@ -95,7 +95,7 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         if (!isnan(t->val[AT(t, s, 0, i)]))
             return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s is a second %s file at step %lld; give each step "
                             "of a series once (or name the series with --series)", paths[f], series[f], steps[f]);
-        double sum = 0, var = 0;
+        double sum = 0, var = 0;  // var NAN once a task has no stderr: the average has none either
         for (int k = 0; k < t->n_tasks; k++) {
             const struct task_result *tr = results_find_task(rs[f], t->task[k]);
             int m = results_metric_index(tr, results_preferred_metric(tr));
@@ -103,7 +103,7 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
             t->val[AT(t, s, k, i)] = v;
             t->se[AT(t, s, k, i)] = e;
             sum += v;
-            var += isnan(e) ? 0 : e * e;
+            var += e * e;
         }
         t->val[AT(t, s, t->n_tasks, i)] = sum / t->n_tasks;
         t->se[AT(t, s, t->n_tasks, i)] = sqrt(var) / t->n_tasks;
@@ -137,8 +137,14 @@ static void markdown(const struct trend *t, const char *command, const char *cha
     }
     if (chart_rel) {
         sbuf_puts(o, "\n## Charts\n\n");
-        for (int k = t->n_tasks; k >= 0; k--)  // the average first
-            sbuf_printf(o, "![%s against step](%s_trend_%s.svg)\n\n", t->task[k], chart_rel, t->task[k]);
+        for (int j = 0; j <= t->n_tasks; j++) {  // the average first, then the tasks in the tables' order
+            int k = j ? j - 1 : t->n_tasks;
+            char alt[96], suffix[96];
+            snprintf(alt, sizeof alt, "%s against step", t->task[k]);
+            snprintf(suffix, sizeof suffix, "_trend_%s.svg", t->task[k]);
+            md_image(o, alt, chart_rel, suffix);
+            sbuf_puts(o, "\n\n");
+        }
     }
     if (command) {
         sbuf_puts(o, "\nCommand: ");
@@ -160,7 +166,7 @@ static void chart(const struct trend *t, int k, struct sbuf *out) {
     char title[128];
     snprintf(title, sizeof title, "%s against training step", t->task[k]);
     svg_line_chart(title, "training step", "score (%), shaded: +- 1 stderr", 0, t->series, t->n_series,
-                            t->n_steps, x, v, v + n, v + 2 * n, out);
+                            t->n_steps, x, NULL, v, v + n, v + 2 * n, out);
     free(x);
     free(v);
 }

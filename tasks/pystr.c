@@ -31,7 +31,8 @@ int pystr_utf8_valid(const char *s, size_t n) {
     return 1;
 }
 
-size_t pystr_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {
+// Decodes the code point starting at s[i] (i < n); returns its byte length (1..4).
+static size_t pystr_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {
     const unsigned char *u = (const unsigned char *)s + i;
     size_t left = n - i;
     if (u[0] < 0x80 || left < 2) {
@@ -51,7 +52,8 @@ size_t pystr_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {
     return 4;
 }
 
-size_t pystr_utf8_prev(const char *s, size_t i) {
+// Byte offset of the code point that ends at s[i] (i > 0), i.e. the start of the previous one.
+static size_t pystr_utf8_prev(const char *s, size_t i) {
     do i--;
     while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80);
     return i;

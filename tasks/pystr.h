@@ -14,12 +14,6 @@
 // 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).
 int pystr_utf8_valid(const char *s, size_t n);
 
-// Decodes the code point starting at s[i] (i < n); returns its byte length (1..4).
-size_t pystr_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp);
-
-// Byte offset of the code point that ends at s[i] (i > 0), i.e. the start of the previous one.
-size_t pystr_utf8_prev(const char *s, size_t i);
-
 // Python len(): the number of code points.
 size_t pystr_len(const char *s, size_t n);
 

@@ -22,6 +22,9 @@ cp "$XSA_BIN" "$TMP/bin/xsa-eval"
 LPB="$TMP/bin/xsa-eval logprobs --model $M --tokens 1,2,3"
 expect_exit no_library_cuda 3 "--device cuda: the CUDA backend is not available: libxsa_cuda.so not found" -- $LPB --device cuda
 expect_exit no_library_auto 0 "no usable GPU \(libxsa_cuda.so not found.*using the CPU backend" -- $LPB --device auto
+# --quiet: no notes, this one included (the scores on stdout stay).
+out=$($LPB --device auto --quiet 2>&1 >/dev/null)
+[ -z "$out" ] && pass quiet_no_fallback_note || fail quiet_no_fallback_note "$out"
 
 # A library file that cannot be loaded (here: not an ELF file) is named with the loader's reason.
 echo "not a shared object" >"$TMP/bin/libxsa_cuda.so"

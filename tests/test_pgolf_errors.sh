@@ -16,6 +16,19 @@ expect_exit info_int8_json 0 '"format":[[:space:]]*"pgolf-int8"' -- "$XSA_BIN" i
 expect_exit info_arch 0 "architecture +pgolf" -- "$XSA_BIN" info --model $P/final_model.int6.ptz
 expect_exit info_relu2 0 "activation +relu2" -- "$XSA_BIN" info --model $P/final_model.pt
 expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model tests/fixtures/pgolf/gated_xsa/final_model.pt
+# The family makes xsa_alpha in every block and runs XSA in the last XSA_LAST_N only: gates without
+# XSA_LAST_N would be scored as SA, so they are refused; XSA_LAST_N 0 says so on purpose.
+mkdir -p "$TMP/gated"; cp tests/fixtures/pgolf/gated_xsa/final_model.int8.ptz "$TMP/gated/"
+json_with tests/fixtures/pgolf/gated_xsa/xsa_eval.json "$TMP/gated/xsa_eval.json" XSA_LAST_N
+expect_exit gated_needs_xsa_last_n 2 "final_model.int8.ptz: gated XSA gates \(blocks.[0-9]+.attn.xsa_alpha\) but no XSA_LAST_N: .*set it in .*gated/xsa_eval.json \\(0: no XSA\\)" -- \
+    "$XSA_BIN" info --model "$TMP/gated/final_model.int8.ptz"
+json_with tests/fixtures/pgolf/gated_xsa/xsa_eval.json "$TMP/gated/xsa_eval.json" XSA_LAST_N 0
+expect_exit gated_xsa_last_n_zero 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/gated/final_model.int8.ptz"
+# A bigram the sidecar claims and the file lacks would be scored without it.
+mkdir -p "$TMP/nobigram"; cp tests/fixtures/pgolf/gptj_0406/final_model.pt "$TMP/nobigram/"
+json_with tests/fixtures/pgolf/gptj_0406/xsa_eval.json "$TMP/nobigram/xsa_eval.json" BIGRAM_VOCAB_SIZE 3072
+expect_exit bigram_claimed_absent 2 "xsa_eval.json: BIGRAM_VOCAB_SIZE = 3072, but .*final_model.pt has no bigram.embed.weight" -- \
+    "$XSA_BIN" info --model "$TMP/nobigram/final_model.pt"
 
 # The sidecar (or --arch) disagreeing with the shapes names the setting and the tensor.
 mkdir -p "$TMP/side"; cp $P/final_model.pt "$TMP/side/"

@@ -75,9 +75,22 @@ TEST(gptq_string_meta_equals_int_types) {
     check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/gptq.int6.ptz", 64);
 }
 
+// int8 restored to float16 (the root's dequantize_state_dict_int8 with a "float16" dtypes entry),
+// subnormals included, against torch's own rounding stored as float16 tensors; a compiled or DDP
+// model's prefixed names against the plain ones (tools/fixtures/make_pgolf_variant_fixtures.py).
+TEST(int8_restored_to_float16_equals_torch_rounding) {
+    check_same_scores("tests/fixtures/pgolf_variants/as_f16.pt", "tests/fixtures/pgolf_variants/f16.int8.ptz", 64);
+}
+
+TEST(compiled_and_ddp_prefixes_equal_plain_names) {
+    check_same_scores("tests/fixtures/pgolf_variants/plain.pt", "tests/fixtures/pgolf_variants/orig_mod.pt", 64);
+    check_same_scores("tests/fixtures/pgolf_variants/plain.pt", "tests/fixtures/pgolf_variants/module.pt", 64);
+}
+
 TEST(int7_entries_equal_same_values_as_int6) {
     check_same_scores("tests/fixtures/pgolf_brotli/tiny/as_int6.int6.ptz", "tests/fixtures/pgolf_brotli/tiny/gptq_int7.int6.ptz", 64);
 }
 
 RUN_TESTS(T(brotli_bshf_record_equals_zstd_original), T(int5_entries_equal_same_values_as_int6), T(bshf_under_zlib_and_xz_equals_unshuffled),
-          T(gptq_string_meta_equals_int_types), T(int7_entries_equal_same_values_as_int6))
+          T(gptq_string_meta_equals_int_types), T(int7_entries_equal_same_values_as_int6),
+          T(int8_restored_to_float16_equals_torch_rounding), T(compiled_and_ddp_prefixes_equal_plain_names))

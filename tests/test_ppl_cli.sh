@@ -23,7 +23,15 @@ expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text 
 expect_exit stray_argument 2 "unexpected argument" -- $P --model $A --text "$TMP/doc.txt" extra
 expect_exit context_too_long 2 "exceeds the model's context length 256" -- $P --model $A --text "$TMP/doc.txt" --context 300
 expect_exit bad_shard 2 "bad.bin: .*shorter than a token shard" -- $P --model $A --tokens-file "$TMP/bad.bin"
-expect_exit jsonl_field 2 "bad.jsonl line 2: no string field \"text\"" -- $P --model $A --jsonl "$TMP/bad.jsonl"
+expect_exit jsonl_field 2 "bad.jsonl:2: no string field \"text\"" -- $P --model $A --jsonl "$TMP/bad.jsonl"
+# Records are read as the task rows are: text after the object, a key twice (Python keeps the last,
+# cJSON the first) and a \u0000 (which would cut the text short) are refused by line.
+printf '{"text": "the cat"} trailing\n' > "$TMP/trail.jsonl"
+printf '{"text": "zz", "text": "the cat"}\n' > "$TMP/dupkey.jsonl"
+printf '{"text": "ok"}\n{"text": "a\\u0000b the cat"}\n' > "$TMP/nul.jsonl"
+expect_exit jsonl_trailing 2 "trail.jsonl:1: not one JSON object per line" -- $P --model $A --jsonl "$TMP/trail.jsonl"
+expect_exit jsonl_duplicate_key 2 "dupkey.jsonl:1: field 'text' stands twice" -- $P --model $A --jsonl "$TMP/dupkey.jsonl"
+expect_exit jsonl_nul 2 "nul.jsonl:2: field 'text' holds a NUL character" -- $P --model $A --jsonl "$TMP/nul.jsonl"
 expect_exit shard_vocab 2 "outside the vocabulary \[0, 300\)" -- $P --model tests/fixtures/models/llama_gqa --tokens-file $SHARD
 expect_exit output_folder_missing 2 "no folder .*create it first" -- $P --model $A --text "$TMP/doc.txt" -o "$TMP/none/x.md"
 
@@ -257,13 +265,49 @@ mkdir -p "$TMP/two"
 if $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu -o "$TMP/two/p.md" --json "$TMP/./two/p.json" 2>"$TMP/err" &&
    [ -s "$TMP/two/p.md" ] && [ -s "$TMP/two/p_position.svg" ] && [ -s "$TMP/two/p.json" ] && [ "$(ls -A "$TMP/two" | wc -l)" = 3 ]
 then pass one_folder_two_spellings; else fail one_folder_two_spellings "$(head -1 "$TMP/err"; ls -A "$TMP/two")"; fi
-# --json /dev/stdout with stdout redirected to a file: written through this process's stdout, so the
-# Markdown printed there follows it and the link in /dev is left alone.
+# --json /dev/stdout with stdout redirected to a file: written through this process's stdout (the
+# link in /dev is left alone), and the Markdown is not printed after it.
 if [ -L /dev/stdout ]; then
     $P --model $A --text "$TMP/doc.txt" --context 16 --device cpu --json /dev/stdout > "$TMP/so.txt" 2>"$TMP/err"
-    if [ -L /dev/stdout ] && grep -q '"nats_per_token"' "$TMP/so.txt" && grep -q '^# Per-token loss' "$TMP/so.txt"
+    if [ -L /dev/stdout ] && grep -q '"nats_per_token"' "$TMP/so.txt" && ! grep -q '^# Per-token loss' "$TMP/so.txt"
     then pass json_to_redirected_stdout; else fail json_to_redirected_stdout "$(head -1 "$TMP/err")"; fi
 else
     skip json_to_redirected_stdout "no /dev/stdout link here"
 fi
+# --json to standard output without -o: stdout is the JSON alone (no Markdown after it).
+$P --model $A --text "$TMP/doc.txt" --json /dev/stdout 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' &&
+    pass json_stdout_parses || fail json_stdout_parses "stdout is not one JSON document"
+# The same tokenizer.json saved again with other spacing and key order (another transformers version)
+# is one tokenizer; --tokenizer gives both models one.
+mkdir -p "$TMP/resaved" && cp $B/config.json $B/model.safetensors "$TMP/resaved/"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); json.dump(dict(reversed(list(j.items()))), open(sys.argv[2], "w"))' \
+    $B/tokenizer.json "$TMP/resaved/tokenizer.json"
+expect_exit resaved_tokenizer_same 0 "" -- $P --model $A --model "$TMP/resaved" --text "$TMP/doc.txt"
+# A record too short to score is counted, not dropped unseen, and keeps its place in the numbering.
+printf '{"text": ""}\n{"text": "Once upon a time a robot read about the sea."}\n{"text": "It walked there one day, far past the hills."}\n' > "$TMP/short.jsonl"
+$P --model $A --model $B --jsonl "$TMP/short.jsonl" --kl --top 40 > "$TMP/short.md" 2>/dev/null
+grep -q "2 documents of short.jsonl (and 1 of under 2 tokens, not scored)" "$TMP/short.md" &&
+    [ -z "$(grep -E '^\| [0-9]+ \| 0 \| ' "$TMP/short.md")" ] && grep -qE '^\| [0-9]+ \| 2 \| ' "$TMP/short.md" &&
+    pass short_record_counted || fail short_record_counted "$(grep -E 'documents of|^\| [0-9]+ \| [0-9] \| ' "$TMP/short.md" | head -3)"
+: > "$TMP/empty.txt"
+expect_exit nothing_to_score 2 "ppl: nothing to score: every document has under 2 tokens" -- $P --model $A --text "$TMP/empty.txt"
+expect_exit arch_twice 2 "--arch given twice" -- $P --model $A --arch "$TMP/a.json" --arch "$TMP/b.json" --text "$TMP/doc.txt"
+# A folder where the chart goes is found before anything is scored.
+mkdir -p "$TMP/rep_position.svg"
+expect_exit chart_path_is_folder 2 "-o's chart .*rep_position.svg: is a folder" -- $P --model $A --text "$TMP/doc.txt" -o "$TMP/rep.md"
+# A model so bad that exp(nats) leaves a double: the table says "overflows" (JSON: null), never inf.
+mkdir -p "$TMP/bad_model" && cp $A/config.json $A/tokenizer.json "$TMP/bad_model/"
+python3 -c '
+import json, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+b = bytearray(open(src, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+lo, hi = h["model.norm.weight"]["data_offsets"]
+for k in range(8 + n + lo, 8 + n + hi, 4):
+    b[k:k + 4] = struct.pack("<f", struct.unpack("<f", b[k:k + 4])[0] * 300)
+open(dst, "wb").write(b)' $A/model.safetensors "$TMP/bad_model/model.safetensors"
+$P --model "$TMP/bad_model" --text "$TMP/doc.txt" -o "$TMP/bad.md" --json "$TMP/bad.json" >/dev/null 2>&1
+grep -q "| overflows |" "$TMP/bad.md" && ! grep -qiw "inf" "$TMP/bad.md" && grep -q '"perplexity": null' "$TMP/bad.json" &&
+    pass perplexity_overflow_named || fail perplexity_overflow_named "$(grep -i 'perplexity\|overflow\|inf' "$TMP/bad.md" | head -3)"
 finish

@@ -18,6 +18,12 @@ expect_exit missing_model_dir 2 "/nonexistent" -- run --model /nonexistent --tas
 expect_exit second_model_checked_first 2 "scale_zero.int8.ptz: .*scale" -- run --model $M --model tests/fixtures/pgolf_bad/scale_zero.int8.ptz \
     --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_second"
 [ -e "$TMP/o_second" ] && fail second_model_nothing_written "$(find "$TMP/o_second" | head -3 | tr '\n' ' ')" || pass second_model_nothing_written
+# --max-length past a learned position table is refused before anything is scored (the second
+# model here), not at the first long request.
+expect_exit max_length_past_positions 2 "--max-length 65: .*gpt2_tiny encodes positions below 64 only \\(its learned position table\\)" -- \
+    run --model $M --model tests/fixtures/models/gpt2_tiny --tokenizer $M/tokenizer.json --max-length 65 --tasks piqa --limit 2 \
+    --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_maxlen"
+[ -e "$TMP/o_maxlen" ] && fail max_length_nothing_written "$(find "$TMP/o_maxlen" | head -3 | tr '\n' ' ')" || pass max_length_nothing_written
 expect_exit pinned_row_count 2 "expected 1838" -- run --model $M --tasks piqa --data-dir $D --output "$TMP/o0"
 
 # A row missing a field: the message names the file, the line and the field.

@@ -58,7 +58,7 @@ for t in $EIGHT; do
 done
 grep -q '"/vd/notready/99/rows.*"fault": "notready"' "$LOG" && grep -q '"/hd/500/99/datasets/.*"fault": "500"' "$LOG" &&
     pass chain_sources_were_down || fail chain_sources_were_down "the viewer or the Hub was not asked"
-expect_exit chain_hellaswag_hub_only 3 "hellaswag: download failed" -- "$XSA_BIN" download --quiet --tasks hellaswag \
+expect_exit chain_hellaswag_hub_only 3 "hellaswag: download failed: GET [^ ]*/vd/notready/99/rows.*HTTP 500.* \(and the hub source, tried last: GET [^ ]*/hd/500/99/.*HTTP 500.*\); check the network" -- "$XSA_BIN" download --quiet --tasks hellaswag \
     --cache-dir "$TMP/o" --datasets-server "$B/vd/notready/99" --hf-endpoint "$B/hd/500/99" --originals-mirror "$B/o/ok/0"
 
 # Few-shot splits: downloaded, verified and cached like the evaluated one (`download --fewshot`, or

@@ -3,13 +3,13 @@
 # the results fixtures given other parameter counts and training steps.
 . "$(dirname "$0")/lib.sh"
 F=tests/fixtures/results
-X=$XSA_BIN
+X=$(cd "$(dirname "$XSA_BIN")" && pwd)/$(basename "$XSA_BIN")
 with() {  # SRC OUT SED-EXPR: a fixture copy with one edit
     sed "$3" "$F/$1.json" > "$TMP/$2.json"
 }
-# Scaling: the 124M pair and a "1.3B" pair (the same files with another n_params).
-with sa sa_big 's/"n_params": 124439808/"n_params": 1300000000/'
-with xsa xsa_big 's/"n_params": [0-9]*/"n_params": 1300000000/'
+# Scaling: the 124M pair and a "1.3B" pair (the same files with another n_params and weights).
+with sa sa_big 's/"n_params": 124439808/"n_params": 1300000000/; s/"weights_sha256": "87e1/"weights_sha256": "bbbb/'
+with xsa xsa_big 's/"n_params": [0-9]*/"n_params": 1300000000/; s/"weights_sha256": "639f/"weights_sha256": "bbbb/'
 mkdir -p "$TMP/s" "$TMP/t"
 if $X compare "$TMP/sa_big.json" "$TMP/xsa_big.json" $F/sa.json $F/xsa.json --iters 200 -o "$TMP/s/scaling.md" 2>"$TMP/err"; then
     rows=$(grep -E '^\| (124M|1.3B) \|' "$TMP/s/scaling.md" | head -2 | cut -d'|' -f2 | tr -d ' ' | tr '\n' ,)
@@ -19,7 +19,25 @@ if $X compare "$TMP/sa_big.json" "$TMP/xsa_big.json" $F/sa.json $F/xsa.json --it
     else fail scaling_table_sorted_by_params "rows '$rows'"; fi
 else fail scaling_table_sorted_by_params "exit $?: $(head -1 "$TMP/err")"; fi
 expect_exit odd_files 2 "in pairs" -- $X compare $F/sa.json $F/xsa.json $F/sa.json
-expect_exit pair_not_comparable 2 "pair 2 .*xsa_other_data.json" -- $X compare $F/sa.json $F/xsa.json $F/sa.json $F/xsa_other_data.json --iters 50
+expect_exit pair_not_comparable 2 "pair 2 .*xsa_other_data.json" -- $X compare "$TMP/sa_big.json" "$TMP/xsa_big.json" $F/sa.json $F/xsa_other_data.json --iters 50
+# Pairs that make no scaling table: a shell glob over folders that hold a rerun's second file pairs
+# SA with SA and XSA with XSA; a pair given twice; two sizes in one row. --force takes them, FORCED.
+expect_exit pair_one_model_twice 2 "pair 1 \(.*sa.json, .*sa.json\) is one model twice .*pair 2 \(.*xsa.json, .*xsa.json\) is one model twice" -- \
+    $X compare $F/sa.json $F/sa.json $F/xsa.json $F/xsa.json --iters 50
+expect_exit pair_repeated 2 "pair 2 repeats pair 1" -- $X compare $F/sa.json $F/xsa.json $F/sa.json $F/xsa.json --iters 50
+expect_exit pair_two_sizes 2 "pair 2 .* pairs 124439808 parameters with 1300000000" -- $X compare $F/sa.json $F/xsa.json $F/sa.json "$TMP/xsa_big.json" --iters 50
+$X compare $F/sa.json $F/sa.json $F/xsa.json $F/xsa.json --iters 50 --force -o "$TMP/s/forced.md" 2>/dev/null &&
+    grep -q "FORCED: not a scaling table: pair 1 .* is one model twice" "$TMP/s/forced.md" && pass pair_forced_says_so ||
+    fail pair_forced_says_so "no FORCED note"
+# Other shots across pairs, forced: the report says so too.
+with xsa xsa_shots "s/\"num_fewshot\": 0/\"num_fewshot\": 5/; s/\"weights_sha256\": \"639f/\"weights_sha256\": \"cccc/"
+with sa sa_shots "s/\"num_fewshot\": 0/\"num_fewshot\": 5/; s/\"weights_sha256\": \"87e1/\"weights_sha256\": \"cccc/; s/\"n_params\": 124439808/\"n_params\": 350000000/"
+$X compare $F/sa.json $F/xsa.json "$TMP/sa_shots.json" "$TMP/xsa_shots.json" --iters 50 --force -o "$TMP/s/forced2.md" 2>/dev/null &&
+    grep -q "FORCED: not a scaling table: pair 2 .* was not run as pair 1" "$TMP/s/forced2.md" && pass pair_forced_limits_says_so ||
+    fail pair_forced_limits_says_so "no FORCED note"
+# A chart's x labels are the table's (263K, 1.3B), and one document per task has no interval.
+grep -q '>1.3B</text>' "$TMP/s/scaling_scaling.svg" && grep -q '>124M</text>' "$TMP/s/scaling_scaling.svg" &&
+    pass scaling_chart_labels || fail scaling_chart_labels "$(grep -o '>[0-9.e+]*[KMB]*</text>' "$TMP/s/scaling_scaling.svg" | head -3)"
 
 # Trend: steps from --step (the results' "step"), and from a step_N path component.
 for s in 100 300; do
@@ -33,10 +51,26 @@ if $X report --trend "$TMP/sa_300.json" "$TMP/sa_100.json" "$TMP/xsa_100.json" "
         pass trend_groups_by_series_and_step
     else fail trend_groups_by_series_and_step "steps '$steps'"; fi
 else fail trend_groups_by_series_and_step "exit $?: $(head -1 "$TMP/err")"; fi
-expect_exit trend_no_step 2 "no training step for checkpoints/sa-125m: run it with --step N" -- $X report --trend $F/sa.json
+expect_exit trend_no_step 2 "no training step for checkpoints/sa-125m: score it with run --step N" -- $X report --trend $F/sa.json
+# run records the step it finds (config.json's, else a step_N folder of the real path: `--model .`
+# inside step_200 is at step 200), so the curve no longer depends on where report runs or on the
+# checkpoint folder still being there. One document per task: no stderr, so the average has none.
+RUN="--tasks arc_easy,boolq --limit 1 --data-dir $PWD/tests/fixtures/data --allow-data-change --offline --device cpu --quiet"
+mkdir -p "$TMP/ck/step_200" "$TMP/ck/final"
+cp demo/sa/* "$TMP/ck/step_200/" && cp demo/sa/* "$TMP/ck/final/"
+sed -i 's/^{/{"step": 250,/' "$TMP/ck/final/config.json"
+(cd "$TMP/ck/step_200" && "$X" run --model . $RUN --output "$TMP/st") >/dev/null 2>&1
+"$X" run --model "$TMP/ck/final" $RUN --output "$TMP/st2" >/dev/null 2>&1
+S200=$(ls "$TMP"/st/step_200/results_*.json 2>/dev/null) S250=$(ls "$TMP"/st2/final/results_*.json 2>/dev/null)
+grep -q '"step": 200,' "$S200" && grep -q '"step_source": "path"' "$S200" && grep -q '"step": 250,' "$S250" &&
+    grep -q '"step_source": "config.json"' "$S250" && pass run_records_step || fail run_records_step "$(grep -h step "$S200" "$S250" | head -4)"
+rm -rf "$TMP/ck"
+expect_exit trend_steps_recorded 0 "^\| 250 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" -- bash -c 'cd / && "$0" report --trend "$1" "$2"' "$X" "$S200" "$S250"
 expect_exit trend_duplicate 2 "second SA file at step 100" -- $X report --trend "$TMP/sa_100.json" "$TMP/sa_100.json"
 expect_exit trend_series_count 2 "--series a names 1 series for 2" -- $X report --trend --series a "$TMP/sa_100.json" "$TMP/sa_300.json"
 expect_exit trend_series_named 0 "^## base" -- $X report --trend --series base,base "$TMP/sa_100.json" "$TMP/sa_300.json"
+$X report --trend --series "base, base " "$TMP/sa_100.json" "$TMP/sa_300.json" 2>&1 | grep -c '^## ' | grep -qx 1 &&
+    pass trend_series_trimmed || fail trend_series_trimmed "\"base\" and \" base \" are two series"
 expect_exit series_needs_trend 2 "--series applies only with --trend" -- $X report --series a $F/sa.json
 # A scaling table's rows must be run alike: a pair on other tasks is refused (a row's average would mean
 # something else), and --force takes it.

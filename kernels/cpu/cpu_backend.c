@@ -29,63 +29,64 @@ static void want_huge_pages(void *p, size_t bytes) {
 #endif
 }
 
-// A bigger zeroed buffer (pad rows of GEMM inputs must hold finite values; the old contents
-// are not kept). calloc gets big blocks from mmap already zero, so pages a batch never
-// reaches are never touched.
-// A batch buffer of n elements, zeroed (the old one is not kept). Memory running out ends the
-// run with xalloc's message, which names --batch-tokens.
-static void grow(void **p, size_t n, size_t elem) {
+// *p replaced by a zeroed batch buffer of n elements (the old contents are not kept): pad rows of
+// GEMM inputs must hold finite values, and calloc gets big blocks from mmap already zero, so
+// pages a batch never reaches are never touched. Memory running out ends the run with xalloc's
+// message, which names --batch-tokens.
+static void replace_zeroed(void **p, size_t n, size_t elem) {
     free(*p);
     *p = xsa_calloc(n, elem);
     want_huge_pages(*p, n * elem);
 }
 
-void cpu_state_reserve(struct cpu_state *st, int T, int S) {
+// Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
+static void cpu_state_reserve(struct cpu_state *st, int T, int S) {
     const struct model_config *c = &st->m->cfg;
     if (T > st->t_cap) {
         size_t n = (size_t)cpu_gemm_pad_rows(T > 64 ? T : 64);
         size_t C = c->d_model, Q = (size_t)c->n_head * c->head_dim,
                KV = (size_t)c->n_kv_head * c->head_dim, F = c->d_ff, h2 = c->head_dim / 2;
         size_t nc = cpu_logits_chunks(c->vocab_size), G = (size_t)(c->n_head / c->n_kv_head);
-        grow((void **)&st->x, n * C, sizeof(float));
-        grow((void **)&st->xn, n * C, sizeof(float));
-        grow((void **)&st->q, n * Q, sizeof(float));
-        grow((void **)&st->k, n * KV, sizeof(float));
-        grow((void **)&st->v, n * KV, sizeof(float));
-        grow((void **)&st->att, n * Q, sizeof(float));
-        grow((void **)&st->o, n * C, sizeof(float));
-        grow((void **)&st->o2, c->parallel_residual || c->lanes_together ? n * C : 1, sizeof(float));
-        grow((void **)&st->ff, n * F, sizeof(float));
-        grow((void **)&st->ff2, n * F, sizeof(float));
-        grow((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float));
-        grow((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float));
-        grow((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float));
-        grow((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
-        grow((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
-        grow((void **)&st->hrows, n * C, sizeof(float));
-        grow((void **)&st->row_of, n, sizeof(int32_t));
-        grow((void **)&st->row_tok, n, sizeof(int32_t));
-        grow((void **)&st->row_first, n + 1, sizeof(int32_t));
-        grow((void **)&st->row_lse, n, sizeof(double));
-        grow((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
-        if (st->m->layers[0].resid_mix) grow((void **)&st->x0, n * C, sizeof(float));
-        if (c->unet_skips && c->n_layer >= 2) grow((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float));
-        if (c->value_residual) grow((void **)&st->v0, n * KV, sizeof(float));
-        if (st->m->layers[0].dtg_w) grow((void **)&st->dtg_in, n * (C + 1), sizeof(float));
-        if (c->lanes_from) grow((void **)&st->lane1, n * C, sizeof(float));
+        replace_zeroed((void **)&st->x, n * C, sizeof(float));
+        replace_zeroed((void **)&st->xn, n * C, sizeof(float));
+        replace_zeroed((void **)&st->q, n * Q, sizeof(float));
+        replace_zeroed((void **)&st->k, n * KV, sizeof(float));
+        replace_zeroed((void **)&st->v, n * KV, sizeof(float));
+        replace_zeroed((void **)&st->att, n * Q, sizeof(float));
+        replace_zeroed((void **)&st->o, n * C, sizeof(float));
+        replace_zeroed((void **)&st->o2, c->parallel_residual || c->lanes_together ? n * C : 1, sizeof(float));
+        replace_zeroed((void **)&st->ff, n * F, sizeof(float));
+        replace_zeroed((void **)&st->ff2, n * F, sizeof(float));
+        replace_zeroed((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float));
+        replace_zeroed((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float));
+        replace_zeroed((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float));
+        replace_zeroed((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
+        replace_zeroed((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
+        replace_zeroed((void **)&st->hrows, n * C, sizeof(float));
+        replace_zeroed((void **)&st->row_of, n, sizeof(int32_t));
+        replace_zeroed((void **)&st->row_tok, n, sizeof(int32_t));
+        replace_zeroed((void **)&st->row_first, n + 1, sizeof(int32_t));
+        replace_zeroed((void **)&st->row_lse, n, sizeof(double));
+        replace_zeroed((void **)&st->stats, n * nc, sizeof(struct cpu_chunk_stat));
+        if (st->m->layers[0].resid_mix) replace_zeroed((void **)&st->x0, n * C, sizeof(float));
+        if (c->unet_skips && c->n_layer >= 2) replace_zeroed((void **)&st->skip, n * C * (size_t)(c->n_layer / 2), sizeof(float));
+        if (c->value_residual) replace_zeroed((void **)&st->v0, n * KV, sizeof(float));
+        if (st->m->layers[0].dtg_w) replace_zeroed((void **)&st->dtg_in, n * (C + 1), sizeof(float));
+        if (c->lanes_from) replace_zeroed((void **)&st->lane1, n * C, sizeof(float));
         st->t_cap = (int)n;
         st->t_ld = (long)n + CPU_ATTN_LD_PAD;
         st->att_stride = CPU_ATTN_SCRATCH(G, (long)n);
     }
     if (S > st->s_cap) {
         size_t n = (size_t)S;
-        grow((void **)&st->row_entries, n, sizeof(int32_t));
-        grow((void **)&st->entry_logit, n, sizeof(float));
+        replace_zeroed((void **)&st->row_entries, n, sizeof(int32_t));
+        replace_zeroed((void **)&st->entry_logit, n, sizeof(float));
         st->s_cap = S;
     }
 }
 
-void cpu_state_free_buffers(struct cpu_state *st) {
+// Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
+static void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
                     st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
                     st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in, st->lane1};

@@ -33,10 +33,6 @@ void cpu_gelu_tanh(float *x, long n);
 // HF gelu (exact, erf), in place; (n)
 void cpu_gelu_erf(float *x, long n);
 
-// x = e^x in place for x <= 88: the AVX2 vector exp (0.9 ulp, cpu_attn_exp_avx2) where the
-// CPU has it, else libm's expf; (n)
-void cpu_exp_inplace(float *x, long n);
-
 // x = e^(x - m) in place, by cpu_exp_inplace; (n)
 void cpu_exp_minus(float *x, long n, float m);
 

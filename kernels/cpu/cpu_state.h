@@ -70,10 +70,6 @@ struct cpu_probe {
     float *v;     // (T, Hkv*hd) value vectors
 };
 
-// Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
-void cpu_state_reserve(struct cpu_state *st, int T, int S);
-void cpu_state_free_buffers(struct cpu_state *st);
-
 // modded-nanogpt's GPT on a validated batch (cpu_mnanogpt.c).
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy);
 

@@ -1,8 +1,8 @@
-// cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One pass at a time
-// is kept (its activations for every layer: one sequence, or with adapters several windows side
-// by side, each row-to-row piece restarting at a window's first row, row0), its gradients added to the parameters'; the
-// GEMMs are OpenBLAS calls split in tiles over the worker pool, attention runs per (sequence, kv
-// head) task, so no two tasks write one float.
+// cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One pass is kept at
+// a time: its activations for every layer, of one sequence, or with adapters of several windows
+// side by side (each restarting at its own first row, row0). Its gradients are added to the
+// parameters'. The GEMMs are OpenBLAS calls split in tiles over the worker pool, and attention
+// runs one task per (sequence, kv head), so no two tasks write one float.
 #include "kernels/cpu/cpu_train.h"
 
 #include <cblas.h>
