@@ -99,10 +99,11 @@ int reqstore_find(const struct reqstore *s, const uint8_t key[16], struct sched_
     return 0;
 }
 
-// Reads every record after the header; cuts the file at the first bad one.
-static int load(struct reqstore *s, off_t size, long *dropped, xsa_error *err) {
+// Reads the records from `from` to `size`; with `cut`, cuts the file at the first bad one (else
+// stops there). s->loaded becomes the end of the good records.
+static int load(struct reqstore *s, off_t from, off_t size, int cut, long *dropped, xsa_error *err) {
     unsigned char *buf = xsa_malloc(1 << 20);
-    off_t at = HEADER_BYTES, good = HEADER_BYTES;
+    off_t at = from, good = from;
     int rc = 0, bad = 0;
     while (!rc && !bad && at < size) {
         size_t want = size - at < (1 << 20) ? (size_t)(size - at) : (1 << 20);
@@ -122,7 +123,8 @@ static int load(struct reqstore *s, off_t size, long *dropped, xsa_error *err) {
         if (got % RECORD_BYTES) break;  // a torn record at the end of the file
     }
     free(buf);
-    if (!rc && good < size) {
+    s->loaded = good;
+    if (!rc && cut && good < size) {
         if (ftruncate(s->fd, good) != 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot cut its damaged tail: %s", s->path, strerror(errno));
         if (dropped) *dropped = (long)(size - good);
     }
@@ -167,8 +169,9 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: holds requests of another model or settings (scope %.16s..., wanted %.16s...); remove it",
                       path, (const char *)have + 8, scope);
     } else {
-        rc = load(s, st.st_size, dropped, err);
+        rc = load(s, HEADER_BYTES, st.st_size, 1, dropped, err);
     }
+    if (!rc && s->loaded < HEADER_BYTES) s->loaded = HEADER_BYTES;  // (a new or emptied store)
     s->last_sync = timing_now_s();
     if (!exclusive && s->fd >= 0) flock(s->fd, LOCK_UN);
     if (rc) reqstore_close(s);
@@ -187,22 +190,33 @@ static int reqstore_sync(struct reqstore *s, xsa_error *err) {
 int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct sched_result *res, int n,
                     xsa_error *err) {
     if (s->fd < 0 || n <= 0) return 0;
-    unsigned char *buf = xsa_malloc((size_t)n * RECORD_BYTES);
     int rc = 0;
-    for (int i = 0; i < n; i++) {
-        put_record(buf + (size_t)i * RECORD_BYTES, keys[i], &res[i]);
-        put(s, keys[i], res[i].logprob, res[i].greedy);
+    // One locked write with O_APPEND: a reader never sees another writer's half record. A shared
+    // store first takes in what other runs appended since, so a request two overlapping runs
+    // both scored is kept once.
+    if (!s->exclusive && flock(s->fd, LOCK_EX) != 0)
+        return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", s->path, strerror(errno));
+    struct stat st;
+    if (!s->exclusive && fstat(s->fd, &st) == 0) {
+        if (st.st_size > s->loaded) rc = load(s, s->loaded, st.st_size, 0, NULL, err);
+        else s->loaded = st.st_size;  // (another run cut a damaged tail)
     }
-    // One locked write with O_APPEND: a reader never sees another writer's half record.
-    size_t len = (size_t)n * RECORD_BYTES, off = 0;
-    if (!rc && !s->exclusive && flock(s->fd, LOCK_EX) != 0)
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", s->path, strerror(errno));
+    unsigned char *buf = xsa_malloc((size_t)n * RECORD_BYTES);
+    size_t len = 0, off = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        struct sched_result have;
+        if (reqstore_find(s, keys[i], &have)) continue;
+        put_record(buf + len, keys[i], &res[i]);
+        put(s, keys[i], res[i].logprob, res[i].greedy);
+        len += RECORD_BYTES;
+    }
     while (!rc && off < len) {
         ssize_t w = write(s->fd, buf + off, len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", s->path, w ? strerror(errno) : "disk full?");
         else off += (size_t)w;
     }
+    s->loaded += (off_t)off;
     if (!s->exclusive) flock(s->fd, LOCK_UN);
     free(buf);
     s->dirty = 1;

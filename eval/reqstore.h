@@ -34,6 +34,8 @@ struct reqstore {
     char path[4096];
     struct reqstore_slot *slot;  // (cap) open addressing on the key
     size_t cap, n;
+    long long loaded;            // file offset up to which its records are in slot (a shared store
+                                 // takes in other runs' appends from there)
     double last_sync;            // wall time of the last fsync
     int dirty;                   // records written since it
     int exclusive;               // see reqstore_open
@@ -57,7 +59,8 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
 // 1 and *out filled when the store holds `key`, else 0.
 int reqstore_find(const struct reqstore *s, const uint8_t key[16], struct sched_result *out);
 
-// Adds n results (keys (n, 16)) in one write; fsyncs when the last fsync is REQSTORE_SYNC_S old.
+// Adds n results (keys (n, 16)) in one write, but for keys the store holds already (a shared
+// store first takes in what other runs appended); fsyncs when the last fsync is REQSTORE_SYNC_S old.
 int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct sched_result *res, int n,
                     xsa_error *err);
 
