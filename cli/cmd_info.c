@@ -93,7 +93,10 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
     if (feat[0]) printf("features       %s\n", feat);
     printf("tied head      %s\n", c->tied_head ? "yes" : "no");
     printf("bos / eos      %d / %d\n", c->bos_id, c->eos_id);
-    printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
+    if (c->xsa_unknown)
+        printf("xsa layers     unknown: gated XSA gates (attn.xsa_alpha) but no XSA_LAST_N; set it in xsa_eval.json or "
+               "--arch, or give --xsa last:N (nothing scores it until then)\n");
+    else printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
     printf("weights sha256 %s\n", m->weights_sha256);
     if (tok) printf("tokenizer      %s\n", tok);
     else printf("tokenizer      not found (%s)\n", tok_err);
@@ -140,7 +143,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
     cJSON_AddStringToObject(o, "xsa", xsa);
     cJSON_AddItemToObject(o, "xsa_layers", layers);
-    cJSON_AddStringToObject(o, "xsa_source", m->xsa_source);
+    cJSON_AddStringToObject(o, "xsa_source", c->xsa_unknown ? "unknown" : m->xsa_source);
     cJSON_AddStringToObject(o, "weights_sha256", m->weights_sha256);
     if (tok) cJSON_AddStringToObject(o, "tokenizer", tok);
     else cJSON_AddNullToObject(o, "tokenizer");

@@ -311,19 +311,28 @@ static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre,
     return rc;
 }
 
-// One document per record, read as the task rows are (tasks/rows.h: one UTF-8 JSON object per
-// line, nothing after it, no key twice, no NUL that would cut a text short).
+// One document per record, each line read as a task row is (tasks/rows.h: one UTF-8 JSON object,
+// nothing after it, no key twice, no NUL that would cut a text short), one at a time and of any
+// length the file may have (a long-context corpus holds megabytes in one record).
 static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *path, const char *field,
                       const char *data, size_t len, xsa_error *err) {
-    struct task_rows rows;
-    int rc = task_rows_parse_jsonl(path, data, len, &rows, err);
-    for (int i = 0; i < rows.n && !rc; i++) {
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(rows.row[i], field);
+    int rc = 0;
+    size_t line_no = 0;
+    char where[4200];
+    for (size_t pos = 0; pos < len && !rc;) {
+        const char *nl = memchr(data + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        snprintf(where, sizeof where, "%s:%zu", path, ++line_no);
+        cJSON *row;
+        rc = task_row_parse_line(where, data + pos, end - pos, PPL_MAX_TEXT_BYTES, &row, err);
+        pos = nl ? end + 1 : len;
+        if (rc || !row) continue;
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(row, field);
         if (!cJSON_IsString(f))
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no string field \"%s\" (choose one with --field)", rows.where[i], field);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no string field \"%s\" (choose one with --field)", where, field);
         else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
+        cJSON_Delete(row);
     }
-    task_rows_free(&rows);
     return rc;
 }
 
@@ -563,8 +572,10 @@ static int same_tokenizer_json(const char *p0, const char *p1) {
     for (int i = 0; i < 2; i++)
         if (!file_read_all(i ? p1 : p0, PPL_MAX_TOKENIZER_BYTES, &t[i], &n[i], &e))
             j[i] = json_read_whole(t[i], n[i], JSON_KEYS_UNIQUE, i ? p1 : p0, &e);
-    int same = j[0] && j[1] && cJSON_Compare(j[0], j[1], 1);
-    for (int i = 0; i < 2; i++) cJSON_Delete(j[i]), free(t[i]);
+    char *c[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && j[0] && j[1]; i++) json_sort_keys(j[i]), c[i] = cJSON_PrintUnformatted(j[i]);
+    int same = c[0] && c[1] && !strcmp(c[0], c[1]);
+    for (int i = 0; i < 2; i++) cJSON_Delete(j[i]), free(t[i]), free(c[i]);
     return same;
 }
 

@@ -45,6 +45,26 @@ const char *json_duplicate_key(const cJSON *v) {
     return NULL;
 }
 
+static int cmp_member(const void *a, const void *b) {
+    return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
+
+void json_sort_keys(cJSON *v) {
+    if (!v || !(cJSON_IsObject(v) || cJSON_IsArray(v))) return;
+    for (cJSON *e = v->child; e; e = e->next) json_sort_keys(e);
+    int n = 0;
+    for (cJSON *e = v->child; e; e = e->next) n++;
+    if (!cJSON_IsObject(v) || n < 2) return;
+    cJSON **m = xsa_malloc((size_t)n * sizeof *m);
+    n = 0;
+    for (cJSON *e = v->child; e; e = e->next) m[n++] = e;
+    qsort(m, (size_t)n, sizeof *m, cmp_member);
+    // cJSON's list: next runs to NULL, and the first member's prev points at the last.
+    for (int i = 0; i < n; i++) m[i]->next = i + 1 < n ? m[i + 1] : NULL, m[i]->prev = m[i ? i - 1 : n - 1];
+    v->child = m[0];
+    free(m);
+}
+
 cJSON *json_read_whole(const char *text, size_t len, enum json_keys keys, const char *path, xsa_error *err) {
     const char *end = NULL;
     cJSON *v = cJSON_ParseWithLengthOpts(text, len, &end, 0);

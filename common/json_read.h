@@ -14,6 +14,11 @@
 // object, or NULL when every object's keys are distinct.
 const char *json_duplicate_key(const cJSON *v);
 
+// Orders every object's members by key, all the way down, so that two values equal as Python
+// compares dicts print the same (cJSON_Compare looks each key up in a list: quadratic in a
+// vocabulary's 100K keys).
+void json_sort_keys(cJSON *v);
+
 // How json_read_whole treats a key repeated within one object.
 enum json_keys {
     JSON_KEYS_UNIQUE,     // refused: our own files, results, tokenizers, weights headers

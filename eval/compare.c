@@ -202,7 +202,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
     int rc = 0;
     int k = 0;
     double sum_a = 0, sum_b = 0, var_a = 0, var_b = 0;
-    int one_doc = 0;  // a task of one document: its term never varies, so the interval would be too narrow
+    int one_doc = 0;  // tasks of one document: constants in the resampling; all of them, no interval
     // Tasks in registry order, whatever a file's order, so the draws depend on the data only
     // (rows of tasks outside the registry, built in memory, after them in their order).
     int *order = xsa_malloc(sizeof(int) * (size_t)(c->n_rows + 1)), n_order = 0, n_reg;
@@ -217,7 +217,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
         sa[k] = pa[i];
         sb[k] = pb[i];
         n[k++] = r->n;
-        one_doc |= r->n < 2;
+        one_doc += r->n < 2;
         sum_a += r->a;
         sum_b += r->b;
         var_a += r->a_se * r->a_se;
@@ -234,8 +234,9 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
         avg->a_se = sqrt(var_a) / k;
         avg->b_se = sqrt(var_b) / k;
         avg->delta = d * 100;
-        avg->lo = one_doc ? NAN : lo * 100;
-        avg->hi = one_doc ? NAN : hi * 100;
+        avg->lo = one_doc == k ? NAN : lo * 100;
+        avg->hi = one_doc == k ? NAN : hi * 100;
+        avg->n_one_doc = one_doc;
         avg->real = avg->lo > 0 || avg->hi < 0;
     }
     free(sa);

@@ -49,8 +49,10 @@ struct compare_avg {          // mean over a group of tasks of each task's chose
     int present;
     int n_tasks;
     double a, a_se, b, b_se;  // se: sqrt(sum se_i^2) / k (tasks are independent samples)
-    double delta, lo, hi;     // points; interval: bootstrap resampling docs within each task
+    double delta, lo, hi;     // points; interval: bootstrap resampling docs within each task (NAN:
+                              // every task has one document)
     int real;                 // interval excludes 0
+    int n_one_doc;            // tasks of one document: constants in the resampled average
 };
 
 struct comparison {

@@ -79,7 +79,10 @@ static int same_inode(const struct stat *a, int fd) {
 
 static int target_kind(const char *path) {
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode)) return TARGET_RENAME;
+    // A link that leads nowhere, /dev/stdout with standard output closed say, is no file to
+    // replace: a stream that cannot be written.
+    if (stat(path, &st) != 0) return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? TARGET_SPECIAL : TARGET_RENAME;
+    if (S_ISDIR(st.st_mode)) return TARGET_RENAME;
     if (same_inode(&st, STDOUT_FILENO)) return TARGET_STDOUT;
     if (same_inode(&st, STDERR_FILENO)) return TARGET_STDERR;
     return S_ISREG(st.st_mode) ? TARGET_RENAME : TARGET_SPECIAL;

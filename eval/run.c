@@ -155,7 +155,9 @@ static int open_model(const struct run_options *opt, const char *path, const str
 
     if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
     long long step;
-    const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, &step);
+    char step_note[600] = "";
+    const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, &step, step_note, sizeof step_note);
+    if (step_note[0] && !opt->quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);
     if (step_from) {  // recorded now: report --trend must not read a checkpoint folder that has moved on
         r->has_step = 1, r->step = (int)step;
         snprintf(r->step_source, sizeof r->step_source, "%s", step_from);

@@ -12,46 +12,65 @@
 #define TREND_CONFIG_MAX (1 << 20)
 #define TREND_STEP_MAX 2147483647LL  // as run --step takes
 
-// "step" in <model path>/config.json: 1 found, 0 not (no such file, or no whole step in it).
-static int config_step(const char *model_path, long long *step) {
+// "step" in <model path>/config.json (the last one, as Python's json reads a repeated key): 1
+// found, 0 not. A "step" that is no whole number from 0 to TREND_STEP_MAX is named in `note`.
+static int config_step(const char *model_path, long long *step, char *note, size_t note_n) {
     char path[4200], *text = NULL;
     size_t len;
     xsa_error e = {0};
     snprintf(path, sizeof path, "%s/config.json", model_path);
     if (!model_path[0] || !file_exists(path) || file_read_all(path, TREND_CONFIG_MAX, &text, &len, &e)) return 0;
-    cJSON *j = json_read_whole(text, len, JSON_KEYS_LAST_WINS, path, &e);  // as transformers reads it
-    const cJSON *s = j ? cJSON_GetObjectItemCaseSensitive(j, "step") : NULL;
+    cJSON *j = json_read_whole(text, len, JSON_KEYS_LAST_WINS, path, &e), *s = NULL, *c;
+    if (cJSON_IsObject(j))
+        cJSON_ArrayForEach(c, j)
+            if (c->string && !strcmp(c->string, "step")) s = c;
     int ok = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= (double)TREND_STEP_MAX &&
              s->valuedouble == (double)(long long)s->valuedouble;
     if (ok) *step = (long long)s->valuedouble;
+    if (s && !ok) {
+        char *v = cJSON_PrintUnformatted(s);
+        snprintf(note, note_n, "%s: \"step\": %.40s is not a whole number from 0 to %lld; no step recorded (give "
+                 "--step N)", path, v ? v : "?", TREND_STEP_MAX);
+        free(v);
+    }
     cJSON_Delete(j);
     free(text);
     return ok;
 }
 
-// The last path component that reads step_N / iter_N / ckpt_N: 1 found, 0 not.
-static int path_step(const char *p, long long *step) {
+// step_N / iter_N / ckpt_N ('-' or nothing for '_'; an extension after N allowed) as the n bytes
+// at p: 1 and *step set when they read so.
+static int name_step(const char *p, size_t n, long long *step) {
     static const char *pre[] = {"step", "iter", "ckpt"};
-    int found = 0;
-    while (*p) {
-        const char *end = strchr(p, '/');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        for (int k = 0; k < 3; k++) {
-            size_t l = strlen(pre[k]), i = l;
-            if (n <= l || strncmp(p, pre[k], l)) continue;
-            if (p[i] == '_' || p[i] == '-') i++;
-            size_t d0 = i;
-            long long v = 0;
-            while (i < n && p[i] >= '0' && p[i] <= '9' && v <= TREND_STEP_MAX) v = v * 10 + (p[i++] - '0');
-            if (i > d0 && v <= TREND_STEP_MAX && (i == n || p[i] == '.')) *step = v, found = 1;
-        }
-        p += n + (end ? 1 : 0);
+    for (int k = 0; k < 3; k++) {
+        size_t l = strlen(pre[k]), i = l;
+        if (n <= l || strncmp(p, pre[k], l)) continue;
+        if (p[i] == '_' || p[i] == '-') i++;
+        size_t d0 = i;
+        long long v = 0;
+        while (i < n && p[i] >= '0' && p[i] <= '9' && v <= TREND_STEP_MAX) v = v * 10 + (p[i++] - '0');
+        if (i > d0 && v <= TREND_STEP_MAX && (i == n || p[i] == '.')) return *step = v, 1;
     }
-    return found;
+    return 0;
 }
 
-const char *trend_checkpoint_step(const char *model_path, long long *step) {
-    if (config_step(model_path, step)) return "config.json";
+// The checkpoint's own name, and for a file its folder's: a folder further up (a run's working
+// directory named iter3, say) says nothing of this checkpoint.
+static int path_step(const char *p, long long *step) {
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--;
+    size_t b = n;
+    while (b > 0 && p[b - 1] != '/') b--;
+    if (name_step(p + b, n - b, step)) return 1;
+    if (!memchr(p + b, '.', n - b) || b < 2) return 0;  // a folder's name: nothing more to read
+    size_t e = b - 1, a = e;
+    while (a > 0 && p[a - 1] != '/') a--;
+    return name_step(p + a, e - a, step);
+}
+
+const char *trend_checkpoint_step(const char *model_path, long long *step, char *note, size_t note_n) {
+    note[0] = '\0';
+    if (config_step(model_path, step, note, note_n)) return "config.json";
     // The folder as it is, not as typed: `--model .` inside step_200 is at step 200.
     char *real = realpath(model_path, NULL);
     int found = path_step(real ? real : model_path, step);

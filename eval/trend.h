@@ -7,10 +7,11 @@
 #include "eval/results.h"
 
 // The training step of the checkpoint at model_path, as run records it when --step is not given:
-// "step" in its config.json, else the digits of a component step_N, iter_N or ckpt_N of its real
-// path ('-' or nothing for '_'; an extension after N is allowed; at most 2147483647). Returns
-// where it came from ("config.json", "path"), or NULL when neither gives one.
-const char *trend_checkpoint_step(const char *model_path, long long *step);
+// "step" in its config.json, else the digits of its name, or for a file its folder's, that read
+// step_N, iter_N or ckpt_N in its real path ('-' or nothing for '_'; an extension after N is
+// allowed; at most 2147483647). Returns where it came from ("config.json", "path"), or NULL when
+// neither gives one; `note` (note_n bytes) names a config.json "step" that is not a whole number.
+const char *trend_checkpoint_step(const char *model_path, long long *step, char *note, size_t note_n);
 
 // A results file's step: the one run recorded, else (a file from before run recorded it) the
 // step_N rule on the model path it names. Returns 0 with *step set, or XSA_EBADINPUT saying how

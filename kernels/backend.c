@@ -71,6 +71,7 @@ static int check_mnanogpt(const struct model *m, xsa_error *err) {
 
 int backend_check_model(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
+    if (c->xsa_unknown) return model_check_xsa_known(m, err);
     if (m->mng) return check_mnanogpt(m, err);
     if (c->n_layer < 1 || c->n_layer > MODEL_MAX_LAYERS || c->n_head < 1 || c->n_kv_head < 1 ||
         c->n_head % c->n_kv_head || c->head_dim < 1 || c->d_model < 1 || c->d_ff < 1 ||

@@ -205,20 +205,32 @@ void mng_rotary_row(const struct mng_model *g, int hd, long row, float *f1, floa
 // The file's own code (a state_step file saves its script as "code") names its paired-head
 // layers (`self.paired_head_layers = [0, 5]` in 06-11): 1 and paired[] set when it does, as a
 // list of distinct layers with attention; 0 when there is no code or no such assignment; -1,
-// with the line in `line`, for an assignment this cannot read (not a literal list of layers).
+// with the line in `line`, for code this cannot read: an assignment that is not a literal list
+// of layers, a second one, or a statement that changes the list after it (`+= [9]`, `.append`).
 static int code_paired(const struct pv *root, int *paired, char *line, size_t line_n) {
     const struct pv *code = root && root->kind == PV_DICT ? up_dict_get(root, "code") : NULL;
     static const char key[] = "self.paired_head_layers";
-    const char *start = code && code->kind == PV_STR ? code->s : NULL, *p = NULL;
-    // The first assignment (`= [...]`, or with an annotation `: list = [...]`); reads of the
-    // name (len(self.paired_head_layers), comparisons) are passed over.
-    while (start && (start = strstr(start, key))) {
-        p = start + sizeof key - 1;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == ':')
-            while (*p && *p != '\n' && *p != '=') p++;
-        if (*p == '=' && p[1] != '=') break;
-        start = p;
+    const char *text = code && code->kind == PV_STR ? code->s : NULL, *start = NULL, *p = NULL, *bad = NULL;
+    // Statements that begin with the name: the assignment (`= [...]`, or with an annotation
+    // `: list = [...]`), and anything else that changes it. A comment (`# self.paired_... = [..]`)
+    // or a read inside an expression (len(self.paired_head_layers)) does not begin a statement.
+    for (const char *at = text; at && !bad && (at = strstr(at, key)); at += sizeof key - 1) {
+        const char *b0 = at;
+        while (b0 > text && (b0[-1] == ' ' || b0[-1] == '\t')) b0--;
+        const char *q = at + sizeof key - 1;
+        if ((b0 > text && b0[-1] != '\n') || *q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+            (*q >= '0' && *q <= '9'))
+            continue;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q == ':')
+            while (*q && *q != '\n' && *q != '=') q++;
+        if (*q == '=' && q[1] != '=' && !start) start = at, p = q;
+        else bad = at;  // a second assignment, or a change after the first
+    }
+    if (bad) {
+        size_t n = strcspn(bad, "\r\n");
+        snprintf(line, line_n, "%.*s", (int)(n < 120 ? n : 120), bad);
+        return -1;
     }
     if (!start) return 0;
     for (p++; *p == ' ' || *p == '\t'; p++) {}
@@ -267,7 +279,7 @@ static int resolve_paired(struct mng_arch *a, const struct pv *root, const char 
 }
 
 // A coefficient network (GPT.forward_mudd, forward_mudd_gate): PREFIX_w1 (2, dim, C), PREFIX_w2
-// (2, coef, dim), PREFIX_b2 (2, coef), with at least min_coef coefficients.
+// (2, coef, dim), PREFIX_b2 (2, coef), with the record's coef coefficients (more would be ignored: refused).
 static int load_net(struct mng_build *b, const char *prefix, int64_t C, int min_coef, float **w1, float **w2, float **b2, int *dim, int *coef,
                     xsa_error *err) {
     char n1[32], n2[32], n3[32];
@@ -279,7 +291,7 @@ static int load_net(struct mng_build *b, const char *prefix, int64_t C, int min_
     if ((rc = load(b, n2, 3, s2, w2, err))) return rc;
     s3[1] = *coef = (int)entry(b, n2)->t->shape[1];
     if ((rc = load(b, n3, 2, s3, b2, err))) return rc;
-    if (*coef < min_coef || *dim < 1 || *dim > 4096)
+    if (*coef != min_coef || *dim < 1 || *dim > 4096)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s holds %d coefficients of %d features; the record's %s reads %d", b->path, n2, *coef, *dim,
                         strcmp(prefix, "mudd") ? "gates" : "MUDD", min_coef);
     return 0;
@@ -305,7 +317,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int64_t any3[3] = {-1, -1, -1};
     int rc = find(b, "qk_bank", 3, any3, &e, err);
     if (rc) return rc;
-    int64_t C = e->t->shape[2], G = e->t->shape[0];
+    int64_t C = e->t->shape[2], G = e->t->shape[0], QK1 = e->t->shape[1];
     // The root train_gpt.py's GPT (MUDD gates) has no attention-gate bank: its heads are the
     // value-embedding gates'.
     int gated = !!entry(b, "mudd_gate_w1");
@@ -321,6 +333,16 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         return xsa_fail(err, XSA_EBADINPUT, "%s: %lld heads of model width %lld: the record's GPT needs an even head count and head_dim a multiple of 4", b->path,
                         (long long)H, (long long)C);
     int64_t hd = C / H, F = 4 * C, n_qk = (MNG_LAYERS - 1) * H;  // groups of 2 hd rows: per attention layer q then k
+    if (QK1 != 2 * hd)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: qk_bank is (%lld, %lld, %lld); the record's GPT of %lld heads of width %lld "
+                        "reads groups of 2 x head_dim = %lld rows: (%lld or more, %lld, %lld)", b->path, (long long)G,
+                        (long long)QK1, (long long)C, (long long)H, (long long)C, (long long)(2 * hd), (long long)n_qk,
+                        (long long)(2 * hd), (long long)C);
+    // The root train_gpt.py's gate networks replace xsa_alphas (its XSA layers are the gates'):
+    // both in one file is no record's GPT, and the alphas would be applied where it has no gate.
+    if (gated && has_xsa)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: xsa_alphas beside the MUDD gate networks (mudd_gate_w1): the root "
+                        "train_gpt.py's GPT gates XSA with those networks in place of xsa_alphas; no record has both", b->path);
     int64_t emb[2] = {-1, C};
     if (!rc) rc = find(b, "embed.weight", 2, emb, &e, err);
     if (rc) return rc;

@@ -231,7 +231,15 @@ int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *
                        ? xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': layer %d of modded-nanogpt's GPT has no XSA gate (its gated layers are %s); --xsa can only turn gated layers off", spec, l, gated)
                        : xsa_fail(err, XSA_EBADINPUT, "--xsa '%s': this modded-nanogpt checkpoint has no xsa_alphas (an SA model, as the record's master baseline), so no layer has an XSA gate to turn on", spec);
     memcpy(cfg->xsa, xsa, sizeof xsa);
+    cfg->xsa_unknown = 0;
     return 0;
+}
+
+int model_check_xsa_known(const struct model *m, xsa_error *err) {
+    if (!m->cfg.xsa_unknown) return 0;
+    return xsa_fail(err, XSA_EBADINPUT, "%s: gated XSA gates (attn.xsa_alpha) but no XSA_LAST_N: the family runs XSA in the "
+                    "last XSA_LAST_N layers, which the file does not record; set XSA_LAST_N in its xsa_eval.json or --arch "
+                    "FILE (0: no XSA), or give --xsa last:N", m->path);
 }
 
 int model_set_window(struct model *m, int ctx) {

@@ -83,6 +83,8 @@ struct model_config {
     unsigned fused;                // MODEL_FUSED_* bits
     int bos_id, eos_id;              // from config.json / header; -1 when absent
     unsigned char xsa[MODEL_MAX_LAYERS];  // xsa[l] = 1: Exclusive Self Attention in layer l
+    int xsa_unknown;     // the file has XSA gates but not where XSA runs (a parameter-golf file without
+                         // XSA_LAST_N): nothing scores it until --xsa says (model_apply_xsa_spec)
     // Features of the parameter-golf / modded-nanogpt family; all zero for every other model.
     int norm_weightless; // RMSNorms without a gain (F.rms_norm(x, (C,))): norm weights are NULL
     int mlp_relu2;       // MLP proj(relu(fc(x))^2) (w_up, w_down; no gate)
@@ -299,6 +301,9 @@ int model_set_window(struct model *m, int ctx);
 
 // Applies an --xsa spec: "all", "none", "last:N" or "i,j,..." (0-based layer indices).
 int model_apply_xsa_spec(struct model_config *cfg, const char *spec, xsa_error *err);
+// XSA_EBADINPUT naming the fix when the file leaves open where XSA runs (cfg.xsa_unknown), else 0;
+// every scoring path (backend_check_model, the TTT trainer) asks.
+int model_check_xsa_known(const struct model *m, xsa_error *err);
 
 // Number of layers with XSA, and a printable list such as "all", "none" or "3,4,5".
 int model_xsa_count(const struct model_config *cfg);

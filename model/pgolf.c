@@ -857,13 +857,11 @@ static int configure(struct model *m, struct pg_tensors *pt, const struct pg_arc
     c->bos_id = 1, c->eos_id = 2;  // the family's SentencePiece specials (pad 0, bos 1, eos 2, unk 3)
     int xl = (int)pg_arch_or(a, A_XSA_LAST_N, 0);
     // The family's gated XSA makes attn.xsa_alpha in every block and runs it in the last
-    // XSA_LAST_N only, which the file does not record: gates and no XSA_LAST_N would score SA.
+    // XSA_LAST_N only, which the file does not record: gates and no XSA_LAST_N would score SA,
+    // so nothing scores it until --xsa says where (backend_check_model).
     for (int i = 0; i < pt->n && !a->set[A_XSA_LAST_N]; i++) {
         size_t k = strlen(pt->e[i].name);
-        if (k >= 15 && !strcmp(pt->e[i].name + k - 15, ".attn.xsa_alpha"))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: gated XSA gates (%s) but no XSA_LAST_N: the family runs XSA in "
-                            "the last XSA_LAST_N layers, which the file does not record; set it in %s (0: no XSA)",
-                            path, pt->e[i].name, a->path[0] ? a->path : "xsa_eval.json beside it, or --arch FILE");
+        if (k >= 15 && !strcmp(pt->e[i].name + k - 15, ".attn.xsa_alpha")) c->xsa_unknown = 1;
     }
     if (xl > c->n_layer) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, c->n_layer);
     if (L->phys_blocks && xl > L->n_phys) return xsa_fail(err, XSA_EBADINPUT, "%s: XSA_LAST_N %d exceeds NUM_LAYERS %d", a->path, xl, L->n_phys);
@@ -925,6 +923,13 @@ int pgolf_load(struct model *m, const char *path, xsa_error *err) {
         if (!rc) rc = torch_file_open_bytes(&tf, st, fi, path, data, size, err);
         root = tf.root;
     }
+    // A modded-nanogpt state_step file ({"step", "code", "model": banks, ...}) beside a sidecar
+    // that does not name the family would otherwise be refused as a corrupt parameter-golf file.
+    const struct pv *inner = !rc && root && root->kind == PV_DICT ? up_dict_get(root, "model") : NULL;
+    if (inner && inner->kind == PV_DICT && (up_dict_get(inner, "qk_bank") || up_dict_get(inner, "_orig_mod.qk_bank")))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt state_step file (its model holds qk_bank), read as "
+                      "parameter-golf's because %s does not say \"FAMILY\": \"modded-nanogpt\"; add that", path,
+                      a.path[0] ? a.path : "its xsa_eval.json");
     if (!rc) rc = pgolf_read_root(pt, root, err);
     struct pg_layout *L = xsa_calloc(1, sizeof *L);
     if (!rc) rc = configure(m, pt, &a, path, L, err);

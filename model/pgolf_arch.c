@@ -127,7 +127,7 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
         int k = 0;
         while (k < A_N && strcmp(e->string, pg_arch_names[k])) k++;
         if (k == A_N) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not an architecture setting xsa-eval reads (NUM_LAYERS, MODEL_DIM, NUM_HEADS, NUM_KV_HEADS, MLP_MULT, VOCAB_SIZE, XSA_LAST_N, LOGIT_SOFTCAP, ROPE_BASE, ROPE_DIMS, ...)",
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"%.64s\" is not a parameter-golf setting xsa-eval reads (NUM_LAYERS, MODEL_DIM, NUM_HEADS, NUM_KV_HEADS, MLP_MULT, VOCAB_SIZE, XSA_LAST_N, LOGIT_SOFTCAP, ROPE_BASE, ROPE_DIMS, ...; a modded-nanogpt file's says \"FAMILY\": \"modded-nanogpt\")",
                           a->path, e->string);
             break;
         }

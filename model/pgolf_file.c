@@ -198,9 +198,16 @@ static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t
     if (!t || t->kind != PV_TENSOR || (scale && scale->kind != PV_TENSOR))
         return xsa_fail(err, XSA_EBADINPUT, "%s: entry '%s' is not a tensor; the file is corrupt or not written by train_gpt.py", pt->path, name);
     // A state dict of a compiled ("_orig_mod.") or DDP-wrapped ("module.") model: the same names.
+    const char *given = name;
     for (int more = 1; more;) {
         more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
     }
+    for (int i = 0; i < pt->n; i++)
+        if (!strcmp(pt->e[i].name, name))
+            return given != name ? xsa_fail(err, XSA_EBADINPUT, "%s: tensors '%s' and '%s' are one weight, with and without "
+                                            "a compiled or DDP model's prefix; the file holds two state dicts", pt->path,
+                                            given, name)
+                                 : xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is there twice", pt->path, name);
     pt->e[pt->n++] = (struct pg_entry){.name = name, .t = t, .scale = scale, .kind = kind, .bf16 = bf16};
     return 0;
 }

@@ -107,11 +107,26 @@ static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const 
 
 // modded-nanogpt's state_step*.pt: dict(step, code, model, optimizer), the model's weights in
 // banks (qk_bank, vo_bank, mlp_bank), with "_orig_mod." prefixes when saved compiled.
+// 1 when the dict holds `name` under a compiled ("_orig_mod.") or DDP ("module.") model's prefixes.
+static int has_wrapped(const struct pv *d, const char *name) {
+    size_t k = strlen(name);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct pv *key = d->v[2 * i];
+        if (key->kind != PV_STR || key->len < k || strcmp(key->s + key->len - k, name)) continue;
+        const char *p = key->s, *end = key->s + key->len - k;
+        while (p < end) p = !strncmp(p, "_orig_mod.", 10) ? p + 10 : !strncmp(p, "module.", 7) ? p + 7 : end + 1;
+        if (p == end) return 1;
+    }
+    return 0;
+}
+
+// modded-nanogpt's weight banks, in {"model": state dict, ...} as its training loop saves them
+// or in the state dict itself.
 static int is_modded_nanogpt(const struct pv *root) {
-    const struct pv *sd = root->kind == PV_DICT ? up_dict_get(root, "model") : NULL;
-    if (!sd || sd->kind != PV_DICT) return 0;
-    return (up_dict_get(sd, "qk_bank") || up_dict_get(sd, "_orig_mod.qk_bank")) &&
-           (up_dict_get(sd, "mlp_bank") || up_dict_get(sd, "_orig_mod.mlp_bank"));
+    if (root->kind != PV_DICT) return 0;
+    const struct pv *sd = up_dict_get(root, "model");
+    if (!sd || sd->kind != PV_DICT) sd = root;
+    return has_wrapped(sd, "qk_bank") && has_wrapped(sd, "mlp_bank");
 }
 
 int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err) {

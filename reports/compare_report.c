@@ -57,11 +57,11 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     char ci[48];
     report_fmt_ci(g->lo, g->hi, ci);
     if (isnan(g->lo))
-        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (no interval: a task "
-                       "has a single document): not distinguishable from zero.", over, g->delta);
+        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (no interval: every "
+                       "task has a single document): not distinguishable from zero.", over, g->delta);
     else
-        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (%g%% CI %s): %s.",
-                    over, g->delta, pct, ci,
+        sbuf_printf(o, "**Summary.** Over %s, B scores **%+.2f points** against A on average (%g%% CI %s%s): %s.",
+                    over, g->delta, pct, ci, g->n_one_doc ? "; tasks of one document as constants" : "",
                     g->real ? (g->delta > 0 ? "a real gain" : "a real loss") : "not distinguishable from zero");
     int n_real = 0;
     for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;
@@ -99,8 +99,8 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
                    "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
                    "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
-                   "(within each task for the averages), seed %llu; N/A: a task of one document, which has no "
-                   "interval. McNemar on per-document correctness: "
+                   "(within each task for the averages), seed %llu; a task of one document has no interval (N/A) "
+                   "and enters an average as a constant. McNemar on per-document correctness: "
                    "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
                    "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
                 pct, c->alpha, iters, (unsigned long long)c->seed);

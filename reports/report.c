@@ -40,7 +40,7 @@ void md_image(struct sbuf *o, const char *alt, const char *base, const char *suf
     // is percent-encoded ("my report (v1)" -> "my%20report%20%28v1%29").
     for (int part = 0; part < 2; part++)
         for (const unsigned char *c = (const unsigned char *)(part ? suffix : base); *c; c++) {
-            if (*c <= 0x20 || *c == 0x7f || strchr("()<>%#?\\\"'[]`", *c)) sbuf_printf(o, "%%%02X", *c);
+            if (*c <= 0x20 || *c == 0x7f || strchr("()<>%#?&\\\"'[]`", *c)) sbuf_printf(o, "%%%02X", *c);
             else sbuf_append(o, (const char *)c, 1);
         }
     sbuf_puts(o, ")");

@@ -39,8 +39,8 @@ void md_code(struct sbuf *o, const char *s);      // `s` with | escaped for tabl
 void md_text(struct sbuf *o, const char *s);
 // ![alt](base suffix), the file name percent-encoded where Markdown would misread it.
 void md_image(struct sbuf *o, const char *alt, const char *base, const char *suffix);
-void report_fmt_p(double p, char buf[32]);
-void report_fmt_ci(double lo, double hi, char buf[48]);            // "[-1.20, +3.40]", or "N/A" (no interval)                        // a p-value as the reports print it
+void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
+void report_fmt_ci(double lo, double hi, char buf[48]);            // "[-1.20, +3.40]", or "N/A" (no interval)
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
 // A report of three renderings of ctx: Markdown (linking the chart at chart_rel, NULL: none),
 // one SVG chart and JSON.

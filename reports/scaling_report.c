@@ -55,7 +55,7 @@ static void markdown(const struct pair_row *rows, int n, const struct results *c
     sbuf_printf(o, "# Scaling: B - A by model size\n\nEach row pairs two results files; cells are B - A in points "
                          "(* : the %g%% paired bootstrap interval excludes 0 and McNemar's p < %g). The average is over "
                          "the XSA paper's eight tasks where present, else over all compared tasks; it is *real* "
-                         "when its interval excludes 0 (N/A: a task of one document, which has no interval).\n\n",
+                         "when its interval excludes 0 (N/A: every task of one document, which has no interval).\n\n",
                       pct, rows[0].c.alpha);
     sbuf_puts(o, "| parameters | A | B |");
     for (int t = 0; t < nt; t++) sbuf_printf(o, " %s |", names[t]);

@@ -98,6 +98,45 @@ void task_rows_free(struct task_rows *r) {
     memset(r, 0, sizeof *r);
 }
 
+int task_row_parse_line(const char *where, const char *line, size_t n, size_t max_line, cJSON **out,
+                        xsa_error *err) {
+    *out = NULL;
+    if (n > 0 && line[n - 1] == '\r') n--;
+    size_t k = 0;
+    while (k < n && (line[k] == ' ' || line[k] == '\t')) k++;
+    if (k == n) return 0;  // blank line
+    if (n > max_line) return xsa_fail(err, XSA_EBADINPUT, "%s: line longer than %zu bytes", where, max_line);
+    if (!pystr_utf8_valid(line, n))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8; the file must be UTF-8 JSONL", where);
+    const char *parse_end = NULL;
+    cJSON *row = cJSON_ParseWithLengthOpts(line, n, &parse_end, 0);
+    if (row && parse_end) {
+        while (parse_end < line + n && (*parse_end == ' ' || *parse_end == '\t')) parse_end++;
+        if (parse_end != line + n) {
+            cJSON_Delete(row);
+            row = NULL;
+        }
+    }
+    if (!row || !cJSON_IsObject(row)) {
+        cJSON_Delete(row);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: not one JSON object per line (JSONL expected)", where);
+    }
+    const char *dup = json_duplicate_key(row);
+    if (dup) {  // Python's json keeps the last, cJSON the first: the row would mean two things
+        int rc = xsa_fail(err, XSA_EBADINPUT, "%s: field '%.80s' stands twice in one object; remove one", where, dup);
+        cJSON_Delete(row);
+        return rc;
+    }
+    char field[256];
+    if (task_json_find_nul(line, n, field, sizeof field)) {
+        cJSON_Delete(row);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' holds a NUL character (\\u0000), which would cut "
+                        "its text short; fix or drop that row", where, field);
+    }
+    *out = row;
+    return 0;
+}
+
 int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct task_rows *out,
                           xsa_error *err) {
     memset(out, 0, sizeof *out);
@@ -105,53 +144,14 @@ int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct 
     char where[600];
     for (size_t pos = 0; pos < len;) {
         const char *nl = memchr(buf + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - buf) : len, n = end - pos;
+        size_t end = nl ? (size_t)(nl - buf) : len;
         const char *line = buf + pos;
         pos = nl ? end + 1 : len;
-        line_no++;
-        snprintf(where, sizeof where, "%s:%zu", name, line_no);
-        if (n > 0 && line[n - 1] == '\r') n--;
-        size_t k = 0;
-        while (k < n && (line[k] == ' ' || line[k] == '\t')) k++;
-        if (k == n) continue;  // blank line
-        int rc = 0;
-        if (n > TASK_ROW_MAX_LINE)
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: line longer than %u bytes", where, TASK_ROW_MAX_LINE);
-        else if (!pystr_utf8_valid(line, n))
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8; the file must be UTF-8 JSONL", where);
+        snprintf(where, sizeof where, "%s:%zu", name, ++line_no);
+        cJSON *row;
+        int rc = task_row_parse_line(where, line, (size_t)(buf + end - line), TASK_ROW_MAX_LINE, &row, err);
+        if (!rc && row) rc = task_rows_push(out, row, where, err);
         if (rc) {
-            task_rows_free(out);
-            return rc;
-        }
-        const char *parse_end = NULL;
-        cJSON *row = cJSON_ParseWithLengthOpts(line, n, &parse_end, 0);
-        if (row && parse_end) {
-            while (parse_end < line + n && (*parse_end == ' ' || *parse_end == '\t')) parse_end++;
-            if (parse_end != line + n) {
-                cJSON_Delete(row);
-                row = NULL;
-            }
-        }
-        if (!row || !cJSON_IsObject(row)) {
-            cJSON_Delete(row);
-            task_rows_free(out);
-            return xsa_fail(err, XSA_EBADINPUT, "%s: not one JSON object per line (JSONL expected)", where);
-        }
-        const char *dup = json_duplicate_key(row);
-        if (dup) {  // Python's json keeps the last, cJSON the first: the row would mean two things
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: field '%.80s' stands twice in one object; remove one", where, dup);
-            cJSON_Delete(row);
-            task_rows_free(out);
-            return rc;
-        }
-        char field[256];
-        if (task_json_find_nul(line, n, field, sizeof field)) {
-            cJSON_Delete(row);
-            task_rows_free(out);
-            return xsa_fail(err, XSA_EBADINPUT, "%s: field '%s' holds a NUL character (\\u0000), which would cut "
-                            "its text short; fix or drop that row", where, field);
-        }
-        if ((rc = task_rows_push(out, row, where, err))) {
             task_rows_free(out);
             return rc;
         }

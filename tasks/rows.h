@@ -22,7 +22,11 @@ struct task_rows {
 // Reads a canonical JSONL file: blank lines are skipped, a trailing "\r" is ignored; each
 // other line must be valid UTF-8 holding one JSON object.
 int task_rows_read_jsonl(const char *path, struct task_rows *out, xsa_error *err);
-// Same on a buffer; `name` is the file name used in "name:line".
+// One line of such a file (a trailing "\r" ignored) into *out, NULL for a blank line; `where`
+// ("file:line") names it in errors; a line over max_line bytes is refused.
+int task_row_parse_line(const char *where, const char *line, size_t n, size_t max_line, cJSON **out,
+                        xsa_error *err);
+// A buffer of such lines; `name` is the file name used in "name:line".
 int task_rows_parse_jsonl(const char *name, const char *buf, size_t len, struct task_rows *out,
                           xsa_error *err);
 // cJSON hands out C strings, so a NUL inside a JSON string (a "\u0000" escape or a raw 0 byte)

@@ -85,6 +85,25 @@ mkdir -p "$TMP/damaged"; cp $X/mudd_0611/state_step000000.pt $X/mudd_0611/xsa_ev
 printf '\xff' | dd of="$TMP/damaged/state_step000000.pt" bs=1 seek=64 conv=notrunc status=none
 expect_exit damaged_pickle 2 "state_step000000.pt \(state_step000000/data.pkl\): opcode 0xff, which torch.save does not write, at byte 0 of the pickle" -- "$XSA_BIN" info --model "$TMP/damaged/state_step000000.pt"
 expect_exit bad_mudd_coefs 2 "mudd_few_coefs.pt: mudd_w2 holds 10 coefficients of 64 features; the record's MUDD reads 14" -- "$XSA_BIN" logprobs --model $X/bad/mudd_few_coefs.pt --tokens 1,2 --device cpu
+expect_exit bad_mudd_many_coefs 2 "mudd_many_coefs.pt: mudd_w2 holds 20 coefficients of 64 features; the record's MUDD reads 14" -- "$XSA_BIN" info --model $X/bad/mudd_many_coefs.pt
+# qk_bank rows of another width would make the GPT read its q/k from the tensors after it.
+expect_exit bad_qk_rows 2 "qk_rows.pt: qk_bank is \(24, 16, 32\); the record's GPT of 2 heads of width 32 reads groups of 2 x head_dim = 32 rows" -- \
+    "$XSA_BIN" info --model $X/bad/qk_rows.pt
+expect_exit bad_gates_alphas 2 "gates_alphas.pt: xsa_alphas beside the MUDD gate networks" -- "$XSA_BIN" info --model $X/bad/gates_alphas.pt
+# The saved code: a commented-out line before the live one is not the live one; a change after it is refused.
+expect_exit paired_code_commented 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_commented.pt" -- \
+    "$XSA_BIN" info --model $X/bad/paired_commented.pt --arch "$TMP/paired4.json"
+expect_exit paired_code_changed 2 "paired_changed.pt: the code saved in it sets .self.paired_head_layers \+= \[9\]., which xsa-eval cannot read" -- \
+    "$XSA_BIN" info --model $X/bad/paired_changed.pt --arch "$TMP/family.json"
+# A bare state dict with DDP's "module." prefixes is the family's without a sidecar, and scores as the fixture.
+expect_exit bare_module_found 0 "architecture +mnanogpt" -- "$XSA_BIN" info --model $X/bad/bare_module.pt
+"$XSA_BIN" logprobs --model $X/bad/bare_module.pt --arch $X/xsa_gated/xsa_eval.json --tokens 50,3,17,99 --device cpu > "$TMP/bare.tsv" 2>/dev/null
+"$XSA_BIN" logprobs --model $X/xsa_gated/state_step000000.pt --tokens 50,3,17,99 --device cpu > "$TMP/fixture.tsv" 2>/dev/null
+[ -s "$TMP/bare.tsv" ] && cmp -s "$TMP/bare.tsv" "$TMP/fixture.tsv" && pass bare_module_scores || fail bare_module_scores "differs from the fixture"
+# A sidecar without FAMILY beside a state_step file names what it lacks.
+mkdir -p "$TMP/nofam" && cp $X/xsa_gated/state_step000000.pt "$TMP/nofam/" && echo '{}' > "$TMP/nofam/xsa_eval.json"
+expect_exit sidecar_without_family 2 "a modded-nanogpt state_step file .* does not say \"FAMILY\": \"modded-nanogpt\"" -- \
+    "$XSA_BIN" info --model "$TMP/nofam/state_step000000.pt"
 
 # The sidecar's settings.
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 40], "NUM_LAYERS": 11}' > "$TMP/arch.json"

@@ -20,8 +20,13 @@ expect_exit info_gated 0 "features +.*gated XSA" -- "$XSA_BIN" info --model test
 # XSA_LAST_N would be scored as SA, so they are refused; XSA_LAST_N 0 says so on purpose.
 mkdir -p "$TMP/gated"; cp tests/fixtures/pgolf/gated_xsa/final_model.int8.ptz "$TMP/gated/"
 json_with tests/fixtures/pgolf/gated_xsa/xsa_eval.json "$TMP/gated/xsa_eval.json" XSA_LAST_N
-expect_exit gated_needs_xsa_last_n 2 "final_model.int8.ptz: gated XSA gates \(blocks.[0-9]+.attn.xsa_alpha\) but no XSA_LAST_N: .*set it in .*gated/xsa_eval.json \\(0: no XSA\\)" -- \
-    "$XSA_BIN" info --model "$TMP/gated/final_model.int8.ptz"
+expect_exit gated_needs_xsa_last_n 2 "final_model.int8.ptz: gated XSA gates \(attn.xsa_alpha\) but no XSA_LAST_N: .*set XSA_LAST_N in its xsa_eval.json or --arch FILE \(0: no XSA\), or give --xsa last:N" -- \
+    "$XSA_BIN" logprobs --model "$TMP/gated/final_model.int8.ptz" --tokens 1,2,3 --device cpu
+expect_exit gated_info_says_unknown 0 "xsa layers +unknown: gated XSA gates" -- "$XSA_BIN" info --model "$TMP/gated/final_model.int8.ptz"
+# --xsa says where: the same scores as the sidecar's XSA_LAST_N 3.
+"$XSA_BIN" logprobs --model "$TMP/gated/final_model.int8.ptz" --tokens 1,2,3,4 --device cpu --xsa last:3 > "$TMP/gated_xsa.tsv" 2>/dev/null
+"$XSA_BIN" logprobs --model tests/fixtures/pgolf/gated_xsa/final_model.int8.ptz --tokens 1,2,3,4 --device cpu > "$TMP/gated_side.tsv" 2>/dev/null
+[ -s "$TMP/gated_xsa.tsv" ] && cmp -s "$TMP/gated_xsa.tsv" "$TMP/gated_side.tsv" && pass gated_xsa_flag_settles || fail gated_xsa_flag_settles "--xsa last:3 differs from XSA_LAST_N 3"
 json_with tests/fixtures/pgolf/gated_xsa/xsa_eval.json "$TMP/gated/xsa_eval.json" XSA_LAST_N 0
 expect_exit gated_xsa_last_n_zero 0 "xsa layers +none" -- "$XSA_BIN" info --model "$TMP/gated/final_model.int8.ptz"
 # A bigram the sidecar claims and the file lacks would be scored without it.
@@ -77,7 +82,7 @@ else
     skip shared_blocks_arch "../shared/benchdata absent"
 fi
 echo '{"NUM_LAYRES": 5}' > "$TMP/arch.json"
-expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not an architecture setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
+expect_exit arch_unknown_key 2 "\"NUM_LAYRES\" is not a parameter-golf setting" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 echo '{"XSA_LAST_N": 9, "TRAIN_SEQ_LEN": 1024}' > "$TMP/arch.json"
 expect_exit arch_xsa_too_many 2 "XSA_LAST_N 9 exceeds NUM_LAYERS 5" -- "$XSA_BIN" info --model $P/final_model.pt --arch "$TMP/arch.json"
 # The records' NTK-aware Rotary: the base for windows of the context past ROTARY_TRAIN_SEQ_LEN

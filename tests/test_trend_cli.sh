@@ -64,7 +64,21 @@ sed -i 's/^{/{"step": 250,/' "$TMP/ck/final/config.json"
 S200=$(ls "$TMP"/st/step_200/results_*.json 2>/dev/null) S250=$(ls "$TMP"/st2/final/results_*.json 2>/dev/null)
 grep -q '"step": 200,' "$S200" && grep -q '"step_source": "path"' "$S200" && grep -q '"step": 250,' "$S250" &&
     grep -q '"step_source": "config.json"' "$S250" && pass run_records_step || fail run_records_step "$(grep -h step "$S200" "$S250" | head -4)"
+# A folder further up (a working directory named iter3) says nothing of the checkpoint; a repeated
+# "step" is read as Python reads it (the last); one that is no whole number gets a note, no step.
+mkdir -p "$TMP/ck/iter3/runs/final" "$TMP/ck/dup" "$TMP/ck/str"
+cp demo/sa/* "$TMP/ck/iter3/runs/final/"; cp demo/sa/* "$TMP/ck/dup/"; cp demo/sa/* "$TMP/ck/str/"
+sed -i 's/^{/{"step": 100, "step": 200,/' "$TMP/ck/dup/config.json"
+sed -i 's/^{/{"step": "300",/' "$TMP/ck/str/config.json"
+(cd "$TMP/ck/iter3" && "$X" run --model runs/final $RUN --output "$TMP/st3") >/dev/null 2>&1
+"$X" run --model "$TMP/ck/dup" $RUN --output "$TMP/st4" >/dev/null 2>&1
+"$X" run --model "$TMP/ck/str" ${RUN/--quiet/} --output "$TMP/st5" >/dev/null 2>"$TMP/st5.err"
+! grep -q '"step"' "$TMP"/st3/final/results_*.json && grep -q '"step": 200,' "$TMP"/st4/dup/results_*.json &&
+    ! grep -q '"step"' "$TMP"/st5/str/results_*.json && grep -q 'config.json: "step": "300" is not a whole number' "$TMP/st5.err" &&
+    pass run_step_rules || fail run_step_rules "$(grep -h '"step' "$TMP"/st[345]/*/results_*.json | head -3; head -2 "$TMP/st5.err")"
 rm -rf "$TMP/ck"
+# Every task of one document: the average has no interval either, and nothing is "real".
+expect_exit one_doc_average_no_interval 0 "no interval: every task has a single document" -- $X compare "$S200" "$S250"
 expect_exit trend_steps_recorded 0 "^\| 250 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" -- bash -c 'cd / && "$0" report --trend "$1" "$2"' "$X" "$S200" "$S250"
 expect_exit trend_duplicate 2 "second SA file at step 100" -- $X report --trend "$TMP/sa_100.json" "$TMP/sa_100.json"
 expect_exit trend_series_count 2 "--series a names 1 series for 2" -- $X report --trend --series a "$TMP/sa_100.json" "$TMP/sa_300.json"
@@ -92,4 +106,13 @@ expect_exit trend_output_is_input 2 "-o .*sa_300.json is an input of this comman
 expect_exit check_verdict_is_input 2 "--verdict .*sa.json is an input of this command" -- \
     $X check --baseline "$TMP/sa.json" --results "$TMP/xsa.json" --verdict "$TMP/sa.json"
 cmp -s "$TMP/xsa.json" $F/xsa.json && cmp -s "$TMP/sa.json" $F/sa.json && pass inputs_unchanged || fail inputs_unchanged "an input was rewritten"
+# Chart links percent-encode what Markdown would misread in a file name (spaces, parentheses, &).
+mkdir -p "$TMP/names"
+$X compare $F/sa.json $F/xsa.json --iters 50 -o "$TMP/names/R&D (v1).md" >/dev/null 2>&1 &&
+    grep -qF '](R%26D%20%28v1%29_delta.svg)' "$TMP/names/R&D (v1).md" && [ -f "$TMP/names/R&D (v1)_delta.svg" ] &&
+    pass chart_link_encoded || fail chart_link_encoded "$(grep -o '](.*svg)' "$TMP/names/R&D (v1).md" | head -2)"
+# A link that leads nowhere (/dev/stdout with standard output closed, say) is refused, not replaced.
+ln -s "$TMP/nowhere/x" "$TMP/dangling.md"
+expect_exit dangling_link_refused 2 "-o .*dangling.md: cannot write" -- $X compare $F/sa.json $F/xsa.json --iters 50 -o "$TMP/dangling.md"
+[ -L "$TMP/dangling.md" ] && pass dangling_link_kept || fail dangling_link_kept "the link was replaced"
 finish

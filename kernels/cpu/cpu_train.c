@@ -556,6 +556,7 @@ static int same_block(const struct layer_weights *a, const struct layer_weights 
 
 int cpu_train_check(const struct model *m, xsa_error *err) {
     const struct model_config *c = &m->cfg;
+    if (model_check_xsa_known(m, err)) return XSA_EBADINPUT;
     const char *why = NULL;
     if (m->mng) why = "modded-nanogpt's topology";
     else if (!c->norm_weightless || !c->embed_norm || !c->mlp_relu2) why = "norms or an MLP other than the records' (weightless RMSNorm, relu^2)";
