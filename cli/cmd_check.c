@@ -69,17 +69,19 @@ int cmd_check(int argc, char **argv) {
     rc = results_read_json(&base, opt.baseline_path, &err);
     if (!rc) rc = results_read_json(&cand, opt.results_path, &err);
     if (!rc) rc = check_evaluate(&base, &cand, &opt, &v, &err);
+    int evaluated = !rc;
     if (!rc) check_markdown(&base, &cand, &v, &opt, &md);
     if (!rc && verdict_path && check_verdict_json(&v, &opt, &js))
         rc = xsa_fail(&err, XSA_ERUNTIME, "%s: the verdict JSON could not be built", verdict_path);
     if (!rc && verdict_path) rc = outdir_write_set(1, &verdict_path, (const char *const *)&js.s, &js.n, &err);
-    if (!rc) {
-        fwrite(md.s, 1, md.n, stdout);
-        fflush(stdout);
-        rc = v.pass ? 0 : XSA_EREGRESSION;
-    } else {
+    if (rc) {
         fprintf(stderr, "xsa-eval check: %s\n", err.msg);
         if (rc == XSA_EREGRESSION) rc = XSA_EBADINPUT;
+    }
+    if (evaluated) {  // the summary still goes out when only the verdict file failed
+        fwrite(md.s, 1, md.n, stdout);
+        fflush(stdout);
+        if (!v.pass) rc = XSA_EREGRESSION;  // a regression's 1 comes first
     }
     results_free(&base);
     results_free(&cand);

@@ -10,7 +10,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET };
+enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
@@ -21,6 +21,8 @@ static const struct cli_flag flags[] = {
     {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},
     {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
     {"quiet", F_QUIET, NULL, "no download progress or notes"},
+    {"hf-endpoint", F_HF_ENDPOINT, "URL", "a repo id: the Hub or a mirror (default $HF_ENDPOINT or https://huggingface.co)"},
+    {"ca-bundle", F_CA_BUNDLE, "FILE", "a repo id: CA certificates for TLS (default: the system's)"},
 };
 
 static const struct cli_command cmd = {"info",
@@ -42,6 +44,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     else if (key == F_VERSION) a->version = 1;
     else if (key == F_OFFLINE) a->hub.offline = 1;
     else if (key == F_QUIET) a->hub.quiet = 1;
+    else if (key == F_HF_ENDPOINT) a->hub.endpoint = v;
+    else if (key == F_CA_BUNDLE) a->hub.ca_bundle = v;
     else a->json = 1;
     return 0;
 }
@@ -135,7 +139,6 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     char feat[512];
     model_describe_features(m, feat, sizeof feat);
     cJSON_AddStringToObject(o, "features", feat);
-    cJSON_AddNumberToObject(o, "rope_dims", model_rope_dims(c));
     cJSON_AddNumberToObject(o, "n_blocks", c->n_blocks ? c->n_blocks : c->n_layer);
     snprintf(num, sizeof num, "%.7g", (double)c->logit_softcap);
     cJSON_AddRawToObject(o, "logit_softcap", num);

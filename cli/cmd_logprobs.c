@@ -23,7 +23,8 @@ struct logprobs_args {
     struct hub_fetch_options hub;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH, F_OFFLINE, F_QUIET };
+enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH, F_OFFLINE, F_QUIET,
+       F_HF_ENDPOINT, F_CA_BUNDLE };
 
 static const struct cli_flag flags[] = {
     {"model", F_MODEL, "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
@@ -38,6 +39,8 @@ static const struct cli_flag flags[] = {
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
     {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
     {"quiet", F_QUIET, NULL, "no download progress or notes"},
+    {"hf-endpoint", F_HF_ENDPOINT, "URL", "a repo id: the Hub or a mirror (default $HF_ENDPOINT or https://huggingface.co)"},
+    {"ca-bundle", F_CA_BUNDLE, "FILE", "a repo id: CA certificates for TLS (default: the system's)"},
 };
 
 static const struct cli_command cmd = {
@@ -65,6 +68,8 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_ARCH: model_set_arch_file(v); break;
     case F_OFFLINE: a->hub.offline = 1; break;
     case F_QUIET: a->hub.quiet = 1; break;
+    case F_HF_ENDPOINT: a->hub.endpoint = v; break;
+    case F_CA_BUNDLE: a->hub.ca_bundle = v; break;
     case F_THREADS: return cli_int(&cmd, "--threads", v, 0, 4096, &a->threads);
     }
     return 0;

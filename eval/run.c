@@ -619,7 +619,8 @@ static int ranks_model_begin(int model_index, const char run_scope[65], const st
 // an earlier launch of the run had and this one has not.
 static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err) {
     int rc = ranks_command(-1, CMD_MODEL_END, 0, NULL, NULL, NULL, err);
-    if (!rc && dist_size() > 1) journal_remove_ranks(dir, run_scope);
+    // (one process too: a rerun without mpirun leaves no earlier launch's rank journals behind)
+    if (!rc) journal_remove_ranks(dir, run_scope);
     return rc;
 }
 

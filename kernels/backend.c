@@ -43,6 +43,9 @@ static cuda_open_fn cuda_find(char *why, size_t n) {
             if (strchr(cand[i], '/') && access(cand[i], F_OK) == 0)
                 snprintf(why, n, "%.900s cannot be loaded: %.200s (are the CUDA libraries installed?)", cand[i],
                          e ? e : "unknown error");
+            else if (i == 0 && env && *env)
+                snprintf(why, n, "XSA_CUDA_LIB=%.900s: no such library (%.200s)", env, e ? e : "not found");
+            if (i == 0 && env && *env) return NULL;  // the library the user named, not another one
             continue;
         }
         cuda_open_fn fn = (cuda_open_fn)(uintptr_t)dlsym(h, CUDA_OPEN_SYMBOL);

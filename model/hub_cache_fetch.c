@@ -486,6 +486,10 @@ int hub_fetch(const char *arg, const struct hub_fetch_options *o, struct hub_mod
     const char *ep = o->endpoint && *o->endpoint ? o->endpoint : getenv("HF_ENDPOINT");
     snprintf(f.endpoint, sizeof f.endpoint, "%s", ep && *ep ? ep : HUB_DEFAULT_ENDPOINT);
     for (size_t n = strlen(f.endpoint); n && f.endpoint[n - 1] == '/';) f.endpoint[--n] = '\0';
+    size_t k = !strncmp(f.endpoint, "http://", 7) ? 7 : !strncmp(f.endpoint, "https://", 8) ? 8 : 0;
+    if (!k || !f.endpoint[k] || strchr("/?#", f.endpoint[k]))  // checked before any request
+        return xsa_fail(err, XSA_EBADINPUT, "--hf-endpoint (or HF_ENDPOINT) %s: not an http:// or https:// URL with a "
+                        "host", ep);
     if ((rc = http_options_default(&f.opt, err))) return rc;
     f.opt.ca_bundle = o->ca_bundle;
     int net = 0;

@@ -33,20 +33,22 @@ static int64_t lrzip_header_size(const unsigned char *d, size_t n) {
     return s > (uint64_t)INT64_MAX ? -1 : (int64_t)s;
 }
 
-// The lrzip program: XSA_EVAL_LRZIP as given, else the first executable `lrzip` on PATH.
+// The lrzip program: XSA_EVAL_LRZIP, a path as given or a bare name looked up on PATH as a shell
+// does, else the first executable `lrzip` on PATH.
 static int find_program(char *out, size_t n) {
-    const char *env = getenv("XSA_EVAL_LRZIP");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
+    const char *env = getenv("XSA_EVAL_LRZIP"), *name = env && *env ? env : "lrzip";
+    if (strchr(name, '/')) {
+        snprintf(out, n, "%s", name);
         return access(out, X_OK) == 0;
     }
     const char *path = getenv("PATH");
     if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
     for (const char *p = path; *p;) {
         size_t len = strcspn(p, ":");
-        if (len && (size_t)snprintf(out, n, "%.*s/lrzip", (int)len, p) < n && access(out, X_OK) == 0) return 1;
+        if (len && (size_t)snprintf(out, n, "%.*s/%s", (int)len, p, name) < n && access(out, X_OK) == 0) return 1;
         p += len + (p[len] == ':');
     }
+    snprintf(out, n, "%s", name);
     return 0;
 }
 
@@ -67,6 +69,16 @@ static rlim_t cpu_limit(size_t want) {
     long v = e && *e ? strtol(e, &end, 10) : 0;
     if (end && !*end && v >= 1 && v <= 1000000) return (rlim_t)v;
     return (rlim_t)(60 + want / 16384);
+}
+
+// XSA_EVAL_LRZIP_CPU_S, when set, must be what cpu_limit takes (exit 2 before lrzip runs).
+static int check_cpu_env(xsa_error *err) {
+    const char *e = getenv("XSA_EVAL_LRZIP_CPU_S");
+    char *end = NULL;
+    long v = e && *e ? strtol(e, &end, 10) : 1;
+    if (e && *e && (*end || v < 1 || v > 1000000))  // (set but empty: the default)
+        return xsa_fail(err, XSA_EBADINPUT, "XSA_EVAL_LRZIP_CPU_S=%s: expected whole seconds from 1 to 1000000", e);
+    return 0;
 }
 
 // In the child: only async-signal-safe calls until exec. Output bounded by RLIMIT_FSIZE (past
@@ -201,6 +213,7 @@ int lrzip_decompress_all(struct lrzip_job *jobs, int n, const char *path, xsa_er
                             jobs[j].label, (long long)s, jobs[j].want);
     }
     char prog[4200];
+    if (check_cpu_env(err)) return XSA_EBADINPUT;
     if (!find_program(prog, sizeof prog))
         return xsa_fail(err, XSA_ERUNTIME, "%s: a per-group (PGRP) artifact, whose weights are lrzip streams, needs the lrzip program (%s not found); " LRZIP_HOWTO,
                         path, getenv("XSA_EVAL_LRZIP") && *getenv("XSA_EVAL_LRZIP") ? prog : "lrzip on PATH");

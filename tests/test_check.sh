@@ -46,6 +46,13 @@ expect_exit hex_max_drop 2 "--max-drop 0x10: expected a number" -- check --basel
 # The PR comment that cannot be written whole is an error, not a pass.
 check --baseline $F/xsa.json --results $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
 if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass stdout_full_exit_3; else fail stdout_full_exit_3 "rc=$rc"; fi
+# A regression is exit 1 whatever failed to be written (the failure is said on stderr).
+check --baseline $F/xsa.json --results $F/xsa_regressed.json >/dev/full 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "writing standard output failed" "$TMP/err" && pass regression_stdout_full_exit_1 || fail regression_stdout_full_exit_1 "rc=$rc"
+check --baseline $F/xsa.json --results $F/xsa_regressed.json --verdict /dev/full >"$TMP/s.md" 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "/dev/full: cannot write" "$TMP/err" && grep -q "regressed" "$TMP/s.md" && pass regression_verdict_full_exit_1 ||
+    fail regression_verdict_full_exit_1 "rc=$rc"
+expect_exit verdict_full_exit_3 3 "/dev/full: cannot write" -- check --baseline $F/xsa.json --results $F/xsa.json --verdict /dev/full
 
 # Golden outputs: markdown on stdout and the verdict file, byte for byte.
 for case in regressed small_drop; do

@@ -26,6 +26,9 @@ expect_exit no_library_auto 0 "no usable GPU \(libxsa_cuda.so not found.*using t
 out=$($LPB --device auto --quiet 2>&1 >/dev/null)
 [ -z "$out" ] && pass quiet_no_fallback_note || fail quiet_no_fallback_note "$out"
 
+# XSA_CUDA_LIB names the library: one that is not there is named, not passed over for another.
+expect_exit cuda_lib_env_missing 3 "the CUDA backend is not available: XSA_CUDA_LIB=$TMP/nope.so: no such library" -- env XSA_CUDA_LIB="$TMP/nope.so" $LPB --device cuda
+
 # A library file that cannot be loaded (here: not an ELF file) is named with the loader's reason.
 echo "not a shared object" >"$TMP/bin/libxsa_cuda.so"
 expect_exit broken_library 3 "libxsa_cuda.so cannot be loaded: .*are the CUDA libraries installed" -- $LPB --device cuda:0

@@ -49,6 +49,12 @@ ls "$TMP/hub/.locks/models--xsa-eval--tiny-llama/"*.lock >/dev/null 2>&1 && pass
 [ "$(n_log '"host": "localhost", "auth": false')" -ge 1 ] && [ "$(n_log '"auth": true')" -eq 0 ] && pass lfs_from_cdn \
     || fail lfs_from_cdn "no CDN request, or a token sent without one"
 
+# --hf-endpoint names the mirror on info and logprobs too (a fresh cache: it must download).
+expect_exit info_hf_endpoint_flag 0 "^weights sha256 $sha" -- env HF_HUB_CACHE="$TMP/flag" "$XSA_BIN" info --model xsa-eval/tiny-llama --hf-endpoint "$B/m/ok/0" --quiet
+expect_exit logprobs_hf_endpoint_flag 0 "^pos" -- env HF_HUB_CACHE="$TMP/flag2" "$XSA_BIN" logprobs --model xsa-eval/tiny-llama --hf-endpoint "$B/m/ok/0" --tokens 1,2,3 --device cpu --quiet
+expect_exit hf_endpoint_no_host 2 "--hf-endpoint \(or HF_ENDPOINT\) http://: not an http:// or https:// URL with a host" -- \
+    env HF_HUB_CACHE="$TMP/flag3" "$XSA_BIN" info --model xsa-eval/tiny-llama --hf-endpoint http://
+
 # On a terminal, a progress bar per file (script(1) gives the command one).
 if command -v script >/dev/null; then
     script -qec "env HF_HUB_CACHE='$TMP/tty' HF_ENDPOINT='$B/m/ok/0' '$XSA_BIN' info --model xsa-eval/tiny-llama" /dev/null >"$TMP/tty.out" 2>&1

@@ -26,6 +26,16 @@ else
     skip llama2c_truncated "../shared/benchdata absent"
 fi
 
+# info --json names each key once (a reader keeps the last of a repeated one).
+dups=""
+for m in $G $F/llama_gqa demo/sa tests/fixtures/pgolf/xsa_record/final_model.pt; do
+    dups+=$("$XSA_BIN" info --model $m --json 2>/dev/null | python3 -c '
+import json, sys
+keys = [k for k, v in json.loads(sys.stdin.read(), object_pairs_hook=lambda p: p)]
+print(" ".join(sorted({k for k in keys if keys.count(k) > 1})), end="")')
+done
+[ -z "$dups" ] && pass info_json_keys_once || fail info_json_keys_once "repeated: $dups"
+
 # Bad usage.
 expect_exit unknown_flag 2 "unknown flag '--frobnicate'" -- "$XSA_BIN" info --model $G --frobnicate
 expect_exit missing_model 2 "--model is required" -- "$XSA_BIN" info

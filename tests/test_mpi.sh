@@ -148,4 +148,18 @@ if [ $rc -eq 2 ] && echo "$out" | grep -q "rank 1 of 2: this rank's backend comp
     pass mixed_kernels_refused
 else fail mixed_kernels_refused "exit $rc: $(echo "$out" | grep -m2 xsa-eval)"; fi
 
+# The rerun of a failed 2-rank job as one process (no mpirun) resumes from rank 0's journal and,
+# once the results are written, leaves no rank journal behind for a later launch to resume from.
+XSA_TEST_FAIL_RANK=1:2 timeout 60 env ASAN_OPTIONS="$MPI_ASAN" mpirun --oversubscribe -np 2 "$XSA_BIN" \
+    "${FIX[@]}" --output "$TMP/one" >/dev/null 2>&1
+for f in "$TMP"/one/*/*.pending.*; do
+    p=${f##*.}
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+done
+had=$(ls "$TMP"/one/sa/journal_*.rank1.xsaj 2>/dev/null | wc -l)
+env ASAN_OPTIONS="$MPI_ASAN" "$XSA_BIN" "${FIX[@]}" --output "$TMP/one" >/dev/null 2>&1
+if [ "$had" -eq 1 ] && ls "$TMP"/one/sa/results_*.json >/dev/null 2>&1 && [ -z "$(ls "$TMP"/one/sa/journal_* 2>/dev/null)" ]; then
+    pass one_process_rerun_drops_rank_journals
+else fail one_process_rerun_drops_rank_journals "before: $had rank-1 journal(s); after: $(ls "$TMP"/one/sa/ | tr '\n' ' ')"; fi
+
 finish

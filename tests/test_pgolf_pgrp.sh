@@ -65,6 +65,11 @@ expect_exit lrzip_damaged 2 "lrzip_damaged.int6.ptz: lrzip failed on its PGRP gr
 # A stand-in fails every stream alike, and which failure is seen first depends on timing: the
 # messages name any group.
 expect_exit lrzip_missing 3 "P?GRP.*needs the lrzip program \(.*/nonexistent/lrzip not found\); install it \(Debian: apt-get install lrzip\) or set XSA_EVAL_LRZIP" -- env XSA_EVAL_LRZIP="$TMP/nonexistent/lrzip" "$XSA_BIN" info --model $P
+# A bare name is looked up on PATH, as a shell does; a bad CPU limit is named before lrzip runs.
+expect_exit lrzip_bare_name 0 "format +pgolf-int6-pgrp" -- env XSA_EVAL_LRZIP=lrzip "$XSA_BIN" info --model $P
+for v in 0 1000001 abc; do
+    expect_exit "lrzip_cpu_s_$v" 2 "XSA_EVAL_LRZIP_CPU_S=$v: expected whole seconds from 1 to 1000000" -- env XSA_EVAL_LRZIP_CPU_S="$v" "$XSA_BIN" info --model $P
+done
 printf '#!/bin/sh\nhead -c 10 /dev/zero > "$5"\n' > "$TMP/short_lrzip"
 printf '#!/bin/sh\nexec head -c 100000000 /dev/zero > "$5"\n' > "$TMP/long_lrzip"
 printf '#!/bin/sh\necho "stand-in failure" >&2\nexit 4\n' > "$TMP/failing_lrzip"

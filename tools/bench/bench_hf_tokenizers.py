@@ -12,6 +12,8 @@ import time
 
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 from tokenizers import Tokenizer  # noqa: E402
+from tools.pylib.cli import help_flag
+
 
 NAMES = ["gpt2", "llama3", "hf_sp", "hf_metaspace", "norm_mix", "split_mix"]
 SHARED = "../shared/benchdata/lambada_openai/lambada_test.jsonl"
@@ -52,4 +54,5 @@ def main():
 
 
 if __name__ == "__main__":
+    help_flag(__doc__)  # before anything is written
     main()

@@ -10,6 +10,10 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tools.pylib.cli import help_flag  # noqa: E402
+
+help_flag(__doc__)
+
 path = sys.argv[1]
 repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 pa.set_cpu_count(1)

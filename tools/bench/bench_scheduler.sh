@@ -5,7 +5,7 @@
 #      in total (requests, tokens requested / computed, sharing ratio, tokens/s, requests/s), over
 #      ../shared/benchdata (or tests/fixtures/data), stories260K and a random ~26M llama
 #   2. tools/bench/bench_lm_eval.py: the same checkpoints and rows through lm-eval 0.4 (HFLM, float32,
-#      batch size 1) and `xsa-eval run`, timed one after the other, the ratio, identical predictions
+#      batch sizes 1, 8 and 32) and `xsa-eval run`, timed one after the other, the ratios, identical predictions
 #
 # Usage: tools/bench/bench_scheduler.sh            (from the repository root; full size takes ~20 minutes on 2 busy cores; BENCH_LIMIT=400 about 8)
 # Sizes (environment): BENCH_LIMIT (docs per task, stories260K, default 0 = full size),
@@ -14,7 +14,7 @@
 #   LM_RANDOM_VOCAB (logits width of the random llama; default its tokenizer's 703),
 #   LM_RANDOM_SHAPE (shapes of the random llama, default tiny25m,body26m: see tools/bench/bench_lm_eval.py),
 #   BENCH_OUT (default /tmp/xsa_bench_lm_eval).
-# lm-eval's side needs: pip install torch transformers lm-eval datasets
+# lm-eval's side needs: pip install torch transformers "lm-eval[hf]" datasets
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -7,6 +7,10 @@ import time
 
 import sentencepiece as spm
 
+from tools.pylib.cli import help_flag  # noqa: E402
+
+help_flag(__doc__)
+
 model = sys.argv[1] if len(sys.argv) > 1 else "../shared/benchdata/models/parameter_golf_sp1024/fineweb_1024_bpe.model"
 path = sys.argv[2] if len(sys.argv) > 2 else "../shared/benchdata/boolq/dev.jsonl"
 repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 3

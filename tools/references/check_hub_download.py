@@ -26,6 +26,8 @@ import huggingface_hub  # noqa: E402  (after the environment it reads at import)
 from huggingface_hub import scan_cache_dir, snapshot_download  # noqa: E402
 
 from tools.pylib.paths import FIXTURES, ROOT  # noqa: E402
+from tools.pylib.cli import help_flag
+
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REPOS = {"xsa-eval/tiny-llama": "tests/fixtures/parity/models/llama_sp_xsa",
@@ -113,4 +115,5 @@ def main():
 
 
 if __name__ == "__main__":
+    help_flag(__doc__)  # before anything is written
     sys.exit(main())

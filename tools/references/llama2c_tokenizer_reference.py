@@ -19,6 +19,7 @@ Usage: python3 -m tools.references.llama2c_tokenizer_reference TOKENIZER.bin < t
 """
 import struct
 import sys
+from tools.pylib.cli import help_flag
 
 
 class Tok:
@@ -142,6 +143,7 @@ def hf_tokenizer(path):
 
 
 if __name__ == "__main__":
+    help_flag(__doc__)  # before anything is written
     t = load(sys.argv[1])
     for line in sys.stdin.buffer:
         print(" ".join(str(i) for i in encode(t, line.rstrip(b"\n"), bos=False)))
