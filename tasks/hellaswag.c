@@ -17,39 +17,45 @@ void hellaswag_preprocess(const char *s, size_t n, struct sbuf *out) {
     struct sbuf t1 = {0}, t2 = {0};
     sbuf_append(&t1, "", 0);
     sbuf_append(&t2, "", 0);
+    // Each pass copies the text between its matches in one append (a row is mostly such text).
     // 1. " [title]" -> ". "
+    size_t run = a;
     for (size_t i = a; i < b;) {
-        if (b - i >= 8 && memcmp(s + i, " [title]", 8) == 0) {
+        if (s[i] == ' ' && b - i >= 8 && memcmp(s + i, " [title]", 8) == 0) {
+            sbuf_append(&t1, s + run, i - run);
             sbuf_append(&t1, ". ", 2);
-            i += 8;
+            run = i += 8;
         } else {
-            sbuf_append(&t1, s + i, 1);
             i++;
         }
     }
+    sbuf_append(&t1, s + run, b - run);
     // 2. re.sub(r"\[.*?\]", "", text): '[' up to the nearest ']' with no '\n' between.
+    run = 0;
     for (size_t i = 0; i < t1.n;) {
         if (t1.s[i] == '[') {
             size_t j = i + 1;
             while (j < t1.n && t1.s[j] != ']' && t1.s[j] != '\n') j++;
             if (j < t1.n && t1.s[j] == ']') {
-                i = j + 1;
+                sbuf_append(&t2, t1.s + run, i - run);
+                run = i = j + 1;
                 continue;
             }
         }
-        sbuf_append(&t2, t1.s + i, 1);
         i++;
     }
+    sbuf_append(&t2, t1.s + run, t1.n - run);
     // 3. One left-to-right pass of "  " -> " " (three spaces become two).
+    run = 0;
     for (size_t i = 0; i < t2.n;) {
         if (i + 1 < t2.n && t2.s[i] == ' ' && t2.s[i + 1] == ' ') {
-            sbuf_append(out, " ", 1);
-            i += 2;
+            sbuf_append(out, t2.s + run, i + 1 - run);  // (the first of the two spaces)
+            run = i += 2;
         } else {
-            sbuf_append(out, t2.s + i, 1);
             i++;
         }
     }
+    sbuf_append(out, t2.s + run, t2.n - run);
     sbuf_append(out, "", 0);
     sbuf_free(&t1);
     sbuf_free(&t2);
