@@ -17,7 +17,7 @@ static const struct cli_flag flags[] = {
     {"baseline", F_BASELINE | CLI_ONCE, "BASE.json", "results of the accepted checkpoint (required)"},
     {"results", F_RESULTS | CLI_ONCE, "NEW.json", "results of the candidate (required)"},
     {"max-drop", F_MAX_DROP, "POINTS", "largest drop in points that passes (default " CLI_STR(CHECK_DEFAULT_MAX_DROP) ")"},
-    {"verdict", F_VERDICT | CLI_ONCE, "FILE", "also write the verdict as JSON"},
+    {"verdict", F_VERDICT | CLI_ONCE, "FILE", "also write the verdict as JSON (- for stdout, then alone there)"},
 };
 
 static const struct cli_command cmd = {
@@ -79,8 +79,10 @@ int cmd_check(int argc, char **argv) {
         if (rc == XSA_EREGRESSION) rc = XSA_EBADINPUT;
     }
     if (evaluated) {  // the summary still goes out when only the verdict file failed
-        fwrite(md.s, 1, md.n, stdout);
-        fflush(stdout);
+        if (!outdir_is_stdout(verdict_path)) {  // else stdout is the verdict JSON alone
+            fwrite(md.s, 1, md.n, stdout);
+            fflush(stdout);
+        }
         if (!v.pass) rc = XSA_EREGRESSION;  // a regression's 1 comes first
     }
     results_free(&base);

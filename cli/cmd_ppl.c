@@ -85,7 +85,7 @@ enum {
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
     {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
     {"output", 'o', "FILE", "Markdown report (its chart beside it); default: Markdown on stdout"},                  \
-    {"json", F_JSON, "FILE", "every number as JSON"}
+    {"json", F_JSON, "FILE", "every number as JSON (- for stdout, then alone there)"}
 
 static const struct cli_flag flags[] = {
     PPL_INPUT_FLAGS,

@@ -198,6 +198,34 @@ int file_mkdirs(const char *path, const char *hint, xsa_error *err) {
     return 0;
 }
 
+int file_first_missing(const char *path, char *top, size_t n) {
+    if (!path || !*path || strlen(path) >= n) return 0;
+    snprintf(top, n, "%s", path);
+    struct stat st;
+    for (char *p = top + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (stat(top, &st) != 0) return 1;  // top is now the first missing prefix
+            *p = c;
+            if (!c) return 0;
+        }
+    }
+}
+
+void file_rmdirs_upto(const char *path, const char *top) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return;
+    size_t keep = strlen(top), len = strlen(buf);
+    while (len > 1 && buf[len - 1] == '/') buf[--len] = '\0';  // "out/" is the folder out
+    while (strlen(buf) >= keep && !strncmp(buf, top, keep)) {
+        if (rmdir(buf) != 0) return;
+        char *slash = strrchr(buf, '/');
+        if (!slash || slash == buf) return;
+        *slash = '\0';
+    }
+}
+
 int file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);

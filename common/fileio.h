@@ -40,6 +40,12 @@ int sha256_file_hex(const char *path, char out[65], xsa_error *err);
 // mkdir -p: creates `path` and its missing parents (0755). On failure the message names the
 // folder and ends with `hint` (how to fix it, e.g. "choose another --output").
 int file_mkdirs(const char *path, const char *hint, xsa_error *err);
+// The outermost folder of `path` (itself included) that does not exist yet, into top: what
+// file_mkdirs would create first. 0 when path exists (or is too long), 1 otherwise.
+int file_first_missing(const char *path, char *top, size_t n);
+// Undoes a file_mkdirs whose first created folder was `top`: removes path and then each parent
+// up to and including top, stopping at the first that is not empty (rmdir never removes files).
+void file_rmdirs_upto(const char *path, const char *top);
 
 int file_exists(const char *path);
 int dir_exists(const char *path);

@@ -79,8 +79,9 @@ int journal_record(struct run_journal *j, const uint8_t (*keys)[16], const struc
 
 void journal_close(struct run_journal *j, int success) {
     if (j->have_journal) {
+        int empty = j->journal.n == 0;
         reqstore_close(&j->journal);
-        if (success) unlink(j->journal_path);
+        if (success || empty) unlink(j->journal_path);
     }
     if (j->have_cache) reqstore_close(&j->cache);
     j->have_journal = j->have_cache = 0;

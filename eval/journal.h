@@ -49,7 +49,9 @@ int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_re
 int journal_record(struct run_journal *j, const uint8_t (*keys)[16], const struct sched_result *res, int n,
                    xsa_error *err);
 
-// Closes both; success: the run's results are written, so the journal is removed.
+// Closes both; success: the run's results are written, so the journal is removed. So is a
+// journal that holds no request (a run that failed or stopped before its first batch ended):
+// there is nothing to resume from, and its folder can go too.
 void journal_close(struct run_journal *j, int success);
 
 #endif

@@ -79,6 +79,7 @@ static int same_inode(const struct stat *a, int fd) {
 
 static int target_kind(const char *path) {
     struct stat st;
+    if (outdir_is_dash(path)) return TARGET_STDOUT;  // "-": standard output, as Unix tools read it
     // A link that leads nowhere, /dev/stdout with standard output closed say, is no file to
     // replace: a stream that cannot be written.
     if (stat(path, &st) != 0) return lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? TARGET_SPECIAL : TARGET_RENAME;
@@ -89,6 +90,10 @@ static int target_kind(const char *path) {
 }
 
 int outdir_is_stream(const char *path) { return target_kind(path) != TARGET_RENAME; }
+
+int outdir_is_dash(const char *path) { return path && !strcmp(path, "-"); }
+
+int outdir_is_stdout(const char *path) { return path && target_kind(path) == TARGET_STDOUT; }
 
 static int g_n_inputs;
 static char **g_inputs;  // (g_n_inputs) copies: the caller's array may go
@@ -106,7 +111,7 @@ int outdir_check_file(const char *flag, const char *path, xsa_error *err) {
     if (!path || !*path) return xsa_fail(err, XSA_EBADINPUT, "%s '': empty path; name a file", flag);
     if (dir_exists(path)) return xsa_fail(err, XSA_EBADINPUT, "%s %s: is a folder; name a file in it", flag, path);
     if (outdir_is_stream(path)) {
-        if (access(path, W_OK) != 0)
+        if (!outdir_is_dash(path) && access(path, W_OK) != 0)
             return xsa_fail(err, XSA_EBADINPUT, "%s %s: cannot write: %s; choose another path", flag, path, strerror(errno));
         return 0;
     }
@@ -141,6 +146,9 @@ static char *canonical(const char *path) {
 // 1 when a and b name the same file, whether it exists yet or not.
 static int outdir_same_file(const char *a, const char *b) {
     struct stat sa, sb;
+    if (outdir_is_dash(a) || outdir_is_dash(b)) {  // "-" is stdout, whatever file that is
+        return target_kind(a) == TARGET_STDOUT && target_kind(b) == TARGET_STDOUT;
+    }
     if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
     char *ca = canonical(a), *cb = canonical(b);
     int same = ca && cb && !strcmp(ca, cb);

@@ -25,7 +25,7 @@ void outdir_stamp(char *buf, size_t n);
 int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err);
 // A usable output file for -o/--verdict: not "", not a folder, in a folder that exists and can
 // be written (or, when it exists and is not a regular file, such as a FIFO or /dev/stdout,
-// itself writable). Exit 2 naming `flag`; checked before any work.
+// itself writable; "-" is standard output). Exit 2 naming `flag`; checked before any work.
 int outdir_check_file(const char *flag, const char *path, xsa_error *err);
 // 1 when path lies directly in folder dir (the same folder, however spelled).
 int outdir_in_folder(const char *path, const char *dir);
@@ -40,6 +40,11 @@ int outdir_check_outputs(int n_out, const char *const *flags, const char *const 
 // this process's stdout or stderr, a FIFO, a terminal or another device. Such a report has no
 // charts beside it.
 int outdir_is_stream(const char *path);
+// 1 when path is "-": standard output (written as /dev/stdout is; "./-" names a file "-").
+int outdir_is_dash(const char *path);
+// 1 when a report at path goes to this process's standard output (-, /dev/stdout, or the file
+// stdout is redirected to).
+int outdir_is_stdout(const char *path);
 
 // "<final>.pending.<pid>" into buf.
 int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);

@@ -483,7 +483,10 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             if (samples[ti][0]) outdir_discard(samples[ti]);
         outdir_discard(out_path);
     }
-    if (rc == XSA_EINTERRUPT && have_jn) {
+    if (rc == XSA_EINTERRUPT && have_jn && jn.journal.n == 0) {
+        err->code = 0;
+        xsa_fail(err, XSA_EINTERRUPT, "interrupted before any request was scored; nothing is kept");
+    } else if (rc == XSA_EINTERRUPT && have_jn) {
         err->code = 0;
         xsa_fail(err, XSA_EINTERRUPT, "interrupted; the requests scored so far are kept in %.900s: rerun the same "
                  "command to resume (--no-resume starts over)", jn.journal_path);
@@ -546,7 +549,8 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
         rc = load_task_data(opt, defs[i], &tds[i], err);
         if (!rc) loaded++;
     }
-    int made_output = !rc && !dir_exists(opt->output);  // removed again if the run writes nothing there
+    char made_top[4096];  // the outermost folder of --output that this run creates, removed again if empty
+    int made_output = !rc && file_first_missing(opt->output, made_top, sizeof made_top);
     if (!rc) rc = outdir_prepare_dir("--output", opt->output, err);
     char stamp[64];
     outdir_stamp(stamp, sizeof stamp);
@@ -576,7 +580,12 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
         rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
     for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
-    if (rc && made_output) rmdir(opt->output);  // (only when empty: a journal to resume from stays)
+    if (rc && made_output) {  // only what is empty: a journal to resume from stays
+        char sub[4400];
+        for (int m = 0; m < opt->n_models; m++)
+            if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) rmdir(sub);
+        file_rmdirs_upto(opt->output, made_top);
+    }
     return rc;
 }
 

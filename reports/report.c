@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/xalloc.h"
 #include "eval/outdir.h"
@@ -428,12 +426,6 @@ void report_run_table(const struct results *r, FILE *f) {
     fflush(f);
 }
 
-// 1 when path is the file standard output is (--json /dev/stdout).
-static int is_stdout(const char *path) {
-    struct stat a, b;
-    return path && stat(path, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 int report_write_bundle(const struct report_renderers *r, const void *ctx, const char *md_path, const char *chart_suffix,
                         const char *json_path, xsa_error *err) {
     struct sbuf md = {0}, full = {0}, rel = {0}, svg = {0}, svg_path = {0}, js = {0};
@@ -452,7 +444,7 @@ int report_write_bundle(const struct report_renderers *r, const void *ctx, const
     if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
     if (n) rc = outdir_write_set(n, paths, data, lens, err);
     // Markdown on stdout unless the JSON went there: one document a parser can read.
-    if (!rc && !md_path && !is_stdout(json_path)) fwrite(md.s, 1, md.n, stdout);
+    if (!rc && !md_path && !outdir_is_stdout(json_path)) fwrite(md.s, 1, md.n, stdout);
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&svg); sbuf_free(&svg_path); sbuf_free(&js);
     return rc;
 }

@@ -52,6 +52,10 @@ check --baseline $F/xsa.json --results $F/xsa_regressed.json >/dev/full 2>"$TMP/
 check --baseline $F/xsa.json --results $F/xsa_regressed.json --verdict /dev/full >"$TMP/s.md" 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "/dev/full: cannot write" "$TMP/err" && grep -q "regressed" "$TMP/s.md" && pass regression_verdict_full_exit_1 ||
     fail regression_verdict_full_exit_1 "rc=$rc"
+# --verdict -: stdout is the verdict JSON alone (the summary is not printed after it).
+check --baseline $F/xsa.json --results $F/xsa_regressed.json --verdict - >"$TMP/v.json" 2>/dev/null; rc=$?
+[ $rc -eq 1 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/v.json" && pass verdict_dash_stdout ||
+    fail verdict_dash_stdout "rc=$rc"
 expect_exit verdict_full_exit_3 3 "/dev/full: cannot write" -- check --baseline $F/xsa.json --results $F/xsa.json --verdict /dev/full
 
 # Golden outputs: markdown on stdout and the verdict file, byte for byte.

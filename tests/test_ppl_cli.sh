@@ -277,6 +277,11 @@ fi
 # --json to standard output without -o: stdout is the JSON alone (no Markdown after it).
 $P --model $A --text "$TMP/doc.txt" --json /dev/stdout 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' &&
     pass json_stdout_parses || fail json_stdout_parses "stdout is not one JSON document"
+# "-" is standard output, as for Unix tools: no file named "-" appears; twice is refused.
+$P --model $A --text "$TMP/doc.txt" --json - 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' && [ ! -e ./- ] &&
+    pass json_dash_is_stdout || fail json_dash_is_stdout "not one JSON document on stdout, or a file '-'"
+rm -f ./-
+expect_exit dash_twice 2 "name the same file" -- $P --model $A --text "$TMP/doc.txt" -o - --json -
 # The same tokenizer.json saved again with other spacing and key order (another transformers version)
 # is one tokenizer; --tokenizer gives both models one.
 mkdir -p "$TMP/resaved" && cp $B/config.json $B/model.safetensors "$TMP/resaved/"

@@ -100,6 +100,11 @@ expect_exit report_chart_would_replace_input 2 "in_acc.svg is an input of this c
 out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json -o /dev/stdout --iters 200 2>/dev/null)
 if echo "$out" | grep -q "^| lambada_openai | acc |" && ! echo "$out" | grep -q "## Charts" && [ ! -e /dev/stdout_delta.svg ]; then pass stream_report_no_charts
 else fail stream_report_no_charts "charts linked or written"; fi
+# -o - is standard output too; ./- is a file named "-".
+out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json -o - --iters 200 2>/dev/null)
+if echo "$out" | grep -q "^| lambada_openai | acc |" && [ ! -e ./- ] && "$XSA_BIN" report $F/sa.json -o "$TMP/./-" 2>/dev/null &&
+   grep -q "^# xsa-eval report" "$TMP/-"; then pass dash_output; else fail dash_output "stdout or $TMP/./- not as expected"; fi
+rm -f ./- ./-_acc.svg ./-_delta.svg
 # The delta chart names the interval the report uses.
 "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/a01.md" --alpha 0.01 --iters 400 >/dev/null 2>&1
 if grep -q "99% paired bootstrap interval" "$TMP/a01_delta.svg" && grep -q "99% CI" "$TMP/a01.md"; then pass delta_chart_level

@@ -24,6 +24,20 @@ expect_exit max_length_past_positions 2 "--max-length 65: .*gpt2_tiny encodes po
     run --model $M --model tests/fixtures/models/gpt2_tiny --tokenizer $M/tokenizer.json --max-length 65 --tasks piqa --limit 2 \
     --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_maxlen"
 [ -e "$TMP/o_maxlen" ] && fail max_length_nothing_written "$(find "$TMP/o_maxlen" | head -3 | tr '\n' ' ')" || pass max_length_nothing_written
+# A forward pass that overflows on the first batch: exit 3, and every folder of --output the run
+# made (three levels here, with the model's folder and its empty journal) is gone again.
+mkdir -p "$TMP/ovf" && cp demo/sa/config.json demo/sa/tokenizer.json "$TMP/ovf/"
+python3 -c '
+import json, struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+lo, hi = json.loads(b[8:8 + n])["model.norm.weight"]["data_offsets"]
+b[8 + n + lo:8 + n + hi] = struct.pack("<f", 3e38) * ((hi - lo) // 4)
+open(sys.argv[2], "wb").write(b)' demo/sa/model.safetensors "$TMP/ovf/model.safetensors"
+mkdir -p "$TMP/keep"
+expect_exit overflow_exit_3 3 "log-likelihood is -?nan: its forward pass overflowed" -- run --model "$TMP/ovf" --tasks piqa --limit 2 \
+    --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/keep/n1/n2/o/"
+[ -d "$TMP/keep" ] && [ -z "$(ls -A "$TMP/keep")" ] && pass made_folders_removed || fail made_folders_removed "$(find "$TMP/keep" | tr '\n' ' ')"
 expect_exit pinned_row_count 2 "expected 1838" -- run --model $M --tasks piqa --data-dir $D --output "$TMP/o0"
 
 # A row missing a field: the message names the file, the line and the field.
