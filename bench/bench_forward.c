@@ -7,9 +7,12 @@
 //   avx2   the same tiles on our own AVX2+FMA kernel, avx512 on our AVX-512F kernel (0 when
 //          the CPU lacks it); ours are used when OpenBLAS's kernel is not row-position
 //          invariant or is a pre-AVX core (see cpu_gemm.h)
-// First, single tiles (64 x 256 x K, one thread) on each kernel, GFLOP/s side by side.
+// First, single tiles (64 x 256 x K, one thread) on each kernel, GFLOP/s side by side: the
+// AVX-512 tile packing its own panels (as without XSA_CPU_PACK) and from weights packed once
+// (avx512p, as at load), beside one core's peak FMA rate (independent 16-lane FMA chains).
 // Usage: build/bench/bench_forward [min_seconds_per_measurement (default 0.3)]
 #include <cblas.h>
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -80,28 +83,61 @@ static double layer_flops(const struct model *m, int T) {
         secs = el_ / it_;                                           \
     } while (0)
 
+// n rounds of 12 independent 16-lane FMA chains: what one core's FMA units can do at most
+// (12 chains cover the latency of two FMA ports). Returns a sum so that nothing is elided.
+__attribute__((target("avx512f,fma"), noinline)) static float peak_fma(long n) {
+    __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    __m512 a0 = _mm512_set1_ps(0), a1 = _mm512_set1_ps(1), a2 = _mm512_set1_ps(2), a3 = _mm512_set1_ps(3);
+    __m512 a4 = _mm512_set1_ps(4), a5 = _mm512_set1_ps(5), a6 = _mm512_set1_ps(6), a7 = _mm512_set1_ps(7);
+    __m512 a8 = _mm512_set1_ps(8), a9 = _mm512_set1_ps(9), a10 = _mm512_set1_ps(10), a11 = _mm512_set1_ps(11);
+    for (long r = 0; r < n; r++) {
+#define F(x) x = _mm512_fmadd_ps(x, m, c)
+        F(a0); F(a1); F(a2); F(a3); F(a4); F(a5); F(a6); F(a7); F(a8); F(a9); F(a10); F(a11);
+#undef F
+        // Keeps every chain's FMA in the loop: the compiler may not fold rounds together.
+        __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7),
+                         "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
+    }
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+    return _mm512_reduce_add_ps(s);
+}
+
 // One 64 x 256 x K tile on one thread, for K = 512 and 2048, on each kernel this CPU runs.
 static void bench_tiles(double min_s) {
     enum cpu_gemm_kind kinds[4] = {CPU_GEMM_BLAS, CPU_GEMM_SCALAR, CPU_GEMM_AVX2, CPU_GEMM_AVX512};
-    int have[4] = {1, 1, cpu_gemm_have_avx2(), cpu_gemm_have_avx512()};
-    printf("%-6s %9s %9s %9s %9s   (GFLOP/s, one 64x%d tile, 1 thread)\n", "K", "blas", "scalar", "avx2",
-           "avx512", CPU_GEMM_COLS);
+    int have[5] = {1, 1, cpu_gemm_have_avx2(), cpu_gemm_have_avx512(), cpu_gemm_have_avx512()};
+    printf("%-6s %9s %9s %9s %9s %9s   (GFLOP/s, one 64x%d tile, 1 thread)\n", "K", "blas", "scalar", "avx2",
+           "avx512", "avx512p", CPU_GEMM_COLS);
     openblas_set_num_threads(1);
     for (int K = 512; K <= 2048; K *= 4) {
         float *in = xsa_malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = xsa_malloc(sizeof(float) * CPU_GEMM_COLS * K);
         float *out = xsa_malloc(sizeof(float) * CPU_GEMM_ROWS * CPU_GEMM_COLS);  // (ROWS, COLS)
         for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) in[i] = (float)((i * 7919) % 1000) * 1e-3f - 0.5f;
         for (long i = 0; i < (long)CPU_GEMM_COLS * K; i++) w[i] = (float)((i * 104729) % 997) * 1e-3f - 0.5f;
+        float *wp = aligned_alloc(64, sizeof(float) * cpu_gemm_packed_size(CPU_GEMM_COLS, K));  // the kernel loads panels aligned
+        for (int p = 0; p < CPU_GEMM_COLS / CPU_GEMM_PANEL; p++) cpu_gemm_pack_panel(w, CPU_GEMM_COLS, K, p, wp);
         printf("%-6d", K);
-        for (int q = 0; q < 4; q++) {
+        for (int q = 0; q < 5; q++) {
             double t = 0;
-            if (have[q]) TIME_IT(min_s, t, cpu_gemm_tile(kinds[q], in, w, out, CPU_GEMM_COLS, CPU_GEMM_COLS, K));
+            if (have[q] && q < 4) TIME_IT(min_s, t, cpu_gemm_tile(kinds[q], in, w, out, CPU_GEMM_COLS, CPU_GEMM_COLS, K));
+            else if (have[q]) TIME_IT(min_s, t, cpu_gemm_tile_packed(in, wp, out, CPU_GEMM_COLS, CPU_GEMM_COLS, K));
             printf(" %9.1f", have[q] ? 2.0 * CPU_GEMM_ROWS * CPU_GEMM_COLS * K / t * 1e-9 : 0.0);
         }
         printf("\n");
         free(in);
         free(w);
+        free(wp);
         free(out);
+    }
+    if (cpu_gemm_have_avx512()) {
+        long n = 1 << 20;
+        volatile float sink = 0;
+        double t = 0;
+        TIME_IT(min_s, t, sink += peak_fma(n));
+        printf("peak   %9.1f   (GFLOP/s, AVX-512 FMA, 1 thread)\n", 2.0 * 16 * 12 * n / t * 1e-9);
+        (void)sink;
     }
 }
 
