@@ -77,6 +77,9 @@ static int same_inode(const struct stat *a, int fd) {
     return fstat(fd, &f) == 0 && f.st_dev == a->st_dev && f.st_ino == a->st_ino;
 }
 
+// 1 when path is "-": standard output (written as /dev/stdout is; "./-" names a file "-").
+static int outdir_is_dash(const char *path) { return path && !strcmp(path, "-"); }
+
 static int target_kind(const char *path) {
     struct stat st;
     if (outdir_is_dash(path)) return TARGET_STDOUT;  // "-": standard output, as Unix tools read it
@@ -90,8 +93,6 @@ static int target_kind(const char *path) {
 }
 
 int outdir_is_stream(const char *path) { return target_kind(path) != TARGET_RENAME; }
-
-int outdir_is_dash(const char *path) { return path && !strcmp(path, "-"); }
 
 int outdir_is_stdout(const char *path) { return path && target_kind(path) == TARGET_STDOUT; }
 

@@ -40,8 +40,6 @@ int outdir_check_outputs(int n_out, const char *const *flags, const char *const 
 // this process's stdout or stderr, a FIFO, a terminal or another device. Such a report has no
 // charts beside it.
 int outdir_is_stream(const char *path);
-// 1 when path is "-": standard output (written as /dev/stdout is; "./-" names a file "-").
-int outdir_is_dash(const char *path);
 // 1 when a report at path goes to this process's standard output (-, /dev/stdout, or the file
 // stdout is redirected to).
 int outdir_is_stdout(const char *path);

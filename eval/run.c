@@ -483,13 +483,13 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             if (samples[ti][0]) outdir_discard(samples[ti]);
         outdir_discard(out_path);
     }
-    if (rc == XSA_EINTERRUPT && have_jn && jn.journal.n == 0) {
+    if (rc == XSA_EINTERRUPT && have_jn) {
         err->code = 0;
-        xsa_fail(err, XSA_EINTERRUPT, "interrupted before any request was scored; nothing is kept");
-    } else if (rc == XSA_EINTERRUPT && have_jn) {
-        err->code = 0;
-        xsa_fail(err, XSA_EINTERRUPT, "interrupted; the requests scored so far are kept in %.900s: rerun the same "
-                 "command to resume (--no-resume starts over)", jn.journal_path);
+        if (jn.journal.n == 0)  // journal_close removes an empty journal
+            xsa_fail(err, XSA_EINTERRUPT, "interrupted before any request was scored; nothing is kept");
+        else
+            xsa_fail(err, XSA_EINTERRUPT, "interrupted; the requests scored so far are kept in %.900s: rerun the same "
+                     "command to resume (--no-resume starts over)", jn.journal_path);
     }
     if (!rc && jn.reused && !opt->quiet)
         fprintf(stderr, "xsa-eval: %s: %ld requests came from the journal or the request cache\n", r->model.name,
