@@ -17,7 +17,7 @@
 #include "eval/compare.h"
 #include "eval/outdir.h"
 #include "eval/ppl.h"
-#include "eval/token_shard.h"
+#include "eval/ppl_inputs.h"
 #include "eval/ttt.h"
 #include "model/model.h"
 #include "model/pgolf_arch.h"
@@ -25,12 +25,8 @@
 #include "reports/ppl_report.h"
 #include "reports/probe_report.h"
 #include "reports/report.h"
-#include "tasks/rows.h"
-#include "tasks/task.h"
 
 #define PPL_MAX_SHARDS 256
-#define PPL_MAX_TEXT_BYTES ((size_t)1 << 30)
-#define PPL_MAX_TASKS 16
 
 struct ppl_args {
     const char *model[2], *text, *jsonl, *field, *shard[PPL_MAX_SHARDS], *xsa, *device, *dtype, *tokenizer;
@@ -56,11 +52,6 @@ enum {
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
     F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET,
 };
-
-#define PPL_DEFAULT_RANKS 8            // parameter-golf's track: 8 GPUs
-#define PPL_DEFAULT_VAL_BATCH 524288   // its VAL_BATCH_TOKENS
-#define MNG_DEFAULT_VAL_BATCH 2097152  // modded-nanogpt's val_batch_size (4 * 64 * 1024 * 8)
-#define MNG_DEFAULT_VAL_TOKENS 10485760  // and its val_tokens
 
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
@@ -299,158 +290,6 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     return rc;
 }
 
-// The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;
-// without a prefix token the first text token is not scored.
-static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *s, size_t n, xsa_error *err) {
-    struct ivec ids = {0};
-    if (pre >= 0) ivec_push(&ids, pre);
-    int rc = tokenizer_encode(tk, s, n, 0, &ids, err);
-    if (!rc) rc = ppl_docs_add(d, ids.v, ids.n, err);
-    if (!rc && ids.n >= 2) d->bytes += (double)n;
-    ivec_free(&ids);
-    return rc;
-}
-
-// One document per record, each line read as a task row is (tasks/rows.h: one UTF-8 JSON object,
-// nothing after it, no key twice, no NUL that would cut a text short), one at a time and of any
-// length the file may have (a long-context corpus holds megabytes in one record).
-static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *path, const char *field,
-                      const char *data, size_t len, xsa_error *err) {
-    int rc = 0;
-    size_t line_no = 0;
-    char where[4200];
-    for (size_t pos = 0; pos < len && !rc;) {
-        const char *nl = memchr(data + pos, '\n', len - pos);
-        size_t end = nl ? (size_t)(nl - data) : len;
-        snprintf(where, sizeof where, "%s:%zu", path, ++line_no);
-        cJSON *row;
-        rc = task_row_parse_line(where, data + pos, end - pos, PPL_MAX_TEXT_BYTES, &row, err);
-        pos = nl ? end + 1 : len;
-        if (rc || !row) continue;
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(row, field);
-        if (!cJSON_IsString(f))
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: no string field \"%s\" (choose one with --field)", where, field);
-        else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
-        cJSON_Delete(row);
-    }
-    return rc;
-}
-
-// --tasks: each document of each task as one text, its context followed by its gold answer (the
-// first request's when the label is invalid), in the task's order, the first --limit of each.
-static int load_task_docs(const struct ppl_args *a, struct ppl_docs *d, const struct tokenizer *tk, int pre,
-                          xsa_error *err) {
-    const struct task_def *list[PPL_MAX_TASKS];
-    int n_tasks = 0;
-    int rc = task_expand_list(a->tasks, list, PPL_MAX_TASKS, &n_tasks, err);
-    for (int t = 0; !rc && t < n_tasks; t++) {
-        cJSON **rows = NULL;
-        int n_rows = 0, n_docs = 0;
-        struct data_provenance prov;
-        struct task_doc *docs = NULL;
-        rc = data_load_task(list[t], &a->data, &rows, &n_rows, &prov, err);
-        if (!rc) rc = task_docs_from_rows(list[t], rows, NULL, n_rows, a->limit, &docs, &n_docs, err);
-        for (int i = 0; !rc && i < n_docs; i++) {
-            const struct task_request *q = &docs[i].req[docs[i].gold >= 0 ? docs[i].gold : 0];
-            struct sbuf text = {0};
-            sbuf_puts(&text, q->context);
-            sbuf_puts(&text, q->continuation);
-            rc = add_text_doc(d, tk, pre, text.s, text.n, err);
-            sbuf_free(&text);
-        }
-        task_docs_free(docs, n_docs);
-        data_rows_free(rows, n_rows);
-    }
-    return rc;
-}
-
-// --bytes-file: the bytes each of the n stream tokens stands for, from shards of the token
-// shards' layout (parameter-golf's load_validation_byte_sidecar: at least n entries, the first n kept).
-static int load_byte_sidecar(const struct ppl_args *a, size_t n, struct ppl_docs *d, xsa_error *err) {
-    struct ivec b = {0};
-    int rc = 0;
-    for (int i = 0; i < a->n_bytes_files && !rc; i++) rc = token_shard_read(a->bytes_file[i], 0, &b, err);
-    if (!rc && b.n < n)
-        rc = xsa_fail(err, XSA_EBADINPUT, "--bytes-file %s: %zu byte counts for %zu tokens; give the byte sidecar "
-                      "shards written with the token shards, in the same order", a->bytes_file[0], b.n, n);
-    if (!rc) {
-        d->target_bytes = xsa_malloc((n ? n : 1) * sizeof *d->target_bytes);
-        memcpy(d->target_bytes, b.v, n * sizeof *d->target_bytes);
-    }
-    ivec_free(&b);
-    return rc;
-}
-
-static int load_docs(const struct ppl_args *a, const struct tokenizer *tk, const struct model *m, struct ppl_docs *d,
-                     const char **bytes_rule, xsa_error *err) {
-    int vocab = m->cfg.vocab_size, pre = ppl_prefix_token(tk, m);
-    d->bytes = 0;
-    *bytes_rule = "the UTF-8 bytes of the documents' text";
-    if (a->n_shards) {
-        struct ivec all = {0};
-        int rc = 0;
-        size_t first_n = 0;
-        for (int i = 0; i < a->n_shards && !rc; i++) {
-            rc = token_shard_read(a->shard[i], vocab, &all, err);
-            if (!i) first_n = all.n;
-        }
-        d->stream = 1;
-        d->bytes = NAN;
-        if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
-            rc = ppl_docs_sp_bytes(d, tk, vocab, err);
-            *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
-                          "(parameter-golf's eval_val)";
-        } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text
-            *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files (--bytes-file)";
-        } else {
-            *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model)";
-        }
-        if (!rc && a->n_bytes_files) rc = load_byte_sidecar(a, all.n, d, err);
-        if (!rc && a->n_bytes_files)
-            *bytes_rule = "each target's bytes of the original text, from the byte sidecar (--bytes-file), as a CaseOps "
-                          "record's eval_val reads its fineweb_val_bytes files";
-        if (!rc && a->split_docs && m->mng) {  // modded-nanogpt's val loss (ppl.h PPL_SPLIT_CHUNKS)
-            d->split = PPL_SPLIT_CHUNKS;
-            d->doc_start = m->cfg.bos_id;
-            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : MNG_DEFAULT_VAL_BATCH) / 8;
-            d->val_tokens = a->val_tokens ? a->val_tokens : MNG_DEFAULT_VAL_TOKENS;
-            if (d->doc_start < 0)
-                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: the record's BOS_ID %d (50256 unless xsa_eval.json sets "
-                              "BOS_ID) is outside this model's vocabulary of %d ids", m->mng->record_bos, vocab);
-            if (!rc && a->n_shards > 1 && first_n < (size_t)d->val_tokens + 2)
-                rc = xsa_fail(err, XSA_EBADINPUT, "--tokens-file %s: %zu tokens, and modded-nanogpt's loader would move "
-                              "to the next shard within its %ld validation tokens, where xsa-eval reads one stream; "
-                              "give a first shard of at least %ld tokens", a->shard[0], first_n, d->val_tokens,
-                              d->val_tokens + 2);
-        } else if (!rc && a->split_docs) {
-            d->split = PPL_SPLIT_EVAL_VAL;
-            d->doc_start = tk && tokenizer_bos_id(tk) >= 0 ? tokenizer_bos_id(tk) : m->cfg.bos_id;
-            d->ranks = a->ranks ? a->ranks : PPL_DEFAULT_RANKS;
-            // eval_val's rank batch: VAL_BATCH_TOKENS // (WORLD_SIZE * GRAD_ACCUM_STEPS), 8 // WORLD_SIZE accumulation
-            d->rank_batch = (a->val_batch_tokens ? a->val_batch_tokens : PPL_DEFAULT_VAL_BATCH) / 8;
-            if (d->doc_start < 0)
-                rc = xsa_fail(err, XSA_EBADINPUT, "--split-docs: no BOS id to split documents at; pass the "
-                              "SentencePiece --tokenizer the shards were written with");
-        }
-        if (!rc) rc = ppl_docs_add(d, all.v, all.n, err);
-        ivec_free(&all);
-        return rc;
-    }
-    if (a->tasks) {
-        if (!tk) return xsa_fail(err, XSA_EBADINPUT, "--tasks: the documents need a tokenizer; pass --tokenizer");
-        *bytes_rule = "the UTF-8 bytes of each document's context and gold answer";
-        return load_task_docs(a, d, tk, pre, err);
-    }
-    char *data = NULL;
-    size_t len = 0;
-    const char *path = a->text ? a->text : a->jsonl;
-    int rc = file_read_all(path, PPL_MAX_TEXT_BYTES, &data, &len, err);
-    if (!rc && !tk) rc = xsa_fail(err, XSA_EBADINPUT, "%s: text needs a tokenizer; pass --tokenizer", path);
-    if (!rc && a->text) rc = add_text_doc(d, tk, pre, data, len, err);
-    if (!rc && a->jsonl) rc = load_jsonl(d, tk, pre, path, a->field, data, len, err);
-    free(data);
-    return rc;
-}
 
 // A decoded token for the report, printable on one line.
 static void token_text(const struct tokenizer *tk, int32_t id, char *out, size_t n) {
@@ -663,7 +502,11 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
     int have_tok = a->tokenizer || !tokenizer_find(a->model[0], tok_path, sizeof tok_path, &terr);
     if (have_tok && (rc = tokenizer_load(&r->tk, tok_path, err))) return rc;
-    if ((rc = load_docs(a, r->tk, &r->m[0], &r->docs, &a->bytes_rule_out, err))) return rc;
+    struct ppl_inputs in = {.text = a->text, .jsonl = a->jsonl, .field = a->field, .shard = a->shard,
+                            .n_shards = a->n_shards, .bytes_file = a->bytes_file, .n_bytes_files = a->n_bytes_files,
+                            .split_docs = a->split_docs, .ranks = a->ranks, .val_batch_tokens = a->val_batch_tokens,
+                            .val_tokens = a->val_tokens, .tasks = a->tasks, .limit = a->limit, .data = &a->data};
+    if ((rc = ppl_inputs_load(&in, r->tk, &r->m[0], &r->docs, &a->bytes_rule_out, err))) return rc;
     struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0};
     if ((rc = backend_options_from_env(&o, err))) return rc;
     if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;

@@ -1,7 +1,7 @@
 // run.c: the evaluation pipeline of `xsa-eval run`:
 // data -> docs -> token ids (lm-eval _encode_pair) -> scheduler + backend -> metrics ->
 // results JSON, samples JSONL, a table on stdout, and for two models the comparison report.
-#include "eval/run.h"
+#include "eval/run_internal.h"
 
 #include <math.h>
 #include <signal.h>
@@ -32,12 +32,6 @@
 
 #define RUN_MAX_TASKS 32
 
-struct task_data {  // one task's documents, shared by every model of the run
-    const struct task_def *def;
-    struct task_doc *docs;  // (n_rows) every doc of the split; the first n_docs are evaluated
-    int n_docs, n_rows;
-    struct data_provenance prov;  // digest, source, revision, pin state of the rows
-};
 
 static double now_s(void) {
     struct timespec ts;
@@ -99,14 +93,8 @@ static void progress_line(void *ctx, long done, long total) {
     if (done == total) fputc('\n', stderr);
 }
 
-struct model_run {  // one model's loaded state
-    struct model m;
-    struct tokenizer *tok;
-    struct backend be;
-    int loaded, be_open;
-};
 
-static void model_run_close(struct model_run *mr) {
+void run_model_close(struct model_run *mr) {
     if (mr->be_open) backend_close(&mr->be);
     tokenizer_free(mr->tok);
     if (mr->loaded) model_free(&mr->m);
@@ -135,7 +123,7 @@ static int load_model_files(const struct run_options *opt, const char *path, str
     return tokenizer_load(tok, tpath, err);
 }
 
-static int open_model(const struct run_options *opt, const char *path, const struct hub_model *hub, const char *name,
+int run_model_open(const struct run_options *opt, const char *path, const struct hub_model *hub, const char *name,
                       struct model_run *mr,
                       struct results *r, xsa_error *err) {
     memset(mr, 0, sizeof *mr);
@@ -232,16 +220,6 @@ static void print_throughput(const struct results *r, const struct run_options *
             (double)r->tokens_computed / s, r->device, r->batch_tokens);
 }
 
-// One task's requests for one model: encodings, scheduler requests and results.
-struct task_work {
-    int n_req;
-    struct encoded_request *enc;   // (n_req)
-    struct sched_request *req;     // (n_req)
-    struct sched_result *res;      // (n_req)
-    int *first_req;                // (n_docs) index of each doc's first request
-    struct fewshot fs;
-    int have_fs;
-};
 
 static void task_work_free(struct task_work *w) {
     for (int k = 0; w->enc && k < w->n_req; k++) encoded_request_free(&w->enc[k]);
@@ -269,20 +247,10 @@ static int task_work_encode(const struct run_options *opt, const struct task_dat
     return encode_task(opt, td, mr, w->have_fs ? &w->fs : NULL, w->enc, w->req, w->first_req, truncated, err);
 }
 
-// One task's requests being scored, as the scheduler's batch callback sees them: to name the
-// request of a non-finite score, and to journal what each batch finished.
-struct task_scoring {
-    const struct task_data *td;
-    const struct task_work *w;
-    const int *todo;        // (n_todo) request index of each scheduled request
-    uint8_t (*keys)[16];    // (n_req) request keys (reqstore_key)
-    uint8_t (*bkeys)[16];   // (n_todo) scratch: the keys of one batch's requests
-    struct run_journal *jn;
-};
 
 // A log-likelihood that is not finite is an error, never a score (it would make the first
 // choice win every document).
-static int check_finite(const struct task_scoring *ts, int k, double logprob, xsa_error *err) {
+int run_check_finite(const struct task_scoring *ts, int k, double logprob, xsa_error *err) {
     if (isfinite(logprob)) return 0;
     int d = 0;
     while (d + 1 < ts->td->n_docs && ts->w->first_req[d + 1] <= k) d++;
@@ -294,16 +262,12 @@ static int check_finite(const struct task_scoring *ts, int k, double logprob, xs
 static int on_batch_done(void *ctx, const int *req, const struct sched_result *res, int n, xsa_error *err) {
     struct task_scoring *ts = ctx;
     for (int i = 0; i < n; i++) {
-        int k = ts->todo[req[i]], rc = check_finite(ts, k, res[i].logprob, err);
+        int k = ts->todo[req[i]], rc = run_check_finite(ts, k, res[i].logprob, err);
         if (rc) return rc;
         memcpy(ts->bkeys[i], ts->keys[k], 16);
     }
     return journal_record(ts->jn, (const uint8_t (*)[16])ts->bkeys, res, n, err);
 }
-
-static int shares_send(const struct task_work *w, const int *owner, const int *remote, int n_remote, xsa_error *err);
-static int shares_gather(const struct task_scoring *ts, const int *owner, const int *remote, int n_remote,
-                         struct sched_stats *st, xsa_error *err);
 
 // Scores a task's requests into w->res: those the journal or the request cache holds are
 // taken from it (their bits are what scoring them gives: scores never depend on the batch),
@@ -337,10 +301,10 @@ static int score_task(struct model_run *mr, const struct task_data *td, struct t
     struct task_scoring ts = {td, w, todo, keys, bkeys, jn};
     so->batch_done = on_batch_done;
     so->batch_done_ctx = &ts;
-    if (n_remote) rc = shares_send(w, owner, remote, n_remote, err);
+    if (n_remote) rc = run_ranks_send_shares(w, owner, remote, n_remote, err);
     if (!rc) rc = scheduler_score(&mr->be, sub, n_todo, so, sub_res, st, err);
     for (int i = 0; !rc && i < n_todo; i++) w->res[todo[i]] = sub_res[i];
-    if (!rc && n_remote) rc = shares_gather(&ts, owner, remote, n_remote, st, err);
+    if (!rc && n_remote) rc = run_ranks_gather_shares(&ts, owner, remote, n_remote, st, err);
     st->requests += w->n_req - n_todo;  // as an uninterrupted run counts them
     st->tokens_requested += reused_tokens;
     free(keys), free(bkeys), free(todo), free(sub), free(sub_res), free(owner), free(remote);
@@ -358,15 +322,11 @@ static void run_settings(const struct run_options *opt, const struct results *r,
 }
 
 // SIGINT / SIGTERM: scoring stops after the batch in flight; the journal keeps what was done.
-static volatile sig_atomic_t run_stop_requested;
+volatile sig_atomic_t run_stop_requested;
 static void on_stop_signal(int sig) {
     (void)sig;
     run_stop_requested = 1;
 }
-
-static int ranks_model_begin(int model_index, const char run_scope[65], const struct model_run *mr,
-                             const char model_scope[65], xsa_error *err);
-static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err);
 
 // Scores every task with one model and writes its results; *out_path receives the file.
 static int evaluate_model(const struct run_options *opt, int model_index, const char *path, const struct hub_model *hub,
@@ -384,7 +344,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     r->share_prefixes = opt->share;
     r->start_time = now_s();
     struct model_run mr;
-    int rc = open_model(opt, path, hub, name, &mr, r, err);
+    int rc = run_model_open(opt, path, hub, name, &mr, r, err);
     // What runs: the CPU backend caps --threads at what it can start.
     r->threads = mr.be_open && mr.be.n_threads > 0 ? mr.be.n_threads
                  : opt->threads > 0                 ? opt->threads
@@ -428,7 +388,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
     have_jn = !rc;
     sbuf_free(&settings);
-    if (!rc) rc = ranks_model_begin(model_index, run_scope, &mr, model_scope, err);
+    if (!rc) rc = run_ranks_model_begin(model_index, run_scope, &mr, model_scope, err);
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
@@ -477,7 +437,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     for (int ti = 0; !rc && ti < n_tasks; ti++)
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
     if (!rc) rc = outdir_commit(out_path, err);
-    if (!rc) rc = ranks_model_end(dir, run_scope, err);
+    if (!rc) rc = run_ranks_model_end(dir, run_scope, err);
     if (rc) {
         for (int ti = 0; samples && ti < n_tasks; ti++)
             if (samples[ti][0]) outdir_discard(samples[ti]);
@@ -496,12 +456,12 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
                 jn.reused);
     if (have_jn) journal_close(&jn, rc == 0);
     free(samples);
-    model_run_close(&mr);
+    run_model_close(&mr);
     return rc;
 }
 
 // Each model's output folder name.
-static void model_names(const struct run_options *opt, char names[RUN_MAX_MODELS][256]) {
+void run_model_names(const struct run_options *opt, char names[RUN_MAX_MODELS][256]) {
     for (int m = 0; m < opt->n_models; m++) {
         // A repo id names its folder after the repo (its snapshot folder is a commit hash).
         outdir_model_name(opt->hub[m] ? opt->hub[m]->repo : opt->models[m], names[m], 256);
@@ -558,7 +518,7 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     char paths[RUN_MAX_MODELS][4096];
     int n_done = 0;
     char names[RUN_MAX_MODELS][256];
-    model_names(opt, names);
+    run_model_names(opt, names);
     struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     run_stop_requested = 0;
@@ -589,250 +549,6 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     return rc;
 }
 
-// ---- Data-parallel runs (docs/distributed.md) ----------------------------------------------
-// Rank 0 runs the pipeline above; every other rank runs run_worker, driven by rank 0's
-// commands: MODEL (open model i and its rank journal), SCORE (a share of one task's requests,
-// answered with their results), MODEL_END (the results are written: drop the journal), QUIT.
-// With one rank no message is ever sent and the functions below do nothing.
-
-enum { TAG_CMD = 1, TAG_REQS = 2, TAG_RES = 3 };
-enum { CMD_MODEL = 1, CMD_SCORE, CMD_MODEL_END, CMD_QUIT };
-
-struct rank_cmd {
-    int32_t kind, model;
-    char run_scope[65];
-    char numerics[128];     // rank 0's backend numerics (CMD_MODEL): every rank must score the same bits
-    char model_scope[65];   // rank 0's model (CMD_MODEL, journal_scopes): weights, configuration, numerics
-    char weights[65];       // rank 0's weights sha256, to name in a refusal
-};
-
-static int ranks_command(int to, int kind, int model, const char *run_scope, const struct model_run *mr,
-                         const char *model_scope, xsa_error *err) {
-    struct rank_cmd c = {.kind = kind, .model = model};
-    if (run_scope) memcpy(c.run_scope, run_scope, sizeof c.run_scope);
-    if (mr) snprintf(c.numerics, sizeof c.numerics, "%s", mr->be.numerics);
-    if (mr) snprintf(c.weights, sizeof c.weights, "%s", mr->m.weights_sha256);
-    if (model_scope) memcpy(c.model_scope, model_scope, sizeof c.model_scope);
-    int rc = 0;
-    for (int r = to < 0 ? 1 : to; !rc && r < (to < 0 ? dist_size() : to + 1); r++)
-        rc = dist_send(r, TAG_CMD, &c, sizeof c, err);
-    return rc;
-}
-
-static int ranks_model_begin(int model_index, const char run_scope[65], const struct model_run *mr,
-                             const char model_scope[65], xsa_error *err) {
-    return ranks_command(-1, CMD_MODEL, model_index, run_scope, mr, model_scope, err);
-}
-
-// The results are written: the other ranks drop their journals, and so does rank 0 for ranks
-// an earlier launch of the run had and this one has not.
-static int ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err) {
-    int rc = ranks_command(-1, CMD_MODEL_END, 0, NULL, NULL, NULL, err);
-    // (one process too: a rerun without mpirun leaves no earlier launch's rank journals behind)
-    if (!rc) journal_remove_ranks(dir, run_scope);
-    return rc;
-}
-
-// Each other rank's share of the requests (remote: those not in rank 0's journal), in order.
-static int shares_send(const struct task_work *w, const int *owner, const int *remote, int n_remote, xsa_error *err) {
-    int *idx = xsa_malloc(((size_t)n_remote + 1) * sizeof *idx), rc = 0;
-    for (int r = 1; !rc && r < dist_size(); r++) {
-        int n = 0;
-        for (int i = 0; i < n_remote; i++)
-            if (owner[remote[i]] == r) idx[n++] = remote[i];
-        struct sbuf b = {0};
-        shard_pack_requests(w->req, idx, n, &b);
-        rc = ranks_command(r, CMD_SCORE, 0, NULL, NULL, NULL, err);
-        if (!rc) rc = dist_send(r, TAG_REQS, b.s, b.n, err);
-        sbuf_free(&b);
-    }
-    free(idx);
-    return rc;
-}
-
-// The other ranks' results into w->res, checked and journaled as this rank's own batches are.
-static int shares_gather(const struct task_scoring *ts, const int *owner, const int *remote, int n_remote,
-                         struct sched_stats *st, xsa_error *err) {
-    int *idx = xsa_malloc(((size_t)n_remote + 1) * sizeof *idx), rc = 0;
-    struct sched_result *res = xsa_malloc(((size_t)n_remote + 1) * sizeof *res);
-    for (int r = 1; !rc && r < dist_size(); r++) {
-        int n = 0;
-        for (int i = 0; i < n_remote; i++)
-            if (owner[remote[i]] == r) idx[n++] = remote[i];
-        char *buf;
-        size_t len;
-        long long computed = 0;
-        rc = dist_recv(r, TAG_RES, &buf, &len, err);
-        if (!rc) rc = shard_unpack_results(buf, len, res, n, &computed, err);
-        free(buf);
-        for (int i = 0; !rc && i < n; i++) {
-            int k = idx[i];
-            rc = check_finite(ts, k, res[i].logprob, err);
-            ts->w->res[k] = res[i];
-            memcpy(ts->bkeys[i], ts->keys[k], 16);
-            st->tokens_requested += ts->w->req[k].n_input;  // (requests: score_task counts every one)
-        }
-        st->tokens_computed += computed;
-        if (!rc) rc = journal_record(ts->jn, (const uint8_t (*)[16])ts->bkeys, res, n, err);
-    }
-    free(idx);
-    free(res);
-    return rc;
-}
-
-// A worker rank's state: its model, its own journal, the keys of the share being scored,
-// and a test-only failure.
-struct worker {
-    const struct run_options *opt;
-    struct model_run mr;
-    struct results r;      // what open_model fills (the batch size); never written
-    struct run_journal jn;
-    int open, have_jn;
-    uint8_t (*keys)[16];   // (n_todo) keys of the requests given to the scheduler
-    uint8_t (*bkeys)[16];  // (n_todo) scratch: one batch's keys
-    long fail_after;       // see test_fail_after; -1: never
-    long batches;
-};
-
-// XSA_TEST_FAIL_RANK=R[:B], for tests of the failure path only: rank R (>= 1) fails after
-// journaling its B-th batch (default 1), as a GPU error or an OOM would.
-static long test_fail_after(void) {
-    const char *s = getenv("XSA_TEST_FAIL_RANK");
-    if (!s || *s < '0' || *s > '9') return -1;
-    char *end;
-    long r = strtol(s, &end, 10), b = 1;
-    if (*end == ':') b = strtol(end + 1, &end, 10);
-    return r == dist_rank() && b >= 1 ? b : -1;
-}
-
-static int worker_batch_done(void *ctx, const int *req, const struct sched_result *res, int n, xsa_error *err) {
-    struct worker *wk = ctx;
-    // A non-finite score goes back to rank 0, which names its document; it is never journaled.
-    int finite = 1;
-    for (int i = 0; i < n; i++) {
-        finite &= isfinite(res[i].logprob) != 0;
-        memcpy(wk->bkeys[i], wk->keys[req[i]], 16);
-    }
-    int rc = finite && wk->have_jn ? journal_record(&wk->jn, (const uint8_t (*)[16])wk->bkeys, res, n, err) : 0;
-    if (!rc && ++wk->batches == wk->fail_after)
-        rc = xsa_fail(err, XSA_ERUNTIME, "failing on purpose after %ld batches (XSA_TEST_FAIL_RANK=%s, a test setting)",
-                      wk->batches, getenv("XSA_TEST_FAIL_RANK"));
-    return rc;
-}
-
-static void worker_close(struct worker *wk, int success) {
-    if (wk->have_jn) journal_close(&wk->jn, success);
-    if (wk->open) model_run_close(&wk->mr);
-    results_free(&wk->r);
-    memset(&wk->r, 0, sizeof wk->r);
-    wk->have_jn = wk->open = 0;
-}
-
-// CMD_MODEL: the model, and this rank's journal beside rank 0's (of rank 0's run scope), so
-// that a rerun of the same command resumes it.
-static int worker_open(struct worker *wk, const struct rank_cmd *c, xsa_error *err) {
-    const struct run_options *opt = wk->opt;
-    if (c->model < 0 || c->model >= opt->n_models || !memchr(c->run_scope, 0, sizeof c->run_scope) ||
-        !memchr(c->numerics, 0, sizeof c->numerics) || !memchr(c->model_scope, 0, sizeof c->model_scope) ||
-        !memchr(c->weights, 0, sizeof c->weights))
-        return xsa_fail(err, XSA_ERUNTIME, "rank 0 sent a malformed model command (were all ranks started from the "
-                        "same xsa-eval binary and command line?)");
-    char names[RUN_MAX_MODELS][256], dir[4096], no_cache[65] = "";
-    model_names(opt, names);
-    int rc = open_model(opt, opt->models[c->model], opt->hub[c->model], names[c->model], &wk->mr, &wk->r, err);
-    wk->open = 1;
-    // Other kernels (another CPU, a forced XSA_CPU_*) could score other last bits.
-    if (!rc && strcmp(wk->mr.be.numerics, c->numerics))
-        rc = xsa_fail(err, XSA_EBADINPUT, "this rank's backend computes as \"%s\" but rank 0's as \"%s\", so their "
-                      "scores could differ in the last bits; give every rank the same kernels (XSA_CPU_GEMM, "
-                      "XSA_CPU_ATTN) or the same kind of machine", wk->mr.be.numerics, c->numerics);
-    // The same model on every rank: a stale node-local copy or another command line would mix
-    // two models' scores into one results file (and into rank 0's journal).
-    char model_scope[65], run_scope[65];
-    if (!rc) rc = journal_scopes(&wk->mr.m, wk->mr.be.numerics, "", model_scope, run_scope, err);
-    if (!rc && strcmp(model_scope, c->model_scope))
-        rc = xsa_fail(err, XSA_EBADINPUT, "this rank's %s is not the model rank 0 loaded (%s): every rank must read "
-                      "the same checkpoint with the same flags", opt->models[c->model],
-                      strcmp(wk->mr.m.weights_sha256, c->weights) ? "other weights" : "the same weights, another "
-                      "configuration or --xsa/--max-length");
-    snprintf(dir, sizeof dir, "%s/%s", opt->output, names[c->model]);
-    if (!rc) rc = file_mkdirs(dir, "choose a writable --output folder", err);
-    if (!rc) rc = journal_open(&wk->jn, dir, NULL, no_cache, c->run_scope, dist_rank(), opt->resume, 1, err);
-    wk->have_jn = !rc;
-    if (!rc && wk->jn.have_journal && wk->jn.journal.n && !opt->quiet)
-        fprintf(stderr, "xsa-eval: rank %d: resuming from %s: %zu requests already scored\n", dist_rank(),
-                wk->jn.journal_path, wk->jn.journal.n);
-    return rc;
-}
-
-// CMD_SCORE: one share of a task's requests; what this rank's journal holds is taken from it,
-// the rest is scored with the scheduler, exactly as one process would; all go back to rank 0.
-static int worker_score(struct worker *wk, xsa_error *err) {
-    char *buf;
-    size_t len;
-    struct sched_request *reqs = NULL, *sub = NULL;
-    int32_t *tokens = NULL;
-    int n = 0, rc = dist_recv(0, TAG_REQS, &buf, &len, err);
-    if (!rc && !wk->open) rc = xsa_fail(err, XSA_ERUNTIME, "rank 0 sent requests before a model");
-    if (!rc) rc = shard_unpack_requests(buf, len, &reqs, &tokens, &n, err);
-    free(buf);
-    size_t cap = (size_t)n + 1;
-    struct sched_result *res = xsa_calloc(cap, sizeof *res), *sub_res = xsa_calloc(cap, sizeof *sub_res);
-    int *todo = xsa_malloc(cap * sizeof *todo), n_todo = 0;
-    sub = xsa_malloc(cap * sizeof *sub);
-    wk->keys = xsa_malloc(cap * 16);
-    wk->bkeys = xsa_malloc(cap * 16);
-    for (int i = 0; !rc && i < n; i++) {
-        uint8_t key[16];
-        reqstore_key(&reqs[i], key);
-        if (journal_lookup(&wk->jn, key, &res[i])) continue;
-        memcpy(wk->keys[n_todo], key, 16);
-        todo[n_todo] = i;
-        sub[n_todo++] = reqs[i];
-    }
-    struct sched_options so = {.batch_tokens = wk->r.batch_tokens, .share = wk->opt->share,
-                               .batch_done = worker_batch_done, .batch_done_ctx = wk, .stop = &run_stop_requested};
-    struct sched_stats st = {0};
-    if (!rc) rc = scheduler_score(&wk->mr.be, sub, n_todo, &so, sub_res, &st, err);
-    for (int i = 0; !rc && i < n_todo; i++) res[todo[i]] = sub_res[i];
-    struct sbuf out = {0};
-    if (!rc) shard_pack_results(res, n, st.tokens_computed, &out);
-    if (!rc) rc = dist_send(0, TAG_RES, out.s, out.n, err);
-    sbuf_free(&out);
-    free(reqs), free(tokens), free(sub), free(res), free(sub_res), free(todo), free(wk->keys), free(wk->bkeys);
-    wk->keys = wk->bkeys = NULL;
-    return rc;
-}
-
-// A rank other than 0: rank 0's commands until CMD_QUIT.
-static int run_worker(const struct run_options *opt, xsa_error *err) {
-    struct worker wk = {.opt = opt, .fail_after = test_fail_after()};
-    int rc = 0;
-    for (;;) {
-        char *buf;
-        size_t len;
-        struct rank_cmd c = {0};
-        if ((rc = dist_recv(0, TAG_CMD, &buf, &len, err))) break;
-        if (len == sizeof c) memcpy(&c, buf, sizeof c);
-        free(buf);
-        if (c.kind == CMD_QUIT) break;
-        if (c.kind == CMD_MODEL) {
-            worker_close(&wk, 0);
-            rc = worker_open(&wk, &c, err);
-        } else if (c.kind == CMD_SCORE) {
-            rc = worker_score(&wk, err);
-        } else if (c.kind == CMD_MODEL_END) {
-            worker_close(&wk, 1);
-        } else {
-            rc = xsa_fail(err, XSA_ERUNTIME, "rank 0 sent an unknown command (%d): were all ranks started from the same "
-                          "xsa-eval binary?", (int)c.kind);
-        }
-        if (rc) break;
-    }
-    worker_close(&wk, 0);
-    return rc;
-}
-
 int run_evaluate(const struct run_options *opt, xsa_error *err) {
     int rc = dist_start(err);
     if (rc) return rc;
@@ -847,10 +563,10 @@ int run_evaluate(const struct run_options *opt, xsa_error *err) {
         o.threads = dist_env_threads(opt->threads, dist_local_size());
     rc = dist_env_pick_gpu(opt->device, dist_local_rank(), dist_local_size(), err);
     if (!rc && dist_rank() > 0) {
-        rc = run_worker(&o, err);
+        rc = run_ranks_worker(&o, err);
     } else if (!rc) {
         rc = run_pipeline(&o, err);
-        if (!rc) rc = ranks_command(-1, CMD_QUIT, 0, NULL, NULL, NULL, err);
+        if (!rc) rc = run_ranks_quit(err);
     }
     if (rc) return dist_fail(rc, err->msg);  // ends every rank
     dist_stop();
