@@ -1,11 +1,11 @@
 // cpu_train.c: the parameter-golf GPT's loss and its gradients (cpu_train.h). One pass is kept at
 // a time: its activations for every layer, of one sequence, or with adapters of several windows
 // side by side (each restarting at its own first row, row0). Its gradients are added to the
-// parameters'. The GEMMs are OpenBLAS calls split in tiles over the worker pool, and attention
-// runs one task per (sequence, kv head), so no two tasks write one float.
+// parameters'. The pieces it is built from (GEMMs, adapters, norms, attention) are in
+// cpu_train_ops.c.
 #include "kernels/cpu/cpu_train.h"
 
-#include <cblas.h>
+#include <cblas.h>  // openblas_set_num_threads
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,528 +15,7 @@
 #include "common/xalloc.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_pool.h"
-
-struct layer_act {   // one layer's activations over the S tokens of a sequence
-    float *xp;       // (S, C) x before a gated skip (skip_gates), for the gate's gradient
-    float *xb;       // (S, C) the block's input x (after its skip add)
-    float *xin;      // (S, C) m0 x + m1 x0
-    float *an;       // (S, C) RMSNorm(xin) * ln: q, k, v read it
-    float *qn, *kn;  // (S, Q), (S, KV) q and k after their per-head norms, before RoPE
-    float *qr;       // (S, Q) q after RoPE, before q_gain
-    float *qf, *kf;  // (S, Q), (S, KV) the attention's q (times q_gain) and k
-    float *v;        // (S, KV) v (with the value embedding)
-    float *lse;      // (S, H) log-sum-exp of each query's scores
-    float *y, *z;    // (S, Q) attention output before and after XSA
-    float *ao;       // (S, C) z @ Wo^T
-    float *xo;       // (S, C) xin + attn_scale ao
-    float *l1;       // (S, C) a two-lane layer's lane 1 before its MLP (which reads and adds to lane 1)
-    float *l1a, *xp1; // (S, C) 2026-03-31's lanes: lane 1 as the layer gets it (after the skip), and before a gated skip
-    float *mn;       // (S, C) RMSNorm(xo) * ln: the MLP reads it (a GPT-J block: an; two lanes: of l1)
-    float *u;        // (S, F) mn @ Wup^T
-    float *mo;       // (S, C) the MLP's output
-    float *ra, *rq, *rk, *rm;  // (S), (S, H), (S, Hkv), (S): the norms' 1 / rms
-    float *hq, *hk, *hv, *ho, *hm;  // (S, rank) each LoRA's x A^T (q, k, v, o from an; the MLP's from mn), or NULL
-    float *gate, *zg;  // (S, H), (S, Q): the attention output gate (model_config.attn_gate_*) and z gated, or NULL
-    float *vraw;       // (S, KV) VALUE_RESIDUAL (2026-03-23): v before lambda0 v0 + lambda1 v, or NULL
-    float *dtg_pre, *dtg_g;  // (S, C), (S) DTG_ENABLED: the block's output before x_in + g (out - x_in), and g
-};
-
-// One LoRA adapter y += (x A^T) B^T: A (rank, in), B (out, rank), and their gradients.
-struct lora_pair {
-    float *A, *B, *gA, *gB;
-    int in, out;
-};
-
-// One document's adapters (a slot of the records' BatchedTTTLoRA): per layer and kind (NULL: that
-// kind is off), and the head's; the same kinds in every slot.
-enum { LORA_Q, LORA_V, LORA_K, LORA_MLP, LORA_O, LORA_KINDS };
-struct lora_set {
-    struct lora_pair *kind[LORA_KINDS], head;
-    struct train_param *p;
-    int n_p;
-};
-
-// A window of the pass (cpu_trainer_windows; one at row 0 otherwise): its rows [off, off + n).
-struct pass_win {
-    int off, n, slot;
-};
-
-struct cpu_trainer {
-    struct model *m;
-    int S, S_max, L, C, H, Hkv, hd, Q, KV, F, V;  // S: this pass's length (cpu_trainer_chunk: up to S_max)
-    int n_enc, n_skip;
-    struct cpu_pool *pool;
-    int n_threads;
-    struct train_param *p;
-    int n_p;
-    // grads by role (pointers into p's grads)
-    float *g_tok, *g_bemb, *g_bproj, *g_bscale, *g_smear, *g_skip, *g_gate, *g_lm, *g_veemb, *g_veproj, *g_vescale;
-    float *g_post, *g_resid;  // parallel_post_lambdas, parallel_resid_lambdas
-    float *g_sfw, *g_sfl;     // 2026-04-16's SmearGate: smear_gate.weight, smear_lambda
-    float *e_raw;             // (S, C) the raw embedding rows under that SmearGate, or NULL ...
-    float *e_prev, *de_prev;  // (C) ... the row of the token before a segment (seg_prev >= 0: cpu_trainer_segment), its gradient
-    int32_t seg_prev;
-    struct {
-        float *wq, *wk, *wv, *wo, *up, *down, *q_gain, *attn_scale, *mlp_scale, *resid_mix, *ve_scale, *lane_post, *lane_resid,
-            *attn_gate, *attn_gate_b, *dtg_w, *dtg_b, *vr_lambda;
-    } *gl;
-    // LoRA (cpu_trainer_lora): the base is frozen (no weight gradients computed) once they exist
-    int frozen, rank;
-    float lora_scale;      // the adapters' output times this (2026-04-23 on: TTT_LORA_ALPHA / rank)
-    struct lora_set *ls;   // n_slots documents' adapters, or NULL
-    int n_slots;
-    // the pass's windows: rows of independent sequences side by side (row0: a window's first row)
-    struct pass_win *pw;
-    int n_win;
-    uint8_t *row0;
-    int32_t *xcat;         // (S) their inputs
-    float *h_lm, *dh;      // (TILE, rank) the head's x A^T; (S, rank) scratch
-    float *dho;            // (S, rank) the output adapter's dL/dh, kept until dL/d(an) is assembled
-    float *da, *dm, *dxin; // (S, C) a side-by-side two-lane layer's sublayer gradients and dL/d(xin)
-    float *dgs;            // (S, H) the attention gates' dL/d(their logit), or NULL
-    // activations of one sequence
-    struct layer_act *act;
-    float *skip_out;       // (n_enc, S, C) encoder outputs
-    float *n0, *r0, *pb;   // (S, C) normed embedding, (S) its 1/rms, (S, C) bigram projection
-    int32_t *bh;           // (S) bigram rows
-    float *be_rows;        // (S, bigram_dim) the bigram table's rows of the sequence
-    float *ve_rows, *vb;   // (S, ve_dim) the value embedding's rows, (S, KV) their projection
-    float *dvb, *t_e;      // (S, KV) dL/d(vb) over the ve layers; (S, max(bigram_dim, ve_dim)) scratch
-    float *dv0, *dtg_dx;   // (S, KV) dL/d(v0) from the later layers (VALUE_RESIDUAL); (S, C) DTG's dL/d(x_in), or NULL
-    float *sg;             // (C) sigmoid of the smear gate
-    float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
-    float *lane1, *g1;     // (S, C) lane 1 (two lanes, lanes_split), and its gradient going back
-    float *xl0;            // (S, C) lane 0 at the end, before lane_merge
-    float *cos_t, *sin_t, *nsin_t;  // (S, rd/2); nsin: -sin (the inverse rotation)
-    long rope_pos0;                 // the tables' first position (cpu_trainer_segment: a segment's place in its batch)
-    // backward scratch
-    float *g, *gx0, *gskip;   // (S, C), (S, C), (n_enc, S, C)
-    float *dmn;            // (S, C) a GPT-J block's dL/d(an) through its MLP
-    float *t_c, *t_c2, *t_f, *t_f2, *t_q, *t_q2, *t_kv, *t_kv2, *t_v;  // (S, ...) temporaries
-    float *lg;             // (tile, V) logits of a tile of rows
-    float *att_s;          // (n_threads, att_stride): P, dP (QB, S) and dy (S, hd) of one head
-    long att_stride;
-};
-
-#define TILE 64     // rows of logits at once
-#define MM_ROWS 256  // output rows per GEMM task (each task packs its columns of the weight)
-#define MM_COLS 128  // columns per task of a GEMM with few rows (each task packs its rows of the input)
-#define QB 128      // query rows per attention block: keys past a block's last query are never computed
-
-// ---- GEMMs, split in tasks over the pool ----
-
-struct mm_job {
-    int ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb;
-    const float *A, *B;
-    float *Cm;
-    float beta;
-};
-
-static void mm_task(void *ctx, int i, int w) {
-    (void)w;
-    const struct mm_job *j = ctx;
-    int r0 = i / j->n_cb * MM_ROWS, c0 = i % j->n_cb * j->cols;
-    int m = j->M - r0 < MM_ROWS ? j->M - r0 : MM_ROWS, n = j->N - c0 < j->cols ? j->N - c0 : j->cols;
-    const float *a = j->ta ? j->A + r0 : j->A + (long)r0 * j->lda, *b = j->tb ? j->B + (long)c0 * j->ldb : j->B + c0;
-    cblas_sgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, m, n, j->K, 1.0f, a,
-                j->lda, b, j->ldb, j->beta, j->Cm + (long)r0 * j->ldc + c0, j->ldc);
-}
-
-// C (M, N) = beta C + op(A) op(B), op(A) (M, K), op(B) (K, N), in tasks of MM_ROWS rows, each
-// split in MM_COLS columns when there are fewer than 2 MM_ROWS rows (a short window's GEMMs
-// still reach every thread; a long one's pack their input once). By shape, not by thread
-// count: each task's call, and so its bits, is the same for any. Returns the job's task count
-// (0: nothing left to run).
-static int mm_plan(struct mm_job *j, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-                   float beta, float *Cm, int ldc) {
-    if (M <= 0 || N <= 0) return 0;
-    if (K <= 0) {
-        if (beta == 0)
-            for (int i = 0; i < M; i++) memset(Cm + (long)i * ldc, 0, (size_t)N * sizeof(float));
-        return 0;
-    }
-    int cols = M < 2 * MM_ROWS ? MM_COLS : N, n_cb = (N + cols - 1) / cols;
-    *j = (struct mm_job){ta, tb, M, N, K, lda, ldb, ldc, cols, n_cb, A, B, Cm, beta};
-    return (M + MM_ROWS - 1) / MM_ROWS * n_cb;
-}
-
-static void mm(struct cpu_trainer *t, int ta, int tb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-               float beta, float *Cm, int ldc) {
-    struct mm_job j;
-    int n = mm_plan(&j, ta, tb, M, N, K, A, lda, B, ldb, beta, Cm, ldc);
-    if (n) cpu_pool_run(t->pool, n, mm_task, &j);
-}
-
-// GEMMs that read nothing another writes run as one job, their tasks side by side: a pass's
-// windows' adapter GEMMs, each too narrow to reach every thread alone. Each GEMM is split as mm
-// splits it, so its bits are mm's; one that writes the output of one already in the set (two
-// windows of one slot adding into its gradient) waits for the set to run, so they add in turn.
-#define MM_SET 16
-struct mm_set {
-    struct mm_job job[MM_SET];
-    int first[MM_SET + 1], n;
-};
-
-static void mm_set_task(void *ctx, int i, int w) {
-    const struct mm_set *s = ctx;
-    int k = 0;
-    while (i >= s->first[k + 1]) k++;
-    mm_task((void *)&s->job[k], i - s->first[k], w);
-}
-
-static void mm_set_run(struct cpu_trainer *t, struct mm_set *s) {
-    if (s->first[s->n]) cpu_pool_run(t->pool, s->first[s->n], mm_set_task, s);
-    s->n = 0, s->first[0] = 0;
-}
-
-static void mm_set_add(struct cpu_trainer *t, struct mm_set *s, int ta, int tb, int M, int N, int K, const float *A, int lda,
-                       const float *B, int ldb, float beta, float *Cm, int ldc) {
-    for (int k = 0; k < s->n; k++)
-        if (s->job[k].Cm == Cm || K <= 0) {  // (K <= 0: mm_plan clears Cm at once)
-            mm_set_run(t, s);
-            break;
-        }
-    if (s->n == MM_SET) mm_set_run(t, s);
-    int n = mm_plan(&s->job[s->n], ta, tb, M, N, K, A, lda, B, ldb, beta, Cm, ldc);
-    if (n) s->first[s->n + 1] = s->first[s->n] + n, s->n++;
-}
-
-// y = x W^T: x (n, in), W (out, in)
-static void linear(struct cpu_trainer *t, const float *x, const float *W, float *y, int n, int in, int out) {
-    mm(t, 0, 1, n, out, in, x, in, W, in, 0, y, out);
-}
-// dx (+)= dy W: dy (n, out)
-static void linear_dx(struct cpu_trainer *t, const float *dy, const float *W, float *dx, int n, int in, int out, float beta) {
-    mm(t, 0, 0, n, in, out, dy, out, W, in, beta, dx, in);
-}
-// dW += dy^T x
-static void linear_dw(struct cpu_trainer *t, const float *dy, const float *x, float *dW, int n, int in, int out) {
-    mm(t, 1, 0, out, in, n, dy, out, x, in, 1.0f, dW, in);
-}
-
-// A base weight's dW += dy^T x, skipped once LoRA adapters train instead (frozen).
-static void base_dw(struct cpu_trainer *t, const float *dy, const float *x, float *dW, int n, int in, int out) {
-    if (!t->frozen) linear_dw(t, dy, x, dW, n, in, out);
-}
-
-// Adapter `kind` of layer l in slot `slot`, or NULL (that kind is off, or there are no adapters).
-static const struct lora_pair *lora_at(const struct cpu_trainer *t, int slot, int kind, int l) {
-    const struct lora_pair *P = t->ls ? t->ls[slot].kind[kind] : NULL;
-    return P && P[l].A ? &P[l] : NULL;
-}
-
-// An adapter y += s (x A^T) B^T (s the adapters' scale, s x A^T kept in h) in four GEMM steps: the
-// forward's two, and the backward's two halves (dy's buffer may be reused between them).
-enum {
-    LORA_A_FWD,  // h = s x A^T               (a: x, out: h)
-    LORA_B_FWD,  // y += h B^T                (a: h, out: y)
-    LORA_B_BWD,  // gB += dy^T h, dh = s dy B (a: dy, b: h, out: dh)
-    LORA_A_BWD,  // gA += dh^T x, dx += dh A  (a: dh, b: x, out: dx)
-};
-
-// Step `step` of P on rows [off, off + n) of a, b and out, added to s.
-static void lora_add(struct cpu_trainer *t, struct mm_set *s, int step, const struct lora_pair *P, int off, int n, const float *a,
-                     const float *b, float *out) {
-    int R = t->rank, in = P->in, o = P->out;
-    if (step == LORA_A_FWD) mm_set_add(t, s, 0, 1, n, R, in, a + (long)off * in, in, P->A, in, 0.0f, out + (long)off * R, R);
-    if (step == LORA_B_FWD) mm_set_add(t, s, 0, 1, n, o, R, a + (long)off * R, R, P->B, R, 1.0f, out + (long)off * o, o);
-    if (step == LORA_B_BWD) {
-        mm_set_add(t, s, 1, 0, o, R, n, a + (long)off * o, o, b + (long)off * R, R, 1.0f, P->gB, R);
-        mm_set_add(t, s, 0, 0, n, R, o, a + (long)off * o, o, P->B, R, 0.0f, out + (long)off * R, R);
-    }
-    if (step == LORA_A_BWD) {
-        mm_set_add(t, s, 1, 0, R, in, n, a + (long)off * R, R, b + (long)off * in, in, 1.0f, P->gA, in);
-        mm_set_add(t, s, 0, 0, n, in, R, a + (long)off * R, R, P->A, in, 1.0f, out + (long)off * in, in);
-    }
-}
-
-// Step `step` over the pass's windows, each by its own slot's adapter (kind, layer l), or, given
-// P, of P over rows [0, n): its GEMMs as one job, then the rank-wide outputs times the scale.
-static void lora_step(struct cpu_trainer *t, int step, const struct lora_pair *P, int n, int kind, int l, const float *a,
-                      const float *b, float *out) {
-    struct mm_set s = {.n = 0};
-    int n_rows = P ? 1 : t->n_win;
-    for (int i = 0; i < n_rows; i++) {
-        const struct lora_pair *Pi = P ? P : lora_at(t, t->pw[i].slot, kind, l);
-        if (Pi) lora_add(t, &s, step, Pi, P ? 0 : t->pw[i].off, P ? n : t->pw[i].n, a, b, out);
-    }
-    mm_set_run(t, &s);
-    for (int i = 0; t->lora_scale != 1.0f && (step == LORA_A_FWD || step == LORA_B_BWD) && i < n_rows; i++) {
-        int off = P ? 0 : t->pw[i].off, ni = P ? n : t->pw[i].n;
-        if (P || lora_at(t, t->pw[i].slot, kind, l))
-            for (long k = (long)off * t->rank; k < (long)(off + ni) * t->rank; k++) out[k] *= t->lora_scale;
-    }
-}
-
-// The head's adapter over n rows: its forward; its backward (through t->dh).
-static void lora_fwd(struct cpu_trainer *t, const struct lora_pair *P, const float *x, float *h, float *y, int n) {
-    lora_step(t, LORA_A_FWD, P, n, 0, 0, x, NULL, h);
-    lora_step(t, LORA_B_FWD, P, n, 0, 0, h, NULL, y);
-}
-static void lora_bwd(struct cpu_trainer *t, const struct lora_pair *P, const float *dy, const float *x, const float *h, float *dx, int n) {
-    lora_step(t, LORA_B_BWD, P, n, 0, 0, dy, h, t->dh);
-    lora_step(t, LORA_A_BWD, P, n, 0, 0, t->dh, x, dx);
-}
-
-// The layers' adapters of kind over the pass's windows (rows of x, h, y: the adapter's in, rank and out).
-static void lora_fwd_w(struct cpu_trainer *t, int kind, int l, const float *x, float *h, float *y) {
-    lora_step(t, LORA_A_FWD, NULL, 0, kind, l, x, NULL, h);
-    lora_step(t, LORA_B_FWD, NULL, 0, kind, l, h, NULL, y);
-}
-static void lora_bwd_out_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *h, float *dh) {
-    lora_step(t, LORA_B_BWD, NULL, 0, kind, l, dy, h, dh);
-}
-static void lora_bwd_in_w(struct cpu_trainer *t, int kind, int l, const float *dh, const float *x, float *dx) {
-    lora_step(t, LORA_A_BWD, NULL, 0, kind, l, dh, x, dx);
-}
-static void lora_bwd_w(struct cpu_trainer *t, int kind, int l, const float *dy, const float *x, const float *h, float *dx) {
-    lora_bwd_out_w(t, kind, l, dy, h, t->dh);
-    lora_bwd_in_w(t, kind, l, t->dh, x, dx);
-}
-
-// ---- row-wise pieces ----
-
-// out = x / rms(x) * scale (F.rms_norm without a weight, eps as the model's); r = 1 / rms.
-static void rms_fwd_rows(const float *x, float *out, float *r, int n, int C, float eps, float scale) {
-    for (int i = 0; i < n; i++) {
-        const float *xr = x + (long)i * C;
-        double ss = 0;
-        for (int k = 0; k < C; k++) ss += (double)xr[k] * xr[k];
-        float rs = (float)(1.0 / sqrt((float)(ss / C) + eps));
-        r[i] = rs;
-        for (int k = 0; k < C; k++) out[(long)i * C + k] = xr[k] * rs * scale;
-    }
-}
-
-// dx (+)= d(out)/dx^T dout for out = scale * x r (y = out / scale the normed rows).
-static void rms_bwd_rows(const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale, int add) {
-    for (int i = 0; i < n; i++) {
-        const float *d = dout + (long)i * C, *o = out + (long)i * C;
-        double dot = 0;
-        for (int k = 0; k < C; k++) dot += (double)d[k] * (o[k] / scale);
-        float m = (float)(dot / C), rs = r[i];
-        for (int k = 0; k < C; k++) {
-            float v = rs * scale * (d[k] - (o[k] / scale) * m);
-            dx[(long)i * C + k] = add ? dx[(long)i * C + k] + v : v;
-        }
-    }
-}
-
-// The same over the pool, in tasks of RMS_ROWS rows (row by row: the same bits for any split).
-#define RMS_ROWS 64
-struct rms_job {
-    const float *x, *out_c, *r_c;  // forward: x; backward: dout (x), out, r
-    float *out, *r, *dx;
-    int n, C, add;
-    float eps, scale;
-};
-
-static void rms_task(void *ctx, int i, int w) {
-    (void)w;
-    const struct rms_job *j = ctx;
-    int r0 = i * RMS_ROWS, n = j->n - r0 < RMS_ROWS ? j->n - r0 : RMS_ROWS;
-    long at = (long)r0 * j->C;
-    if (j->dx)
-        rms_bwd_rows(j->x + at, j->out_c + at, j->r_c + r0, j->dx + at, n, j->C, j->scale, j->add);
-    else
-        rms_fwd_rows(j->x + at, j->out + at, j->r + r0, n, j->C, j->eps, j->scale);
-}
-
-static void rms_fwd(struct cpu_trainer *t, const float *x, float *out, float *r, int n, int C, float eps, float scale) {
-    struct rms_job j = {.x = x, .out = out, .r = r, .n = n, .C = C, .eps = eps, .scale = scale};
-    cpu_pool_run(t->pool, (n + RMS_ROWS - 1) / RMS_ROWS, rms_task, &j);
-}
-
-static void rms_bwd(struct cpu_trainer *t, const float *dout, const float *out, const float *r, float *dx, int n, int C, float scale,
-                    int add) {
-    struct rms_job j = {.x = dout, .out_c = out, .r_c = r, .dx = dx, .n = n, .C = C, .add = add, .scale = scale};
-    cpu_pool_run(t->pool, (n + RMS_ROWS - 1) / RMS_ROWS, rms_task, &j);
-}
-
-// out = a + s * b over S rows of C (s per channel: attn_scale, mlp_scale, skip_weights); out may be a.
-static void scaled_add(float *out, const float *a, const float *s, const float *b, int S, int C) {
-    for (int r = 0; r < S; r++)
-        for (int k = 0; k < C; k++) out[(long)r * C + k] = a[(long)r * C + k] + s[k] * b[(long)r * C + k];
-}
-
-// Its backward for s and b, from dout: gs += sum over rows of dout * b, db = s * dout.
-static void scaled_add_bwd(const float *dout, const float *b, const float *s, float *gs, float *db, int S, int C) {
-    for (int r = 0; r < S; r++)
-        for (int k = 0; k < C; k++) {
-            long i = (long)r * C + k;
-            gs[k] += dout[i] * b[i];
-            db[i] = s[k] * dout[i];
-        }
-}
-
-// The MLP's activation over n values, in tasks of ACT_BLOCK over the pool (elementwise: the same
-// bits for any split): h = leaky_relu(u, slope)^2 and, given dh, dh *= d(h)/du.
-#define ACT_BLOCK 16384
-struct act_job {
-    const float *u;
-    float *h, *dh, slope;
-    long n;
-};
-
-static void act_task(void *ctx, int i, int w) {
-    (void)w;
-    const struct act_job *j = ctx;
-    long i0 = (long)i * ACT_BLOCK, n = i0 + ACT_BLOCK < j->n ? ACT_BLOCK : j->n - i0;
-    if (j->h) cpu_leaky_relu2(j->u + i0, j->h + i0, n, j->slope);
-    if (j->dh) cpu_leaky_relu2_bwd(j->u + i0, j->dh + i0, n, j->slope);
-}
-
-static void mlp_act(struct cpu_trainer *t, const float *u, float *h, float *dh, float slope, long n) {
-    struct act_job j = {u, h, dh, slope, n};
-    cpu_pool_run(t->pool, (int)((n + ACT_BLOCK - 1) / ACT_BLOCK), act_task, &j);
-}
-
-static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-static double dot_f(const float *a, const float *b, int n) {
-    double s = 0;
-    for (int i = 0; i < n; i++) s += (double)a[i] * b[i];
-    return s;
-}
-
-// Adds rows of d (n rows of D) into the table rows idx[i] of g: an embedding's gradient.
-static void scatter_rows(float *g, const int32_t *idx, const float *d, int n, int D) {
-    for (int i = 0; i < n; i++) {
-        float *gr = g + (long)idx[i] * D;
-        for (int k = 0; k < D; k++) gr[k] += d[(long)i * D + k];
-    }
-}
-
-// Rows idx[i] of a table (D wide) into out (n, D).
-static void gather_rows(float *out, const float *table, const int32_t *idx, int n, int D) {
-    for (int i = 0; i < n; i++) memcpy(out + (long)i * D, table + (long)idx[i] * D, (size_t)D * sizeof *out);
-}
-
-// ---- attention within each window, per (window, kv head) ----
-
-struct att_job {
-    struct cpu_trainer *t;
-    struct layer_act *a;
-    int xsa;
-    const float *dz;  // backward: dL/dz (S, Q)
-    float *dq, *dk, *dv;  // backward outputs (S, Q), (S, KV), (S, KV)
-};
-
-// Task i's window and kv head: *v the activations (and j's gradients in *jv) from the window's
-// first row on; returns the window's length.
-static int att_window(const struct att_job *j, int i, struct layer_act *v, struct att_job *jv, int *g) {
-    const struct cpu_trainer *t = j->t;
-    const struct pass_win *w = &t->pw[i / t->Hkv];
-    long q = (long)w->off * t->Q, kv = (long)w->off * t->KV;
-    *g = i % t->Hkv;
-    *v = *j->a, *jv = *j;
-    v->qf += q, v->qr += q, v->y += q, v->z += q, v->kf += kv, v->v += kv, v->lse += (long)w->off * t->H;
-    if (j->dz) jv->dz += q, jv->dq += q, jv->dk += kv, jv->dv += kv;
-    return w->n;
-}
-
-// P = softmax(scale Q_h K_g^T) of query rows [i0, i1) over keys [0, i1) of a window of S rows, the
-// causal mask applied (rows of stride S, zeros past the diagonal), from scores of one GEMM; each
-// row's log-sum-exp into lse (stride H) when `keep`, else read from it.
-static void att_probs(const struct cpu_trainer *t, const struct layer_act *a, int S, int h, int g, int i0, int i1, float *p, int keep) {
-    int hd = t->hd;
-    float scale = 1.0f / sqrtf((float)hd);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, i1, hd, scale, a->qf + (long)i0 * t->Q + (long)h * hd, t->Q,
-                a->kf + (long)g * hd, t->KV, 0.0f, p, S);
-    for (int i = i0; i < i1; i++) {
-        float *r = p + (long)(i - i0) * S, *lse = a->lse + (long)i * t->H + h;
-        if (keep) {  // e^(s - max), summed; then P = e / sum, which backward recomputes as e^(s - lse)
-            float mx;
-            cpu_argmax(r, i + 1, &mx);
-            cpu_exp_minus(r, i + 1, mx);
-            double sum = 0;
-            for (int j = 0; j <= i; j++) sum += r[j];
-            *lse = mx + (float)log(sum);
-            float inv = (float)(1.0 / sum);
-            for (int j = 0; j <= i; j++) r[j] *= inv;
-        } else {
-            cpu_exp_minus(r, i + 1, *lse);
-        }
-        memset(r + i + 1, 0, (size_t)(i1 - 1 - i) * sizeof *r);
-    }
-}
-
-// Attention of kv head g's query heads over one sequence: y = P v, then z (XSA: y minus its
-// projection on the token's own v).
-static void att_fwd_task(void *ctx, int task, int w) {
-    const struct att_job *j0 = ctx;
-    const struct cpu_trainer *t = j0->t;
-    struct layer_act view, *a = &view;
-    struct att_job jv, *j = &jv;
-    int g, S = att_window(j0, task, a, j, &g), hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
-    float *p = t->att_s + (long)w * t->att_stride;
-    for (int h = g * G; h < (g + 1) * G; h++) {
-        for (int i0 = 0; i0 < S; i0 += QB) {
-            int i1 = S - i0 < QB ? S : i0 + QB;
-            att_probs(t, a, S, h, g, i0, i1, p, 1);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd, i1, 1.0f, p, S, a->v + (long)g * hd, KV, 0.0f,
-                        a->y + (long)i0 * Q + (long)h * hd, Q);
-        }
-        for (int i = 0; i < S; i++) {
-            float *y = a->y + (long)i * Q + (long)h * hd, *z = a->z + (long)i * Q + (long)h * hd;
-            memcpy(z, y, (size_t)hd * sizeof *z);
-            const float *v = a->v + (long)i * KV + (long)g * hd;
-            double vv = dot_f(v, v, hd);
-            if (j->xsa && vv > 0) {  // z = y - (y.v / |v|^2) v
-                float c = (float)(dot_f(y, v, hd) / vv);
-                for (int d = 0; d < hd; d++) z[d] -= c * v[d];
-            }
-        }
-    }
-}
-
-// Its backward: dz -> dy (and XSA's share of dv), then per block of queries dP = dy v^T,
-// dS = P (dP - rowsum(dy y)) scale, dq = dS k, dk += dS^T q, dv += P^T dy.
-static void att_bwd_task(void *ctx, int task, int w) {
-    const struct att_job *j0 = ctx;
-    const struct cpu_trainer *t = j0->t;
-    struct layer_act view, *a = &view;
-    struct att_job jv, *j = &jv;
-    int g, S = att_window(j0, task, a, j, &g), hd = t->hd, G = t->H / t->Hkv, Q = t->Q, KV = t->KV;
-    float scale = 1.0f / sqrtf((float)hd);
-    float *p = t->att_s + (long)w * t->att_stride, *dp = p + (long)QB * S, *dy = dp + (long)QB * S;
-    for (int h = g * G; h < (g + 1) * G; h++) {
-        for (int i = 0; i < S; i++) {
-            const float *dz = j->dz + (long)i * Q + (long)h * hd, *y = a->y + (long)i * Q + (long)h * hd;
-            const float *vi = a->v + (long)i * KV + (long)g * hd;
-            float *dyi = dy + (long)i * hd;
-            memcpy(dyi, dz, (size_t)hd * sizeof *dyi);
-            double vv = dot_f(vi, vi, hd);
-            if (j->xsa && vv > 0) {  // dy = dz - (dz.v / vv) v; dv = -c dz - (dz.v)(y - 2 c v) / vv
-                float c = (float)(dot_f(y, vi, hd) / vv), e = (float)(dot_f(dz, vi, hd) / vv);
-                float *dvi = j->dv + (long)i * KV + (long)g * hd;
-                for (int d = 0; d < hd; d++) {
-                    dyi[d] = dz[d] - e * vi[d];
-                    dvi[d] += -c * dz[d] - e * (y[d] - 2.0f * c * vi[d]);
-                }
-            }
-        }
-        for (int i0 = 0; i0 < S; i0 += QB) {
-            int i1 = S - i0 < QB ? S : i0 + QB, nb = i1 - i0;
-            att_probs(t, a, S, h, g, i0, i1, p, 0);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, i1, hd, 1.0f, dy + (long)i0 * hd, hd, a->v + (long)g * hd, KV,
-                        0.0f, dp, S);
-            for (int i = i0; i < i1; i++) {
-                float D = (float)dot_f(dy + (long)i * hd, a->y + (long)i * Q + (long)h * hd, hd);
-                float *r = dp + (long)(i - i0) * S;
-                const float *pr = p + (long)(i - i0) * S;
-                for (int k = 0; k <= i; k++) r[k] = pr[k] * (r[k] - D) * scale;
-                memset(r + i + 1, 0, (size_t)(i1 - 1 - i) * sizeof *r);
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, hd, i1, 1.0f, dp, S, a->kf + (long)g * hd, KV, 0.0f,
-                        j->dq + (long)i0 * Q + (long)h * hd, Q);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, i1, hd, nb, 1.0f, dp, S, a->qf + (long)i0 * Q + (long)h * hd, Q,
-                        1.0f, j->dk + (long)g * hd, KV);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, i1, hd, nb, 1.0f, p, S, dy + (long)i0 * hd, hd, 1.0f,
-                        j->dv + (long)g * hd, KV);
-        }
-    }
-}
+#include "kernels/cpu/cpu_train_internal.h"
 
 // ---- the model ----
 
@@ -848,7 +327,7 @@ static void skip_fwd(struct cpu_trainer *t, int row, const float *src, float *x,
     int S = t->S, C = t->C;
     const float *sw = m->skip_weights + (long)row * C;
     if (!m->skip_gates) {
-        scaled_add(x, x, sw, src, S, C);
+        train_scaled_add(x, x, sw, src, S, C);
         return;
     }
     const float *gt = m->skip_gates + (long)row * C;
@@ -929,23 +408,23 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     float eps = c->norm_eps;
     // embedding, bigram, norm, smear
     float *e = t->t_c;
-    gather_rows(e, m->tok_emb, x, S, C);
+    train_gather_rows(e, m->tok_emb, x, S, C);
     if (m->bigram_emb) {  // e += scale * proj(bigram_emb[(36313 t xor 27191 t_prev) mod (V_b - 1)])
         int mod = c->bigram_vocab - 1, D = c->bigram_dim;
         for (int i = 0; i < S; i++)
             t->bh[i] = t->row0[i] ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
-        gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
-        if (m->bigram_proj) linear(t, t->be_rows, m->bigram_proj, t->pb, S, D, C);
+        train_gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
+        if (m->bigram_proj) train_linear(t, t->be_rows, m->bigram_proj, t->pb, S, D, C);
         else memcpy(t->pb, t->be_rows, (size_t)S * C * sizeof *t->pb);  // (D == C)
         for (long i = 0; i < (long)S * C; i++) e[i] += t->pb[i] * m->bigram_scale;
     }
     if (m->ve_emb) {  // the shared value embedding's rows, projected once for every ve layer
-        gather_rows(t->ve_rows, m->ve_emb, x, S, c->ve_dim);
-        if (m->ve_proj) linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
+        train_gather_rows(t->ve_rows, m->ve_emb, x, S, c->ve_dim);
+        if (m->ve_proj) train_linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
         else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
     if (m->smear_fwd_w) memcpy(t->e_raw, e, (size_t)S * C * sizeof *e);
-    if (m->smear_fwd_w && t->seg_prev >= 0) gather_rows(t->e_prev, m->tok_emb, &t->seg_prev, 1, C);
+    if (m->smear_fwd_w && t->seg_prev >= 0) train_gather_rows(t->e_prev, m->tok_emb, &t->seg_prev, 1, C);
     if (m->smear_fwd_w)  // 2026-04-16's SmearGate: e_t += lambda sigmoid(w . e_t[:W]) e_(t-1), rows from the last (raw e_(t-1))
         for (int i = S - 1; i >= 0; i--) {  // (a window's first row: none; a segment's: the token before it)
             if ((t->row0[i] && t->seg_prev < 0) || (c->smear_fwd_bos_fix && x[i] == c->bos_id)) continue;
@@ -955,7 +434,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             const float *ep = t->row0[i] ? t->e_prev : e + (long)(i - 1) * C;
             for (int k = 0; k < C; k++) e[(long)i * C + k] += g * ep[k];
         }
-    rms_fwd(t, e, t->n0, t->r0, S, C, eps, 1.0f);
+    train_rms_fwd(t, e, t->n0, t->r0, S, C, eps, 1.0f);
     float *sg = t->sg;  // sigmoid(smear gate), once per channel (backward reads it too)
     for (int k = 0; m->smear_gate && k < C; k++) sg[k] = sigmoidf(m->smear_gate[k]);
     for (int i = 0; i < S; i++)
@@ -982,13 +461,13 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         mix_fwd(t, w->resid_mix, xc, a->xin);
         float ln = layer_ln(c, l);
         if (!c->attn_off[l]) {  // (DISABLE_LAYER0_ATTN: none)
-            rms_fwd(t, a->xin, a->an, a->ra, S, C, eps, ln);
-            linear(t, a->an, w->wq, a->qn, S, C, Q);
-            linear(t, a->an, w->wk, a->kn, S, C, KV);
-            linear(t, a->an, w->wv, a->v, S, C, KV);
-            lora_fwd_w(t, LORA_Q, l, a->an, a->hq, a->qn);
-            lora_fwd_w(t, LORA_K, l, a->an, a->hk, a->kn);
-            lora_fwd_w(t, LORA_V, l, a->an, a->hv, a->v);
+            train_rms_fwd(t, a->xin, a->an, a->ra, S, C, eps, ln);
+            train_linear(t, a->an, w->wq, a->qn, S, C, Q);
+            train_linear(t, a->an, w->wk, a->kn, S, C, KV);
+            train_linear(t, a->an, w->wv, a->v, S, C, KV);
+            train_lora_fwd_w(t, LORA_Q, l, a->an, a->hq, a->qn);
+            train_lora_fwd_w(t, LORA_K, l, a->an, a->hk, a->kn);
+            train_lora_fwd_w(t, LORA_V, l, a->an, a->hv, a->v);
             if (w->ve_scale)  // v += (vb * s) * ls, as the forward adds it
                 for (long i = 0; i < (long)S * KV; i++) a->v[i] += t->vb[i] * m->ve_scale * w->ve_scale[0];
             if (a->vraw) {  // VALUE_RESIDUAL: v = lambda0 v0 + lambda1 v, v0 layer 0's v
@@ -996,8 +475,8 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 memcpy(a->vraw, a->v, (size_t)S * KV * sizeof(float));
                 for (long i = 0; i < (long)S * KV; i++) a->v[i] = w->vr_lambda[0] * v0[i] + w->vr_lambda[1] * a->vraw[i];
             }
-            rms_fwd(t, a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
-            rms_fwd(t, a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
+            train_rms_fwd(t, a->qn, a->qn, a->rq, S * H, hd, eps, 1.0f);
+            train_rms_fwd(t, a->kn, a->kn, a->rk, S * Hkv, hd, eps, 1.0f);
             memcpy(a->qr, a->qn, (size_t)S * Q * sizeof(float));
             memcpy(a->kf, a->kn, (size_t)S * KV * sizeof(float));
             for (int i = 0; i < t->n_win; i++) {  // (each window from the tables' first position)
@@ -1008,8 +487,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
             for (int i = 0; i < S; i++)
                 for (int h = 0; h < H; h++)
                     for (int d = 0; d < hd; d++) a->qf[(long)i * Q + h * hd + d] = a->qr[(long)i * Q + h * hd + d] * w->q_gain[h];
-            struct att_job aj = {t, a, c->xsa[l], NULL, NULL, NULL, NULL};
-            cpu_pool_run(t->pool, t->n_win * Hkv, att_fwd_task, &aj);
+            train_attention_fwd(t, a, c->xsa[l]);
             if (a->gate) {  // each head's output times mult sigmoid(scale (w_h . an[:W]) + b_h) (2026-04-16's output gate)
                 int W = c->attn_gate_window;
                 for (int i = 0; i < S; i++)
@@ -1021,8 +499,8 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                         for (int d = 0; d < hd; d++) a->zg[(long)i * Q + h * hd + d] = a->z[(long)i * Q + h * hd + d] * g;
                     }
             }
-            linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
-            lora_fwd_w(t, LORA_O, l, a->an, a->ho, a->ao);  // (the adapter reads the attention's input)
+            train_linear(t, a->gate ? a->zg : a->z, w->wo, a->ao, S, Q, C);
+            train_lora_fwd_w(t, LORA_O, l, a->an, a->ho, a->ao);  // (the adapter reads the attention's input)
         }
         if (seq && c->attn_off[l]) {  // (the lanes as they came: lane 0 into xo, lane 1 into l1, the MLP's)
             memcpy(a->xo, a->xb, (size_t)S * C * sizeof *xc);
@@ -1037,27 +515,27 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         } else if (c->attn_off[l]) {
             memcpy(a->xo, a->xin, (size_t)S * C * sizeof *xc);
         } else {
-            scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
+            train_scaled_add(a->xo, a->xin, w->attn_scale, a->ao, S, C);
         }
         // The MLP reads RMSNorm(xo) (sequential), the attention's input rows (GPT-J: the norms are
         // weightless, so an), or lane 1 (two lanes: attention went on lane 0, the MLP on lane 1).
         const float *mlp_res = a->xo;
         if (seq) {  // RMSNorm(m0 lane 1 + m1 x0)
             mix_fwd(t, w->resid_mix, a->l1, t->t_c2);
-            rms_fwd(t, t->t_c2, a->mn, a->rm, S, C, eps, ln);
+            train_rms_fwd(t, t->t_c2, a->mn, a->rm, S, C, eps, ln);
         } else if (lane) {
             memcpy(a->l1, t->lane1, (size_t)S * C * sizeof *xc);
-            rms_fwd(t, a->l1, a->mn, a->rm, S, C, eps, ln);
+            train_rms_fwd(t, a->l1, a->mn, a->rm, S, C, eps, ln);
             mlp_res = a->l1;
         } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
             memcpy(a->mn, a->an, (size_t)S * C * sizeof *xc);
         } else {
-            rms_fwd(t, a->xo, a->mn, a->rm, S, C, eps, ln);
+            train_rms_fwd(t, a->xo, a->mn, a->rm, S, C, eps, ln);
         }
-        linear(t, a->mn, w->w_up, a->u, S, C, F);
-        mlp_act(t, a->u, t->t_f, NULL, c->mlp_leaky_slope, (long)S * F);
-        linear(t, t->t_f, w->w_down, a->mo, S, F, C);
-        lora_fwd_w(t, LORA_MLP, l, a->mn, a->hm, a->mo);
+        train_linear(t, a->mn, w->w_up, a->u, S, C, F);
+        train_mlp_act(t, a->u, t->t_f, NULL, c->mlp_leaky_slope, (long)S * F);
+        train_linear(t, t->t_f, w->w_down, a->mo, S, F, C);
+        train_lora_fwd_w(t, LORA_MLP, l, a->mn, a->hm, a->mo);
         if (together) {  // lane 0 = r0 lane 0 + p00 a + p10 m, lane 1 = r1 lane 1 + p01 a + p11 m (a, m the scaled outputs)
             const float *r = w->lane_resid, *pp = w->lane_post;
             for (long i = 0; i < (long)S * C; i++) {
@@ -1073,10 +551,10 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
                 t->lane1[i] = r[1] * a->l1[i] + pp[3] * mt;
             }
         } else if (lane) {
-            scaled_add(t->lane1, mlp_res, w->mlp_scale, a->mo, S, C);
+            train_scaled_add(t->lane1, mlp_res, w->mlp_scale, a->mo, S, C);
             memcpy(xc, a->xo, (size_t)S * C * sizeof *xc);
         } else {
-            scaled_add(xc, mlp_res, w->mlp_scale, a->mo, S, C);
+            train_scaled_add(xc, mlp_res, w->mlp_scale, a->mo, S, C);
         }
         if (w->dtg_w) {  // DTG_ENABLED: x = x_in + g (x - x_in), g = sigmoid(w . x_in + b) (x_in detached)
             memcpy(a->dtg_pre, xc, (size_t)S * C * sizeof *xc);
@@ -1098,7 +576,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         memcpy(t->xl0, xc, (size_t)S * C * sizeof *xc);
         for (long i = 0; i < (long)S * C; i++) xc[i] = m->lane_merge * t->xl0[i] + (1.0f - m->lane_merge) * t->lane1[i];
     }
-    rms_fwd(t, xc, t->xf, t->rf, S, C, eps, 1.0f);
+    train_rms_fwd(t, xc, t->xf, t->rf, S, C, eps, 1.0f);
 }
 
 // The head adapter of slot `slot`, or NULL.
@@ -1109,8 +587,8 @@ static const struct lora_pair *head_lora(const struct cpu_trainer *t, int slot) 
 // The logits of rows [r0, r0 + n) of t->xf into t->lg (n <= TILE), by slot's head adapter, before the cap.
 static void head_tile(struct cpu_trainer *t, int r0, int n, int slot) {
     const struct lora_pair *lh = head_lora(t, slot);
-    linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
-    if (lh) lora_fwd(t, lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
+    train_linear(t, t->xf + (long)r0 * t->C, t->m->tok_emb, t->lg, n, t->C, t->V);
+    if (lh) train_lora_fwd(t, lh, t->xf + (long)r0 * t->C, t->h_lm, t->lg, n);
 }
 
 // log-sum-exp of a row of logits, in double; *arg the first index of its largest value.
@@ -1174,9 +652,9 @@ static double head_grad(struct cpu_trainer *t, int r0, int r1, int slot, const i
         int n = r1 - q0 < TILE ? r1 - q0 : TILE;
         head_tile(t, q0, n, slot);
         head_rows(t, n, y + (q0 - r0), 1, inv_n, nll ? nll + (q0 - r0) : NULL, nll ? greedy + (q0 - r0) : NULL, &loss);
-        linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)q0 * C, n, C, V, 0.0f);
-        base_dw(t, t->lg, t->xf + (long)q0 * C, t->g_tok, n, C, V);
-        if (lh) lora_bwd(t, lh, t->lg, t->xf + (long)q0 * C, t->h_lm, dxf + (long)q0 * C, n);
+        train_linear_dx(t, t->lg, t->m->tok_emb, dxf + (long)q0 * C, n, C, V, 0.0f);
+        train_base_dw(t, t->lg, t->xf + (long)q0 * C, t->g_tok, n, C, V);
+        if (lh) train_lora_bwd(t, lh, t->lg, t->xf + (long)q0 * C, t->h_lm, dxf + (long)q0 * C, n);
     }
     return loss;
 }
@@ -1204,7 +682,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     int S = t->S, C = t->C, Q = t->Q, KV = t->KV, F = t->F, H = t->H, Hkv = t->Hkv, hd = t->hd;
     int rd = model_rope_dims(c);
     float *g = t->t_c2;  // dL/d(residual stream) as it goes back (lane 0's, with two lanes); t->g holds dL/dxf
-    rms_bwd(t, t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
+    train_rms_bwd(t, t->g, t->xf, t->rf, g, S, C, 1.0f, 0);
     if (c->lanes_from && !c->lanes_split) {  // x = (lane 0 + lane 1) / 2, lane 0 or lane 1
         for (long i = 0; i < (long)S * C; i++) {
             t->g1[i] = c->lanes_final == 0 ? 0.5f * g[i] : c->lanes_final == 1 ? 0.0f : g[i];
@@ -1266,18 +744,18 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         float *gms = t->gl[l].mlp_scale, *gas = t->gl[l].attn_scale;
         float *gout = lane ? t->g1 : g;
         float *dmo = t->t_c;
-        scaled_add_bwd(together || seq ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
+        train_scaled_add_bwd(together || seq ? t->dm : gout, a->mo, w->mlp_scale, gms, dmo, S, C);
         float *hsq = t->t_f, *dh = t->t_f2;
-        if (!t->frozen) mlp_act(t, a->u, hsq, NULL, c->mlp_leaky_slope, (long)S * F);  // (only dW reads it)
-        base_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
-        linear_dx(t, dmo, w->w_down, dh, S, F, C, 0.0f);
-        mlp_act(t, a->u, NULL, dh, c->mlp_leaky_slope, (long)S * F);
-        base_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
+        if (!t->frozen) train_mlp_act(t, a->u, hsq, NULL, c->mlp_leaky_slope, (long)S * F);  // (only dW reads it)
+        train_base_dw(t, dmo, hsq, t->gl[l].down, S, F, C);
+        train_linear_dx(t, dmo, w->w_down, dh, S, F, C, 0.0f);
+        train_mlp_act(t, a->u, NULL, dh, c->mlp_leaky_slope, (long)S * F);
+        train_base_dw(t, dh, a->mn, t->gl[l].up, S, C, F);
         float *dmn = gptj ? t->dmn : t->t_c;
-        lora_bwd_out_w(t, LORA_MLP, l, dmo, a->hm, t->dho);  // (before dmn takes dmo's buffer)
-        linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
-        lora_bwd_in_w(t, LORA_MLP, l, t->dho, a->mn, dmn);
-        if (!gptj) rms_bwd(t, dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
+        train_lora_bwd_out_w(t, LORA_MLP, l, dmo, a->hm, t->dho);  // (before dmn takes dmo's buffer)
+        train_linear_dx(t, dh, w->w_up, dmn, S, C, F, 0.0f);
+        train_lora_bwd_in_w(t, LORA_MLP, l, t->dho, a->mn, dmn);
+        if (!gptj) train_rms_bwd(t, dmn, a->mn, a->rm, seq ? t->dxin : gout, S, C, ln, !seq);  // g = dL/dxo (two lanes: g1 = dL/d(lane 1 in))
         if (seq) mix_bwd(t, m0, gm, t->dxin, a->l1, t->g1);  // (seq: the MLP read m0 lane 1 + m1 x0)
         if (seq && !off) lanes_seq_bwd(t, w->attn_scale, a->ao, w->lane_resid[0], w->lane_post, a->xb, a->l1a, g, t->da, &gr[0], gp);
         for (int k = 0; (together || seq) && k < 2; k++) t->gl[l].lane_resid[k] += (float)gr[k];
@@ -1285,11 +763,11 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         if (!off) {  // (DISABLE_LAYER0_ATTN: xo = xin)
             // attention: xo = xin + as * ao
             float *dao = t->t_c;
-            scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
-            lora_bwd_out_w(t, LORA_O, l, dao, a->ho, t->dho);  // (dao's buffer is reused; dL/d(an) is assembled later)
+            train_scaled_add_bwd(together || seq ? t->da : g, a->ao, w->attn_scale, gas, dao, S, C);
+            train_lora_bwd_out_w(t, LORA_O, l, dao, a->ho, t->dho);  // (dao's buffer is reused; dL/d(an) is assembled later)
             float *dz = t->t_q;
-            base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
-            linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
+            train_base_dw(t, dao, a->gate ? a->zg : a->z, t->gl[l].wo, S, Q, C);
+            train_linear_dx(t, dao, w->wo, dz, S, Q, C, 0.0f);
             if (a->gate)  // through the gate: dz g into the attention, dL/d(its logit) kept for dL/d(an)
                 for (int i = 0; i < S; i++)
                     for (int h = 0; h < H; h++) {
@@ -1302,8 +780,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             float *dq = t->t_q2, *dk = t->t_kv, *dv = t->t_v;
             memset(dk, 0, (size_t)S * KV * sizeof(float));
             memset(dv, 0, (size_t)S * KV * sizeof(float));
-            struct att_job aj = {t, a, c->xsa[l], dz, dq, dk, dv};
-            cpu_pool_run(t->pool, t->n_win * Hkv, att_bwd_task, &aj);
+            train_attention_bwd(t, a, c->xsa[l], dz, dq, dk, dv);
             // q_gain, RoPE, the per-head norms
             float *gq = t->gl[l].q_gain;
             for (int i = 0; i < S; i++)
@@ -1317,8 +794,8 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 cpu_rope_apply(dq + (long)pw->off * Q, pw->n, Q, H, hd, rd, 1, t->cos_t, t->nsin_t);
                 cpu_rope_apply(dk + (long)pw->off * KV, pw->n, KV, Hkv, hd, rd, 1, t->cos_t, t->nsin_t);
             }
-            rms_bwd(t, dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
-            rms_bwd(t, dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
+            train_rms_bwd(t, dq, a->qn, a->rq, dq, S * H, hd, 1.0f, 0);
+            train_rms_bwd(t, dk, a->kn, a->rk, dk, S * Hkv, hd, 1.0f, 0);
             if (a->vraw) {  // v = lambda0 v0 + lambda1 vraw: lambda's gradient, v0's (layer 0's v) kept, dv becomes dL/d(vraw)
                 const float *v0 = t->act[0].v;
                 float *gl_ = t->gl[l].vr_lambda;
@@ -1335,16 +812,16 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
                 for (long i = 0; i < (long)S * KV; i++) t->dvb[i] += dv[i] * ls * s;
             }
             float *dan = t->t_c;
-            base_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
-            base_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
-            base_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
-            linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
-            linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
-            linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
-            lora_bwd_w(t, LORA_Q, l, dq, a->an, a->hq, dan);
-            lora_bwd_w(t, LORA_K, l, dk, a->an, a->hk, dan);
-            lora_bwd_w(t, LORA_V, l, dv, a->an, a->hv, dan);
-            lora_bwd_in_w(t, LORA_O, l, t->dho, a->an, dan);
+            train_base_dw(t, dq, a->an, t->gl[l].wq, S, C, Q);
+            train_base_dw(t, dk, a->an, t->gl[l].wk, S, C, KV);
+            train_base_dw(t, dv, a->an, t->gl[l].wv, S, C, KV);
+            train_linear_dx(t, dq, w->wq, dan, S, C, Q, 0.0f);
+            train_linear_dx(t, dk, w->wk, dan, S, C, KV, 1.0f);
+            train_linear_dx(t, dv, w->wv, dan, S, C, KV, 1.0f);
+            train_lora_bwd_w(t, LORA_Q, l, dq, a->an, a->hq, dan);
+            train_lora_bwd_w(t, LORA_K, l, dk, a->an, a->hk, dan);
+            train_lora_bwd_w(t, LORA_V, l, dv, a->an, a->hv, dan);
+            train_lora_bwd_in_w(t, LORA_O, l, t->dho, a->an, dan);
             if (a->gate)  // the gates read an[:W]
                 for (int i = 0; i < S; i++)
                     for (int h = 0; h < H; h++) {
@@ -1358,10 +835,10 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             if (gptj)  // the MLP read an too
                 for (long i = 0; i < (long)S * C; i++) dan[i] += t->dmn[i];
             if (together || seq) {  // xin = m0 lane 0 + m1 x0 fed the attention alone; g holds lane 0's other gradient
-                rms_bwd(t, dan, a->an, a->ra, t->dxin, S, C, ln, 0);
+                train_rms_bwd(t, dan, a->an, a->ra, t->dxin, S, C, ln, 0);
                 mix_bwd(t, m0, gm, t->dxin, a->xb, g);
             } else {
-                rms_bwd(t, dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
+                train_rms_bwd(t, dan, a->an, a->ra, g, S, C, ln, 1);  // g = dL/dxin
             }
         }
         if (w->dtg_w)  // (DTG's x_in)
@@ -1401,7 +878,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             dn0[(long)i * C + k] = (1 - s) * gx + s * next;
         }
     float *de = t->t_c2;
-    rms_bwd(t, dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
+    train_rms_bwd(t, dn0, t->n0, t->r0, de, S, C, 1.0f, 0);
     float *dprev = t->de_prev;
     if (m->smear_fwd_w && t->seg_prev >= 0) memset(dprev, 0, (size_t)C * sizeof *dprev);
     if (m->smear_fwd_w)  // e'_t = e_t + lambda sigmoid(w . e_t[:W]) e_(t-1): de (of e') becomes dL/de, rows upward
@@ -1418,29 +895,29 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
             for (int k = 0; k < C; k++) dp[k] += g * di[k];
             for (int k = 0; k < W; k++) t->g_sfw[k] += dz * ei[k], di[k] += dz * m->smear_fwd_w[k];
         }
-    scatter_rows(t->g_tok, x, de, S, C);
-    if (m->smear_fwd_w && t->seg_prev >= 0) scatter_rows(t->g_tok, &t->seg_prev, dprev, 1, C);
+    train_scatter_rows(t->g_tok, x, de, S, C);
+    if (m->smear_fwd_w && t->seg_prev >= 0) train_scatter_rows(t->g_tok, &t->seg_prev, dprev, 1, C);
     if (m->bigram_emb) {  // e = tok + scale * pb, pb = proj(be_rows)
         int D = c->bigram_dim;
         t->g_bscale[0] += (float)dot_f(de, t->pb, S * C);
         float *dpb = t->g;  // (dL/dxf is done with)
         for (long i = 0; i < (long)S * C; i++) dpb[i] = de[i] * m->bigram_scale;
         if (m->bigram_proj) {
-            base_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
-            linear_dx(t, dpb, m->bigram_proj, t->t_e, S, D, C, 0.0f);
-            scatter_rows(t->g_bemb, t->bh, t->t_e, S, D);
+            train_base_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
+            train_linear_dx(t, dpb, m->bigram_proj, t->t_e, S, D, C, 0.0f);
+            train_scatter_rows(t->g_bemb, t->bh, t->t_e, S, D);
         } else {
-            scatter_rows(t->g_bemb, t->bh, dpb, S, D);
+            train_scatter_rows(t->g_bemb, t->bh, dpb, S, D);
         }
     }
     if (m->ve_emb) {  // vb = proj(ve_rows)
         int D = c->ve_dim;
         if (m->ve_proj) {
-            base_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
-            linear_dx(t, t->dvb, m->ve_proj, t->t_e, S, D, KV, 0.0f);
-            scatter_rows(t->g_veemb, x, t->t_e, S, D);
+            train_base_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
+            train_linear_dx(t, t->dvb, m->ve_proj, t->t_e, S, D, KV, 0.0f);
+            train_scatter_rows(t->g_veemb, x, t->t_e, S, D);
         } else {
-            scatter_rows(t->g_veemb, x, t->dvb, S, D);
+            train_scatter_rows(t->g_veemb, x, t->dvb, S, D);
         }
     }
 }
