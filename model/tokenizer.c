@@ -76,6 +76,11 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
         rc = tokenizer_sp_load(t, path, data, len, err);
     else if (dot && !strcmp(dot, ".bin"))
         rc = tokenizer_llama2c_load(t, path, data, len, err);
+    else if (len >= 3 && (unsigned char)data[0] == 0x0a && data[1] != 0)
+        // A SentencePiece ModelProto under another name (Mistral's tokenizer.model.v3): it opens with
+        // its first piece, field 1 of a non-empty length. (A llama2.c .bin opens with a 4-byte
+        // max_token_length, whose second byte is 0.)
+        rc = tokenizer_sp_load(t, path, data, len, err);
     else
         rc = xsa_fail(err, XSA_EBADINPUT,
                       "%s: unknown tokenizer format (expected tokenizer.json, a SentencePiece .model or a llama2.c .bin)",

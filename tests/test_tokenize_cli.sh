@@ -41,5 +41,14 @@ expect_exit jsonl_not_string 2 "stdin line 2: not a JSON string" -- \
 printf '["a"]\n' > "$TMP/in2.jsonl"
 expect_exit jsonl_array 2 "stdin line 1: not a JSON string" -- \
     bash -c "\"$XSA_BIN\" tokenize --jsonl --tokenizer $FIX/gpt2/tokenizer.json < \"$TMP/in2.jsonl\""
+# A SentencePiece model is known by its bytes under any name (Mistral's tokenizer.model.v3): the
+# same ids as under its own name; a file of neither kind is refused by name.
+cp $FIX/sp_bpe/tokenizer.model "$TMP/tokenizer.model.v3"
+"$XSA_BIN" tokenize --tokenizer $FIX/sp_bpe/tokenizer.model < $FIX/corpus.txt > "$TMP/want" 2> "$TMP/err" &&
+    "$XSA_BIN" tokenize --tokenizer "$TMP/tokenizer.model.v3" < $FIX/corpus.txt > "$TMP/out" 2>> "$TMP/err" &&
+    [ -s "$TMP/want" ] && cmp -s "$TMP/out" "$TMP/want" && pass sp_model_other_name ||
+    fail sp_model_other_name "$(head -c 300 "$TMP/err")"
+printf 'not a tokenizer\n' > "$TMP/tok.v2"
+expect_exit unknown_format 2 "tok.v2: unknown tokenizer format" -- "$XSA_BIN" tokenize --tokenizer "$TMP/tok.v2"
 expect_exit help 0 "usage: xsa-eval tokenize" -- "$XSA_BIN" tokenize --help
 finish
