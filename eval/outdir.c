@@ -254,6 +254,12 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
             if (g_inputs[j] && outdir_same_file(paths[i], g_inputs[j]))
                 return xsa_fail(err, XSA_EBADINPUT, "%s is an input of this command; writing it would replace it: choose "
                                 "another output path", paths[i]);
+    // A folder where a file goes (a chart's name, say) would stop the renames half way: refused
+    // before anything is written, so that the set appears whole or not at all.
+    for (int i = 0; i < n; i++)
+        if (dir_exists(paths[i]))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: is a folder; nothing was written: choose another -o path or move the "
+                            "folder", paths[i]);
     // One temporary folder ".xsa-report.tmp.<pid>" in each distinct target folder (told apart
     // by device and inode, not by spelling), so that every rename stays within its filesystem;
     // stdout, stderr and special files are written last, directly.

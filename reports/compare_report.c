@@ -14,11 +14,6 @@
 #include "reports/svg.h"
 #include "tasks/task.h"
 
-static void fmt_ppl(double v, char buf[48]) {
-    if (isfinite(v)) snprintf(buf, 48, "%.3f", v);
-    else snprintf(buf, 48, "n/a (overflow)");
-}
-
 static void value_se(struct sbuf *o, double v, double se) {  // fractions -> "43.25 ± 2.48"
     if (isnan(se)) sbuf_printf(o, " %.2f |", v * 100);
     else sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", v * 100, se * 100);
@@ -87,11 +82,13 @@ void compare_markdown(const struct results *a, const struct results *b, const st
         const struct compare_row *r = &c->rows[i];
         if (!r->has_ppl) continue;
         // A perplexity past DBL_MAX (lm-eval's math.exp raises there) is null in the file.
-        char pa[48], pb[48];
-        fmt_ppl(r->ppl_a, pa);
-        fmt_ppl(r->ppl_b, pb);
+        char pa[32], pb[32];
+        report_value(isfinite(r->ppl_a) ? r->ppl_a : INFINITY, 3, pa);
+        report_value(isfinite(r->ppl_b) ? r->ppl_b : INFINITY, 3, pb);
         sbuf_printf(o, "\n%s perplexity (lower is better): A %s, B %s", r->task, pa, pb);
-        if (isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0) sbuf_printf(o, " (B/A = %.4f)", r->ppl_b / r->ppl_a);
+        double ratio = r->ppl_b / r->ppl_a;
+        if (isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0)
+            sbuf_printf(o, ratio >= 1e-3 && ratio < 1e6 ? " (B/A = %.4f)" : " (B/A = %.3e)", ratio);
         sbuf_puts(o, ".\n");
     }
     char iters[32];

@@ -74,6 +74,13 @@ void report_thousands(long long x, char buf[32]) {
     buf[j] = '\0';
 }
 
+void report_value(double v, int decimals, char buf[32]) {
+    if (isnan(v)) snprintf(buf, 32, "N/A");
+    else if (!isfinite(v)) snprintf(buf, 32, "overflow");
+    else if (fabs(v) >= 1e6) snprintf(buf, 32, "%.4e", v);
+    else snprintf(buf, 32, "%.*f", decimals, v);
+}
+
 void report_command_line(int argc, char **argv, struct sbuf *out) {
     sbuf_puts(out, "xsa-eval");
     for (int i = 0; i < argc; i++) {
@@ -357,8 +364,13 @@ void report_markdown(const struct results *const *rs, const char *const *paths, 
                 int m = tr ? results_metric_index(tr, "perplexity") : -1;
                 if (m < 0) sbuf_puts(o, " - |");
                 else if (!isfinite(tr->value[m])) sbuf_puts(o, " n/a (overflow) |");  // null in the file
-                else if (isnan(tr->stderr_[m])) sbuf_printf(o, " %.2f |", tr->value[m]);
-                else sbuf_printf(o, " %.2f \xc2\xb1 %.2f |", tr->value[m], tr->stderr_[m]);
+                else {
+                    char v[32], se[32];
+                    report_value(tr->value[m], 2, v);
+                    report_value(tr->stderr_[m], 2, se);
+                    if (isnan(tr->stderr_[m])) sbuf_printf(o, " %s |", v);
+                    else sbuf_printf(o, " %s \xc2\xb1 %s |", v, se);
+                }
             }
             sbuf_puts(o, "\n");
         }
@@ -417,10 +429,10 @@ void report_run_table(const struct results *r, FILE *f) {
     for (int i = 0; i < r->n_tasks; i++) {
         const struct task_result *t = &r->tasks[i];
         for (int k = 0; k < t->n_metrics; k++) {
-            char se[32];
-            if (isnan(t->stderr_[k])) snprintf(se, sizeof se, "N/A");
-            else snprintf(se, sizeof se, "%.4f", t->stderr_[k]);
-            fprintf(f, "| %s | %s | %.4f | %s | %d |\n", k == 0 ? t->name : "", t->metric[k], t->value[k], se, t->n_docs);
+            char v[32], se[32];
+            report_value(t->value[k], 4, v);
+            report_value(t->stderr_[k], 4, se);
+            fprintf(f, "| %s | %s | %s | %s | %d |\n", k == 0 ? t->name : "", t->metric[k], v, se, t->n_docs);
         }
     }
     fflush(f);

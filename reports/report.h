@@ -42,6 +42,9 @@ void md_image(struct sbuf *o, const char *alt, const char *base, const char *suf
 void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
 void report_fmt_ci(double lo, double hi, char buf[48]);            // "[-1.20, +3.40]", or "N/A" (no interval)
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"
+// A metric value with `decimals` places, or in scientific notation from 1e6 on (a perplexity
+// can reach 1e300, which "%f" would print as 300 digits); NaN "N/A", an infinity "overflow".
+void report_value(double v, int decimals, char buf[32]);
 // A report of three renderings of ctx: Markdown (linking the chart at chart_rel, NULL: none),
 // one SVG chart and JSON.
 struct report_renderers {

@@ -109,6 +109,18 @@ rm -f ./- ./-_acc.svg ./-_delta.svg
 "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/a01.md" --alpha 0.01 --iters 400 >/dev/null 2>&1
 if grep -q "99% paired bootstrap interval" "$TMP/a01_delta.svg" && grep -q "99% CI" "$TMP/a01.md"; then pass delta_chart_level
 else fail delta_chart_level "$(grep -o '[0-9.]*% paired bootstrap interval' "$TMP/a01_delta.svg")"; fi
+# A perplexity near 1e270 (a badly broken model) is printed in scientific notation, whole, in
+# the report and the comparison (not as hundreds of digits cut at a buffer's end).
+python3 - "$F/sa.json" "$TMP/huge.json" <<'EOF'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+lls = r["xsa_eval"]["per_doc"]["lambada_openai"]["perplexity"]
+lls[:] = [v - 620 for v in lls]
+r["results"]["lambada_openai"]["perplexity,none"] = math.exp(-sum(lls) / len(lls))
+json.dump(r, open(sys.argv[2], "w"))
+EOF
+expect_exit report_huge_ppl 0 "\| lambada_openai \| perplexity \| [0-9]\.[0-9]{4}e\+270 ± " -- "$XSA_BIN" report "$TMP/huge.json"
+expect_exit compare_huge_ppl 0 "perplexity \(lower is better\): A [0-9.]+, B [0-9]\.[0-9]{4}e\+270 \(B/A = [0-9]\.[0-9]{3}e\+2[0-9]{2}\)" -- "$XSA_BIN" compare $F/xsa.json "$TMP/huge.json" --iters 200
 # A report that stdout cannot take whole is exit 3.
 "$XSA_BIN" report $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
 if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass report_stdout_full; else fail report_stdout_full "rc=$rc"; fi

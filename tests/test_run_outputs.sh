@@ -41,6 +41,11 @@ expect_exit compare_o_empty 2 "-o '': empty path" -- "$XSA_BIN" compare $F/sa.js
 expect_exit report_o_empty 2 "-o '': empty path" -- "$XSA_BIN" report $F/sa.json -o ''
 expect_exit check_verdict_empty 2 "--verdict '': empty path" -- "$XSA_BIN" check --baseline $F/sa.json --results $F/xsa.json --verdict ''
 expect_exit compare_o_folder 2 "is a folder" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP"
+# A folder at one chart's name: exit 2 and none of the set written (not the other chart).
+mkdir -p "$TMP/cy/y_acc.svg"
+expect_exit compare_chart_folder 2 "y_acc.svg: is a folder; nothing was written" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/cy/y.md"
+left=$(ls "$TMP/cy" | grep -v '^y_acc.svg$')
+[ -z "$left" ] && pass compare_chart_folder_nothing_left || fail compare_chart_folder_nothing_left "$left"
 expect_exit check_verdict_no_dir 2 "no folder $TMP/nope" -- "$XSA_BIN" check --baseline $F/sa.json --results $F/xsa.json --verdict "$TMP/nope/v.json"
 
 # --threads past what the backend starts: the results record what ran.

@@ -51,6 +51,11 @@ if $X report --trend "$TMP/sa_300.json" "$TMP/sa_100.json" "$TMP/xsa_100.json" "
         pass trend_groups_by_series_and_step
     else fail trend_groups_by_series_and_step "steps '$steps'"; fi
 else fail trend_groups_by_series_and_step "exit $?: $(head -1 "$TMP/err")"; fi
+# A folder at one chart's name: exit 2, and no other chart or report of the set is left.
+mkdir -p "$TMP/tx/tr_trend_average.svg"
+expect_exit trend_chart_folder 2 "tr_trend_average.svg: is a folder; nothing was written" -- $X report --trend "$TMP/sa_300.json" "$TMP/sa_100.json" "$TMP/xsa_100.json" "$TMP/xsa_300.json" -o "$TMP/tx/tr.md"
+left=$(ls "$TMP/tx" | grep -v '^tr_trend_average.svg$')
+[ -z "$left" ] && pass trend_chart_folder_nothing_left || fail trend_chart_folder_nothing_left "$left"
 expect_exit trend_no_step 2 "no training step for checkpoints/sa-125m: score it with run --step N" -- $X report --trend $F/sa.json
 # run records the step it finds (config.json's, else a step_N folder of the real path: `--model .`
 # inside step_200 is at step 200), so the curve no longer depends on where report runs or on the
