@@ -10,6 +10,7 @@
 
 #include "common/fileio.h"
 #include "common/xalloc.h"
+#include "eval/metrics.h"
 #include "eval/stats.h"
 #include "tasks/task.h"
 
@@ -186,6 +187,13 @@ static int compare_task(const struct task_result *ta, const struct task_result *
             row->has_ppl = 1;
             row->ppl_a = ta->value[pa_i];
             row->ppl_b = tb->value[pb_i];
+        }
+        if (pa_i >= 0 && pb_i >= 0 && (n != ta->n_docs || n != tb->n_docs)) {  // as the accuracies: the pairs' own
+            double *la = xsa_malloc(sizeof(double) * (size_t)n), *lb = xsa_malloc(sizeof(double) * (size_t)n);
+            for (int k = 0; k < n; k++) la[k] = ta->per_doc[pa_i][ia[k]], lb[k] = tb->per_doc[pb_i][ib[k]];
+            row->ppl_a = metrics_perplexity(la, n);
+            row->ppl_b = metrics_perplexity(lb, n);
+            free(la), free(lb);
         }
     }
     free(ia);

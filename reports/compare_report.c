@@ -83,8 +83,10 @@ void compare_markdown(const struct results *a, const struct results *b, const st
         if (!r->has_ppl) continue;
         // A perplexity past DBL_MAX (lm-eval's math.exp raises there) is null in the file.
         char pa[32], pb[32];
-        report_value(isfinite(r->ppl_a) ? r->ppl_a : INFINITY, 3, pa);
-        report_value(isfinite(r->ppl_b) ? r->ppl_b : INFINITY, 3, pb);
+        report_value(r->ppl_a, 3, pa);
+        report_value(r->ppl_b, 3, pb);
+        if (!isfinite(r->ppl_a)) snprintf(pa, sizeof pa, "n/a (overflow)");
+        if (!isfinite(r->ppl_b)) snprintf(pb, sizeof pb, "n/a (overflow)");
         sbuf_printf(o, "\n%s perplexity (lower is better): A %s, B %s", r->task, pa, pb);
         double ratio = r->ppl_b / r->ppl_a;
         if (isfinite(r->ppl_a) && isfinite(r->ppl_b) && r->ppl_a > 0)

@@ -197,6 +197,20 @@ TEST(refuses_incomparable_unless_forced) {
     // Different limits under --force: the shared 200 documents are paired.
     CHECK_EQ_INT(compare_results(&a, &lim, &opt, &c, &err), 0);
     CHECK(c.forced && c.n_rows == 9 && c.rows[0].n == 200);
+    // The perplexity line pairs the documents too: A's over the 200 both have, not A's 400.
+    const struct task_result *la = results_find_task(&a, "lambada_openai"), *lb = results_find_task(&lim, "lambada_openai");
+    int pm = la ? results_metric_index(la, "perplexity") : -1, row = -1;
+    for (int i = 0; i < c.n_rows; i++)
+        if (!strcmp(c.rows[i].task, "lambada_openai")) row = i;
+    if (!la || !lb || pm < 0 || row < 0) { CHECK(0); return; }
+    double sum = 0;
+    int paired = 0;
+    for (int i = 0; i < la->n_docs; i++)
+        for (int j = 0; j < lb->n_docs; j++)
+            if (la->doc_id[i] == lb->doc_id[j]) sum += la->per_doc[pm][i], paired++;
+    CHECK_EQ_INT(paired, 200);
+    CHECK(c.rows[row].has_ppl && fabs(c.rows[row].ppl_a / exp(-sum / paired) - 1) < 1e-12);
+    CHECK(fabs(c.rows[row].ppl_a - la->value[pm]) > 1e-6 * la->value[pm]);
     comparison_free(&c);
     results_free(&a);
     results_free(&od);
