@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +62,37 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
     }
     if (rc) journal_close(j, 0);
     return rc;
+}
+
+static int done_path(const char *dir, const char run_scope[65], char *out, size_t n) {
+    return snprintf(out, n, "%s/journal_%.16s.done", dir, run_scope) >= (int)n ? -1 : 0;
+}
+
+int journal_mark_done(const char *dir, const char run_scope[65], const char *results_path, xsa_error *err) {
+    char p[4200], line[4200];
+    const char *base = strrchr(results_path, '/') ? strrchr(results_path, '/') + 1 : results_path;
+    int len = snprintf(line, sizeof line, "%s\n", base);
+    if (done_path(dir, run_scope, p, sizeof p) || len >= (int)sizeof line)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
+    return file_write_atomic(p, line, (size_t)len, err);
+}
+
+int journal_done_results(const char *dir, const char run_scope[65], char *out, size_t n) {
+    char p[4200], *text = NULL;
+    size_t len = 0;
+    xsa_error e = {0};
+    if (done_path(dir, run_scope, p, sizeof p) || !file_exists(p) || file_read_all(p, 4096, &text, &len, &e)) return 0;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
+    // Only a results file of this folder, by the name run gives it.
+    int ok = len > 13 && !strncmp(text, "results_", 8) && !strcmp(text + len - 5, ".json") && !strchr(text, '/') &&
+             snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);
+    free(text);
+    return ok;
+}
+
+void journal_forget_done(const char *dir, const char run_scope[65]) {
+    char p[4200];
+    if (!done_path(dir, run_scope, p, sizeof p)) unlink(p);
 }
 
 int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out) {

@@ -328,10 +328,12 @@ static void on_stop_signal(int sig) {
     run_stop_requested = 1;
 }
 
-// Scores every task with one model and writes its results; *out_path receives the file.
+// Scores every task with one model and writes its results; *out_path receives the file and
+// run_scope the run's scope (journal_scopes). In a run of several models, results an
+// interrupted launch of the same command wrote (journal_mark_done) are read back instead.
 static int evaluate_model(const struct run_options *opt, int model_index, const char *path, const struct hub_model *hub,
-                          const char *name, struct task_data *tds, int n_tasks,
-                          const char *stamp, struct results *r, char *out_path, size_t out_n, xsa_error *err) {
+                          const char *name, struct task_data *tds, int n_tasks, const char *stamp, struct results *r,
+                          char *out_path, size_t out_n, char run_scope[65], int *was_reused, xsa_error *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->version, sizeof r->version, "%s", XSA_EVAL_VERSION);
     snprintf(r->command, sizeof r->command, "%s", opt->command ? opt->command : "");
@@ -356,11 +358,36 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         rc = outdir_prepare_dir("--output", dir, err);
     }
     if (!rc) outdir_sweep(dir);  // what killed runs left behind (their journals stay)
+    struct run_journal jn = {0};
+    struct sbuf settings = {0};
+    char model_scope[65];
+    int have_jn = 0, reused = 0;
+    run_scope[0] = '\0';
+    if (!rc) run_settings(opt, r, tds, n_tasks, &settings);
+    if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
+    sbuf_free(&settings);
+    if (!rc && !opt->resume) journal_forget_done(dir, run_scope);
+    char prev[4200];
+    if (!rc && opt->n_models > 1 && journal_done_results(dir, run_scope, prev, sizeof prev) && strlen(prev) < out_n) {
+        struct results old;
+        xsa_error rerr = {0};
+        if (results_read_json(&old, prev, &rerr)) {
+            fprintf(stderr, "xsa-eval: note: %s: %s; scoring %s again\n", prev, rerr.msg, r->model.name);
+        } else {
+            reused = 1;
+            results_free(r);
+            *r = old;
+            memcpy(out_path, prev, strlen(prev) + 1);
+            if (!opt->quiet)
+                fprintf(stderr, "xsa-eval: %s: an interrupted launch of this command wrote its results (%s): read back, "
+                        "not scored again\n", r->model.name, prev);
+        }
+    }
     char (*samples)[4096] = xsa_calloc((size_t)n_tasks + 1, sizeof *samples);  // (n_tasks) final samples paths
     // Encode every task before scoring any, so that a request lm-eval would refuse (a
     // continuation longer than the context window) stops the run before hours of scoring.
     struct task_work *tw = xsa_calloc((size_t)n_tasks + 1, sizeof *tw);
-    for (int ti = 0; ti < n_tasks && !rc; ti++) {
+    for (int ti = 0; ti < n_tasks && !rc && !reused; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
         r->n_tasks = ti + 1;
@@ -379,17 +406,10 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         rc = task_work_encode(opt, td, &mr, &tw[ti], &tr->truncated_requests, err);
         r->tokenize_s += now_s() - t0;
     }
-    struct run_journal jn = {0};
-    struct sbuf settings = {0};
-    char model_scope[65], run_scope[65];
-    int have_jn = 0;
-    if (!rc) run_settings(opt, r, tds, n_tasks, &settings);
-    if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
-    if (!rc) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
-    have_jn = !rc;
-    sbuf_free(&settings);
-    if (!rc) rc = run_ranks_model_begin(model_index, run_scope, &mr, model_scope, err);
-    for (int ti = 0; ti < n_tasks && !rc; ti++) {
+    if (!rc && !reused) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
+    have_jn = !rc && !reused;
+    if (!rc && !reused) rc = run_ranks_model_begin(model_index, run_scope, &mr, model_scope, err);
+    for (int ti = 0; ti < n_tasks && !rc && !reused; ti++) {
         const struct task_data *td = &tds[ti];
         struct task_result *tr = &r->tasks[ti];
         struct task_work *w = &tw[ti];
@@ -426,18 +446,24 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     }
     for (int ti = 0; tw && ti < n_tasks; ti++) task_work_free(&tw[ti]);
     free(tw);
-    r->end_time = now_s();
-    r->total_s = r->end_time - r->start_time;
+    if (!reused) {
+        r->end_time = now_s();
+        r->total_s = r->end_time - r->start_time;
+    }
     // Commit: samples first, the results file last, none replacing another run's file.
     char pending[4200];
-    if (!rc && snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
+    if (!rc && !reused && snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
-    if (!rc) rc = outdir_pending_path(out_path, pending, sizeof pending, err);
-    if (!rc) rc = results_write_json(r, pending, err);
-    for (int ti = 0; !rc && ti < n_tasks; ti++)
+    if (!rc && !reused) rc = outdir_pending_path(out_path, pending, sizeof pending, err);
+    if (!rc && !reused) rc = results_write_json(r, pending, err);
+    for (int ti = 0; !rc && !reused && ti < n_tasks; ti++)
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
-    if (!rc) rc = outdir_commit(out_path, err);
-    if (!rc) rc = run_ranks_model_end(dir, run_scope, err);
+    if (!rc && !reused) rc = outdir_commit(out_path, err);
+    if (!rc && !reused) rc = run_ranks_model_end(dir, run_scope, err);
+    // Until the whole run is written, a rerun reads these results back (run_pipeline drops the mark).
+    xsa_error merr = {0};
+    if (!rc && !reused && opt->n_models > 1 && journal_mark_done(dir, run_scope, out_path, &merr))
+        fprintf(stderr, "xsa-eval: note: %s (a rerun would score %s again)\n", merr.msg, r->model.name);
     if (rc) {
         for (int ti = 0; samples && ti < n_tasks; ti++)
             if (samples[ti][0]) outdir_discard(samples[ti]);
@@ -455,6 +481,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         fprintf(stderr, "xsa-eval: %s: %ld requests came from the journal or the request cache\n", r->model.name,
                 jn.reused);
     if (have_jn) journal_close(&jn, rc == 0);
+    *was_reused = reused;
     free(samples);
     run_model_close(&mr);
     return rc;
@@ -527,21 +554,25 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     if (dist_size() > 1) sa.sa_handler = SIG_DFL;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    char scopes[RUN_MAX_MODELS][65];
     for (int m = 0; m < opt->n_models && !rc; m++) {
+        int reused = 0;
         rc = evaluate_model(opt, m, opt->models[m], opt->hub[m], names[m], tds, n_tasks, stamp, &res[m], paths[m],
-                            sizeof paths[m], err);
+                            sizeof paths[m], scopes[m], &reused, err);
         n_done = m + 1;
         if (!rc && opt->model_done) opt->model_done(opt->done_ctx, &res[m], paths[m]);
-        if (!rc) print_throughput(&res[m], opt);
+        if (!rc && !reused) print_throughput(&res[m], opt);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (!rc && opt->n_models == 2 && opt->pair_done)
         rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
+    char sub[4400];
+    for (int m = 0; !rc && opt->n_models > 1 && m < opt->n_models; m++)  // the whole run is written
+        if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) journal_forget_done(sub, scopes[m]);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
     for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
     if (rc && made_output) {  // only what is empty: a journal to resume from stays
-        char sub[4400];
         for (int m = 0; m < opt->n_models; m++)
             if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) rmdir(sub);
         file_rmdirs_upto(opt->output, made_top);

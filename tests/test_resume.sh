@@ -151,4 +151,35 @@ cp -r "$TMP/rc" "$TMP/rcd"
 for f in "$TMP"/rcd/*.xsar; do printf 'Z' | dd of="$f" bs=1 seek=50 conv=notrunc 2>/dev/null; done
 expect_exit cache_header_damaged 2 "\.xsar: its header is damaged; remove it" -- run --output "$TMP/q5" --cache-requests "$TMP/rcd"
 expect_exit cache_requests_empty 2 "--cache-requests '': empty path" -- run --output "$TMP/q4" --cache-requests ''
+
+# Two models, killed while the second scores: the rerun reads the first one's results back (one
+# results file, the same one, not scored again), resumes the second, writes the comparison and
+# leaves no mark; a finished two-model run's rerun scores both again (nothing marks them).
+TWO=(run --model $M --model demo/xsa --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu
+     --threads 1 --batch-tokens 256 --cache-dir "$TMP/c" --output "$TMP/two")
+"$XSA_BIN" "${TWO[@]}" --quiet >/dev/null 2>&1 &
+pid=$!
+landed=0
+while kill -0 $pid 2>/dev/null; do
+    for j in "$TMP"/two/xsa/journal_*.xsaj; do
+        [ -f "$j" ] && [ "$(stat -c %s "$j" 2>/dev/null || echo 0)" -ge $((80 + 32 * 100)) ] && kill -KILL $pid 2>/dev/null && landed=1
+    done
+    sleep 0.002
+done
+{ wait $pid; } 2>/dev/null
+if [ $landed = 1 ]; then
+    first=$(ls "$TMP"/two/sa/results_*.json)
+    "$XSA_BIN" "${TWO[@]}" >/dev/null 2>"$TMP/two.log"; rc=$?
+    marks=$(ls "$TMP"/two/*/journal_* 2>/dev/null)
+    if [ $rc = 0 ] && [ "$(ls "$TMP"/two/sa/results_*.json)" = "$first" ] && grep -q "sa: an interrupted launch of this command wrote its results" "$TMP/two.log" &&
+        ! grep -q "^xsa-eval: sa: .* requests, " "$TMP/two.log" && grep -q "resuming from .*/xsa/journal_" "$TMP/two.log" &&
+        [ "$(ls "$TMP"/two/xsa/results_*.json | wc -l)" = 1 ] && ls "$TMP"/two/compare_*.md >/dev/null 2>&1 && [ -z "$marks" ]; then
+        pass two_models_resume_reads_first_back
+    else fail two_models_resume_reads_first_back "rc=$rc marks='$marks' $(grep -v warning "$TMP/two.log" | head -3)"; fi
+    "$XSA_BIN" "${TWO[@]}" --quiet >/dev/null 2>&1
+    [ "$(ls "$TMP"/two/sa/results_*.json | wc -l)" = 2 ] && pass two_models_finished_rerun_scores_again ||
+        fail two_models_finished_rerun_scores_again "$(ls "$TMP"/two/sa)"
+else
+    skip two_models_resume_reads_first_back "the run ended before its kill"
+fi
 finish
