@@ -183,10 +183,10 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         for (int j = 0; j < i; j++)
             if (!strcmp(files[j].url, files[i].url)) req_of[i] = req_of[j];
         if (req_of[i] >= 0) continue;
-        // A complete earlier download whose pinned digest still matches needs no network.
+        // A complete earlier download whose pinned digest still matches needs no network (--force: fetched again).
         const char *pin = files[i].member ? files[i].raw_sha256 : files[i].sha256;
         char sha[65];
-        if (pin && file_exists(dl[i]) && !sha256_file_hex(dl[i], sha, NULL) && !strcmp(sha, pin)) continue;
+        if (!c->opt->force && pin && file_exists(dl[i]) && !sha256_file_hex(dl[i], sha, NULL) && !strcmp(sha, pin)) continue;
         unlink(dl[i]);
         req_of[i] = n_req;
         reqs[n_req++] = (struct http_request){.url = files[i].url, .dest_path = dl[i], .hf_auth = files[i].hf_auth,

@@ -305,6 +305,11 @@ if [ -f "$SH/piqa/valid.jsonl" ] && [ -f "$SH/siqa/socialiqa-train-dev.zip" ] &&
         pass real_originals_pinned || fail real_originals_pinned "exit $rc: $out"
     expect_exit real_hub_pinned 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$TMP/c18" --hf-endpoint "$R/h/ok/0" --source hub
     cmp -s "$TMP/c17/lambada_openai/test.jsonl" "$TMP/c18/lambada_openai/test.jsonl" && pass real_hub_equals_original || fail real_hub_equals_original "canonical files differ"
+    # --force fetches the authors' files again even where the copy kept matches its pin.
+    before=$(grep -c 'valid.jsonl' "$TMP/real.log")
+    dl --tasks piqa --cache-dir "$TMP/c17" --originals-mirror "$R/o/ok/0" --source original --force >/dev/null 2>&1
+    [ "$(grep -c 'valid.jsonl' "$TMP/real.log")" -gt "$before" ] && pass force_refetches_pinned_original ||
+        fail force_refetches_pinned_original "no new request for valid.jsonl"
 else
     skip real_originals "../shared/benchdata absent"
 fi
