@@ -281,9 +281,14 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
     jsonw_int(&w, "requests", r->requests);
     jsonw_int(&w, "tokens_scored", r->tokens_scored);
     jsonw_int(&w, "tokens_computed", r->tokens_computed);
-    // Throughput of the scoring phase: forward tokens (and requests) per second.
+    if (r->requests_reused) {  // (only then: a run that reused nothing writes what it always has)
+        jsonw_int(&w, "requests_reused", r->requests_reused);
+        jsonw_int(&w, "tokens_reused", r->tokens_reused);
+    }
+    // Throughput of the scoring phase: forward tokens (and the requests scored, not those the
+    // journal or the request cache gave back) per second.
     jsonw_num(&w, "tokens_per_s", r->score_s > 0 ? (double)r->tokens_computed / r->score_s : 0);
-    jsonw_num(&w, "requests_per_s", r->score_s > 0 ? (double)r->requests / r->score_s : 0);
+    jsonw_num(&w, "requests_per_s", r->score_s > 0 ? (double)(r->requests - r->requests_reused) / r->score_s : 0);
     jsonw_end(&w);
     jsonw_end(&w);  // xsa_eval
 
@@ -612,7 +617,9 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         (rc = get_num(c, tm, "score_s", &r->score_s, 0)) || (rc = get_num(c, tm, "total_s", &r->total_s, 0)) ||
         (rc = get_ll(c, tm, "requests", 0, 1LL << 53, &r->requests, 0)) ||
         (rc = get_ll(c, tm, "tokens_scored", 0, 1LL << 53, &r->tokens_scored, 0)) ||
-        (rc = get_ll(c, tm, "tokens_computed", 0, 1LL << 53, &r->tokens_computed, 0)))
+        (rc = get_ll(c, tm, "tokens_computed", 0, 1LL << 53, &r->tokens_computed, 0)) ||
+        (rc = get_ll(c, tm, "requests_reused", 0, 1LL << 53, &r->requests_reused, 0)) ||
+        (rc = get_ll(c, tm, "tokens_reused", 0, 1LL << 53, &r->tokens_reused, 0)))
         return rc;
 
     int n = cJSON_GetArraySize(res);

@@ -58,6 +58,7 @@ struct results {
     double start_time, end_time;   // Unix seconds
     double load_s, tokenize_s, score_s, total_s;
     long long requests, tokens_scored, tokens_computed;
+    long long requests_reused, tokens_reused;  // of those, taken from the journal or the request cache
     int n_tasks;
     struct task_result *tasks;     // (n_tasks)
 };

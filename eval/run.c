@@ -209,15 +209,17 @@ static int encode_task(const struct run_options *opt, const struct task_data *td
 }
 
 // What the scheduler saved and how fast the backend went, on stderr (not with --quiet).
+// Of the requests scored in this launch: those the journal or the request cache gave back are
+// neither work done nor shared prefixes (evaluate_model says how many there were).
 static void print_throughput(const struct results *r, const struct run_options *opt) {
-    if (opt->quiet || r->requests == 0) return;
+    long long req = r->requests - r->requests_reused, tok = r->tokens_scored - r->tokens_reused;
+    if (opt->quiet || req <= 0) return;
     double s = r->score_s > 0 ? r->score_s : 1e-9;
     fprintf(stderr, "xsa-eval: %s: %lld requests, %lld tokens requested, %lld computed (%.2fx fewer, %s); "
             "scored in %.2f s: %.0f requests/s, %.0f computed tokens/s (%s, %d-token batches)\n",
-            r->model.name, r->requests, r->tokens_scored, r->tokens_computed,
-            r->tokens_computed > 0 ? (double)r->tokens_scored / (double)r->tokens_computed : 0.0,
-            opt->share ? "shared prefixes" : "--no-share", r->score_s, (double)r->requests / s,
-            (double)r->tokens_computed / s, r->device, r->batch_tokens);
+            r->model.name, req, tok, r->tokens_computed, r->tokens_computed > 0 ? (double)tok / (double)r->tokens_computed : 0.0,
+            opt->share ? "shared prefixes" : "--no-share", r->score_s, (double)req / s, (double)r->tokens_computed / s,
+            r->device, r->batch_tokens);
 }
 
 
@@ -274,7 +276,7 @@ static int on_batch_done(void *ctx, const int *req, const struct sched_result *r
 // the rest go to the scheduler, and every finished batch is journaled. With several ranks, the
 // other ranks' shares (shard_assign) are sent before this rank scores its own, then gathered.
 static int score_task(struct model_run *mr, const struct task_data *td, struct task_work *w, struct run_journal *jn,
-                      struct sched_options *so, struct sched_stats *st, xsa_error *err) {
+                      struct sched_options *so, struct sched_stats *st, long long reused[2], xsa_error *err) {
     size_t n = (size_t)w->n_req + 1;
     uint8_t (*keys)[16] = xsa_malloc(n * 16), (*bkeys)[16] = xsa_malloc(n * 16);
     int *todo = xsa_malloc(n * sizeof *todo);
@@ -307,6 +309,7 @@ static int score_task(struct model_run *mr, const struct task_data *td, struct t
     if (!rc && n_remote) rc = run_ranks_gather_shares(&ts, owner, remote, n_remote, st, err);
     st->requests += w->n_req - n_todo;  // as an uninterrupted run counts them
     st->tokens_requested += reused_tokens;
+    reused[0] = w->n_req - n_todo - n_remote, reused[1] = reused_tokens;  // (requests, tokens)
     free(keys), free(bkeys), free(todo), free(sub), free(sub_res), free(owner), free(remote);
     return rc;
 }
@@ -419,8 +422,11 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
                                    .progress = progress_line, .progress_ctx = &pc, .stop = &run_stop_requested};
         struct sched_stats st;
         double t0 = now_s();
-        rc = score_task(&mr, td, w, &jn, &so, &st, err);
+        long long reused_rt[2] = {0, 0};
+        rc = score_task(&mr, td, w, &jn, &so, &st, reused_rt, err);
         r->score_s += now_s() - t0;
+        r->requests_reused += reused_rt[0];
+        r->tokens_reused += reused_rt[1];
         r->requests += st.requests;
         r->tokens_scored += st.tokens_requested;
         r->tokens_computed += st.tokens_computed;

@@ -140,6 +140,17 @@ assert a["results"]["piqa"] == b["results"]["piqa"], "piqa differs"
 assert a["xsa_eval"]["per_doc"]["piqa"] == b["xsa_eval"]["per_doc"]["piqa"], "per-doc differs"
 EOF
 then pass request_cache_reused_exactly; else fail request_cache_reused_exactly "$(grep -v warning "$TMP/q2.log" | head -2)"; fi
+# The throughput line and requests_per_s count only what this run scored (arc_easy), not the
+# 1000 piqa requests the cache gave back.
+got=$(python3 - "$TMP"/q2/sa/results_*.json <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["xsa_eval"]["timing"]
+print(t["requests_reused"], t["requests"] - t["requests_reused"])
+EOF
+)
+set -- $got
+if [ "${1:-}" = 1000 ] && [ "${2:-0}" -gt 0 ] && grep -q "^xsa-eval: sa: $2 requests, " "$TMP/q2.log"; then pass throughput_counts_scored_only
+else fail throughput_counts_scored_only "timing '$got': $(grep 'requests, ' "$TMP/q2.log")"; fi
 # Another model does not see it (its scope differs): nothing reused.
 "$XSA_BIN" run --model demo/xsa --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu \
     --cache-dir "$TMP/c" --output "$TMP/q3" --cache-requests "$TMP/rc" >/dev/null 2>"$TMP/q3.log"
