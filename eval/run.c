@@ -435,6 +435,10 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             if (!isfinite(tr->value[k]))
                 rc = xsa_fail(err, XSA_ERUNTIME, "%s: %s is %g: not a score to report (no results were written)",
                               td->def->name, tr->metric[k], tr->value[k]);
+        for (int k = 0; !rc && k < tr->n_metrics; k++)  // (lm-eval's math.exp would raise there)
+            if (tr->n_docs > 1 && isnan(tr->stderr_[k]))
+                fprintf(stderr, "xsa-eval: warning: %s: %s %.4g has no standard error (N/A): a bootstrap resample's "
+                        "perplexity passes the largest double\n", td->def->name, tr->metric[k], tr->value[k]);
         if (!rc && opt->log_samples) {  // written pending, committed with the results file
             char sp[4200];
             if (snprintf(samples[ti], sizeof samples[ti], "%s/samples_%s_%s.jsonl", dir, td->def->name, stamp) >=

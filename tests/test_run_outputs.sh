@@ -73,6 +73,23 @@ expect_exit nonfinite_loglikelihood_exit_3 3 "piqa doc [0-9]+ request [01]: the 
 expect_exit nonfinite_logprobs_exit_3 3 "log-probability of token 2 at position 1 is -?nan" -- \
     "$XSA_BIN" logprobs --model "$TMP/huge" --tokens 1,2,3 --device cpu
 
+# A model this bad has a finite LAMBADA perplexity whose bootstrap resamples overflow: its
+# stderr is N/A, said on stderr (lm-eval's math.exp would raise), and the run succeeds.
+mkdir -p "$TMP/bad" && cp demo/sa/* "$TMP/bad/"
+python3 - "$TMP/bad/model.safetensors" <<'EOF'
+import array, json, struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+lo, hi = json.loads(b[8:8 + n])["model.norm.weight"]["data_offsets"]
+a = array.array("f")
+a.frombytes(bytes(b[8 + n + lo:8 + n + hi]))
+b[8 + n + lo:8 + n + hi] = array.array("f", [x * 150 for x in a]).tobytes()
+open(p, "wb").write(b)
+EOF
+expect_exit ppl_stderr_overflow_said 0 "warning: lambada_openai: perplexity [0-9.]+e\+[0-9]+ has no standard error \(N/A\)" -- \
+    "$XSA_BIN" run --model "$TMP/bad" --tasks lambada_openai --data-dir $D --allow-data-change --offline --device cpu --cache-dir "$TMP/c" --output "$TMP/o6" --quiet
+
 # The sweep: a dead run's pending and temporary files go; a live process's, a user's file
 # with ".tmp." in its name, and journals stay.
 dead=$(sh -c 'echo $$')
