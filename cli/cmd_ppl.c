@@ -42,6 +42,7 @@ struct ppl_args {
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
+    int quiet;                   // --quiet: no notes or progress on stderr
     int ttt;                     // --ttt: score-first test-time training (eval/ttt.h) ...
     const char *ttt_set;         // ... with --ttt-set's settings over the record's defaults
     struct cli_stats st;
@@ -50,7 +51,7 @@ struct ppl_args {
 enum {
     F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
-    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET,
+    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET, F_QUIET,
 };
 
 // The inputs, windows and outputs ppl and probe share.
@@ -76,7 +77,8 @@ enum {
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},                                               \
     {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
     {"output", 'o', "FILE", "Markdown report (its chart beside it); default: Markdown on stdout"},                  \
-    {"json", F_JSON, "FILE", "every number as JSON (- for stdout, then alone there)"}
+    {"json", F_JSON, "FILE", "every number as JSON (- for stdout, then alone there)"},                          \
+    {"quiet", F_QUIET, NULL, "no notes or progress on stderr (errors only)"}
 
 static const struct cli_flag flags[] = {
     PPL_INPUT_FLAGS,
@@ -174,6 +176,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case 'o': a->out = v; return 0;
     case F_JSON: a->json = v; return 0;
     case F_HEADS: a->heads = 1; return 0;
+    case F_QUIET: a->quiet = 1; return 0;
     case F_TTT: a->ttt = 1; return 0;
     case F_TTT_SET: a->ttt_set = v; return 0;
     case F_TASKS: a->tasks = v; return 0;
@@ -473,7 +476,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         return xsa_fail(err, XSA_EBADINPUT, "--context %d exceeds the model's context length %d", context, maxlen);
     // An NTK-aware Rotary's base is its window's: the family's eval_val at EVAL_SEQ_LEN = --context.
     for (int i = 0; i < a->n_models && !chunks; i++)
-        if (model_set_window(&r->m[i], context))
+        if (model_set_window(&r->m[i], context) && !a->quiet)
             fprintf(stderr, "xsa-eval %s: %s: RoPE base %g for windows of %d tokens (NTK past %d), as its family's eval_val "
                     "builds its Rotary at EVAL_SEQ_LEN %d\n", a->probe ? "probe" : "ppl", a->model[i], (double)r->m[i].cfg.rope_theta,
                     context, r->m[i].cfg.rope_ntk_from, context);
@@ -488,13 +491,13 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     // The architectures that appeared with VarLenAttn: their logs' val_bpb cut attention at each BOS.
     const struct model_config *c0 = &r->m[0].cfg;
     // (probe reports no loss: the hints are ppl's)
-    if (!a->probe && a->n_shards && !a->split_docs && r->m[0].mng)
+    if (!a->probe && !a->quiet && a->n_shards && !a->split_docs && r->m[0].mng)
         fprintf(stderr, "xsa-eval ppl: %s is a modded-nanogpt checkpoint: add --split-docs for the val loss its "
                 "training log prints\n", a->model[0]);
-    if (!a->probe && !a->ttt && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
+    if (!a->probe && !a->quiet && !a->ttt && a->n_shards && !a->split_docs && (c0->lanes_together || c0->smear_fwd_window || c0->attn_gate_mult == 2))
         fprintf(stderr, "xsa-eval ppl: %s has the architecture of parameter-golf's records from 2026-04-10 on, whose "
                 "eval_val cuts attention at each BOS: add --split-docs for their val_bpb\n", a->model[0]);
-    if (a->n_shards && stride != context && !a->ttt)
+    if (a->n_shards && stride != context && !a->ttt && !a->quiet)
         fprintf(stderr, "xsa-eval %s: --stride %d < --context %d: sliding windows, as parameter-golf's "
                 "eval_val_sliding (2026-04-01 on)\n", a->probe ? "probe" : "ppl", stride, context);
     char tok_path[4096];
@@ -507,7 +510,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                             .split_docs = a->split_docs, .ranks = a->ranks, .val_batch_tokens = a->val_batch_tokens,
                             .val_tokens = a->val_tokens, .tasks = a->tasks, .limit = a->limit, .data = &a->data};
     if ((rc = ppl_inputs_load(&in, r->tk, &r->m[0], &r->docs, &a->bytes_rule_out, err))) return rc;
-    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0};
+    struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0,
+                                .quiet = a->quiet};
     if ((rc = backend_options_from_env(&o, err))) return rc;
     if (o.max_batch_tokens && o.max_batch_tokens < context) o.max_batch_tokens = context;
     struct ttt_settings tts;
@@ -525,8 +529,9 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (a->ttt && a->ttt_set && (rc = ttt_settings_parse(&tts, a->ttt_set, err))) return rc;
     ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
     for (int i = 0; a->ttt && i < a->n_models && !rc; i++) {  // each model adapts on the stream as it scores it
-        fprintf(stderr, "xsa-eval ppl: test-time training of %s as the %s: %s\n", a->model[i], ttt_settings_source(&tts), ttt_desc);
-        rc = ttt_score(&r->m[i], a->threads, &r->docs, context, stride, &tts, 1, &r->sc[i], err);
+        if (!a->quiet)
+            fprintf(stderr, "xsa-eval ppl: test-time training of %s as the %s: %s\n", a->model[i], ttt_settings_source(&tts), ttt_desc);
+        rc = ttt_score(&r->m[i], a->threads, &r->docs, context, stride, &tts, !a->quiet, &r->sc[i], err);
     }
     for (int i = 0; !a->ttt && i < a->n_models && !rc; i++) {
         rc = backend_open_dtype(&r->be[i], a->device, a->dtype, &r->m[i], &o, err);

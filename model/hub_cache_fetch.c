@@ -469,10 +469,13 @@ static void err_extend(xsa_error *err, const char *fmt, ...) {
 int hub_fetch(const char *arg, const struct hub_fetch_options *o, struct hub_model *out, xsa_error *err) {
     int rc = hub_parse_id(arg, out, err);
     if (rc) return rc;
-    char how[400];
+    char how[600], cli[400];
     int offline = o->offline || env_true("HF_HUB_OFFLINE") || env_true("TRANSFORMERS_OFFLINE");
+    // The revision asked for, when it is not the default branch: the command must fetch that one.
+    snprintf(cli, sizeof cli, "huggingface-cli download %s%s%.128s", out->repo, strcmp(out->revision, "main") ? " --revision " : "",
+             strcmp(out->revision, "main") ? out->revision : "");
     snprintf(how, sizeof how, offline ? "offline (--offline or HF_HUB_OFFLINE), so nothing is downloaded: run once online "
-             "to download it, or `huggingface-cli download %s`" : "download it with `huggingface-cli download %s`", out->repo);
+             "to download it, or `%s`" : "download it with `%s`", cli);
     if (offline) return hub_resolve(arg, how, out, err);
     // A commit whose snapshot is complete is used without any request (as hf_hub_download does).
     struct hub_model cached;

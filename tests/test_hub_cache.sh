@@ -42,7 +42,7 @@ then pass report_shows_repo; else fail report_shows_repo "no Hugging Face repo r
 expect_exit slash_too_many 2 "a/b/c: no such path, and not a Hugging Face repo id" -- X info --model a/b/c
 expect_exit dotdot_in_name 2 "org/na\.\.me: no such path, and not a Hugging Face repo id" -- X info --model org/na..me
 expect_exit dotdot_in_revision 2 "not a Hugging Face repo id" -- X info --model xsa-eval/tiny-llama@../x
-expect_exit unknown_revision 2 "xsa-eval/tiny-llama: revision 'nope' is not in the cache .*huggingface-cli download xsa-eval/tiny-llama" -- \
+expect_exit unknown_revision 2 "xsa-eval/tiny-llama: revision 'nope' is not in the cache .*huggingface-cli download xsa-eval/tiny-llama --revision nope" -- \
     X info --model xsa-eval/tiny-llama@nope
 expect_exit not_cached 2 "nobody/nothing: no such file or folder, and not in the Hugging Face cache \($H/models--nobody--nothing\)" -- \
     X run --model nobody/nothing --tasks piqa --offline

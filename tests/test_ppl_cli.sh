@@ -17,6 +17,11 @@ expect_exit limit_without_tasks 2 "--limit applies to --tasks" -- $P --model $A 
 expect_exit text_given_twice 2 "--text given twice .*; give it once" -- $P --model $A --text "$TMP/doc.txt" --text "$TMP/doc.txt"
 expect_exit two_inputs 2 "one of --text" -- $P --model $A --text "$TMP/doc.txt" --tokens-file $SHARD
 expect_exit kl_one_model 2 "--kl compares two models" -- $P --model $A --text "$TMP/doc.txt" --kl
+# --quiet: nothing on stderr but errors (here: not the CPU fallback note or the sliding-window note).
+$P --model $A --text "$TMP/doc.txt" --context 8 --stride 4 -o "$TMP/q.md" --quiet 2>"$TMP/q.err" >/dev/null && [ ! -s "$TMP/q.err" ] &&
+    [ -s "$TMP/q.md" ] && pass quiet_no_notes || fail quiet_no_notes "$(head -2 "$TMP/q.err")"
+"$XSA_BIN" probe --model $A --text "$TMP/doc.txt" -o "$TMP/qp.md" --quiet 2>"$TMP/qp.err" >/dev/null && [ ! -s "$TMP/qp.err" ] &&
+    pass probe_quiet || fail probe_quiet "$(head -2 "$TMP/qp.err")"
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
 expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc
