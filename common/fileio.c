@@ -16,10 +16,34 @@
 #include "common/vec.h"
 #include "common/xalloc.h"
 
-int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err) {
+// Opens path for reading without waiting on a FIFO that has no writer; a non-regular file is
+// refused when regular_only. The descriptor blocks again for reading. -1 with err set on failure.
+static int open_for_read(const char *path, int regular_only, xsa_error *err) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (regular_only && !S_ISREG(st.st_mode))) {
+        close(fd);
+        xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (a FIFO, device or folder); give the file itself", path);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+static int read_whole(const char *path, size_t max_bytes, int regular_only, char **out, size_t *out_len, xsa_error *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    int fd = open_for_read(path, regular_only, err);
+    if (fd < 0) return XSA_EBADINPUT;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    }
     struct sbuf b = {0};
     int rc = 0;
     char chunk[1 << 16];
@@ -40,15 +64,23 @@ int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_le
     return 0;
 }
 
+int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err) {
+    return read_whole(path, max_bytes, 0, out, out_len, err);
+}
+
+int file_read_regular(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err) {
+    return read_whole(path, max_bytes, 1, out, out_len, err);
+}
+
 int file_map(const char *path, struct mapped_file *mf, xsa_error *err) {
     mf->data = NULL;
     mf->size = 0;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
+    int fd = open_for_read(path, 1, err);
+    if (fd < 0) return XSA_EBADINPUT;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file", path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: cannot read: %s", path, strerror(errno));
     }
     mf->size = (size_t)st.st_size;
     if (mf->size == 0) { close(fd); return 0; }

@@ -11,9 +11,14 @@ struct mapped_file {  // read-only mmap of a whole file
     size_t size;
 };
 
-// Reads `path` into a NUL-terminated malloc'd buffer; refuses files over `max_bytes`.
+// Reads `path` into a NUL-terminated malloc'd buffer; refuses files over `max_bytes`. A pipe
+// or FIFO is read as `cat` reads it (a user's --text <(zcat ...)).
 int file_read_all(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err);
+// The same for a file that must be a regular one (a checkpoint's config.json, tokenizer, index):
+// a FIFO, device or folder there is refused at once, never waited on.
+int file_read_regular(const char *path, size_t max_bytes, char **out, size_t *out_len, xsa_error *err);
 
+// Maps a regular file (anything else is refused without blocking on it).
 int file_map(const char *path, struct mapped_file *mf, xsa_error *err);
 void file_unmap(struct mapped_file *mf);
 

@@ -409,7 +409,7 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
 
 int hf_config_parse_file(struct hf_config *hc, const char *path, xsa_error *err) {
     char *text = NULL;
-    int rc = file_read_all(path, HF_CONFIG_MAX_BYTES, &text, NULL, err);
+    int rc = file_read_regular(path, HF_CONFIG_MAX_BYTES, &text, NULL, err);
     if (!rc) rc = hf_config_parse_text(hc, text, path, err);
     free(text);
     return rc;

@@ -118,7 +118,7 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
     *n = 0;
     char *text = NULL;
     size_t len = 0;
-    int rc = file_read_all(index_path, (size_t)64 << 20, &text, &len, err);
+    int rc = file_read_regular(index_path, (size_t)64 << 20, &text, &len, err);
     if (rc) return rc;
     // Read as the loader reads it (model/safetensors.c), so a damaged index is refused before
     // its shards are downloaded, not after.

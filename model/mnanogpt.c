@@ -76,7 +76,7 @@ static int read_arch(struct mng_arch *a, const char *path, xsa_error *err) {
     if (!path) return 0;
     char *text = NULL;
     size_t len = 0;
-    int rc = file_read_all(path, MNG_ARCH_MAX_BYTES, &text, &len, err);
+    int rc = file_read_regular(path, MNG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
     cJSON *r = json_read_whole(text, len, JSON_KEYS_UNIQUE, path, err), *e;
     free(text);

@@ -107,7 +107,7 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
     }
     char *text = NULL;
     size_t len = 0;
-    int rc = file_read_all(a->path, PG_ARCH_MAX_BYTES, &text, &len, err);
+    int rc = file_read_regular(a->path, PG_ARCH_MAX_BYTES, &text, &len, err);
     if (rc) return rc;
     cJSON *r = json_read_whole(text, len, JSON_KEYS_UNIQUE, a->path, err), *e;
     free(text);

@@ -272,7 +272,7 @@ typedef int (*open_file_fn)(struct safetensors *st, const char *path, xsa_error 
 
 static int open_sharded(struct safetensors *st, const char *dir, const char *index_path, open_file_fn open_file, xsa_error *err) {
     char *text = NULL;
-    int rc = file_read_all(index_path, ST_MAX_INDEX_BYTES, &text, NULL, err);
+    int rc = file_read_regular(index_path, ST_MAX_INDEX_BYTES, &text, NULL, err);
     if (rc) return rc;
     cJSON *idx = json_read_whole(text, strlen(text), JSON_KEYS_UNIQUE, index_path, err);
     free(text);

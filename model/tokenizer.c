@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/xalloc.h"
@@ -9,12 +10,16 @@
 
 #define TOKENIZER_MAX_BYTES ((size_t)512 << 20)
 
+// Anything at that name: a FIFO or folder there is refused by name when it is read, not passed
+// over as if no tokenizer were there.
+static int present(const char *path) { return access(path, F_OK) == 0; }
+
 int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) {
     if (dir_exists(model_path)) {
         static const char *names[] = {"tokenizer.json", "tokenizer.model"};
         for (size_t i = 0; i < 2; i++) {
             snprintf(out, n, "%s/%s", model_path, names[i]);
-            if (file_exists(out)) return 0;
+            if (present(out)) return 0;
         }
         return xsa_fail(err, XSA_EBADINPUT,
                         "%s: no tokenizer.json or tokenizer.model in the checkpoint directory; pass --tokenizer FILE",
@@ -28,21 +33,21 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
         // A torch.save file (nanoGPT's ckpt.pt): tokenizer.json beside it, else GPT-2's by flag;
         // a parameter-golf final_model.pt: the family's SentencePiece model as tokenizer.model.
         snprintf(out, n, "%.*s/tokenizer.json", dirlen, slash ? model_path : ".");
-        if (file_exists(out)) return 0;
+        if (present(out)) return 0;
         snprintf(out, n, "%.*s/tokenizer.model", dirlen, slash ? model_path : ".");
-        if (file_exists(out)) return 0;
+        if (present(out)) return 0;
         return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE (nanoGPT's GPT-2 BPE runs: the tokenizer.json of openai-community/gpt2; parameter-golf: fineweb_1024_bpe.model)",
                         model_path);
     }
     if (n_path > 4 && !strcmp(model_path + n_path - 4, ".ptz")) {
         // A parameter-golf artifact: the family's SentencePiece model beside it.
         snprintf(out, n, "%.*s/tokenizer.model", dirlen, slash ? model_path : ".");
-        if (file_exists(out)) return 0;
+        if (present(out)) return 0;
         return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.model beside the artifact; pass --tokenizer FILE (the family's fineweb_1024_bpe.model)", model_path);
     }
     // A llama2.c .bin: tokenizer.bin beside it.
     snprintf(out, n, "%.*s/tokenizer.bin", dirlen, slash ? model_path : ".");
-    if (file_exists(out)) return 0;
+    if (present(out)) return 0;
     return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.bin beside the checkpoint; pass --tokenizer FILE", model_path);
 }
 
@@ -62,7 +67,7 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    int rc = file_read_all(path, TOKENIZER_MAX_BYTES, &data, &len, err);
+    int rc = file_read_regular(path, TOKENIZER_MAX_BYTES, &data, &len, err);
     if (rc) return rc;
     struct tokenizer *t = xsa_calloc(1, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);

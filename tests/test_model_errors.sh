@@ -192,4 +192,15 @@ printf 'not a model' > "$TMP/garbage.bin"
 expect_exit llama2c_too_short 2 "garbage.bin: 11 bytes is too short" -- "$XSA_BIN" info --model "$TMP/garbage.bin"
 printf 'this is not a llama2.c checkpoint at all' > "$TMP/garbage.bin"
 expect_exit llama2c_garbage 2 "garbage.bin: header dim = .* is outside" -- "$XSA_BIN" info --model "$TMP/garbage.bin"
+
+# A FIFO where a checkpoint's file goes is refused by name at once, never waited on (timeout: a
+# hang fails the test, 124).
+for f in config.json tokenizer.json; do
+    rm -rf "$TMP/fifo" && cp -r demo/sa "$TMP/fifo" && rm "$TMP/fifo/$f" && mkfifo "$TMP/fifo/$f"
+    expect_exit "fifo_${f%.json}" 2 "fifo/$f: not a regular file \(a FIFO, device or folder\)" -- \
+        timeout 20 "$XSA_BIN" logprobs --model "$TMP/fifo" --text hi --device cpu
+done
+rm -rf "$TMP/fifo" && cp -r $F/gpt2_tiny_sharded "$TMP/fifo" && rm "$TMP/fifo/model-00002-of-00003.safetensors" &&
+    mkfifo "$TMP/fifo/model-00002-of-00003.safetensors"
+expect_exit fifo_shard 2 "model-00002-of-00003.safetensors: not a regular file" -- timeout 20 "$XSA_BIN" info --model "$TMP/fifo"
 finish
