@@ -14,6 +14,7 @@
 #include "eval/token_shard.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
+#include "tasks/pystr.h"
 #include "tasks/rows.h"
 #include "tasks/task.h"
 
@@ -166,6 +167,12 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
     const char *path = a->text ? a->text : a->jsonl;
     int rc = file_read_all(path, PPL_MAX_TEXT_BYTES, &data, &len, err);
     if (!rc && !tk) rc = xsa_fail(err, XSA_EBADINPUT, "%s: text needs a tokenizer; pass --tokenizer", path);
+    // Bits per byte count the file's bytes, so they must be the text the tokenizer reads (it
+    // would read each ill-formed byte as U+FFFD, three bytes).
+    size_t bad = !rc && a->text ? pystr_utf8_invalid_at(data, len) : len;
+    if (bad < len)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8 at byte %zu (0x%02x); convert the file to UTF-8 "
+                      "(e.g. iconv -f LATIN1 -t UTF-8)", path, bad, (unsigned char)data[bad]);
     if (!rc && a->text) rc = add_text_doc(d, tk, pre, data, len, err);
     if (!rc && a->jsonl) rc = load_jsonl(d, tk, pre, path, a->field, data, len, err);
     free(data);

@@ -5,7 +5,7 @@
 
 #include "tasks/pystr_tables.h"
 
-int pystr_utf8_valid(const char *s, size_t n) {
+size_t pystr_utf8_invalid_at(const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
@@ -19,17 +19,19 @@ int pystr_utf8_valid(const char *s, size_t n) {
         if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F, min = 0x80;
         else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F, min = 0x800;
         else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07, min = 0x10000;
-        else return 0;
-        if (n - i < len) return 0;
+        else return i;
+        if (n - i < len) return i;
         for (size_t k = 1; k < len; k++) {
-            if ((u[i + k] & 0xC0) != 0x80) return 0;
+            if ((u[i + k] & 0xC0) != 0x80) return i;
             cp = (cp << 6) | (u[i + k] & 0x3F);
         }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
         i += len;
     }
-    return 1;
+    return n;
 }
+
+int pystr_utf8_valid(const char *s, size_t n) { return pystr_utf8_invalid_at(s, n) == n; }
 
 // Decodes the code point starting at s[i] (i < n); returns its byte length (1..4).
 static size_t pystr_utf8_next(const char *s, size_t n, size_t i, uint32_t *cp) {

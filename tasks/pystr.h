@@ -2,7 +2,7 @@
 // Python counts and strips Unicode code points with its own whitespace set (Unicode
 // White_Space plus \x1c-\x1f), which C's isspace() does not match; capitalize() title-cases
 // the first code point with the full (SpecialCasing) mapping and lower-cases the rest,
-// final sigma included. All functions except pystr_utf8_valid expect valid UTF-8.
+// final sigma included. All functions except the two UTF-8 checks expect valid UTF-8.
 #ifndef XSA_TASKS_PYSTR_H
 #define XSA_TASKS_PYSTR_H
 
@@ -13,6 +13,8 @@
 
 // 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).
 int pystr_utf8_valid(const char *s, size_t n);
+// The offset of the first byte that does not start a well-formed UTF-8 sequence; n when valid.
+size_t pystr_utf8_invalid_at(const char *s, size_t n);
 
 // Python len(): the number of code points.
 size_t pystr_len(const char *s, size_t n);

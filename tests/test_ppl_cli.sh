@@ -22,6 +22,9 @@ $P --model $A --text "$TMP/doc.txt" --context 8 --stride 4 -o "$TMP/q.md" --quie
     [ -s "$TMP/q.md" ] && pass quiet_no_notes || fail quiet_no_notes "$(head -2 "$TMP/q.err")"
 "$XSA_BIN" probe --model $A --text "$TMP/doc.txt" -o "$TMP/qp.md" --quiet 2>"$TMP/qp.err" >/dev/null && [ ! -s "$TMP/qp.err" ] &&
     pass probe_quiet || fail probe_quiet "$(head -2 "$TMP/qp.err")"
+# Bits per byte count the text's bytes: a file that is not UTF-8 is refused at its first bad byte.
+printf 'ok \xff\xfe' > "$TMP/latin.txt"
+expect_exit text_not_utf8 2 "latin.txt: not valid UTF-8 at byte 3 \(0xff\)" -- $P --model $A --text "$TMP/latin.txt"
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
 expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc
