@@ -3,6 +3,7 @@
 #include "tasks/adapters.h"
 
 #include <bzlib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,9 +133,9 @@ static int conv_boolq_sg(const cJSON *s, int i, const char *lab, cJSON *d, const
     if ((rc = copy_str(d, s, "passage", "passage", w, e))) return rc;
     const cJSON *idx = cJSON_GetObjectItemCaseSensitive(s, "idx"), *l = cJSON_GetObjectItemCaseSensitive(s, "label");
     if (!cJSON_IsNumber(idx)) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'idx' missing or not a number", w);
-    if (!cJSON_IsBool(l) && !cJSON_IsNumber(l))
-        return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' missing or not true/false", w);
-    int v = cJSON_IsBool(l) ? cJSON_IsTrue(l) : l->valueint;
+    if (!cJSON_IsBool(l) && !(cJSON_IsNumber(l) && (l->valuedouble == 0 || l->valuedouble == 1)))
+        return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' missing or not true/false (or 0/1)", w);
+    int v = cJSON_IsBool(l) ? cJSON_IsTrue(l) : l->valuedouble == 1;
     cJSON_AddNumberToObject(d, "idx", idx->valuedouble);
     cJSON_AddNumberToObject(d, "label", v);
     return 0;
@@ -174,7 +175,10 @@ static int conv_hellaswag(const cJSON *s, int i, const char *lab, cJSON *d, cons
     }
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(s, "label");
     char buf[32] = "";
-    if (cJSON_IsNumber(l)) snprintf(buf, sizeof buf, "%d", l->valueint);
+    // (a label lm-eval's int() would refuse is refused here, not rounded: 2.7 is no ending's index)
+    if (cJSON_IsNumber(l) && (l->valuedouble != floor(l->valuedouble) || fabs(l->valuedouble) > 1e9))
+        return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' is %g, not the index of an ending", w, l->valuedouble);
+    if (cJSON_IsNumber(l)) snprintf(buf, sizeof buf, "%d", (int)l->valuedouble);
     else if (cJSON_IsString(l)) snprintf(buf, sizeof buf, "%.31s", l->valuestring);
     else if (l) return xsa_fail(e, XSA_EBADINPUT, "%s: field 'label' must be a number", w);
     cJSON_AddStringToObject(d, "label", buf);
@@ -317,7 +321,7 @@ static int adapt_hellaswag_bz2(const char *path, const struct emitter *em, xsa_e
         k = 0;
         snprintf(where, sizeof where, "%s:%zu", path, line_no - 5);
         long long gold;
-        if (!py_parse_int(lines[1], strlen(lines[1]), &gold))
+        if (!py_parse_int(lines[1], strlen(lines[1]), &gold) || gold < 0 || gold > 3)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: line %zu should be the gold label 0-3, got '%.20s'", path,
                           line_no - 4, lines[1]);
         if (rc) break;

@@ -134,6 +134,8 @@ static int adapt_tmp(const char *task, xsa_error *err) {
     return rc;
 }
 
+static void put_bz2_stream(const char *name, const char *text, int append);
+
 TEST(adapter_errors) {
     make_tmpdir();
     if (!tmpdir[0]) SKIP("no temp dir");
@@ -169,9 +171,29 @@ TEST(adapter_errors) {
     put("dev.jsonl", bq, strlen(bq));
     CHECK_EQ_INT(adapt_tmp("boolq", &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "dev.jsonl:1: field 'answer'") != NULL);
+    // A SuperGLUE label that is not true/false or 0/1 is refused, not truncated to an int.
+    const char *sg = "{\"question\":\"q\",\"passage\":\"p\",\"idx\":0,\"label\":0.7}\n";
+    put("val.jsonl", sg, strlen(sg));
+    CHECK_EQ_INT(adapt_tmp("boolq", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "val.jsonl:1: field 'label' missing or not true/false") != NULL, "%s", err.msg);
+    // HellaSwag's original JSONL: a label that is no ending's index is refused, not rounded.
+    const char *hs = "{\"ind\":1,\"activity_label\":\"a\",\"ctx_a\":\"c\",\"ctx_b\":\"d\",\"ctx\":\"c d\","
+                     "\"endings\":[\"1\",\"2\",\"3\",\"4\"],\"source_id\":\"s\",\"split\":\"val\","
+                     "\"split_type\":\"indomain\",\"label\":2.7}\n";
+    put("hellaswag_val.jsonl", hs, strlen(hs));
+    CHECK_EQ_INT(adapt_tmp("hellaswag", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "hellaswag_val.jsonl:1: field 'label' is 2.7, not the index of an ending") != NULL, "%s", err.msg);
+    char hp[512];
+    snprintf(hp, sizeof hp, "%s/hellaswag_val.jsonl", tmpdir);
+    unlink(hp);
+    // Its text dump: a gold label outside 0-3 is named with its file and line.
+    const char *neg = "a: b\n-5\ne1\ne2\ne3\ne4\n";
+    put_bz2_stream("hellaswag_val_full.txt.bz2", neg, 0);
+    CHECK_EQ_INT(adapt_tmp("hellaswag", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "hellaswag_val_full.txt.bz2: line 2 should be the gold label 0-3, got '-5'") != NULL, "%s", err.msg);
     const char *names[] = {"valid.jsonl", "valid-labels.lst", "hellaswag_val_full.txt.bz2",
-                           "ARC-Easy-Test.jsonl", "dev.jsonl", "dev-labels.lst"};
-    rm_tmpdir(names, 6);
+                           "ARC-Easy-Test.jsonl", "dev.jsonl", "dev-labels.lst", "val.jsonl"};
+    rm_tmpdir(names, 7);
     struct task_rows rows = {0};
     int pre;
     xsa_error_clear(&err);
