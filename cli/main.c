@@ -38,7 +38,8 @@ static void usage(FILE *f) {
 static int finish(const char *name, int rc) {
     errno = 0;
     int flushed = fflush(stdout) == 0, why = errno;
-    if (flushed && !ferror(stdout)) return rc;
+    // (a command that failed has said why, its own failure to write included: one error line)
+    if ((flushed && !ferror(stdout)) || rc >= 2) return rc;
     // (errno says why only when this flush failed; an earlier failed write left just the flag)
     fprintf(stderr, "xsa-eval %s: writing standard output failed%s%s%s; what it printed is incomplete\n", name,
             !flushed && why ? " (" : "", !flushed && why ? strerror(why) : "", !flushed && why ? ")" : "");

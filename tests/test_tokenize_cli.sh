@@ -50,5 +50,8 @@ cp $FIX/sp_bpe/tokenizer.model "$TMP/tokenizer.model.v3"
     fail sp_model_other_name "$(head -c 300 "$TMP/err")"
 printf 'not a tokenizer\n' > "$TMP/tok.v2"
 expect_exit unknown_format 2 "tok.v2: unknown tokenizer format" -- "$XSA_BIN" tokenize --tokenizer "$TMP/tok.v2"
+# A full stdout: exit 3 and one error line, not two.
+echo hi | "$XSA_BIN" tokenize --tokenizer $FIX/gpt2/tokenizer.json >/dev/full 2>"$TMP/full.err"; rc=$?
+[ $rc = 3 ] && [ "$(wc -l < "$TMP/full.err")" = 1 ] && pass stdout_full_one_line || fail stdout_full_one_line "rc=$rc $(cat "$TMP/full.err")"
 expect_exit help 0 "usage: xsa-eval tokenize" -- "$XSA_BIN" tokenize --help
 finish
