@@ -420,8 +420,8 @@ static int cmp_int(const void *x, const void *y) {
 }
 
 static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
-    if (!cJSON_IsObject(pd))
-        return bad(c, "xsa_eval.per_doc.%s missing; per-document data needed for paired statistics%s", t->name, "");
+    if (pd && !cJSON_IsObject(pd)) return bad(c, "xsa_eval.per_doc.%s must be an object of arrays%s", t->name, "");
+    if (!pd) return bad(c, "xsa_eval.per_doc.%s missing; per-document data needed for paired statistics%s", t->name, "");
     const cJSON *ids = get(pd, "doc_id");
     if (!cJSON_IsArray(ids)) return bad(c, "xsa_eval.per_doc.%s.doc_id must be an array%s", t->name, "");
     int n = cJSON_GetArraySize(ids);
@@ -449,7 +449,9 @@ static int read_per_doc(struct rd *c, const cJSON *pd, struct task_result *t) {
     }
     for (int m = 0; m < t->n_metrics; m++) {
         const cJSON *a = get(pd, t->metric[m]);
-        if (!cJSON_IsArray(a))
+        if (a && !cJSON_IsArray(a))
+            return bad(c, "xsa_eval.per_doc.%s.%s must be an array (one value per document)", t->name, t->metric[m]);
+        if (!a)
             return bad(c, "xsa_eval.per_doc.%s.%s missing; per-document data needed for paired statistics",
                        t->name, t->metric[m]);
         if (cJSON_GetArraySize(a) != n)

@@ -138,8 +138,8 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
         double v = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
         if (!(cJSON_IsNumber(e) || cJSON_IsBool(e)) || !isfinite(v) || v < (k == A_PARALLEL_RESIDUAL_START ? -1 : 0) || v > 1e9 ||
             (k < A_MLP_MULT && v != floor(v))) {
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a %s", a->path, e->string,
-                          k == A_PARALLEL_RESIDUAL_START ? "whole number from -1 (none) up" : k < A_MLP_MULT ? "non-negative whole number" : "non-negative number");
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s must be a %s up to 1e9", a->path, e->string,
+                          k == A_PARALLEL_RESIDUAL_START ? "whole number from -1 (none)" : k < A_MLP_MULT ? "non-negative whole number" : "non-negative number");
             break;
         }
         a->v[k] = v, a->set[k] = 1;

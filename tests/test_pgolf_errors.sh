@@ -41,6 +41,9 @@ echo '{"NUM_HEADS": 8}' > "$TMP/side/xsa_eval.json"
 expect_exit sidecar_heads 2 "xsa_eval.json: NUM_HEADS = 8 disagrees with .*final_model.pt, whose blocks.0.attn.q_gain gives 4; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
 echo '{"MLP_MULT": 2}' > "$TMP/arch.json"
 expect_exit arch_mlp_mult 2 "arch.json: MLP_MULT = 2 disagrees with .*final_model.int8.ptz, whose blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+# A value past the range any record uses names the range.
+echo '{"LOGIT_SOFTCAP": 1e308}' > "$TMP/arch.json"
+expect_exit arch_value_too_large 2 "arch.json: LOGIT_SOFTCAP must be a non-negative number up to 1e9" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
 # The record sizes its MLP as int(MLP_MULT * MODEL_DIM): a MULT that rounds down to the file's width
 # agrees, one that does not is named with its digits.
 printf '{"TRAIN_SEQ_LEN": 1024, "MLP_MULT": 3.0000001}' > "$TMP/arch.json"

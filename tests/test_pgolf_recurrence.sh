@@ -80,7 +80,7 @@ expect_exit loops_and_recur 2 "RECUR_LAYERS with NUM_LOOPS, shared blocks or pas
 lside PARALLEL_RESIDUAL_START
 expect_exit gptj_start_missing 2 "a looped record must give PARALLEL_RESIDUAL_START, which the file does not record: -1 for none" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START -2
-expect_exit gptj_start_negative 2 "PARALLEL_RESIDUAL_START must be a whole number from -1 \(none\) up" -- "$XSA_BIN" info --model "$L"
+expect_exit gptj_start_negative 2 "PARALLEL_RESIDUAL_START must be a whole number from -1 \(none\) up to 1e9" -- "$XSA_BIN" info --model "$L"
 lside PARALLEL_RESIDUAL_START 4
 expect_exit gptj_from_4 0 "GPT-J blocks \(attention and MLP read the same input\) in 2 of 10 layers" -- "$XSA_BIN" info --model "$L"
 side PARALLEL_RESIDUAL_START 4

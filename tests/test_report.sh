@@ -65,10 +65,12 @@ def edit(name, f):
     json.dump(r, open(sys.argv[2] + "/" + name, "w"))
 edit("acc_half.json", lambda r: r["xsa_eval"]["per_doc"]["piqa"]["acc"].__setitem__(0, 0.5))
 edit("ll_positive.json", lambda r: r["xsa_eval"]["per_doc"]["lambada_openai"]["perplexity"].__setitem__(0, 0.25))
+edit("per_doc_number.json", lambda r: r["xsa_eval"]["per_doc"]["arc_easy"].__setitem__("acc_norm", 5))
 edit("summary_edited.json", lambda r: r["results"]["boolq"].__setitem__("acc,none", r["results"]["boolq"]["acc,none"] + 0.01))
 EOF
 expect_exit check_acc_not_0_or_1 2 "per_doc.piqa.acc holds an impossible value" -- "$XSA_BIN" check --baseline $F/xsa.json --results "$TMP/acc_half.json"
 expect_exit report_positive_ll 2 "per_doc.lambada_openai.perplexity holds an impossible value" -- "$XSA_BIN" report "$TMP/ll_positive.json"
+expect_exit per_doc_not_array 2 "per_doc.arc_easy.acc_norm must be an array \(one value per document\)" -- "$XSA_BIN" report "$TMP/per_doc_number.json"
 expect_exit check_summary_edited 2 "boolq: acc disagrees with its per-document values" -- "$XSA_BIN" check --baseline "$TMP/summary_edited.json" --results $F/xsa.json
 
 # A model name with a newline, HTML and Markdown in it is shown literally, never as markup.
