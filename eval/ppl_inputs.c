@@ -20,12 +20,24 @@
 
 #define PPL_MAX_TASKS 16
 
+struct text_tok {               // how a text document becomes token ids
+    const struct tokenizer *tk;
+    int pre;                    // ppl_prefix_token, or -1
+    int vocab;                  // the model's vocabulary: every id below it
+};
+
 // The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;
-// without a prefix token the first text token is not scored.
-static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *s, size_t n, xsa_error *err) {
+// without a prefix token the first text token is not scored. `where` names the document.
+static int add_text_doc(struct ppl_docs *d, const struct text_tok *t, const char *where, const char *s, size_t n,
+                        xsa_error *err) {
     struct ivec ids = {0};
-    if (pre >= 0) ivec_push(&ids, pre);
-    int rc = tokenizer_encode(tk, s, n, 0, &ids, err);
+    if (t->pre >= 0) ivec_push(&ids, t->pre);
+    int rc = tokenizer_encode(t->tk, s, n, 0, &ids, err);
+    for (size_t i = 0; !rc && i < ids.n; i++)
+        if (ids.v[i] < 0 || ids.v[i] >= t->vocab)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s gives token id %d, outside the model's vocabulary [0, %d): "
+                          "pass the tokenizer the model was trained with (--tokenizer)", where, tokenizer_path(t->tk),
+                          (int)ids.v[i], t->vocab);
     if (!rc) rc = ppl_docs_add(d, ids.v, ids.n, err);
     if (!rc && ids.n >= 2) d->bytes += (double)n;
     ivec_free(&ids);
@@ -35,7 +47,7 @@ static int add_text_doc(struct ppl_docs *d, const struct tokenizer *tk, int pre,
 // One document per record, each line read as a task row is (tasks/rows.h: one UTF-8 JSON object,
 // nothing after it, no key twice, no NUL that would cut a text short), one at a time and of any
 // length the file may have (a long-context corpus holds megabytes in one record).
-static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, const char *path, const char *field,
+static int load_jsonl(struct ppl_docs *d, const struct text_tok *tt, const char *path, const char *field,
                       const char *data, size_t len, xsa_error *err) {
     int rc = 0;
     size_t line_no = 0;
@@ -51,7 +63,7 @@ static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, c
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(row, field);
         if (!cJSON_IsString(f))
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: no string field \"%s\" (choose one with --field)", where, field);
-        else rc = add_text_doc(d, tk, pre, f->valuestring, strlen(f->valuestring), err);
+        else rc = add_text_doc(d, tt, where, f->valuestring, strlen(f->valuestring), err);
         cJSON_Delete(row);
     }
     return rc;
@@ -59,8 +71,7 @@ static int load_jsonl(struct ppl_docs *d, const struct tokenizer *tk, int pre, c
 
 // --tasks: each document of each task as one text, its context followed by its gold answer (the
 // first request's when the label is invalid), in the task's order, the first --limit of each.
-static int load_task_docs(const struct ppl_inputs *a, struct ppl_docs *d, const struct tokenizer *tk, int pre,
-                          xsa_error *err) {
+static int load_task_docs(const struct ppl_inputs *a, struct ppl_docs *d, const struct text_tok *tt, xsa_error *err) {
     const struct task_def *list[PPL_MAX_TASKS];
     int n_tasks = 0;
     int rc = task_expand_list(a->tasks, list, PPL_MAX_TASKS, &n_tasks, err);
@@ -76,7 +87,9 @@ static int load_task_docs(const struct ppl_inputs *a, struct ppl_docs *d, const 
             struct sbuf text = {0};
             sbuf_puts(&text, q->context);
             sbuf_puts(&text, q->continuation);
-            rc = add_text_doc(d, tk, pre, text.s, text.n, err);
+            char where[160];
+            snprintf(where, sizeof where, "%s doc %d", list[t]->name, docs[i].doc_id);
+            rc = add_text_doc(d, tt, where, text.s, text.n, err);
             sbuf_free(&text);
         }
         task_docs_free(docs, n_docs);
@@ -105,6 +118,7 @@ static int load_byte_sidecar(const struct ppl_inputs *a, size_t n, struct ppl_do
 int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, const struct model *m, struct ppl_docs *d,
                      const char **bytes_rule, xsa_error *err) {
     int vocab = m->cfg.vocab_size, pre = ppl_prefix_token(tk, m);
+    struct text_tok tt = {tk, pre, vocab};
     d->bytes = 0;
     *bytes_rule = "the UTF-8 bytes of the documents' text";
     if (a->n_shards) {
@@ -160,7 +174,7 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
     if (a->tasks) {
         if (!tk) return xsa_fail(err, XSA_EBADINPUT, "--tasks: the documents need a tokenizer; pass --tokenizer");
         *bytes_rule = "the UTF-8 bytes of each document's context and gold answer";
-        return load_task_docs(a, d, tk, pre, err);
+        return load_task_docs(a, d, &tt, err);
     }
     char *data = NULL;
     size_t len = 0;
@@ -173,8 +187,8 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
     if (bad < len)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8 at byte %zu (0x%02x); convert the file to UTF-8 "
                       "(e.g. iconv -f LATIN1 -t UTF-8)", path, bad, (unsigned char)data[bad]);
-    if (!rc && a->text) rc = add_text_doc(d, tk, pre, data, len, err);
-    if (!rc && a->jsonl) rc = load_jsonl(d, tk, pre, path, a->field, data, len, err);
+    if (!rc && a->text) rc = add_text_doc(d, &tt, path, data, len, err);
+    if (!rc && a->jsonl) rc = load_jsonl(d, &tt, path, a->field, data, len, err);
     free(data);
     return rc;
 }

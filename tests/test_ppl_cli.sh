@@ -25,6 +25,9 @@ $P --model $A --text "$TMP/doc.txt" --context 8 --stride 4 -o "$TMP/q.md" --quie
 # Bits per byte count the text's bytes: a file that is not UTF-8 is refused at its first bad byte.
 printf 'ok \xff\xfe' > "$TMP/latin.txt"
 expect_exit text_not_utf8 2 "latin.txt: not valid UTF-8 at byte 3 \(0xff\)" -- $P --model $A --text "$TMP/latin.txt"
+# A tokenizer whose ids pass the model's vocabulary: the document and the tokenizer are named.
+expect_exit text_id_outside_vocab 2 "doc.txt: tests/fixtures/tokenizers/gpt2/tokenizer.json gives token id [0-9]+, outside the model's vocabulary \[0, 96\)" -- \
+    $P --model tests/fixtures/models/mistral_swa --text "$TMP/doc.txt" --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
 expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc
