@@ -16,6 +16,7 @@
 #include "model/protobuf.h"
 #include "model/sp_normalizer.h"
 #include "model/tokenizer_impl.h"
+#include "tasks/pystr.h"
 
 #define SP_MAX_PIECES (1 << 22)
 #define SP_SPACE "\xe2\x96\x81"
@@ -182,7 +183,23 @@ static int sp_byte_of(const char *piece, size_t len) {
 }
 
 // Checks the pieces as ModelInterface::InitializePieces does and builds the lookups.
+// A piece as a message shows it: as is when it is UTF-8 without control characters, else with
+// each other byte as \xNN (a damaged file's bytes never reach the terminal raw); cut at 48 bytes.
+static const char *shown(const char *s, size_t n, char out[200]) {
+    int plain = pystr_utf8_valid(s, n);
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 48; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7f && (c < 0x80 || plain)) out[k++] = (char)c;
+        else k += (size_t)snprintf(out + k, 5, "\\x%02x", c);
+    }
+    if (n > 48) memcpy(out + k, "...", 3), k += 3;
+    out[k] = '\0';
+    return out;
+}
+
 static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, const char *path, xsa_error *err) {
+    char sh[200];
     piece_map_init(&m->normal, (const char *const *)m->strs, m->lens, (size_t)m->n);
     piece_map_init(&m->reserved, (const char *const *)m->strs, m->lens, (size_t)m->n);
     int n_user = 0;
@@ -191,8 +208,8 @@ static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, c
         int ty = m->types[i];
         int normal = ty == SP_NORMAL || ty == SP_USER_DEFINED || ty == SP_UNUSED;
         if (!piece_map_add(normal ? &m->normal : &m->reserved, i))
-            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (piece %d \"%s\" is defined twice)",
-                            path, i, m->strs[i]);
+            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (piece %d \"%s\" is defined twice); "
+                            "re-export the .model file", path, i, shown(m->strs[i], m->lens[i], sh));
         if (ty == SP_USER_DEFINED) n_user++;
         if (ty == SP_UNKNOWN) {
             if (m->unk_id >= 0)
@@ -203,8 +220,8 @@ static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, c
             return xsa_fail(err, XSA_EBADINPUT,
                             "%s: corrupt SentencePiece model (byte piece %d without byte_fallback)", path, i);
         if (ty == SP_BYTE && sp_byte_of(m->strs[i], m->lens[i]) < 0)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (byte piece %d is \"%s\", not <0xXX>)",
-                            path, i, m->strs[i]);
+            return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (byte piece %d is \"%s\", not <0xXX>); "
+                            "re-export the .model file", path, i, shown(m->strs[i], m->lens[i], sh));
     }
     if (m->unk_id < 0) return xsa_fail(err, XSA_EBADINPUT, "%s: corrupt SentencePiece model (no unknown piece)", path);
     m->user_syms = xsa_malloc(((size_t)n_user + 1) * sizeof *m->user_syms);

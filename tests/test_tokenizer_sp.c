@@ -553,6 +553,19 @@ TEST(test_sp_corrupt_models) {
         CHECK_EQ_INT(load_bytes(dir, "byte.model", bad.s, bad.n, &err), XSA_EBADINPUT);
         CHECK(strstr(err.msg, fallback ? "<0xZZ>" : "byte_fallback") != NULL);
     }
+    // A damaged piece's bytes reach the message escaped, never raw.
+    bad.n = 0;
+    sbuf_append(&bad, m.s, m.n);
+    pb_bytes(&bad, 1, "\x0a\x04<\xff\x1b>\x18\x06", 8);
+    {
+        struct sbuf tr = {0};
+        pb_uint(&tr, 3, 2);
+        pb_uint(&tr, 35, 1);
+        pb_bytes(&bad, 2, tr.s, tr.n);
+        sbuf_free(&tr);
+    }
+    CHECK_EQ_INT(load_bytes(dir, "raw.model", bad.s, bad.n, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "byte piece") && strstr(err.msg, "\"<\\xff\\x1b>\"") && strstr(err.msg, "re-export"), "%s", err.msg);
     // Not a model at all; an empty file.
     CHECK_EQ_INT(load_bytes(dir, "text.model", "hello world\n", 12, &err), XSA_EBADINPUT);
     CHECK_EQ_INT(load_bytes(dir, "zero.model", "", 0, &err), XSA_EBADINPUT);
