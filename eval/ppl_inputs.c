@@ -107,6 +107,18 @@ static int load_byte_sidecar(const struct ppl_inputs *a, size_t n, struct ppl_do
     if (!rc && b.n < n)
         rc = xsa_fail(err, XSA_EBADINPUT, "--bytes-file %s: %zu byte counts for %zu tokens; give the byte sidecar "
                       "shards written with the token shards, in the same order", a->bytes_file[0], b.n, n);
+    // A count no text has (a token of over a MiB, a negative one), or none at all: not a byte sidecar.
+    long long total = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (b.v[i] < 0 || b.v[i] > (1 << 20))
+            rc = xsa_fail(err, XSA_EBADINPUT, "--bytes-file %s: token %zu stands for %d bytes; a byte sidecar counts "
+                          "0 to 1048576 bytes per token: give the fineweb_val_bytes files written with the token shards",
+                          a->bytes_file[0], i, (int)b.v[i]);
+        total += b.v[i];
+    }
+    if (!rc && n && !total)
+        rc = xsa_fail(err, XSA_EBADINPUT, "--bytes-file %s: every token stands for 0 bytes, so there are no bits per "
+                      "byte to report; give the fineweb_val_bytes files written with the token shards", a->bytes_file[0]);
     if (!rc) {
         d->target_bytes = xsa_malloc((n ? n : 1) * sizeof *d->target_bytes);
         memcpy(d->target_bytes, b.v, n * sizeof *d->target_bytes);

@@ -135,6 +135,15 @@ expect_exit split_short_shard 2 "scores nothing of the 45 windows: .*smaller --v
     $P --model $G --tokens-file $DOCS --split-docs --context 32 --device cpu
 expect_exit bytes_short 2 "--bytes-file .*docs_sp1024_bytes.bin: 1449 byte counts for 2595 tokens" -- \
     $P --model $G --tokens-file $SHARD --bytes-file $DBYTES --context 32 --device cpu
+# A byte sidecar of zeros has no bits per byte to report: refused, not a null figure.
+python3 - "$DBYTES" "$TMP/zero_bytes.bin" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[1024:] = bytes(len(b) - 1024)
+open(sys.argv[2], "wb").write(b)
+EOF
+expect_exit bytes_all_zero 2 "--bytes-file .*zero_bytes.bin: every token stands for 0 bytes" -- \
+    $P --model $G --tokens-file $DOCS --bytes-file "$TMP/zero_bytes.bin" --context 32 --device cpu
 # A VarLenAttn-era checkpoint scored without the cut is told about it.
 expect_exit split_hint 0 "records from 2026-04-10 on, whose eval_val cuts attention at each BOS: add --split-docs" -- \
     $P --model $G --tokens-file $DOCS --context 32 --device cpu
