@@ -42,7 +42,7 @@ struct ppl_args {
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
-    int quiet;                   // --quiet: no notes or progress on stderr
+    int quiet;                   // --quiet: no notes or progress on stderr (warnings stay)
     int ttt;                     // --ttt: score-first test-time training (eval/ttt.h) ...
     const char *ttt_set;         // ... with --ttt-set's settings over the record's defaults
     struct cli_stats st;
@@ -78,7 +78,7 @@ enum {
     {"batch-tokens", F_BATCH, "N", "tokens per backend call (no result depends on it)"},                           \
     {"output", 'o', "FILE", "Markdown report (its chart beside it); default: Markdown on stdout"},                  \
     {"json", F_JSON, "FILE", "every number as JSON (- for stdout, then alone there)"},                          \
-    {"quiet", F_QUIET, NULL, "no notes or progress on stderr (errors only)"}
+    {"quiet", F_QUIET, NULL, "no notes or progress on stderr (warnings about the data stay)"}
 
 static const struct cli_flag flags[] = {
     PPL_INPUT_FLAGS,
@@ -176,7 +176,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case 'o': a->out = v; return 0;
     case F_JSON: a->json = v; return 0;
     case F_HEADS: a->heads = 1; return 0;
-    case F_QUIET: a->quiet = 1; return 0;
+    case F_QUIET: a->quiet = a->data.quiet = 1; return 0;
     case F_TTT: a->ttt = 1; return 0;
     case F_TTT_SET: a->ttt_set = v; return 0;
     case F_TASKS: a->tasks = v; return 0;
@@ -582,7 +582,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
 // back to SSE kernels on an AVX2 or AVX-512 CPU, the run starts again in a process that has it
 // (unless the user set it). Not when /proc/self/exe is some other program (valgrind's tool runs
 // us): then only the advice. On exec's failure the run goes on as it is.
-static void ttt_restart_with_blas_core(int argc, char **argv) {
+static void ttt_restart_with_blas_core(int argc, char **argv, int quiet) {
     const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : ttt_blas_core_to_force();
     if (!core) return;
     char self[4096];
@@ -590,12 +590,14 @@ static void ttt_restart_with_blas_core(int argc, char **argv) {
     self[n > 0 ? n : 0] = 0;
     const char *base = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
     if (strncmp(base, "xsa-eval", 8)) {
-        fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; OPENBLAS_CORETYPE=%s "
-                "would run test-time training on its kernels for this CPU\n", core);
+        if (!quiet)
+            fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; OPENBLAS_CORETYPE=%s "
+                    "would run test-time training on its kernels for this CPU\n", core);
         return;
     }
-    fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; test-time training runs "
-            "again with OPENBLAS_CORETYPE=%s, its kernels for this CPU (set OPENBLAS_CORETYPE to choose)\n", core);
+    if (!quiet)
+        fprintf(stderr, "xsa-eval ppl: OpenBLAS does not know this CPU and runs its SSE kernels; test-time training runs "
+                "again with OPENBLAS_CORETYPE=%s, its kernels for this CPU (set OPENBLAS_CORETYPE to choose)\n", core);
     char **av = xsa_calloc((size_t)argc + 2, sizeof *av);
     av[0] = "xsa-eval";
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];  // (argv[0]: "ppl")
@@ -610,7 +612,7 @@ static int ppl_main(int argc, char **argv, int probe) {
     int edges[PPL_MAX_BUCKETS], n_edges = 0;
     int rc = ppl_parse(argc, argv, probe, &a, edges, &n_edges);
     if (rc) return rc < 0 ? 0 : rc;
-    if (a.ttt && !probe) ttt_restart_with_blas_core(argc, argv);
+    if (a.ttt && !probe) ttt_restart_with_blas_core(argc, argv, a.quiet);
     xsa_error err = {0};
     struct ppl_run *r = xsa_calloc(1, sizeof *r);
     rc = ppl_execute(&a, edges, n_edges, argc, argv, r, &err);

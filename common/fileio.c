@@ -16,10 +16,11 @@
 #include "common/vec.h"
 #include "common/xalloc.h"
 
-// Opens path for reading without waiting on a FIFO that has no writer; a non-regular file is
-// refused when regular_only. The descriptor blocks again for reading. -1 with err set on failure.
+// Opens path for reading. regular_only: without waiting on a FIFO that has no writer, and
+// anything but a regular file is refused (the descriptor then blocks again for reading);
+// otherwise as cat opens it (a named FIFO waits for its writer). -1 with err set on failure.
 static int open_for_read(const char *path, int regular_only, xsa_error *err) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
     if (fd < 0) {
         xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
         return -1;
@@ -30,7 +31,7 @@ static int open_for_read(const char *path, int regular_only, xsa_error *err) {
         xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (a FIFO, device or folder); give the file itself", path);
         return -1;
     }
-    int fl = fcntl(fd, F_GETFL);
+    int fl = regular_only ? fcntl(fd, F_GETFL) : -1;
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;
 }

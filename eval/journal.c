@@ -68,24 +68,40 @@ static int done_path(const char *dir, const char run_scope[65], char *out, size_
     return snprintf(out, n, "%s/journal_%.16s.done", dir, run_scope) >= (int)n ? -1 : 0;
 }
 
-int journal_mark_done(const char *dir, const char run_scope[65], const char *results_path, xsa_error *err) {
-    char p[4200], line[4200];
+// The mark's second line: SHA-256 of the launch (version and command line), so that only a
+// rerun of the same command reads the results back.
+static int launch_digest(const char *launch, char out[65]) {
+    xsa_error e = {0};
+    return sha256_hex(launch, strlen(launch), out, &e);
+}
+
+int journal_mark_done(const char *dir, const char run_scope[65], const char *launch, const char *results_path,
+                      xsa_error *err) {
+    char p[4200], line[4300], dig[65];
     const char *base = strrchr(results_path, '/') ? strrchr(results_path, '/') + 1 : results_path;
-    int len = snprintf(line, sizeof line, "%s\n", base);
+    if (launch_digest(launch, dig)) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot hash the command line", dir);
+    int len = snprintf(line, sizeof line, "%s\n%s\n", base, dig);
     if (done_path(dir, run_scope, p, sizeof p) || len >= (int)sizeof line)
         return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     return file_write_atomic(p, line, (size_t)len, err);
 }
 
-int journal_done_results(const char *dir, const char run_scope[65], char *out, size_t n) {
-    char p[4200], *text = NULL;
+int journal_done_results(const char *dir, const char run_scope[65], const char *launch, char *out, size_t n) {
+    char p[4200], *text = NULL, dig[65];
     size_t len = 0;
     xsa_error e = {0};
-    if (done_path(dir, run_scope, p, sizeof p) || !file_exists(p) || file_read_all(p, 4096, &text, &len, &e)) return 0;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r')) text[--len] = '\0';
-    // Only a results file of this folder, by the name run gives it.
-    int ok = len > 13 && !strncmp(text, "results_", 8) && !strcmp(text + len - 5, ".json") && !strchr(text, '/') &&
-             snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);
+    if (done_path(dir, run_scope, p, sizeof p) || !file_exists(p) || launch_digest(launch, dig) ||
+        file_read_all(p, 4096, &text, &len, &e))
+        return 0;
+    // "<results file name>\n<launch digest>\n": only a results file of this folder, by the name run
+    // gives it, written by a launch of this very command.
+    char *nl = strchr(text, '\n');
+    int ok = nl && (size_t)(nl - text) > 13 && !strncmp(text, "results_", 8) && !strncmp(nl - 5, ".json", 5) &&
+             !memchr(text, '/', (size_t)(nl - text)) && !strncmp(nl + 1, dig, 64) && nl[65] == '\n';
+    if (ok) {
+        *nl = '\0';
+        ok = snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);
+    }
     free(text);
     return ok;
 }

@@ -623,6 +623,8 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
         (rc = get_ll(c, tm, "requests_reused", 0, 1LL << 53, &r->requests_reused, 0)) ||
         (rc = get_ll(c, tm, "tokens_reused", 0, 1LL << 53, &r->tokens_reused, 0)))
         return rc;
+    if (r->requests_reused > r->requests || r->tokens_reused > r->tokens_scored)
+        return bad(c, "xsa_eval.timing: more requests or tokens reused than %s%s", "the run has", "");
 
     int n = cJSON_GetArraySize(res);
     if (n <= 0) return bad(c, "\"results\" holds no tasks%s%s", "", "");

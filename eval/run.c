@@ -306,10 +306,10 @@ static int score_task(struct model_run *mr, const struct task_data *td, struct t
     if (n_remote) rc = run_ranks_send_shares(w, owner, remote, n_remote, err);
     if (!rc) rc = scheduler_score(&mr->be, sub, n_todo, so, sub_res, st, err);
     for (int i = 0; !rc && i < n_todo; i++) w->res[todo[i]] = sub_res[i];
-    if (!rc && n_remote) rc = run_ranks_gather_shares(&ts, owner, remote, n_remote, st, err);
+    reused[0] = w->n_req - n_todo - n_remote, reused[1] = reused_tokens;  // (requests, tokens) from rank 0's journal or cache
+    if (!rc && n_remote) rc = run_ranks_gather_shares(&ts, owner, remote, n_remote, st, reused, err);
     st->requests += w->n_req - n_todo;  // as an uninterrupted run counts them
     st->tokens_requested += reused_tokens;
-    reused[0] = w->n_req - n_todo - n_remote, reused[1] = reused_tokens;  // (requests, tokens)
     free(keys), free(bkeys), free(todo), free(sub), free(sub_res), free(owner), free(remote);
     return rc;
 }
@@ -370,8 +370,13 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     if (!rc) rc = journal_scopes(&mr.m, mr.be.numerics, settings.s, model_scope, run_scope, err);
     sbuf_free(&settings);
     if (!rc && !opt->resume) journal_forget_done(dir, run_scope);
+    // The launch a mark must match: this version and this command line, whole (--step,
+    // --log-samples and the other model included).
+    struct sbuf launch = {0};
+    int marks = opt->n_models > 1 && opt->command;
+    if (marks) sbuf_printf(&launch, "xsa-eval %s\n%s", XSA_EVAL_VERSION, opt->command);
     char prev[4200];
-    if (!rc && opt->n_models > 1 && journal_done_results(dir, run_scope, prev, sizeof prev) && strlen(prev) < out_n) {
+    if (!rc && marks && journal_done_results(dir, run_scope, launch.s, prev, sizeof prev) && strlen(prev) < out_n) {
         struct results old;
         xsa_error rerr = {0};
         if (results_read_json(&old, prev, &rerr)) {
@@ -382,8 +387,8 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             *r = old;
             memcpy(out_path, prev, strlen(prev) + 1);
             if (!opt->quiet)
-                fprintf(stderr, "xsa-eval: %s: an interrupted launch of this command wrote its results (%s): read back, "
-                        "not scored again\n", r->model.name, prev);
+                fprintf(stderr, "xsa-eval: %s: an earlier launch of this command, stopped before its end, wrote its "
+                        "results (%s): read back, not scored again\n", r->model.name, prev);
         }
     }
     char (*samples)[4096] = xsa_calloc((size_t)n_tasks + 1, sizeof *samples);  // (n_tasks) final samples paths
@@ -472,7 +477,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     if (!rc && !reused) rc = run_ranks_model_end(dir, run_scope, err);
     // Until the whole run is written, a rerun reads these results back (run_pipeline drops the mark).
     xsa_error merr = {0};
-    if (!rc && !reused && opt->n_models > 1 && journal_mark_done(dir, run_scope, out_path, &merr))
+    if (!rc && !reused && marks && journal_mark_done(dir, run_scope, launch.s, out_path, &merr))
         fprintf(stderr, "xsa-eval: note: %s (a rerun would score %s again)\n", merr.msg, r->model.name);
     if (rc) {
         for (int ti = 0; samples && ti < n_tasks; ti++)
@@ -487,11 +492,12 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             xsa_fail(err, XSA_EINTERRUPT, "interrupted; the requests scored so far are kept in %.900s: rerun the same "
                      "command to resume (--no-resume starts over)", jn.journal_path);
     }
-    if (!rc && jn.reused && !opt->quiet)
-        fprintf(stderr, "xsa-eval: %s: %ld requests came from the journal or the request cache\n", r->model.name,
-                jn.reused);
+    if (!rc && !reused && r->requests_reused && !opt->quiet)  // (every rank's journal counted)
+        fprintf(stderr, "xsa-eval: %s: %lld requests came from the journal or the request cache\n", r->model.name,
+                r->requests_reused);
     if (have_jn) journal_close(&jn, rc == 0);
     *was_reused = reused;
+    sbuf_free(&launch);
     free(samples);
     run_model_close(&mr);
     return rc;

@@ -68,8 +68,9 @@ int run_ranks_model_begin(int model_index, const char run_scope[65], const struc
                           const char model_scope[65], xsa_error *err);
 int run_ranks_model_end(const char *dir, const char run_scope[65], xsa_error *err);
 int run_ranks_send_shares(const struct task_work *w, const int *owner, const int *remote, int n_remote, xsa_error *err);
+// reused_rt: (requests, tokens) the other ranks took from their own journals, added to.
 int run_ranks_gather_shares(const struct task_scoring *ts, const int *owner, const int *remote, int n_remote,
-                            struct sched_stats *st, xsa_error *err);
+                            struct sched_stats *st, long long reused_rt[2], xsa_error *err);
 int run_ranks_quit(xsa_error *err);
 // A rank other than 0: rank 0's commands until the run is over.
 int run_ranks_worker(const struct run_options *opt, xsa_error *err);

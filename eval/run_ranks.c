@@ -72,9 +72,10 @@ int run_ranks_send_shares(const struct task_work *w, const int *owner, const int
 
 // The other ranks' results into w->res, checked and journaled as this rank's own batches are.
 int run_ranks_gather_shares(const struct task_scoring *ts, const int *owner, const int *remote, int n_remote,
-                         struct sched_stats *st, xsa_error *err) {
+                            struct sched_stats *st, long long reused_rt[2], xsa_error *err) {
     int *idx = xsa_malloc(((size_t)n_remote + 1) * sizeof *idx), rc = 0;
     struct sched_result *res = xsa_malloc(((size_t)n_remote + 1) * sizeof *res);
+    uint8_t *from_journal = xsa_malloc((size_t)n_remote + 1);
     for (int r = 1; !rc && r < dist_size(); r++) {
         int n = 0;
         for (int i = 0; i < n_remote; i++)
@@ -83,7 +84,7 @@ int run_ranks_gather_shares(const struct task_scoring *ts, const int *owner, con
         size_t len;
         long long computed = 0;
         rc = dist_recv(r, TAG_RES, &buf, &len, err);
-        if (!rc) rc = shard_unpack_results(buf, len, res, n, &computed, err);
+        if (!rc) rc = shard_unpack_results(buf, len, res, from_journal, n, &computed, err);
         free(buf);
         for (int i = 0; !rc && i < n; i++) {
             int k = idx[i];
@@ -91,12 +92,14 @@ int run_ranks_gather_shares(const struct task_scoring *ts, const int *owner, con
             ts->w->res[k] = res[i];
             memcpy(ts->bkeys[i], ts->keys[k], 16);
             st->tokens_requested += ts->w->req[k].n_input;  // (requests: score_task counts every one)
+            if (from_journal[i]) reused_rt[0]++, reused_rt[1] += ts->w->req[k].n_input;
         }
         st->tokens_computed += computed;
         if (!rc) rc = journal_record(ts->jn, (const uint8_t (*)[16])ts->bkeys, res, n, err);
     }
     free(idx);
     free(res);
+    free(from_journal);
     return rc;
 }
 
@@ -198,6 +201,7 @@ static int worker_score(struct worker *wk, xsa_error *err) {
     free(buf);
     size_t cap = (size_t)n + 1;
     struct sched_result *res = xsa_calloc(cap, sizeof *res), *sub_res = xsa_calloc(cap, sizeof *sub_res);
+    uint8_t *from_journal = xsa_calloc(cap, 1);  // (n) answered from this rank's journal
     int *todo = xsa_malloc(cap * sizeof *todo), n_todo = 0;
     sub = xsa_malloc(cap * sizeof *sub);
     wk->keys = xsa_malloc(cap * 16);
@@ -205,7 +209,10 @@ static int worker_score(struct worker *wk, xsa_error *err) {
     for (int i = 0; !rc && i < n; i++) {
         uint8_t key[16];
         reqstore_key(&reqs[i], key);
-        if (journal_lookup(&wk->jn, key, &res[i])) continue;
+        if (journal_lookup(&wk->jn, key, &res[i])) {
+            from_journal[i] = 1;
+            continue;
+        }
         memcpy(wk->keys[n_todo], key, 16);
         todo[n_todo] = i;
         sub[n_todo++] = reqs[i];
@@ -216,10 +223,11 @@ static int worker_score(struct worker *wk, xsa_error *err) {
     if (!rc) rc = scheduler_score(&wk->mr.be, sub, n_todo, &so, sub_res, &st, err);
     for (int i = 0; !rc && i < n_todo; i++) res[todo[i]] = sub_res[i];
     struct sbuf out = {0};
-    if (!rc) shard_pack_results(res, n, st.tokens_computed, &out);
+    if (!rc) shard_pack_results(res, from_journal, n, st.tokens_computed, &out);
     if (!rc) rc = dist_send(0, TAG_RES, out.s, out.n, err);
     sbuf_free(&out);
     free(reqs), free(tokens), free(sub), free(res), free(sub_res), free(todo), free(wk->keys), free(wk->bkeys);
+    free(from_journal);
     wk->keys = wk->bkeys = NULL;
     return rc;
 }

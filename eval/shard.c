@@ -120,18 +120,19 @@ bad:
     return xsa_fail(err, XSA_ERUNTIME, "a request message of %zu bytes from rank 0 is malformed (byte %zu)", len, at);
 }
 
-void shard_pack_results(const struct sched_result *res, int n, long long tokens_computed, struct sbuf *out) {
+void shard_pack_results(const struct sched_result *res, const uint8_t *reused, int n, long long tokens_computed,
+                        struct sbuf *out) {
     int64_t t = tokens_computed;
     put_i32(out, n);
     sbuf_append(out, (const char *)&t, sizeof t);
     for (int i = 0; i < n; i++) {
         sbuf_append(out, (const char *)&res[i].logprob, sizeof res[i].logprob);
-        put_i32(out, res[i].greedy);
+        put_i32(out, (res[i].greedy ? 1 : 0) | (reused && reused[i] ? 2 : 0));
     }
 }
 
-int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, int n, long long *tokens_computed,
-                         xsa_error *err) {
+int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, uint8_t *reused, int n,
+                         long long *tokens_computed, xsa_error *err) {
     size_t at = 0;
     int32_t count;
     int64_t t;
@@ -145,7 +146,11 @@ int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, 
         int32_t g;
         memcpy(&res[i].logprob, buf + at, sizeof res[i].logprob);
         memcpy(&g, buf + at + sizeof(double), sizeof g);
-        res[i].greedy = g;
+        if (g & ~3)
+            return xsa_fail(err, XSA_ERUNTIME, "a results message holds flags %d for result %d: the ranks disagree "
+                            "(were they started from the same xsa-eval binary?)", (int)g, i);
+        res[i].greedy = g & 1;
+        if (reused) reused[i] = (uint8_t)(g >> 1);
     }
     *tokens_computed = t;
     return 0;

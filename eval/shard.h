@@ -25,10 +25,12 @@ int shard_unpack_requests(const char *buf, size_t len, struct sched_request **re
                           xsa_error *err);
 
 // Results as bytes: int32 count, int64 tokens computed, then per result logprob (double) and
-// greedy (int32).
-void shard_pack_results(const struct sched_result *res, int n, long long tokens_computed, struct sbuf *out);
-// Exactly `n` results into res; a buffer of another size is an error.
-int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, int n, long long *tokens_computed,
-                         xsa_error *err);
+// an int32 of flags: bit 0 greedy, bit 1 taken from the rank's journal (reused: (n) or NULL).
+void shard_pack_results(const struct sched_result *res, const uint8_t *reused, int n, long long tokens_computed,
+                        struct sbuf *out);
+// Exactly `n` results into res (and their reused flags, when reused is not NULL); a buffer of
+// another size, or other flags, is an error.
+int shard_unpack_results(const char *buf, size_t len, struct sched_result *res, uint8_t *reused, int n,
+                         long long *tokens_computed, xsa_error *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/xalloc.h"
@@ -883,7 +884,7 @@ int pgolf_claims(const char *path) {
     if (!(n >= 3 && !strcmp(path + n - 3, ".pt")) && !(n >= 4 && !strcmp(path + n - 4, ".pth"))) return 0;
     char side[4200];
     pg_sidecar_path(path, side, sizeof side);
-    return pg_arch_file() != NULL || file_exists(side) || dir_exists(side);  // (a folder there is refused by name)
+    return pg_arch_file() != NULL || access(side, F_OK) == 0;  // (a folder or FIFO there is refused by name)
 }
 
 static void release_st(void *p) {

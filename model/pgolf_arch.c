@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/json_read.h"
@@ -101,7 +102,7 @@ int pg_read_arch(struct pg_arch *a, const char *model_path, xsa_error *err) {
     if (!g_arch_file && dir_exists(a->path))
         return xsa_fail(err, XSA_EBADINPUT, "%s: a folder where the checkpoint's architecture file should be; make it "
                         "the JSON file, or pass --arch FILE", a->path);
-    if (!g_arch_file && !file_exists(a->path)) {
+    if (!g_arch_file && access(a->path, F_OK) != 0) {  // (a FIFO there is refused by name below)
         a->path[0] = '\0';
         return 0;
     }

@@ -183,23 +183,34 @@ static int sp_byte_of(const char *piece, size_t len) {
 }
 
 // Checks the pieces as ModelInterface::InitializePieces does and builds the lookups.
-// A piece as a message shows it: as is when it is UTF-8 without control characters, else with
-// each other byte as \xNN (a damaged file's bytes never reach the terminal raw); cut at 48 bytes.
-static const char *shown(const char *s, size_t n, char out[200]) {
+// A piece as a message shows it: its characters when it is UTF-8, except control characters
+// (C0, DEL, C1), whose bytes show as \xNN, as every byte of a piece that is not UTF-8 does (a
+// damaged file's bytes never reach the terminal raw); cut after 48 bytes, at a character's end.
+static const char *shown(const char *s, size_t n, char out[256]) {
+    const unsigned char *u = (const unsigned char *)s;
     int plain = pystr_utf8_valid(s, n);
-    size_t k = 0;
-    for (size_t i = 0; i < n && i < 48; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != 0x7f && (c < 0x80 || plain)) out[k++] = (char)c;
-        else k += (size_t)snprintf(out + k, 5, "\\x%02x", c);
+    size_t k = 0, i = 0;
+    while (i < n && i < 48) {
+        size_t len = 1;
+        uint32_t cp = u[i];
+        if (plain && u[i] >= 0xC0) {
+            len = u[i] >= 0xF0 ? 4 : u[i] >= 0xE0 ? 3 : 2;
+            cp = u[i] & (0x3F >> (len - 1));
+            for (size_t b = 1; b < len; b++) cp = cp << 6 | (u[i + b] & 0x3F);
+        }
+        int control = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (!plain && cp >= 0x80);
+        for (size_t b = 0; b < len; b++)
+            if (control) k += (size_t)snprintf(out + k, 5, "\\x%02x", u[i + b]);
+            else out[k++] = (char)u[i + b];
+        i += len;
     }
-    if (n > 48) memcpy(out + k, "...", 3), k += 3;
+    if (i < n) memcpy(out + k, "...", 3), k += 3;
     out[k] = '\0';
     return out;
 }
 
 static int sp_index_pieces(struct sp_model *m, const struct sp_spec_fields *t, const char *path, xsa_error *err) {
-    char sh[200];
+    char sh[256];
     piece_map_init(&m->normal, (const char *const *)m->strs, m->lens, (size_t)m->n);
     piece_map_init(&m->reserved, (const char *const *)m->strs, m->lens, (size_t)m->n);
     int n_user = 0;

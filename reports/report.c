@@ -246,7 +246,9 @@ void report_provenance(struct sbuf *o, const struct results *const *rs, const ch
         if (rs[i]->score_s > 0) {
             char a[32];
             report_thousands((long long)llround((double)rs[i]->tokens_computed / rs[i]->score_s), a);
-            sbuf_printf(o, " %s tokens/s, %.1f requests/s |", a, (double)rs[i]->requests / rs[i]->score_s);
+            // (the requests scored in that launch: not those its journal or request cache gave back)
+            sbuf_printf(o, " %s tokens/s, %.1f requests/s |", a,
+                        (double)(rs[i]->requests - rs[i]->requests_reused) / rs[i]->score_s);
         } else {
             sbuf_puts(o, " - |");
         }

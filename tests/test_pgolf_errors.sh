@@ -41,6 +41,9 @@ echo '{"NUM_HEADS": 8}' > "$TMP/side/xsa_eval.json"
 expect_exit sidecar_heads 2 "xsa_eval.json: NUM_HEADS = 8 disagrees with .*final_model.pt, whose blocks.0.attn.q_gain gives 4; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/side/final_model.pt"
 echo '{"MLP_MULT": 2}' > "$TMP/arch.json"
 expect_exit arch_mlp_mult 2 "arch.json: MLP_MULT = 2 disagrees with .*final_model.int8.ptz, whose blocks.0.mlp.fc.weight gives 3" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"
+# A FIFO where the sidecar goes is refused by name at once (timeout: a hang fails).
+mkdir -p "$TMP/fifo_side"; cp $P/final_model.int8.ptz "$TMP/fifo_side/"; mkfifo "$TMP/fifo_side/xsa_eval.json"
+expect_exit sidecar_fifo 2 "fifo_side/xsa_eval.json: not a regular file" -- timeout 20 "$XSA_BIN" info --model "$TMP/fifo_side/final_model.int8.ptz"
 # A value past the range any record uses names the range.
 echo '{"LOGIT_SOFTCAP": 1e308}' > "$TMP/arch.json"
 expect_exit arch_value_too_large 2 "arch.json: LOGIT_SOFTCAP must be a non-negative number up to 1e9" -- "$XSA_BIN" info --model $P/final_model.int8.ptz --arch "$TMP/arch.json"

@@ -22,6 +22,14 @@ $P --model $A --text "$TMP/doc.txt" --context 8 --stride 4 -o "$TMP/q.md" --quie
     [ -s "$TMP/q.md" ] && pass quiet_no_notes || fail quiet_no_notes "$(head -2 "$TMP/q.err")"
 "$XSA_BIN" probe --model $A --text "$TMP/doc.txt" -o "$TMP/qp.md" --quiet 2>"$TMP/qp.err" >/dev/null && [ ! -s "$TMP/qp.err" ] &&
     pass probe_quiet || fail probe_quiet "$(head -2 "$TMP/qp.err")"
+# (and the data's notes: the row count a local file differs by is accepted without a word)
+$P --model $A --tasks piqa --data-dir tests/fixtures/data --allow-data-change --limit 3 -o "$TMP/qt.md" --quiet 2>"$TMP/qt.err" &&
+    ! grep -q "rows, expected" "$TMP/qt.err" && pass quiet_data_notes || fail quiet_data_notes "$(head -2 "$TMP/qt.err")"
+# A named FIFO is read as cat reads it: its writer is waited for.
+mkfifo "$TMP/fifo.txt"
+(sleep 1; cat "$TMP/doc.txt" > "$TMP/fifo.txt") &
+expect_exit text_named_fifo 0 '"input": "1 document of fifo.txt"' -- $P --model $A --text "$TMP/fifo.txt" --json - --quiet
+wait
 # Bits per byte count the text's bytes: a file that is not UTF-8 is refused at its first bad byte.
 printf 'ok \xff\xfe' > "$TMP/latin.txt"
 expect_exit text_not_utf8 2 "latin.txt: not valid UTF-8 at byte 3 \(0xff\)" -- $P --model $A --text "$TMP/latin.txt"

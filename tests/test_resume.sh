@@ -163,12 +163,13 @@ for f in "$TMP"/rcd/*.xsar; do printf 'Z' | dd of="$f" bs=1 seek=50 conv=notrunc
 expect_exit cache_header_damaged 2 "\.xsar: its header is damaged; remove it" -- run --output "$TMP/q5" --cache-requests "$TMP/rcd"
 expect_exit cache_requests_empty 2 "--cache-requests '': empty path" -- run --output "$TMP/q4" --cache-requests ''
 
-# Two models, killed while the second scores: the rerun reads the first one's results back (one
-# results file, the same one, not scored again), resumes the second, writes the comparison and
-# leaves no mark; a finished two-model run's rerun scores both again (nothing marks them).
+# Two models, killed while the second scores: a rerun of the same command reads the first one's
+# results back (one results file, the same one, not scored again), resumes the second, writes the
+# comparison and leaves no mark; another command (here --step, in a copy of the folder) scores
+# the first again; a two-model run that ended is scored again by a rerun (nothing marks it).
 TWO=(run --model $M --model demo/xsa --tasks piqa --data-dir "$TMP/data" --allow-data-change --offline --device cpu
      --threads 1 --batch-tokens 256 --cache-dir "$TMP/c" --output "$TMP/two")
-"$XSA_BIN" "${TWO[@]}" --quiet >/dev/null 2>&1 &
+"$XSA_BIN" "${TWO[@]}" >/dev/null 2>&1 &
 pid=$!
 landed=0
 while kill -0 $pid 2>/dev/null; do
@@ -179,17 +180,22 @@ while kill -0 $pid 2>/dev/null; do
 done
 { wait $pid; } 2>/dev/null
 if [ $landed = 1 ]; then
+    cp -r "$TMP/two" "$TMP/two2"
     first=$(ls "$TMP"/two/sa/results_*.json)
     "$XSA_BIN" "${TWO[@]}" >/dev/null 2>"$TMP/two.log"; rc=$?
     marks=$(ls "$TMP"/two/*/journal_* 2>/dev/null)
-    if [ $rc = 0 ] && [ "$(ls "$TMP"/two/sa/results_*.json)" = "$first" ] && grep -q "sa: an interrupted launch of this command wrote its results" "$TMP/two.log" &&
+    if [ $rc = 0 ] && [ "$(ls "$TMP"/two/sa/results_*.json)" = "$first" ] && grep -q "sa: an earlier launch of this command, stopped before its end, wrote its results" "$TMP/two.log" &&
         ! grep -q "^xsa-eval: sa: .* requests, " "$TMP/two.log" && grep -q "resuming from .*/xsa/journal_" "$TMP/two.log" &&
         [ "$(ls "$TMP"/two/xsa/results_*.json | wc -l)" = 1 ] && ls "$TMP"/two/compare_*.md >/dev/null 2>&1 && [ -z "$marks" ]; then
         pass two_models_resume_reads_first_back
     else fail two_models_resume_reads_first_back "rc=$rc marks='$marks' $(grep -v warning "$TMP/two.log" | head -3)"; fi
     "$XSA_BIN" "${TWO[@]}" --quiet >/dev/null 2>&1
-    [ "$(ls "$TMP"/two/sa/results_*.json | wc -l)" = 2 ] && pass two_models_finished_rerun_scores_again ||
-        fail two_models_finished_rerun_scores_again "$(ls "$TMP"/two/sa)"
+    [ "$(ls "$TMP"/two/sa/results_*.json | wc -l)" = 2 ] && pass two_models_ended_rerun_scores_again ||
+        fail two_models_ended_rerun_scores_again "$(ls "$TMP"/two/sa)"
+    "$XSA_BIN" "${TWO[@]}" --output "$TMP/two2" --step 7 >/dev/null 2>"$TMP/two2.log"
+    if [ "$(ls "$TMP"/two2/sa/results_*.json | wc -l)" = 2 ] && ! grep -q "read back" "$TMP/two2.log"; then
+        pass two_models_other_command_scores_again
+    else fail two_models_other_command_scores_again "$(ls "$TMP"/two2/sa) $(grep 'read back' "$TMP/two2.log")"; fi
 else
     skip two_models_resume_reads_first_back "the run ended before its kill"
 fi

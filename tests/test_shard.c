@@ -128,18 +128,24 @@ TEST(test_requests_round_trip_and_malformed_refused) {
 TEST(test_results_round_trip_bit_exact) {
     struct sched_result r[3] = {{-1.0 / 3.0, 1}, {-123.456789012345678, 0}, {-0.0, 1}}, back[3];
     struct sbuf b = {0};
-    shard_pack_results(r, 3, 987654321012LL, &b);
+    uint8_t reused[3] = {0, 1, 0}, reused_back[3] = {9, 9, 9};
+    shard_pack_results(r, reused, 3, 987654321012LL, &b);
     long long computed = 0;
     xsa_error err = {0};
-    CHECK_EQ_INT(shard_unpack_results(b.s, b.n, back, 3, &computed, &err), 0);
+    CHECK_EQ_INT(shard_unpack_results(b.s, b.n, back, reused_back, 3, &computed, &err), 0);
+    CHECK(reused_back[0] == 0 && reused_back[1] == 1 && reused_back[2] == 0);
     CHECK(!memcmp(&back[0].logprob, &r[0].logprob, 8) && !memcmp(&back[1].logprob, &r[1].logprob, 8));
     CHECK(!memcmp(&back[2].logprob, &r[2].logprob, 8));
     CHECK(back[0].greedy == 1 && back[1].greedy == 0 && back[2].greedy == 1);
     CHECK(computed == 987654321012LL);
     err.code = 0;
-    CHECK_EQ_INT(shard_unpack_results(b.s, b.n, back, 2, &computed, &err), XSA_ERUNTIME);  // not the count asked for
+    CHECK_EQ_INT(shard_unpack_results(b.s, b.n, back, NULL, 2, &computed, &err), XSA_ERUNTIME);  // not the count asked for
     err.code = 0;
-    CHECK_EQ_INT(shard_unpack_results(b.s, b.n - 1, back, 3, &computed, &err), XSA_ERUNTIME);
+    CHECK_EQ_INT(shard_unpack_results(b.s, b.n - 1, back, NULL, 3, &computed, &err), XSA_ERUNTIME);
+    int32_t odd = 4;  // a flag no rank writes
+    memcpy(b.s + 4 + 8 + 8, &odd, 4);
+    err.code = 0;
+    CHECK_EQ_INT(shard_unpack_results(b.s, b.n, back, NULL, 3, &computed, &err), XSA_ERUNTIME);
     sbuf_free(&b);
 }
 

@@ -500,6 +500,19 @@ TEST(test_sp_unsupported_model_types) {
     sbuf_free(&m);
 }
 
+// bad = model m with one more piece (its SentencePiece message, n bytes) and a trainer spec of
+// model type 2 (BPE) with byte_fallback as given.
+static void with_byte_piece(struct sbuf *bad, const struct sbuf *m, const char *piece, size_t n, int fallback) {
+    bad->n = 0;
+    sbuf_append(bad, m->s, m->n);
+    pb_bytes(bad, 1, piece, n);
+    struct sbuf tr = {0};
+    pb_uint(&tr, 3, 2);
+    pb_uint(&tr, 35, (uint64_t)fallback);
+    pb_bytes(bad, 2, tr.s, tr.n);
+    sbuf_free(&tr);
+}
+
 TEST(test_sp_corrupt_models) {
     char dir[] = "/tmp/xsa_sp_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -542,30 +555,18 @@ TEST(test_sp_corrupt_models) {
     CHECK(strstr(err.msg, "twice") != NULL);
     // A byte piece that is not <0xXX>; byte pieces without byte_fallback.
     for (int fallback = 1; fallback >= 0; fallback--) {
-        bad.n = 0;
-        sbuf_append(&bad, m.s, m.n);
-        pb_bytes(&bad, 1, "\x0a\x06<0xZZ>\x18\x06", 10);
-        struct sbuf tr = {0};
-        pb_uint(&tr, 3, 2);
-        pb_uint(&tr, 35, (uint64_t)fallback);
-        pb_bytes(&bad, 2, tr.s, tr.n);
-        sbuf_free(&tr);
+        with_byte_piece(&bad, &m, "\x0a\x06<0xZZ>\x18\x06", 10, fallback);
         CHECK_EQ_INT(load_bytes(dir, "byte.model", bad.s, bad.n, &err), XSA_EBADINPUT);
         CHECK(strstr(err.msg, fallback ? "<0xZZ>" : "byte_fallback") != NULL);
     }
     // A damaged piece's bytes reach the message escaped, never raw.
-    bad.n = 0;
-    sbuf_append(&bad, m.s, m.n);
-    pb_bytes(&bad, 1, "\x0a\x04<\xff\x1b>\x18\x06", 8);
-    {
-        struct sbuf tr = {0};
-        pb_uint(&tr, 3, 2);
-        pb_uint(&tr, 35, 1);
-        pb_bytes(&bad, 2, tr.s, tr.n);
-        sbuf_free(&tr);
-    }
+    with_byte_piece(&bad, &m, "\x0a\x04<\xff\x1b>\x18\x06", 8, 1);
     CHECK_EQ_INT(load_bytes(dir, "raw.model", bad.s, bad.n, &err), XSA_EBADINPUT);
     CHECK_MSG(strstr(err.msg, "byte piece") && strstr(err.msg, "\"<\\xff\\x1b>\"") && strstr(err.msg, "re-export"), "%s", err.msg);
+    // A UTF-8 piece with a C1 control character (U+009B, a terminal's CSI): that one escaped.
+    with_byte_piece(&bad, &m, "\x0a\x05<\xc2\x9b\xc3\xa9\x18\x06", 9, 1);
+    CHECK_EQ_INT(load_bytes(dir, "c1.model", bad.s, bad.n, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "\"<\\xc2\\x9b\xc3\xa9\"") != NULL, "%s", err.msg);
     // Not a model at all; an empty file.
     CHECK_EQ_INT(load_bytes(dir, "text.model", "hello world\n", 12, &err), XSA_EBADINPUT);
     CHECK_EQ_INT(load_bytes(dir, "zero.model", "", 0, &err), XSA_EBADINPUT);
