@@ -22,11 +22,12 @@ int check_evaluate(const struct results *base, const struct results *cand, const
     v->regressed = xsa_calloc((size_t)v->cmp.n_rows + 1, sizeof *v->regressed);
     for (int i = 0; i < v->cmp.n_rows; i++) {
         const struct compare_row *r = &v->cmp.rows[i];
-        v->regressed[i] = r->delta < -opt->max_drop && r->p < opt->alpha && r->hi < 0;
+        // (a drop of exactly --max-drop is none: COMPARE_EPS_POINTS)
+        v->regressed[i] = r->delta < -opt->max_drop - COMPARE_EPS_POINTS && r->p < opt->alpha && r->hi < -COMPARE_EPS_POINTS;
         v->n_regressed += v->regressed[i];
     }
     const struct compare_avg *g = &v->cmp.all;
-    v->avg_regressed = g->present && g->delta < -opt->max_drop && g->hi < 0;
+    v->avg_regressed = g->present && g->delta < -opt->max_drop - COMPARE_EPS_POINTS && g->hi < -COMPARE_EPS_POINTS;
     v->pass = v->n_regressed == 0 && !v->avg_regressed;
     return 0;
 }

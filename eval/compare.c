@@ -181,7 +181,7 @@ static int compare_task(const struct task_result *ta, const struct task_result *
         // Resampling one document gives it back every time: a zero-width "interval" that is none.
         row->lo = n > 1 ? lo * 100 : NAN;
         row->hi = n > 1 ? hi * 100 : NAN;
-        row->real = (row->lo > 0 || row->hi < 0) && row->p < c->alpha;
+        row->real = (row->lo > COMPARE_EPS_POINTS || row->hi < -COMPARE_EPS_POINTS) && row->p < c->alpha;
         int pa_i = results_metric_index(ta, "perplexity"), pb_i = results_metric_index(tb, "perplexity");
         if (pa_i >= 0 && pb_i >= 0) {
             row->has_ppl = 1;
@@ -245,7 +245,7 @@ static int compare_average(struct comparison *c, double *const *pa, double *cons
         avg->lo = one_doc == k ? NAN : lo * 100;
         avg->hi = one_doc == k ? NAN : hi * 100;
         avg->n_one_doc = one_doc;
-        avg->real = avg->lo > 0 || avg->hi < 0;
+        avg->real = avg->lo > COMPARE_EPS_POINTS || avg->hi < -COMPARE_EPS_POINTS;
     }
     free(sa);
     free(sb);

@@ -32,6 +32,11 @@ struct compare_options {
     const char *command;      // the command line that made the report (may be NULL)
 };
 
+// Points closer than this are one value where a rule compares them (check's --max-drop, an
+// interval that touches 0): a delta is a ratio of whole counts whose last bits depend on how
+// the sum ran (every task down 6 of 400 averages to -1.5000000000000002).
+#define COMPARE_EPS_POINTS 1e-9
+
 struct compare_row {          // one task
     char task[64];
     char metric[24];

@@ -338,6 +338,12 @@ TEST(check_rule) {
     // Every task -1.5 (none significant alone); the average's drop is: fails on the average.
     CHECK_EQ_INT(verdict("xsa.json", "xsa_avg_drop.json", 1, 0.05, &v), 0);
     CHECK(!v.pass && v.n_regressed == 0 && v.avg_regressed);
+    // A drop of exactly --max-drop is no regression, whatever the last bits of the mean (-1.5 is
+    // computed here as -1.5000000000000002).
+    struct check_verdict at;
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_avg_drop.json", 1.5, 0.05, &at), 0);
+    CHECK_MSG(at.pass && !at.avg_regressed && fabs(at.cmp.all.delta + 1.5) < 1e-9, "delta %.17g", at.cmp.all.delta);
+    check_verdict_free(&at);
     struct check_options opt = {.max_drop = 1, .alpha = 0.05, .baseline_path = "b.json", .results_path = "n.json"};
     struct sbuf js = {0};
     CHECK_EQ_INT(check_verdict_json(&v, &opt, &js), 0);
