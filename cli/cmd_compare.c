@@ -84,7 +84,7 @@ int cmd_compare(int argc, char **argv) {
         opt.command = line.s;
         rc = compare_pairs(files, n_files, &opt, out, &err);
         if (rc) fprintf(stderr, "xsa-eval compare: %s\n", err.msg);
-        else if (out) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
+        else if (out && !outdir_is_stdout(out)) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
         sbuf_free(&line);
         return rc;
     }
@@ -99,7 +99,7 @@ int cmd_compare(int argc, char **argv) {
         rc = compare_write_report(&ra, &rb, &opt, out, &err);
     }
     if (rc) fprintf(stderr, "xsa-eval compare: %s\n", err.msg);
-    else if (out) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
+    else if (out && !outdir_is_stdout(out)) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
     results_free(&ra);
     results_free(&rb);
     sbuf_free(&line);

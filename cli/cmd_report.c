@@ -105,7 +105,7 @@ int cmd_report(int argc, char **argv) {
     }
     if (!rc && a.trend) {
         rc = report_trend(rp, paths, n, a.series, cmd.s, out, &err);
-        if (!rc && out) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
+        if (!rc && out && !outdir_is_stdout(out)) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     } else if (!rc) {
         report_markdown(rp, paths, n, cmd.s, charts ? rel.s : NULL, &md);
     }
@@ -116,7 +116,7 @@ int cmd_report(int argc, char **argv) {
         const char *files[2] = {svg_path.s, out}, *data[2] = {svg.s, md.s};
         size_t lens[2] = {svg.n, md.n};
         rc = outdir_write_set(2 - !charts, files + !charts, data + !charts, lens + !charts, &err);
-        if (!rc) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
+        if (!rc && !outdir_is_stdout(out)) fprintf(stderr, "xsa-eval report: wrote %s\n", out);
     }
     if (rc) fprintf(stderr, "xsa-eval report: %s\n", err.msg);
     for (int i = 0; i < n; i++) results_free(&rs[i]);

@@ -134,13 +134,13 @@ int cmd_run(int argc, char **argv) {
         .device = "auto", .limit = -1, .output = "results", .batch_tokens = 0, .share = 1, .add_bos = -1,
         .resume = 1,
     };
-    // The command line as typed, for the results' provenance.
-    static char command[4096];
-    size_t cl = 0;
-    cl += (size_t)snprintf(command, sizeof command, "xsa-eval%s", argc > 0 && !strcmp(argv[0], "run") ? " run" : "");
-    for (int i = 1; i < argc && cl < sizeof command; i++)
-        cl += (size_t)snprintf(command + cl, sizeof command - cl, " %s", argv[i]);
-    o.command = command;
+    // The command line, quoted as a shell reads it back, for the results' provenance (argv[0]:
+    // "run", or the program of a bare `xsa-eval --model ...`).
+    static struct sbuf command;
+    command.n = 0;
+    if (argc > 0 && !strcmp(argv[0], "run")) report_command_line(argc, argv, &command);
+    else report_command_line(argc - 1, argv + 1, &command);
+    o.command = command.s;
     o.model_done = print_model;
     o.pair_done = write_comparison;
     o.done_ctx = &o;

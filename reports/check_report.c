@@ -16,11 +16,11 @@ void check_markdown(const struct results *base, const struct results *cand, cons
     double pct = c->level * 100;
     sbuf_printf(o, "## xsa-eval check: %s\n\n", v->pass ? "PASS :white_check_mark:" : "FAIL :x:");
     sbuf_puts(o, "Baseline ");
-    md_code(o, opt->baseline_path ? opt->baseline_path : "-");
+    md_code_prose(o, opt->baseline_path ? opt->baseline_path : "-");
     sbuf_puts(o, " (");
     md_text(o, report_label(base));
     sbuf_puts(o, ") vs candidate ");
-    md_code(o, opt->results_path ? opt->results_path : "-");
+    md_code_prose(o, opt->results_path ? opt->results_path : "-");
     sbuf_puts(o, " (");
     md_text(o, report_label(cand));
     sbuf_puts(o, "). ");

@@ -99,11 +99,16 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
             num(o, "%.5f", b->nll[1]);
             sbuf_puts(o, " | ");
             num(o, "%+.5f", b->delta);
-            sbuf_puts(o, " | [");
-            num(o, "%+.5f", b->dlo);
-            sbuf_puts(o, ", ");
-            num(o, "%+.5f", b->dhi);
-            sbuf_printf(o, "] | %d | %s", b->n_units, b->real ? (b->delta < 0 ? "B better" : "B worse") : "");
+            if (isfinite(b->dlo) && isfinite(b->dhi)) {
+                sbuf_puts(o, " | [");
+                num(o, "%+.5f", b->dlo);
+                sbuf_puts(o, ", ");
+                num(o, "%+.5f", b->dhi);
+                sbuf_puts(o, "]");
+            } else {
+                sbuf_puts(o, " | N/A");  // (one unit: nothing to resample, as compare writes it)
+            }
+            sbuf_printf(o, " | %d | %s", b->n_units, b->real ? (b->delta < 0 ? "B better" : "B worse") : "");
         }
         sbuf_puts(o, " |\n");
     }
@@ -232,6 +237,8 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
             jsonw_num(&w, "kl", t->kl);
             jsonw_str(&w, "top_a", t->top_a);
             jsonw_str(&w, "top_b", t->top_b);
+            jsonw_num(&w, "nll_a", t->nll_a);
+            jsonw_num(&w, "nll_b", t->nll_b);
             jsonw_end(&w);
         }
         jsonw_end(&w);

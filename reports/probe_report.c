@@ -75,6 +75,8 @@ static void json(const void *ctx, struct sbuf *out) {
     jsonw_object(&w, NULL);
     jsonw_str(&w, "input", r->input);
     jsonw_int(&w, "targets", r->probe[0].n);
+    jsonw_int(&w, "context", r->context);
+    jsonw_int(&w, "stride", r->stride);
     jsonw_array(&w, "models");
     for (int m = 0; m < r->n_models; m++) {
         const struct ppl_probe *p = &r->probe[m];

@@ -10,15 +10,27 @@
 #include "eval/outdir.h"
 #include "reports/svg.h"
 
-void md_code(struct sbuf *o, const char *s) {
-    sbuf_puts(o, "`");
+// A code span of s; `cell`: it stands in a table cell, where a '|' would end the cell (GFM takes
+// "\|" there, inside a code span too; elsewhere a backslash in a code span is shown as is).
+static void code_span(struct sbuf *o, const char *s, int cell) {
+    // A fence one backtick longer than the longest run inside, so that backticks stay text.
+    int run = 0, longest = 0;
+    for (const char *c = s; *c; c++) run = *c == '`' ? run + 1 : 0, longest = run > longest ? run : longest;
+    size_t n = strlen(s);
+    int pad = n && (s[0] == '`' || s[n - 1] == '`');  // (CommonMark strips one space each side)
+    for (int k = 0; k <= longest; k++) sbuf_puts(o, "`");
+    if (pad) sbuf_puts(o, " ");
     for (; *s; s++) {
-        if (*s == '|') sbuf_puts(o, "\\|");
-        else if (*s == '\n' || *s == '`') sbuf_puts(o, " ");
+        if (*s == '|' && cell) sbuf_puts(o, "\\|");
+        else if (*s == '\n' || *s == '\r') sbuf_puts(o, " ");
         else sbuf_append(o, s, 1);
     }
-    sbuf_puts(o, "`");
+    if (pad) sbuf_puts(o, " ");
+    for (int k = 0; k <= longest; k++) sbuf_puts(o, "`");
 }
+
+void md_code(struct sbuf *o, const char *s) { code_span(o, s, 1); }
+void md_code_prose(struct sbuf *o, const char *s) { code_span(o, s, 0); }
 
 void md_text(struct sbuf *o, const char *s) {
     for (; *s; s++) {
@@ -27,7 +39,7 @@ void md_text(struct sbuf *o, const char *s) {
         else if (c == '<') sbuf_puts(o, "&lt;");
         else if (c == '>') sbuf_puts(o, "&gt;");
         else if (c == '&') sbuf_puts(o, "&amp;");
-        else if (strchr("\\`*_[]|#!", c)) sbuf_printf(o, "\\%c", c);
+        else if (strchr("\\`*_[]|#!~", c)) sbuf_printf(o, "\\%c", c);
         else sbuf_append(o, s, 1);
     }
 }
@@ -85,7 +97,7 @@ void report_command_line(int argc, char **argv, struct sbuf *out) {
     sbuf_puts(out, "xsa-eval");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (a[0] && !strpbrk(a, " \t'\"$`\\|&;<>()*?")) {
+        if (a[0] && !strpbrk(a, " \t\n'\"$`\\|&;<>()*?[]{}~!#")) {
             sbuf_printf(out, " %s", a);
             continue;
         }
@@ -421,7 +433,7 @@ void report_markdown(const struct results *const *rs, const char *const *paths, 
 void report_command(struct sbuf *o, const char *command) {
     if (!command) return;
     sbuf_puts(o, "Report command: ");
-    md_code(o, command);
+    md_code_prose(o, command);
     sbuf_puts(o, "\n");
 }
 

@@ -33,7 +33,8 @@ void report_chart(const struct results *const *rs, int n, struct sbuf *out);
 void report_command(struct sbuf *o, const char *command);
 
 // Formatting helpers (shared with eval/compare.c).
-void md_code(struct sbuf *o, const char *s);      // `s` with | escaped for table cells
+void md_code(struct sbuf *o, const char *s);      // `s` exactly, in a table cell (| escaped; fenced past its backticks)
+void md_code_prose(struct sbuf *o, const char *s); // the same outside a table (| as is)
 // Text from a file (a model name, a device) as Markdown shows it, literally: control characters
 // as spaces, < > & as entities, Markdown punctuation backslash-escaped.
 void md_text(struct sbuf *o, const char *s);

@@ -111,7 +111,7 @@ static void markdown(const struct pair_row *rows, int n, const struct results *c
     sbuf_printf(o, "\nBootstrap: %d resamples, seed %llu.", rows[0].c.iters, (unsigned long long)rows[0].c.seed);
     if (opt->command) {
         sbuf_puts(o, " Command: ");
-        md_code(o, opt->command);
+        md_code_prose(o, opt->command);
     }
     sbuf_puts(o, "\n");
 }

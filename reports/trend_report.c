@@ -148,7 +148,7 @@ static void markdown(const struct trend *t, const char *command, const char *cha
     }
     if (command) {
         sbuf_puts(o, "\nCommand: ");
-        md_code(o, command);
+        md_code_prose(o, command);
         sbuf_puts(o, "\n");
     }
 }

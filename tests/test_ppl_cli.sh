@@ -63,6 +63,16 @@ if $P --model $A --model $B --text "$TMP/doc.txt" --context 16 --stride 8 --kl -
 else
     fail two_models_report "exit $?: $(head -1 "$TMP/err")"
 fi
+# Every number of the Markdown is in the JSON: the KL table's A and B nats, the same values.
+got=$(python3 - "$TMP/r/ppl.json" "$TMP/r/ppl.md" <<'EOF'
+import json, sys
+top = json.load(open(sys.argv[1]))["kl"]["top"]
+rows = [l for l in open(sys.argv[2]) if l.startswith("| ") and l.count("|") == 10 and l.split("|")[1].strip().isdigit()]
+ok = top and len(rows) == len(top) and all("%.4f | %.4f |" % (t["nll_a"], t["nll_b"]) in r for t, r in zip(top, rows))
+print("ok" if ok else "top %s rows %s" % (top, rows))
+EOF
+)
+[ "$got" = ok ] && pass kl_top_nats_in_json || fail kl_top_nats_in_json "$got"
 
 # The provenance names the model's family as `info` does (pgolf here, not the kernel's llama).
 expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- $P --model tests/fixtures/pgolf/xsa_record_ntk/final_model.pt \
@@ -72,6 +82,7 @@ expect_exit provenance_family 0 '^\| A \| .*\(pgolf, 5 layers, d\\_model 32' -- 
 expect_exit probe_cuda 2 "xsa-eval probe: --device cuda: the attention statistics are computed by the CPU backend only; use --device cpu" -- \
     $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device cuda
 expect_exit probe_auto_is_cpu 0 "cos" -- $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device auto
+expect_exit probe_json_windows 0 '"context": 16,.*"stride": 8,' -- bash -c "$XSA_BIN probe --model $A --text $TMP/doc.txt --context 16 --stride 8 --json - | tr -d '\n'"
 # XSA_CUDA_PROBE=1 lets the CUDA backend's statistics run (tools/gpu-check.sh 5e): past the refusal,
 # to the device (here: none, or a GPU that scores them).
 XSA_CUDA_PROBE=1 $XSA_BIN probe --model $A --text "$TMP/doc.txt" --device cuda >/dev/null 2>"$TMP/cp.err" || true

@@ -123,6 +123,17 @@ json.dump(r, open(sys.argv[2], "w"))
 EOF
 expect_exit report_huge_ppl 0 "\| lambada_openai \| perplexity \| [0-9]\.[0-9]{4}e\+270 ± " -- "$XSA_BIN" report "$TMP/huge.json"
 expect_exit compare_huge_ppl 0 "perplexity \(lower is better\): A [0-9.]+, B [0-9]\.[0-9]{4}e\+270 \(B/A = [0-9]\.[0-9]{3}e\+2[0-9]{2}\)" -- "$XSA_BIN" compare $F/xsa.json "$TMP/huge.json" --iters 200
+# Code spans keep their text exactly: a '|' is escaped only in a table cell, and a backtick in
+# a path gets a longer fence instead of being dropped.
+mkdir -p "$TMP/p|q" "$TMP/b\`t"
+cp $F/sa.json "$TMP/p|q/a.json"; cp $F/xsa.json "$TMP/b\`t/b.json"
+"$XSA_BIN" check --baseline "$TMP/p|q/a.json" --results "$TMP/b\`t/b.json" > "$TMP/spans.md" 2>/dev/null
+if grep -qF "Baseline \`$TMP/p|q/a.json\`" "$TMP/spans.md" && grep -qF "\`\`$TMP/b\`t/b.json\`\`" "$TMP/spans.md"; then
+    pass code_spans_exact
+else fail code_spans_exact "$(grep -m2 -E 'Baseline|candidate' "$TMP/spans.md")"; fi
+"$XSA_BIN" compare "$TMP/p|q/a.json" $F/xsa.json --iters 50 > "$TMP/spans2.md" 2>/dev/null
+grep -qF "| results | \`$TMP/p\\|q/a.json\`" "$TMP/spans2.md" && grep -qF "Report command: \`xsa-eval compare '$TMP/p|q/a.json'" "$TMP/spans2.md" &&
+    pass code_span_pipe_in_cell || fail code_span_pipe_in_cell "$(grep -m2 -E '^\| results|Report command' "$TMP/spans2.md")"
 # A report that stdout cannot take whole is exit 3.
 "$XSA_BIN" report $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
 if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass report_stdout_full; else fail report_stdout_full "rc=$rc"; fi

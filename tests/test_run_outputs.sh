@@ -48,6 +48,11 @@ left=$(ls "$TMP/cy" | grep -v '^y_acc.svg$')
 [ -z "$left" ] && pass compare_chart_folder_nothing_left || fail compare_chart_folder_nothing_left "$left"
 expect_exit check_verdict_no_dir 2 "no folder $TMP/nope" -- "$XSA_BIN" check --baseline $F/sa.json --results $F/xsa.json --verdict "$TMP/nope/v.json"
 
+# The recorded command line is quoted as a shell reads it back (a folder with a space and a '|').
+mkdir -p "$TMP/a b|c" && cp demo/sa/* "$TMP/a b|c/"
+run --model "$TMP/a b|c" --output "$TMP/oq" >/dev/null 2>&1
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["xsa_eval"]["command"])' "$TMP"/oq/*/results_*.json 2>&1)
+case $got in *"--model '$TMP/a b|c' "*) pass run_command_quoted ;; *) fail run_command_quoted "$got" ;; esac
 # --threads past what the backend starts: the results record what ran.
 run --model $M --output "$TMP/o3" --threads 10000 >/dev/null 2>&1
 got=$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["xsa_eval"]["backend"]; print(b["threads"], b["device_desc"].split(",")[1].strip())' "$TMP"/o3/sa/results_*.json 2>&1)

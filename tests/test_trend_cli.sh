@@ -51,6 +51,18 @@ if $X report --trend "$TMP/sa_300.json" "$TMP/sa_100.json" "$TMP/xsa_100.json" "
         pass trend_groups_by_series_and_step
     else fail trend_groups_by_series_and_step "steps '$steps'"; fi
 else fail trend_groups_by_series_and_step "exit $?: $(head -1 "$TMP/err")"; fi
+# One step per series (a flat line): the y axis spans a readable range and a score axis stays in
+# [0, 100] (it ran 99.9 .. 100.1, or -1e-9 .. 1e-9, before).
+mkdir -p "$TMP/flat"
+$X report --trend "$TMP/sa_100.json" "$TMP/xsa_100.json" -o "$TMP/flat/f.md" 2>/dev/null
+got=$(python3 - "$TMP"/flat/f_trend_*.svg <<'EOF'
+import re, sys
+for p in sys.argv[1:]:
+    ys = [float(v) for v in re.findall(r'text-anchor="end" fill="#555555">([-0-9.e+]+)</text>', open(p).read())]
+    if not ys or min(ys) < 0 or max(ys) > 100 or max(ys) - min(ys) < 1: print(p, ys); break
+EOF
+)
+[ -z "$got" ] && ls "$TMP"/flat/f_trend_*.svg >/dev/null 2>&1 && pass trend_flat_axis_readable || fail trend_flat_axis_readable "$got"
 # A folder at one chart's name: exit 2, and no other chart or report of the set is left.
 mkdir -p "$TMP/tx/tr_trend_average.svg"
 expect_exit trend_chart_folder 2 "tr_trend_average.svg: is a folder; nothing was written" -- $X report --trend "$TMP/sa_300.json" "$TMP/sa_100.json" "$TMP/xsa_100.json" "$TMP/xsa_300.json" -o "$TMP/tx/tr.md"
