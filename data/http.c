@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 
@@ -50,6 +51,9 @@ struct xfer {
     int discard;                 // non-2xx response: keep only a snippet for the message
     int restart;                 // a 206 for the wrong range: the .part was emptied, retry from zero
     int keep_part;               // failed for good, but transiently: .part kept for a later resume
+    int own_part;                // the .part is ours (<dest>.part), with its validator beside it
+    char validator[200];         // the ETag of the response whose bytes the .part holds ("": none)
+    struct curl_slist *hdrs;     // If-Range of a resume
     char snippet[160];
     size_t snippet_len;
     char local_err[256];         // a local failure (disk, size limit) that stopped the transfer
@@ -246,6 +250,40 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud) {
     return n;
 }
 
+// A resumed .part must hold bytes of the file the server has now: its validator (the ETag of
+// the response that began it) is kept in <part>.etag and sent as If-Range, so that a file that
+// changed meanwhile comes back whole (200) instead of being appended to the old bytes. Bytes of
+// unknown version (no validator) are started over. (A hub cache's blobs/<etag>.incomplete is
+// named by its version already.)
+static void validator_path(const struct xfer *x, char *out, size_t n) { snprintf(out, n, "%s.etag", x->part_path); }
+
+static void validator_read(struct xfer *x) {
+    char p[4200], *text = NULL;
+    size_t len = 0;
+    xsa_error e = {0};
+    x->validator[0] = '\0';
+    validator_path(x, p, sizeof p);
+    if (file_read_regular(p, sizeof x->validator - 1, &text, &len, &e)) return;
+    if (len && !memchr(text, '\n', len) && !memchr(text, '\r', len)) snprintf(x->validator, sizeof x->validator, "%s", text);
+    free(text);
+}
+
+static void validator_set(struct xfer *x, const char *etag) {
+    char p[4200];
+    xsa_error e = {0};
+    validator_path(x, p, sizeof p);
+    snprintf(x->validator, sizeof x->validator, "%s", etag);
+    if (!etag[0] || strlen(etag) >= sizeof x->validator - 1 || strpbrk(etag, "\r\n") ||
+        file_write_atomic(p, etag, strlen(etag), &e))
+        unlink(p), x->validator[0] = '\0';
+}
+
+static void validator_remove(const struct xfer *x) {
+    char p[4200];
+    validator_path(x, p, sizeof p);
+    unlink(p);
+}
+
 // Looks at the status on the first body byte: an error body is kept aside (never written to
 // the file), a 200 answering a Range request restarts the .part file from zero.
 static int xfer_decide(struct xfer *x) {
@@ -271,6 +309,10 @@ static int xfer_decide(struct xfer *x) {
     int aligned = st == 206 ? x->range_start == x->resume_from || (x->range_start < 0 && x->resume_from == 0)
                             : x->resume_from == 0;
     int whole = st != 206 || x->range_start == 0;
+    // A server that ignores If-Range answers the rest of another version: its ETag tells.
+    const char *etag = x->req->hub.etag;
+    if (aligned && x->own_part && x->resume_from > 0 && etag[0] && strcmp(etag, x->validator)) aligned = whole = 0;
+    if (aligned && x->own_part && x->resume_from == 0) validator_set(x, etag);
     if (aligned) return 0;
     if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
         snprintf(x->local_err, sizeof x->local_err, "%s: cannot truncate: %s", x->part_path, strerror(errno));
@@ -281,6 +323,7 @@ static int xfer_decide(struct xfer *x) {
         x->restart = 1;
         return -1;
     }
+    if (x->own_part) validator_set(x, etag);
     return 0;
 }
 
@@ -423,6 +466,20 @@ static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
         }
         struct stat st;
         if (fstat(fileno(x->f), &st) == 0) x->resume_from = (long long)st.st_size;
+        if (x->own_part && x->resume_from > 0) validator_read(x);
+        if (x->own_part && x->resume_from > 0 && !x->validator[0]) {  // bytes of an unknown version
+            if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0)
+                return xsa_fail(err, XSA_ERUNTIME, "%s: cannot truncate: %s", x->part_path, strerror(errno));
+            x->resume_from = 0;
+        }
+        curl_slist_free_all(x->hdrs);
+        x->hdrs = NULL;
+        if (x->own_part && x->resume_from > 0) {
+            char h[240];
+            snprintf(h, sizeof h, "If-Range: %s", x->validator);
+            x->hdrs = curl_slist_append(NULL, h);
+        }
+        curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->hdrs);
         char range[48];
         snprintf(range, sizeof range, "%lld-", x->resume_from);
         curl_easy_setopt(x->easy, CURLOPT_RANGE, x->resume_from > 0 ? range : NULL);
@@ -464,6 +521,7 @@ static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
     x->f = NULL;
     if (success && !rc && rename(x->part_path, x->req->dest_path) != 0)
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", x->req->dest_path, strerror(errno));
+    if (success && !rc && x->own_part) validator_remove(x);
     return rc;
 }
 
@@ -504,6 +562,7 @@ static int xfer_finish(struct http_client *c, struct xfer *x, CURLcode cc, int *
     if (cc == CURLE_COULDNT_RESOLVE_HOST && r->tries > 1) retry = 0;
     if (st == 416 && x->part_path) {  // our Range start is past the end: the file changed, start over
         unlink(x->part_path);
+        if (x->own_part) validator_remove(x);
         retry = 1;
     }
     char what[400];
@@ -585,6 +644,7 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
             xs[i].part_path = xsa_malloc(m);
             if (part) snprintf(xs[i].part_path, m, "%s", part);
             else snprintf(xs[i].part_path, m, "%s.part", reqs[i].dest_path);
+            xs[i].own_part = !part;
         }
         rc = xfer_setup(c, &xs[i], err);
     }
@@ -635,8 +695,12 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         if (xs[i].active) curl_multi_remove_handle(c->multi, xs[i].easy);
         xfer_close_file(&xs[i], 0, NULL);
         // A failed (or aborted) download leaves no partial file, but the one kept for a resume.
-        if (rc && xs[i].part_path && !xs[i].done && !xs[i].keep_part) unlink(xs[i].part_path);
+        if (rc && xs[i].part_path && !xs[i].done && !xs[i].keep_part) {
+            unlink(xs[i].part_path);
+            if (xs[i].own_part) validator_remove(&xs[i]);
+        }
         if (xs[i].easy) curl_easy_cleanup(xs[i].easy);
+        curl_slist_free_all(xs[i].hdrs);
         free(xs[i].part_path);
     }
     free(xs);

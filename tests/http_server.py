@@ -18,6 +18,7 @@ Always active (count ignored):
   partial     "partial": true                 growing  num_rows_total grows by one per request
   huge        num_rows_total = 1000000        bigpage  a 17 MB row
   norange     Range ignored (200, whole file) offrange 206 starting 10 bytes before the asked range
+  noetag      files without an ETag (others carry a content hash as ETag and honour If-Range)
   lfs         302 to [--cdn-base]/<tag>/cdn/0/... with X-Repo-Commit (the Hub's 302 to its CDN host, which is
               another server when --cdn-base is given); cdn: files without X-Repo-Commit
   away        302 to --redirect-base + the rest of the path
@@ -39,7 +40,7 @@ NAME=MEMBER:PATH,... serves a zip built from real files.
 Binds 127.0.0.1 on an ephemeral port, writes the port to --port-file, logs one JSON line per
 request to --log (--real NAME=PATH serves a real file instead, NAME a file name or path suffix), and exits by itself after --lifetime seconds. --tls CERT KEY serves HTTPS.
 """
-import argparse, email.utils, io, json, os, socket, ssl, struct, sys, threading, time, zipfile
+import argparse, email.utils, hashlib, io, json, os, socket, ssl, struct, sys, threading, time, zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit, parse_qs
 
@@ -260,7 +261,7 @@ class Handler(BaseHTTPRequestHandler):
             hit = HITS[prefix]
             gap = now - LAST.get(prefix, now)
             LAST[prefix] = now
-        always = ("revchange", "404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
+        always = ("revchange", "noetag", "404", "loop", "wrongcount", "slow", "shuffle", "truncated", "partial", "growing", "huge", "bigpage",
                   "norange", "offrange", "lfs", "cdn", "away", "scheme", "endless", "empty", "badutf8", "badschema", "nul", "fat")
         active = fault if (fault in always or hit <= int(count or 0)) else "ok"
         rng = self.headers.get("Range")
@@ -358,6 +359,14 @@ class Handler(BaseHTTPRequestHandler):
         extra = {"X-Repo-Commit": "0123456789abcdef0123456789abcdef01234567", "Accept-Ranges": "bytes"}
         if fault == "cdn":
             del extra["X-Repo-Commit"]
+        # The file's version as a CDN gives it (a content hash), and If-Range honoured: a Range
+        # for another version gets the whole file (200). noetag: a server that sends no ETag.
+        etag = '"%s"' % hashlib.sha256(body).hexdigest()[:32]
+        if fault != "noetag":
+            extra["ETag"] = etag
+        if_range = self.headers.get("If-Range")
+        if if_range is not None and if_range != etag:
+            rng = None
         status = 200
         if rng and rng.startswith("bytes=") and fault != "norange":
             a, b = rng[6:].split("-", 1)

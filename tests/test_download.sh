@@ -232,16 +232,33 @@ expect_exit sweep_download 0 "winogrande +1267 rows" -- dl --tasks winogrande --
 [ -f "$C/raw/winogrande/dev.jsonl.tmp.$$" ] && pass sweep_keeps_live_writer || fail sweep_keeps_live_writer "a live process's temp was deleted"
 [ ! -e "$C/raw/winogrande/dev.jsonl.tmp.$dead" ] && pass sweep_removes_dead_writer || fail sweep_removes_dead_writer "dev.jsonl.tmp.$dead is still there"
 
-# Resume: a .part left by an earlier run is resumed with Range; a server that ignores Range
-# (200) restarts it from zero, one that answers another range (206) too; never appended wrongly.
+# Resume: a .part left by an earlier run is resumed with Range (and If-Range: the ETag its bytes
+# came with, in .part.etag); a server that ignores Range (200) restarts it from zero, one that
+# answers another range (206) too; never appended wrongly.
 C=$TMP/c19
+etag_of() { printf '"%s"' "$(sha256sum "$1" | cut -c1-32)"; }  # the test server's ETag of a file
 mkdir -p "$C/raw/lambada_openai" && printf 'GARBAGE' > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+printf '"x"' > "$C/raw/lambada_openai/lambada_test.jsonl.part.etag"
 expect_exit range_ignored 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/nr/norange/0" --source hub --allow-data-change
 grep -q '"/nr/norange/0/.*"range": "bytes=7-"' "$LOG" && pass range_ignored_was_asked || fail range_ignored_was_asked "no Range: bytes=7- request"
 cmp -s "$C/lambada_openai/test.jsonl" "$TMP/c5/lambada_openai/test.jsonl" && pass range_ignored_not_appended || fail range_ignored_not_appended "canonical file differs"
 rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && head -c 20 "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+etag_of "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" > "$C/raw/lambada_openai/lambada_test.jsonl.part.etag"
 expect_exit range_misaligned 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/or/offrange/0" --source hub --allow-data-change
 cmp -s "$C/raw/lambada_openai/lambada_test.jsonl" "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" && pass range_misaligned_restarted || fail range_misaligned_restarted "raw file differs"
+# A .part of another version of the file (its ETag is not the server's now) is not appended to:
+# the server answers If-Range with the whole file. A .part of unknown version (no .part.etag) is
+# started over without a Range; no validator is left behind.
+rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && printf 'GARBAGE' > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+printf '"old"' > "$C/raw/lambada_openai/lambada_test.jsonl.part.etag"
+expect_exit part_other_version 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/ov/ok/0" --source hub --allow-data-change
+grep -q '"/ov/ok/0/.*"range": "bytes=7-"' "$LOG" && cmp -s "$C/raw/lambada_openai/lambada_test.jsonl" "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" &&
+    [ ! -e "$C/raw/lambada_openai/lambada_test.jsonl.part.etag" ] && pass part_other_version_whole ||
+    fail part_other_version_whole "$(grep '/ov/ok/0/' "$LOG" | head -2)"
+rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && printf 'GARBAGE' > "$C/raw/lambada_openai/lambada_test.jsonl.part"
+expect_exit part_unknown_version 0 "lambada_openai +5153 rows" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/uv/ok/0" --source hub --allow-data-change
+! grep '"/uv/ok/0/' "$LOG" | grep -q '"range": "bytes' && cmp -s "$C/raw/lambada_openai/lambada_test.jsonl" "$TMP/c5/raw/lambada_openai/lambada_test.jsonl" &&
+    pass part_unknown_version_restarted || fail part_unknown_version_restarted "$(grep '/uv/ok/0/' "$LOG" | head -2)"
 # A symlinked .part is not followed (its target stays untouched).
 rm -rf "$C" && mkdir -p "$C/raw/lambada_openai" && echo keep > "$TMP/victim" && ln -s "$TMP/victim" "$C/raw/lambada_openai/lambada_test.jsonl.part"
 expect_exit part_symlink_refused 3 "lambada_test.jsonl.part: cannot open for writing" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/sy/ok/0" --source hub --allow-data-change
