@@ -99,15 +99,15 @@ static const char *url_basename(const char *url, char *out, size_t n) {
 }
 
 // *mismatch is set when the file is there and its digest is wrong (bad data, not the network).
-static int check_pin(const char *what, const char *path, const char *pin, int allow, int quiet, int *mismatch,
-                     xsa_error *err) {
+static int check_pin(const char *what, const char *path, const char *pin, int allow, int *mismatch, xsa_error *err) {
     if (!pin) return 0;
     char sha[65];
     int rc = sha256_file_hex(path, sha, err);
     if (rc) return XSA_ERUNTIME;
     if (!strcmp(sha, pin)) return 0;
     if (allow) {
-        if (!quiet) fprintf(stderr, "xsa-eval: warning: %s: SHA-256 %s, expected %s; accepted (--allow-data-change)\n", what, sha, pin);
+        // (a warning about the data: --quiet keeps it)
+        fprintf(stderr, "xsa-eval: warning: %s: SHA-256 %s, expected %s; accepted (--allow-data-change)\n", what, sha, pin);
         return 0;
     }
     unlink(path);  // never reuse a file known to be wrong
@@ -205,7 +205,7 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         for (int j = 0; j < i; j++) dup |= !strcmp(files[j].url, files[i].url);
         if (dup) continue;
         const char *pin = files[i].member ? files[i].raw_sha256 : files[i].sha256;
-        if ((rc = check_pin(files[i].url, dl[i], pin, c->opt->allow_data_change, c->opt->quiet, &r->bad_data, err)))
+        if ((rc = check_pin(files[i].url, dl[i], pin, c->opt->allow_data_change, &r->bad_data, err)))
             return rc;
         char sha[65];
         if ((rc = sha256_file_hex(dl[i], sha, err))) return XSA_ERUNTIME;
@@ -230,7 +230,7 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         } else if ((rc = zip_extract(dl[i], files[i].member, dest, err))) {
             return rc;
         }
-        if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, c->opt->quiet, &r->bad_data, err)))
+        if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, &r->bad_data, err)))
             return rc;
         if (files[i].by_range && n_raw++ == 0 && (rc = sha256_file_hex(dest, r->raw_sha256, err))) return XSA_ERUNTIME;
     }
