@@ -315,14 +315,20 @@ int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, x
             return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", lpath, strerror(errno));
         }
     }
+    cache_sweep_task(root, t);
+    *fd = f;
+    return 0;
+}
+
+void cache_sweep_task(const char *root, const struct task_def *t) {
     // The two names cache_commit writes; raw/<task>/ is swept by the file sources, which know theirs.
-    char data[64], manifest[64];
+    char dir[4096], data[64], manifest[64];
+    xsa_error e = {0};
+    if (cache_task_path(root, t, NULL, "", dir, sizeof dir, &e)) return;
     snprintf(data, sizeof data, "%s.jsonl", t->split);
     snprintf(manifest, sizeof manifest, "%s.manifest.json", t->split);
     const char *bases[] = {data, manifest};
     cache_remove_stale_temps(dir, bases, 2);
-    *fd = f;
-    return 0;
 }
 
 void cache_unlock(int fd) {

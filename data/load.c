@@ -135,6 +135,12 @@ static int load_local(const struct task_def *t, const char *split, const struct 
                         "canonical rows)", opt->data_dir, t->name, split, t->name, split, split);
     const char *dn = task_original_dirname(t);
     snprintf(path, sizeof path, "%s/%s", opt->data_dir, dn ? dn : t->name);
+    // <cache>/raw keeps the originals under the task's own name (raw/social_iqa, not siqa/).
+    if (!dir_exists(path) && dn && strcmp(dn, t->name)) {
+        char own[4096];
+        snprintf(own, sizeof own, "%s/%s", opt->data_dir, t->name);
+        if (dir_exists(own)) snprintf(path, sizeof path, "%s", own);
+    }
     if (!dir_exists(path))
         return xsa_fail(err, XSA_EBADINPUT, "%s: --data-dir has neither %s/%s.jsonl, %s/%s.parquet, a Hugging Face "
                         "hub cache copy nor the original files in %s/", opt->data_dir, t->name, t->split, t->name,
@@ -348,6 +354,7 @@ static int ensure_cached(const struct task_def *t, const struct data_options *op
     size_t len = 0;
     if (!opt->force && (rc = cache_verify(rs.root, t, e, &valid, why, sizeof why, rows_out ? &buf : NULL, &len, err)))
         return rc;
+    if (valid) cache_sweep_task(rs.root, t);  // an interrupted --force left its temp beside a valid copy
     if (!valid && opt->offline) {
         char cmd[1024];
         download_command(t->name, opt, cmd, sizeof cmd);

@@ -58,7 +58,10 @@ C=$TMP/c1
 expect_exit viewer_download 0 "openbookqa +500 rows .*downloaded +viewer:" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
 cache_valid viewer_cache_valid "$C" openbookqa test 500
 before=$(hits /a/ok/0)
+# (a dead writer's temp beside the valid copy, as an interrupted --force leaves it, goes too)
+dead=$(sh -c 'echo $$'); touch "$C/openbookqa/test.jsonl.tmp.$dead"
 expect_exit cached_second_time 0 "openbookqa .*cached" -- dl --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+[ ! -e "$C/openbookqa/test.jsonl.tmp.$dead" ] && pass cached_sweeps_dead_temp || fail cached_sweeps_dead_temp "test.jsonl.tmp.$dead is still there"
 [ "$(hits /a/ok/0)" = "$before" ] && pass cached_no_network || fail cached_no_network "the second download touched the network"
 [ "$before" = 5 ] && pass viewer_five_pages || fail viewer_five_pages "$before requests for 500 rows"
 grep -q '"ua": "xsa-eval/[0-9]' "$LOG" && pass user_agent || fail user_agent "no xsa-eval User-Agent in $LOG"
@@ -351,6 +354,10 @@ if start_server nine; then
     EIGHT=arc_easy,arc_challenge,boolq,lambada_openai,openbookqa,piqa,social_iqa,winogrande
     dl --tasks $EIGHT --cache-dir "$TMP/o9" --originals-mirror "$R/o/ok/0" --source original --allow-data-change >"$TMP/o9.out" 2>&1 &&
         pass nine_original_download || fail nine_original_download "$(tail -3 "$TMP/o9.out")"
+    # The raw originals kept in <cache>/raw/<task>/ are a --data-dir of the third layout (SocialIQA's
+    # too, kept as raw/social_iqa/ where an author's layout says siqa/).
+    expect_exit raw_originals_as_data_dir 0 "social_iqa .*acc" -- "$XSA_BIN" run --model tests/fixtures/parity/models/gpt2_bpe \
+        --tasks social_iqa --data-dir "$TMP/o9/raw" --allow-data-change --limit 1 --output "$TMP/raw9" --quiet
     expect_exit hellaswag_no_original 2 "hellaswag: none of the sources 'original' has this task" -- \
         dl --tasks hellaswag --cache-dir "$TMP/o9" --originals-mirror "$R/o/ok/0" --source original
     for f in arc_easy/test arc_challenge/test boolq/validation lambada_openai/test openbookqa/test \
