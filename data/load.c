@@ -203,6 +203,12 @@ static int check_sources(const char *list, xsa_error *err) {
 
 // Fetches from the sources in order, checks, commits. Called with the task's lock held. Rows
 // the viewer streamed to the cache's temp file are not in `out` (out->rows NULL).
+// A source's message without the task's name in front (the caller's message names it once).
+static const char *untasked(const struct task_def *t, const char *msg) {
+    size_t n = strlen(t->name);
+    return !strncmp(msg, t->name, n) && !strncmp(msg + n, ": ", 2) ? msg + n + 2 : msg;
+}
+
 static int fetch_and_commit(const struct task_def *t, const struct data_options *opt, const struct resolved *rs,
                             struct source_result *out, struct cache_entry *e, xsa_error *err) {
     // A few-shot (train) split is one Parquet file on the Hub but hundreds of viewer pages (HellaSwag's:
@@ -233,7 +239,7 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
         if (!src_rc && r.unavailable) continue;
         if (last.code && !opt->quiet) {  // say why we moved on, now that there is somewhere to go
             progress_end(&pr);
-            fprintf(stderr, "xsa-eval: %s: %s; trying the %s source\n", t->name, last.msg, tok);
+            fprintf(stderr, "xsa-eval: %s: %s; trying the %s source\n", t->name, untasked(t, last.msg), tok);
         }
         xsa_error_clear(&last);
         tried++;
@@ -300,9 +306,9 @@ static int fetch_and_commit(const struct task_def *t, const struct data_options 
     // The first failure and the last (the others were noted on moving on, unless --quiet).
     char also[sizeof last.msg + 64] = "";
     if (tried > 1 && !local && last.code)
-        snprintf(also, sizeof also, " (and the %s source, tried last: %s)", last_tok, last.msg);
+        snprintf(also, sizeof also, " (and the %s source, tried last: %s)", last_tok, untasked(t, last.msg));
     return xsa_fail(err, code, "%s: %s failed: %s%s%s%s", t->name, local ? "storing the download" : "download",
-                    first.msg, also, integrity ? "" : "; ", integrity ? "" : HINT_NETWORK);
+                    untasked(t, first.msg), also, integrity ? "" : "; ", integrity ? "" : HINT_NETWORK);
 }
 
 // The command that fills the cache for `tasks` (comma list), with the same --cache-dir.

@@ -204,7 +204,7 @@ expect_exit viewer_bad_schema_refused 3 "viewer row 43 \(.*\): field 'question_s
 cache_clean viewer_bad_schema_clean "$TMP/q8" openbookqa
 expect_exit viewer_nul_refused 3 "offset=0&length=100: rows\[42\]\.row\.question_stem holds a NUL character" -- dl --tasks openbookqa --cache-dir "$TMP/q9" --datasets-server "$B/nu/nul/0" --source viewer
 cache_clean viewer_nul_clean "$TMP/q9" openbookqa
-expect_exit viewer_zero_rows 3 "openbookqa: no rows \(.*\); an empty split cannot be evaluated" -- dl --tasks openbookqa --cache-dir "$TMP/q10" --datasets-server "$B/em/empty/0" --source viewer --allow-data-change
+expect_exit viewer_zero_rows 3 "openbookqa: download failed: no rows \(.*\); an empty split cannot be evaluated" -- dl --tasks openbookqa --cache-dir "$TMP/q10" --datasets-server "$B/em/empty/0" --source viewer --allow-data-change
 cache_clean viewer_zero_rows_clean "$TMP/q10" openbookqa
 
 # Memory holds the pages in flight and the one being parsed, not the split: 60 pages of 2 MB
