@@ -125,6 +125,12 @@ expect_exit bare_form 0 "\| piqa \| acc \|" -- "$XSA_BIN" --model $M --tasks piq
 mkdir -p "$TMP/fs" && cp -r $D/arc_easy "$TMP/fs/" && rm -f "$TMP/fs/arc_easy/train.jsonl"
 expect_exit fewshot_split_missing 2 "--num-fewshot: $TMP/fs: --data-dir has neither arc_easy/train.jsonl nor arc_easy/train.parquet" -- \
     run --model $M --tasks arc_easy --num-fewshot 2 --data-dir "$TMP/fs" --allow-data-change --output "$TMP/ofs"
+# A few-shot row the task cannot read is named by its file and line, as an evaluated row is.
+mkdir -p "$TMP/fsb/boolq" && cp $D/boolq/validation.jsonl "$TMP/fsb/boolq/"
+head -3 $D/boolq/validation.jsonl | python3 -c 'import json, sys; [print(json.dumps({k: v for k, v in json.loads(l).items() if k != "passage"})) for l in sys.stdin]' \
+    > "$TMP/fsb/boolq/train.jsonl"
+expect_exit fewshot_row_named 2 "fsb/boolq/train.jsonl:1: field 'passage' missing" -- \
+    run --model $M --tasks boolq --num-fewshot 1 --data-dir "$TMP/fsb" --allow-data-change --limit 2 --output "$TMP/ofsb"
 
 # Documents whose label is outside their choices count as wrong, as in lm-eval, and the run says
 # so even under --quiet (a warning about the data, not progress).
