@@ -106,6 +106,11 @@ int cache_verify(const char *root, const struct task_def *t, struct cache_entry 
         snprintf(why, whyn, "%s", e2.msg);
         return 0;
     }
+    // Another task's or split's copy moved here (by hand) is not this one, whatever its rows.
+    if (strcmp(e->task, t->name) || strcmp(e->split, t->split)) {
+        snprintf(why, whyn, "%s: the manifest is %s's %s split, not %s's %s", mpath, e->task, e->split, t->name, t->split);
+        return 0;
+    }
     char *data = NULL;
     size_t n = 0;
     if (!file_exists(dpath) || file_read_all(dpath, CACHE_MAX_FILE, &data, &n, &e2)) {

@@ -64,6 +64,10 @@ expect_exit cached_second_time 0 "openbookqa .*cached" -- dl --tasks openbookqa 
 [ ! -e "$C/openbookqa/test.jsonl.tmp.$dead" ] && pass cached_sweeps_dead_temp || fail cached_sweeps_dead_temp "test.jsonl.tmp.$dead is still there"
 [ "$(hits /a/ok/0)" = "$before" ] && pass cached_no_network || fail cached_no_network "the second download touched the network"
 [ "$before" = 5 ] && pass viewer_five_pages || fail viewer_five_pages "$before requests for 500 rows"
+# Another task's copy moved into a task's folder is not that task's, whatever its rows.
+mkdir -p "$TMP/c1x/arc_easy" && cp "$C"/openbookqa/test.jsonl "$C"/openbookqa/test.manifest.json "$TMP/c1x/arc_easy/"
+expect_exit cache_other_task 3 "arc_easy/test.manifest.json: the manifest is openbookqa's test split, not arc_easy's test" -- \
+    dl --tasks arc_easy --cache-dir "$TMP/c1x" --offline
 grep -q '"ua": "xsa-eval/[0-9]' "$LOG" && pass user_agent || fail user_agent "no xsa-eval User-Agent in $LOG"
 sha=$(sha256sum "$C/openbookqa/test.jsonl" | cut -c1-12)
 expect_exit tasks_shows_cached 0 "openbookqa .* 500 +allenai/openbookqa/main +500 rows, sha256 $sha" -- "$XSA_BIN" tasks --cache-dir "$C"
