@@ -299,6 +299,17 @@ void cache_remove_stale_temps(const char *dir, const char *const *bases, int n) 
     closedir(d);
 }
 
+static void sweep_task(const char *root, const struct task_def *t) {
+    // The two names cache_commit writes; raw/<task>/ is swept by the file sources, which know theirs.
+    char dir[4096], data[64], manifest[64];
+    xsa_error e = {0};
+    if (cache_task_path(root, t, NULL, "", dir, sizeof dir, &e)) return;
+    snprintf(data, sizeof data, "%s.jsonl", t->split);
+    snprintf(manifest, sizeof manifest, "%s.manifest.json", t->split);
+    const char *bases[] = {data, manifest};
+    cache_remove_stale_temps(dir, bases, 2);
+}
+
 int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, xsa_error *err) {
     *fd = -1;
     char dir[4096], lpath[4096];
@@ -320,21 +331,26 @@ int cache_lock(const char *root, const struct task_def *t, int quiet, int *fd, x
             return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", lpath, strerror(errno));
         }
     }
-    cache_sweep_task(root, t);
+    sweep_task(root, t);
     *fd = f;
     return 0;
 }
 
 void cache_sweep_task(const char *root, const struct task_def *t) {
-    // The two names cache_commit writes; raw/<task>/ is swept by the file sources, which know theirs.
-    char dir[4096], data[64], manifest[64];
+    // Only under the task's lock, taken without waiting: a writer on another host or in another
+    // pid namespace (a shared cache) has a pid this process cannot see.
+    char lpath[4096];
     xsa_error e = {0};
-    if (cache_task_path(root, t, NULL, "", dir, sizeof dir, &e)) return;
-    snprintf(data, sizeof data, "%s.jsonl", t->split);
-    snprintf(manifest, sizeof manifest, "%s.manifest.json", t->split);
-    const char *bases[] = {data, manifest};
-    cache_remove_stale_temps(dir, bases, 2);
+    if (cache_task_path(root, t, NULL, ".lock", lpath, sizeof lpath, &e)) return;
+    int f = open(lpath, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (f < 0) return;
+    if (flock(f, LOCK_EX | LOCK_NB) == 0) {
+        sweep_task(root, t);
+        flock(f, LOCK_UN);
+    }
+    close(f);
 }
+
 
 void cache_unlock(int fd) {
     if (fd < 0) return;

@@ -81,8 +81,9 @@ void cache_unlock(int fd);
 // Removes from `dir` the temp files "<base>.tmp.<pid>" (file_temp_path's names) of the given
 // base names whose writer process is gone; nothing else, whatever its name.
 void cache_remove_stale_temps(const char *dir, const char *const *bases, int n);
-// The same for the canonical copy of a task's split: what a killed writer of the copy left
-// (only a dead process's temps: safe without the lock, also when the copy is valid and read).
+// The same for the canonical copy of a task's split: what a killed writer of the copy left,
+// when its lock is free at once (else nothing: a writer may be at work), also when the copy is
+// valid and only read.
 void cache_sweep_task(const char *root, const struct task_def *t);
 
 // Splits JSONL into rows (objects). `where` names the source for errors ("file" -> "file:line").

@@ -273,7 +273,8 @@ static void validator_set(struct xfer *x, const char *etag) {
     xsa_error e = {0};
     validator_path(x, p, sizeof p);
     snprintf(x->validator, sizeof x->validator, "%s", etag);
-    if (!etag[0] || strlen(etag) >= sizeof x->validator - 1 || strpbrk(etag, "\r\n") ||
+    // (a weak ETag, W/"...", names no exact bytes and may not be sent as If-Range: no validator)
+    if (!etag[0] || !strncmp(etag, "W/", 2) || strlen(etag) >= sizeof x->validator - 1 || strpbrk(etag, "\r\n") ||
         file_write_atomic(p, etag, strlen(etag), &e))
         unlink(p), x->validator[0] = '\0';
 }
@@ -532,6 +533,7 @@ static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
 static void xfer_keep_part(struct xfer *x, int transient, char *note, size_t n) {
     struct stat ps;
     if (!transient || !x->part_path || stat(x->part_path, &ps) != 0 || ps.st_size <= 0) return;
+    if (x->own_part && !x->validator[0]) return;  // bytes of no known version: no later run resumes them
     x->keep_part = 1;
     snprintf(note, n, "; %lld bytes kept in %s; the next download resumes from there", (long long)ps.st_size,
              x->part_path);

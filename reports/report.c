@@ -17,7 +17,9 @@ static void code_span(struct sbuf *o, const char *s, int cell) {
     int run = 0, longest = 0;
     for (const char *c = s; *c; c++) run = *c == '`' ? run + 1 : 0, longest = run > longest ? run : longest;
     size_t n = strlen(s);
-    int pad = n && (s[0] == '`' || s[n - 1] == '`');  // (CommonMark strips one space each side)
+    // CommonMark strips one space each side of a span that starts and ends with one (and is not all
+    // spaces): a pad keeps a backtick apart from the fence, and those spaces as they are.
+    int pad = n && (s[0] == '`' || s[n - 1] == '`' || (s[0] == ' ' && s[n - 1] == ' ' && strspn(s, " ") < n));
     for (int k = 0; k <= longest; k++) sbuf_puts(o, "`");
     if (pad) sbuf_puts(o, " ");
     for (; *s; s++) {

@@ -164,6 +164,7 @@ void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, i
     // A flat series (one point, or equal values) still gets an axis a reader can read: at least
     // 2% of its size (1 unit at 0), 2 points on a percentage axis, which stays within [0, 100].
     int percent = y_unit && strstr(y_unit, "(%)") != NULL;
+    double dmin = ymn, dmax = ymx;  // what is drawn (bands included) stays inside the axis
     double mag = fmax(fabs(ymn), fabs(ymx)), min_span = fmax(mag > 0 ? mag * 0.02 : 1.0, percent ? 2.0 : 0.0);
     if (ymx - ymn < min_span) {
         double c = (ymn + ymx) / 2;
@@ -171,8 +172,8 @@ void svg_line_chart(const char *title, const char *x_unit, const char *y_unit, i
     }
     double pad = (ymx - ymn) * 0.08;
     ymn -= pad, ymx += pad;
-    if (percent && ymn < 0) ymx = fmin(100, ymx - ymn), ymn = 0;
-    if (percent && ymx > 100) ymn = fmax(0, ymn - (ymx - 100)), ymx = 100;
+    if (percent && ymn < 0 && dmin >= 0) ymx = fmax(dmax, fmin(100, ymx - ymn)), ymn = 0;
+    if (percent && ymx > 100 && dmax <= 100) ymn = fmin(dmin, fmax(0, ymn - (ymx - 100))), ymx = 100;
     header(out, title, h);
     for (int s = 0; s < n_series; s++) {  // legend
         double lx = x0 + s * ((x1 - x0) / n_series);

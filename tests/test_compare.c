@@ -10,6 +10,7 @@
 #include "eval/compare.h"
 #include "reports/check_report.h"
 #include "reports/compare_report.h"
+#include "reports/report.h"
 #include "tests/check.h"
 
 #define FIX "tests/fixtures/results/"
@@ -402,7 +403,23 @@ TEST(edge_cases_n1_nan_inf) {
     results_free(&b);
 }
 
-RUN_TESTS(T(intervals_independent_of_file_layout), T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
+// Code spans show their text exactly: '|' escaped in a table cell only, a fence longer than any
+// run of backticks inside, and a space pad that keeps edge spaces and backticks.
+TEST(code_spans_exact) {
+    const char *in[] = {"a|b", "a`b", " x ", "`q", "plain"};
+    const char *cell[] = {"`a\\|b`", "``a`b``", "`  x  `", "`` `q ``", "`plain`"};
+    const char *prose[] = {"`a|b`", "``a`b``", "`  x  `", "`` `q ``", "`plain`"};
+    for (int i = 0; i < 5; i++) {
+        struct sbuf a = {0}, b = {0};
+        md_code(&a, in[i]);
+        md_code_prose(&b, in[i]);
+        CHECK_MSG(a.s && !strcmp(a.s, cell[i]), "md_code(%s) = %s", in[i], a.s);
+        CHECK_MSG(b.s && !strcmp(b.s, prose[i]), "md_code_prose(%s) = %s", in[i], b.s);
+        sbuf_free(&a), sbuf_free(&b);
+    }
+}
+
+RUN_TESTS(T(code_spans_exact), T(intervals_independent_of_file_layout), T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
           T(avg_drop_matches_reference), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
           T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule),
           T(edge_cases_n1_nan_inf))
