@@ -84,4 +84,9 @@ void data_task_sources(const struct task_def *t, struct data_sources_desc *d);
 // Releases rows returned by data_load_task.
 void data_rows_free(cJSON **rows, int n);
 
+// The names of n rows from `source` (a provenance's source), "<source>:<row from 1>", for the
+// messages task_docs_from_rows writes about a row; free with data_row_names_free.
+char **data_row_names(const char *source, int n);
+void data_row_names_free(char **names, int n);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "common/fileio.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "data/cache.h"
 #include "data/data.h"
 #include "data/parquet.h"
@@ -23,6 +24,21 @@ void data_rows_free(cJSON **rows, int n) {
     if (!rows) return;
     for (int i = 0; i < n; i++) cJSON_Delete(rows[i]);
     free(rows);
+}
+
+char **data_row_names(const char *source, int n) {
+    char **names = xsa_calloc((size_t)n + 1, sizeof *names);
+    for (int i = 0; i < n; i++) {
+        char buf[600];
+        snprintf(buf, sizeof buf, "%s:%d", source, i + 1);
+        names[i] = xsa_strdup(buf);
+    }
+    return names;
+}
+
+void data_row_names_free(char **names, int n) {
+    for (int i = 0; names && i < n; i++) free(names[i]);
+    free(names);
 }
 
 int data_pinned(const struct task_def *t, const char *sha256) {

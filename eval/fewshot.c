@@ -61,16 +61,9 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
             err->code = 0;
             return xsa_fail(err, rc, "--num-fewshot: %s", msg);
         }
-        // Each row named as the evaluated split's are ("<source>:<row>"), for a message about it.
-        char **where = xsa_calloc((size_t)n_rows + 1, sizeof *where);
-        for (int i = 0; i < n_rows; i++) {
-            char w[600];
-            snprintf(w, sizeof w, "%.500s:%d", source, i + 1);
-            where[i] = xsa_strdup(w);
-        }
+        char **where = data_row_names(source, n_rows);  // named as the evaluated split's rows are
         rc = task_docs_from_rows(t, rows, where, n_rows, 0, &own, &n_own, err);
-        for (int i = 0; i < n_rows; i++) free(where[i]);
-        free(where);
+        data_row_names_free(where, n_rows);
         data_rows_free(rows, n_rows);
         if (rc) return rc;
         pool = own;

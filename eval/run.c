@@ -48,20 +48,14 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     int rc = data_load_task(t, &opt->data, &rows, &n_rows, &td->prov, err);
     if (rc) return rc;
     td->n_rows = n_rows;
-    char **where = xsa_calloc((size_t)n_rows, sizeof *where);
-    for (int i = 0; !rc && i < n_rows; i++) {
-        char buf[600];
-        snprintf(buf, sizeof buf, "%s:%d", td->prov.source, i + 1);
-        where[i] = xsa_strdup(buf);
-    }
+    char **where = data_row_names(td->prov.source, n_rows);
     int n_all = 0;
     if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, 0, &td->docs, &n_all, err);
     td->n_rows = n_all;
     td->n_docs = opt->limit > 0 && opt->limit < n_all ? opt->limit : n_all;
     if (opt->limit_fraction > 0 && opt->limit_fraction < 1)  // lm-eval: int(math.ceil(len(docs) * limit))
         td->n_docs = (int)ceil((double)n_all * opt->limit_fraction);
-    for (int i = 0; where && i < n_rows; i++) free(where[i]);
-    free(where);
+    data_row_names_free(where, n_rows);
     data_rows_free(rows, n_rows);
     int bad_gold = 0;
     for (int d = 0; !rc && t->output != TASK_LOGLIKELIHOOD && d < td->n_docs; d++) bad_gold += td->docs[d].gold < 0;
