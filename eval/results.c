@@ -73,6 +73,8 @@ void results_free(struct results *r) {
     free(r->tasks);
     r->tasks = NULL;
     r->n_tasks = 0;
+    free(r->command);
+    r->command = NULL;
 }
 
 // ---------------------------------------------------------------------------- writer
@@ -225,7 +227,7 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
 
     jsonw_object(&w, "xsa_eval");
     jsonw_str(&w, "version", r->version);
-    jsonw_str(&w, "command", r->command);
+    jsonw_str(&w, "command", r->command ? r->command : "");
     write_model(&w, &r->model);
     jsonw_object(&w, "backend");
     jsonw_str(&w, "device", r->device);
@@ -334,6 +336,16 @@ static int get_str(struct rd *c, const cJSON *o, const char *key, char *dst, siz
     if (!cJSON_IsString(v)) return bad(c, "\"%s\" must be a string%s", key, "");
     if (strlen(v->valuestring) >= cap) return bad(c, "\"%s\" is too long%s", key, "");
     memcpy(dst, v->valuestring, strlen(v->valuestring) + 1);
+    return 0;
+}
+
+// An optional string member of any length, copied to the heap; absent leaves *dst NULL.
+static int get_str_dup(struct rd *c, const cJSON *o, const char *key, char **dst) {
+    const cJSON *v = get(o, key);
+    *dst = NULL;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsString(v)) return bad(c, "\"%s\" must be a string%s", key, "");
+    *dst = xsa_strdup(v->valuestring);
     return 0;
 }
 
@@ -585,7 +597,7 @@ static int read_root(struct rd *c, const cJSON *root, struct results *r) {
     if (!cJSON_IsObject(res)) return bad(c, "missing object \"results\"%s%s", "", "");
     int rc;
     if ((rc = get_str(c, xe, "version", r->version, sizeof r->version, 0)) ||
-        (rc = get_str(c, xe, "command", r->command, sizeof r->command, 0)) ||
+        (rc = get_str_dup(c, xe, "command", &r->command)) ||
         (rc = read_model(c, get(xe, "model"), &r->model)))
         return rc;
     const cJSON *be = get(xe, "backend");

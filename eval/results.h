@@ -44,7 +44,7 @@ struct model_info {
 
 struct results {
     char version[16];              // xsa-eval version that wrote it
-    char command[4096];            // the exact command line
+    char *command;                 // the exact command line, whole (heap; NULL when none)
     struct model_info model;
     char device[32], device_desc[256];
     int threads;

@@ -333,7 +333,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
                           char *out_path, size_t out_n, char run_scope[65], int *was_reused, xsa_error *err) {
     memset(r, 0, sizeof *r);
     snprintf(r->version, sizeof r->version, "%s", XSA_EVAL_VERSION);
-    snprintf(r->command, sizeof r->command, "%s", opt->command ? opt->command : "");
+    r->command = xsa_strdup(opt->command ? opt->command : "");
     r->limit = opt->limit;
     r->limit_fraction = opt->limit_fraction;
     r->num_fewshot = opt->num_fewshot;

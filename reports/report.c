@@ -178,7 +178,7 @@ void report_model_section(struct sbuf *o, const char *prefix, const char *label,
     // The CPU backend's description already names its thread count.
     if (!strstr(r->device_desc, "thread")) sbuf_printf(&cell, ", %d threads", r->threads);
     row2(o, "device", &cell);
-    md_code(&cell, r->command[0] ? r->command : "-");
+    md_code(&cell, r->command && r->command[0] ? r->command : "-");
     row2(o, "command", &cell);
     sbuf_puts(o, "\n");
     sbuf_free(&cell);

@@ -53,6 +53,14 @@ mkdir -p "$TMP/a b|c" && cp demo/sa/* "$TMP/a b|c/"
 run --model "$TMP/a b|c" --output "$TMP/oq" >/dev/null 2>&1
 got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["xsa_eval"]["command"])' "$TMP"/oq/*/results_*.json 2>&1)
 case $got in *"--model '$TMP/a b|c' "*) pass run_command_quoted ;; *) fail run_command_quoted "$got" ;; esac
+# A command line past 4 KiB (long relative paths) is recorded whole and read back by report and compare.
+dots=$(printf './%.0s' $(seq 1400))
+run --model $M --data-dir "$D/$dots" --output "$TMP/ol/$dots" >/dev/null 2>&1
+fl=$(ls "$TMP"/ol/sa/results_*.json 2>/dev/null | head -1)
+got=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["xsa_eval"]["command"]; print(len(c) > 5600, c.endswith("/ol/" + "./" * 1400))' "$fl" 2>&1)
+[ "$got" = "True True" ] && pass run_command_long_whole || fail run_command_long_whole "$got"
+expect_exit run_command_long_report 0 "$dots" -- "$XSA_BIN" report "$fl"
+expect_exit run_command_long_compare 0 "wrote" -- "$XSA_BIN" compare "$fl" "$fl" -o "$TMP/ol.md"
 # --threads past what the backend starts: the results record what ran.
 run --model $M --output "$TMP/o3" --threads 10000 >/dev/null 2>&1
 got=$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["xsa_eval"]["backend"]; print(b["threads"], b["device_desc"].split(",")[1].strip())' "$TMP"/o3/sa/results_*.json 2>&1)
