@@ -125,8 +125,10 @@ static int load_local(const struct task_def *t, const char *split, const struct 
         if (r->n > 0 && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->rows[0], "question"))) {
             source_result_free(r);
         } else {
-            for (int i = 0; i < r->n; i++)
+            for (int i = 0; i < r->n; i++) {
+                source_canonical_row(t, r->rows[i]);  // e.g. keys sorted by the file's writer
                 if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->rows[i], "preprocessed"))) r->preprocessed = 1;
+            }
             snprintf(source, 512, "local:%.500s", path);
             return 0;
         }

@@ -15,6 +15,7 @@
 #include "data/zip_range.h"
 
 #include "tasks/adapters.h"
+#include "tasks/rows.h"
 
 #define ZIP_MEMBER_MAX ((size_t)512 << 20)
 #define RANGE_MEMBER_MAX ((size_t)64 << 20)  // a benchmark split read out of a zip by Range (ARC's: about 1 MB)
@@ -28,6 +29,7 @@ int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err)
 }
 
 void source_canonical_row(const struct task_def *t, cJSON *row) {
+    task_row_order_keys(row, t->schema);
     if (strcmp(t->name, "social_iqa")) return;
     cJSON *l = cJSON_GetObjectItemCaseSensitive(row, "label");
     if (!cJSON_IsString(l)) return;

@@ -70,9 +70,10 @@ void source_original_describe(const struct task_def *t, char *out, size_t n);
 
 // Appends a row (takes ownership); the adapters' emit callback. ctx is a struct source_result.
 int source_result_emit(void *ctx, cJSON *row, const char *where, xsa_error *err);
-// Brings a Hugging Face row (viewer or Hub file) to the original-author adapters' canonical form
-// where the two differ only in form, so the canonical digest does not depend on the source: the
-// social_i_qa loader script kept each label line's "\n".
+// Brings a Hugging Face row (viewer, Hub file or a local JSONL/Parquet copy) to the original-author
+// adapters' canonical form where the two differ only in form, so the canonical digest does not
+// depend on the source: the schema's key order (tasks/rows.h), and the social_i_qa loader
+// script kept each label line's "\n".
 void source_canonical_row(const struct task_def *t, cJSON *row);
 // source_result_emit after source_canonical_row; ctx is a struct source_result whose `task` is set.
 int source_result_emit_hf(void *ctx, cJSON *row, const char *where, xsa_error *err);

@@ -192,6 +192,45 @@ int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, 
     return task_rows_serialize_array(r->row, r->n, out, out_len, err);
 }
 
+// The end of the schema item starting at s: the next top-level ',' or the end.
+static const char *schema_item_end(const char *s) {
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(') depth++;
+        else if (*s == ')') depth--;
+        else if (*s == ',' && depth == 0) break;
+    }
+    return s;
+}
+
+void task_row_order_keys(cJSON *row, const char *schema) {
+    if (!cJSON_IsObject(row) || !schema || !*schema) return;
+    // Detach every member, then add back those the schema names, in its order, and the rest.
+    int n = cJSON_GetArraySize(row);
+    cJSON **item = xsa_calloc(n > 0 ? (size_t)n : 1, sizeof *item);
+    for (int i = 0; i < n; i++) item[i] = cJSON_DetachItemViaPointer(row, row->child);
+    for (const char *s = schema; *s;) {
+        const char *end = schema_item_end(s), *paren = memchr(s, '(', (size_t)(end - s));
+        size_t klen = (size_t)((paren ? paren : end) - s);
+        for (int i = 0; i < n; i++) {
+            if (!item[i] || !item[i]->string || strlen(item[i]->string) != klen || memcmp(item[i]->string, s, klen))
+                continue;
+            if (paren) {  // "key(a,b)": the nested object's order is between the parentheses
+                char inner[256];
+                snprintf(inner, sizeof inner, "%.*s", (int)(end - paren - 2 > 0 ? end - paren - 2 : 0), paren + 1);
+                task_row_order_keys(item[i], inner);
+            }
+            cJSON_AddItemToArray(row, item[i]);  // keeps the item's key
+            item[i] = NULL;
+            break;
+        }
+        s = *end ? end + 1 : end;
+    }
+    for (int i = 0; i < n; i++)
+        if (item[i]) cJSON_AddItemToArray(row, item[i]);
+    free(item);
+}
+
 int task_rows_sha256(const struct task_rows *r, char out[65], xsa_error *err) {
     char *s;
     size_t n;

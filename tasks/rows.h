@@ -42,6 +42,10 @@ void task_rows_free(struct task_rows *r);
 // bytes every data digest is taken over, by the cache and the task loaders alike.
 int task_rows_serialize(const struct task_rows *r, char **out, size_t *out_len, xsa_error *err);
 int task_rows_serialize_array(cJSON *const *rows, int n_rows, char **out, size_t *out_len, xsa_error *err);
+// Puts an object's keys in `schema`'s order (a task_def's: "id,question,choices(text,label)"
+// orders the nested object's keys too); keys it does not name follow in their own order. A row
+// a writer of JSONL or Parquet put in another key order then serializes to the same bytes.
+void task_row_order_keys(cJSON *row, const char *schema);
 // SHA-256 of that serialization, as 64 hex digits.
 int task_rows_sha256(const struct task_rows *r, char out[65], xsa_error *err);
 

@@ -42,6 +42,9 @@ struct task_def {
     const char *preferred_metric;// acc_norm where lm-eval defines it, else acc
     double version;              // lm-eval task version
     const char *canonical_sha256;// digest of the canonical JSONL when pinned, else NULL
+    // The keys of a canonical row in the Hugging Face schema's order, which the digest is
+    // taken in; "choices(text,label)" orders a nested object's keys too.
+    const char *schema;
     // Builds the doc of one canonical row. `where` names the row for errors ("file:line").
     int (*doc_from_row)(const cJSON *row, int doc_id, struct task_doc *out, const char *where,
                         xsa_error *err);

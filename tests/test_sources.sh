@@ -234,6 +234,17 @@ if [ -f "$SH/arc_easy/ARC-Easy-Test.jsonl" ] && [ -f "$SH/winogrande/dev.jsonl" 
         expect_exit "pinned_viewer_$t" 0 "^$t .*downloaded +viewer:.* pinned\$" -- "$XSA_BIN" download --quiet --tasks $t \
             --cache-dir "$TMP/rv" --datasets-server "$R/v/ok/0" --source viewer --strict-data
     done
+    # The same rows in a --data-dir JSONL whose writer sorted the keys (json.dumps(sort_keys=True),
+    # nested objects too) are still the pinned rows: --strict-data takes them.
+    for t in arc_easy social_iqa winogrande; do
+        src=$(ls "$TMP"/rv/$t/*.jsonl | head -1)
+        mkdir -p "$TMP/sorted/$t"
+        python3 -c 'import json,sys; [print(json.dumps(json.loads(l), sort_keys=True, ensure_ascii=False)) for l in open(sys.argv[1])]' \
+            "$src" > "$TMP/sorted/$t/$(basename "$src")"
+        head -c 300 "$TMP/sorted/$t/$(basename "$src")" | grep -q '^{"' || fail "sorted_keys_written_$t" "$src"
+        expect_exit "pinned_sorted_keys_$t" 0 "" -- "$XSA_BIN" run --quiet --model demo/sa --tasks $t --limit 1 --device cpu \
+            --data-dir "$TMP/sorted" --strict-data --offline --cache-dir "$TMP/rs" --output "$TMP/rs_out"
+    done
     # BoolQ's original is SuperGLUE's val.jsonl, not at hand (benchdata has Google's dev.jsonl).
     for t in $ORIG; do
         expect_exit "pinned_original_$t" 0 "^$t .*downloaded +original:.* pinned\$" -- "$XSA_BIN" download --quiet --tasks $t \

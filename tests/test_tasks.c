@@ -25,6 +25,7 @@ TEST(registry_has_nine_tasks) {
         CHECK_STR(r[i].name, names[i]);
         CHECK_EQ_INT(r[i].n_docs, sizes[i]);
         CHECK(r[i].doc_from_row != NULL);
+        CHECK(r[i].schema && *r[i].schema);
         CHECK(task_find(names[i]) == &r[i]);
         // Pinned from the original files for all but HellaSwag, whose original is not at hand.
         CHECK((r[i].canonical_sha256 == NULL) == !strcmp(names[i], "hellaswag"));
@@ -283,6 +284,21 @@ TEST(rows_serialization_digest) {
     task_rows_free(&rows);
 }
 
+TEST(rows_keys_in_schema_order) {
+    cJSON *row = cJSON_Parse("{\"extra\":0,\"answerKey\":\"A\",\"choices\":{\"label\":[\"A\"],\"text\":[\"x\"]},"
+                             "\"question\":\"q\",\"id\":\"1\"}");
+    task_row_order_keys(row, task_find("arc_easy")->schema);
+    char *s = cJSON_PrintUnformatted(row);
+    CHECK_STR(s, "{\"id\":\"1\",\"question\":\"q\",\"choices\":{\"text\":[\"x\"],\"label\":[\"A\"]},"
+                 "\"answerKey\":\"A\",\"extra\":0}");
+    free(s);
+    task_row_order_keys(row, "");  // no schema: left as it is
+    s = cJSON_PrintUnformatted(row);
+    CHECK(!strncmp(s, "{\"id\":", 6));
+    free(s);
+    cJSON_Delete(row);
+}
+
 TEST(rows_reject_bad_lines) {
     struct task_rows rows;
     xsa_error err = {0};
@@ -388,5 +404,5 @@ RUN_TESTS(T(registry_has_nine_tasks), T(expand_groups_and_names), T(pystr_matche
           T(pystr_case_map_matches_python_for_every_code_point), T(pystr_utf8_validation),
           T(fixture_arc_easy), T(fixture_arc_challenge), T(fixture_boolq), T(fixture_hellaswag),
           T(fixture_lambada_openai), T(fixture_openbookqa), T(fixture_piqa), T(fixture_social_iqa),
-          T(fixture_winogrande), T(load_docs_from_canonical_data_dir), T(rows_serialization_digest),
+          T(fixture_winogrande), T(load_docs_from_canonical_data_dir), T(rows_serialization_digest), T(rows_keys_in_schema_order),
           T(rows_reject_bad_lines), T(error_rows), T(hellaswag_preprocess_rules))
