@@ -2,6 +2,7 @@
 // cache), or from the cache, which is filled on demand from the first source that works
 // (viewer, hub, original) under a per-task lock, checked against the registry's pins and
 // committed atomically.
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +101,21 @@ static int hub_cache_file(const char *dir, const struct task_def *t, char *out, 
 static int not_a_file(const char *path, xsa_error *err) {
     struct stat st;
     if (lstat(path, &st) != 0 || file_exists(path)) return 0;
-    return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (a folder, FIFO, device or a link to nothing); "
-                    "--data-dir reads it as a file of rows (docs/data-dir.md)", path);
+    const char *what = stat(path, &st) != 0 ? (errno == ELOOP ? "a symbolic link in a loop" : "a link to nothing")
+                       : S_ISDIR(st.st_mode) ? "a folder"
+                                             : "a FIFO, socket or device";
+    return xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (%s); --data-dir reads it as a file of rows "
+                    "(docs/data-dir.md)", path, what);
+}
+
+// --data-dir itself: a folder there is to read, or an error that says what it is instead.
+static int data_dir_usable(const char *dir, xsa_error *err) {
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "--data-dir %s: %s", dir,
+                        errno == ELOOP ? "a symbolic link in a loop" : strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return xsa_fail(err, XSA_EBADINPUT, "--data-dir %s: not a folder", dir);
+    return 0;
 }
 
 // --data-dir: canonical <dir>/<task>/<split>.jsonl, else <task>/<split>.parquet or a Hugging Face
@@ -109,6 +123,7 @@ static int not_a_file(const char *path, xsa_error *err) {
 // `split` is the evaluated one or another (few-shot); only the evaluated split has original files.
 static int load_local(const struct task_def *t, const char *split, const struct data_options *opt,
                       struct source_result *r, char source[512], xsa_error *err) {
+    if (data_dir_usable(opt->data_dir, err)) return XSA_EBADINPUT;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s/%s.jsonl", opt->data_dir, t->name, split);
     if (not_a_file(path, err)) return XSA_EBADINPUT;

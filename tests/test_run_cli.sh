@@ -11,6 +11,15 @@ expect_exit missing_tasks 2 "--model and --tasks are required" -- run --model $M
 expect_exit three_models 2 "at most 2 --model" -- run --model $M --model $M --model $M --tasks piqa
 expect_exit bad_limit 2 "--limit expects a whole number of documents from 1 to 1073741824" -- run --model $M --tasks piqa --limit 0
 expect_exit empty_data_dir 2 "--data-dir '': empty path" -- run --model $M --tasks piqa --data-dir ""
+# A --data-dir that is no folder says what it is (missing, a file, a link loop), as does a link loop
+# where a file of rows should be.
+expect_exit data_dir_missing 2 "--data-dir $TMP/nodir: No such file or directory" -- run --model $M --tasks piqa --data-dir "$TMP/nodir"
+expect_exit data_dir_file 2 "--data-dir README.md: not a folder" -- run --model $M --tasks piqa --data-dir README.md
+ln -s loop_b "$TMP/loop_a" && ln -s loop_a "$TMP/loop_b"
+expect_exit data_dir_loop 2 "--data-dir $TMP/loop_a: a symbolic link in a loop" -- run --model $M --tasks piqa --data-dir "$TMP/loop_a"
+mkdir -p "$TMP/rowloop/piqa" && ln -s validation.jsonl "$TMP/rowloop/piqa/validation.jsonl"
+expect_exit data_file_loop 2 "piqa/validation.jsonl: not a regular file \(a symbolic link in a loop\)" -- \
+    run --model $M --tasks piqa --data-dir "$TMP/rowloop"
 expect_exit unknown_task 2 "unknown task or group 'nosuchtask'.*arc_easy" -- run --model $M --tasks nosuchtask --data-dir $D
 expect_exit missing_model_dir 2 "/nonexistent" -- run --model /nonexistent --tasks piqa --data-dir $D --allow-data-change
 # A damaged second model stops the run before the first is scored: no results for either, and the
