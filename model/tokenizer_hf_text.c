@@ -137,12 +137,44 @@ int hft_is_word_char(uint32_t c) {
 
 // ---- regexes ----
 
+// tokenizer.json's regexes are Oniguruma's, whose \s is the Unicode White_Space property. PCRE2's
+// \s (UCP) also takes U+180E MONGOLIAN VOWEL SEPARATOR (its \h list keeps it from before Unicode
+// 6.3), so \s and \S are spelled as the property, in and out of classes; \Q...\E is copied as is.
+static void onig_spaces(const char *p, struct sbuf *out) {
+    for (int quoted = 0; *p; p++) {
+        if (quoted) {
+            if (p[0] == '\\' && p[1] == 'E') quoted = 0;
+        } else if (p[0] == '\\' && p[1]) {
+            if (p[1] == 's' || p[1] == 'S') {
+                sbuf_append(out, p[1] == 's' ? "\\p{WSpace}" : "\\P{WSpace}", 10);
+                p++;
+                continue;
+            }
+            if (p[1] == 'Q') quoted = 1;
+            sbuf_append(out, p, 2);  // an escape is two bytes: "\\s" stays a backslash and an s
+            p++;
+            continue;
+        }
+        sbuf_append(out, p, 1);
+    }
+}
+
 int hft_regex_compile(struct hft_regex *re, const char *pattern, const char *path, xsa_error *err) {
     memset(re, 0, sizeof *re);
     int ec;
     PCRE2_SIZE eo;
-    re->code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec, &eo, NULL);
+    struct sbuf pat = {0};
+    onig_spaces(pattern, &pat);
+    re->code = pcre2_compile((PCRE2_SPTR)(pat.s ? pat.s : ""), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec, &eo,
+                             NULL);
+    sbuf_free(&pat);
     if (!re->code) {
+        // The error as the file spells the pattern (its offsets, not the respelled one's).
+        int ec2;
+        PCRE2_SIZE eo2;
+        pcre2_code *as_is = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec2, &eo2, NULL);
+        if (!as_is) ec = ec2, eo = eo2;
+        pcre2_code_free(as_is);
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(ec, msg, sizeof msg);
         return xsa_fail(err, XSA_EBADINPUT, "%s: regex /%.200s/ does not compile at offset %zu: %s", path, pattern,
