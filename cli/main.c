@@ -1,8 +1,10 @@
 // main.c: dispatches `xsa-eval <subcommand> ...`; a bare `xsa-eval --model ...` means `run`.
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -46,7 +48,22 @@ static int finish(const char *name, int rc) {
     return rc ? rc : 3;
 }
 
+// SIGINT or SIGTERM outside run's scoring (which finishes its batch and keeps its journal): exit
+// 130 for either, as documented, not 143 for SIGTERM. Outputs are renamed into place whole, so
+// nothing half-written is left under its name.
+static void on_interrupt(int sig) {
+    static const char i[] = "xsa-eval: interrupted (SIGINT)\n", t[] = "xsa-eval: interrupted (SIGTERM)\n";
+    ssize_t w = sig == SIGINT ? write(STDERR_FILENO, i, sizeof i - 1) : write(STDERR_FILENO, t, sizeof t - 1);
+    (void)w;
+    _exit(130);
+}
+
 int main(int argc, char **argv) {
+    struct sigaction sa = {.sa_handler = on_interrupt}, was;
+    sigemptyset(&sa.sa_mask);
+    // (a signal ignored at start stays ignored: a shell's background job ignores SIGINT)
+    if (sigaction(SIGINT, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
+    if (sigaction(SIGTERM, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
     if (argc < 2) {
         usage(stderr);
         return 2;

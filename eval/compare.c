@@ -100,12 +100,12 @@ static int pair_docs(const struct task_result *ta, const struct task_result *tb,
         } else if (j >= nb || (i < na && ia < ib)) {  // in A only
             if (!intersect)
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of A is not in B; paired statistics need the "
-                              "same documents (--force pairs those both have)", ta->name, ia);
+                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ia);
             i++;
         } else {  // in B only
             if (!intersect)
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of B is not in A; paired statistics need the "
-                              "same documents (--force pairs those both have)", ta->name, ib);
+                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ib);
             j++;
         }
     }

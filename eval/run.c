@@ -562,8 +562,11 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     // With several ranks a signal ends the rank at once: the launcher's SIGTERM after a
     // failure must not leave it writing; every finished batch is in its journal already.
     if (dist_size() > 1) sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    // (a signal ignored at start stays ignored: a shell's background job ignores SIGINT)
+    sigaction(SIGINT, NULL, &old_int);
+    sigaction(SIGTERM, NULL, &old_term);
+    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
+    if (old_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
     char scopes[RUN_MAX_MODELS][65];
     for (int m = 0; m < opt->n_models && !rc; m++) {
         int reused = 0;

@@ -41,6 +41,16 @@ for pd in r["xsa_eval"]["per_doc"].values():
 json.dump(r, open(sys.argv[2], "w"))
 PY
 expect_exit baseline_repeated_doc_ids 2 "xsa_eval.per_doc.[a-z_]*.doc_id: document 0 stands twice" -- check --baseline "$TMP/zero_ids.json" --results $F/xsa_regressed.json
+# Documents that do not pair: the hint names compare's --force (check has none).
+python3 - "$F/xsa_regressed.json" "$TMP/shift_ids.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+pd = r["xsa_eval"]["per_doc"]["hellaswag"]
+pd["doc_id"] = [d + 1000 for d in pd["doc_id"]]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect_exit unpaired_docs_hint 2 "hellaswag: document 0 of A is not in B; .*\(xsa-eval compare --force pairs those both have\)" -- \
+    check --baseline $F/xsa.json --results "$TMP/shift_ids.json"
 expect_exit results_given_twice 2 "--results given twice" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --results $F/xsa.json
 expect_exit hex_max_drop 2 "--max-drop 0x10: expected a number" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 0x10
 # The PR comment that cannot be written whole is an error, not a pass.

@@ -355,4 +355,11 @@ open(dst, "wb").write(b)' $A/model.safetensors "$TMP/bad_model/model.safetensors
 $P --model "$TMP/bad_model" --text "$TMP/doc.txt" -o "$TMP/bad.md" --json "$TMP/bad.json" >/dev/null 2>&1
 grep -q "| overflows |" "$TMP/bad.md" && ! grep -qiw "inf" "$TMP/bad.md" && grep -q '"perplexity": null' "$TMP/bad.json" &&
     pass perplexity_overflow_named || fail perplexity_overflow_named "$(grep -i 'perplexity\|overflow\|inf' "$TMP/bad.md" | head -3)"
+# SIGTERM (here while the --text FIFO has no writer yet) exits 130 as SIGINT does, saying so,
+# and leaves no report.
+mkfifo "$TMP/never.txt"
+$P --model $A --text "$TMP/never.txt" -o "$TMP/never.md" >/dev/null 2>"$TMP/never.err" & pid=$!
+sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
+[ $rc = 130 ] && grep -q "interrupted (SIGTERM)" "$TMP/never.err" && [ ! -e "$TMP/never.md" ] && pass sigterm_exit_130 ||
+    fail sigterm_exit_130 "exit $rc: $(cat "$TMP/never.err")"
 finish
