@@ -63,12 +63,10 @@ static int compare_pairs(const char *const *files, int n_files, const struct com
     return rc;
 }
 
-int cmd_compare(int argc, char **argv) {
-    struct compare_args a = {.st = {"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
-    const char *files[2 * COMPARE_MAX_PAIRS + 1];
-    int n_files, rc = cli_parse(&cmd, argc, argv, on_flag, &a, files, 2 * COMPARE_MAX_PAIRS, &n_files);
-    if (!rc) rc = cli_stats_check(&cmd, &a.st);
-    if (rc) return rc < 0 ? 0 : rc;
+// The pairs of files the command line named (argc, argv: for the report's provenance).
+static int compare_files(int argc, char **argv, const char *const *files, int n_files, const struct compare_args *ap) {
+    struct compare_args a = *ap;
+    int rc;
     struct compare_options opt = a.opt;
     opt.metric = a.st.metric, opt.alpha = a.st.alpha, opt.iters = a.st.iters, opt.seed = a.st.seed;
     const char *out = a.out;
@@ -103,5 +101,22 @@ int cmd_compare(int argc, char **argv) {
     results_free(&ra);
     results_free(&rb);
     sbuf_free(&line);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv) {
+    struct compare_args a = {.st = {"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
+    const char **files = xsa_calloc((size_t)argc + 1, sizeof *files);  // every argument could be a file
+    int n_files, rc = cli_parse(&cmd, argc, argv, on_flag, &a, files, argc, &n_files);
+    if (!rc) rc = cli_stats_check(&cmd, &a.st);
+    if (!rc && n_files > 2 * COMPARE_MAX_PAIRS)
+        rc = cli_fail(&cmd, "%d results files: at most %d pairs (%d files) make one table", n_files, COMPARE_MAX_PAIRS,
+                      2 * COMPARE_MAX_PAIRS);
+    if (rc) {
+        free(files);
+        return rc < 0 ? 0 : rc;
+    }
+    rc = compare_files(argc, argv, files, n_files, &a);
+    free(files);
     return rc;
 }

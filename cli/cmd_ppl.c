@@ -40,7 +40,7 @@ struct ppl_args {
     struct data_options data;    // where --tasks' rows come from (run's data flags)
     const char *out, *json, *buckets, *arch;
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
-    int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set;
+    int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set, field_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
     int quiet;                   // --quiet: no notes or progress on stderr (warnings stay)
     int ttt;                     // --ttt: score-first test-time training (eval/ttt.h) ...
@@ -134,7 +134,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     case F_ARCH: a->arch = v; model_set_arch_file(v); return 0;
     case F_TEXT: a->text = v; return 0;
     case F_JSONL: a->jsonl = v; return 0;
-    case F_FIELD: a->field = v; return 0;
+    case F_FIELD: a->field = v, a->field_set = 1; return 0;
     case F_SHARD:
         if (a->n_shards == PPL_MAX_SHARDS) return cli_fail(CMD(a), "more than %d shards", PPL_MAX_SHARDS);
         a->shard[a->n_shards++] = v;
@@ -228,6 +228,7 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     if (!!a->text + !!a->jsonl + !!a->n_shards + !!a->tasks != 1)
         return cli_fail(c, "give one of --text, --jsonl, --tokens-file or --tasks");
     if (a->limit && !a->tasks) return cli_fail(c, "--limit applies to --tasks");
+    if (a->field_set && !a->jsonl) return cli_fail(c, "--field applies to --jsonl");
     if ((a->split_docs || a->n_bytes_files) && !a->n_shards)
         return cli_fail(c, "%s applies to --tokens-file", a->split_docs ? "--split-docs" : "--bytes-file");
     if ((a->ranks || a->val_batch_tokens || a->val_tokens) && !a->split_docs)

@@ -1,4 +1,5 @@
 // cmd_run.c: `xsa-eval run` (and bare `xsa-eval --model ... --tasks ...`): flags -> run_evaluate.
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,8 @@ static const struct cli_command cmd = {"run", "--model PATH [--model PATH2] --ta
                                        (int)(sizeof flags / sizeof flags[0]), 1, 0};
 
 // --limit N (the first N documents) or, as lm-eval, a fraction F in (0, 1): the first
-// ceil(F * documents) of each task; a number >= 1 with a fractional part is truncated (int(F)).
+// ceil(F * documents) of each task. N may be written as a float (100.0, 1e3, as lm-eval's float
+// flag takes it); 2.9 is refused: lm-eval would quietly score int(2.9) = 2 documents.
 static int bad_limit(const char *s) {
     return cli_fail(&cmd, "--limit expects a whole number of documents from 1 to %d or a fraction in (0, 1), got '%s'",
                     1 << 30, s);
@@ -63,6 +65,9 @@ static int parse_limit(const char *s, struct run_options *o) {
     char *end;
     double v = strtod(s, &end);
     if (!*s || *end || !(v > 0) || v > 1 << 30) return bad_limit(s);
+    if (v >= 1 && v != floor(v))
+        return cli_fail(&cmd, "--limit %s: a number of documents must be whole (lm-eval would take int(%s) = %d); "
+                        "a fraction of each task is below 1", s, s, (int)v);
     if (v < 1) o->limit_fraction = v;
     else o->limit = (int)v;
     return 0;

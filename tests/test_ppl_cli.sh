@@ -14,6 +14,7 @@ printf 'not a shard' > "$TMP/bad.bin"
 expect_exit no_model 2 "--model PATH is required" -- $P --text "$TMP/doc.txt"
 expect_exit no_input 2 "one of --text, --jsonl, --tokens-file or --tasks" -- $P --model $A
 expect_exit limit_without_tasks 2 "--limit applies to --tasks" -- $P --model $A --text "$TMP/doc.txt" --limit 3
+expect_exit field_without_jsonl 2 "--field applies to --jsonl" -- $P --model $A --text "$TMP/doc.txt" --field body
 expect_exit text_given_twice 2 "--text given twice .*; give it once" -- $P --model $A --text "$TMP/doc.txt" --text "$TMP/doc.txt"
 expect_exit two_inputs 2 "one of --text" -- $P --model $A --text "$TMP/doc.txt" --tokens-file $SHARD
 expect_exit kl_one_model 2 "--kl compares two models" -- $P --model $A --text "$TMP/doc.txt" --kl

@@ -39,6 +39,7 @@ expect_exit compare_lm_eval_file 2 "per-document data needed" -- "$XSA_BIN" comp
 expect_exit compare_missing 2 "nope.json: cannot open" -- "$XSA_BIN" compare $F/sa.json $F/nope.json
 expect_exit compare_one_file 2 "expected results files in pairs, A.json B.json .*\(got 1\)" -- "$XSA_BIN" compare $F/sa.json
 expect_exit compare_three_files 2 "in pairs.*got 3" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json $F/xsa.json
+expect_exit compare_too_many_pairs 2 "130 results files: at most 64 pairs \(128 files\)" -- "$XSA_BIN" compare $(for i in $(seq 65); do echo $F/sa.json $F/xsa.json; done)
 expect_exit compare_bad_metric 2 "expected auto, acc or acc_norm" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --metric f1
 expect_exit compare_bad_iters 2 "--iters" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --iters 0
 expect_exit compare_tiny_alpha 2 "--iters 10: too few resamples for a 1 - 1e-12 interval; give at least 2000000000000" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --alpha 1e-12 --iters 10

@@ -10,6 +10,10 @@ expect_exit missing_model 2 "--model and --tasks are required" -- run --tasks pi
 expect_exit missing_tasks 2 "--model and --tasks are required" -- run --model $M
 expect_exit three_models 2 "at most 2 --model" -- run --model $M --model $M --model $M --tasks piqa
 expect_exit bad_limit 2 "--limit expects a whole number of documents from 1 to 1073741824" -- run --model $M --tasks piqa --limit 0
+expect_exit limit_not_whole 2 "--limit 2.9: a number of documents must be whole \(lm-eval would take int\(2.9\) = 2\)" -- \
+    run --model $M --tasks piqa --limit 2.9
+expect_exit limit_float_whole 0 "\| piqa \| acc \| .* \| 3 \|" -- run --model $M --tasks piqa --limit 3.0 --data-dir $D \
+    --allow-data-change --offline --device cpu --output "$TMP/o_lim3"
 expect_exit empty_data_dir 2 "--data-dir '': empty path" -- run --model $M --tasks piqa --data-dir ""
 # A --data-dir that is no folder says what it is (missing, a file, a link loop), as does a link loop
 # where a file of rows should be.
