@@ -48,7 +48,8 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
             fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a record torn by an interrupted run\n", j->journal_path,
                     dropped);
         if (j->journal.n && !quiet)
-            fprintf(stderr, "xsa-eval: resuming from %s: %zu requests already scored\n", j->journal_path, j->journal.n);
+            fprintf(stderr, "xsa-eval: resuming from %s: %zu distinct requests already scored\n", j->journal_path,
+                    j->journal.n);
     }
     if (!rc && cache_dir) {
         char path[4200];

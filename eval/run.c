@@ -487,8 +487,8 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
                      "command to resume (--no-resume starts over)", jn.journal_path);
     }
     if (!rc && !reused && r->requests_reused && !opt->quiet)  // (every rank's journal counted)
-        fprintf(stderr, "xsa-eval: %s: %lld requests came from the journal or the request cache\n", r->model.name,
-                r->requests_reused);
+        fprintf(stderr, "xsa-eval: %s: %lld requests (a repeated one counted each time) came from the journal or "
+                "the request cache\n", r->model.name, r->requests_reused);
     if (have_jn) journal_close(&jn, rc == 0);
     *was_reused = reused;
     sbuf_free(&launch);

@@ -183,7 +183,7 @@ static int worker_open(struct worker *wk, const struct rank_cmd *c, xsa_error *e
     if (!rc) rc = journal_open(&wk->jn, dir, NULL, no_cache, c->run_scope, dist_rank(), opt->resume, 1, err);
     wk->have_jn = !rc;
     if (!rc && wk->jn.have_journal && wk->jn.journal.n && !opt->quiet)
-        fprintf(stderr, "xsa-eval: rank %d: resuming from %s: %zu requests already scored\n", dist_rank(),
+        fprintf(stderr, "xsa-eval: rank %d: resuming from %s: %zu distinct requests already scored\n", dist_rank(),
                 wk->jn.journal_path, wk->jn.journal.n);
     return rc;
 }
