@@ -394,7 +394,7 @@ static int probe_execute(const struct ppl_args *a, struct ppl_run *r, int contex
                                .model = {&r->m[0], &r->m[1]},
                                .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                                .path = {a->model[0], a->model[1]}, .input = input, .command = cmdline.s,
-                               .context = context, .stride = stride};
+                               .context = context, .stride = stride, .data = r->docs.data, .n_data = r->docs.n_data};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     int rc = probe_write_report(&rep, a->out, a->json, err);
     sbuf_free(&cmdline);
@@ -571,7 +571,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                              .ranks = stride == context && r->docs.split == PPL_SPLIT_EVAL_VAL ? r->docs.ranks : 0,
                              .rank_batch = r->docs.rank_batch, .val_tokens = r->docs.val_tokens,
                              .ttt = a->ttt ? ttt_desc : NULL, .ttt_recipe = recipe,
-                             .ttt_source = ttt_settings_source(&tts), .ttt_phases = tts.phased ? tts.num_phases : 0};
+                             .ttt_source = ttt_settings_source(&tts), .ttt_phases = tts.phased ? tts.num_phases : 0,
+                             .data = r->docs.data, .n_data = r->docs.n_data};
     if (a->n_models == 2 && !strcmp(rep.label[0], rep.label[1])) rep.label[0] = "A", rep.label[1] = "B";
     rc = ppl_write_report(&rep, a->out, a->json, err);
     free(top);

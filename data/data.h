@@ -89,4 +89,8 @@ void data_rows_free(cJSON **rows, int n);
 char **data_row_names(const char *source, int n);
 void data_row_names_free(char **names, int n);
 
+// The warning (on stderr, under --quiet too) that rows from a third party's preprocessed text
+// (HellaSwag's) are not lm-eval's contexts; nothing when prov says they are the dataset's own.
+void data_warn_preprocessed(const struct task_def *t, const struct data_provenance *prov);
+
 #endif

@@ -42,6 +42,14 @@ void data_row_names_free(char **names, int n) {
     free(names);
 }
 
+void data_warn_preprocessed(const struct task_def *t, const struct data_provenance *prov) {
+    if (!prov->preprocessed) return;
+    fprintf(stderr, "xsa-eval: warning: %s: the rows are a third party's preprocessed text (%s), whose contexts are not "
+            "lm-eval's (it leaves ctx_b lower-case, which lm-eval capitalises): scores differ from lm-eval's; "
+            "for parity use the dataset's own rows (the viewer or Hub source, or hellaswag_val.jsonl)\n",
+            t->name, prov->source);
+}
+
 int data_pinned(const struct task_def *t, const char *sha256) {
     if (!t->canonical_sha256) return -1;
     return strcmp(sha256, t->canonical_sha256) == 0;

@@ -28,6 +28,7 @@ void ppl_docs_free(struct ppl_docs *d) {
     free(d->leading_space);
     free(d->boundary);
     free(d->target_bytes);
+    free(d->data);
     memset(d, 0, sizeof *d);
 }
 

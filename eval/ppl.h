@@ -14,9 +14,15 @@
 
 #include "common/error.h"
 #include "common/vec.h"
+#include "data/data.h"
 #include "kernels/backend.h"
 
 #define PPL_MAX_BUCKETS 32
+
+struct ppl_data_src {           // --tasks: where one task's rows came from
+    const struct task_def *task;
+    struct data_provenance prov;
+};
 
 struct ppl_docs {               // documents of token ids; target j of doc d is tok[start[d] + j], j >= 1
     struct ivec tok;            // all documents, concatenated
@@ -26,6 +32,8 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     int *input;                 // (n_docs) each document's place among the documents given, from 0
     size_t input_cap;
     int n_given, n_short;       // documents given, and those of under 2 tokens (not scored)
+    struct ppl_data_src *data;  // (n_data) --tasks: each task's data, for the reports' provenance
+    int n_data;
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
                                 // are dropped, as eval_val does, and windows are the bootstrap units

@@ -81,7 +81,14 @@ static int load_task_docs(const struct ppl_inputs *a, struct ppl_docs *d, const 
         struct data_provenance prov;
         struct task_doc *docs = NULL;
         rc = data_load_task(list[t], a->data, &rows, &n_rows, &prov, err);
-        if (!rc) rc = task_docs_from_rows(list[t], rows, NULL, n_rows, a->limit, &docs, &n_docs, err);
+        char **names = rc ? NULL : data_row_names(prov.source, n_rows);
+        if (!rc) rc = task_docs_from_rows(list[t], rows, names, n_rows, a->limit, &docs, &n_docs, err);
+        if (!rc) {
+            data_warn_preprocessed(list[t], &prov);
+            d->data = xsa_realloc(d->data, (size_t)(d->n_data + 1) * sizeof *d->data);
+            d->data[d->n_data++] = (struct ppl_data_src){list[t], prov};
+        }
+        data_row_names_free(names, n_rows);
         for (int i = 0; !rc && i < n_docs; i++) {
             const struct task_request *q = &docs[i].req[docs[i].gold >= 0 ? docs[i].gold : 0];
             struct sbuf text = {0};

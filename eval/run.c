@@ -63,11 +63,7 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     if (bad_gold)
         fprintf(stderr, "xsa-eval: %s: %d documents have a label outside their choices; like lm-eval, they count as wrong\n",
                 t->name, bad_gold);
-    if (!rc && td->prov.preprocessed)
-        fprintf(stderr, "xsa-eval: warning: %s: the rows are a third party's preprocessed text (%s), whose contexts are not "
-                "lm-eval's (it leaves ctx_b lower-case, which lm-eval capitalises): scores differ from lm-eval's; "
-                "for parity use the dataset's own rows (the viewer or Hub source, or hellaswag_val.jsonl)\n",
-                t->name, td->prov.source);
+    if (!rc) data_warn_preprocessed(t, &td->prov);
     return rc;
 }
 

@@ -143,12 +143,42 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         md_text(o, r->desc[m] ? r->desc[m] : "");
         sbuf_puts(o, " |\n");
     }
+    ppl_data_md(o, r->data, r->n_data);
     sbuf_printf(o, "| bootstrap | %d resamples, seed %llu, %g%% intervals |\n", r->iters, r->seed, pct);
     if (r->command) {
         sbuf_puts(o, "| command | ");
         md_code(o, r->command);
         sbuf_puts(o, " |\n");
     }
+}
+
+void ppl_data_md(struct sbuf *o, const struct ppl_data_src *d, int n) {
+    for (int i = 0; i < n; i++) {
+        const struct data_provenance *p = &d[i].prov;
+        sbuf_printf(o, "| data: %s | %s split, ", d[i].task->name, d[i].task->split);
+        md_code(o, p->source);
+        sbuf_printf(o, ", SHA-256 `%.16s…` (%s)%s |\n", p->sha256,
+                    p->pinned > 0 ? "pinned" : p->pinned == 0 ? "*not pinned*" : "no pin known",
+                    p->preprocessed ? ", a third party's preprocessed text" : "");
+    }
+}
+
+void ppl_data_json(struct jsonw *w, const struct ppl_data_src *d, int n) {
+    if (!n) return;
+    jsonw_object(w, "data");
+    for (int i = 0; i < n; i++) {
+        const struct data_provenance *p = &d[i].prov;
+        jsonw_object(w, d[i].task->name);
+        jsonw_str(w, "source", p->source);
+        jsonw_str(w, "split", d[i].task->split);
+        jsonw_str(w, "sha256", p->sha256);
+        jsonw_bool(w, "preprocessed", p->preprocessed);
+        if (p->dataset[0]) jsonw_str(w, "dataset", p->dataset);
+        if (p->revision[0]) jsonw_str(w, "revision", p->revision);
+        if (p->pinned >= 0) jsonw_bool(w, "pinned", p->pinned);
+        jsonw_end(w);
+    }
+    jsonw_end(w);
 }
 
 static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
@@ -244,6 +274,7 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
         jsonw_end(&w);
         jsonw_end(&w);
     }
+    ppl_data_json(&w, r->data, r->n_data);
     jsonw_object(&w, "bootstrap");
     jsonw_int(&w, "iters", r->iters);
     jsonw_int(&w, "seed", (long long)r->seed);

@@ -3,6 +3,7 @@
 #define XSA_REPORTS_PPL_REPORT_H
 
 #include "common/error.h"
+#include "common/jsonw.h"
 #include "common/vec.h"
 #include "eval/ppl.h"
 
@@ -33,7 +34,14 @@ struct ppl_report {
     int ttt_phases;              //     2026-04-10's recipe: its global SGD phases (0: none)
     const struct ppl_top *top;   // (n_top)
     int n_top;
+    const struct ppl_data_src *data;  // (n_data) --tasks: each task's rows, as `run` records them
+    int n_data;
 };
+
+// The provenance of --tasks documents (ppl and probe reports): a Markdown table row per task,
+// and a JSON object "data" keyed by task with the fields a results file's xsa_eval.data has.
+void ppl_data_md(struct sbuf *o, const struct ppl_data_src *d, int n);
+void ppl_data_json(struct jsonw *w, const struct ppl_data_src *d, int n);
 
 // Markdown to md_path (NULL: stdout) with the chart `<md_path minus .md>_position.svg` beside
 // it, and the JSON to json_path (NULL: none), written atomically.

@@ -8,6 +8,7 @@
 
 #include "common/jsonw.h"
 #include "common/xalloc.h"
+#include "reports/ppl_report.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 
@@ -62,6 +63,7 @@ static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
         md_code(o, r->path[m]);
         sbuf_puts(o, " |\n");
     }
+    ppl_data_md(o, r->data, r->n_data);
     if (r->command) {
         sbuf_puts(o, "| command | ");
         md_code(o, r->command);
@@ -111,6 +113,7 @@ static void json(const void *ctx, struct sbuf *out) {
         jsonw_end(&w);
     }
     jsonw_end(&w);
+    ppl_data_json(&w, r->data, r->n_data);
     if (r->command) jsonw_str(&w, "command", r->command);
     jsonw_end(&w);
     sbuf_append(out, w.out.s, w.out.n);

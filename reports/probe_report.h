@@ -16,6 +16,8 @@ struct probe_report {
     const char *label[2], *path[2];
     const char *input, *command;
     int context, stride;
+    const struct ppl_data_src *data;  // (n_data) --tasks: each task's rows
+    int n_data;
 };
 
 // Markdown to md_path (NULL: stdout) with `<md_path minus .md>_layers.svg` beside it; JSON to

@@ -135,6 +135,22 @@ else
     fail tasks_documents "exit $?: $(tail -1 "$TMP/terr")"
 fi
 expect_exit tasks_unknown 2 "nosuchtask" -- $P --model $A --tasks nosuchtask $D
+# The report names each task's data as a results file does (source, split, digest, pinned), and
+# the digest is the one `run` records for the same rows.
+"$XSA_BIN" run --quiet --model $A --tasks piqa --limit 1 $D --output "$TMP/trun" >/dev/null 2>&1
+got=$(python3 -c '
+import json, sys, glob
+p = json.load(open(sys.argv[1]))["data"]
+r = json.load(open(glob.glob(sys.argv[2] + "/*/results_*.json")[0]))["xsa_eval"]["data"]
+print(sorted(p), p["piqa"]["sha256"] == r["piqa"]["sha256"], p["piqa"]["pinned"], p["piqa"]["split"])' "$TMP/t.json" "$TMP/trun" 2>&1)
+[ "$got" = "['arc_easy', 'piqa'] True False validation" ] && pass tasks_data_provenance || fail tasks_data_provenance "$got"
+$P --model $A --tasks arc_easy,piqa --limit 3 $D -o "$TMP/t.md" >/dev/null 2>&1
+grep -q '^| data: piqa | validation split, `local:tests/fixtures/data/piqa/validation.jsonl`, SHA-256 `[0-9a-f]\{16\}…` (\*not pinned\*) |$' "$TMP/t.md" &&
+    pass tasks_data_provenance_md || fail tasks_data_provenance_md "$(grep '| data' "$TMP/t.md")"
+# HellaSwag from the preprocessed text dump: the warning `run` gives.
+mkdir -p "$TMP/hsdump" && cp -r tests/fixtures/data/original/hellaswag_text "$TMP/hsdump/hellaswag"
+expect_exit tasks_hellaswag_dump_warned 0 "warning: hellaswag: the rows are a third party's preprocessed text" -- \
+    $P --model $A --tasks hellaswag --limit 2 --data-dir "$TMP/hsdump" --allow-data-change --offline --quiet -o "$TMP/hs.md"
 
 # --split-docs and --bytes-file (numbers against the records' evals: tests/test_ppl_docs.c).
 G=tests/fixtures/pgolf/gates_0427/final_model.pt
