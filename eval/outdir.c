@@ -350,12 +350,54 @@ static void remove_tree(const char *path) {
     rmdir(path);
 }
 
+// A committed samples_<task>_<stamp>.jsonl whose results_<stamp>.json is not there and is not
+// pending in a live process: its run was killed between the two commits (samples go first).
+// The pending file is looked for before the results file: a live run renames the one into the
+// other, so seen in this order one of the two is always found.
+static int orphan_samples(const char *dir, const char *name) {
+    size_t len = strlen(name);
+    if (strncmp(name, "samples_", 8) || len < 8 + 6 || strcmp(name + len - 6, ".jsonl")) return 0;
+    char stem[512];
+    if (len - 6 >= sizeof stem) return 0;
+    memcpy(stem, name, len - 6);
+    stem[len - 6] = '\0';
+    char *hex = strrchr(stem, '_');  // <stamp> = <time>_<hex>: its first '_' is the one before
+    if (!hex) return 0;
+    *hex = '\0';
+    char *stamp = strrchr(stem, '_');
+    *hex = '_';
+    if (!stamp || stamp < stem + 8) return 0;
+    stamp++;
+    char want[600];
+    int w = snprintf(want, sizeof want, "results_%s.json.pending.", stamp);
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int live = 0;
+    struct dirent *de;
+    while (!live && (de = readdir(d))) {
+        if (strncmp(de->d_name, want, (size_t)w)) continue;
+        long pid = leftover_pid(de->d_name);
+        live = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+    }
+    closedir(d);
+    if (live) return 0;
+    char results[4400];
+    if (snprintf(results, sizeof results, "%s/results_%s.json", dir, stamp) >= (int)sizeof results) return 0;
+    struct stat st;
+    return lstat(results, &st) != 0 && errno == ENOENT;
+}
+
 int outdir_sweep(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return 0;
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
+        if (orphan_samples(dir, de->d_name)) {
+            char p[4200];
+            if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && unlink(p) == 0) n++;
+            continue;
+        }
         long pid = is_ours(de->d_name) ? leftover_pid(de->d_name) : 0;
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char p[4200];

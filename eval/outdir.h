@@ -59,7 +59,8 @@ void outdir_discard(const char *final);
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
-// results_*, samples_*, and report folders ".xsa-report.tmp.<pid>" whose process is gone;
+// results_*, samples_*, and report folders ".xsa-report.tmp.<pid>" whose process is gone, and
+// samples_<task>_<stamp>.jsonl committed by a run killed before its results_<stamp>.json;
 // never a file of a live process, never any other name. Returns how many it removed.
 int outdir_sweep(const char *dir);
 

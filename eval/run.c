@@ -461,9 +461,14 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     if (!rc && !reused) rc = outdir_pending_path(out_path, pending, sizeof pending, err);
     if (!rc && !reused) rc = results_write_json(r, pending, err);
-    for (int ti = 0; !rc && !reused && ti < n_tasks; ti++)
+    int committed = 0;  // samples files committed; removed again if the results file is not
+    for (int ti = 0; !rc && !reused && ti < n_tasks; ti++) {
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
+        if (!rc) committed = ti + 1;
+    }
     if (!rc && !reused) rc = outdir_commit(out_path, err);
+    for (int ti = 0; rc && ti < committed; ti++)
+        if (samples[ti][0]) unlink(samples[ti]);
     if (!rc && !reused) rc = run_ranks_model_end(dir, run_scope, err);
     // Until the whole run is written, a rerun reads these results back (run_pipeline drops the mark).
     xsa_error merr = {0};

@@ -113,4 +113,27 @@ run --model $M --output "$TMP/o5" >/dev/null 2>&1
 left=$(cd "$TMP/o5/sa" && ls | grep -v '^results_[0-9T]' | sort | tr '\n' ' ')
 if [ "$left" = "notes.tmp.$dead notes.tmp.txt results_y.json.pending.$$ " ]; then pass sweep_only_dead_runs_files
 else fail sweep_only_dead_runs_files "left: $left"; fi
+# Samples committed by a run killed before its results file (samples go first): removed; those of a
+# live run (its results pending) and those with their results file stay.
+S1=2026-01-01T00-00-00.000001_aaaaaa S2=2026-01-01T00-00-00.000002_bbbbbb S3=2026-01-01T00-00-00.000003_cccccc
+mkdir -p "$TMP/o7/sa"
+touch "$TMP/o7/sa/samples_arc_easy_$S1.jsonl" "$TMP/o7/sa/samples_piqa_$S1.jsonl" "$TMP/o7/sa/results_$S1.json.pending.$dead" \
+      "$TMP/o7/sa/samples_piqa_$S2.jsonl" "$TMP/o7/sa/results_$S2.json.pending.$$" \
+      "$TMP/o7/sa/samples_piqa_$S3.jsonl" "$TMP/o7/sa/results_$S3.json" "$TMP/o7/sa/samples_notes.jsonl"
+run --model $M --output "$TMP/o7" >/dev/null 2>&1
+left=$(cd "$TMP/o7/sa" && ls | grep -v '^results_2026-1[12]' | sort | tr '\n' ' ')
+want="results_$S2.json.pending.$$ results_$S3.json samples_notes.jsonl samples_piqa_$S2.jsonl samples_piqa_$S3.jsonl "
+[ "$left" = "$want" ] && pass sweep_orphan_samples || fail sweep_orphan_samples "left: $left"
+# A results file that cannot be committed takes its committed samples with it (strace injects the
+# failure into the last rename, the results file's).
+if command -v strace >/dev/null 2>&1; then
+    strace -f -o /dev/null -e trace=renameat2 -e inject=renameat2:error=EACCES:when=2 "$XSA_BIN" run --quiet --model $M \
+        --tasks piqa --data-dir $D --allow-data-change --offline --device cpu --cache-dir "$TMP/c" --output "$TMP/o8" \
+        --log-samples >"$TMP/o8.log" 2>&1; rc=$?
+    left=$(ls "$TMP/o8/sa" 2>/dev/null | grep -v '^journal_' | tr '\n' ' ')
+    [ $rc = 3 ] && grep -q "cannot commit" "$TMP/o8.log" && [ -z "$left" ] && pass failed_commit_leaves_no_samples ||
+        fail failed_commit_leaves_no_samples "exit $rc, left: $left; $(tail -1 "$TMP/o8.log")"
+else
+    skip failed_commit_leaves_no_samples "strace is not installed"
+fi
 finish
