@@ -26,6 +26,16 @@ int journal_scopes(const struct model *m, const char *numerics, const char *sett
     return rc;
 }
 
+// What reqstore_open cut from a store's end: less than a record is one torn by a run killed while
+// writing it; more is damage, and every record from the damaged one on is scored again.
+static void dropped_note(const char *path, long dropped) {
+    if (dropped < REQSTORE_RECORD_BYTES)
+        fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a record torn by an interrupted run\n", path, dropped);
+    else
+        fprintf(stderr, "xsa-eval: %s: dropped %ld bytes from its first damaged record on; the requests they held "
+                "are scored again\n", path, dropped);
+}
+
 int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, const char model_scope[65],
                  const char run_scope[65], int rank, int resume, int quiet, xsa_error *err) {
     memset(j, 0, sizeof *j);
@@ -44,9 +54,7 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
         rc = 0;
     } else if (!rc) {
         j->have_journal = 1;
-        if (dropped && !quiet)
-            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes of a record torn by an interrupted run\n", j->journal_path,
-                    dropped);
+        if (dropped && !quiet) dropped_note(j->journal_path, dropped);
         if (j->journal.n && !quiet)
             fprintf(stderr, "xsa-eval: resuming from %s: %zu distinct requests already scored\n", j->journal_path,
                     j->journal.n);
@@ -58,8 +66,7 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
             return xsa_fail(err, XSA_EBADINPUT, "%s: --cache-requests path too long", cache_dir);
         rc = reqstore_open(&j->cache, path, model_scope, 0, &dropped, err);
         j->have_cache = !rc;
-        if (!rc && dropped && !quiet)
-            fprintf(stderr, "xsa-eval: %s: dropped %ld bytes from a torn or damaged record on\n", path, dropped);
+        if (!rc && dropped && !quiet) dropped_note(path, dropped);
     }
     if (rc) journal_close(j, 0);
     return rc;

@@ -1,6 +1,7 @@
 // reqstore.c: the request record file of the journal and the request cache (reqstore.h).
 #include "eval/reqstore.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,7 +19,7 @@
 
 #define MAGIC "XSAREQS1"
 #define HEADER_BYTES 80
-#define RECORD_BYTES 32
+#define RECORD_BYTES REQSTORE_RECORD_BYTES
 #define MAX_FILE_BYTES ((off_t)1 << 34)  // 16 GiB: 500M records, far past any run
 
 static uint32_t fnv1a(const unsigned char *p, size_t n) {
@@ -46,6 +47,15 @@ static void put_header(unsigned char h[HEADER_BYTES], const char scope[65]) {
     memcpy(h + 8, scope, 64);
     uint32_t c = fnv1a(h, 72);
     memcpy(h + 72, &c, 4);
+}
+
+// A header whose checksum holds and whose scope is 64 hex digits (else it is damaged).
+static int header_intact(const unsigned char h[HEADER_BYTES]) {
+    uint32_t c;
+    memcpy(&c, h + 72, 4);
+    for (int i = 8; i < 72; i++)
+        if (!isxdigit(h[i])) return 0;
+    return c == fnv1a(h, 72);
 }
 
 static void put_record(unsigned char r[RECORD_BYTES], const uint8_t key[16], const struct sched_result *res) {
@@ -163,9 +173,9 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: read failed: %s", path, strerror(errno));
     } else if (memcmp(have, MAGIC, 8)) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: not an xsa-eval request store; remove it or choose another folder", path);
-    } else if (memcmp(have, want, HEADER_BYTES) && !memcmp(have + 8, want + 8, 16)) {  // (same scope as far as shown)
+    } else if (memcmp(have, want, HEADER_BYTES) && (!memcmp(have + 8, want + 8, 16) || !header_intact(have))) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: its header is damaged; remove it", path);
-    } else if (memcmp(have, want, HEADER_BYTES)) {
+    } else if (memcmp(have, want, HEADER_BYTES)) {  // a whole header of another scope: a file copied or renamed
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: holds requests of another model or settings (scope %.16s..., wanted %.16s...); remove it",
                       path, (const char *)have + 8, scope);
     } else {
@@ -197,8 +207,10 @@ int reqstore_append(struct reqstore *s, const uint8_t (*keys)[16], const struct 
     if (!s->exclusive && flock(s->fd, LOCK_EX) != 0)
         return xsa_fail(err, XSA_ERUNTIME, "%s: cannot lock: %s", s->path, strerror(errno));
     struct stat st;
+    // A torn or damaged record there (a run killed mid-write, a full disk) is cut before this
+    // run appends: records written after it would be out of step with the 32-byte grid.
     if (!s->exclusive && fstat(s->fd, &st) == 0) {
-        if (st.st_size > s->loaded) rc = load(s, s->loaded, st.st_size, 0, NULL, err);
+        if (st.st_size > s->loaded) rc = load(s, s->loaded, st.st_size, 1, NULL, err);
         else s->loaded = st.st_size;  // (another run cut a damaged tail)
     }
     unsigned char *buf = xsa_malloc((size_t)n * RECORD_BYTES);

@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "eval/scheduler.h"
 
+#define REQSTORE_RECORD_BYTES 32  // one request: key, log-probability, greedy flag, checksum
 #define REQSTORE_SYNC_S 2.0  // records reach the disk (fsync) at most this many seconds after they are written
 
 struct reqstore_slot {

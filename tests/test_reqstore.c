@@ -59,4 +59,48 @@ TEST(overlapping_runs_keep_one_record_per_request) {
     rmdir(dir);
 }
 
-RUN_TESTS(T(overlapping_runs_keep_one_record_per_request))
+// A run killed mid-write while another has the store open: the other cuts the torn bytes before
+// it appends, so its records stay on the 32-byte grid and a later open keeps every one.
+TEST(torn_tail_cut_before_append) {
+    char dir[] = "/tmp/xsa_reqstore_XXXXXX", path[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/store", dir);
+    const char *scope = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    struct reqstore a;
+    xsa_error err = {0};
+    uint8_t keys[4][16];
+    struct sched_result res[4];
+    for (int i = 0; i < 4; i++) key_of(i, keys[i]), res[i] = (struct sched_result){.logprob = -1.0 - i, .greedy = 0};
+    CHECK_EQ_INT(reqstore_open(&a, path, scope, 0, NULL, &err), 0);
+    CHECK_EQ_INT(reqstore_append(&a, keys, res, 2, &err), 0);
+    FILE *f = fopen(path, "ab");  // another run's half record
+    CHECK(f && fwrite("abcde", 1, 5, f) == 5 && fclose(f) == 0);
+    CHECK_EQ_INT(reqstore_append(&a, keys + 2, res + 2, 2, &err), 0);
+    CHECK_EQ_INT(file_size(path), HEADER + 4 * RECORD);
+    reqstore_close(&a);
+    long dropped = -1;
+    struct sched_result got;
+    CHECK_EQ_INT(reqstore_open(&a, path, scope, 0, &dropped, &err), 0);
+    CHECK_EQ_INT(dropped, 0);
+    for (int i = 0; i < 4; i++) CHECK(reqstore_find(&a, keys[i], &got) && got.logprob == -1.0 - i);
+    reqstore_close(&a);
+    // A header: damaged when a byte of it is flipped, another scope's when whole.
+    struct reqstore b;
+    const char *other = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+    char path2[80];
+    snprintf(path2, sizeof path2, "%s/other", dir);
+    CHECK_EQ_INT(reqstore_open(&b, path2, other, 0, NULL, &err), 0);
+    reqstore_close(&b);
+    CHECK_EQ_INT(reqstore_open(&b, path2, scope, 0, NULL, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "another model or settings") != NULL);
+    xsa_error_clear(&err);
+    f = fopen(path, "r+b");
+    CHECK(f && fseek(f, 10, SEEK_SET) == 0 && fputc(0xff, f) != EOF && fclose(f) == 0);
+    CHECK_EQ_INT(reqstore_open(&a, path, scope, 0, NULL, &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "its header is damaged") != NULL);
+    unlink(path);
+    unlink(path2);
+    rmdir(dir);
+}
+
+RUN_TESTS(T(overlapping_runs_keep_one_record_per_request), T(torn_tail_cut_before_append))
