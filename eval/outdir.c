@@ -231,6 +231,24 @@ void outdir_discard(const char *final) {
 }
 
 static void remove_tree(const char *path);
+static long leftover_pid(const char *name);
+
+// The temporary folders of report writers killed in `dir` (compare, report, ppl: no later run of
+// theirs sweeps the folder as `run` does).
+static void sweep_report_tmps(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, ".xsa-report.tmp.", 16)) continue;
+        long pid = leftover_pid(de->d_name);
+        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char p[4400];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(p);
+    }
+    if (d) closedir(d);
+}
 
 // The message of a failed file_write_atomic of temporary file `tmp`, for the user's `path`.
 static int write_failed(const char *path, const char *tmp, xsa_error *err) {
@@ -286,6 +304,7 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
                 break;
             }
             remove_tree(tmp[i]);  // this pid's own leftover, if any
+            sweep_report_tmps(dir);
             if (mkdir(tmp[i], 0755) != 0) {
                 rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write in its folder: %s", paths[i], strerror(errno));
                 tmp[i][0] = '\0';
@@ -301,7 +320,13 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
         if (kind[i] != TARGET_RENAME) continue;
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
         snprintf(p, sizeof p, "%s/%s", tmp[owner[i]], base);
-        if (rename(p, paths[i]) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
+        if (rename(p, paths[i]) != 0) {
+            int e = errno, done = 0;
+            for (int j = 0; j < i; j++) done += kind[j] == TARGET_RENAME;
+            rc = done ? xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s; %d of the set's other files were already "
+                                 "replaced: rerun to write it whole", paths[i], strerror(e), done)
+                      : xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(e));
+        }
     }
     for (int i = 0; i < n && !rc; i++) {
         if (kind[i] == TARGET_RENAME) continue;

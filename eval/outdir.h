@@ -56,6 +56,7 @@ void outdir_discard(const char *final);
 // (".xsa-report.tmp.<pid>", one per target folder, so a rename never crosses filesystems), and
 // only then renamed into place. A full disk leaves the old files as they were. A target that
 // exists and is not a regular file (a FIFO, /dev/stdout) is written into, after the renames.
+// Temporary folders of killed writers (their pid gone) in a target folder are removed first.
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
