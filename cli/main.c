@@ -64,6 +64,8 @@ int main(int argc, char **argv) {
     // (a signal ignored at start stays ignored: a shell's background job ignores SIGINT)
     if (sigaction(SIGINT, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
     if (sigaction(SIGTERM, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
+    // A file past `ulimit -f` fails its write (EFBIG), said and cleaned up, instead of killing us.
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

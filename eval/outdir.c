@@ -250,11 +250,12 @@ static void sweep_report_tmps(const char *dir) {
     if (d) closedir(d);
 }
 
-// The message of a failed file_write_atomic of temporary file `tmp`, for the user's `path`.
-static int write_failed(const char *path, const char *tmp, xsa_error *err) {
+int outdir_write_failed(const char *path, const char *tmp, xsa_error *err) {
     char why[sizeof err->msg];
     size_t tl = strlen(tmp);
-    snprintf(why, sizeof why, "%s", strncmp(err->msg, tmp, tl) || strncmp(err->msg + tl, ": ", 2) ? err->msg : err->msg + tl + 2);
+    const char *w = strncmp(err->msg, tmp, tl) || strncmp(err->msg + tl, ": ", 2) ? err->msg : err->msg + tl + 2;
+    if (!strncmp(w, "write failed: ", 14)) w += 14;
+    snprintf(why, sizeof why, "%s", w);
     int code = err->code;
     err->code = 0;
     return xsa_fail(err, code, "%s: cannot write: %s", path, why);
@@ -314,7 +315,7 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
         const char *base = strrchr(paths[i], '/') ? strrchr(paths[i], '/') + 1 : paths[i];
         if (snprintf(p, sizeof p, "%s/%s", tmp[owner[i]], base) >= (int)sizeof p)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: path too long", paths[i]);
-        else if (file_write_atomic(p, data[i], lens[i], err)) rc = write_failed(paths[i], p, err);
+        else if (file_write_atomic(p, data[i], lens[i], err)) rc = outdir_write_failed(paths[i], p, err);
     }
     for (int i = 0; i < n && !rc; i++) {
         if (kind[i] != TARGET_RENAME) continue;

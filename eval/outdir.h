@@ -48,6 +48,9 @@ int outdir_is_stdout(const char *path);
 int outdir_pending_path(const char *final, char *buf, size_t n, xsa_error *err);
 // Renames a pending file to its final name, failing (exit 3) rather than replacing a file.
 int outdir_commit(const char *final, xsa_error *err);
+// The error of a failed write of `tmp` (a pending or temporary name) restated for the file the
+// user knows, `path`: "path: cannot write: <why>". Returns err's code.
+int outdir_write_failed(const char *path, const char *tmp, xsa_error *err);
 // Removes this process's pending file of `final` (a failed run).
 void outdir_discard(const char *final);
 

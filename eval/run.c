@@ -440,9 +440,10 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
                 (int)sizeof samples[ti])
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
             if (!rc) rc = outdir_pending_path(samples[ti], sp, sizeof sp, err);
-            if (!rc)
-                rc = samples_write(sp, td->def, td->docs, td->n_docs, w->have_fs ? &w->fs : NULL, w->enc, w->res,
-                                   w->first_req, tr, err);
+            if (!rc &&
+                samples_write(sp, td->def, td->docs, td->n_docs, w->have_fs ? &w->fs : NULL, w->enc, w->res,
+                              w->first_req, tr, err))
+                rc = outdir_write_failed(samples[ti], sp, err);
         }
         if (!rc && tr->truncated_requests && !opt->quiet)
             fprintf(stderr, "xsa-eval: %s: %d requests were longer than the context window and left-truncated as lm-eval does\n",
@@ -460,7 +461,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     if (!rc && !reused && snprintf(out_path, out_n, "%s/results_%s.json", dir, stamp) >= (int)out_n)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     if (!rc && !reused) rc = outdir_pending_path(out_path, pending, sizeof pending, err);
-    if (!rc && !reused) rc = results_write_json(r, pending, err);
+    if (!rc && !reused && results_write_json(r, pending, err)) rc = outdir_write_failed(out_path, pending, err);
     int committed = 0;  // samples files committed; removed again if the results file is not
     for (int ti = 0; !rc && !reused && ti < n_tasks; ti++) {
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);

@@ -136,4 +136,11 @@ if command -v strace >/dev/null 2>&1; then
 else
     skip failed_commit_leaves_no_samples "strace is not installed"
 fi
+# A file-size limit (ulimit -f): exit 3 naming the file as the user knows it and why, nothing but the
+# journal left (SIGXFSZ no longer kills the run half way).
+(ulimit -f 12; exec "$XSA_BIN" run --quiet --model $M --tasks piqa,boolq,arc_easy --data-dir $D --allow-data-change --offline \
+    --device cpu --cache-dir "$TMP/c" --output "$TMP/o9" --log-samples) >/dev/null 2>"$TMP/o9.err"; rc=$?
+left=$(ls "$TMP/o9/sa" | grep -v '^journal_' | tr '\n' ' ')
+[ $rc = 3 ] && grep -qE "o9/sa/samples_[a-z_]+_[0-9T.-]+_[0-9a-f]{6}\.jsonl: cannot write: File too large \(past the file-size limit, ulimit -f" "$TMP/o9.err" &&
+    [ -z "$left" ] && pass file_size_limit_said || fail file_size_limit_said "exit $rc, left: $left; $(grep -v warning "$TMP/o9.err" | tail -1)"
 finish
