@@ -10,10 +10,10 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_MODEL = 256, F_XSA, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE };
+enum { F_XSA = 256, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE };
 
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
+    {"model", 'm', "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
@@ -38,7 +38,7 @@ struct info_args {
 static int on_flag(void *ctx, int key, const char *v) {
     struct info_args *a = ctx;
     if (key == F_ARCH) model_set_arch_file(v);
-    else if (key == F_MODEL) a->model = v;
+    else if (key == 'm') a->model = v;
     else if (key == F_XSA) a->xsa = v;
     else if (key == F_CONFIG) a->config = v;
     else if (key == F_VERSION) a->version = 1;

@@ -23,11 +23,11 @@ struct logprobs_args {
     struct hub_fetch_options hub;
 };
 
-enum { F_MODEL = 256, F_TOKENS, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH, F_OFFLINE, F_QUIET,
+enum { F_TOKENS = 256, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER, F_CONFIG, F_ARCH, F_OFFLINE, F_QUIET,
        F_HF_ENDPOINT, F_CA_BUNDLE };
 
 static const struct cli_flag flags[] = {
-    {"model", F_MODEL, "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
+    {"model", 'm', "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"tokens", F_TOKENS, "1,2,3", "the token ids to score (at least 2)"},
     {"text", F_TEXT, "STR", "text encoded with the checkpoint's tokenizer (or --tokenizer)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
@@ -57,7 +57,7 @@ static int fail_usage(const char *msg, const char *arg) {
 static int on_flag(void *ctx, int key, const char *v) {
     struct logprobs_args *a = ctx;
     switch (key) {
-    case F_MODEL: a->model = v; break;
+    case 'm': a->model = v; break;
     case F_TOKENS: a->tokens = v; break;
     case F_TEXT: a->text = v; break;
     case F_XSA: a->xsa = v; break;

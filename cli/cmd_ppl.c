@@ -49,14 +49,14 @@ struct ppl_args {
 };
 
 enum {
-    F_MODEL = 256, F_TEXT, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
+    F_TEXT = 256, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
     F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET, F_QUIET,
 };
 
 // The inputs, windows and outputs ppl and probe share.
 #define PPL_INPUT_FLAGS                                                                                          \
-    {"model", F_MODEL, "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
+    {"model", 'm', "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
     {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf / modded-nanogpt files, for every model "         \
                                         "(default: xsa_eval.json beside each)"},                                         \
     {"text", F_TEXT | CLI_ONCE, "FILE", "one document: the whole file (UTF-8)"},                                               \
@@ -127,7 +127,7 @@ static const struct cli_command probe_cmd = {
 static int on_flag(void *ctx, int key, const char *v) {
     struct ppl_args *a = ctx;
     switch (key) {
-    case F_MODEL:
+    case 'm':
         if (a->n_models == 2) return cli_fail(CMD(a), "--model given more than twice");
         a->model[a->n_models++] = v;
         return 0;

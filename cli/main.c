@@ -43,8 +43,10 @@ static int finish(const char *name, int rc) {
     // (a command that failed has said why, its own failure to write included: one error line)
     if ((flushed && !ferror(stdout)) || rc >= 2) return rc;
     // (errno says why only when this flush failed; an earlier failed write left just the flag)
-    fprintf(stderr, "xsa-eval %s: writing standard output failed%s%s%s; what it printed is incomplete\n", name,
-            !flushed && why ? " (" : "", !flushed && why ? strerror(why) : "", !flushed && why ? ")" : "");
+    // (run's files are written before its table and paths reach stdout: only the printout is lost)
+    fprintf(stderr, "xsa-eval %s: writing standard output failed%s%s%s; what it printed is incomplete%s\n", name,
+            !flushed && why ? " (" : "", !flushed && why ? strerror(why) : "", !flushed && why ? ")" : "",
+            !rc && !strcmp(name, "run") ? " (the results files were written: see the --output folder)" : "");
     return rc ? rc : 3;
 }
 

@@ -64,6 +64,8 @@ int outdir_prepare_dir(const char *flag, const char *dir, xsa_error *err) {
     snprintf(hint, sizeof hint, "choose a writable %s folder", flag);
     int rc = file_mkdirs(dir, hint, err);
     if (rc) err->code = rc = XSA_EBADINPUT;  // the user's choice of folder, not a runtime fault
+    else if (access(dir, W_OK | X_OK) != 0)  // there, but not ours to write in (read-only, another user's)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s %s: cannot write in it: %s; %s", flag, dir, strerror(errno), hint);
     return rc;
 }
 

@@ -150,6 +150,9 @@ int reqstore_open(struct reqstore *s, const char *path, const char scope[65], in
     if (snprintf(s->path, sizeof s->path, "%s", path) >= (int)sizeof s->path)
         return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", path);
     s->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (s->fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM))  // the user's choice of folder
+        return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s; choose a folder this run can write in", path,
+                        strerror(errno));
     if (s->fd < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open: %s", path, strerror(errno));
     if (flock(s->fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_EX) != 0) {
         int e = errno;

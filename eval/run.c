@@ -370,7 +370,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         struct results old;
         xsa_error rerr = {0};
         if (results_read_json(&old, prev, &rerr)) {
-            fprintf(stderr, "xsa-eval: note: %s: %s; scoring %s again\n", prev, rerr.msg, r->model.name);
+            fprintf(stderr, "xsa-eval: note: %s; scoring %s again\n", rerr.msg, r->model.name);  // (msg names prev)
         } else {
             reused = 1;
             results_free(r);
@@ -542,15 +542,16 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     // --offline: name every missing task at once, with the download command (data/data.h).
     if ((rc = data_check_offline(defs, n_tasks, &opt->data, err))) return rc;
     if ((rc = check_later_models(opt, err))) return rc;
+    // --output before the data: a folder this run cannot write in is said before any work.
+    char made_top[4096];  // the outermost folder of --output that this run creates, removed again if empty
+    int made_output = file_first_missing(opt->output, made_top, sizeof made_top);
+    rc = outdir_prepare_dir("--output", opt->output, err);
     struct task_data tds[RUN_MAX_TASKS];
     int loaded = 0;
     for (int i = 0; i < n_tasks && !rc; i++) {
         rc = load_task_data(opt, defs[i], &tds[i], err);
         if (!rc) loaded++;
     }
-    char made_top[4096];  // the outermost folder of --output that this run creates, removed again if empty
-    int made_output = !rc && file_first_missing(opt->output, made_top, sizeof made_top);
-    if (!rc) rc = outdir_prepare_dir("--output", opt->output, err);
     char stamp[64];
     outdir_stamp(stamp, sizeof stamp);
     struct results res[RUN_MAX_MODELS];
