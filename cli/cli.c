@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/version.h"
 #include "common/xalloc.h"
@@ -208,6 +209,9 @@ int cli_double(const struct cli_command *c, const char *flag, const char *s, dou
 int cli_model_path(const struct cli_command *c, const char **path, const struct hub_fetch_options *ho,
                    struct hub_model *hub, const struct hub_model **used) {
     if (used) *used = NULL;
+    struct stat st;
+    if (!hub_is_repo_id(*path) && lstat(*path, &st) != 0 && errno == ENOENT)
+        return cli_fail(c, "--model %s: no such file or folder, nor a Hugging Face repo id (org/name[@revision])", *path);
     if (!hub_is_repo_id(*path)) return 0;
     xsa_error err = {0};
     int rc = hub_fetch(*path, ho, hub, &err);

@@ -55,7 +55,10 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         sbuf_printf(o, "; %d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
                        "are the adapting model's; the checkpoint is not changed.\n\n",
                     s->n_units, r->unit_name, s->n_units == 1 ? "" : "s", r->ttt);
-    } else
+    } else if (!strcmp(r->unit_name, "document"))  // (the input already counts the documents)
+        sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d).\n\n",
+                    t1, r->input, r->context, r->stride);
+    else
         sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d); %d %s%s.\n\n",
                     t1, r->input, r->context, r->stride, s->n_units, r->unit_name, s->n_units == 1 ? "" : "s");
     sbuf_puts(o, "| model | nats/token | bits/token | bits/byte | perplexity | top-1 |\n|---|---:|---:|---:|---:|---:|\n");

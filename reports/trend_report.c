@@ -38,7 +38,7 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         for (int f = 1; f < n && all; f++) all = results_find_task(rs[f], rs[0]->tasks[k].name) != NULL;
         if (all) snprintf(t->task[t->n_tasks++], 64, "%s", rs[0]->tasks[k].name);
     }
-    if (!t->n_tasks) return xsa_fail(err, XSA_EBADINPUT, "report --trend: no task is in every results file");
+    if (!t->n_tasks) return xsa_fail(err, XSA_EBADINPUT, "--trend: no task is in every results file");
     const char *left[TREND_MAX_TASKS];  // tasks some files lack, each once
     int n_left = 0;
     for (int f = 0; f < n; f++)
@@ -56,16 +56,16 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
     for (int f = 1; f < n; f++) {
         char la[32], lb[32];
         if (rs[f]->limit != rs[0]->limit || rs[f]->limit_fraction != rs[0]->limit_fraction)
-            return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s was run with --limit %s, %s with --limit %s: the points "
+            return xsa_fail(err, XSA_EBADINPUT, "--trend: %s was run with --limit %s, %s with --limit %s: the points "
                             "of a curve must score the same documents; rerun them alike", paths[0],
                             results_limit_text(rs[0], la, sizeof la), paths[f], results_limit_text(rs[f], lb, sizeof lb));
         if (rs[f]->num_fewshot != rs[0]->num_fewshot)
-            return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s was run with %d shots, %s with %d; rerun them alike",
+            return xsa_fail(err, XSA_EBADINPUT, "--trend: %s was run with %d shots, %s with %d; rerun them alike",
                             paths[0], rs[0]->num_fewshot, paths[f], rs[f]->num_fewshot);
         for (int k = 0; k < t->n_tasks; k++) {
             const struct task_result *a = results_find_task(rs[0], t->task[k]), *b = results_find_task(rs[f], t->task[k]);
             if (strcmp(a->data_sha256, b->data_sha256))
-                return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s's data differ between %s (sha256 %.12s) and %s "
+                return xsa_fail(err, XSA_EBADINPUT, "--trend: %s's data differ between %s (sha256 %.12s) and %s "
                                 "(%.12s); rerun them on the same data", t->task[k], paths[0], a->data_sha256, paths[f],
                                 b->data_sha256);
         }
@@ -76,7 +76,7 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         int s = 0;
         while (s < t->n_series && strcmp(t->series[s], series[f])) s++;
         if (s == t->n_series) {
-            if (s == TREND_MAX_SERIES) return xsa_fail(err, XSA_EBADINPUT, "report --trend: more than %d series", s);
+            if (s == TREND_MAX_SERIES) return xsa_fail(err, XSA_EBADINPUT, "--trend: more than %d series", s);
             t->series[t->n_series++] = series[f];
         }
         int i = 0;
@@ -93,7 +93,7 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
         while (strcmp(t->series[s], series[f])) s++;
         while (t->steps[i] != steps[f]) i++;
         if (!isnan(t->val[AT(t, s, 0, i)]))
-            return xsa_fail(err, XSA_EBADINPUT, "report --trend: %s is a second %s file at step %lld; give each step "
+            return xsa_fail(err, XSA_EBADINPUT, "--trend: %s is a second %s file at step %lld; give each step "
                             "of a series once (or name the series with --series)", paths[f], series[f], steps[f]);
         double sum = 0, var = 0;  // var NAN once a task has no stderr: the average has none either
         for (int k = 0; k < t->n_tasks; k++) {
