@@ -336,8 +336,12 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
         // stdout and stderr go through this process's own streams, so what else it prints there
         // stays in order around them; a FIFO or terminal is opened.
         FILE *f = kind[i] == TARGET_STDOUT ? stdout : kind[i] == TARGET_STDERR ? stderr : fopen(paths[i], "w");
-        if (!f || fwrite(data[i], 1, lens[i], f) != lens[i] || fflush(f) != 0)
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s", paths[i], strerror(errno));
+        if (!f || fwrite(data[i], 1, lens[i], f) != lens[i] || fflush(f) != 0) {
+            int e = errno, renamed = 0;
+            for (int j = 0; j < n; j++) renamed += kind[j] == TARGET_RENAME;
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot write: %s%s", paths[i], strerror(e),
+                          renamed ? "; the set's files on disk were written" : "");
+        }
         if (f && kind[i] == TARGET_SPECIAL) fclose(f);
     }
     for (int i = 0; i < n; i++)
