@@ -382,10 +382,9 @@ static void remove_tree(const char *path) {
     rmdir(path);
 }
 
-// A committed samples_<task>_<stamp>.jsonl whose results_<stamp>.json is not there and is not
-// pending in a live process: its run was killed between the two commits (samples go first).
-// The pending file is looked for before the results file: a live run renames the one into the
-// other, so seen in this order one of the two is always found.
+// A committed samples_<task>_<stamp>.jsonl of a run killed between committing it and its
+// results_<stamp>.json (samples go first): the results are still pending, in a process that is
+// gone. Samples whose results file is simply not there (moved away by hand) are not touched.
 static int orphan_samples(const char *dir, const char *name) {
     size_t len = strlen(name);
     if (strncmp(name, "samples_", 8) || len < 8 + 6 || strcmp(name + len - 6, ".jsonl")) return 0;
@@ -404,19 +403,17 @@ static int orphan_samples(const char *dir, const char *name) {
     int w = snprintf(want, sizeof want, "results_%s.json.pending.", stamp);
     DIR *d = opendir(dir);
     if (!d) return 0;
-    int live = 0;
+    int dead = 0, live = 0;
     struct dirent *de;
     while (!live && (de = readdir(d))) {
         if (strncmp(de->d_name, want, (size_t)w)) continue;
         long pid = leftover_pid(de->d_name);
-        live = pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+        if (pid <= 0) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) live = 1;
+        else dead = 1;
     }
     closedir(d);
-    if (live) return 0;
-    char results[4400];
-    if (snprintf(results, sizeof results, "%s/results_%s.json", dir, stamp) >= (int)sizeof results) return 0;
-    struct stat st;
-    return lstat(results, &st) != 0 && errno == ENOENT;
+    return dead && !live;
 }
 
 int outdir_sweep(const char *dir) {
@@ -424,12 +421,15 @@ int outdir_sweep(const char *dir) {
     if (!d) return 0;
     int n = 0;
     struct dirent *de;
+    // First the samples of killed runs, while their pending results still mark them as such.
     while ((de = readdir(d))) {
-        if (orphan_samples(dir, de->d_name)) {
-            char p[4200];
-            if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && unlink(p) == 0) n++;
-            continue;
-        }
+        char p[4200];
+        if (orphan_samples(dir, de->d_name) && snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p &&
+            unlink(p) == 0)
+            n++;
+    }
+    rewinddir(d);
+    while ((de = readdir(d))) {
         long pid = is_ours(de->d_name) ? leftover_pid(de->d_name) : 0;
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char p[4200];

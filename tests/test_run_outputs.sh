@@ -113,16 +113,19 @@ run --model $M --output "$TMP/o5" >/dev/null 2>&1
 left=$(cd "$TMP/o5/sa" && ls | grep -v '^results_[0-9T]' | sort | tr '\n' ' ')
 if [ "$left" = "notes.tmp.$dead notes.tmp.txt results_y.json.pending.$$ " ]; then pass sweep_only_dead_runs_files
 else fail sweep_only_dead_runs_files "left: $left"; fi
-# Samples committed by a run killed before its results file (samples go first): removed; those of a
-# live run (its results pending) and those with their results file stay.
+# Samples committed by a run killed before its results file (samples go first; its results still
+# pending under a dead pid): removed; those of a live run, those with their results file, and those
+# whose results file was moved away by hand stay.
 S1=2026-01-01T00-00-00.000001_aaaaaa S2=2026-01-01T00-00-00.000002_bbbbbb S3=2026-01-01T00-00-00.000003_cccccc
+S4=2026-01-01T00-00-00.000004_dddddd
 mkdir -p "$TMP/o7/sa"
 touch "$TMP/o7/sa/samples_arc_easy_$S1.jsonl" "$TMP/o7/sa/samples_piqa_$S1.jsonl" "$TMP/o7/sa/results_$S1.json.pending.$dead" \
       "$TMP/o7/sa/samples_piqa_$S2.jsonl" "$TMP/o7/sa/results_$S2.json.pending.$$" \
-      "$TMP/o7/sa/samples_piqa_$S3.jsonl" "$TMP/o7/sa/results_$S3.json" "$TMP/o7/sa/samples_notes.jsonl"
+      "$TMP/o7/sa/samples_piqa_$S3.jsonl" "$TMP/o7/sa/results_$S3.json" "$TMP/o7/sa/samples_notes.jsonl" \
+      "$TMP/o7/sa/samples_piqa_$S4.jsonl"
 run --model $M --output "$TMP/o7" >/dev/null 2>&1
 left=$(cd "$TMP/o7/sa" && ls | grep -v '^results_2026-1[12]' | sort | tr '\n' ' ')
-want="results_$S2.json.pending.$$ results_$S3.json samples_notes.jsonl samples_piqa_$S2.jsonl samples_piqa_$S3.jsonl "
+want="results_$S2.json.pending.$$ results_$S3.json samples_notes.jsonl samples_piqa_$S2.jsonl samples_piqa_$S3.jsonl samples_piqa_$S4.jsonl "
 [ "$left" = "$want" ] && pass sweep_orphan_samples || fail sweep_orphan_samples "left: $left"
 # A results file that cannot be committed takes its committed samples with it (strace injects the
 # failure into the last rename, the results file's).
