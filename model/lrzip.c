@@ -86,6 +86,8 @@ static int check_cpu_env(xsa_error *err) {
 // no descriptor of the parent's but the three standard ones reaches lrzip.
 static void run_child(const char *prog, const struct child *c, size_t want, rlim_t cpu_s, int exec_w, pid_t parent) {
     setpgid(0, 0);  // its own process group: stopping it stops what it starts
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(SIGXFSZ, &dfl, NULL);  // (xsa-eval ignores it; exec would keep that)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // (the parent died before prctl)
     struct rlimit fs = {(rlim_t)want + 65536, (rlim_t)want + 65536}, core = {0, 0}, cpu = {cpu_s, cpu_s + 5};  // (SIGXCPU at the soft limit; SIGKILL only past it)
