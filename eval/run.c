@@ -52,6 +52,7 @@ static int load_task_data(const struct run_options *opt, const struct task_def *
     int n_all = 0;
     if (!rc) rc = task_docs_from_rows(t, rows, where, n_rows, 0, &td->docs, &n_all, err);
     td->n_rows = n_all;
+    if (!rc && opt->num_fewshot > 0) td->row_json = fewshot_row_json(rows, n_rows);
     td->n_docs = opt->limit > 0 && opt->limit < n_all ? opt->limit : n_all;
     if (opt->limit_fraction > 0 && opt->limit_fraction < 1)  // lm-eval: int(math.ceil(len(docs) * limit))
         td->n_docs = (int)ceil((double)n_all * opt->limit_fraction);
@@ -232,7 +233,8 @@ static int task_work_encode(const struct run_options *opt, const struct task_dat
     w->res = xsa_calloc((size_t)w->n_req + 1, sizeof *w->res);
     w->first_req = xsa_calloc((size_t)td->n_docs + 1, sizeof *w->first_req);
     if (opt->num_fewshot > 0) {
-        int rc = fewshot_prepare(&w->fs, td->def, td->docs, td->n_rows, td->n_docs, opt->num_fewshot, &opt->data, err);
+        int rc = fewshot_prepare(&w->fs, td->def, td->docs, td->row_json, td->n_rows, td->n_docs, opt->num_fewshot,
+                                 &opt->data, err);
         if (rc) return rc;
         w->have_fs = 1;
     }
@@ -587,7 +589,10 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     for (int m = 0; !rc && opt->n_models > 1 && m < opt->n_models; m++)  // the whole run is written
         if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) journal_forget_done(sub, scopes[m]);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
-    for (int i = 0; i < loaded; i++) task_docs_free(tds[i].docs, tds[i].n_rows);
+    for (int i = 0; i < loaded; i++) {
+        task_docs_free(tds[i].docs, tds[i].n_rows);
+        fewshot_row_json_free(tds[i].row_json, tds[i].n_rows);
+    }
     if (rc && made_output) {  // only what is empty: a journal to resume from stays
         for (int m = 0; m < opt->n_models; m++)
             if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) rmdir(sub);

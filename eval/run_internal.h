@@ -22,6 +22,7 @@ struct task_data {  // one task's documents, shared by every model of the run
     struct task_doc *docs;  // (n_rows) every doc of the split; the first n_docs are evaluated
     int n_docs, n_rows;
     struct data_provenance prov;  // digest, source, revision, pin state of the rows
+    char **row_json;        // (n_rows) with --num-fewshot: each row as serialized, for the sampler's `x != doc`
 };
 
 struct model_run {  // one model's loaded state
