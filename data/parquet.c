@@ -22,6 +22,7 @@ struct assembler {
     char *scratch;           // a NUL-terminated copy of the current string
     size_t scratch_cap;
     xsa_error *err;
+    struct pq_budget budget;  // what the file's pages may still expand to
 };
 
 static int asm_fail(struct assembler *a, int leaf, const char *what) {
@@ -142,7 +143,8 @@ static int read_group(struct assembler *a, const unsigned char *buf, size_t len,
                       long *n_rows) {
     const struct pq_meta *m = a->m;
     int rc = 0;
-    for (int l = 0; !rc && l < m->n_leaves; l++) rc = pq_column_read(buf, len, a->where, m, a->group, l, &a->cols[l], a->err);
+    for (int l = 0; !rc && l < m->n_leaves; l++)
+        rc = pq_column_read(buf, len, a->where, m, a->group, l, &a->cols[l], &a->budget, a->err);
     const struct pq_node *root = &m->nodes[0];
     for (int64_t r = 0; !rc && r < m->group_rows[a->group]; r++) {
         for (int l = 0; !rc && l < m->n_leaves; l++)
@@ -174,7 +176,8 @@ int parquet_read_rows(const unsigned char *buf, size_t len, const char *where, p
     struct pq_meta m;
     int rc = pq_meta_read(buf, len, where, &m, err);
     if (rc) return rc;
-    struct assembler a = {.m = &m, .where = where, .err = err};
+    struct assembler a = {.m = &m, .where = where, .err = err,
+                          .budget = {PQ_BUDGET_VALUES(len), PQ_BUDGET_BYTES(len), len}};
     a.cols = xsa_calloc(m.n_leaves ? (size_t)m.n_leaves : 1, sizeof *a.cols);
     for (int g = 0; !rc && g < m.n_groups; g++) {
         a.group = g;

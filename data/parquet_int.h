@@ -13,6 +13,17 @@
 #define PQ_MAX_DEPTH 16      // nesting of groups
 #define PQ_MAX_LEVEL 255     // definition / repetition levels
 
+// What one file's pages may expand to, in level entries and decompressed bytes, from its size:
+// a file of benchmark rows holds a few values per row and compresses text a few times over, so
+// a page that claims millions of values in a few bytes (an RLE run, a zstd bomb) is refused
+// before its memory is asked for.
+struct pq_budget {
+    int64_t values, bytes;    // left
+    size_t file_bytes;
+};
+#define PQ_BUDGET_VALUES(len) ((int64_t)(len) * 16 + ((int64_t)1 << 20))
+#define PQ_BUDGET_BYTES(len) ((int64_t)(len) * 32 + ((int64_t)16 << 20))
+
 enum { PQ_BOOLEAN, PQ_INT32, PQ_INT64, PQ_INT96, PQ_FLOAT, PQ_DOUBLE, PQ_BYTE_ARRAY, PQ_FIXED_LEN_BYTE_ARRAY };
 enum { PQ_REQUIRED, PQ_OPTIONAL, PQ_REPEATED };
 enum { PQ_KIND_GROUP, PQ_KIND_LIST, PQ_KIND_STRING, PQ_KIND_INT, PQ_KIND_UINT, PQ_KIND_BOOL, PQ_KIND_FLOAT };
@@ -74,7 +85,7 @@ const char *pq_column_path(const struct pq_meta *m, int leaf, char *out, size_t 
 
 // Decodes every page of chunk (group g, column leaf) into col.
 int pq_column_read(const unsigned char *buf, size_t len, const char *where, const struct pq_meta *m, int g, int leaf,
-                   struct pq_column *col, xsa_error *err);
+                   struct pq_column *col, struct pq_budget *budget, xsa_error *err);
 void pq_column_free(struct pq_column *col);
 
 #endif

@@ -34,11 +34,27 @@ struct page_ctx {             // what errors name
     char path[512];
     int64_t offset;           // of the page header in the file
     xsa_error *err;
+    struct pq_budget *budget;  // the file's, shared by its columns
 };
 
 static int page_fail(const struct page_ctx *pc, const char *what) {
     return xsa_fail(pc->err, XSA_EBADINPUT, "%s: column '%s', page at byte %lld: %s", pc->where, pc->path,
                     (long long)pc->offset, what);
+}
+
+// Takes n from a budget (values or bytes); 1 with the error set when the file has spent it.
+static int spend(const struct page_ctx *pc, int64_t *left, int64_t n, const char *what) {
+    if (n <= *left) {
+        *left -= n;
+        return 0;
+    }
+    char msg[256];
+    size_t fb = pc->budget->file_bytes;
+    long long cap = what[0] == 'v' ? PQ_BUDGET_VALUES(fb) : PQ_BUDGET_BYTES(fb);
+    snprintf(msg, sizeof msg, "its pages claim more %s than a Parquet file of %zu bytes holds (over %lld): the file "
+             "is damaged or crafted; download it again", what, fb, cap);
+    page_fail(pc, msg);
+    return 1;
 }
 
 // A sub-header (DataPageHeader, DictionaryPageHeader, DataPageHeaderV2): integer and bool
@@ -85,6 +101,7 @@ static int decompress(const struct page_ctx *pc, int codec, const unsigned char 
         col->bufs = xsa_realloc(col->bufs, (size_t)cap * sizeof *col->bufs);
         col->cap_bufs = cap;
     }
+    if (spend(pc, &pc->budget->bytes, (int64_t)dn, "decompressed bytes")) return XSA_EBADINPUT;
     unsigned char *dst = xsa_malloc(dn ? dn : 1);
     col->bufs[col->n_bufs++] = dst;
     int ok = 0;
@@ -254,6 +271,7 @@ static int data_page(const struct page_ctx *pc, const struct page_header *h, con
     int enc = v2 ? h->sub[4] : h->sub[2];
     if (nv < 0 || nv > want - (int64_t)col->n) return page_fail(pc, "more values than the column chunk declares");
     size_t count = (size_t)nv;
+    if (spend(pc, &pc->budget->values, nv, "values")) return XSA_EBADINPUT;
     size_t old_cap = col->cap;
     XSA_GROW(col->def, col->cap, col->n + count + 1);  // + 1: never NULL, even for a page of no values
     if (col->cap != old_cap || !col->rep)  // rep has def's capacity
@@ -320,6 +338,7 @@ static int dict_page(const struct page_ctx *pc, const struct page_header *h, con
     int64_t width = nd->type == PQ_INT64 || nd->type == PQ_DOUBLE ? 8 : 4;
     int64_t fits = nd->type == PQ_BOOLEAN ? (int64_t)h->usize * 8 : (int64_t)h->usize / width;
     if (nv < 0 || nv > fits) return page_fail(pc, "more dictionary entries than the page can hold");
+    if (spend(pc, &pc->budget->values, nv, "values")) return XSA_EBADINPUT;
     const unsigned char *d;
     int rc = decompress(pc, codec, page, (size_t)h->csize, (size_t)h->usize, col, &d);
     if (rc) return rc;
@@ -329,11 +348,11 @@ static int dict_page(const struct page_ctx *pc, const struct page_header *h, con
 }
 
 int pq_column_read(const unsigned char *buf, size_t len, const char *where, const struct pq_meta *m, int g, int leaf,
-                   struct pq_column *col, xsa_error *err) {
+                   struct pq_column *col, struct pq_budget *budget, xsa_error *err) {
     memset(col, 0, sizeof *col);
     const struct pq_chunk *c = &m->chunks[(size_t)g * (size_t)m->n_leaves + (size_t)leaf];
     const struct pq_node *nd = &m->nodes[m->leaves[leaf]];
-    struct page_ctx pc = {.where = where, .err = err};
+    struct page_ctx pc = {.where = where, .err = err, .budget = budget};
     pq_column_path(m, leaf, pc.path, sizeof pc.path);
     if (c->num_values == 0) return 0;  // nothing to read (Arrow writes such a chunk's data offset as 0)
     int64_t start = c->data_offset;

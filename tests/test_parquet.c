@@ -63,7 +63,8 @@ TEST(every_fixture_reads_as_pyarrow_reads_it) {
         const char *dot = strchr(e->d_name, '.');
         size_t nl = strlen(e->d_name);
         if (!dot || nl < 8 || strcmp(e->d_name + nl - 8, ".parquet") || !strncmp(e->d_name, "unsupported", 11) ||
-            !strncmp(e->d_name, "bad_", 4) || !strncmp(e->d_name, "zero_rows", 9))
+            !strncmp(e->d_name, "bad_", 4) || !strncmp(e->d_name, "zero_rows", 9) ||
+            !strncmp(e->d_name, "bomb.", 5))
             continue;
         char path[512], exp[512];
         snprintf(path, sizeof path, DIR_ "/%s", e->d_name);
@@ -105,6 +106,14 @@ TEST(unsupported_features_are_refused_by_name) {
     expect_refused("unsupported.timestamp.parquet", "field 'when': logical type TIMESTAMP is not supported");
     expect_refused("unsupported.binary.parquet", "field 'blob': BYTE_ARRAY without a STRING annotation");
     expect_refused("bad_string_length.parquet", "a string goes past the end of its page");
+}
+
+// Pages that claim far more than their file's size could hold are refused before their memory is
+// asked for: 2M values in 5 KB, a page that inflates to 20 MB from 1 KB.
+TEST(expansion_bombs_refused) {
+    expect_refused("bomb.values.parquet", "column 'label'");
+    expect_refused("bomb.values.parquet", "its pages claim more values than a Parquet file of 4857 bytes holds");
+    expect_refused("bomb.bytes.parquet", "its pages claim more decompressed bytes than a Parquet file of 1034 bytes holds");
 }
 
 // A file of no rows reads as none (pyarrow's answer), not as pages outside the file.
@@ -295,5 +304,5 @@ TEST(data_dir_reads_parquet) {
     CHECK_EQ_INT(system(cmd), 0);
 }
 
-RUN_TESTS(T(zero_rows_read_as_none), T(every_fixture_reads_as_pyarrow_reads_it), T(unsupported_features_are_refused_by_name),
+RUN_TESTS(T(zero_rows_read_as_none), T(every_fixture_reads_as_pyarrow_reads_it), T(unsupported_features_are_refused_by_name), T(expansion_bombs_refused),
           T(damaged_files_fail_cleanly), T(data_dir_reads_parquet))
