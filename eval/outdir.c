@@ -235,6 +235,14 @@ void outdir_discard(const char *final) {
 static void remove_tree(const char *path);
 static long leftover_pid(const char *name);
 
+// Untouched for OUTDIR_STALE_S: with a dead pid, a leftover. (A pid says nothing of a run on
+// another host sharing the folder; a live one renames these away within seconds.)
+#define OUTDIR_STALE_S 600
+static int stale(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && time(NULL) - st.st_mtime >= OUTDIR_STALE_S;
+}
+
 // The temporary folders of report writers killed in `dir` (compare, report, ppl: no later run of
 // theirs sweeps the folder as `run` does).
 static void sweep_report_tmps(const char *dir) {
@@ -246,7 +254,8 @@ static void sweep_report_tmps(const char *dir) {
         if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char p[4400];
         struct stat st;
-        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
+            stale(p))
             remove_tree(p);
     }
     if (d) closedir(d);
@@ -409,11 +418,38 @@ static int orphan_samples(const char *dir, const char *name) {
         if (strncmp(de->d_name, want, (size_t)w)) continue;
         long pid = leftover_pid(de->d_name);
         if (pid <= 0) continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) live = 1;
+        char p[4400];
+        if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH || !stale(p)) live = 1;
         else dead = 1;
     }
     closedir(d);
-    return dead && !live;
+    if (!dead || live) return 0;
+    // (a filesystem without RENAME_NOREPLACE commits by link + unlink: a kill between the two
+    // leaves the results file and its pending name both)
+    char results[4400];
+    struct stat st;
+    return snprintf(results, sizeof results, "%s/results_%s.json", dir, stamp) < (int)sizeof results &&
+           lstat(results, &st) != 0 && errno == ENOENT;
+}
+
+// A results_<stamp>.json.pending.<pid> with committed samples_*_<stamp>.jsonl beside it: the mark
+// orphan_samples goes by, so it stays as long as they do.
+static int marks_samples(const char *dir, const char *name) {
+    const char *tail = strstr(name, ".json.pending.");
+    if (strncmp(name, "results_", 8) || !tail || tail - name - 8 <= 0 || tail - name - 8 >= 256) return 0;
+    char suffix[300];
+    snprintf(suffix, sizeof suffix, "_%.*s.jsonl", (int)(tail - name - 8), name + 8);
+    size_t sl = strlen(suffix);
+    DIR *d = opendir(dir);
+    int found = 0;
+    struct dirent *de;
+    while (d && !found && (de = readdir(d))) {
+        size_t nl = strlen(de->d_name);
+        found = !strncmp(de->d_name, "samples_", 8) && nl > sl + 8 && !strcmp(de->d_name + nl - sl, suffix);
+    }
+    if (d) closedir(d);
+    return found;
 }
 
 int outdir_sweep(const char *dir) {
@@ -421,7 +457,8 @@ int outdir_sweep(const char *dir) {
     if (!d) return 0;
     int n = 0;
     struct dirent *de;
-    // First the samples of killed runs, while their pending results still mark them as such.
+    // First the samples of killed runs, while their pending results (dead, and untouched for
+    // OUTDIR_STALE_S) still mark them as such.
     while ((de = readdir(d))) {
         char p[4200];
         if (orphan_samples(dir, de->d_name) && snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p &&
@@ -435,6 +472,7 @@ int outdir_sweep(const char *dir) {
         char p[4200];
         struct stat st;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p || lstat(p, &st) != 0) continue;
+        if (marks_samples(dir, de->d_name) && !stale(p)) continue;  // kept until its samples can go too
         if (S_ISDIR(st.st_mode) && !strncmp(de->d_name, ".xsa-report.tmp.", 16)) remove_tree(p), n++;
         else if (S_ISREG(st.st_mode) && unlink(p) == 0) n++;
     }

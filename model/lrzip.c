@@ -227,8 +227,10 @@ int lrzip_decompress_all(struct lrzip_job *jobs, int n, const char *path, xsa_er
     struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;  // (no SA_RESTART: the sleeps end early)
     sigemptyset(&sa.sa_mask);
     g_stop = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, NULL, &old_int);  // (a signal ignored at start stays ignored, as in cli/main.c)
+    sigaction(SIGTERM, NULL, &old_term);
+    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
+    if (old_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
     pid_t self = getpid();
     int rc = 0, started = 0;
     for (int j = 0; j < n && !rc && !g_stop; j++) {

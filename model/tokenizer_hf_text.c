@@ -140,7 +140,17 @@ int hft_is_word_char(uint32_t c) {
 // tokenizer.json's regexes are Oniguruma's, whose \s is the Unicode White_Space property. PCRE2's
 // \s (UCP) also takes U+180E MONGOLIAN VOWEL SEPARATOR (its \h list keeps it from before Unicode
 // 6.3), so \s and \S are spelled as the property, in and out of classes; \Q...\E is copied as is.
+// (Unicode binary properties such as WSpace came with PCRE2 10.40: older ones keep \s as is.)
+#if PCRE2_MAJOR > 10 || (PCRE2_MAJOR == 10 && PCRE2_MINOR >= 40)
+#define HFT_ONIG_SPACES 1
+#else
+#define HFT_ONIG_SPACES 0
+#endif
 static void onig_spaces(const char *p, struct sbuf *out) {
+    if (!HFT_ONIG_SPACES) {
+        sbuf_puts(out, p);
+        return;
+    }
     for (int quoted = 0; *p; p++) {
         if (quoted) {
             if (p[0] == '\\' && p[1] == 'E') quoted = 0;
@@ -167,19 +177,23 @@ int hft_regex_compile(struct hft_regex *re, const char *pattern, const char *pat
     onig_spaces(pattern, &pat);
     re->code = pcre2_compile((PCRE2_SPTR)(pat.s ? pat.s : ""), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec, &eo,
                              NULL);
-    sbuf_free(&pat);
     if (!re->code) {
-        // The error as the file spells the pattern (its offsets, not the respelled one's).
+        // The error as the file spells the pattern (its offsets, not the respelled one's), unless
+        // only the respelled one fails.
         int ec2;
         PCRE2_SIZE eo2;
         pcre2_code *as_is = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &ec2, &eo2, NULL);
+        const char *shown = as_is ? (pat.s ? pat.s : "") : pattern;
         if (!as_is) ec = ec2, eo = eo2;
         pcre2_code_free(as_is);
         PCRE2_UCHAR msg[256];
         pcre2_get_error_message(ec, msg, sizeof msg);
-        return xsa_fail(err, XSA_EBADINPUT, "%s: regex /%.200s/ does not compile at offset %zu: %s", path, pattern,
-                        (size_t)eo, (const char *)msg);
+        int rc = xsa_fail(err, XSA_EBADINPUT, "%s: regex /%.200s/%s does not compile at offset %zu: %s", path, shown,
+                          as_is ? " (as PCRE2 is given it)" : "", (size_t)eo, (const char *)msg);
+        sbuf_free(&pat);
+        return rc;
     }
+    sbuf_free(&pat);
     pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE);  // falls back to the interpreter when JIT is absent
     return 0;
 }

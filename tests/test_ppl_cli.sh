@@ -376,7 +376,13 @@ grep -q "| overflows |" "$TMP/bad.md" && ! grep -qiw "inf" "$TMP/bad.md" && grep
 # and leaves no report.
 mkfifo "$TMP/never.txt"
 $P --model $A --text "$TMP/never.txt" -o "$TMP/never.md" >/dev/null 2>"$TMP/never.err" & pid=$!
-sleep 0.5; kill -TERM $pid; wait $pid; rc=$?
+# (once the process catches SIGTERM: bit 15 of SigCgt in /proc/PID/status)
+for _ in $(seq 200); do
+    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
+    [ -n "$cgt" ] && [ $(( 0x$cgt >> 14 & 1 )) = 1 ] && break
+    sleep 0.05
+done
+kill -TERM $pid; wait $pid; rc=$?
 [ $rc = 130 ] && grep -q "interrupted (SIGTERM)" "$TMP/never.err" && [ ! -e "$TMP/never.md" ] && pass sigterm_exit_130 ||
     fail sigterm_exit_130 "exit $rc: $(cat "$TMP/never.err")"
 finish

@@ -138,11 +138,14 @@ grep -qF "| results | \`$TMP/p\\|q/a.json\`" "$TMP/spans2.md" && grep -qF "Repor
 # A report that stdout cannot take whole is exit 3.
 "$XSA_BIN" report $F/xsa.json >/dev/full 2>"$TMP/err"; rc=$?
 if [ $rc -eq 3 ] && grep -q "writing standard output failed" "$TMP/err"; then pass report_stdout_full; else fail report_stdout_full "rc=$rc"; fi
-# A killed report writer's temporary folder is removed by the next write into that folder; a live
-# process's stays.
-dead=$(sh -c 'echo $$')
-mkdir -p "$TMP/rt/.xsa-report.tmp.$dead" "$TMP/rt/.xsa-report.tmp.$$" && touch "$TMP/rt/.xsa-report.tmp.$dead/x_acc.svg"
+# A killed report writer's temporary folder (its pid gone, untouched for 10 minutes) is removed by
+# the next write into that folder; a live process's stays, and so does a recent one (a writer on
+# another host sharing the folder has a pid this one cannot see).
+dead=$(sh -c 'echo $$') dead2=$(sh -c 'echo $$')
+mkdir -p "$TMP/rt/.xsa-report.tmp.$dead" "$TMP/rt/.xsa-report.tmp.$dead2" "$TMP/rt/.xsa-report.tmp.$$"
+touch "$TMP/rt/.xsa-report.tmp.$dead/x_acc.svg" && touch -d '1 hour ago' "$TMP/rt/.xsa-report.tmp.$dead"
 "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/rt/x.md" 2>/dev/null
 left=$(ls -A "$TMP/rt" | sort | tr '\n' ' ')
-[ "$left" = ".xsa-report.tmp.$$ x.md x_acc.svg x_delta.svg " ] && pass report_tmp_swept || fail report_tmp_swept "left: $left"
+want=$(printf '%s\n' ".xsa-report.tmp.$$" ".xsa-report.tmp.$dead2" x.md x_acc.svg x_delta.svg | sort | tr '\n' ' ')
+[ "$left" = "$want" ] && pass report_tmp_swept || fail report_tmp_swept "left: $left"
 finish
