@@ -57,6 +57,15 @@ int compare_inputs_differ(const struct results *a, const struct results *b, char
         snprintf(db, sizeof db, "%.12s", tb->data_sha256);
         appendf(why, cap, "%s data differ (sha256 %s vs %s)", ta->name, da, db);
     }
+    for (int i = 0; i < a->n_tasks; i++) {  // the few-shot examples' split (absent from older files)
+        const struct task_result *ta = &a->tasks[i], *tb = results_find_task(b, ta->name);
+        if (!tb || !ta->fewshot_sha256[0] || !tb->fewshot_sha256[0] || !strcmp(ta->fewshot_sha256, tb->fewshot_sha256))
+            continue;
+        char da[13], db[13];
+        snprintf(da, sizeof da, "%.12s", ta->fewshot_sha256);
+        snprintf(db, sizeof db, "%.12s", tb->fewshot_sha256);
+        appendf(why, cap, "%s few-shot data differ (sha256 %s vs %s)", ta->name, da, db);
+    }
     return why[0] != '\0';
 }
 

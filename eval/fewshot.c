@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/xalloc.h"
+#include "tasks/rows.h"
 
 #include "eval/mt19937.h"
 
@@ -74,6 +76,12 @@ int fewshot_prepare(struct fewshot *fs, const struct task_def *t, const struct t
         char **where = data_row_names(source, n_rows);  // named as the evaluated split's rows are
         rc = task_docs_from_rows(t, rows, where, n_rows, 0, &own, &n_own, err);
         data_row_names_free(where, n_rows);
+        char *ser = NULL;
+        size_t ser_n = 0;
+        if (!rc && !(rc = task_rows_serialize_array(rows, n_rows, &ser, &ser_n, err)))
+            rc = sha256_hex(ser, ser_n, fs->sha256, err);
+        free(ser);
+        snprintf(fs->source, sizeof fs->source, "%s", source);
         if (!rc) own_json = fewshot_row_json(rows, n_rows);
         data_rows_free(rows, n_rows);
         if (rc) return rc;

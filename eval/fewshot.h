@@ -17,6 +17,8 @@
 struct fewshot {
     int n_docs;
     char **prefix;  // (n_docs) the few-shot block that precedes doc d's context
+    char sha256[65], source[512];  // the few-shot split's canonical digest and where it came from
+                                   // ("" when it is the evaluated split: its digest is the task's)
 };
 
 // docs/n_all: every doc of the evaluated split (the pool when the few-shot split is the

@@ -242,6 +242,10 @@ int results_to_json(const struct results *r, struct sbuf *out, xsa_error *err) {
         jsonw_str(&w, "source", t->data_source);
         jsonw_str(&w, "split", t->split);
         jsonw_str(&w, "sha256", t->data_sha256);
+        if (t->fewshot_sha256[0]) {  // --num-fewshot: the split its examples came from
+            jsonw_str(&w, "fewshot_sha256", t->fewshot_sha256);
+            jsonw_str(&w, "fewshot_source", t->fewshot_source);
+        }
         jsonw_int(&w, "rows", t->n_docs_original);
         jsonw_bool(&w, "preprocessed", t->preprocessed);
         // Absent when unknown (local files, no pin; results written before these were kept).
@@ -525,6 +529,11 @@ static int read_task(struct rd *c, const cJSON *root, const cJSON *xe, const cJS
     const cJSON *data = get(get(xe, "data"), t->name);
     if (!cJSON_IsObject(data)) return bad(c, "xsa_eval.data.%s missing (dataset digest needed)%s", t->name, "");
     if ((rc = get_str(c, data, "sha256", t->data_sha256, sizeof t->data_sha256, 0))) return rc;
+    if ((rc = get_str(c, data, "fewshot_sha256", t->fewshot_sha256, sizeof t->fewshot_sha256, 0)) ||
+        (rc = get_str(c, data, "fewshot_source", t->fewshot_source, sizeof t->fewshot_source, 0)))
+        return rc;
+    if (t->fewshot_sha256[0] && !sha256_hex_valid(t->fewshot_sha256))
+        return bad(c, "xsa_eval.data.%s.fewshot_sha256 must be 64 lowercase hex digits%s", t->name, "");
     if (!sha256_hex_valid(t->data_sha256))
         return bad(c, "xsa_eval.data.%s.sha256 must be 64 lowercase hex digits%s", t->name, "");
     if ((rc = get_str(c, data, "source", t->data_source, sizeof t->data_source, 0)) ||

@@ -24,6 +24,8 @@ struct task_result {
     double *per_doc[RESULTS_MAX_METRICS];   // (n_docs) per metric: 0/1, or summed ll for perplexity
     char data_sha256[65];          // canonical JSONL digest
     char data_source[512];         // where the rows came from ("viewer:URL", "local:PATH", ...)
+    char fewshot_sha256[65];       // --num-fewshot: the few-shot split's digest ("" with none)
+    char fewshot_source[512];      // ... and where it came from
     char data_dataset[160];        // Hugging Face dataset id the rows came from ("" for local files)
     char data_revision[128];       // its revision (viewer X-Revision, Hub X-Repo-Commit; "" unknown)
     int data_pinned;               // 1: the registry's pinned rows; 0: other rows; -1: no pin known

@@ -405,6 +405,11 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         double t0 = now_s();
         rc = task_work_encode(opt, td, &mr, &tw[ti], &tr->truncated_requests, err);
         r->tokenize_s += now_s() - t0;
+        if (!rc && tw[ti].have_fs) {  // (LAMBADA draws from its evaluated split: the task's digest)
+            const struct fewshot *fs = &tw[ti].fs;
+            snprintf(tr->fewshot_sha256, sizeof tr->fewshot_sha256, "%s", fs->sha256[0] ? fs->sha256 : td->prov.sha256);
+            snprintf(tr->fewshot_source, sizeof tr->fewshot_source, "%s", fs->sha256[0] ? fs->source : td->prov.source);
+        }
     }
     if (!rc && !reused) rc = journal_open(&jn, dir, opt->cache_requests, model_scope, run_scope, 0, opt->resume, opt->quiet, err);
     have_jn = !rc && !reused;

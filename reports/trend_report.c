@@ -68,6 +68,10 @@ static int build(struct trend *t, const struct results *const *rs, const char *c
                 return xsa_fail(err, XSA_EBADINPUT, "--trend: %s's data differ between %s (sha256 %.12s) and %s "
                                 "(%.12s); rerun them on the same data", t->task[k], paths[0], a->data_sha256, paths[f],
                                 b->data_sha256);
+            if (a->fewshot_sha256[0] && b->fewshot_sha256[0] && strcmp(a->fewshot_sha256, b->fewshot_sha256))
+                return xsa_fail(err, XSA_EBADINPUT, "--trend: %s's few-shot data differ between %s (sha256 %.12s) and "
+                                "%s (%.12s); rerun them on the same data", t->task[k], paths[0], a->fewshot_sha256,
+                                paths[f], b->fewshot_sha256);
         }
     }
     snprintf(t->task[t->n_tasks], 64, "average");

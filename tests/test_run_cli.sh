@@ -144,6 +144,27 @@ head -3 $D/boolq/validation.jsonl | python3 -c 'import json, sys; [print(json.du
     > "$TMP/fsb/boolq/train.jsonl"
 expect_exit fewshot_row_named 2 "fsb/boolq/train.jsonl:1: field 'passage' missing" -- \
     run --model $M --tasks boolq --num-fewshot 1 --data-dir "$TMP/fsb" --allow-data-change --limit 2 --output "$TMP/ofsb"
+# The few-shot split's digest and source are recorded per task (LAMBADA's is its evaluated split),
+# and compare / check refuse two runs whose examples came from different few-shot splits.
+step=0
+for v in fewshot_data fewshot_edge_data; do
+    step=$((step + 100))
+    run --model $M --tasks piqa,lambada_openai --num-fewshot 2 --limit 3 --data-dir tests/fixtures/parity/$v --allow-data-change \
+        --offline --step $step --output "$TMP/ofs_$v" >/dev/null 2>&1
+done
+fa=$(ls "$TMP"/ofs_fewshot_data/*/results_*.json) fb=$(ls "$TMP"/ofs_fewshot_edge_data/*/results_*.json)
+got=$(python3 -c '
+import json, sys, hashlib
+d = json.load(open(sys.argv[1]))["xsa_eval"]["data"]
+rows = [json.loads(l) for l in open("tests/fixtures/parity/fewshot_data/piqa/train.jsonl", encoding="utf-8")]
+canon = "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows)
+train = hashlib.sha256(canon.encode("utf-8")).hexdigest()
+print(d["piqa"]["fewshot_sha256"] == train, d["piqa"]["fewshot_source"].endswith("piqa/train.jsonl"),
+      d["lambada_openai"]["fewshot_sha256"] == d["lambada_openai"]["sha256"])' "$fa" 2>&1)
+[ "$got" = "True True True" ] && pass fewshot_data_recorded || fail fewshot_data_recorded "$got"
+expect_exit fewshot_data_differ_compare 2 "piqa few-shot data differ \(sha256 [0-9a-f]{12} vs [0-9a-f]{12}\)" -- "$XSA_BIN" compare "$fa" "$fb"
+expect_exit fewshot_data_differ_check 2 "piqa few-shot data differ" -- "$XSA_BIN" check --baseline "$fa" --results "$fb"
+expect_exit fewshot_data_differ_trend 2 "--trend: piqa's few-shot data differ" -- "$XSA_BIN" report --trend --series a,a "$fa" "$fb"
 
 # Documents whose label is outside their choices count as wrong, as in lm-eval, and the run says
 # so even under --quiet (a warning about the data, not progress).
