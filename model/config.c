@@ -149,6 +149,16 @@ static int parse_gpt2(struct hf_config *hc, const cJSON *r, const char *path, xs
 
 static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, const char *key, xsa_error *err);
 
+// llama3 / yarn's original_max_position_embeddings as transformers 5's standardize_rope_params
+// resolves it: a top-level one wins over the rope object's (phi3's config class always has one,
+// 4096 by default), else the object's, else max_position_embeddings (already in c->max_seq_len).
+static int rope_orig_ctx(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, xsa_error *err) {
+    int phi3 = !strcmp(c->family, "phi3");
+    if (item(r, "original_max_position_embeddings") || phi3)
+        return get_float(r, "original_max_position_embeddings", phi3 ? 4096 : -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
+    return get_float(j, "original_max_position_embeddings", c->max_seq_len, 1, 1 << 24, &c->rope_orig_ctx, path, err);
+}
+
 // rope_scaling (transformers 4) / rope_parameters (transformers 5): default, linear, llama3,
 // dynamic, yarn; partial_rotary_factor (top level or in the object; `partial_def` when absent).
 static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, const char *path, xsa_error *err) {
@@ -174,10 +184,10 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, 
             rc = get_float(j, "factor", -1, 1e-6, 1e6, &c->rope_factor, path, err);
             if (!rc) rc = get_float(j, "low_freq_factor", -1, 1e-6, 1e6, &c->rope_low_freq, path, err);
             if (!rc) rc = get_float(j, "high_freq_factor", -1, 1e-6, 1e6, &c->rope_high_freq, path, err);
-            if (!rc) rc = get_float(j, "original_max_position_embeddings", -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
-            if (!rc && (c->rope_low_freq < 0 || c->rope_high_freq < 0 || c->rope_orig_ctx < 0))
-                rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type llama3 needs low_freq_factor, high_freq_factor and "
-                              "original_max_position_embeddings", path, keys[k]);
+            if (!rc) rc = rope_orig_ctx(c, j, r, path, err);
+            if (!rc && (c->rope_low_freq < 0 || c->rope_high_freq < 0))
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type llama3 needs low_freq_factor and high_freq_factor",
+                              path, keys[k]);
             if (!rc && !(c->rope_high_freq > c->rope_low_freq))
                 rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s: high_freq_factor must be above low_freq_factor", path, keys[k]);
         } else if (!strcmp(type, "yarn")) {
@@ -201,11 +211,10 @@ static double yarn_mscale(double scale, double m) { return scale <= 1 ? 1.0 : 0.
 // rope_scaling of type yarn (_compute_yarn_parameters): factor (null: max_position_embeddings /
 // original), attention_factor (else from mscale, mscale_all_dim), beta_fast, beta_slow, truncate.
 static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, const char *key, xsa_error *err) {
-    float maxpos, af, ms, msa;
-    int rc = get_float(j, "original_max_position_embeddings", -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
-    if (!rc) rc = get_float(r, "max_position_embeddings", 2048, 1, 1 << 24, &maxpos, path, err);
-    if (!rc && c->rope_orig_ctx < 0) rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type yarn needs original_max_position_embeddings", path, key);
-    if (!rc) rc = get_float(j, "factor", (double)maxpos / c->rope_orig_ctx, 1e-6, 1e6, &c->rope_factor, path, err);
+    (void)key;
+    float af, ms, msa;
+    int rc = rope_orig_ctx(c, j, r, path, err);
+    if (!rc) rc = get_float(j, "factor", (double)c->max_seq_len / c->rope_orig_ctx, 1e-6, 1e6, &c->rope_factor, path, err);
     if (!rc) rc = get_float(j, "attention_factor", -1, 0, 1e6, &af, path, err);
     if (!rc) rc = get_float(j, "mscale", 0, 0, 1e6, &ms, path, err);
     if (!rc) rc = get_float(j, "mscale_all_dim", 0, 0, 1e6, &msa, path, err);
@@ -232,27 +241,31 @@ struct family {
     int window;         // 1: sliding_window on every layer (mistral, phi3); 2: qwen's use_sliding_window
     int fused;          // phi3: qkv_proj and gate_up_proj
     float eps;          // rms_norm_eps default
+    int maxpos;         // max_position_embeddings default (the config class's)
+    int window_def;     // sliding_window when the key is absent (null: none)
 };
 
 static const struct family families[] = {
-    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f},
-    {"mistral", 0, 0, QK_NORM_NONE, 0, 1, 0, 1e-6f},
-    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f},
-    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f},
-    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f},
-    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f},
+    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0},
+    {"mistral", 0, 0, QK_NORM_NONE, 0, 1, 0, 1e-6f, 4096 * 32, 4096},
+    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096},
+    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096},
+    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0},
+    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0},
 };
 
 // sliding_window of every layer (window 1), or qwen's use_sliding_window + max_window_layers /
 // layer_types, as the families' configuration classes resolve them.
-static int parse_window(struct hf_config *hc, const cJSON *r, int kind, const char *path, xsa_error *err) {
+static int parse_window(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
-    int use = kind == 1, maxwin = 0, rc = 0;
-    if (kind == 2) {
+    int kind = fm->window, use = kind == 1, maxwin = 0, rc = 0;
+    if (kind == 2) {  // (Qwen2Config / Qwen3Config: max_window_layers 28)
         rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
-        if (!rc) rc = get_int(r, "max_window_layers", c->n_layer, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
+        if (!rc) rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
     }
-    if (!rc && use) rc = get_int(r, "sliding_window", 0, 1, 1 << 24, &c->sliding_window, path, err);
+    // An absent sliding_window is the config class's default (4096 for mistral and qwen); null is none.
+    int def = item(r, "sliding_window") ? 0 : fm->window_def;
+    if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
     if (rc) return rc;
     if (!use) c->sliding_window = 0;
     const cJSON *lt = kind == 2 ? item(r, "layer_types") : NULL;
@@ -316,7 +329,7 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     // Qwen3Config's head_dim defaults to 128 (the others' to hidden_size / heads): a file without
     // one is read as transformers reads it, and refused by the shape check where that misfits.
     if (!rc) rc = get_int(r, "head_dim", !strcmp(fm->name, "qwen3") ? 128 : 0, 2, 1 << 12, &c->head_dim, path, err);
-    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", fm->maxpos, 1, 1 << 22, &c->max_seq_len, path, err);
     if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
     if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
     if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
@@ -325,7 +338,7 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
     if (!rc) rc = parse_rope(hc, r, 1.0f, path, err);
-    if (!rc) rc = parse_window(hc, r, fm->window, path, err);
+    if (!rc) rc = parse_window(hc, r, fm, path, err);
     if (rc) return rc;
     if (strcmp(act, "silu"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
@@ -366,10 +379,13 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     if (!rc) rc = get_float(r, "rotary_emb_base", 10000.0, 1.0, 1e12, &base, path, err);
     if (!rc) rc = parse_rope(hc, r, pct, path, err);
     if (rc) return rc;
-    // rotary_emb_base is the older name: any rope_theta, top level or nested, wins over it.
+    // GPTNeoXConfig (transformers 5) fills the rope object from rotary_emb_base and rotary_pct
+    // (defaults 10000 and 0.25): a top-level rope_theta or partial_rotary_factor is not read.
     const cJSON *rp = item(r, "rope_parameters"), *rs = item(r, "rope_scaling");
-    if (!item(r, "rope_theta") && !(cJSON_IsObject(rp) && item(rp, "rope_theta")) && !(cJSON_IsObject(rs) && item(rs, "rope_theta")))
+    if (!(cJSON_IsObject(rp) && item(rp, "rope_theta")) && !(cJSON_IsObject(rs) && item(rs, "rope_theta")))
         c->rope_theta = base;
+    if (!(cJSON_IsObject(rp) && item(rp, "partial_rotary_factor")) && !(cJSON_IsObject(rs) && item(rs, "partial_rotary_factor")))
+        hc->partial_rotary = pct;
     c->gelu_exact = !strcmp(act, "gelu");
     if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements gelu, gelu_new and gelu_pytorch_tanh)", path, act);

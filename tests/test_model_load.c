@@ -429,7 +429,7 @@ TEST(test_config_refusals) {
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
          "\"num_attention_heads\":2,\"rope_scaling\":{\"rope_type\":\"longrope\",\"factor\":4}}", "rope_scaling type \"longrope\" is not supported (xsa-eval implements default, linear, dynamic, llama3 and yarn)"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
-         "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters of type llama3 needs low_freq_factor, high_freq_factor and original_max_position_embeddings"},
+         "\"num_attention_heads\":2,\"rope_parameters\":{\"rope_type\":\"llama3\"}}", "rope_parameters of type llama3 needs low_freq_factor and high_freq_factor"},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
          "\"num_attention_heads\":2,\"hidden_act\":\"gelu\"}", "hidden_act \"gelu\""},
         {"{\"model_type\":\"llama\",\"vocab_size\":10,\"hidden_size\":8,\"intermediate_size\":8,\"num_hidden_layers\":1,"
@@ -1028,10 +1028,40 @@ TEST(test_family_configs) {
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8,"
                                "\"original_max_position_embeddings\":64,\"mscale\":2,\"mscale_all_dim\":1}}", "c.json", &err) == 0);
     CHECK_NEAR(hc.cfg.rope_attn_factor, (0.2 * log(8.0) + 1) / (0.1 * log(8.0) + 1), 1e-6);
-    xsa_error_clear(&err);
-    CHECK_EQ_INT(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8}}",
-                                      "c.json", &err), XSA_EBADINPUT);
-    CHECK_MSG(strstr(err.msg, "c.json: rope_scaling of type yarn needs original_max_position_embeddings") != NULL, "%s", err.msg);
+    // Where a config leaves things out or says them twice, the values transformers 5.25 takes
+    // (its config classes and standardize_rope_params; each case checked against a model's
+    // log-probabilities): original_max_position_embeddings from the top level over the rope
+    // object's, else max_position_embeddings; the family's own max_position_embeddings default;
+    // mistral's and qwen's sliding_window 4096 and qwen's max_window_layers 28 when absent;
+    // gpt_neox's rope from rotary_emb_base / rotary_pct only.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"max_position_embeddings\":256,"
+                               "\"original_max_position_embeddings\":32,\"rope_scaling\":{\"rope_type\":\"yarn\","
+                               "\"factor\":4,\"original_max_position_embeddings\":128}}", "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_orig_ctx, 32, 0);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":8}}",
+                               "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_orig_ctx, 2048, 0);  // LlamaConfig's max_position_embeddings
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"max_position_embeddings\":512,\"rope_scaling\":{"
+                               "\"rope_type\":\"llama3\",\"factor\":8,\"low_freq_factor\":1,\"high_freq_factor\":4}}",
+                               "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_orig_ctx, 512, 0);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen2\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\","
+                               "\"factor\":null,\"original_max_position_embeddings\":64}}", "c.json", &err) == 0);
+    CHECK(hc.cfg.max_seq_len == 32768 && hc.cfg.rope_factor == 512);  // Qwen2Config's 32768 / 64
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"mistral\"," BASE "}", "c.json", &err) == 0);
+    CHECK(hc.cfg.max_seq_len == 131072 && hc.cfg.sliding_window == 4096 && hc.cfg.swa[0] && hc.cfg.swa[2]);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\"," BASE "}", "c.json", &err) == 0);
+    CHECK(hc.cfg.max_seq_len == 4096 && hc.cfg.sliding_window == 0);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen2\",\"vocab_size\":10,\"hidden_size\":16,\"intermediate_size\":8,"
+                               "\"num_hidden_layers\":30,\"num_attention_heads\":2,\"use_sliding_window\":true}", "c.json", &err) == 0);
+    CHECK(hc.cfg.sliding_window == 4096 && !hc.cfg.swa[27] && hc.cfg.swa[28] && hc.cfg.swa[29]);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"gpt_neox\"," BASE ",\"rope_theta\":777,\"partial_rotary_factor\":0.5}",
+                               "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_theta, 10000.0, 0);
+    CHECK_EQ_INT(hc.cfg.rope_dims, 2);  // rotary_pct 0.25 of head_dim 8
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"gpt_neox\"," BASE ",\"rope_theta\":777,\"rotary_emb_base\":555}",
+                               "c.json", &err) == 0);
+    CHECK_NEAR(hc.cfg.rope_theta, 555.0, 0);
 #undef BASE
 }
 
