@@ -342,6 +342,9 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (rc) return rc;
     if (strcmp(act, "silu"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
+    if (!strcmp(fm->name, "phi3") && c->rope_scaling)  // (Phi3Config reads yarn as longrope, refuses the others)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: phi3 with scaled RoPE is not supported: transformers 5 takes a phi3 "
+                        "rope only as default or longrope, and xsa-eval implements default", path);
     hc->ws = (struct weight_spec){.qkv_bias = ab || fm->qkv_bias, .o_bias = ab, .mlp_bias = mb,
                                   .no_pre_norm = fm->post_norm, .post_norm = fm->post_norm};
     c->qk_norm = fm->qk_norm;

@@ -1052,6 +1052,10 @@ TEST(test_family_configs) {
     CHECK(hc.cfg.max_seq_len == 131072 && hc.cfg.sliding_window == 4096 && hc.cfg.swa[0] && hc.cfg.swa[2]);
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\"," BASE "}", "c.json", &err) == 0);
     CHECK(hc.cfg.max_seq_len == 4096 && hc.cfg.sliding_window == 0);
+    CHECK_EQ_INT(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\","
+                                      "\"factor\":2}}", "c.json", &err), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "phi3 with scaled RoPE is not supported") != NULL);
+    xsa_error_clear(&err);
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"qwen2\",\"vocab_size\":10,\"hidden_size\":16,\"intermediate_size\":8,"
                                "\"num_hidden_layers\":30,\"num_attention_heads\":2,\"use_sliding_window\":true}", "c.json", &err) == 0);
     CHECK(hc.cfg.sliding_window == 4096 && !hc.cfg.swa[27] && hc.cfg.swa[28] && hc.cfg.swa[29]);
