@@ -1052,6 +1052,7 @@ TEST(test_family_configs) {
     CHECK(hc.cfg.max_seq_len == 131072 && hc.cfg.sliding_window == 4096 && hc.cfg.swa[0] && hc.cfg.swa[2]);
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\"," BASE "}", "c.json", &err) == 0);
     CHECK(hc.cfg.max_seq_len == 4096 && hc.cfg.sliding_window == 0);
+    xsa_error_clear(&err);
     CHECK_EQ_INT(hf_config_parse_text(&hc, "{\"model_type\":\"phi3\"," BASE ",\"rope_scaling\":{\"rope_type\":\"yarn\","
                                       "\"factor\":2}}", "c.json", &err), XSA_EBADINPUT);
     CHECK(strstr(err.msg, "phi3 with scaled RoPE is not supported") != NULL);
