@@ -6,11 +6,12 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/fileio.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-enum { F_XSA = 256, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE };
+enum { F_XSA = 256, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE, F_TOKENIZER };
 
 static const struct cli_flag flags[] = {
     {"model", 'm', "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
@@ -18,6 +19,7 @@ static const struct cli_flag flags[] = {
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
+    {"tokenizer", F_TOKENIZER, "FILE", "the tokenizer to report (default: the one beside the checkpoint)"},
     {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},
     {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
     {"quiet", F_QUIET, NULL, "no download progress or notes"},
@@ -26,11 +28,11 @@ static const struct cli_flag flags[] = {
 };
 
 static const struct cli_command cmd = {"info",
-                                       "--model PATH|ORG/NAME[@REV] [--xsa SPEC] [--arch FILE] [--config FILE] [--json] [--offline] | --version",
+                                       "--model PATH|ORG/NAME[@REV] [--xsa SPEC] [--arch FILE] [--config FILE] [--tokenizer FILE] [--json] [--offline] | --version",
                                        NULL, flags, (int)(sizeof flags / sizeof flags[0]), 0, 0};
 
 struct info_args {
-    const char *model, *xsa, *config;
+    const char *model, *xsa, *config, *tokenizer;
     int json, version;
     struct hub_fetch_options hub;
 };
@@ -41,6 +43,7 @@ static int on_flag(void *ctx, int key, const char *v) {
     else if (key == 'm') a->model = v;
     else if (key == F_XSA) a->xsa = v;
     else if (key == F_CONFIG) a->config = v;
+    else if (key == F_TOKENIZER) a->tokenizer = v;
     else if (key == F_VERSION) a->version = 1;
     else if (key == F_OFFLINE) a->hub.offline = 1;
     else if (key == F_QUIET) a->hub.quiet = 1;
@@ -164,6 +167,9 @@ int cmd_info(int argc, char **argv) {
     const char *model_path = a.model, *xsa_spec = a.xsa;
     int json = a.json;
     if (!model_path) return cli_fail(&cmd, "--model is required");
+    if (a.tokenizer && !file_exists(a.tokenizer))
+        return cli_fail(&cmd, "--tokenizer %s: no such file (a tokenizer.json, SentencePiece .model or llama2.c .bin)",
+                        a.tokenizer);
     struct hub_model hub;
     if ((rc = cli_model_path(&cmd, &model_path, &a.hub, &hub, NULL))) return rc;
     xsa_error err = {0};
@@ -185,7 +191,13 @@ int cmd_info(int argc, char **argv) {
     char xsa[512], tok[4096];
     model_xsa_describe(&m.cfg, xsa, sizeof xsa);
     xsa_error terr = {0};
-    int have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
+    int have_tok = 0;
+    if (a.tokenizer) {  // reported as given (checked to be a file before the model was read)
+        have_tok = 1;
+        snprintf(tok, sizeof tok, "%s", a.tokenizer);
+    } else {
+        have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
+    }
     if (json) print_json(&m, xsa, have_tok ? tok : NULL);
     else print_text(&m, xsa, have_tok ? tok : NULL, terr.msg);
     model_free(&m);

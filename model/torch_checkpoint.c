@@ -182,6 +182,9 @@ int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const st
         if (val->kind != PV_TENSOR)
             return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is not a tensor; save model.state_dict() only", tf->where, key->s);
         const char *name = k && !strncmp(key->s, strip, k) ? key->s + k : key->s;
+        // The wrappers' prefixes: torch.compile's "_orig_mod.", DistributedDataParallel's "module.".
+        for (int more = 1; more;)
+            more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
         rc = torch_add_tensor(tf, st, name, val, 0, err);
     }
     return rc;

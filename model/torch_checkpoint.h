@@ -30,7 +30,8 @@ int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi,
                           size_t size, xsa_error *err);
 
 // Adds every entry of the dict `sd` (name -> tensor) to st, the name without a leading
-// `strip` (NULL: kept whole). A value that is not a tensor is refused by key.
+// `strip` (NULL: none) and without the prefixes torch.compile ("_orig_mod.") and DDP ("module.")
+// leave in a wrapped model's state dict. A value that is not a tensor is refused by key.
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err);
 
 // Adds one tensor under `name`; `transpose` swaps the two dimensions of a 2-D tensor (copied).

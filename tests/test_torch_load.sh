@@ -29,11 +29,14 @@ same_logprobs bin_views_xsa $T/llama_views_bin $M/llama_gqa --xsa 0,2
 same_logprobs nanogpt_direct $T/nanogpt/ckpt.pt $T/nanogpt_converted
 same_logprobs nanogpt_nobias_direct $T/nanogpt_nobias/ckpt.pt $T/nanogpt_nobias_converted
 same_logprobs bare_state_dict $T/bare/model.pt $M/llama_gqa
+same_logprobs bare_state_dict_wrapped $T/bare_wrapped/model.pt $M/llama_gqa  # _orig_mod. / module. prefixes dropped
 same_logprobs bin_file_config_beside $T/gpt2_bin/pytorch_model.bin $M/gpt2_tiny
 
 expect_exit info_format_pytorch 0 "format +pytorch" -- "$XSA_BIN" info --model $T/gpt2_bin
 expect_exit info_bf16 0 '"dtype":[[:space:]]*"BF16"' -- "$XSA_BIN" info --model $T/llama_bf16_bin --json
 expect_exit info_nanogpt 0 "activation +gelu$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt
+expect_exit info_tokenizer_given 0 "^tokenizer +tests/fixtures/tokenizers/gpt2/tokenizer.json$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json
+expect_exit info_tokenizer_missing 2 "--tokenizer /nonexistent.json: no such file" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer /nonexistent.json
 expect_exit nanogpt_no_tokenizer 2 "ckpt.pt: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE" -- "$XSA_BIN" logprobs --model $T/nanogpt/ckpt.pt --text "hello"
 
 # Both formats in one folder: the safetensors file is read (the .bin here is not even valid).
