@@ -346,9 +346,10 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
          mng_gated ? ", the layer-10 DC correction" : "");
     FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
-    FEAT(w->bq, "q/k/v biases");
-    FEAT(w->bo, "output projection bias");
-    FEAT(w->b_up, "MLP biases");
+    FEAT(w->bq && !m->zero_biases, "q/k/v biases");
+    FEAT(w->bo && !m->zero_biases, "output projection bias");
+    FEAT(w->b_up && !m->zero_biases, "MLP biases");
+    FEAT(m->zero_biases, "no biases (bias=False)");
     FEAT(c->norm_weightless, "weightless RMSNorm");
     FEAT(c->embed_norm, "normed embedding");
     FEAT(c->qk_norm, "%s q/k RMSNorm%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_w ? "" : " (no gain)");

@@ -255,6 +255,7 @@ struct model {
     char weights_sha256[65];           // SHA-256 over the weight file(s), in file order
     char xsa_source[16];               // "config" | "--xsa" | "none"
     long long n_params;                // distinct parameters (tied head counted once)
+    int zero_biases;      // nanoGPT bias=False: the biases are zeros xsa-eval added (not counted, not listed)
 
     void *arena;                       // owns every float array above that is not in `mapping`
     size_t arena_bytes;

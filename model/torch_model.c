@@ -54,15 +54,17 @@ static int is_linear(const char *name) {
 }
 
 // bias=False: LayerNorm and Linear without biases are the same function with zero biases.
-static int add_zero_bias(struct torch_file *tf, struct safetensors *st, const char *name, int64_t n, xsa_error *err) {
+static int add_zero_bias(struct torch_file *tf, struct safetensors *st, const char *name, int64_t n, long long *added,
+                         xsa_error *err) {
     if (safetensors_find(st, name)) return 0;
+    *added += n;
     float *z = xsa_calloc((size_t)n, sizeof *z);
     safetensors_keep(st, tf->fi, z);
     return safetensors_add_tensor(st, tf->fi, name, "F32", 1, &n, (const unsigned char *)z, (size_t)n * sizeof *z, err);
 }
 
 static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct hf_config *hc,
-                           int bias, const char *path, xsa_error *err) {
+                           int bias, long long *zeros, const char *path, xsa_error *err) {
     if (!sd || sd->kind != PV_DICT) return xsa_fail(err, XSA_EBADINPUT, "%s: the 'model' entry is not a state dict", path);
     int rc = 0;
     for (size_t i = 0; i < sd->n && !rc; i++) {
@@ -79,10 +81,10 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
         const int64_t width[] = {C, C, 3 * C, C, 4 * C, C};
         for (int j = 0; j < 6 && !rc; j++) {
             snprintf(n, sizeof n, "transformer.h.%d.%s.bias", l, names[j]);
-            rc = add_zero_bias(tf, st, n, width[j], err);
+            rc = add_zero_bias(tf, st, n, width[j], zeros, err);
         }
     }
-    if (!rc && !bias) rc = add_zero_bias(tf, st, "transformer.ln_f.bias", C, err);
+    if (!rc && !bias) rc = add_zero_bias(tf, st, "transformer.ln_f.bias", C, zeros, err);
     const struct st_tensor *head = safetensors_find(st, "lm_head.weight"), *emb = safetensors_find(st, "transformer.wte.weight");
     if (!rc && head && emb && (head->nbytes != emb->nbytes || strcmp(head->dtype_name, emb->dtype_name) || memcmp(head->data, emb->data, head->nbytes)))
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: lm_head.weight differs from transformer.wte.weight; nanoGPT ties them, this model does not", path);
@@ -136,13 +138,14 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
     struct torch_file tf;
     struct hf_config hc;
     int rc = torch_file_open(&tf, &st, path, err), bias = 1, mng = 0;
+    long long zeros = 0;  // bias=False: the zero biases added
     const struct pv *args = rc ? NULL : up_dict_get(tf.root, "model_args");
     if (!rc && args && config)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: a nanoGPT checkpoint: its model_args are the config; drop --config %s", path, config);
     if (!rc && args) {
         if (args->kind != PV_DICT) rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_args is not a dict; not a checkpoint of nanoGPT's train.py", path);
         if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
-        if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, path, err);
+        if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, &zeros, path, err);
     } else if (!rc && is_modded_nanogpt(tf.root)) {
         mng = 1;
         if (config) rc = xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt state_step file: its architecture is the record's GPT; drop --config %s (settings: xsa_eval.json or --arch)", path, config);
@@ -154,5 +157,7 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         safetensors_close(&st);
         return rc ? rc : mnanogpt_load(m, path, NULL, err);
     }
-    return hf_checkpoint_build(m, path, &hc, &st, err);
+    rc = hf_checkpoint_build(m, path, &hc, &st, err);
+    if (!rc && zeros) m->n_params -= zeros, m->zero_biases = 1;
+    return rc;
 }

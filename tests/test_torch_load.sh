@@ -35,6 +35,10 @@ same_logprobs bin_file_config_beside $T/gpt2_bin/pytorch_model.bin $M/gpt2_tiny
 expect_exit info_format_pytorch 0 "format +pytorch" -- "$XSA_BIN" info --model $T/gpt2_bin
 expect_exit info_bf16 0 '"dtype":[[:space:]]*"BF16"' -- "$XSA_BIN" info --model $T/llama_bf16_bin --json
 expect_exit info_nanogpt 0 "activation +gelu$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt
+# bias=False: the zero biases xsa-eval adds are neither counted nor listed (torch: 36384 parameters,
+# lm_head tied to wte).
+expect_exit info_nanogpt_nobias_params 0 "^parameters +36384 " -- "$XSA_BIN" info --model $T/nanogpt_nobias/ckpt.pt
+expect_exit info_nanogpt_nobias_features 0 "^features +LayerNorm pre-norms, no biases \(bias=False\)$" -- "$XSA_BIN" info --model $T/nanogpt_nobias/ckpt.pt
 expect_exit info_tokenizer_given 0 "^tokenizer +tests/fixtures/tokenizers/gpt2/tokenizer.json$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json
 expect_exit info_tokenizer_missing 2 "--tokenizer /nonexistent.json: no such file" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer /nonexistent.json
 expect_exit nanogpt_no_tokenizer 2 "ckpt.pt: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE" -- "$XSA_BIN" logprobs --model $T/nanogpt/ckpt.pt --text "hello"
