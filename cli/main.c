@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/signals.h"
 #include "common/version.h"
 
 static const struct {
@@ -61,11 +62,7 @@ static void on_interrupt(int sig) {
 }
 
 int main(int argc, char **argv) {
-    struct sigaction sa = {.sa_handler = on_interrupt}, was;
-    sigemptyset(&sa.sa_mask);
-    // (a signal ignored at start stays ignored: a shell's background job ignores SIGINT)
-    if (sigaction(SIGINT, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
-    if (sigaction(SIGTERM, NULL, &was) == 0 && was.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
+    signals_catch(on_interrupt, NULL);
     // A file past `ulimit -f` fails its write (EFBIG), said and cleaned up, instead of killing us.
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {

@@ -235,6 +235,11 @@ void outdir_discard(const char *final) {
 static void remove_tree(const char *path);
 static long leftover_pid(const char *name);
 
+// 1 when pid names a process that is gone (not this one; one that exists or may, is not).
+static int pid_gone(long pid) {
+    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
 // Untouched for OUTDIR_STALE_S: with a dead pid, a leftover. (A pid says nothing of a run on
 // another host sharing the folder; a live one renames these away within seconds.)
 #define OUTDIR_STALE_S 600
@@ -251,7 +256,7 @@ static void sweep_report_tmps(const char *dir) {
     while (d && (de = readdir(d))) {
         if (strncmp(de->d_name, ".xsa-report.tmp.", 16)) continue;
         long pid = leftover_pid(de->d_name);
-        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        if (!pid_gone(pid)) continue;
         char p[4400];
         struct stat st;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -420,7 +425,7 @@ static int orphan_samples(const char *dir, const char *name) {
         if (pid <= 0) continue;
         char p[4400];
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH || !stale(p)) live = 1;
+        if (!pid_gone(pid) || !stale(p)) live = 1;
         else dead = 1;
     }
     closedir(d);
@@ -468,7 +473,7 @@ int outdir_sweep(const char *dir) {
     rewinddir(d);
     while ((de = readdir(d))) {
         long pid = is_ours(de->d_name) ? leftover_pid(de->d_name) : 0;
-        if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        if (!pid_gone(pid)) continue;
         char p[4200];
         struct stat st;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p || lstat(p, &st) != 0) continue;

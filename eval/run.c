@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/signals.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 #include "eval/dist.h"
@@ -566,17 +567,11 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     int n_done = 0;
     char names[RUN_MAX_MODELS][256];
     run_model_names(opt, names);
-    struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
-    sigemptyset(&sa.sa_mask);
+    struct sigaction old_sig[2];
     run_stop_requested = 0;
     // With several ranks a signal ends the rank at once: the launcher's SIGTERM after a
     // failure must not leave it writing; every finished batch is in its journal already.
-    if (dist_size() > 1) sa.sa_handler = SIG_DFL;
-    // (a signal ignored at start stays ignored: a shell's background job ignores SIGINT)
-    sigaction(SIGINT, NULL, &old_int);
-    sigaction(SIGTERM, NULL, &old_term);
-    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
-    if (old_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
+    signals_catch(dist_size() > 1 ? SIG_DFL : on_stop_signal, old_sig);
     char scopes[RUN_MAX_MODELS][65];
     for (int m = 0; m < opt->n_models && !rc; m++) {
         int reused = 0;
@@ -586,8 +581,7 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
         if (!rc && opt->model_done) opt->model_done(opt->done_ctx, &res[m], paths[m]);
         if (!rc && !reused) print_throughput(&res[m], opt);
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    signals_restore(old_sig);
     if (!rc && opt->n_models == 2 && opt->pair_done)
         rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
     char sub[4400];

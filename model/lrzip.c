@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/signals.h"
 #include "common/xalloc.h"
 
 #define LRZIP_HOWTO "install it (Debian: apt-get install lrzip) or set XSA_EVAL_LRZIP to its path"
@@ -224,13 +225,9 @@ int lrzip_decompress_all(struct lrzip_job *jobs, int n, const char *path, xsa_er
     snprintf(dir, sizeof dir, "%s/xsa-eval-lrzip-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return xsa_fail(err, XSA_ERUNTIME, "cannot make a temporary folder %s for lrzip (%s); set TMPDIR to a writable folder", dir, strerror(errno));
     struct child *c = xsa_calloc((size_t)n, sizeof *c);
-    struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;  // (no SA_RESTART: the sleeps end early)
-    sigemptyset(&sa.sa_mask);
+    struct sigaction old_sig[2];
     g_stop = 0;
-    sigaction(SIGINT, NULL, &old_int);  // (a signal ignored at start stays ignored, as in cli/main.c)
-    sigaction(SIGTERM, NULL, &old_term);
-    if (old_int.sa_handler != SIG_IGN) sigaction(SIGINT, &sa, NULL);
-    if (old_term.sa_handler != SIG_IGN) sigaction(SIGTERM, &sa, NULL);
+    signals_catch(on_stop, old_sig);  // (no SA_RESTART: the sleeps end early)
     pid_t self = getpid();
     int rc = 0, started = 0;
     for (int j = 0; j < n && !rc && !g_stop; j++) {
@@ -264,8 +261,7 @@ int lrzip_decompress_all(struct lrzip_job *jobs, int n, const char *path, xsa_er
         if (c[j].exec_fd >= 0) close(c[j].exec_fd);
         remove_files(&c[j]);
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    signals_restore(old_sig);
     rmdir(dir);
     free(c);
     for (int j = 0; j < n && rc; j++) free(jobs[j].out), jobs[j].out = NULL;
