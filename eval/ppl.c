@@ -231,7 +231,9 @@ static void sink_fold_b(void *ctx, int entry, int v0, int nv, const float *lp) {
     float mx = lp[0];
     int32_t am = 0;
     for (int j = 0; j < nv; j++) {
-        s += exp((double)a[j]) * ((double)a[j] - (double)lp[j]);
+        // p_A = 0 (log-probability -inf) adds nothing (0 log 0 = 0), where the product would be NaN;
+        // a NaN anywhere still makes the sum NaN, which score_batch_all refuses
+        if (a[j] != -INFINITY) s += exp((double)a[j]) * ((double)a[j] - (double)lp[j]);
         if (lp[j] > mx) mx = lp[j], am = j;
     }
     size_t slot = (size_t)entry * k->n_chunks + v0 / BACKEND_DIST_CHUNK;
@@ -295,6 +297,14 @@ static int score_batch_all(struct backend *const *be, int n_models, const struct
         }
     }
     if (k) kl_reduce(k, b.n_entries, kl, t0);
+    for (int e = 0; k && e < b.n_entries; e++)
+        if (!isfinite(kl->kl[t0 + e])) {  // as the scores: nothing non-finite is reported
+            size_t where = out[0].where[t0 + e], doc0 = d->start[d->stream ? 0 : out[0].unit[t0 + e]];
+            return xsa_fail(err, XSA_ERUNTIME, "KL(%s || %s) of token %d at position %zu is %g: %s gives probability 0 "
+                            "to a token %s does not, or a forward pass overflowed; compare these models without --kl",
+                            be[0]->model->path, be[1]->model->path, d->tok.v[where], where - doc0,
+                            kl->kl[t0 + e], be[1]->model->path, be[0]->model->path);
+        }
     return 0;
 }
 

@@ -27,7 +27,8 @@ struct text_tok {               // how a text document becomes token ids
 };
 
 // The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;
-// without a prefix token the first text token is not scored. `where` names the document.
+// without a prefix token the first text token is not scored, and its bytes (as the tokenizer
+// decodes it) are not counted for bits per byte. `where` names the document.
 static int add_text_doc(struct ppl_docs *d, const struct text_tok *t, const char *where, const char *s, size_t n,
                         xsa_error *err) {
     struct ivec ids = {0};
@@ -39,7 +40,14 @@ static int add_text_doc(struct ppl_docs *d, const struct text_tok *t, const char
                           "pass the tokenizer the model was trained with (--tokenizer)", where, tokenizer_path(t->tk),
                           (int)ids.v[i], t->vocab);
     if (!rc) rc = ppl_docs_add(d, ids.v, ids.n, err);
-    if (!rc && ids.n >= 2) d->bytes += (double)n;
+    double bytes = (double)n;
+    if (!rc && ids.n >= 2 && t->pre < 0) {  // the first text token is only context: its bytes are not scored either
+        struct sbuf first = {0};
+        xsa_error none = {0};
+        if (!tokenizer_decode(t->tk, ids.v, 1, &first, &none)) bytes -= fmin((double)first.n, bytes);
+        sbuf_free(&first);
+    }
+    if (!rc && ids.n >= 2) d->bytes += bytes;
     ivec_free(&ids);
     return rc;
 }

@@ -460,6 +460,46 @@ TEST(probe_statistics_match_pytorch) {
     cJSON_Delete(ref);
 }
 
+// A model that gives a token probability 0 (log-probability -inf, from a logit that overflows): the
+// token adds nothing to KL(A || B) (0 log 0 = 0), so KL stays finite; a B that gives probability 0
+// where A does not has an infinite KL, which is refused rather than reported.
+TEST(kl_with_a_zero_probability) {
+    struct random_model_spec sp = {MODEL_ARCH_GPT2, ROPE_NONE, 1, 2, 2, 8, 16, 32, 300, 64, 0, 0, 11};
+    struct model m[2];
+    struct backend be[2];
+    struct backend_options o = {0};
+    xsa_error err = {0};
+    for (int i = 0; i < 2; i++) {
+        sp.seed = 11 + (uint64_t)i;
+        random_model_init(&m[i], &sp);
+    }
+    // Model 0: the final norm's output is all ones, and token 7's head row overflows to -inf there.
+    for (int c = 0; c < 16; c++) {
+        m[0].final_norm_w[c] = 0, m[0].final_norm_b[c] = 1;
+        m[0].lm_head[7 * 16 + c] = -3e38f;
+    }
+    for (int i = 0; i < 2; i++) CHECK(backend_open_env(&be[i], &m[i], &o, &err) == 0);
+    struct ppl_docs d = {0};
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++) tok[i] = 10 + (i * 37) % 250;
+    CHECK(ppl_docs_add(&d, tok, 40, &err) == 0);
+    struct backend *ab[2] = {&be[0], &be[1]}, *ba[2] = {&be[1], &be[0]};
+    struct ppl_scores s[2];
+    struct ppl_kl kl = {0};
+    CHECK(ppl_score(ab, 2, &d, 16, 8, s, &kl, NULL, &err) == 0);
+    CHECK_EQ_INT((long)s[0].n, 39);
+    for (size_t t = 0; t < s[0].n; t++) CHECK(isfinite(kl.kl[t]) && kl.kl[t] > 0);
+    for (int i = 0; i < 2; i++) ppl_scores_free(&s[i]);
+    ppl_kl_free(&kl);
+    CHECK(ppl_score(ba, 2, &d, 16, 8, s, &kl, NULL, &err) == XSA_ERUNTIME);
+    CHECK(strstr(err.msg, "gives probability 0") != NULL);
+    for (int i = 0; i < 2; i++) ppl_scores_free(&s[i]);
+    ppl_kl_free(&kl);
+    ppl_docs_free(&d);
+    for (int i = 0; i < 2; i++) backend_close(&be[i]), random_model_free(&m[i]);
+}
+
 RUN_TESTS(T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
-          T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once))
+          T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
+          T(kl_with_a_zero_probability))

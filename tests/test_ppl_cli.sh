@@ -38,6 +38,18 @@ expect_exit text_not_utf8 2 "latin.txt: not valid UTF-8 at byte 3 \(0xff\)" -- $
 # A tokenizer whose ids pass the model's vocabulary: the document and the tokenizer are named.
 expect_exit text_id_outside_vocab 2 "doc.txt: tests/fixtures/tokenizers/gpt2/tokenizer.json gives token id [0-9]+, outside the model's vocabulary \[0, 96\)" -- \
     $P --model tests/fixtures/models/mistral_swa --text "$TMP/doc.txt" --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json
+# A model with neither BOS nor EOS: a text's first token is only context, so bits per byte do not
+# count its bytes either ("Is it?": "I" is context, "s it?" the 5 bytes scored).
+mkdir -p "$TMP/nobos" && cp demo/sa/model.safetensors "$TMP/nobos/"
+python3 - "$TMP/nobos" <<'EOF'
+import json, sys
+c = json.load(open("demo/sa/config.json")); c["bos_token_id"] = c["eos_token_id"] = None
+json.dump(c, open(sys.argv[1] + "/config.json", "w"))
+t = json.load(open("demo/sa/tokenizer.json")); t["added_tokens"] = []
+json.dump(t, open(sys.argv[1] + "/tokenizer.json", "w"))
+EOF
+printf 'Is it?' > "$TMP/nobos.txt"
+expect_exit no_prefix_token_bytes 0 '"targets": 3,.*"bytes": 5,' -- sh -c "$P --model $TMP/nobos --text $TMP/nobos.txt --json - --quiet | tr -d '\\n'"
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
 expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc
@@ -376,10 +388,12 @@ grep -q "| overflows |" "$TMP/bad.md" && ! grep -qiw "inf" "$TMP/bad.md" && grep
 # and leaves no report.
 mkfifo "$TMP/never.txt"
 $P --model $A --text "$TMP/never.txt" -o "$TMP/never.md" >/dev/null 2>"$TMP/never.err" & pid=$!
-# (once the process catches SIGTERM: bit 15 of SigCgt in /proc/PID/status)
-for _ in $(seq 200); do
+# (once the process catches SIGTERM: bit 15 of SigCgt in /proc/PID/status, read once the job is
+# the program and no longer this shell's fork, which catches SIGTERM too until it execs)
+for _ in $(seq 600); do
     cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
-    [ -n "$cgt" ] && [ $(( 0x$cgt >> 14 & 1 )) = 1 ] && break
+    [ "$(readlink /proc/$pid/exe)" != "$(readlink /proc/$$/exe)" ] && [ -n "$cgt" ] &&
+        [ $(( 0x$cgt >> 14 & 1 )) = 1 ] && break
     sleep 0.05
 done
 kill -TERM $pid; wait $pid; rc=$?
