@@ -91,16 +91,17 @@ static int *sorted_ids(const struct task_result *t) {
 // doc_id order, so the bootstrap's draws do not depend on how a file lists its documents. With
 // `intersect` documents missing from either side are dropped; otherwise a difference is an
 // error.                                                            idx_a, idx_b: (ta->n_docs)
-static int pair_docs(const struct task_result *ta, const struct task_result *tb, int intersect, int *idx_a, int *idx_b,
-                     int *n_out, xsa_error *err) {
+// na_, nb_: how the messages name the two files ("A (path)"), so that a refusal says which file lacks a document.
+static int pair_docs(const struct task_result *ta, const struct task_result *tb, int intersect, const char *na_,
+                     const char *nb_, int *idx_a, int *idx_b, int *n_out, xsa_error *err) {
     int *sa = sorted_ids(ta), *sb = sorted_ids(tb);
     int rc = 0, k = 0, i = 0, j = 0, na = ta->n_docs, nb = tb->n_docs;
     for (int d = 1; d < na && !rc; d++)
         if (sa[2 * d] == sa[2 * d - 2])
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in A", ta->name, sa[2 * d]);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in %s", ta->name, sa[2 * d], na_);
     for (int d = 1; d < nb && !rc; d++)
         if (sb[2 * d] == sb[2 * d - 2])
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in B", ta->name, sb[2 * d]);
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: document id %d appears twice in %s", ta->name, sb[2 * d], nb_);
     while (!rc && (i < na || j < nb)) {
         int ia = i < na ? sa[2 * i] : -1, ib = j < nb ? sb[2 * j] : -1;
         if (i < na && j < nb && ia == ib) {
@@ -108,13 +109,13 @@ static int pair_docs(const struct task_result *ta, const struct task_result *tb,
             idx_b[k++] = sb[2 * j++ + 1];
         } else if (j >= nb || (i < na && ia < ib)) {  // in A only
             if (!intersect)
-                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of A is not in B; paired statistics need the "
-                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ia);
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of %s is not in %s; paired statistics need the "
+                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ia, na_, nb_);
             i++;
         } else {  // in B only
             if (!intersect)
-                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of B is not in A; paired statistics need the "
-                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ib);
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: document %d of %s is not in %s; paired statistics need the "
+                              "same documents (xsa-eval compare --force pairs those both have)", ta->name, ib, nb_, na_);
             j++;
         }
     }
@@ -140,8 +141,11 @@ static int compare_task(const struct task_result *ta, const struct task_result *
     if (opt->metric && strcmp(opt->metric, "auto")) metric = opt->metric;
     if (results_metric_index(ta, metric) < 0 && !strcmp(metric, "acc_norm")) metric = "acc";  // BoolQ etc.
     int ma = results_metric_index(ta, metric), mb = results_metric_index(tb, metric);
+    char na_[600], nb_[600];  // "A (path)", "B (path)": the files as the messages name them
+    snprintf(na_, sizeof na_, opt->path_a ? "A (%.500s)" : "A", opt->path_a);
+    snprintf(nb_, sizeof nb_, opt->path_b ? "B (%.500s)" : "B", opt->path_b);
     if (ma < 0 || mb < 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: metric %s is missing in %s", ta->name, metric, ma < 0 ? "A" : "B");
+        return xsa_fail(err, XSA_EBADINPUT, "%s: metric %s is missing in %s", ta->name, metric, ma < 0 ? na_ : nb_);
     snprintf(row->task, sizeof row->task, "%s", ta->name);
     snprintf(row->metric, sizeof row->metric, "%s", metric);
     int n = ta->n_docs;
@@ -149,7 +153,7 @@ static int compare_task(const struct task_result *ta, const struct task_result *
     *pa = xsa_malloc(sizeof(double) * (size_t)(n + 1));                                                     // (n)
     *pb = xsa_malloc(sizeof(double) * (size_t)(n + 1));                                                     // (n)
     int rc = 0;
-    if (!rc) rc = pair_docs(ta, tb, intersect, ia, ib, &n, err);
+    if (!rc) rc = pair_docs(ta, tb, intersect, na_, nb_, ia, ib, &n, err);
     for (int k = 0; !rc && k < n; k++) {
         (*pa)[k] = ta->per_doc[ma][ia[k]];
         (*pb)[k] = tb->per_doc[mb][ib[k]];

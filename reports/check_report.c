@@ -35,8 +35,9 @@ void check_markdown(const struct results *base, const struct results *cand, cons
         const struct compare_row *r = &c->rows[i];
         char p[32];
         report_fmt_p(r->p, p);
+        // A drop of exactly --max-drop (within COMPARE_EPS_POINTS, as check_evaluate judges) is allowed.
         const char *verdict = v->regressed[i] ? "**regressed**"
-                              : r->delta < -opt->max_drop ? "drop, not significant"
+                              : r->delta < -opt->max_drop - COMPARE_EPS_POINTS ? "drop, not significant"
                               : r->real && r->delta > 0 ? "improved" : "ok";
         char ci[48];
         report_fmt_ci(r->lo, r->hi, ci);
@@ -49,7 +50,9 @@ void check_markdown(const struct results *base, const struct results *cand, cons
     if (g->present)
         sbuf_printf(o, "| **average (%d task%s)** | mean | %.2f | %.2f | **%+.2f** | %s | - | %s |\n",
                     g->n_tasks, g->n_tasks == 1 ? "" : "s", g->a * 100, g->b * 100, g->delta, gci,
-                    v->avg_regressed ? "**regressed**" : g->delta < -opt->max_drop ? "drop, not significant" : "ok");
+                    v->avg_regressed                                    ? "**regressed**"
+                    : g->delta < -opt->max_drop - COMPARE_EPS_POINTS ? "drop, not significant"
+                                                                       : "ok");
     if (v->pass) sbuf_puts(o, "\nNo significant regression.\n");
     else sbuf_printf(o, "\n%d task regression%s%s.\n", v->n_regressed, v->n_regressed == 1 ? "" : "s",
                      v->avg_regressed ? " and a regression of the average" : "");

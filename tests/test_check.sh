@@ -41,7 +41,8 @@ for pd in r["xsa_eval"]["per_doc"].values():
 json.dump(r, open(sys.argv[2], "w"))
 PY
 expect_exit baseline_repeated_doc_ids 2 "xsa_eval.per_doc.[a-z_]*.doc_id: document 0 stands twice" -- check --baseline "$TMP/zero_ids.json" --results $F/xsa_regressed.json
-# Documents that do not pair: the hint names compare's --force (check has none).
+# Documents that do not pair: the message names both files, and the hint names compare's --force
+# (check has none).
 python3 - "$F/xsa_regressed.json" "$TMP/shift_ids.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -49,7 +50,7 @@ pd = r["xsa_eval"]["per_doc"]["hellaswag"]
 pd["doc_id"] = [d + 1000 for d in pd["doc_id"]]
 json.dump(r, open(sys.argv[2], "w"))
 PY
-expect_exit unpaired_docs_hint 2 "hellaswag: document 0 of A is not in B; .*\(xsa-eval compare --force pairs those both have\)" -- \
+expect_exit unpaired_docs_hint 2 "hellaswag: document 0 of A \($F/xsa.json\) is not in B \($TMP/shift_ids.json\); .*\(xsa-eval compare --force pairs those both have\)" -- \
     check --baseline $F/xsa.json --results "$TMP/shift_ids.json"
 expect_exit results_given_twice 2 "--results given twice" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --results $F/xsa.json
 expect_exit hex_max_drop 2 "--max-drop 0x10: expected a number" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 0x10
@@ -76,6 +77,32 @@ for case in regressed small_drop; do
     if cmp -s "$TMP/v.json" $E/check_$case.verdict.json; then pass golden_verdict_$case
     else fail golden_verdict_$case "differs from $E/check_$case.verdict.json"; diff "$TMP/v.json" $E/check_$case.verdict.json | head -5; fi
 done
+# A drop of exactly --max-drop is no regression, and the summary does not call it a drop either:
+# boolq down 28 of 400 (-7.000000000000001 points, p ~ 7e-9) under --max-drop 7, and every task down
+# 6 of 400 (an average of -1.5000000000000002 with its interval below 0) under --max-drop 1.5.
+python3 - "$F/xsa.json" "$TMP/drop7.json" "$TMP/drop_all6.json" <<'PY'
+import json, math, sys
+def drop(r, task, k):
+    pd, res = r["xsa_eval"]["per_doc"][task], r["results"][task]
+    for m in ("acc", "acc_norm"):
+        if m not in pd:
+            continue
+        v = pd[m]
+        for i in [i for i, x in enumerate(v) if x == 1][:k]:
+            v[i] = 0
+        n, mu = len(v), sum(v) / len(v)
+        res[m + ",none"] = mu
+        res[m + "_stderr,none"] = math.sqrt(sum((x - mu) ** 2 for x in v) / (n - 1)) / math.sqrt(n)
+r = json.load(open(sys.argv[1])); drop(r, "boolq", 28); json.dump(r, open(sys.argv[2], "w"))
+r = json.load(open(sys.argv[1]))
+for t in list(r["xsa_eval"]["per_doc"]):
+    drop(r, t, 6)
+json.dump(r, open(sys.argv[3], "w"))
+PY
+expect_exit drop_of_exactly_max_drop_is_ok 0 "^\| boolq \| acc \| 61.00 \| 54.00 \| -7.00 \| .* \| ok \|$" -- \
+    check --baseline $F/xsa.json --results "$TMP/drop7.json" --max-drop 7
+expect_exit average_drop_of_exactly_max_drop_is_ok 0 "^\| \*\*average \(9 tasks\)\*\* \| .* \*\*-1.50\*\* \| \[-[0-9.]+, -[0-9.]+\] \| - \| ok \|$" -- \
+    check --baseline $F/xsa.json --results "$TMP/drop_all6.json" --max-drop 1.5
 # No verdict file is left behind when the inputs are refused.
 rm -f "$TMP/v2.json"
 check --baseline $F/xsa.json --results $F/xsa_other_data.json --verdict "$TMP/v2.json" >/dev/null 2>&1
