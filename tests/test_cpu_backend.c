@@ -10,6 +10,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/batch.h"
+#include "kernels/cpu/cpu_gemm.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_state.h"
 #include "tests/check.h"
@@ -854,7 +855,43 @@ TEST(every_attention_kernel) {
     random_model_free(&m);
 }
 
-RUN_TESTS(T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
+// The AVX2 tile, for every column count and K around its blocks (3 columns, 2, 1; K % 8 tails), equals
+// a plain-C model of its arithmetic bit for bit: per output 8 lane sums by fused multiply-add in k
+// order, the lanes added ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the tail in k order.
+// The register blocking may change; these bits may not (they are the model fixtures' numbers).
+TEST(avx2_tile_arithmetic) {
+    if (!cpu_gemm_have_avx2()) { fprintf(stderr, "  no AVX2 + FMA on this CPU (skipped)\n"); return; }
+    const int Ks[] = {1, 7, 8, 9, 16, 23, 64, 77};
+    float *in = malloc(sizeof(float) * CPU_GEMM_ROWS * 77), *w = malloc(sizeof(float) * 8 * 77);
+    float *out = malloc(sizeof(float) * CPU_GEMM_ROWS * 9);
+    uint64_t seed = 5;
+    for (int i = 0; i < CPU_GEMM_ROWS * 77; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        in[i] = (float)((int64_t)(seed >> 40) - (1 << 23)) / (1 << 22);
+        if (i < 8 * 77) w[i] = (float)((int64_t)(seed >> 20 & 0xffffff) - (1 << 23)) / (1 << 21);
+    }
+    int bad = 0;
+    for (int ki = 0; ki < (int)(sizeof Ks / sizeof Ks[0]); ki++)
+        for (int nc = 1; nc <= 8; nc++) {
+            int K = Ks[ki], k8 = K / 8 * 8;
+            memset(out, 0, sizeof(float) * CPU_GEMM_ROWS * 9);
+            cpu_gemm_tile(CPU_GEMM_AVX2, in, w, out, 9, nc, K);
+            for (int r = 0; r < CPU_GEMM_ROWS; r++)
+                for (int j = 0; j < nc; j++) {
+                    const float *a = in + (long)r * K, *b = w + (long)j * K;
+                    float l[8] = {0};
+                    for (int k = 0; k < k8; k += 8)
+                        for (int q = 0; q < 8; q++) l[q] = fmaf(a[k + q], b[k + q], l[q]);
+                    float s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+                    for (int k = k8; k < K; k++) s += a[k] * b[k];
+                    bad += memcmp(&s, &out[r * 9 + j], sizeof s) != 0;
+                }
+        }
+    CHECK_MSG(bad == 0, "AVX2 tile differs from its arithmetic's model");
+    free(in), free(w), free(out);
+}
+
+RUN_TESTS(T(avx2_tile_arithmetic), T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(leaky_relu2_vector_path), T(rms_norm_rows_as_one_row),

@@ -50,7 +50,7 @@ __attribute__((target("avx2,fma"))) static void rms_norm4(const float *x, float 
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps) {
     int r = 0;
-    if (!b && w && cpu_gemm_have_avx2())
+    if (!b && cpu_gemm_have_avx2())  // with a gain or weightless (parameter golf)
         for (; r + 4 <= n; r += 4) rms_norm4(x + (long)r * C, out + (long)r * C, C, w, eps);
     for (; r < n; r++) {
         const float *xr = x + (long)r * C;
@@ -286,8 +286,18 @@ void cpu_leaky_relu2_bwd(const float *x, float *dh, long n, float slope) {
     }
 }
 
+// The vector path of cpu_add_scaled: the loop's multiply, then its add, 8 lanes at a time.
+__attribute__((target("avx2"))) static long add_scaled_avx2(float *x, const float *s, const float *y, long n) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, _mm256_add_ps(_mm256_loadu_ps(x + i),
+                                              _mm256_mul_ps(_mm256_loadu_ps(s + i), _mm256_loadu_ps(y + i))));
+    return i;
+}
+
 void cpu_add_scaled(float *x, const float *s, const float *y, long n) {
-    for (long i = 0; i < n; i++) x[i] += s[i] * y[i];
+    long i = cpu_gemm_have_avx2() ? add_scaled_avx2(x, s, y, n) : 0;
+    for (; i < n; i++) x[i] += s[i] * y[i];
 }
 
 double cpu_cosine(const float *a, const float *b, int n) {
