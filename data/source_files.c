@@ -168,7 +168,7 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
     int rc = cache_mkdirs(c->raw_dir, err);
     if (rc) return rc;
     // Under the task's lock: temps of our own names whose writer was killed (zip extraction).
-    const char *bases[SOURCE_MAX_FILES];
+    const char *bases[SOURCE_MAX_FILES] = {0};  // (GCC 12 at -O3 would call it maybe-uninitialized)
     for (int i = 0; i < n; i++) bases[i] = files[i].dest;
     cache_remove_stale_temps(c->raw_dir, bases, n);
     char dl[SOURCE_MAX_FILES][4096];       // download path of each file (zip: the archive)

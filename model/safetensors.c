@@ -214,7 +214,7 @@ int safetensors_add_file(struct safetensors *st, const char *path, int *fi, xsa_
 }
 
 int safetensors_open_file(struct safetensors *st, const char *path, xsa_error *err) {
-    int fi;
+    int fi = 0;
     int rc = safetensors_add_file(st, path, &fi, err);
     if (rc) return rc;
     struct st_file *f = &st->files[fi];

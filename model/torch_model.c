@@ -22,7 +22,7 @@ static int arg_int(const struct pv *args, const char *key, const char *path, int
 
 // config.json text of the GPT-2 that nanoGPT's GPT is (what tools/convert/convert_nanogpt.py writes).
 static int nanogpt_config(const struct pv *args, const char *path, struct hf_config *hc, int *bias, xsa_error *err) {
-    int L, H, C, T, V, rc;
+    int L = 0, H = 0, C = 0, T = 0, V = 0, rc;  // (set on success; zeros for GCC 12 at -O3)
     if ((rc = arg_int(args, "n_layer", path, &L, err)) || (rc = arg_int(args, "n_head", path, &H, err)) ||
         (rc = arg_int(args, "n_embd", path, &C, err)) || (rc = arg_int(args, "block_size", path, &T, err)) ||
         (rc = arg_int(args, "vocab_size", path, &V, err)))

@@ -1,6 +1,10 @@
 # lib.sh: helpers for shell tests of the command line. Source it, call expect_* and finish.
 # Each expect_* is one test case; finish prints "N passed, N failed, N skipped".
 XSA_BIN=${XSA_BIN:-./xsa-eval}
+# The tests' grep/sed ranges ([a-z], [A-Z_0-9]) and sort orders mean bytes: under some locales
+# (tr_TR: i and I sort apart from a-z) they would not, and documented flags or error names
+# would seem missing. (Python keeps reading and writing UTF-8 under C: PEP 538.)
+export LC_ALL=C
 _p=0 _f=0 _s=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -18,7 +18,7 @@ ROWS=(--rows allenai/openbookqa/main/test=500 --rows lighteval/siqa/default/vali
 # start_server NAME [ARGS..]: starts a server, sets URL_<NAME> to its base URL.
 start_server() {
     local name=$1; shift
-    python3 "$HERE/http_server.py" --port-file "$TMP/$name.port" --log "$TMP/$name.log" --lifetime 100 --stall 3 \
+    python3 "$HERE/http_server.py" --port-file "$TMP/$name.port" --log "$TMP/$name.log" --lifetime 600 --stall 3 \
         "${ROWS[@]}" "$@" 2>"$TMP/$name.err" &
     SERVER_PIDS="$SERVER_PIDS $!"
     for _ in $(seq 100); do [ -s "$TMP/$name.port" ] && break; sleep 0.05; done
@@ -158,7 +158,9 @@ expect_exit after_interrupt 0 "openbookqa +500 rows" -- dl --tasks openbookqa --
 # SIGKILL while holding the lock: the kernel releases the flock; the next run neither waits nor fails.
 C=$TMP/c24
 "$XSA_BIN" download --quiet --tasks openbookqa --cache-dir "$C" --datasets-server "$B/ki/slow/0" >/dev/null 2>&1 & p=$!
-sleep 0.5; kill -KILL $p; wait $p 2>/dev/null
+# (once it holds the lock and a page is on its way, however long it took to start)
+for _ in $(seq 400); do [ -f "$C/openbookqa/.lock" ] && [ "$(hits /ki/slow/0)" -ge 1 ] && break; sleep 0.05; done
+kill -KILL $p; wait $p 2>/dev/null
 [ -f "$C/openbookqa/.lock" ] && pass killed_lock_file_left || fail killed_lock_file_left "no lock file: the kill came too early to test anything"
 out=$(timeout 20 "$XSA_BIN" download --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0" 2>&1); rc=$?
 [ $rc = 0 ] && ! echo "$out" | grep -q "waiting" && pass killed_lock_released || fail killed_lock_released "exit $rc: $out"

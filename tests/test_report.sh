@@ -8,7 +8,8 @@ E=reports/examples
 # Golden comparison: written under $TMP, the temp folder normalised back to reports/examples/.
 "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/sa_vs_xsa.md" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && pass compare_exit_0 || fail compare_exit_0 "exit $rc"
-sed "s#$TMP/#$E/#g" "$TMP/sa_vs_xsa.md" >"$TMP/sa_vs_xsa.norm.md"
+# (a TMPDIR with spaces is quoted in the recorded command: 'TMP/x.md' reads as E/x.md)
+sed "s#'$TMP/\([^']*\)'#$E/\1#g; s#$TMP/#$E/#g" "$TMP/sa_vs_xsa.md" >"$TMP/sa_vs_xsa.norm.md"
 for f in sa_vs_xsa.norm.md:sa_vs_xsa.md sa_vs_xsa_delta.svg:sa_vs_xsa_delta.svg sa_vs_xsa_acc.svg:sa_vs_xsa_acc.svg; do
     got=${f%%:*} want=${f##*:}
     if cmp -s "$TMP/$got" "$E/$want"; then pass "golden_$want"
@@ -19,7 +20,7 @@ else fail chart_links_relative "no relative link to the delta chart"; fi
 
 "$XSA_BIN" report $F/sa.json $F/xsa.json $F/xsa_regressed.json -o "$TMP/report.md" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && pass report_exit_0 || fail report_exit_0 "exit $rc"
-sed "s#$TMP/#$E/#g" "$TMP/report.md" >"$TMP/report.norm.md"
+sed "s#'$TMP/\([^']*\)'#$E/\1#g; s#$TMP/#$E/#g" "$TMP/report.md" >"$TMP/report.norm.md"
 if cmp -s "$TMP/report.norm.md" $E/report.md; then pass golden_report.md; else fail golden_report.md differs; diff "$TMP/report.norm.md" $E/report.md | head -6; fi
 if cmp -s "$TMP/report_acc.svg" $E/report_acc.svg; then pass golden_report_acc.svg; else fail golden_report_acc.svg differs; fi
 

@@ -57,7 +57,7 @@ case $got in *"--model '$TMP/a b|c' "*) pass run_command_quoted ;; *) fail run_c
 dots=$(printf './%.0s' $(seq 1400))
 run --model $M --data-dir "$D/$dots" --output "$TMP/ol/$dots" >/dev/null 2>&1
 fl=$(ls "$TMP"/ol/sa/results_*.json 2>/dev/null | head -1)
-got=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["xsa_eval"]["command"]; print(len(c) > 5600, c.endswith("/ol/" + "./" * 1400))' "$fl" 2>&1)
+got=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["xsa_eval"]["command"]; print(len(c) > 5600, c.rstrip("\x27").endswith("/ol/" + "./" * 1400))' "$fl" 2>&1)
 [ "$got" = "True True" ] && pass run_command_long_whole || fail run_command_long_whole "$got"
 expect_exit run_command_long_report 0 "$dots" -- "$XSA_BIN" report "$fl"
 expect_exit run_command_long_compare 0 "wrote" -- "$XSA_BIN" compare "$fl" "$fl" -o "$TMP/ol.md"
