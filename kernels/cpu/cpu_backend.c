@@ -237,11 +237,11 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     }
     st->gemm = (enum cpu_gemm_kind)kind;
     // A forced OpenBLAS that rounds a row by its place in a tile makes scores depend on the
-    // batch in the last bits: allowed (for measuring), never silent.
+    // batch in the last bits: allowed (for measuring), never silent (a warning: --quiet keeps it).
     int variant = force && !strcmp(force, "blas") &&
                   cpu_gemm_blas_invariant(shapes, (int)(sizeof shapes / sizeof shapes[0])) == 0;
     if (variant)
-        fprintf(stderr, "xsa-eval: XSA_CPU_GEMM=blas: OpenBLAS core %s rounds a row by its place in a tile, "
+        fprintf(stderr, "xsa-eval: warning: XSA_CPU_GEMM=blas: OpenBLAS core %s rounds a row by its place in a tile, "
                         "so scores can change in the last bits with the batch (--batch-tokens, --no-share); "
                         "unset XSA_CPU_GEMM for batch-invariant scores\n", openblas_get_corename());
     // A forced attention kernel (XSA_CPU_ATTN; tests run both).
