@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 #include "common/fileio.h"
-#include "common/grow.h"
 #include "common/json_read.h"
 #include "common/xalloc.h"
+#include "model/safetensors.h"
 
 // One part of a repo id as the Hub accepts it: [A-Za-z0-9._-], not starting or ending with
 // '-' or '.', no "--" or ".." (the Hub's rule; it also keeps the cache folder name unambiguous).
@@ -113,6 +113,17 @@ void hub_names_free(char **names, int n) {
     free(names);
 }
 
+// Orders weight_map entries by shard name, then by position (the first of each name sorts first).
+struct shard_ref {
+    const char *name;
+    int at;
+};
+static int cmp_shard_ref(const void *a, const void *b) {
+    const struct shard_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
 int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *err) {
     *names = NULL;
     *n = 0;
@@ -127,20 +138,39 @@ int hub_index_shards(const char *index_path, char ***names, int *n, xsa_error *e
     if (!idx) return XSA_EBADINPUT;
     cJSON *wm = cJSON_GetObjectItemCaseSensitive(idx, "weight_map"), *e;
     if (!cJSON_IsObject(wm)) rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a weights index (no weight_map object)", index_path);
-    size_t cap = 0;
+    int total = rc ? 0 : cJSON_GetArraySize(wm), k = 0;
+    struct shard_ref *ref = xsa_calloc(total > 0 ? (size_t)total : 1, sizeof *ref);
     cJSON_ArrayForEach(e, wm) {
-        if (rc) break;
+        if (rc || k >= total) break;
         if (!cJSON_IsString(e) || !hub_good_filename(e->valuestring)) {
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: weight_map['%.100s'] is not a plain file name", index_path, e->string);
             break;
         }
-        int seen = 0;
-        for (int i = 0; i < *n && !seen; i++) seen = !strcmp((*names)[i], e->valuestring);
-        if (seen) continue;
-        XSA_GROW(*names, cap, (size_t)*n + 1);
-        (*names)[*n] = xsa_strdup(e->valuestring);
-        (*n)++;
+        ref[k] = (struct shard_ref){e->valuestring, k};
+        k++;
     }
+    // The distinct names in the order they first appear, found by sorting (an index may list
+    // millions of tensors; comparing each with every name kept so far would take hours).
+    if (!rc && k > 0) {
+        qsort(ref, (size_t)k, sizeof *ref, cmp_shard_ref);
+        unsigned char *first = xsa_calloc((size_t)k, 1);
+        int distinct = 0;
+        for (int i = 0; i < k; i++)
+            if (i == 0 || strcmp(ref[i].name, ref[i - 1].name)) first[ref[i].at] = 1, distinct++;
+        if (distinct > ST_MAX_SHARDS) {
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: names %d shard files, more than the %d a checkpoint may have", index_path,
+                          distinct, ST_MAX_SHARDS);
+        } else {
+            *names = xsa_calloc((size_t)distinct, sizeof **names);
+            int i = 0;
+            cJSON_ArrayForEach(e, wm) {
+                if (i >= k) break;
+                if (first[i++]) (*names)[(*n)++] = xsa_strdup(e->valuestring);
+            }
+        }
+        free(first);
+    }
+    free(ref);
     cJSON_Delete(idx);
     if (rc) {
         hub_names_free(*names, *n);

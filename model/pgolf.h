@@ -35,6 +35,7 @@ struct pg_tensors {
     char format[32];         // "int8_clean_per_row_v1" | "int6" | "state_dict"
     struct pg_entry e[PG_MAX_TENSORS];
     int n;
+    int32_t slot[2 * PG_MAX_TENSORS];  // the names, hashed (open addressing): entry index + 1; 0 empty
 };
 
 // The most bytes an artifact of n bytes may decompress to (a bound on bombs, far above the

@@ -192,6 +192,16 @@ int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size
     return rc;
 }
 
+// The slot of `name` in pt->slot: where it is, else the empty slot it would take. (An artifact
+// may hold PG_MAX_TENSORS entries: comparing each new name with every one before took minutes.)
+static size_t name_slot(const struct pg_tensors *pt, const char *name) {
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    size_t mask = sizeof pt->slot / sizeof pt->slot[0] - 1, i = (size_t)h & mask;
+    while (pt->slot[i] && strcmp(pt->e[pt->slot[i] - 1].name, name)) i = (i + 1) & mask;
+    return i;
+}
+
 static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t, const struct pv *scale, int kind, int bf16,
                      xsa_error *err) {
     if (pt->n == PG_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", pt->path, PG_MAX_TENSORS);
@@ -202,12 +212,13 @@ static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t
     for (int more = 1; more;) {
         more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
     }
-    for (int i = 0; i < pt->n; i++)
-        if (!strcmp(pt->e[i].name, name))
-            return given != name ? xsa_fail(err, XSA_EBADINPUT, "%s: tensors '%s' and '%s' are one weight, with and without "
-                                            "a compiled or DDP model's prefix; the file holds two state dicts", pt->path,
-                                            given, name)
-                                 : xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is there twice", pt->path, name);
+    size_t h = name_slot(pt, name);
+    if (pt->slot[h])
+        return given != name ? xsa_fail(err, XSA_EBADINPUT, "%s: tensors '%s' and '%s' are one weight, with and without "
+                                        "a compiled or DDP model's prefix; the file holds two state dicts", pt->path,
+                                        given, name)
+                             : xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is there twice", pt->path, name);
+    pt->slot[h] = pt->n + 1;
     pt->e[pt->n++] = (struct pg_entry){.name = name, .t = t, .scale = scale, .kind = kind, .bf16 = bf16};
     return 0;
 }
@@ -359,9 +370,8 @@ int pgolf_read_root(struct pg_tensors *pt, const struct pv *root, xsa_error *err
 }
 
 struct pg_entry *pgolf_find(struct pg_tensors *pt, const char *name) {
-    for (int i = 0; i < pt->n; i++)
-        if (!strcmp(pt->e[i].name, name)) return &pt->e[i];
-    return NULL;
+    size_t i = name_slot(pt, name);
+    return pt->slot[i] ? &pt->e[pt->slot[i] - 1] : NULL;
 }
 
 // Element k of a contiguous tensor as a float (F32, F16, BF16) or an integer (I8).

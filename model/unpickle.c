@@ -44,6 +44,7 @@ void unpickle_free(struct unpickler *u) {
     for (size_t i = 0; i < u->n_nodes; i++) {
         free(u->nodes[i]->s);
         free(u->nodes[i]->v);
+        free(u->nodes[i]->index);
         free(u->nodes[i]);
     }
     free(u->nodes);
@@ -51,11 +52,52 @@ void unpickle_free(struct unpickler *u) {
     u->n_nodes = u->cap_nodes = 0;
 }
 
+static uint64_t key_hash(const char *s) {
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+// The index slot of `key`: where its first pair is, else the empty slot it would take.
+static size_t index_slot(const struct pv *d, const char *key) {
+    size_t i = (size_t)key_hash(key) & d->index_mask;
+    while (d->index[i] && strcmp(d->v[2 * (d->index[i] - 1)]->s, key)) i = (i + 1) & d->index_mask;
+    return i;
+}
+
+// A dict's key index, for dicts too big to search pair by pair: a pickle of a few hundred KB
+// can hold millions of pairs (one key object, memoized, over and over), and a loader looking
+// each of 65536 names up in such a dict ran for hours. Pairs added since the last lookup (the
+// PGRP reader adds to a dict between lookups) go in as they are; the table doubles as it fills.
+static void index_dict(struct pv *d) {
+    size_t from = d->index_n;
+    if (!d->index || 2 * d->n > d->index_mask + 1) {
+        size_t cap = 64;
+        while (cap < 4 * d->n) cap *= 2;
+        free(d->index);
+        d->index = xsa_calloc(cap, sizeof *d->index);
+        d->index_mask = cap - 1;
+        from = 0;
+    }
+    for (size_t k = from; k < d->n; k++) {
+        if (d->v[2 * k]->kind != PV_STR) continue;
+        size_t i = index_slot(d, d->v[2 * k]->s);
+        if (!d->index[i]) d->index[i] = (uint32_t)(k + 1);  // a repeated key: the first pair answers, as before
+    }
+    d->index_n = d->n;
+}
+
 const struct pv *up_dict_get(const struct pv *d, const char *key) {
     if (!d || d->kind != PV_DICT) return NULL;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->v[2 * i]->kind == PV_STR && !strcmp(d->v[2 * i]->s, key)) return d->v[2 * i + 1];
-    return NULL;
+    if (d->n <= 16 || d->n >= UINT32_MAX) {
+        for (size_t i = 0; i < d->n; i++)
+            if (d->v[2 * i]->kind == PV_STR && !strcmp(d->v[2 * i]->s, key)) return d->v[2 * i + 1];
+        return NULL;
+    }
+    struct pv *m = (struct pv *)d;  // (the index is a cache; the dict itself is unchanged)
+    if (!m->index || m->index_n != m->n) index_dict(m);
+    size_t i = index_slot(m, key);
+    return m->index[i] ? m->v[2 * (m->index[i] - 1) + 1] : NULL;
 }
 
 // Appends one item (a DICT takes them in key, value pairs) to a container.

@@ -50,6 +50,10 @@ struct pv {
     int64_t offset;               // in elements
     int ndim;
     int64_t shape[UP_MAX_DIMS], stride[UP_MAX_DIMS];
+    // DICT: up_dict_get's hash of the string keys (pair index + 1; 0 empty), made by the first
+    // lookup in a big dict and again when pairs were added since (index_n: the pairs it covers)
+    uint32_t *index;
+    size_t index_mask, index_n;
 };
 
 // persistent_load: turns the persistent id `pid` into a PV_STORAGE node (*out, allocated by

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
+#include "common/vec.h"
 #include "model/hub_cache.h"
 #include "tests/check.h"
 
@@ -109,6 +110,32 @@ TEST(test_index_shards_and_missing) {
         snprintf(p, sizeof p, "%s/bad.index.json", dir);
         xsa_error e = {0};
         CHECK_MSG(hub_index_shards(p, &names, &n, &e) == XSA_EBADINPUT && names == NULL && n == 0, "%s", evil[i]);
+    }
+    // More distinct shards than a checkpoint may have (the loader's ST_MAX_SHARDS) is refused, by
+    // name, at once: the index of a stranger's repo once listed 100000 shard names, whose
+    // pairwise de-duplication ran for hours before anything was downloaded.
+    {
+        struct sbuf big = {0};
+        sbuf_puts(&big, "{\"weight_map\": {");
+        for (int i = 0; i < 100000; i++) sbuf_printf(&big, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, i);
+        sbuf_puts(&big, "}}");
+        put(dir, "bad.index.json", big.s);
+        sbuf_free(&big);
+        snprintf(p, sizeof p, "%s/bad.index.json", dir);
+        xsa_error e = {0};
+        CHECK(hub_index_shards(p, &names, &n, &e) == XSA_EBADINPUT && names == NULL && n == 0);
+        CHECK(strstr(e.msg, "bad.index.json: names 100000 shard files, more than the 1024") != NULL);
+        // Many tensors in few shards: the shards once each, in the order they first appear.
+        struct sbuf many = {0};
+        sbuf_puts(&many, "{\"weight_map\": {");
+        for (int i = 0; i < 100000; i++) sbuf_printf(&many, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, (i + 3) % 5);
+        sbuf_puts(&many, "}}");
+        put(dir, "bad.index.json", many.s);
+        sbuf_free(&many);
+        CHECK(hub_index_shards(p, &names, &n, &e) == 0 && n == 5);
+        CHECK(n == 5 && !strcmp(names[0], "s3.safetensors") && !strcmp(names[1], "s4.safetensors") &&
+              !strcmp(names[2], "s0.safetensors") && !strcmp(names[4], "s2.safetensors"));
+        hub_names_free(names, n);
     }
     const char *files[] = {"model.safetensors.index.json", "config.json", "s1.safetensors", "s2.safetensors",
                            "tokenizer.model", "bad.index.json"};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fileio.h"
+#include "common/timing.h"
 #include "tasks/adapters.h"
 #include "tasks/docbuild.h"
 #include "tasks/pystr.h"
@@ -398,6 +399,26 @@ TEST(hellaswag_preprocess_rules) {
     hellaswag_preprocess(s, strlen(s), &out);
     CHECK_STR(out.s, "a. b c d  e [no\nmatch] q]");  // values as Python's utils.preprocess gives
     sbuf_free(&out);
+    // re.sub(r"\[.*?\]", "", ...) where several '[' share one stop (a '\n' or the end), as Python gives.
+    static const char *const cases[][2] = {{"[[a]b", "b"}, {"x[[[\n[y]z", "x[[[\nz"}, {"[a\n[b]c[", "[a\nc["},
+                                           {"[[[[", "[[[["}, {"a[b[c\nd]e]f", "a[b[c\nd]e]f"}, {"[\n]", "[\n]"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sbuf o = {0};
+        hellaswag_preprocess(cases[i][0], strlen(cases[i][0]), &o);
+        CHECK_MSG(!strcmp(o.s, cases[i][1]), "%s -> %s", cases[i][0], o.s);
+        sbuf_free(&o);
+    }
+    // A row of 4 MiB of '[' (a stranger's HellaSwag copy) once took hours: each '[' scanned to the
+    // end for its ']'. It is one linear pass now, and the text stays as it is.
+    size_t big = (size_t)4 << 20;
+    char *b = malloc(big);
+    memset(b, '[', big);
+    double t0 = timing_now_s();
+    hellaswag_preprocess(b, big, &out);
+    CHECK(out.n == big && !memcmp(out.s, b, big));
+    CHECK_MSG(timing_now_s() - t0 < 10.0, "took %.1f s", timing_now_s() - t0);
+    sbuf_free(&out);
+    free(b);
 }
 
 RUN_TESTS(T(registry_has_nine_tasks), T(expand_groups_and_names), T(pystr_matches_python_cases),

@@ -4,8 +4,13 @@
 // torch computed (expected.json).
 #include <cJSON.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/timing.h"
+#include "common/vec.h"
+#include "model/pgolf.h"
 #include "model/safetensors.h"
 #include "model/torch_checkpoint.h"
 #include "model/unpickle.h"
@@ -328,6 +333,85 @@ TEST(test_empty_tensor_points_into_storage) {
     unpickle_free(&u);
 }
 
-RUN_TESTS(T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
+// A dict of a million pairs costs a pickle 4 bytes a pair (one memoized key and value, again and
+// again; zlib makes that nothing): a loader looking 20000 names up in it scanned every pair for
+// each (hours for the 65536 names an artifact may hold). up_dict_get hashes a big dict's keys once.
+TEST(test_unpickle_big_dict_lookups) {
+    struct sbuf p = {0};
+    sbuf_append(&p, "\x80\x02}q\x00X\x01\x00\x00\x00yq\x01Nq\x02" "00", 18);  // memo 1: "y", 2: None (popped)
+    for (int b = 0; b < 10; b++) {  // 10 SETITEMS of 100000 ("y", None) pairs each
+        sbuf_append(&p, "(", 1);
+        for (int i = 0; i < 100000; i++) sbuf_append(&p, "h\x01h\x02", 4);
+        sbuf_append(&p, "u", 1);
+    }
+    sbuf_append(&p, "(", 1);
+    for (int i = 0; i < 20000; i++) {  // then "k00000": 0, "k00001": 1, ...
+        char key[16];
+        snprintf(key, sizeof key, "k%05d", i);
+        sbuf_append(&p, "X\x06\x00\x00\x00", 5);
+        sbuf_append(&p, key, 6);
+        unsigned char v[3] = {'M', (unsigned char)(i & 255), (unsigned char)(i >> 8)};
+        sbuf_append(&p, (const char *)v, 3);
+    }
+    sbuf_append(&p, "X\x01\x00\x00\x00yK\x07u.", 10);  // "y" once more: the first pair still answers
+    struct unpickler u;
+    struct pv *r = NULL;
+    xsa_error err;
+    int rc = run(&u, p.s, p.n, &r, &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    CHECK(r && r->kind == PV_DICT && r->n == 1000000 + 20000 + 1);
+    double t0 = timing_now_s();
+    int found = 0;
+    for (int i = 0; r && i < 20000; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%05d", i);
+        const struct pv *v = up_dict_get(r, key);
+        found += v && v->kind == PV_INT && v->i == i;
+    }
+    CHECK_EQ_INT(found, 20000);
+    CHECK(r && up_dict_get(r, "k20000") == NULL && up_dict_get(r, "") == NULL);
+    CHECK(r && up_dict_get(r, "y") && up_dict_get(r, "y")->kind == PV_NONE);
+    CHECK_MSG(timing_now_s() - t0 < 5.0, "20000 lookups took %.1f s", timing_now_s() - t0);
+    unpickle_free(&u);
+    sbuf_free(&p);
+}
+
+// A parameter-golf state dict of PG_MAX_TENSORS names: each new name was compared with every one
+// before it (68 s for a 171 KB artifact); a repeated name is still refused, by name.
+TEST(test_pgolf_many_names) {
+    static struct pv t = {.kind = PV_TENSOR}, d = {.kind = PV_DICT};
+    struct pv *keys = calloc(PG_MAX_TENSORS + 1, sizeof *keys);
+    d.v = calloc(2 * (PG_MAX_TENSORS + 1), sizeof *d.v);
+    for (int i = 0; i < PG_MAX_TENSORS; i++) {
+        keys[i].kind = PV_STR;
+        keys[i].s = malloc(16);
+        snprintf(keys[i].s, 16, "blocks.%d.w", i);
+        d.v[2 * i] = &keys[i], d.v[2 * i + 1] = &t;
+    }
+    d.n = PG_MAX_TENSORS;
+    struct pg_tensors *pt = calloc(1, sizeof *pt);
+    pt->path = "many.pt";
+    xsa_error err = {0};
+    double t0 = timing_now_s();
+    CHECK_EQ_INT(pgolf_read_root(pt, &d, &err), 0);
+    CHECK_EQ_INT(pt->n, PG_MAX_TENSORS);
+    CHECK(pgolf_find(pt, "blocks.777.w") == &pt->e[777] && pgolf_find(pt, "blocks.65536.w") == NULL);
+    CHECK_MSG(timing_now_s() - t0 < 5.0, "took %.1f s", timing_now_s() - t0);
+    // "module.blocks.5.w" after 6 names: the same weight twice.
+    keys[6].s[0] = 0;
+    snprintf(keys[6].s = realloc(keys[6].s, 32), 32, "module.blocks.5.w");
+    d.n = 7;
+    memset(pt, 0, sizeof *pt);
+    pt->path = "many.pt";
+    CHECK_EQ_INT(pgolf_read_root(pt, &d, &err), XSA_EBADINPUT);
+    CHECK_STR(err.msg, "many.pt: tensors 'module.blocks.5.w' and 'blocks.5.w' are one weight, with and without a compiled or DDP "
+                       "model's prefix; the file holds two state dicts");
+    for (int i = 0; i < PG_MAX_TENSORS; i++) free(keys[i].s);
+    free(keys);
+    free(d.v);
+    free(pt);
+}
+
+RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values))

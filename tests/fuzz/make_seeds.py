@@ -67,3 +67,52 @@ for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", 
         if fn.endswith(".pt") or fn.endswith(".ptz"):
             with open(os.path.join(out, "pgolf", sub.replace("/", "_") + "_" + fn), "wb") as f:
                 f.write(struct.pack("<I", len(side)) + side + open(os.path.join(d, fn), "rb").read())
+
+# tasks/: one byte choosing the task (registry order), then a file of it: the canonical rows of
+# tests/fixtures/data/<task>, the original files of tests/fixtures/data/original/<dir> (with the
+# labels file after "\n--LST--\n"), the first lines only (inputs stay small).
+TASKS = ["arc_easy", "arc_challenge", "boolq", "hellaswag", "lambada_openai", "openbookqa", "piqa", "social_iqa",
+         "winogrande"]
+ORIG = {"arc_easy": ("arc_easy", "ARC-Easy-Test.jsonl", None), "arc_challenge": ("arc_challenge", "ARC-Challenge-Test.jsonl", None),
+        "boolq": ("boolq_superglue", "val.jsonl", None), "hellaswag": ("hellaswag", "hellaswag_val.jsonl", None),
+        "lambada_openai": ("lambada_openai", "lambada_test.jsonl", None), "openbookqa": ("openbookqa", "test.jsonl", None),
+        "piqa": ("piqa", "valid.jsonl", "valid-labels.lst"), "social_iqa": ("siqa", "dev.jsonl", "dev-labels.lst"),
+        "winogrande": ("winogrande", "dev.jsonl", "dev-labels.lst")}
+droot = os.path.join(os.path.dirname(__file__), "..", "fixtures", "data")
+os.makedirs(os.path.join(out, "tasks"), exist_ok=True)
+def head(path, n=3):
+    return b"".join(open(path, "rb").readlines()[:n])
+for i, t in enumerate(TASKS):
+    d = os.path.join(droot, t)
+    if os.path.isdir(d):
+        for fn in sorted(os.listdir(d)):
+            open(os.path.join(out, "tasks", t + "_" + fn), "wb").write(bytes([i]) + head(os.path.join(d, fn)))
+    sub, main, labels = ORIG[t]
+    p = os.path.join(droot, "original", sub, main)
+    if os.path.exists(p):
+        body = head(p)
+        if labels:
+            body += b"\n--LST--\n" + head(os.path.join(droot, "original", sub, labels))
+        open(os.path.join(out, "tasks", "orig_" + t), "wb").write(bytes([i]) + body)
+open(os.path.join(out, "tasks", "orig_boolq_google"), "wb").write(bytes([2 | 0x80]) + head(os.path.join(droot, "original", "boolq", "dev.jsonl")))
+open(os.path.join(out, "tasks", "orig_hellaswag_bz2"), "wb").write(
+    bytes([3]) + open(os.path.join(droot, "original", "hellaswag_text", "hellaswag_val_full.txt.bz2"), "rb").read())
+
+# reqstore/: a store of three records after the harness's header (flag 1), the same shared (3),
+# one with a torn tail, and a whole file with another scope's header (flag 0).
+import math
+def fnv(b):
+    h = 2166136261
+    for x in b:
+        h = ((h ^ x) * 16777619) & 0xffffffff
+    return h
+def rec(k, lp, g):
+    r = bytes([k]) * 16 + struct.pack("<d", lp) + bytes([g, 0, 0, 0])
+    return r + struct.pack("<I", fnv(r))
+os.makedirs(os.path.join(out, "reqstore"), exist_ok=True)
+recs = rec(1, -0.5, 1) + rec(2, -3.25, 0) + rec(3, -1e-9, 1)
+open(os.path.join(out, "reqstore", "three"), "wb").write(b"\x01" + recs)
+open(os.path.join(out, "reqstore", "three_shared"), "wb").write(b"\x03" + recs)
+open(os.path.join(out, "reqstore", "torn"), "wb").write(b"\x01" + recs + rec(4, -2.0, 0)[:20])
+h = b"XSAREQS1" + b"f" * 64
+open(os.path.join(out, "reqstore", "other_scope"), "wb").write(b"\x00" + h + struct.pack("<I", fnv(h)) + b"\0" * 4 + recs)

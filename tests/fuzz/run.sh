@@ -23,6 +23,7 @@ parquet) seeds=($F/parquet/*.parquet) ;;
 zip_range) seeds=($(find $F/torch -name '*.pt' | sort)) ;;  # torch.save files are zip archives
 encode) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/edge_cases.jsonl) ;;
 results) seeds=($F/results/*.json) ;;
+tasks|reqstore) seeds=(build/fuzz/seeds/$n) ;;
 caseops) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/sp_caseops/expected.tsv) ;;
 esac
 mkdir -p build/fuzz/corpus/$n build/fuzz/crashes/$n build/fuzz/seeds/$n
@@ -31,6 +32,8 @@ for s in "${seeds[@]}"; do [ -f "$s" ] && cp "$s" build/fuzz/seeds/$n/ 2>/dev/nu
 [ "$n" = llama2c ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = unpickle ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = pgolf ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
+[ "$n" = tasks ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
+[ "$n" = reqstore ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 FUZZ_FIXTURES=$F/tokenizers \
     build/fuzz/fuzz_$n -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=${MAX_LEN:-65536} \
     -artifact_prefix=build/fuzz/crashes/$n/ -print_final_stats=1 "$@" \
