@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "common/timing.h"
 #include "tasks/adapters.h"
 #include "tasks/docbuild.h"
 #include "tasks/pystr.h"
@@ -409,14 +408,13 @@ TEST(hellaswag_preprocess_rules) {
         sbuf_free(&o);
     }
     // A row of 4 MiB of '[' (a stranger's HellaSwag copy) once took hours: each '[' scanned to the
-    // end for its ']'. It is one linear pass now, and the text stays as it is.
+    // end for its ']'. It is one linear pass now, and the text stays as it is. (No clock here: speed is
+    // for bench/; a quadratic pass again would show as this test hanging.)
     size_t big = (size_t)4 << 20;
     char *b = malloc(big);
     memset(b, '[', big);
-    double t0 = timing_now_s();
     hellaswag_preprocess(b, big, &out);
     CHECK(out.n == big && !memcmp(out.s, b, big));
-    CHECK_MSG(timing_now_s() - t0 < 10.0, "took %.1f s", timing_now_s() - t0);
     sbuf_free(&out);
     free(b);
 }
