@@ -28,7 +28,7 @@ struct text_tok {               // how a text document becomes token ids
 
 // The document's tokens: the prefix token (ppl_prefix_token) then the text without specials;
 // without a prefix token the first text token is not scored, and its bytes (as the tokenizer
-// decodes it) are not counted for bits per byte. `where` names the document.
+// decodes it, where that is the text's start) are not counted for bits per byte. `where` names the document.
 static int add_text_doc(struct ppl_docs *d, const struct text_tok *t, const char *where, const char *s, size_t n,
                         xsa_error *err) {
     struct ivec ids = {0};
@@ -42,9 +42,15 @@ static int add_text_doc(struct ppl_docs *d, const struct text_tok *t, const char
     if (!rc) rc = ppl_docs_add(d, ids.v, ids.n, err);
     double bytes = (double)n;
     if (!rc && ids.n >= 2 && t->pre < 0) {  // the first text token is only context: its bytes are not scored either
+        // Its decoded text, as far as it is the document's start: a token holding part of a
+        // character decodes to U+FFFD (3 bytes) whatever it covers, and then none of it is taken
+        // off (the document counts at most 3 bytes of context as scored).
         struct sbuf first = {0};
         xsa_error none = {0};
-        if (!tokenizer_decode(t->tk, ids.v, 1, &first, &none)) bytes -= fmin((double)first.n, bytes);
+        size_t k = 0;
+        if (!tokenizer_decode(t->tk, ids.v, 1, &first, &none))
+            while (k < first.n && k < n && first.s[k] == s[k]) k++;
+        bytes -= (double)k;
         sbuf_free(&first);
     }
     if (!rc && ids.n >= 2) d->bytes += bytes;

@@ -3,7 +3,7 @@
 XSA_BIN=${XSA_BIN:-./xsa-eval}
 # The tests' grep/sed ranges ([a-z], [A-Z_0-9]) and sort orders mean bytes: under some locales
 # (tr_TR: i and I sort apart from a-z) they would not, and documented flags or error names
-# would seem missing. (Python keeps reading and writing UTF-8 under C: PEP 538.)
+# would seem missing. (Python keeps reading and writing UTF-8 under C: PEP 540's UTF-8 mode.)
 export LC_ALL=C
 _p=0 _f=0 _s=0
 TMP=$(mktemp -d)

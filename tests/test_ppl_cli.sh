@@ -50,6 +50,12 @@ json.dump(t, open(sys.argv[1] + "/tokenizer.json", "w"))
 EOF
 printf 'Is it?' > "$TMP/nobos.txt"
 expect_exit no_prefix_token_bytes 0 '"targets": 3,.*"bytes": 5,' -- sh -c "$P --model $TMP/nobos --text $TMP/nobos.txt --json - --quiet | tr -d '\\n'"
+# A first token that is a whole 2-byte character ("é is it?": 9 bytes, 7 scored); one that holds
+# only the first byte of "中" decodes to U+FFFD and takes nothing off (13 of 13, never fewer).
+printf '\303\251 is it?' > "$TMP/nobos2.txt"
+expect_exit no_prefix_token_bytes_char 0 '"targets": 3,.*"bytes": 7,' -- sh -c "$P --model $TMP/nobos --text $TMP/nobos2.txt --json - --quiet | tr -d '\\n'"
+printf '\344\270\255\346\226\207 is it?' > "$TMP/nobos3.txt"
+expect_exit no_prefix_token_bytes_split_char 0 '"targets": 8,.*"bytes": 13,' -- sh -c "$P --model $TMP/nobos --text $TMP/nobos3.txt --json - --quiet | tr -d '\\n'"
 expect_exit stride_over_context 2 "--stride 9 exceeds --context 8" -- $P --model $A --text "$TMP/doc.txt" --context 8 --stride 9
 expect_exit bad_buckets 2 "--buckets 64,32" -- $P --model $A --text "$TMP/doc.txt" --buckets 64,32
 expect_exit metric_not_used 2 "unknown flag .--metric." -- $P --model $A --text "$TMP/doc.txt" --metric acc

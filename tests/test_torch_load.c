@@ -381,8 +381,8 @@ TEST(test_pgolf_many_names) {
     d.v = calloc(2 * (PG_MAX_TENSORS + 1), sizeof *d.v);
     for (int i = 0; i < PG_MAX_TENSORS; i++) {
         keys[i].kind = PV_STR;
-        keys[i].s = malloc(16);
-        snprintf(keys[i].s, 16, "blocks.%d.w", i);
+        keys[i].s = malloc(32);
+        snprintf(keys[i].s, 32, "blocks.%d.w", i);
         d.v[2 * i] = &keys[i], d.v[2 * i + 1] = &t;
     }
     d.n = PG_MAX_TENSORS;
