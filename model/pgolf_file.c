@@ -14,6 +14,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "common/hash.h"
 #include "common/xalloc.h"
 #include "model/safetensors.h"
 
@@ -195,9 +196,7 @@ int pgolf_decompress(const unsigned char *d, size_t n, unsigned char **out, size
 // The slot of `name` in pt->slot: where it is, else the empty slot it would take. (An artifact
 // may hold PG_MAX_TENSORS entries: comparing each new name with every one before took minutes.)
 static size_t name_slot(const struct pg_tensors *pt, const char *name) {
-    uint64_t h = 14695981039346656037ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    size_t mask = sizeof pt->slot / sizeof pt->slot[0] - 1, i = (size_t)h & mask;
+    size_t mask = sizeof pt->slot / sizeof pt->slot[0] - 1, i = (size_t)xsa_hash_str(name) & mask;
     while (pt->slot[i] && strcmp(pt->e[pt->slot[i] - 1].name, name)) i = (i + 1) & mask;
     return i;
 }

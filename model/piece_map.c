@@ -1,16 +1,11 @@
-// piece_map.c: FNV-1a hashing with linear probing; the table stays at most half full.
+// piece_map.c: FNV-1a hashing (common/hash.h) with linear probing; the table stays at most half full.
 #include "model/piece_map.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/xalloc.h"
-
-static uint64_t piece_hash(const char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
 
 void piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t *lens, size_t n) {
     size_t cap = 16;
@@ -25,7 +20,7 @@ void piece_map_init(struct piece_map *m, const char *const *strs, const uint32_t
 int piece_map_add(struct piece_map *m, int32_t id) {
     const char *s = m->strs[id];
     size_t len = m->lens[id];
-    for (size_t i = piece_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
+    for (size_t i = xsa_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
         int32_t o = m->slots[i];
         if (o < 0) {
             m->slots[i] = id;
@@ -36,7 +31,7 @@ int piece_map_add(struct piece_map *m, int32_t id) {
 }
 
 int32_t piece_map_get(const struct piece_map *m, const char *s, size_t len) {
-    for (size_t i = piece_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
+    for (size_t i = xsa_hash(s, len) & m->mask;; i = (i + 1) & m->mask) {
         int32_t o = m->slots[i];
         if (o < 0) return -1;
         if (m->lens[o] == len && memcmp(m->strs[o], s, len) == 0) return o;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "common/json_read.h"
 #include "model/model_internal.h"
 #include "model/torch_checkpoint.h"
@@ -71,12 +72,6 @@ static int json_u64(const cJSON *j, uint64_t *out) {
 
 // ---- name index: open addressing over tensor indices, kept at most half full ----
 
-static uint64_t name_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h ^ (h >> 29);
-}
-
 // Adds tensors[i] to the index (its name is not there yet).
 static void index_add(struct safetensors *st, int i) {
     size_t cap = st->index ? st->index_mask + 1 : 0;
@@ -90,12 +85,12 @@ static void index_add(struct safetensors *st, int i) {
         st->index_mask = nc - 1;
         for (int k = 0; k < st->n_tensors; k++) {
             if (k == i) continue;
-            size_t h = (size_t)name_hash(st->tensors[k].name) & st->index_mask;
+            size_t h = (size_t)xsa_hash_str(st->tensors[k].name) & st->index_mask;
             while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
             st->index[h] = k;
         }
     }
-    size_t h = (size_t)name_hash(st->tensors[i].name) & st->index_mask;
+    size_t h = (size_t)xsa_hash_str(st->tensors[i].name) & st->index_mask;
     while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
     st->index[h] = i;
 }
@@ -378,7 +373,7 @@ int safetensors_open_dir(struct safetensors *st, const char *dir, xsa_error *err
 
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name) {
     if (!st->index) return NULL;
-    for (size_t h = (size_t)name_hash(name) & st->index_mask; st->index[h] >= 0; h = (h + 1) & st->index_mask)
+    for (size_t h = (size_t)xsa_hash_str(name) & st->index_mask; st->index[h] >= 0; h = (h + 1) & st->index_mask)
         if (!strcmp(st->tensors[st->index[h]].name, name)) return &st->tensors[st->index[h]];
     return NULL;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hash.h"
 #include "common/xalloc.h"
 #include "model/tokenizer_hf_priv.h"
 
@@ -34,17 +35,11 @@ int hft_json_bool(const cJSON *o, const char *key, int dflt) {
 
 // ---- string map ----
 
-static uint64_t hash_bytes(const char *k, size_t len) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
-}
-
 static void strmap_grow(struct hft_strmap *m) {
     size_t nc = m->cap ? m->cap * 2 : 1024;
     uint32_t *slots = xsa_calloc(nc, sizeof *slots);
     for (size_t e = 0; e < m->n; e++) {
-        size_t h = (size_t)hash_bytes(m->keys.s + m->offs[e], m->lens[e]) & (nc - 1);
+        size_t h = (size_t)xsa_hash(m->keys.s + m->offs[e], m->lens[e]) & (nc - 1);
         while (slots[h]) h = (h + 1) & (nc - 1);
         slots[h] = (uint32_t)e + 1;
     }
@@ -55,7 +50,7 @@ static void strmap_grow(struct hft_strmap *m) {
 
 int32_t hft_strmap_get(const struct hft_strmap *m, const char *k, size_t len) {
     if (!m->cap) return -1;
-    size_t h = (size_t)hash_bytes(k, len) & (m->cap - 1);
+    size_t h = (size_t)xsa_hash(k, len) & (m->cap - 1);
     for (;;) {
         uint32_t e = m->slots[h];
         if (!e) return -1;
@@ -67,7 +62,7 @@ int32_t hft_strmap_get(const struct hft_strmap *m, const char *k, size_t len) {
 
 int hft_strmap_put(struct hft_strmap *m, const char *k, size_t len, int32_t v) {
     if ((m->n + 1) * 2 > m->cap) strmap_grow(m);
-    size_t h = (size_t)hash_bytes(k, len) & (m->cap - 1);
+    size_t h = (size_t)xsa_hash(k, len) & (m->cap - 1);
     for (;;) {
         uint32_t e = m->slots[h];
         if (!e) break;

@@ -1,6 +1,7 @@
 // unpickle.c: the restricted unpickler (see unpickle.h). A value stack, a mark stack and a memo
 // of node pointers; nodes live until unpickle_free, so memo sharing needs no reference counts.
 #include "common/grow.h"
+#include "common/hash.h"
 #include "common/xalloc.h"
 #include "model/unpickle.h"
 
@@ -52,15 +53,9 @@ void unpickle_free(struct unpickler *u) {
     u->n_nodes = u->cap_nodes = 0;
 }
 
-static uint64_t key_hash(const char *s) {
-    uint64_t h = 14695981039346656037ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
-}
-
 // The index slot of `key`: where its first pair is, else the empty slot it would take.
 static size_t index_slot(const struct pv *d, const char *key) {
-    size_t i = (size_t)key_hash(key) & d->index_mask;
+    size_t i = (size_t)xsa_hash_str(key) & d->index_mask;
     while (d->index[i] && strcmp(d->v[2 * (d->index[i] - 1)]->s, key)) i = (i + 1) & d->index_mask;
     return i;
 }
