@@ -53,17 +53,21 @@ void unpickle_free(struct unpickler *u) {
     u->n_nodes = u->cap_nodes = 0;
 }
 
-// The index slot of `key`: where its first pair is, else the empty slot it would take.
-static size_t index_slot(const struct pv *d, const char *key) {
-    size_t i = (size_t)xsa_hash_str(key) & d->index_mask;
-    while (d->index[i] && strcmp(d->v[2 * (d->index[i] - 1)]->s, key)) i = (i + 1) & d->index_mask;
+static int key_is(const struct pv *k, const char *key, size_t len) {
+    return k->kind == PV_STR && k->len == len && !memcmp(k->s, key, len);
+}
+
+// The index slot of `key`: where its pair is, else the empty slot it would take.
+static size_t index_slot(const struct pv *d, const char *key, size_t len) {
+    size_t i = (size_t)xsa_hash(key, len) & d->index_mask;
+    while (d->index[i] && !key_is(d->v[2 * (d->index[i] - 1)], key, len)) i = (i + 1) & d->index_mask;
     return i;
 }
 
 // A dict's key index, for dicts too big to search pair by pair: a pickle of a few hundred KB
-// can hold millions of pairs (one key object, memoized, over and over), and a loader looking
-// each of 65536 names up in such a dict ran for hours. Pairs added since the last lookup (the
-// PGRP reader adds to a dict between lookups) go in as they are; the table doubles as it fills.
+// can hold millions of SETITEMs (one key object, memoized, over and over), and a loader looking
+// each of 65536 names up in such a dict ran for hours. Pairs added since the last lookup go in
+// as they are; the table doubles as it fills.
 static void index_dict(struct pv *d) {
     size_t from = d->index_n;
     if (!d->index || 2 * d->n > d->index_mask + 1) {
@@ -74,31 +78,46 @@ static void index_dict(struct pv *d) {
         d->index_mask = cap - 1;
         from = 0;
     }
-    for (size_t k = from; k < d->n; k++) {
-        if (d->v[2 * k]->kind != PV_STR) continue;
-        size_t i = index_slot(d, d->v[2 * k]->s);
-        if (!d->index[i]) d->index[i] = (uint32_t)(k + 1);  // a repeated key: the first pair answers, as before
-    }
+    for (size_t k = from; k < d->n; k++)
+        if (d->v[2 * k]->kind == PV_STR) d->index[index_slot(d, d->v[2 * k]->s, d->v[2 * k]->len)] = (uint32_t)(k + 1);
     d->index_n = d->n;
+}
+
+// The pair of string key `key` (len bytes), or SIZE_MAX.
+static size_t find_pair(const struct pv *d, const char *key, size_t len) {
+    if (d->n <= 16 || d->n >= UINT32_MAX) {
+        for (size_t i = 0; i < d->n; i++)
+            if (key_is(d->v[2 * i], key, len)) return i;
+        return SIZE_MAX;
+    }
+    struct pv *m = (struct pv *)d;  // (the index is a cache; the dict itself is unchanged)
+    if (!m->index || m->index_n != m->n) index_dict(m);
+    size_t i = index_slot(m, key, len);
+    return m->index[i] ? m->index[i] - 1 : SIZE_MAX;
 }
 
 const struct pv *up_dict_get(const struct pv *d, const char *key) {
     if (!d || d->kind != PV_DICT) return NULL;
-    if (d->n <= 16 || d->n >= UINT32_MAX) {
-        for (size_t i = 0; i < d->n; i++)
-            if (d->v[2 * i]->kind == PV_STR && !strcmp(d->v[2 * i]->s, key)) return d->v[2 * i + 1];
-        return NULL;
-    }
-    struct pv *m = (struct pv *)d;  // (the index is a cache; the dict itself is unchanged)
-    if (!m->index || m->index_n != m->n) index_dict(m);
-    size_t i = index_slot(m, key);
-    return m->index[i] ? m->v[2 * (m->index[i] - 1) + 1] : NULL;
+    size_t i = find_pair(d, key, strlen(key));
+    return i == SIZE_MAX ? NULL : d->v[2 * i + 1];
 }
 
 // Appends one item (a DICT takes them in key, value pairs) to a container.
 static void push_item(struct pv *c, struct pv *x) {
     XSA_GROW(c->v, c->cap, c->n + 1);
     c->v[c->n++] = x;
+}
+
+// d[k] = v as Python does it: a string key already there keeps its place and takes the new value.
+static void dict_set(struct pv *d, struct pv *k, struct pv *v) {
+    size_t i = k->kind == PV_STR ? find_pair(d, k->s, k->len) : SIZE_MAX;
+    if (i != SIZE_MAX) {
+        d->v[2 * i + 1] = v;
+        return;
+    }
+    XSA_GROW(d->v, d->cap, 2 * d->n + 2);
+    d->v[2 * d->n] = k, d->v[2 * d->n + 1] = v;
+    d->n++;
 }
 
 // ---- the machine ----
@@ -383,8 +402,10 @@ static int op_collect(struct up_state *s, enum pv_kind kind) {
     if (kind == PV_DICT && (s->sp - from) % 2) return bad(s, "DICT with an odd number of items");
     struct pv *c = up_new(s->u, kind);
     if (!c) return too_many(s);
-    for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
-    if (kind == PV_DICT) c->n /= 2;
+    if (kind == PV_DICT)
+        for (size_t i = from; i < s->sp; i += 2) dict_set(c, s->stack[i], s->stack[i + 1]);
+    else
+        for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
     s->sp = from;
     return push(s, c);
 }
@@ -404,9 +425,10 @@ static int add_items(struct up_state *s, size_t from, enum pv_kind kind) {
     struct pv *c = s->stack[from - 1];
     if (c->kind != kind) return bad(s, kind == PV_LIST ? "APPEND to something that is not a list" : "SETITEM on something that is not a dict");
     if (kind == PV_DICT && (s->sp - from) % 2) return bad(s, "SETITEMS with an odd number of items");
-    if (kind == PV_DICT) c->n *= 2;  // push_item counts entries; a dict counts pairs
-    for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
-    if (kind == PV_DICT) c->n /= 2;
+    if (kind == PV_DICT)
+        for (size_t i = from; i < s->sp; i += 2) dict_set(c, s->stack[i], s->stack[i + 1]);
+    else
+        for (size_t i = from; i < s->sp; i++) push_item(c, s->stack[i]);
     s->sp = from;
     return 0;
 }
