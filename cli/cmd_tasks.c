@@ -99,12 +99,17 @@ int cmd_tasks(int argc, char **argv) {
             }
             cJSON_AddItemToArray(arr, o);
         } else {
-            char c[200] = "no";
+            char c[4400] = "no";
             int pin = cached ? data_pinned(t, e.sha256) : -1;
             if (cached)
                 snprintf(c, sizeof c, "%ld rows, sha256 %.12s, %.10s (%s), %s", e.rows, e.sha256, e.time, e.source,
                          pin > 0 ? "pinned" : pin == 0 ? "NOT the pinned rows" : "no pin");
-            else if (strncmp(why, "not cached", 10)) snprintf(c, sizeof c, "no: invalid copy (run xsa-eval download --force --tasks %s)", t->name);
+            else if (strncmp(why, "not cached", 10)) {
+                // The command names this cache, not the default one (quoted for the shell when not plain).
+                const char *q = cache_dir && strpbrk(cache_dir, " \"$`\\") ? "'" : "";
+                snprintf(c, sizeof c, "no: invalid copy (run xsa-eval download --force --tasks %s%s%s%s%s)", t->name,
+                         cache_dir ? " --cache-dir " : "", q, cache_dir ? cache_dir : "", q);
+            }
             printf("%-15s %-10s %-11s %6d  %-36s %s\n", t->name, t->groups, t->split, t->n_docs, ds, c);
         }
     }

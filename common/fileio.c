@@ -129,7 +129,7 @@ int file_sync_dir(const char *dir, xsa_error *err) {
 
 // What to do about a write that found no room. (Messages name the file written, not its
 // temporary name, which is removed.)
-static const char *full_hint(int e) {
+const char *file_full_hint(int e) {
     return e == ENOSPC || e == EDQUOT ? " (the disk or quota is full: free space, or choose another folder)"
            : e == EFBIG               ? " (past the file-size limit, ulimit -f, or the filesystem's)"
            : e == EROFS               ? " (a read-only filesystem: choose another folder)"
@@ -149,7 +149,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        int rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s%s", path, strerror(errno), full_hint(errno));
+        int rc = xsa_fail(err, XSA_ERUNTIME, "%s: cannot create: %s%s", path, strerror(errno), file_full_hint(errno));
         free(tmp);
         free(dir);
         return rc;
@@ -161,16 +161,16 @@ int file_write_atomic(const char *path, const void *data, size_t len, xsa_error 
         ssize_t w = write(fd, p, left);
         if (w < 0) {
             if (errno == EINTR) continue;
-            rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s%s", path, strerror(errno), full_hint(errno));
+            rc = xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s%s", path, strerror(errno), file_full_hint(errno));
             break;
         }
         p += w;
         left -= (size_t)w;
     }
     if (!rc && fsync(fd) != 0)
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s%s", path, strerror(errno), full_hint(errno));
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s%s", path, strerror(errno), file_full_hint(errno));
     if (close(fd) != 0 && !rc)
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s%s", path, strerror(errno), full_hint(errno));
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s%s", path, strerror(errno), file_full_hint(errno));
     if (!rc && rename(tmp, path) != 0) rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", path, strerror(errno));
     if (rc) unlink(tmp);
     else rc = file_sync_dir(dir, err);  // the new name itself must survive a crash

@@ -25,6 +25,8 @@ void file_unmap(struct mapped_file *mf);
 // Writes `len` bytes to `path` via a temp file in the same folder, fsync, rename, fsync of the
 // folder: readers see the old file or the new one, never a partial one, also after a crash.
 int file_write_atomic(const char *path, const void *data, size_t len, xsa_error *err);
+// What to do about a failed write with errno `e` (" (the disk or quota is full: ...)"), or "".
+const char *file_full_hint(int e);
 
 // The one name of a writer's temp file: "<path>.tmp.<pid of this process>". 0, or -1 when it
 // does not fit in `n`.

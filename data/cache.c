@@ -168,7 +168,7 @@ static int write_all(int fd, const char *data, size_t len, const char *path, xsa
     for (size_t off = 0; off < len;) {
         ssize_t w = write(fd, data + off, len - off);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s", path, strerror(errno));
+        if (w < 0) return xsa_fail(err, XSA_ERUNTIME, "%s: write failed: %s%s", path, strerror(errno), file_full_hint(errno));
         off += (size_t)w;
     }
     return 0;

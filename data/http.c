@@ -317,6 +317,7 @@ static int xfer_decide(struct xfer *x) {
     if (aligned) return 0;
     if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
         snprintf(x->local_err, sizeof x->local_err, "%s: cannot truncate: %s", x->part_path, strerror(errno));
+        x->req->write_failed = 1;
         return -1;
     }
     x->resume_from = 0;
@@ -347,7 +348,9 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud) {
     }
     if (x->f) {
         if (fwrite(ptr, 1, n, x->f) != n) {
-            snprintf(x->local_err, sizeof x->local_err, "%s: write failed: %s", x->part_path, strerror(errno));
+            snprintf(x->local_err, sizeof x->local_err, "%s: write failed: %s%s", x->part_path, strerror(errno),
+                     file_full_hint(errno));
+            x->req->write_failed = 1;
             return 0;
         }
     } else {
@@ -463,14 +466,18 @@ static int xfer_start(struct http_client *c, struct xfer *x, xsa_error *err) {
         if (!x->f) {
             int e = errno;
             if (fd >= 0) close(fd);
-            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open for writing: %s", x->part_path, strerror(e));
+            x->req->write_failed = 1;
+            return xsa_fail(err, XSA_ERUNTIME, "%s: cannot open for writing: %s%s", x->part_path, strerror(e),
+                            file_full_hint(e));
         }
         struct stat st;
         if (fstat(fileno(x->f), &st) == 0) x->resume_from = (long long)st.st_size;
         if (x->own_part && x->resume_from > 0) validator_read(x);
         if (x->own_part && x->resume_from > 0 && !x->validator[0]) {  // bytes of an unknown version
-            if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0)
+            if (fflush(x->f) != 0 || ftruncate(fileno(x->f), 0) != 0) {
+                x->req->write_failed = 1;
                 return xsa_fail(err, XSA_ERUNTIME, "%s: cannot truncate: %s", x->part_path, strerror(errno));
+            }
             x->resume_from = 0;
         }
         curl_slist_free_all(x->hdrs);
@@ -516,13 +523,14 @@ static int xfer_close_file(struct xfer *x, int success, xsa_error *err) {
     if (!x->f) return 0;
     int rc = 0;
     if (success && (fflush(x->f) != 0 || fsync(fileno(x->f)) != 0))
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s", x->part_path, strerror(errno));
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: fsync failed: %s%s", x->part_path, strerror(errno), file_full_hint(errno));
     if (fclose(x->f) != 0 && !rc && success)
-        rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s", x->part_path, strerror(errno));
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: close failed: %s%s", x->part_path, strerror(errno), file_full_hint(errno));
     x->f = NULL;
     if (success && !rc && rename(x->part_path, x->req->dest_path) != 0)
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: rename failed: %s", x->req->dest_path, strerror(errno));
     if (success && !rc && x->own_part) validator_remove(x);
+    if (rc) x->req->write_failed = 1;
     return rc;
 }
 
@@ -640,6 +648,7 @@ int http_fetch(struct http_client *c, struct http_request *reqs, int n, int *not
         reqs[i].status = 0;
         reqs[i].revision[0] = '\0';
         reqs[i].range_total = -1;
+        reqs[i].write_failed = 0;
         if (reqs[i].dest_path) {
             const char *part = reqs[i].part_path;
             size_t m = strlen(part ? part : reqs[i].dest_path) + 6;

@@ -75,6 +75,8 @@ struct http_request {
     int tries;                 // attempts made
     char revision[64];         // X-Repo-Commit (Hub) or X-Revision (viewer) header of any response in the redirect chain
     long long range_total;     // with range: the file's full size from Content-Range
+    int write_failed;          // the failure was writing dest_path on this machine (a full disk, no
+                               // permission), not the network's
     struct http_hub_headers hub;
 };
 

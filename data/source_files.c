@@ -119,7 +119,14 @@ static int check_pin(const char *what, const char *path, const char *pin, int al
                     "pass --allow-data-change to accept it)", what, pin, sha);
 }
 
-static int zip_extract(const char *zpath, const char *member, const char *dest, xsa_error *err) {
+// Writes a file of the raw folder; a failure is this machine's (r->store_failed), not the source's.
+static int store_file(const char *dest, const void *data, size_t len, struct source_result *r, xsa_error *err) {
+    int rc = file_write_atomic(dest, data, len, err);
+    if (rc) r->store_failed = 1;
+    return rc;
+}
+
+static int zip_extract(const char *zpath, const char *member, const char *dest, struct source_result *r, xsa_error *err) {
     int zerr = 0;
     zip_t *z = zip_open(zpath, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
     if (!z) {
@@ -154,7 +161,7 @@ static int zip_extract(const char *zpath, const char *member, const char *dest, 
         rc = xsa_fail(err, XSA_ERUNTIME, "%s: member %s is damaged: %s", zpath, member, zip_file_strerror(f));
         goto out;
     }
-    rc = file_write_atomic(dest, buf, (size_t)st.size, err);
+    rc = store_file(dest, buf, (size_t)st.size, r, err);
 out:
     if (f) zip_fclose(f);
     zip_discard(z);
@@ -166,7 +173,10 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
                           int *not_found, xsa_error *err) {
     if (n <= 0 || n > SOURCE_MAX_FILES) return xsa_fail(err, XSA_EBADINPUT, "%s: bad file plan", c->t->name);
     int rc = cache_mkdirs(c->raw_dir, err);
-    if (rc) return rc;
+    if (rc) {
+        r->store_failed = 1;
+        return rc;
+    }
     // Under the task's lock: temps of our own names whose writer was killed (zip extraction).
     const char *bases[SOURCE_MAX_FILES] = {0};  // (GCC 12 at -O3 would call it maybe-uninitialized)
     for (int i = 0; i < n; i++) bases[i] = files[i].dest;
@@ -194,7 +204,10 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
         reqs[n_req++] = (struct http_request){.url = files[i].url, .dest_path = dl[i], .hf_auth = files[i].hf_auth,
                                               .max_bytes = files[i].max_bytes ? files[i].max_bytes : SOURCE_ORIGINAL_MAX_BYTES};
     }
-    if (n_req > 0 && (rc = http_fetch(c->http, reqs, n_req, not_found, err))) return rc;
+    if (n_req > 0 && (rc = http_fetch(c->http, reqs, n_req, not_found, err))) {
+        for (int k = 0; k < n_req; k++) r->store_failed |= reqs[k].write_failed;
+        return rc;
+    }
     str_copy(r->url, sizeof r->url, files[0].url);
     for (int k = 0; k < n_req; k++)
         if (reqs[k].revision[0] && !r->revision[0]) str_copy(r->revision, sizeof r->revision, reqs[k].revision);
@@ -226,10 +239,15 @@ int source_download_files(struct source_ctx *c, const struct source_file *files,
             // A member already fetched whose pinned digest still matches needs no network.
             int have = files[i].sha256 && file_exists(dest) && !sha256_file_hex(dest, sha, NULL) &&
                        !strcmp(sha, files[i].sha256);
-            if (!have && (rc = zip_range_fetch(c->http, files[i].url, files[i].member, RANGE_MEMBER_MAX, dest,
+            unsigned char *data = NULL;
+            size_t len = 0;
+            if (!have && (rc = zip_range_fetch(c->http, files[i].url, files[i].member, RANGE_MEMBER_MAX, &data, &len,
                                                not_found, err)))
                 return rc;
-        } else if ((rc = zip_extract(dl[i], files[i].member, dest, err))) {
+            rc = have ? 0 : store_file(dest, data, len, r, err);
+            free(data);
+            if (rc) return rc;
+        } else if ((rc = zip_extract(dl[i], files[i].member, dest, r, err))) {
             return rc;
         }
         if ((rc = check_pin(what, dest, files[i].sha256, c->opt->allow_data_change, &r->bad_data, err)))

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "common/fileio.h"
 #include "common/xalloc.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -120,8 +119,10 @@ static int get_range(struct http_client *http, const char *url, const char *rang
     return http_fetch(http, q, 1, not_found, err);
 }
 
-int zip_range_fetch(struct http_client *http, const char *url, const char *member, size_t max_size, const char *dest,
-                    int *not_found, xsa_error *err) {
+int zip_range_fetch(struct http_client *http, const char *url, const char *member, size_t max_size,
+                    unsigned char **out, size_t *len, int *not_found, xsa_error *err) {
+    *out = NULL;
+    *len = 0;
     struct http_request tail = {0}, cdq = {0}, loc = {0};
     char range[64];
     snprintf(range, sizeof range, "-%d", ZIP_RANGE_TAIL);
@@ -156,8 +157,10 @@ int zip_range_fetch(struct http_client *http, const char *url, const char *membe
     char what[1200];
     snprintf(what, sizeof what, "%.1000s!%.150s", url, member);
     if (!rc) rc = zip_range_inflate((unsigned char *)loc.body, loc.len, &e, what, &data, err);
-    if (!rc) rc = file_write_atomic(dest, data, e.usize, err);
-    free(data);
+    if (!rc) {
+        *out = data;
+        *len = e.usize;
+    }
     http_requests_free(&tail, 1);
     http_requests_free(&cdq, 1);
     http_requests_free(&loc, 1);

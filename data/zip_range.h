@@ -36,9 +36,10 @@ int zip_range_find_member(const unsigned char *cd, size_t len, const char *membe
 int zip_range_inflate(const unsigned char *local, size_t len, const struct zip_entry *e, const char *where,
                       unsigned char **out, xsa_error *err);
 
-// The three steps over HTTP (2 or 3 requests), writing the member to `dest` (atomically).
-// *not_found is set on an HTTP 404. The server must answer Range requests with 206.
-int zip_range_fetch(struct http_client *http, const char *url, const char *member, size_t max_size, const char *dest,
-                    int *not_found, xsa_error *err);
+// The three steps over HTTP (2 or 3 requests): the member's bytes, (*len) malloc'd into *out
+// (the caller stores them). *not_found is set on an HTTP 404. The server must answer Range
+// requests with 206.
+int zip_range_fetch(struct http_client *http, const char *url, const char *member, size_t max_size,
+                    unsigned char **out, size_t *len, int *not_found, xsa_error *err);
 
 #endif

@@ -66,12 +66,15 @@ expect_exit cached_second_time 0 "openbookqa .*cached" -- dl --tasks openbookqa 
 [ "$before" = 5 ] && pass viewer_five_pages || fail viewer_five_pages "$before requests for 500 rows"
 # Another task's copy moved into a task's folder is not that task's, whatever its rows.
 mkdir -p "$TMP/c1x/arc_easy" && cp "$C"/openbookqa/test.jsonl "$C"/openbookqa/test.manifest.json "$TMP/c1x/arc_easy/"
+mkdir -p "$TMP/c1x/openbookqa" && cp "$C"/openbookqa/test.manifest.json "$TMP/c1x/openbookqa/" && echo '{}' > "$TMP/c1x/openbookqa/test.jsonl"
 expect_exit cache_other_task 3 "arc_easy/test.manifest.json: the manifest is openbookqa's test split, not arc_easy's test" -- \
     dl --tasks arc_easy --cache-dir "$TMP/c1x" --offline
 grep -q '"ua": "xsa-eval/[0-9]' "$LOG" && pass user_agent || fail user_agent "no xsa-eval User-Agent in $LOG"
 sha=$(sha256sum "$C/openbookqa/test.jsonl" | cut -c1-12)
 expect_exit tasks_shows_cached 0 "openbookqa .* 500 +allenai/openbookqa/main +500 rows, sha256 $sha" -- "$XSA_BIN" tasks --cache-dir "$C"
 expect_exit tasks_shows_missing 0 "arc_easy .*ARC-Easy +no" -- "$XSA_BIN" tasks --cache-dir "$C"
+# A damaged copy: the command that replaces it names this cache, not the default one.
+expect_exit tasks_shows_invalid 0 "openbookqa .* no: invalid copy \(run xsa-eval download --force --tasks openbookqa --cache-dir $TMP/c1x\)" -- "$XSA_BIN" tasks --cache-dir "$TMP/c1x"
 expect_exit tasks_json 0 '"cached":[[:space:]]*true' -- "$XSA_BIN" tasks --cache-dir "$C" --json
 expect_exit offline_cached 0 "openbookqa .*cached" -- dl --tasks openbookqa --cache-dir "$C" --offline
 expect_exit offline_missing 3 "arc_easy: not available offline.*xsa-eval download --tasks arc_easy" -- dl --tasks arc_easy --cache-dir "$C" --offline
@@ -192,6 +195,18 @@ left=$(find "$C" -name '*.part' -printf '%p (%s bytes) ')
 expect_exit part_write_error 3 "write failed: File too large" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --source hub --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/we/ok/0" --allow-data-change
 left=$(find "$C" -name '*.part' -printf '%p (%s bytes) ')
 [ -z "$left" ] && pass write_error_no_part_left || fail write_error_no_part_left "$left"
+# A write error in the raw folder (a full disk) is this machine's, not the network's: said as
+# a storing failure with its fix and no network hint, and no further source is tried (none
+# could store either). Also for a zip member extracted after a complete download.
+out=$(bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --tasks lambada_openai --cache-dir "$C" \
+      --datasets-server "$B/wv/404/0" --hf-endpoint "$B/wh/ok/0" --originals-mirror "$B/wo/ok/0" --allow-data-change 2>&1); rc=$?
+[ $rc = 3 ] && echo "$out" | grep -qE "^xsa-eval: lambada_openai: storing the download failed: .*lambada_test.jsonl.part: write failed: File too large \(past the file-size limit" &&
+    ! echo "$out" | grep -q "check the network" && [ "$(hits /wo/ok/0)" = 0 ] && pass part_write_error_is_local ||
+    fail part_write_error_is_local "exit $rc, $(hits /wo/ok/0) requests to the original: $out"
+out=$(bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --tasks winogrande --cache-dir "$C" \
+      --source original --originals-mirror "$B/wz/ok/0" --allow-data-change 2>&1); rc=$?
+[ $rc = 3 ] && echo "$out" | grep -qE "^xsa-eval: winogrande: storing the download failed: .*dev.jsonl: write failed: File too large" &&
+    ! echo "$out" | grep -q "check the network" && pass zip_extract_write_error_is_local || fail zip_extract_write_error_is_local "exit $rc: $out"
 C=$TMP/c26
 expect_exit part_kept_said 3 "Connection reset.*[0-9]+ bytes kept in .*lambada_test.jsonl.part; the next download resumes from there" -- dl --tasks lambada_openai --cache-dir "$C" --hf-endpoint "$B/kp/reset/99" --source hub --allow-data-change
 kept=$(stat -c %s "$C/raw/lambada_openai/lambada_test.jsonl.part" 2>/dev/null || echo 0)
@@ -288,7 +303,7 @@ expect_exit time_limit_in_flight 3 "curl error 28.*the 1 s limit" -- env XSA_HTT
 
 # A write error (here: a file size limit, as a full disk would) keeps the previous copy valid.
 C=$TMP/c7
-expect_exit disk_full 3 "openbookqa: storing the download failed: .*write failed: File too large$" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --force --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
+expect_exit disk_full 3 "openbookqa: storing the download failed: .*write failed: File too large \(past the file-size limit, ulimit -f, or the filesystem's\)$" -- bash -c 'trap "" XFSZ; ulimit -f 40; exec "$@"' _ "$XSA_BIN" download --quiet --force --source viewer --tasks openbookqa --cache-dir "$C" --datasets-server "$B/a/ok/0"
 cache_valid disk_full_previous_copy_valid "$C" openbookqa test 500
 [ -z "$(find "$C/openbookqa" -name '*.tmp.*')" ] && pass disk_full_no_temp_left || fail disk_full_no_temp_left "$(ls "$C/openbookqa")"
 
