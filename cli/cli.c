@@ -143,9 +143,15 @@ int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h,
     av[argc] = NULL;
     optind = 1;
     opterr = 0;
-    int rc = 0, key;
-    while (!rc && (key = getopt_long(argc, av, shorts, lo, NULL)) != -1) {
-        if (key == 'h') {
+    int rc = 0, key, li;
+    while (!rc && (li = -1, key = getopt_long(argc, av, shorts, lo, &li)) != -1) {
+        // A long flag is its whole name: getopt_long also takes a prefix (--lim for --limit),
+        // which --help does not list and a later flag could make mean another one.
+        const char *typed = li >= 0 ? av[optind - 1 - (optarg && optarg == av[optind - 1])] : NULL;
+        size_t typed_len = typed ? strcspn(typed + 2, "=") : 0;
+        if (typed && typed_len != strlen(lo[li].name)) {
+            rc = cli_fail(c, "unknown flag '--%.*s'; did you mean --%s?", (int)typed_len, typed + 2, lo[li].name);
+        } else if (key == 'h') {
             cli_usage(c, stdout);
             rc = -1;
         } else if (key == ':') {

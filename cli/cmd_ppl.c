@@ -526,7 +526,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         return xsa_fail(err, XSA_EBADINPUT, "--stride does not apply to %s's test-time training: it scores each document in "
                         "chunks of TTT_CHUNK_SIZE targets, each in a window of up to TTT_EVAL_SEQ_LEN tokens (--ttt-set)",
                         a->model[0]);
-    ttt_settings_init(&tts, recipe);
+    ttt_settings_of_model(&tts, &r->m[0]);
     if (a->ttt && a->ttt_set && (rc = ttt_settings_parse(&tts, a->ttt_set, err))) return rc;
     ttt_settings_describe(&tts, ttt_desc, sizeof ttt_desc);
     for (int i = 0; a->ttt && i < a->n_models && !rc; i++) {  // each model adapts on the stream as it scores it

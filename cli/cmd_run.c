@@ -157,8 +157,22 @@ int cmd_run(int argc, char **argv) {
     static struct hub_model hub[RUN_MAX_MODELS];
     struct hub_fetch_options ho = {.offline = o.data.offline, .quiet = o.quiet, .endpoint = o.data.hf_endpoint,
                                    .ca_bundle = o.data.ca_bundle};
-    for (int m = 0; m < o.n_models; m++)
+    const char *typed[RUN_MAX_MODELS];  // (a repo id's path becomes its snapshot's)
+    for (int m = 0; m < o.n_models; m++) {
+        typed[m] = o.models[m];
         if ((rc = cli_model_path(&cmd, &o.models[m], &ho, &hub[m], &o.hub[m]))) return rc;
+    }
+    // One checkpoint named twice (demo/sa and ./demo/sa/) would be scored twice and compared
+    // with itself: every other setting of run applies to both models alike.
+    if (o.n_models == 2) {
+        char *a = realpath(o.models[0], NULL), *b = a ? realpath(o.models[1], NULL) : NULL;
+        if (b && !strcmp(a, b))
+            rc = cli_fail(&cmd, "--model %s and --model %s are the same checkpoint (%s); give two different checkpoints "
+                          "to compare, or one --model", typed[0], typed[1], a);
+        free(a);
+        free(b);
+        if (rc) return rc;
+    }
     // Spelling mistakes in --device / --dtype are usage errors: report them before any data is
     // fetched (the backend, which checks them fully, opens only after the data is ready).
     if (strcmp(o.device, "auto") && strcmp(o.device, "cpu") && strncmp(o.device, "cuda", 4)) {

@@ -31,6 +31,11 @@ static int open_for_read(const char *path, int regular_only, xsa_error *err) {
         xsa_fail(err, XSA_EBADINPUT, "%s: not a regular file (a FIFO, device or folder); give the file itself", path);
         return -1;
     }
+    if (S_ISDIR(st.st_mode)) {  // (a folder opens, and its read would say only "Is a directory")
+        close(fd);
+        xsa_fail(err, XSA_EBADINPUT, "%s: a folder, not a file; give the file itself", path);
+        return -1;
+    }
     int fl = regular_only ? fcntl(fd, F_GETFL) : -1;
     if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;

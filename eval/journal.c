@@ -59,14 +59,16 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
             fprintf(stderr, "xsa-eval: resuming from %s: %zu distinct requests already scored\n", j->journal_path,
                     j->journal.n);
     }
-    if (!rc && cache_dir) {
+    if (!rc && cache_dir) {  // (a failure here closes the journal just opened, and removes it while empty)
         char path[4200];
-        if ((rc = file_mkdirs(cache_dir, "choose a writable --cache-requests folder", err))) return rc;
-        if (snprintf(path, sizeof path, "%s/%.32s.xsar", cache_dir, model_scope) >= (int)sizeof path)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: --cache-requests path too long", cache_dir);
-        rc = reqstore_open(&j->cache, path, model_scope, 0, &dropped, err);
-        j->have_cache = !rc;
-        if (!rc && dropped && !quiet) dropped_note(path, dropped);
+        rc = file_mkdirs(cache_dir, "choose a writable --cache-requests folder", err);
+        if (!rc && snprintf(path, sizeof path, "%s/%.32s.xsar", cache_dir, model_scope) >= (int)sizeof path)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: --cache-requests path too long", cache_dir);
+        if (!rc) {
+            rc = reqstore_open(&j->cache, path, model_scope, 0, &dropped, err);
+            j->have_cache = !rc;
+            if (!rc && dropped && !quiet) dropped_note(path, dropped);
+        }
     }
     if (rc) journal_close(j, 0);
     return rc;

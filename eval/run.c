@@ -554,6 +554,8 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     char made_top[4096];  // the outermost folder of --output that this run creates, removed again if empty
     int made_output = file_first_missing(opt->output, made_top, sizeof made_top);
     rc = outdir_prepare_dir("--output", opt->output, err);
+    // And --cache-requests: a file or read-only folder there is the user's to change, said now.
+    if (!rc && opt->cache_requests) rc = outdir_prepare_dir("--cache-requests", opt->cache_requests, err);
     struct task_data tds[RUN_MAX_TASKS];
     int loaded = 0;
     for (int i = 0; i < n_tasks && !rc; i++) {

@@ -15,8 +15,11 @@
 #include "kernels/cpu/cpu_train.h"
 
 int ttt_recipe_of(const struct model *m) {
-    if (m->cfg.lanes_together)  // (2026-04-23's sparse gates, scaled, mark its recipe)
-        return m->cfg.attn_gate_scale != 1.0f && m->cfg.attn_gate_window ? TTT_2026_04_23 : TTT_2026_04_10;
+    // (2026-04-23's sparse gates mark its recipe: attn_gate_w on the first inputs only, at any
+    // SPARSE_ATTN_GATE_SCALE; its runs and 2026-04-29's leave the scale at 1)
+    if (m->cfg.lanes_together)
+        return m->layers[0].attn_gate_w && m->cfg.attn_gate_mult == 1 && m->cfg.attn_gate_window < m->cfg.d_model
+                   ? TTT_2026_04_23 : TTT_2026_04_10;
     // (gated skips: 2026-03-31 on; 2026-03-31's GPT, the last with the 2026-03 SmearGate, runs
     // 2026-03-23's eval_val_sliding_ttt)
     return m->cfg.layer_loops ? TTT_2026_04 : m->skip_gates && !m->smear_gate ? TTT_2026_04_04 : TTT_2026_03;
@@ -48,6 +51,15 @@ void ttt_settings_init(struct ttt_settings *s, int recipe) {
                                .g_respect_docs = 1};
     if (recipe == TTT_2026_04_23)  // (2026-04-27's defaults; its only function is the phased one)
         s->chunk_size = 48, s->weight_decay = 1.0, s->phased = 1;
+}
+
+void ttt_settings_of_model(struct ttt_settings *s, const struct model *m) {
+    ttt_settings_init(s, ttt_recipe_of(m));
+    if (s->recipe != TTT_2026_04_10 || !m->layers[0].attn_gate_w) return;
+    // Gates tell the records apart: 2026-04-16's output gate (its code's TTT_CHUNK_SIZE 48), and
+    // 2026-04-19/22's dense gate, whose only function is the phased one (chunks of 48 too).
+    s->chunk_size = 48;
+    if (m->cfg.attn_gate_mult == 1 && m->cfg.attn_gate_window == m->cfg.d_model) s->phased = 1;
 }
 
 // The settings by name: kind 0 the full-parameter recipes', 1 2026-04-10's, 2 either; whole numbers

@@ -50,7 +50,8 @@ struct ttt_settings {
     int g_epochs, g_chunk_tokens, g_batch_seqs, g_warmup_chunks, g_respect_docs;
 };
 
-// The recipe of the records whose GPT m is: TTT_2026_04_10 for the GPTs with side-by-side lanes
+// The recipe of the records whose GPT m is: TTT_2026_04_23 for the GPTs with side-by-side lanes
+// and sparse attention gates (2026-04-23 on), TTT_2026_04_10 for the other GPTs with those lanes
 // (2026-04-10 on), TTT_2026_04 for the other looped GPTs (NUM_LOOPS, 2026-04-05 on), TTT_2026_04_04 for the other GPTs with gated U-Net skips (skip_gates: 2026-04-04's
 // RECUR_LAYERS GPT), TTT_2026_03 for the GPT of 2026-03-20..29.
 int ttt_recipe_of(const struct model *m);
@@ -79,6 +80,11 @@ const char *ttt_settings_source(const struct ttt_settings *s);
 // GLOBAL_TTT_GRAD_CLIP 1 and GLOBAL_TTT_RESPECT_DOC_BOUNDARIES 1 (2026-04-13's code defaults
 // GLOBAL_TTT_LR 0.005, GLOBAL_TTT_EPOCHS 3 and PHASED_TTT_PREFIX_DOCS 10000).
 void ttt_settings_init(struct ttt_settings *s, int recipe);
+
+// The defaults of the records whose GPT m is: its recipe's, and for the GPTs with 2026-04-10's
+// lanes and attention gates their code's: 2026-04-16's (output gates) TTT_CHUNK_SIZE 48,
+// 2026-04-19/22's (dense gates) that and PHASED_TTT_ENABLED 1 (their only function).
+void ttt_settings_of_model(struct ttt_settings *s, const struct model *m);
 
 // "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by
 // spaces, commas or line breaks (TTT_ENABLED=1 is accepted and ignored), over s; a name of the other kind of

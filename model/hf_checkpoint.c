@@ -416,6 +416,9 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     if (rc) return rc;
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    if (access(path, F_OK) != 0 && errno == ENOENT)  // a run folder or a parent, not "cannot open config.json"
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no config.json in this folder, so it is not a checkpoint; pass the "
+                        "checkpoint's own folder (config.json + model.safetensors or pytorch_model.bin) or a checkpoint file", dir);
     struct hf_config hc;
     if ((rc = hf_config_parse_file(&hc, path, err))) return rc;
     struct safetensors st;

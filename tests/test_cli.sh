@@ -22,6 +22,19 @@ for c in run download tasks info tokenize logprobs compare report check; do
     expect_exit "${c}_unknown_flag" 2 "^xsa-eval $c: unknown flag '--frob' \(see xsa-eval $c --help\)$" -- "$XSA_BIN" $c --frob
     expect_exit "${c}_help" 0 "^usage: xsa-eval $c .*|^  -h, --help +this text$" -- "$XSA_BIN" $c --help
 done
+# A flag is its whole name: getopt_long alone would take --lim for --limit and --hel for --help,
+# prefixes that --help does not list and that a later flag could make mean something else.
+for c in run download tasks info tokenize logprobs ppl probe compare report check; do
+    expect_exit "${c}_abbreviated_flag" 2 "^xsa-eval $c: unknown flag '--hel'; did you mean --help\? \(see xsa-eval $c --help\)$" -- \
+        "$XSA_BIN" $c --hel
+done
+expect_exit run_abbreviated_limit 2 "^xsa-eval run: unknown flag '--lim'; did you mean --limit\?" -- \
+    "$XSA_BIN" run --model demo/sa --tasks piqa --lim 3 --offline --cache-dir "$TMP/empty-cache"
+expect_exit check_abbreviated_equals 2 "^xsa-eval check: unknown flag '--base'; did you mean --baseline\?" -- \
+    "$XSA_BIN" check --base=$F/xsa.json --results $F/xsa.json
+# A folder where a file is read names itself as one (not fread's "Is a directory").
+expect_exit compare_folder_input 2 "^xsa-eval compare: tests/fixtures/results: a folder, not a file; give the file itself$" -- \
+    "$XSA_BIN" compare $F/xsa.json tests/fixtures/results
 for c in "run --tasks" "download --tasks" "tasks --cache-dir" "info --model" "tokenize --tokenizer" "logprobs --model" \
          "compare -o" "report -o" "check --verdict"; do
     expect_exit "${c%% *}_missing_value" 2 "^xsa-eval ${c%% *}: ${c#* } needs a value" -- "$XSA_BIN" $c

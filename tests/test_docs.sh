@@ -50,6 +50,20 @@ cites=$(grep -rnE "reference/tasks\.md|anchors\.md|DESIGN\.md" --exclude-dir=.gi
     --exclude=test_docs.sh . 2>/dev/null | head -3)
 prod=$(grep -rn "\.\./shared" common data eval kernels model reports tasks 2>/dev/null | head -3)
 if [ -z "$cites$prod" ]; then pass repository_stands_alone; else fail repository_stands_alone "$cites $prod"; fi
+# README quotes the line `make test` ends with: the summary tests/run.sh prints.
+summary=$(grep -E '^echo "\$passed passed' tests/run.sh | sed -E 's/^echo "//; s/"$//; s/\$[a-z]+/N/g')
+if [ -n "$summary" ] && grep -qF "(ends with \"$summary\")" README.md; then pass readme_test_summary
+else fail readme_test_summary "README does not quote run.sh's summary '$summary'"; fi
+# Every key a results file holds is named in docs/results-format.md (the task names aside).
+"$X" run --model demo/sa --tasks all --limit 2 --data-dir tests/fixtures/data --allow-data-change --offline --device cpu \
+    --quiet --output "$TMP/keys" >/dev/null 2>&1
+keys=$(cat "$TMP"/keys/sa/results_*.json 2>/dev/null | grep -oE '^ *"[A-Za-z0-9_,-]+":' | tr -d ' ":' | sort -u)
+undoc=""
+for k in $keys; do
+    case " arc_easy arc_challenge boolq hellaswag lambada_openai openbookqa piqa social_iqa winogrande " in *" $k "*) continue ;; esac
+    grep -qE -- "(^|[^A-Za-z0-9_])$k([^A-Za-z0-9_]|$)" docs/results-format.md || undoc="$undoc $k"
+done
+if [ -n "$keys" ] && [ -z "$undoc" ]; then pass results_keys_documented; else fail results_keys_documented "not in docs/results-format.md:${undoc:- (no results file)}"; fi
 for d in lm-eval-semantics.md data-dir.md; do
     if ! grep -rqF "docs/$d" common data eval tasks README.md; then fail "cited_$d" "no code or README cites docs/$d"; else pass "cited_$d"; fi
 done

@@ -42,6 +42,8 @@ expect_exit missing_model 2 "--model is required" -- "$XSA_BIN" info
 expect_exit model_no_value 2 "needs a value" -- "$XSA_BIN" info --model
 expect_exit stray_argument 2 "unexpected argument" -- "$XSA_BIN" info --model $G extra
 expect_exit missing_file 2 "--model /nonexistent/ckpt: no such file or folder, nor a Hugging Face repo id" -- "$XSA_BIN" info --model /nonexistent/ckpt
+# A folder that is no checkpoint (its parent, say) names what is missing and what to pass.
+expect_exit folder_without_config 2 "^xsa-eval info: demo: no config.json in this folder, so it is not a checkpoint; pass the checkpoint's own folder" -- "$XSA_BIN" info --model demo
 expect_exit not_path_nor_repo 2 "--model bad id!!: no such file or folder, nor a Hugging Face repo id \\(org/name\\[@revision\\]\\)" -- "$XSA_BIN" info --model "bad id!!"
 expect_exit xsa_out_of_range 2 "layer 7 is out of range; the model has 3 layers" -- "$XSA_BIN" info --model $F/llama_gqa --xsa 7
 expect_exit xsa_garbage 2 "--xsa 'x1'" -- "$XSA_BIN" info --model $F/llama_gqa --xsa x1

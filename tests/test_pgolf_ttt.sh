@@ -108,6 +108,12 @@ expect_exit lora_record_line 0 "ttt document 11/11: 1440 targets, 6.97900[0-9] n
 # case "run": 6.992324323); 2026-04-19's dense gates under its eval_val_ttt_phased (gates_0419's
 # case "phased_one": 6.887503702).
 MG=tests/fixtures/pgolf/gates_0416/final_model.pt
+# Their code's defaults: 2026-04-16's TTT_CHUNK_SIZE 48; 2026-04-19's (dense gates) also its only
+# function, the phased one.
+expect_exit defaults_0416 0 "test-time training of .*gates_0416/final_model.pt as the eval_val_ttt_lora of 2026-04-10: .*TTT_CHUNK_SIZE=48 " -- \
+    $P --model $MG $WL --ttt --ttt-set "TTT_LORA_RANK=2 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=4"
+expect_exit defaults_0419 0 "test-time training of .*gates_0419/final_model.pt as the .*TTT_CHUNK_SIZE=48 .*PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=2000" -- \
+    $P --model tests/fixtures/pgolf/gates_0419/final_model.pt $WL --ttt --ttt-set "TTT_LORA_RANK=2 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=4"
 expect_exit lora_gates_0416 0 "ttt document 11/11: 1440 targets, 6.99232[0-9] nats/token" -- $P --model $MG $WL --ttt --ttt-set "$RUNL"
 expect_exit lora_gates_0419_phased 0 "ttt phase 1/1: global SGD on the first 5 of the 5 documents scored.*ttt document 11/11: 1440 targets, 6.88750[0-9] nats/token" -- \
     bash -c "$P --model tests/fixtures/pgolf/gates_0419/final_model.pt $WL --ttt --ttt-set '$(echo $RUNL | sed 's/TTT_BATCH_SIZE=4/TTT_BATCH_SIZE=3/') PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=5 GLOBAL_TTT_LR=0.01 GLOBAL_TTT_EPOCHS=2 GLOBAL_TTT_CHUNK_TOKENS=96 GLOBAL_TTT_BATCH_SEQS=2' 2>&1 | tr '\n' ' '"
@@ -116,6 +122,11 @@ expect_exit lora_gates_0419_phased 0 "ttt phase 1/1: global SGD on the first 5 o
 M27=tests/fixtures/pgolf/gates_0427/final_model.pt
 expect_exit recipe_0423 0 "test-time training of .*gates_0427/final_model.pt as the eval_val_ttt_phased of 2026-04-23 on: .*TTT_CHUNK_SIZE=48 .*TTT_LORA_ALPHA=144 TTT_WARM_START_A=1 PHASED_TTT_ENABLED=1 PHASED_TTT_PREFIX_DOCS=2000" -- \
     $P --model $M27 $WL --ttt --ttt-set "TTT_LORA_RANK=2"
+# The sparse gate marks the recipe whatever its scale: the runs of 2026-04-23, 2026-04-27
+# PR1787Base and 2026-04-29 leave SPARSE_ATTN_GATE_SCALE at its default, 1.0.
+mkdir -p "$TMP/g1"; cp $M27 "$TMP/g1/"; json_with tests/fixtures/pgolf/gates_0427/xsa_eval.json "$TMP/g1/xsa_eval.json" SPARSE_ATTN_GATE_SCALE 1.0
+expect_exit recipe_0423_scale1 0 "test-time training of .*g1/final_model.pt as the eval_val_ttt_phased of 2026-04-23 on: .*TTT_LORA_ALPHA=144 TTT_WARM_START_A=1 PHASED_TTT_ENABLED=1" -- \
+    $P --model "$TMP/g1/final_model.pt" $WL --ttt --ttt-set "TTT_LORA_RANK=2 TTT_EVAL_SEQ_LEN=64 TTT_BATCH_SIZE=4"
 expect_exit lora_warm_0427 0 "ttt document 11/11: 1440 targets, 6.88639[0-9] nats/token" -- \
     $P --model $M27 $WL --ttt --ttt-set "$RUNL PHASED_TTT_ENABLED=0 TTT_LORA_ALPHA=6 TTT_WEIGHT_DECAY=0.5 TTT_CHUNK_SIZE=16"
 # VAL_DOC_FRACTION: the record's random.Random(SEED).sample of the documents (case "sample": 6 of 11, 6.967115452).

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "eval/journal.h"
 #include "eval/reqstore.h"
 #include "tests/check.h"
 
@@ -103,4 +104,25 @@ TEST(torn_tail_cut_before_append) {
     rmdir(dir);
 }
 
-RUN_TESTS(T(overlapping_runs_keep_one_record_per_request), T(torn_tail_cut_before_append))
+// A journal opened before the request cache failed to open leaves nothing behind: no empty
+// journal in the model's folder (which would keep a failed run's --output folder).
+TEST(journal_open_failure_leaves_no_journal) {
+    char dir[] = "/tmp/xsa_journal_XXXXXX", cache[64], journal[128];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    FILE *f = fopen(cache, "w");  // a file where the cache folder should be
+    CHECK(f && fclose(f) == 0);
+    const char *scope = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    struct run_journal j;
+    xsa_error err = {0};
+    CHECK(journal_open(&j, dir, cache, scope, scope, 0, 1, 1, &err) != 0);
+    CHECK(strstr(err.msg, "not a folder") != NULL);
+    snprintf(journal, sizeof journal, "%s/journal_%.16s.xsaj", dir, scope);
+    CHECK_MSG(access(journal, F_OK) != 0, "%s was left behind", journal);
+    unlink(journal);
+    unlink(cache);
+    rmdir(dir);
+}
+
+RUN_TESTS(T(overlapping_runs_keep_one_record_per_request), T(torn_tail_cut_before_append),
+          T(journal_open_failure_leaves_no_journal))

@@ -25,6 +25,17 @@ mkdir -p "$TMP/rowloop/piqa" && ln -s validation.jsonl "$TMP/rowloop/piqa/valida
 expect_exit data_file_loop 2 "piqa/validation.jsonl: not a regular file \(a symbolic link in a loop\)" -- \
     run --model $M --tasks piqa --data-dir "$TMP/rowloop"
 expect_exit unknown_task 2 "unknown task or group 'nosuchtask'.*arc_easy" -- run --model $M --tasks nosuchtask --data-dir $D
+# The same checkpoint twice (here under two spellings of its path) would be scored twice and
+# compared with itself: refused before any work, nothing written.
+expect_exit same_model_twice 2 "^xsa-eval run: --model $M and --model \./$M/ are the same checkpoint .*; give two different checkpoints to compare, or one --model" -- \
+    run --model $M --model ./$M/ --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_same"
+[ -e "$TMP/o_same" ] && fail same_model_nothing_written "$(find "$TMP/o_same" | head -3 | tr '\n' ' ')" || pass same_model_nothing_written
+# A --cache-requests that is no folder is the user's to change (exit 2), said before any work; the
+# --output folder the run made is gone again.
+expect_exit cache_requests_file 2 "^xsa-eval run: README.md: not a folder; choose a writable --cache-requests folder$" -- \
+    run --model $M --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --cache-requests README.md \
+    --output "$TMP/o_crq"
+[ -e "$TMP/o_crq" ] && fail cache_requests_nothing_written "$(find "$TMP/o_crq" | head -3 | tr '\n' ' ')" || pass cache_requests_nothing_written
 expect_exit missing_model_dir 2 "/nonexistent" -- run --model /nonexistent --tasks piqa --data-dir $D --allow-data-change
 # A damaged second model stops the run before the first is scored: no results for either, and the
 # --output folder the run made is gone again.

@@ -154,14 +154,14 @@ left=$(ls "$TMP/o9/sa" | grep -v '^journal_' | tr '\n' ' ')
 [ $rc = 3 ] && grep -qE "o9/sa/samples_[a-z_]+_[0-9T.-]+_[0-9a-f]{6}\.jsonl: cannot write: File too large \(past the file-size limit, ulimit -f" "$TMP/o9.err" &&
     [ -z "$left" ] && pass file_size_limit_said || fail file_size_limit_said "exit $rc, left: $left; $(grep -v warning "$TMP/o9.err" | tail -1)"
 # A read-only --output (a read-only tmpfs; needs mount rights, else skipped): exit 2 before any data
-# is read; a read-only --cache-requests folder holding a store: exit 2 naming it.
+# is read; so is a read-only --cache-requests folder (holding a store), named with its flag.
 if mkdir -p "$TMP/ro" && mount -t tmpfs -o size=4m tmpfs "$TMP/ro" 2>/dev/null; then
     mkdir -p "$TMP/ro/out" "$TMP/ro/cache"
     run --model $M --output "$TMP/ro/w" --cache-requests "$TMP/ro/cache" >/dev/null 2>&1
     mount -o remount,ro "$TMP/ro"
     expect_exit output_read_only 2 "^xsa-eval run: --output $TMP/ro/out: cannot write in it: Read-only file system; choose a writable --output folder$" -- \
         run --model $M --output "$TMP/ro/out"
-    expect_exit cache_requests_read_only 2 "cache/[0-9a-f]+\.xsar: cannot open: Read-only file system; choose a folder this run can write in" -- \
+    expect_exit cache_requests_read_only 2 "^xsa-eval run: --cache-requests $TMP/ro/cache: cannot write in it: Read-only file system; choose a writable --cache-requests folder$" -- \
         run --model $M --output "$TMP/o10" --cache-requests "$TMP/ro/cache"
     umount "$TMP/ro"
 else
