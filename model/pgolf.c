@@ -439,6 +439,14 @@ static int configure_record_line(struct model_config *c, struct pg_tensors *pt, 
         if (!a->set[A_LN_SCALE])
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no LN_SCALE is given, which the file does not record (those records default to 1); give LN_SCALE in xsa_eval.json or --arch",
                             src, path, why);
+        // (and where XSA ran and how many dimensions RoPE turns: every one of those records sets
+        // both, and the defaults, no XSA and all dimensions, would score another model)
+        if (!a->set[A_XSA_LAST_N])
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no XSA_LAST_N is given, which the file does not record (every such record runs XSA in its last layers); give the XSA_LAST_N its run used (0: none) in xsa_eval.json or --arch",
+                            src, path, why);
+        if (!a->set[A_ROPE_DIMS])
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no ROPE_DIMS is given, which the file does not record (those records rotate 16 dimensions; 0: all); give ROPE_DIMS in xsa_eval.json or --arch",
+                            src, path, why);
         if (!swiglu && !a->set[A_NEGATIVE_SLOPE])
             return xsa_fail(err, XSA_EBADINPUT, "%s: %s has the 2026-03-22+ records' %s but no NEGATIVE_SLOPE is given, which the file does not record (0.5 from 2026-03-23: leaky_relu(x, 0.5)^2; 0: relu^2, as 2026-03-22); give NEGATIVE_SLOPE in xsa_eval.json or --arch",
                             src, path, why);

@@ -190,6 +190,12 @@ side LN_SCALE
 expect_exit ln_scale_missing 2 "xsa_eval.json: .*final_model.pt has the 2026-03-22\+ records' weight banks but no LN_SCALE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
 side NEGATIVE_SLOPE
 expect_exit slope_missing 2 "final_model.int6.ptz has the 2026-03-22\+ records' value embeddings but no NEGATIVE_SLOPE is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.int6.ptz"
+# Where XSA ran and how many dimensions RoPE turns: set by every such record, recorded by no file
+# (the defaults, no XSA and all dimensions, would score another model).
+side XSA_LAST_N
+expect_exit xsa_last_n_missing 2 "xsa_eval.json: .*final_model.pt has the 2026-03-22\+ records' weight banks but no XSA_LAST_N is given, which the file does not record" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
+side ROPE_DIMS
+expect_exit rope_dims_missing 2 "final_model.int6.ptz has the 2026-03-22\+ records' value embeddings but no ROPE_DIMS is given" -- "$XSA_BIN" info --model "$TMP/rl/final_model.int6.ptz"
 side GATED_ATTENTION 1
 expect_exit gated_attention_disagrees 2 "xsa_eval.json: GATED_ATTENTION = 1 disagrees with .*final_model.pt, which has no blocks.0.attn.attn_gate.weight; fix the architecture file" -- "$XSA_BIN" info --model "$TMP/rl/final_model.pt"
 # The options these records leave off (gated attention, DTG, value residual, trigram) run when on.
