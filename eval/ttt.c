@@ -42,7 +42,7 @@ const char *ttt_settings_source(const struct ttt_settings *s) {
 void ttt_settings_init(struct ttt_settings *s, int recipe) {
     *s = (struct ttt_settings){.recipe = recipe, .lr = recipe == TTT_2026_04 ? 0.005 : 0.002, .momentum = 0.9,
                                .grad_clip = 1.0, .epochs = 3, .chunk_tokens = 32768,
-                               .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32,
+                               .freeze_blocks = recipe == TTT_2026_03 ? 2 : 0, .batch_seqs = 32, .qat = recipe == TTT_2026_03,
                                .lora_rank = 96, .chunk_size = 32, .eval_seq_len = 2048, .batch_size = 64, .grad_steps = 1,
                                .k_lora = 1, .mlp_lora = 1, .o_lora = 1, .lora_lr = 0.0001, .weight_decay = 0.5, .beta1 = 0,
                                .beta2 = 0.999, .lora_seed = 1337, .lora_alpha = recipe == TTT_2026_04_23 ? 144 : 0,
@@ -55,6 +55,7 @@ void ttt_settings_init(struct ttt_settings *s, int recipe) {
 
 void ttt_settings_of_model(struct ttt_settings *s, const struct model *m) {
     ttt_settings_init(s, ttt_recipe_of(m));
+    if (m->skip_gates) s->qat = 0;  // (2026-03-31's GPT: its QAT rounds softly, at a rate its run reached)
     if (s->recipe != TTT_2026_04_10 || !m->layers[0].attn_gate_w) return;
     // Gates tell the records apart: 2026-04-16's output gate (its code's TTT_CHUNK_SIZE 48), and
     // 2026-04-19/22's dense gate, whose only function is the phased one (chunks of 48 too).
@@ -66,7 +67,7 @@ void ttt_settings_of_model(struct ttt_settings *s, const struct model *m) {
 // from lo; a flag (0 or 1); hi exclusive for the betas.
 enum { S_LR, S_EPOCHS, S_CHUNK, S_FREEZE, S_MOMENTUM, S_BATCH, S_CLIP, S_ENABLED, S_RANK, S_LORA_LR, S_CHUNK_SIZE,
        S_SEQ, S_BATCH_SIZE, S_STEPS, S_WD, S_BETA1, S_BETA2, S_K, S_MLP, S_O, S_OPT, S_SEED, S_PHASED, S_PREFIX, S_PHASES,
-       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_FRACTION, S_DOC_SEED, S_ALPHA, S_WARM, S_N };
+       S_G_LR, S_G_MOMENTUM, S_G_EPOCHS, S_G_CHUNK, S_G_BATCH, S_G_WARM_LR, S_G_WARM, S_G_CLIP, S_G_RESPECT, S_FRACTION, S_DOC_SEED, S_ALPHA, S_WARM, S_QAT, S_N };
 static const struct { const char *name; int kind, whole, flag; double lo; } spec_of[S_N] = {
     {"TTT_LR", 0, 0, 0, 0}, {"TTT_EPOCHS", 0, 1, 0, 0}, {"TTT_CHUNK_TOKENS", 0, 1, 0, 1}, {"TTT_FREEZE_BLOCKS", 0, 1, 0, 0},
     {"TTT_MOMENTUM", 0, 0, 0, 0}, {"TTT_BATCH_SEQS", 0, 1, 0, 1}, {"TTT_GRAD_CLIP", 0, 0, 0, 0}, {"TTT_ENABLED", 2, 1, 1, 0},
@@ -78,7 +79,8 @@ static const struct { const char *name; int kind, whole, flag; double lo; } spec
     {"GLOBAL_TTT_LR", 1, 0, 0, 0}, {"GLOBAL_TTT_MOMENTUM", 1, 0, 0, 0}, {"GLOBAL_TTT_EPOCHS", 1, 1, 0, 0},
     {"GLOBAL_TTT_CHUNK_TOKENS", 1, 1, 0, 1}, {"GLOBAL_TTT_BATCH_SEQS", 1, 1, 0, 1}, {"GLOBAL_TTT_WARMUP_START_LR", 1, 0, 0, 0},
     {"GLOBAL_TTT_WARMUP_CHUNKS", 1, 1, 0, 0}, {"GLOBAL_TTT_GRAD_CLIP", 1, 0, 0, 0}, {"GLOBAL_TTT_RESPECT_DOC_BOUNDARIES", 1, 1, 1, 0},
-    {"VAL_DOC_FRACTION", 1, 0, 0, 0}, {"SEED", 1, 1, 0, 0}, {"TTT_LORA_ALPHA", 1, 0, 0, 0}, {"TTT_WARM_START_A", 1, 1, 1, 0}};
+    {"VAL_DOC_FRACTION", 1, 0, 0, 0}, {"SEED", 1, 1, 0, 0}, {"TTT_LORA_ALPHA", 1, 0, 0, 0}, {"TTT_WARM_START_A", 1, 1, 1, 0},
+    {"LATE_QAT", 0, 1, 1, 0}};
 
 int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err) {
     const char *p = spec;
@@ -99,7 +101,8 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
                                    "GLOBAL_TTT_MOMENTUM, GLOBAL_TTT_EPOCHS, GLOBAL_TTT_CHUNK_TOKENS, GLOBAL_TTT_BATCH_SEQS, "
                                    "GLOBAL_TTT_WARMUP_START_LR, GLOBAL_TTT_WARMUP_CHUNKS, GLOBAL_TTT_GRAD_CLIP, GLOBAL_TTT_RESPECT_DOC_BOUNDARIES, "
                                    "VAL_DOC_FRACTION, SEED, TTT_LORA_ALPHA, TTT_WARM_START_A"
-                                 : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP",
+                                 : "TTT_LR, TTT_EPOCHS, TTT_CHUNK_TOKENS, TTT_FREEZE_BLOCKS, TTT_MOMENTUM, TTT_BATCH_SEQS, TTT_GRAD_CLIP, "
+                                   "LATE_QAT",
                             k < S_N && eq ? lora ? " (this model's records train LoRA adapters: eval_val_ttt_lora of 2026-04-10)"
                                                  : " (LoRA settings are the 2026-04-10 records'; this model's train every weight)"
                                           : "");
@@ -162,6 +165,7 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
         case S_DOC_SEED: s->doc_seed = (long)v; break;
         case S_ALPHA: s->lora_alpha = v; break;
         case S_WARM: s->warm_start_a = (int)v; break;
+        case S_QAT: s->qat = (int)v; break;
         }
         p = e;
     }
@@ -171,7 +175,8 @@ int ttt_settings_parse(struct ttt_settings *s, const char *spec, xsa_error *err)
 void ttt_settings_describe(const struct ttt_settings *s, char *out, size_t n) {
     if (!ttt_is_lora(s->recipe)) {
         snprintf(out, n, "TTT_LR=%g TTT_EPOCHS=%d TTT_CHUNK_TOKENS=%d TTT_FREEZE_BLOCKS=%d TTT_MOMENTUM=%g TTT_BATCH_SEQS=%d "
-                 "TTT_GRAD_CLIP=%g", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip);
+                 "TTT_GRAD_CLIP=%g%s", s->lr, s->epochs, s->chunk_tokens, s->freeze_blocks, s->momentum, s->batch_seqs, s->grad_clip,
+                 s->recipe == TTT_2026_03 ? s->qat ? " LATE_QAT=1" : " LATE_QAT=0" : "");
         return;
     }
     int k = snprintf(out, n, "TTT_LORA_RANK=%d TTT_LORA_LR=%g TTT_CHUNK_SIZE=%d TTT_EVAL_SEQ_LEN=%d TTT_BATCH_SIZE=%d "
@@ -286,6 +291,11 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
         return xsa_fail(err, XSA_EBADINPUT, "--ttt trains on one token stream (--tokens-file), without --split-docs");
     if (stride < 1 || stride > context)
         return xsa_fail(err, XSA_EBADINPUT, "--ttt: --stride %d must be from 1 to --context %d", stride, context);
+    if (s->qat && (s->recipe != TTT_2026_03 || m->skip_gates))
+        return xsa_fail(err, XSA_EBADINPUT, "--ttt-set: LATE_QAT=1: %s trains as the %s, %s; drop LATE_QAT", m->path,
+                        ttt_recipe_source(s->recipe), m->skip_gates && s->recipe == TTT_2026_03
+                        ? "2026-03-31's GPT, whose QAT (soft rounding at a rate its run reached) xsa-eval does not run"
+                        : "whose code has no QAT");
     int rc = cpu_train_check(m, err);
     if (rc) return rc;
     long n_tok = (long)(d->start[1] - d->start[0]);
@@ -311,6 +321,7 @@ int ttt_score(struct model *m, int n_threads, const struct ppl_docs *d, int cont
         free(first);
         return XSA_EBADINPUT;
     }
+    cpu_trainer_qat(tr, s->qat);
     struct train_param *p;
     int np = cpu_trainer_params(tr, &p);
     int *live = xsa_calloc((size_t)np, sizeof *live), n_live = 0;  // the parameters trained, and their momentum

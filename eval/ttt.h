@@ -35,6 +35,7 @@ struct ttt_settings {
     // full-parameter recipes
     double lr, momentum, grad_clip;
     int epochs, chunk_tokens, freeze_blocks, batch_seqs;
+    int qat;  // TTT_2026_03: LATE_QAT, CastedLinear's QAT on in training (on when 2026-03-23's run's TTT trains)
     // TTT_2026_04_10 (the record's names: TTT_LORA_RANK, ...; lora_seed is xsa-eval's TTT_LORA_SEED)
     int lora_rank, chunk_size, eval_seq_len, batch_size, grad_steps, k_lora, mlp_lora, o_lora, sgd;
     double lora_lr, weight_decay, beta1, beta2;
@@ -68,7 +69,8 @@ const char *ttt_settings_source(const struct ttt_settings *s);
 
 // The recipe's records' defaults (their Hyperparameters: TTT_LR 0.002 (2026-03, 2026-04-04) or
 // 0.005 (2026-04-06..09), TTT_EPOCHS 3, TTT_CHUNK_TOKENS 32768, TTT_FREEZE_BLOCKS 2 (2026-03; the
-// 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0);
+// 2026-03-23 README's run sets 0) or 0, TTT_MOMENTUM 0.9, TTT_BATCH_SEQS 32, TTT_GRAD_CLIP 1.0,
+// LATE_QAT 1 for 2026-03 (ttt_settings_of_model: 0 for 2026-03-31's GPT));
 // 2026-04-10's: TTT_LORA_RANK 96, TTT_LORA_LR 0.0001, TTT_CHUNK_SIZE 32, TTT_EVAL_SEQ_LEN 2048,
 // TTT_BATCH_SIZE 64, TTT_GRAD_STEPS 1, TTT_WEIGHT_DECAY 0.5, TTT_BETA1 0, TTT_BETA2 0.999, TTT_K_LORA,
 // TTT_MLP_LORA and TTT_O_LORA 1, TTT_OPTIMIZER adam, and TTT_LORA_SEED 1337; every document
@@ -83,7 +85,8 @@ void ttt_settings_init(struct ttt_settings *s, int recipe);
 
 // The defaults of the records whose GPT m is: its recipe's, and for the GPTs with 2026-04-10's
 // lanes and attention gates their code's: 2026-04-16's (output gates) TTT_CHUNK_SIZE 48,
-// 2026-04-19/22's (dense gates) that and PHASED_TTT_ENABLED 1 (their only function).
+// 2026-04-19/22's (dense gates) that and PHASED_TTT_ENABLED 1 (their only function); LATE_QAT 0
+// for 2026-03-31's GPT (its soft-rounding QAT is not run; 2026-03-23's run trains with its own, 1).
 void ttt_settings_of_model(struct ttt_settings *s, const struct model *m);
 
 // "TTT_LR=0.002 TTT_FREEZE_BLOCKS=0,...": settings by the record's environment names, separated by

@@ -87,7 +87,8 @@ static void check_grads(const cJSON *params, const struct train_param *p, int np
 }
 
 // The reference's gradients under `key` ("grad": 4 sequences of 32; "grad_long": 2 of 320, past
-// one block of the trainer's attention) against cpu_trainer_grad's.
+// one block of the trainer's attention) against cpu_trainer_grad's, with CastedLinear's QAT as the
+// reference had it ("qat": 2026-03-23's, on in its run's TTT).
 static void check_gradients_in(const char *dir, const char *ref_name, const char *key) {
     char path[256];
     snprintf(path, sizeof path, "%s%s", dir, ref_name);
@@ -101,6 +102,7 @@ static void check_gradients_in(const char *dir, const char *ref_name, const char
     struct cpu_trainer *t = cpu_trainer_open(&m, S, 2, &err);
     CHECK_MSG(t != NULL, "%s", err.msg);
     if (!t) return;
+    cpu_trainer_qat(t, cJSON_IsTrue(cJSON_GetObjectItem(ref, "qat")));
     double loss = cpu_trainer_grad(t, tok.v, n);
     CHECK_NEAR(loss, cJSON_GetObjectItem(g, "loss")->valuedouble, 2e-6);
     struct train_param *p;
@@ -160,9 +162,9 @@ static void unload(struct model *m, struct ppl_docs *d, struct ivec *tok) {
     model_free(m);
 }
 
-// The reference's settings (its "settings" object) as --ttt-set words, over the defaults of recipe.
-static void case_settings(const cJSON *c, int recipe, struct ttt_settings *s) {
-    ttt_settings_init(s, recipe);
+// The reference's settings (its "settings" object) as --ttt-set words, over m's defaults.
+static void case_settings(const cJSON *c, const struct model *m, struct ttt_settings *s) {
+    ttt_settings_of_model(s, m);
     const cJSON *e;
     char spec[1024] = "";
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "settings")) {
@@ -188,7 +190,8 @@ static void check_val_loss(const char *label, const cJSON *c, const struct ppl_s
 }
 
 // Every case of dir's reference ref_name: the record's val_loss within tol, and each parameter
-// after it (where the case has them: LoRA TTT changes none), with the recipe the model gets.
+// after it (where the case has them: LoRA TTT changes none), with the recipe the model gets and
+// its defaults (LATE_QAT as the reference's "qat": its record's run at TTT time).
 static void check_cases_in(const char *dir, const char *ref_name, int recipe, double tol, double tol_f64) {
     char path[256];
     snprintf(path, sizeof path, "%s%s", dir, ref_name);
@@ -196,14 +199,15 @@ static void check_cases_in(const char *dir, const char *ref_name, int recipe, do
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
         const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
-        struct ttt_settings s;
-        case_settings(c, recipe, &s);
         xsa_error err = {0};
         struct model m;
         struct ppl_docs d;
         struct ivec tok;
         load_fixture(dir, &m, &d, &tok);
         CHECK_EQ_INT(ttt_recipe_of(&m), recipe);
+        struct ttt_settings s;
+        case_settings(c, &m, &s);
+        CHECK_EQ_INT(s.qat, cJSON_IsTrue(cJSON_GetObjectItem(ref, "qat")));
         struct ppl_scores sc;
         const cJSON *stride = cJSON_GetObjectItem(c, "stride"), *params = cJSON_GetObjectItem(c, "params");
         int rc = ttt_score(&m, 2, &d, cJSON_GetObjectItem(c, "seq_len")->valueint, stride ? stride->valueint : 1, &s, 0, &sc,
@@ -364,6 +368,22 @@ TEST(ttt_refusals) {
     ppl_docs_free(&d);
     free(tok.v);
     model_free(&m);
+    // LATE_QAT=1 where the record's code has no QAT (2026-04-08), or one xsa-eval does not run
+    // (2026-03-31's soft rounding): both default to 0
+    const char *no_qat[] = {DIR_0408, DIR_0331};
+    for (int i = 0; i < 2; i++) {
+        load_fixture(no_qat[i], &m, &d, &tok);
+        ttt_settings_of_model(&s, &m);
+        CHECK_EQ_INT(s.qat, 0);
+        CHECK(ttt_settings_parse(&s, "LATE_QAT=1", &err) == 0);
+        err = (xsa_error){0};
+        CHECK_EQ_INT(ttt_score(&m, 1, &d, 32, 8, &s, 0, &sc, &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, "LATE_QAT=1") != NULL, "%s", err.msg);
+        unload(&m, &d, &tok);
+    }
+    err = (xsa_error){0};
+    CHECK_EQ_INT(ttt_settings_parse(&s, "LATE_QAT=2", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "LATE_QAT=2: expected 0 or 1") != NULL, "%s", err.msg);
 }
 
 // ---- 2026-04-10's LoRA TTT ----

@@ -33,17 +33,21 @@ expect_exit bad_clip 2 "TTT_GRAD_CLIP=0: expected a number above 0" -- $P --mode
 expect_exit enabled_zero 2 "TTT_ENABLED=0: --ttt turns test-time training on" -- $P --model $M $W --ttt --ttt-set TTT_ENABLED=0
 expect_exit untrainable 2 "options_0325/final_model.pt: test-time training trains the GPTs of parameter-golf's records with full-parameter TTT .*this model has TRIGRAM; score it without --ttt" -- \
     $P --model tests/fixtures/pgolf/options_0325/final_model.pt $W --ttt
-# 2026-03-23's options (VALUE_RESIDUAL, GATED_ATTENTION, DTG_ENABLED) train (options_0323/ttt_reference.json, "run": 7.048362157).
-expect_exit ttt_options_0323 0 "ttt chunk 6/6: 1464 targets, 7.04836[12] nats/token" -- \
+# 2026-03-23's options (VALUE_RESIDUAL, GATED_ATTENTION, DTG_ENABLED) train (options_0323/ttt_reference.json, "run": 7.048344552).
+expect_exit ttt_options_0323 0 "ttt chunk 6/6: 1464 targets, 7.04834[45] nats/token" -- \
     $P --model tests/fixtures/pgolf/options_0323/final_model.pt $W --ttt --ttt-set "$RUN"
 # 2026-03-31's GPT (lanes over sublayers in sequence, block 0 without attention, an untied repeat
-# MLP) under 2026-03-23's function (ttt_0331/ttt_reference.json, case "run": 7.110614043).
-expect_exit ttt_0331 0 "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31: .*ttt chunk 6/6: 1464 targets, 7.11061[0-9] nats/token" -- \
+# MLP) under 2026-03-23's function (ttt_0331/ttt_reference.json, case "run": 7.110614043), without QAT.
+expect_exit ttt_0331 0 "eval_val_sliding_ttt of 2026-03-23, 2026-03-29 and 2026-03-31: .*LATE_QAT=0.*ttt chunk 6/6: 1464 targets, 7.11061[0-9] nats/token" -- \
     bash -c "set -o pipefail; $P --model tests/fixtures/pgolf/recur_0331/final_model.pt --arch tests/fixtures/pgolf/ttt_0331/xsa_eval.json $W --ttt --ttt-set '$RUN' 2>&1 | tr '\n' ' '"
 expect_exit untrainable_llama 2 "llama_gqa: test-time training trains the GPTs .*norms or an MLP other than the records'" -- \
     $P --model tests/fixtures/models/llama_gqa --tokens-file tests/fixtures/ppl/corpus_sp600.bin --tokenizer tests/fixtures/tokenizers/sp_bpe/tokenizer.model --context 16 --ttt
-# The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks.
-expect_exit record_line 0 "ttt chunk 6/6: 1464 targets, 7.00895[0-9] nats/token" -- $P --model $M $W --ttt --ttt-set "TTT_ENABLED=1 $RUN"
+# The record's environment line pastes as it is (TTT_ENABLED=1 included); a chunk line per ten chunks
+# (ttt_0323's case "run", 7.008957592: its late QAT on, the default).
+expect_exit record_line 0 "TTT_GRAD_CLIP=1 LATE_QAT=1.*ttt chunk 6/6: 1464 targets, 7.00895[78] nats/token" -- \
+    bash -c "$P --model $M $W --ttt --ttt-set 'TTT_ENABLED=1 $RUN' 2>&1 | tr '\n' ' '"
+expect_exit qat_0409 2 "--ttt-set: LATE_QAT=1: .*ttt_0409/final_model.pt trains as the .*whose code has no QAT" -- \
+    $P --model $M9 $W --ttt --ttt-set LATE_QAT=1
 
 # A 2026-04 model: its records' defaults (TTT_LR 0.005, nothing frozen), named in the line.
 expect_exit recipe_0409 0 "test-time training of .*ttt_0409/final_model.pt as the eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09: TTT_LR=0.005 TTT_EPOCHS=3 TTT_CHUNK_TOKENS=32768 TTT_FREEZE_BLOCKS=0" -- \
@@ -162,7 +166,7 @@ else
 fi
 
 # Bits per byte as the records' TTT prints them (their fp32 runs: 2026-03-23's eval_val_sliding_ttt
-# 4.08601909460298, 2026-04-09's eval_val_ttt 4.093371386470012).
+# 4.086022124687598, 2026-04-09's eval_val_ttt 4.093371386470012).
 SP=${XSA_SHARED:-../shared}/benchdata/models/parameter_golf_sp1024/fineweb_1024_bpe.model
 bits() {  # name model settings want [windows]
     if [ ! -f "$SP" ]; then
@@ -174,7 +178,7 @@ bits() {  # name model settings want [windows]
         fail "$1" "exit $?: $(tail -1 "$TMP/err")"
     fi
 }
-bits record_bits_per_byte $M "$RUN" 4.086019
+bits record_bits_per_byte $M "$RUN" 4.086022
 bits record_bits_per_byte_2026_04_09 $M9 "$RUN9" 4.093371
 bits record_bits_per_byte_2026_04_10 $ML "$RUNL" 4.055592 "$WL"  # (its eval_val_ttt_lora: 4.055591838730602)
 finish

@@ -266,6 +266,7 @@ struct cpu_trainer *cpu_trainer_open(struct model *m, int S, int n_threads, xsa_
     t->pw = xsa_calloc((size_t)S, sizeof *t->pw), t->row0 = xsa_calloc((size_t)S, 1), t->xcat = xsa_calloc((size_t)S, sizeof *t->xcat);
     one_window(t, S);
     t->rope_pos0 = -1, t->seg_prev = -1;
+    t->bproj = m->bigram_proj, t->veproj = m->ve_proj;
     rope_at(t, 0);
     return t;
 }
@@ -294,7 +295,7 @@ void cpu_trainer_close(struct cpu_trainer *t) {
     float *f[] = {t->da, t->dm, t->dxin, t->lane1, t->g1, t->xl0, t->dmn, t->sg, t->be_rows, t->ve_rows, t->vb, t->dvb, t->t_e, t->skip_out, t->gskip, t->n0, t->r0, t->pb, t->x0, t->xf, t->rf, t->cos_t, t->sin_t, t->nsin_t, t->g,
                   t->gx0, t->t_c, t->t_c2, t->t_f, t->t_f2, t->t_q, t->t_q2, t->t_kv, t->t_kv2, t->t_v, t->lg, t->att_s};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) free(f[i]);
-    free(t->bh);
+    free(t->bh), free(t->bproj_q), free(t->veproj_q);
     free(t->act);
     free(t->gl);
     free(t->p);
@@ -414,13 +415,13 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
         for (int i = 0; i < S; i++)
             t->bh[i] = t->row0[i] ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
         train_gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
-        if (m->bigram_proj) train_linear(t, t->be_rows, m->bigram_proj, t->pb, S, D, C);
+        if (m->bigram_proj) train_linear(t, t->be_rows, t->bproj, t->pb, S, D, C);
         else memcpy(t->pb, t->be_rows, (size_t)S * C * sizeof *t->pb);  // (D == C)
         for (long i = 0; i < (long)S * C; i++) e[i] += t->pb[i] * m->bigram_scale;
     }
     if (m->ve_emb) {  // the shared value embedding's rows, projected once for every ve layer
         train_gather_rows(t->ve_rows, m->ve_emb, x, S, c->ve_dim);
-        if (m->ve_proj) train_linear(t, t->ve_rows, m->ve_proj, t->vb, S, c->ve_dim, KV);
+        if (m->ve_proj) train_linear(t, t->ve_rows, t->veproj, t->vb, S, c->ve_dim, KV);
         else memcpy(t->vb, t->ve_rows, (size_t)S * KV * sizeof *t->vb);  // (ve_dim == KV)
     }
     if (m->smear_fwd_w) memcpy(t->e_raw, e, (size_t)S * C * sizeof *e);
@@ -904,7 +905,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         for (long i = 0; i < (long)S * C; i++) dpb[i] = de[i] * m->bigram_scale;
         if (m->bigram_proj) {
             train_base_dw(t, dpb, t->be_rows, t->g_bproj, S, D, C);
-            train_linear_dx(t, dpb, m->bigram_proj, t->t_e, S, D, C, 0.0f);
+            train_linear_dx(t, dpb, t->bproj, t->t_e, S, D, C, 0.0f);
             train_scatter_rows(t->g_bemb, t->bh, t->t_e, S, D);
         } else {
             train_scatter_rows(t->g_bemb, t->bh, dpb, S, D);
@@ -914,7 +915,7 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
         int D = c->ve_dim;
         if (m->ve_proj) {
             train_base_dw(t, t->dvb, t->ve_rows, t->g_veproj, S, D, KV);
-            train_linear_dx(t, t->dvb, m->ve_proj, t->t_e, S, D, KV, 0.0f);
+            train_linear_dx(t, t->dvb, t->veproj, t->t_e, S, D, KV, 0.0f);
             train_scatter_rows(t->g_veemb, x, t->t_e, S, D);
         } else {
             train_scatter_rows(t->g_veemb, x, t->dvb, S, D);
@@ -922,8 +923,34 @@ static void backward_seq(struct cpu_trainer *t, const int32_t *x) {
     }
 }
 
+// CastedLinear's QAT (2026-03-23): each row of W (rows, cols) rounded to int6 on its own scale,
+// q = clamp(round(w / s), -32, 31) s with s = max(max|row| / 31, 1 / 31), as w + (q - w): the
+// forward reads q, the gradient passes straight through to w.
+static void fake_quant_int6(const float *w, float *q, int rows, int cols) {
+    for (int r = 0; r < rows; r++) {
+        const float *wr = w + (long)r * cols;
+        float *qr = q + (long)r * cols, mx = 0.0f;
+        for (int k = 0; k < cols; k++) mx = fmaxf(mx, fabsf(wr[k]));
+        float s = fmaxf(mx / 31.0f, (float)(1.0 / 31.0));
+        for (int k = 0; k < cols; k++) {
+            float v = fminf(fmaxf(rintf(wr[k] / s), -32.0f), 31.0f) * s;
+            qr[k] = wr[k] + (v - wr[k]);
+        }
+    }
+}
+
+void cpu_trainer_qat(struct cpu_trainer *t, int on) {
+    const struct model *m = t->m;
+    t->qat = on;
+    if (on && m->bigram_proj && !t->bproj_q) t->bproj_q = alloc_f((long)t->C * m->cfg.bigram_dim);
+    if (on && m->ve_proj && !t->veproj_q) t->veproj_q = alloc_f((long)t->KV * m->cfg.ve_dim);
+}
+
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
     for (int i = 0; i < t->n_p; i++) memset(t->p[i].grad, 0, (size_t)t->p[i].n * sizeof(float));
+    const struct model *m = t->m;
+    if (t->qat && m->bigram_proj) fake_quant_int6(m->bigram_proj, t->bproj_q, t->C, m->cfg.bigram_dim), t->bproj = t->bproj_q;
+    if (t->qat && m->ve_proj) fake_quant_int6(m->ve_proj, t->veproj_q, t->KV, m->cfg.ve_dim), t->veproj = t->veproj_q;
     double loss = 0;
     int S = t->S_max;
     float inv_n = 1.0f / ((float)n * S);
@@ -936,6 +963,7 @@ double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n) {
         loss += head_grad(t, 0, S, 0, x + 1, inv_n, NULL, NULL);
         backward_seq(t, x);
     }
+    t->bproj = m->bigram_proj, t->veproj = m->ve_proj;  // (scoring reads the weights as they are: eval mode)
     return loss / ((double)n * S);
 }
 

@@ -55,6 +55,11 @@ int cpu_trainer_params(const struct cpu_trainer *t, struct train_param **out);
 // (position 0 of each has no previous token), as the records' x.reshape(-1, S).
 double cpu_trainer_grad(struct cpu_trainer *t, const int32_t *tok, int n);
 
+// From then on (on: 1) cpu_trainer_grad's passes read the CastedLinear matrices (bigram.proj,
+// ve_shared.proj) int6 fake-quantized per row, straight-through, as the 2026-03-23 record's
+// training forward does once its late QAT is on; scoring reads them as they are.
+void cpu_trainer_qat(struct cpu_trainer *t, int on);
+
 // The loss of each target of one sequence without gradients: inputs x[0..S), targets y[0..S);
 // for positions [from, n) -log P(y[j]) into nll[j - from] and whether y[j] is the argmax (the
 // first largest logit) into greedy[j - from]. Positions from n on change nothing before them

@@ -98,6 +98,11 @@ struct cpu_trainer {
     float *dvb, *t_e;      // (S, KV) dL/d(vb) over the ve layers; (S, max(bigram_dim, ve_dim)) scratch
     float *dv0, *dtg_dx;   // (S, KV) dL/d(v0) from the later layers (VALUE_RESIDUAL); (S, C) DTG's dL/d(x_in), or NULL
     float *sg;             // (C) sigmoid of the smear gate
+    // the bigram and value-embedding projections the passes read: the model's, or in cpu_trainer_grad
+    // under QAT (cpu_trainer_qat) their int6 fake-quantized copies bproj_q, veproj_q
+    const float *bproj, *veproj;
+    float *bproj_q, *veproj_q;
+    int qat;
     float *x0, *xf, *rf;   // (S, C) smeared x0, (S, C) final-normed rows, (S) their 1/rms
     float *lane1, *g1;     // (S, C) lane 1 (two lanes, lanes_split), and its gradient going back
     float *xl0;            // (S, C) lane 0 at the end, before lane_merge
