@@ -127,8 +127,16 @@ static int find(struct mng_build *b, const char *name, int ndim, const int64_t *
     if (!e) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing; not a state dict of modded-nanogpt's GPT", b->path, name);
     int ok = e->t->ndim == ndim;
     for (int d = 0; d < ndim && ok; d++) ok = shape[d] < 0 || e->t->shape[d] == shape[d];
-    if (!ok) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' has a shape this architecture does not take (%d dims, first %lld)", b->path, name, e->t->ndim,
-                             e->t->ndim ? (long long)e->t->shape[0] : 0LL);
+    if (!ok) {  // both shapes in full: which dimension is off is the fix
+        char got[192] = "(", want[192] = "(";  // (8 dims of 20 digits fit)
+        for (int d = 0; d < e->t->ndim && d < 8; d++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "", (long long)e->t->shape[d]);
+        for (int d = 0; d < ndim; d++)
+            if (shape[d] < 0) snprintf(want + strlen(want), sizeof want - strlen(want), "%sany", d ? ", " : "");
+            else snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? ", " : "", (long long)shape[d]);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is %s; the record's GPT with the file's other tensors reads %s)", b->path, name,
+                        strcat(got, ")"), want);
+    }
     e->used = 1;
     *out = e;
     return 0;
@@ -320,6 +328,9 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int64_t C = e->t->shape[2], G = e->t->shape[0], QK1 = e->t->shape[1];
     // The root train_gpt.py's GPT (MUDD gates) has no attention-gate bank: its heads are the
     // value-embedding gates'.
+    if (entry(b, "dense_w1"))  // (its scalars are one short of the later GPTs': refused by name, not by count)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: dense_w1 is 2026-04-22 MuddFormer's MUDD layout, a GPT xsa-eval does not run; it "
+                        "runs 2026-05-07's and the later records' (docs/modded-nanogpt.md)", b->path);
     int gated = !!entry(b, "mudd_gate_w1");
     int64_t ag3[3] = {gated ? 5 : MNG_LAYERS - 1, -1, MNG_GATE_IN};
     if (!rc) rc = find(b, gated ? "ve_gate_bank" : "attn_gate_bank", 3, ag3, &e, err);
@@ -341,8 +352,8 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     // The root train_gpt.py's gate networks replace xsa_alphas (its XSA layers are the gates'):
     // both in one file is no record's GPT, and the alphas would be applied where it has no gate.
     if (gated && has_xsa)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: xsa_alphas beside the MUDD gate networks (mudd_gate_w1): the root "
-                        "train_gpt.py's GPT gates XSA with those networks in place of xsa_alphas; no record has both", b->path);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: xsa_alphas beside the MUDD gate networks (mudd_gate_w1), as in 2026-05-27's "
+                        "this_pr_v1 logs: xsa-eval runs the root train_gpt.py's GPT (that record's v3), whose gates replace xsa_alphas", b->path);
     int64_t emb[2] = {-1, C};
     if (!rc) rc = find(b, "embed.weight", 2, emb, &e, err);
     if (rc) return rc;
@@ -356,8 +367,9 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (signs ? Db < 1 || Db > C : Db != C)
         return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_embed.weight is %lld wide; the record's GPT takes %s", b->path, (long long)Db,
                         signs ? "at most the model's width with a bigram_sign_table" : "the model's width without a bigram_sign_table");
-    if (mudd && !signs)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD tensors without a bigram_sign_table: no modded-nanogpt record's GPT has that pair", b->path);
+    if (mudd && !signs)  // (its x0 and MUDD's cache[0] differ: the bigram is not added in place)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD tensors without a bigram_sign_table: the root train_gpt.py of 2026-05-24 to "
+                        "06-05 (2026-05-27's xsa-baseline logs), a GPT xsa-eval does not run; it runs the sign trick's, from 06-05 on", b->path);
     if (gated && (!mudd || H != MNG_DC_HEADS))
         return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD gates %s: the root train_gpt.py's GPT lays its gates out for MUDD and %d heads", b->path,
                         mudd ? "with another head count than 6" : "without MUDD", MNG_DC_HEADS);

@@ -90,6 +90,10 @@ expect_exit bad_mudd_many_coefs 2 "mudd_many_coefs.pt: mudd_w2 holds 20 coeffici
 expect_exit bad_qk_rows 2 "qk_rows.pt: qk_bank is \(24, 16, 32\); the record's GPT of 2 heads of width 32 reads groups of 2 x head_dim = 32 rows" -- \
     "$XSA_BIN" info --model $X/bad/qk_rows.pt
 expect_exit bad_gates_alphas 2 "gates_alphas.pt: xsa_alphas beside the MUDD gate networks" -- "$XSA_BIN" info --model $X/bad/gates_alphas.pt
+# 2026-04-22 MuddFormer's GPT, refused by its name (not by a count of scalars); a tensor of the
+# wrong shape, with both shapes.
+expect_exit bad_muddformer 2 "muddformer_dense.pt: dense_w1 is 2026-04-22 MuddFormer's MUDD layout, a GPT xsa-eval does not run" -- "$XSA_BIN" info --model $X/bad/muddformer_dense.pt
+expect_exit bad_post_shape 2 "post_shape.pt: tensor 'post_lambdas' is \(11, 3\); the record's GPT with the file's other tensors reads \(11, 2\)" -- "$XSA_BIN" info --model $X/bad/post_shape.pt
 # The saved code: a commented-out line before the live one is not the live one; a change after it is refused.
 expect_exit paired_code_commented 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_commented.pt" -- \
     "$XSA_BIN" info --model $X/bad/paired_commented.pt --arch "$TMP/paired4.json"

@@ -245,6 +245,9 @@ TEST(mnanogpt_fixture_matches_record) {
     // connections with the sign trick and gated XSA (07-17, 4 heads); the same paired in layers 0
     // and 5 only, as the code saved in the file says (06-11)
     CHECK(check_model("tests/fixtures/mnanogpt/sign_trick/state_step000000.pt", "tests/fixtures/mnanogpt/sign_trick/reference.json") == 3);
+    // a bigram table of 80,000 rows (1 channel): the hash of position 1 (27191 (V_b - 1)) wraps
+    // the record's int32, as its 251,520 and 754,560 rows do, and torch's % keeps it positive
+    CHECK(check_model("tests/fixtures/mnanogpt/sign_trick_bv/state_step000000.pt", "tests/fixtures/mnanogpt/sign_trick_bv/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd/state_step000000.pt", "tests/fixtures/mnanogpt/mudd/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd_0611/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0611/reference.json") == 3);
     // the root train_gpt.py's (2026-05-27 on): per-token MUDD gates for XSA, the injections, the

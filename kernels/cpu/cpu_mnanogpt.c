@@ -5,6 +5,7 @@
 // one task, so each writes only its own outputs); gates and norms in plain loops (double dot products).
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,13 +329,16 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     int mod = g->bigram_vocab - 1;
     // get_bigram_hash: (36313 t xor 27191 t_prev) mod (V_b - 1), V_b - 1 at position 0, which it
     // writes before hashing the rest: position 1 hashes with t_prev = V_b - 1, not token 0.
-    // (Products stay below 2^31 for vocabularies up to 59,000, as the record's int32 needs.) The
+    // The record's int32 arithmetic: 27191 (V_b - 1) wraps for V_b > 78,978 (the records' 251,520
+    // and 754,560), and torch's % of a negative int32 is Python's (the divisor's sign). The
     // sign trick's row reads the tokens themselves: (t_prev xor t) mod rows, row 0 at position 0.
     for (int t = 0; t < T; t++) {
         int pv = cpu_prev_token(b, t);
         int text_start = pv >= 0 && b->pos[pv] == 0 && !(b->before && b->before[t] == pv);
         uint32_t prev = pv < 0 ? 0 : text_start ? (uint32_t)mod : (uint32_t)b->token[pv];
-        int32_t hsh = pv < 0 ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev)) % (uint32_t)mod);
+        int64_t hx = (int64_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev));
+        if (hx >= INT64_C(1) << 31) hx -= INT64_C(1) << 32;  // the int32 the record holds
+        int32_t hsh = pv < 0 ? mod : (int32_t)((hx % mod + mod) % mod);
         bgrow[t] = hsh;
         srow[t] = !g->bigram_sign ? -1 : pv < 0 ? 0 : (int32_t)(((uint32_t)b->token[pv] ^ (uint32_t)b->token[t]) % (uint32_t)g->sign_rows);
     }
