@@ -859,6 +859,20 @@ TEST(every_attention_kernel) {
 // a plain-C model of its arithmetic bit for bit: per output 8 lane sums by fused multiply-add in k
 // order, the lanes added ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the tail in k order.
 // The register blocking may change; these bits may not (they are the model fixtures' numbers).
+// The records' bigram rows in their int32 (torch 2.x: (torch.bitwise_xor(36313 * t, 27191 * p) % mod)
+// on int32 tensors, and with 51497 * pp for TRIGRAM): past 59,000 token ids the products wrap to a
+// negative int32, whose C remainder (a negative row) read before the table.
+TEST(bigram_hash_rows_as_torch) {
+    static const struct { uint32_t t, p, pp; int32_t mod, bi, tri; } c[] = {
+        {60000, 59999, 0, 3071, 1750, 1750},   {65535, 65534, 0, 3071, 2065, 2065}, {100, 200, 0, 3071, 1715, 1715},
+        {1023, 1022, 1021, 10239, 2273, 1511}, {70000, 69999, 69998, 4095, 540, 3749}, {50000, 1, 0, 251519, 207897, 207897}};
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        uint32_t h = 36313u * c[i].t ^ 27191u * c[i].p;
+        CHECK_EQ_INT(cpu_hash_row(h, c[i].mod), c[i].bi);
+        CHECK_EQ_INT(cpu_hash_row(h ^ 51497u * c[i].pp, c[i].mod), c[i].tri);
+    }
+}
+
 TEST(avx2_tile_arithmetic) {
     if (!cpu_gemm_have_avx2()) { fprintf(stderr, "  no AVX2 + FMA on this CPU (skipped)\n"); return; }
     const int Ks[] = {1, 7, 8, 9, 16, 23, 64, 77};
@@ -891,7 +905,7 @@ TEST(avx2_tile_arithmetic) {
     free(in), free(w), free(out);
 }
 
-RUN_TESTS(T(avx2_tile_arithmetic), T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
+RUN_TESTS(T(bigram_hash_rows_as_torch), T(avx2_tile_arithmetic), T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(leaky_relu2_vector_path), T(rms_norm_rows_as_one_row),

@@ -66,15 +66,15 @@ static void add_lora(const float *in, int n, int C, const float *down, const flo
 static void add_bigram(const struct model *m, const struct score_batch *b, int t, float *x) {
     const struct model_config *c = &m->cfg;
     int mod = c->bigram_vocab - 1, p = cpu_prev_token(b, t), D = c->bigram_dim;
-    int32_t h = p < 0 ? mod : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p])) % mod;
+    int32_t h = p < 0 ? mod : cpu_hash_row(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p]), mod);
     if (c->bigram_mul_hash)  // RecurrentGPT: (1000003 t_prev + t) mod V_b, t_prev = t at the first token
         h = (int32_t)(((uint64_t)(uint32_t)b->token[p < 0 ? t : p] * 1000003u + (uint32_t)b->token[t]) % (uint64_t)c->bigram_vocab);
     const float *e = m->bigram_emb + (long)h * D, *e3 = NULL;
     if (c->trigram) {
         int pp = p < 0 ? -1 : cpu_prev_token(b, p);  // -1 at positions 0 and 1
         int32_t h3 = pp < 0 ? mod
-                            : (int32_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p]) ^
-                                        ((uint32_t)51497 * (uint32_t)b->token[pp])) % mod;
+                            : cpu_hash_row(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * (uint32_t)b->token[p]) ^
+                                           ((uint32_t)51497 * (uint32_t)b->token[pp]), mod);
         e3 = m->bigram_emb + (long)h3 * D;
     }
     for (int o = 0; o < c->d_model; o++) {

@@ -336,9 +336,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         int pv = cpu_prev_token(b, t);
         int text_start = pv >= 0 && b->pos[pv] == 0 && !(b->before && b->before[t] == pv);
         uint32_t prev = pv < 0 ? 0 : text_start ? (uint32_t)mod : (uint32_t)b->token[pv];
-        int64_t hx = (int64_t)(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev));
-        if (hx >= INT64_C(1) << 31) hx -= INT64_C(1) << 32;  // the int32 the record holds
-        int32_t hsh = pv < 0 ? mod : (int32_t)((hx % mod + mod) % mod);
+        int32_t hsh = pv < 0 ? mod : cpu_hash_row(((uint32_t)36313 * (uint32_t)b->token[t]) ^ ((uint32_t)27191 * prev), mod);
         bgrow[t] = hsh;
         srow[t] = !g->bigram_sign ? -1 : pv < 0 ? 0 : (int32_t)(((uint32_t)b->token[pv] ^ (uint32_t)b->token[t]) % (uint32_t)g->sign_rows);
     }

@@ -73,6 +73,15 @@ struct cpu_probe {
 // modded-nanogpt's GPT on a validated batch (cpu_mnanogpt.c).
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy);
 
+// The records' bigram/trigram row: their hash h (36313 t xor 27191 t_prev ...) is computed in
+// int32, which wraps once the products pass 2^31 (token ids past 59,000; modded-nanogpt's
+// 27191 (V_b - 1) past 78,978 rows), and torch's % takes the divisor's sign (Python's): a row in
+// [0, mod) for every h, never C's negative remainder.
+static inline int32_t cpu_hash_row(uint32_t h, int32_t mod) {
+    int64_t v = h >= UINT32_C(0x80000000) ? (int64_t)h - (INT64_C(1) << 32) : (int64_t)h;
+    return (int32_t)((v % mod + mod) % mod);
+}
+
 // Packed index of the token before t in its sequence (a branch's first token follows the
 // prefix's last; a row after a cut, batch.before's), or -1 at position 0 (cpu_forward.c).
 int cpu_prev_token(const struct score_batch *b, int t);

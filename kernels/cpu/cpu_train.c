@@ -15,6 +15,7 @@
 #include "common/xalloc.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_pool.h"
+#include "kernels/cpu/cpu_state.h"
 #include "kernels/cpu/cpu_train_internal.h"
 
 // ---- the model ----
@@ -413,7 +414,7 @@ static void forward_body(struct cpu_trainer *t, const int32_t *x) {
     if (m->bigram_emb) {  // e += scale * proj(bigram_emb[(36313 t xor 27191 t_prev) mod (V_b - 1)])
         int mod = c->bigram_vocab - 1, D = c->bigram_dim;
         for (int i = 0; i < S; i++)
-            t->bh[i] = t->row0[i] ? mod : (int32_t)((((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1])) % (uint32_t)mod);
+            t->bh[i] = t->row0[i] ? mod : cpu_hash_row(((uint32_t)36313 * (uint32_t)x[i]) ^ ((uint32_t)27191 * (uint32_t)x[i - 1]), mod);
         train_gather_rows(t->be_rows, m->bigram_emb, t->bh, S, D);
         if (m->bigram_proj) train_linear(t, t->be_rows, t->bproj, t->pb, S, D, C);
         else memcpy(t->pb, t->be_rows, (size_t)S * C * sizeof *t->pb);  // (D == C)
