@@ -238,7 +238,8 @@ struct family {
     int qkv_bias;       // q/k/v biases always (qwen2)
     enum qk_norm qk_norm;
     int post_norm;      // olmo2: norms after attention and MLP, none before
-    int window;         // 1: sliding_window on every layer (mistral, phi3); 2: qwen's use_sliding_window
+    int window;         // 1: sliding_window on every layer (phi3); 2: qwen's use_sliding_window;
+                        // 3: every layer, or per layer_types (mistral: transformers reads that as Ministral)
     int fused;          // phi3: qkv_proj and gate_up_proj
     float eps;          // rms_norm_eps default
     int maxpos;         // max_position_embeddings default (the config class's)
@@ -247,7 +248,7 @@ struct family {
 
 static const struct family families[] = {
     {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0},
-    {"mistral", 0, 0, QK_NORM_NONE, 0, 1, 0, 1e-6f, 4096 * 32, 4096},
+    {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096},
     {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096},
     {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096},
     {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0},
@@ -258,7 +259,7 @@ static const struct family families[] = {
 // layer_types, as the families' configuration classes resolve them.
 static int parse_window(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
-    int kind = fm->window, use = kind == 1, maxwin = 0, rc = 0;
+    int kind = fm->window, use = kind == 1 || kind == 3, maxwin = 0, rc = 0;
     if (kind == 2) {  // (Qwen2Config / Qwen3Config: max_window_layers 28)
         rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
         if (!rc) rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
@@ -268,7 +269,7 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
     if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
     if (rc) return rc;
     if (!use) c->sliding_window = 0;
-    const cJSON *lt = kind == 2 ? item(r, "layer_types") : NULL;
+    const cJSON *lt = kind >= 2 ? item(r, "layer_types") : NULL;
     if (lt && !cJSON_IsNull(lt)) {
         if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != c->n_layer)
             return xsa_fail(err, XSA_EBADINPUT, "%s: \"layer_types\" must list one type per layer (%d)", path, c->n_layer);
@@ -284,7 +285,7 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
         }
         return 0;
     }
-    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind == 1 || l >= maxwin;
+    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind != 2 || l >= maxwin;
     return 0;
 }
 
@@ -342,6 +343,15 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (rc) return rc;
     if (strcmp(act, "silu"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
+    // Only phi3's rotary reads partial_rotary_factor: the others' rotate whole heads under default
+    // RoPE and fail on the shapes (frequencies for part of a head) under a scaling.
+    if (strcmp(fm->name, "phi3") && hc->partial_rotary != 1) {
+        if (c->rope_scaling)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: partial_rotary_factor %g with scaled RoPE is not supported for %s "
+                            "(transformers' %s fails on it); remove the factor or the scaling", path, hc->partial_rotary,
+                            fm->name, fm->name);
+        hc->partial_rotary = 1;
+    }
     if (!strcmp(fm->name, "phi3") && c->rope_scaling)  // (Phi3Config reads yarn as longrope, refuses the others)
         return xsa_fail(err, XSA_EBADINPUT, "%s: phi3 with scaled RoPE is not supported: transformers 5 takes a phi3 "
                         "rope only as default or longrope, and xsa-eval implements default", path);
@@ -392,6 +402,14 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     c->gelu_exact = !strcmp(act, "gelu");
     if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements gelu, gelu_new and gelu_pytorch_tanh)", path, act);
+    // transformers' gpt_neox sizes only its rotary frequencies by a head_dim key, not the heads.
+    int hd = 0;
+    rc = get_int(r, "head_dim", 0, 1, 1 << 12, &hd, path, err);
+    if (rc) return rc;
+    if (hd && (long long)hd * c->n_head != c->d_model)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: gpt_neox head_dim %d is not hidden_size / num_attention_heads (%d / %d): "
+                        "transformers would rotate by it but split heads by the width; not supported (remove head_dim)",
+                        path, hd, c->d_model, c->n_head);
     c->n_kv_head = c->n_head;
     hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = ab, .o_bias = ab, .mlp_bias = 1};
     return finish_rope_decoder(hc, path, err);

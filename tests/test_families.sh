@@ -52,6 +52,20 @@ c=$("$XSA_BIN" logprobs --device cpu --model $F/pythia --tokens 5,6,7,8,9 2>/dev
 toks=$(seq -s, 1 257 | sed 's/[0-9]*/3/g')
 expect_one_line dynamic_past_context 2 "llama_rope_dynamic: 257 tokens exceed the model's context length 256" -- "$XSA_BIN" logprobs --device cpu --model $F/llama_rope_dynamic --tokens "$toks"
 
+# partial_rotary_factor outside phi3 / gpt_neox: transformers' llama-like classes rotate whole
+# heads under default RoPE (so the scores are the plain model's) and fail under a scaling.
+cp -r $F/llama_gqa "$TMP/llama_partial"; sed -i 's/"rope_type": "default"/"rope_type": "default", "partial_rotary_factor": 0.5/' "$TMP/llama_partial/config.json"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/llama_partial" --tokens 5,6,7,8,9,10,11 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/llama_gqa --tokens 5,6,7,8,9,10,11 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass llama_partial_rotary_ignored || fail llama_partial_rotary_ignored "llama with partial_rotary_factor 0.5 scored unlike transformers (whole heads rotated)"
+cp -r $F/llama_rope_linear "$TMP/linear_partial"; sed -i 's/"rope_type": "linear"/"rope_type": "linear", "partial_rotary_factor": 0.5/' "$TMP/linear_partial/config.json"
+expect_one_line llama_partial_scaled 2 "linear_partial/config.json: partial_rotary_factor 0.5 with scaled RoPE is not supported for llama" -- "$XSA_BIN" info --model "$TMP/linear_partial"
+# A head_dim key that gpt_neox would use for its rotary frequencies alone.
+cp -r $F/pythia "$TMP/neox_hd"; sed -i 's/"model_type": "gpt_neox",/"model_type": "gpt_neox", "head_dim": 8,/' "$TMP/neox_hd/config.json"
+expect_one_line neox_head_dim 2 "neox_hd/config.json: gpt_neox head_dim 8 is not hidden_size / num_attention_heads \(32 / 2\)" -- "$XSA_BIN" info --model "$TMP/neox_hd"
+# mistral with layer_types (Ministral): windows per layer (numbers: test_model_exact.c).
+expect_exit mistral_layer_types 0 "features +RMSNorm pre-norms, sliding window 5 \(1 of 2 layers\)" -- "$XSA_BIN" info --model $F/mistral_layer_types
+
 # Bad input: one line naming the file and the problem, exit 2.
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
 expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
