@@ -21,7 +21,8 @@ const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id,
 static int encode_text(const struct tokenizer *tok, const struct encode_options *opt, const char *s, size_t n,
                        int add_special, struct ivec *out, xsa_error *err) {
     out->n = 0;
-    if (add_special && opt->prefix_text && !opt->force_bos) {
+    // has_bos_prefix applies with add_bos_token=True (--add-bos) too (lm-eval HFLM.tok_encode).
+    if (add_special && opt->prefix_text) {
         size_t pl = strlen(opt->prefix_text);
         if (n >= pl && !memcmp(s, opt->prefix_text, pl)) add_special = 0;
     }

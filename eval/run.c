@@ -148,6 +148,11 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
         snprintf(r->model.hub_commit, sizeof r->model.hub_commit, "%s", hub->commit);
     }
     r->model.max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len;
+    // lm-eval's add_bos_token=True prepends the tokenizer's bos_token; with none known here,
+    // --add-bos would add nothing while the results say it did.
+    if (opt->add_bos == 1 && tokenizer_bos_id(mr->tok) < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "--add-bos: %s has no BOS token (its post-processor adds none and it has "
+                        "none of <s>, <|begin_of_text|>, <bos>, <|startoftext|>); leave --add-bos out", tpath);
     r->model.add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
     snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);

@@ -67,6 +67,11 @@ TEST(test_bos_rules) {
     // lm-eval's has_bos_prefix: text that already starts with "<s>" gets no second BOS.
     CHECK(encode_pair(t, &o, "<s>Hello there", " friend", &ctx, &cont, &err) == 0);
     CHECK(ctx.n > 1 && ctx.v[0] == 1 && ctx.v[1] != 1);
+    // --add-bos keeps has_bos_prefix (lm-eval 0.4.13 HFLM.tok_encode): still one BOS.
+    o.force_bos = 1;
+    CHECK(encode_pair(t, &o, "<s>Hello there", " friend", &ctx, &cont, &err) == 0);
+    CHECK(ctx.n > 1 && ctx.v[0] == 1 && ctx.v[1] != 1);
+    o.force_bos = 0;
     // --no-add-bos
     o.add_special = 0;
     CHECK(encode_pair(t, &o, "Hello there", " friend", &ctx, &cont, &err) == 0);
@@ -80,7 +85,10 @@ TEST(test_bos_rules) {
     struct ivec a = {0}, b = {0};
     CHECK(encode_pair(t, &g, "Hello there", " friend", &a, &b, &err) == 0);
     CHECK(a.n > 1 && a.v[0] == 0);
-    ivec_free(&a); ivec_free(&b);
+    g.prefix_text = encode_prefix_text(t, 0, &pb);
+    CHECK(encode_pair(t, &g, "<|endoftext|>Hello there", " friend", &a, &b, &err) == 0);
+    CHECK(a.n > 1 && a.v[0] == 0 && a.v[1] != 0);
+    ivec_free(&a); ivec_free(&b); sbuf_free(&pb);
     tokenizer_free(t);
 }
 

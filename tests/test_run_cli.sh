@@ -93,6 +93,12 @@ else
     fail truncation_counted_in_results "no truncated_requests.boolq > 0 in $f"
 fi
 
+# --add-bos with a tokenizer whose BOS is unknown (GPT-2 style: lm-eval would prepend the
+# bos_token of tokenizer_config.json, which xsa-eval does not read) is refused, not a no-op.
+expect_exit add_bos_without_bos 2 "--add-bos: .*tokenizer.json has no BOS token" -- run --model $M --tasks piqa --limit 2 --add-bos \
+    --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_addbos"
+[ -e "$TMP/o_addbos" ] && fail add_bos_nothing_written "$(find "$TMP/o_addbos" | head -3 | tr '\n' ' ')" || pass add_bos_nothing_written
+
 # A request lm-eval refuses (its _loglikelihood_tokens asserts): a LAMBADA text whose context
 # is only whitespace encodes to no context tokens with a tokenizer that adds no BOS. Exit 2,
 # naming the data file, the task, the document and the reason; no results file.
