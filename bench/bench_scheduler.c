@@ -102,13 +102,10 @@ static int encode_docs(const struct task_set *ts, int limit, const struct tokeni
     *enc_out = enc;
     *req_out = req;
     *n_req = 0;
-    struct encode_options eo = {
-        .add_special = 1,
-        .force_bos = 0,
-        .bos_id = tokenizer_bos_id(tok),
-        .prefix_token_id = tokenizer_bos_id(tok) >= 0 ? tokenizer_bos_id(tok) : tokenizer_eos_id(tok),
-        .max_length = m->cfg.max_seq_len,
-    };
+    struct encode_options eo;
+    xsa_error e0 = {0};
+    encode_options_init(&eo, tok, -1, &e0);  // the tokenizer's default never fails
+    eo.max_length = m->cfg.max_seq_len;
     for (int d = 0; d < n_docs; d++) {
         const struct task_doc *doc = &ts->docs[d];
         int first = *n_req;

@@ -8,6 +8,45 @@
 
 #include "tasks/pystr.h"
 
+int encode_options_init(struct encode_options *o, const struct tokenizer *tok, int add_bos, xsa_error *err) {
+    memset(o, 0, sizeof *o);
+    o->add_special = add_bos != 0;
+    o->force_bos = add_bos == 1;
+    o->bos_replaces_post = 0;
+    o->bos_id = tokenizer_bos_id(tok);
+    o->prefix_token_id = o->bos_id >= 0 ? o->bos_id : tokenizer_eos_id(tok);
+    if (tokenizer_has_config(tok)) {
+        int cb = tokenizer_config_bos_id(tok), ce = tokenizer_config_eos_id(tok);
+        if (cb >= 0 || ce >= 0) o->prefix_token_id = cb >= 0 ? cb : ce;  // HFLM.prefix_token_id
+        if (add_bos == 1) {
+            // add_bos_token=True: transformers replaces the post-processor by "BOS $A" with the
+            // config's BOS, or by "$A" (dropping even a BOS tokenizer.json adds) when it has none.
+            const char *name = tokenizer_config_bos_name(tok);
+            if (cb < 0 && name[0] == '(')
+                return xsa_fail(err, XSA_EBADINPUT, "--add-bos: the tokenizer_config.json beside %s names no bos_token, "
+                                "and %s is not known to xsa-eval; name bos_token in it", tokenizer_path(tok), name);
+            if (cb < 0 && name[0])
+                return xsa_fail(err, XSA_EBADINPUT, "--add-bos: the bos_token \"%s\" of the tokenizer_config.json beside "
+                                "%s is no token of its vocabulary (transformers would add it as a new id the model "
+                                "has no row for); name the model's BOS there", name, tokenizer_path(tok));
+            if (cb < 0)
+                return xsa_fail(err, XSA_EBADINPUT, "--add-bos: the tokenizer_config.json beside %s names no bos_token, "
+                                "so lm-eval (add_bos_token=True) adds none (transformers 5 rebuilds the post-processor "
+                                "without one); leave --add-bos out, or name bos_token there", tokenizer_path(tok));
+            o->bos_id = cb;
+            o->bos_replaces_post = 1;
+        }
+        return 0;
+    }
+    // lm-eval's add_bos_token=True prepends the tokenizer's bos_token; with none known here,
+    // --add-bos would add nothing while the results say it did.
+    if (add_bos == 1 && o->bos_id < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "--add-bos: %s has no BOS token (its post-processor adds none, it has none "
+                        "of <s>, <|begin_of_text|>, <bos>, <|startoftext|>, and no tokenizer_config.json names one); "
+                        "leave --add-bos out", tokenizer_path(tok));
+    return 0;
+}
+
 const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id, struct sbuf *buf) {
     if (tokenizer_kind(tok) != TOKENIZER_HF_JSON || prefix_token_id < 0) return NULL;
     xsa_error e = {0};
@@ -25,6 +64,10 @@ static int encode_text(const struct tokenizer *tok, const struct encode_options 
     if (add_special && opt->prefix_text) {
         size_t pl = strlen(opt->prefix_text);
         if (n >= pl && !memcmp(s, opt->prefix_text, pl)) add_special = 0;
+    }
+    if (add_special && opt->force_bos && opt->bos_replaces_post) {
+        ivec_push(out, opt->bos_id);
+        add_special = 0;
     }
     if (add_special && opt->force_bos && opt->bos_id >= 0 && !tokenizer_adds_bos(tok)) ivec_push(out, opt->bos_id);
     return tokenizer_encode(tok, s, n, add_special, out, err);

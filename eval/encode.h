@@ -11,6 +11,8 @@
 struct encode_options {
     int add_special;      // 1: encode with the tokenizer's default special tokens (lm-eval >= 0.4.9.2)
     int force_bos;        // --add-bos: prepend bos_id when the tokenizer would not add it
+    int bos_replaces_post; // with force_bos: bos_id alone stands for the post-processor (transformers
+                           // rebuilds it from tokenizer_config.json as "BOS $A")
     int bos_id;           // the tokenizer's BOS (-1 when none)
     int prefix_token_id;  // for an empty context: BOS if defined, else EOS
     int max_length;       // model context window
@@ -19,6 +21,13 @@ struct encode_options {
     // control token differs from transformers', i.e. SentencePiece and llama2.c files).
     const char *prefix_text;
 };
+
+// Fills add_special, force_bos, bos_replaces_post, bos_id and prefix_token_id as lm-eval 0.4.13
+// with transformers 5 sets them for `tok` under run's add_bos (1 --add-bos, 0 --no-add-bos, -1
+// the tokenizer's default): prefix_token_id is the BOS, else the EOS, that tokenizer_config.json
+// gives (without one, the tokenizer's own). --add-bos is refused where lm-eval would add no BOS
+// or one xsa-eval cannot name. max_length and prefix_text stay the caller's.
+int encode_options_init(struct encode_options *o, const struct tokenizer *tok, int add_bos, xsa_error *err);
 
 // The prefix_text lm-eval would see for `tok` (decode of prefix_token_id), or NULL; *buf owns it.
 const char *encode_prefix_text(const struct tokenizer *tok, int prefix_token_id, struct sbuf *buf);

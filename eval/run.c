@@ -148,11 +148,8 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
         snprintf(r->model.hub_commit, sizeof r->model.hub_commit, "%s", hub->commit);
     }
     r->model.max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len;
-    // lm-eval's add_bos_token=True prepends the tokenizer's bos_token; with none known here,
-    // --add-bos would add nothing while the results say it did.
-    if (opt->add_bos == 1 && tokenizer_bos_id(mr->tok) < 0)
-        return xsa_fail(err, XSA_EBADINPUT, "--add-bos: %s has no BOS token (its post-processor adds none and it has "
-                        "none of <s>, <|begin_of_text|>, <bos>, <|startoftext|>); leave --add-bos out", tpath);
+    struct encode_options eo;  // --add-bos refused here, before any data is read, where lm-eval adds none
+    if (encode_options_init(&eo, mr->tok, opt->add_bos, err)) return XSA_EBADINPUT;
     r->model.add_bos = opt->add_bos == 0 ? 0 : (tokenizer_adds_bos(mr->tok) || opt->add_bos == 1);
     snprintf(r->device, sizeof r->device, "%s", mr->be.name);
     snprintf(r->device_desc, sizeof r->device_desc, "%s", mr->be.device_desc);
@@ -166,13 +163,9 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
 static int encode_task(const struct run_options *opt, const struct task_data *td, struct model_run *mr,
                        const struct fewshot *fs, struct encoded_request *enc, struct sched_request *req,
                        int *first_req, int *truncated, xsa_error *err) {
-    struct encode_options eo = {
-        .add_special = opt->add_bos != 0,
-        .force_bos = opt->add_bos == 1,
-        .bos_id = tokenizer_bos_id(mr->tok),
-        .prefix_token_id = tokenizer_bos_id(mr->tok) >= 0 ? tokenizer_bos_id(mr->tok) : tokenizer_eos_id(mr->tok),
-        .max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len,
-    };
+    struct encode_options eo;
+    if (encode_options_init(&eo, mr->tok, opt->add_bos, err)) return XSA_EBADINPUT;
+    eo.max_length = opt->max_length > 0 ? opt->max_length : mr->m.cfg.max_seq_len;
     struct sbuf ctx = {0}, prefix = {0};
     eo.prefix_text = encode_prefix_text(mr->tok, eo.prefix_token_id, &prefix);
     int k = 0, rc = 0;

@@ -75,8 +75,10 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     size_t i = 0;
     while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) i++;
     const char *dot = strrchr(path, '.');
-    if (i < len && data[i] == '{')
+    if (i < len && data[i] == '{') {
         rc = tokenizer_hf_load(t, path, data, len, err);
+        if (!rc && (rc = tokenizer_config_read(t, err))) t->ops->destroy(t->impl);
+    }
     else if (dot && !strcmp(dot, ".model"))
         rc = tokenizer_sp_load(t, path, data, len, err);
     else if (dot && !strcmp(dot, ".bin"))
@@ -119,6 +121,10 @@ int tokenizer_bos_id(const struct tokenizer *t) { return t->bos_id; }
 int tokenizer_eos_id(const struct tokenizer *t) { return t->eos_id; }
 int tokenizer_adds_bos(const struct tokenizer *t) { return t->adds_bos; }
 const char *tokenizer_path(const struct tokenizer *t) { return t->path; }
+int tokenizer_has_config(const struct tokenizer *t) { return t->has_config; }
+int tokenizer_config_bos_id(const struct tokenizer *t) { return t->cfg_bos_id; }
+int tokenizer_config_eos_id(const struct tokenizer *t) { return t->cfg_eos_id; }
+const char *tokenizer_config_bos_name(const struct tokenizer *t) { return t->cfg_bos_name; }
 int tokenizer_caseops(const struct tokenizer *t) { return t->caseops; }
 
 void tokenizer_free(struct tokenizer *t) {

@@ -46,6 +46,14 @@ int tokenizer_eos_id(const struct tokenizer *t);   // -1 when none
 // 1 when encode(text, add_special=1) prepends BOS (lm-eval >= 0.4.9.2 default behaviour).
 int tokenizer_adds_bos(const struct tokenizer *t);
 const char *tokenizer_path(const struct tokenizer *t);
+// The tokenizer_config.json beside a tokenizer.json, as transformers 5 reads it (its bos_token and
+// eos_token, special_tokens_map.json's, or its tokenizer_class's defaults): 1 when there is one;
+// the ids of the BOS and EOS it gives, -1 for none or a token the vocabulary lacks (then
+// tokenizer_config_bos_name says which: the token, or the class whose default is not known).
+int tokenizer_has_config(const struct tokenizer *t);
+int tokenizer_config_bos_id(const struct tokenizer *t);
+int tokenizer_config_eos_id(const struct tokenizer *t);
+const char *tokenizer_config_bos_name(const struct tokenizer *t);
 // 1 for a CaseOps tokenizer (parameter-golf, 2026-04-18 on): encode rewrites capitals as its
 // markers first, decode restores them (model/caseops.h).
 int tokenizer_caseops(const struct tokenizer *t);

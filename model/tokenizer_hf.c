@@ -494,6 +494,13 @@ static int hft_build(struct hft_tok *t, const cJSON *root, const char *path, xsa
     return 0;
 }
 
+int32_t tokenizer_hf_token_id(const struct tokenizer *tok, const char *s, size_t len) {
+    const struct hft_tok *t = tok->impl;
+    for (size_t k = 0; k < t->nadded; k++)
+        if (t->added[k].len == len && !memcmp(t->added[k].content, s, len)) return t->added[k].id;
+    return hft_strmap_get(&t->bpe.vocab, s, len);
+}
+
 int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err) {
     if (!hft_utf8_valid(data, len))
         return xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8; a tokenizer.json is UTF-8 JSON", path);

@@ -19,6 +19,11 @@ struct tokenizer {
     int bos_id, eos_id;  // -1 when none
     int adds_bos;        // encode(add_special=1) prepends bos_id
     int caseops;         // text is rewritten by the CaseOps transform before encoding (model/caseops.h)
+    // tokenizer_config.json beside a tokenizer.json (tokenizer_config.c): has_config, and the
+    // ids of the bos_token / eos_token it names (-1: it names none); cfg_bos_name: the bos_token
+    // it names when the vocabulary has no such token (cfg_bos_id is then -1).
+    int has_config, cfg_bos_id, cfg_eos_id;
+    char cfg_bos_name[128];
     char path[4096];
 };
 
@@ -26,6 +31,10 @@ struct tokenizer {
 // (the whole file, NUL-terminated) and returns 0, or an error naming `path`.
 int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err);
 int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err);
+// The id of a token string of a tokenizer.json (an added token, else the model's vocabulary), -1 when none.
+int32_t tokenizer_hf_token_id(const struct tokenizer *t, const char *s, size_t len);
+// Reads the tokenizer_config.json beside t->path, if there is one (tokenizer_config.c).
+int tokenizer_config_read(struct tokenizer *t, xsa_error *err);
 int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *data, size_t len,
                            xsa_error *err);
 

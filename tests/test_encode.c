@@ -131,10 +131,22 @@ static void check_lm_eval_pairs(const char *model) {
     const char *tp = cJSON_GetObjectItemCaseSensitive(m, "tokenizer")->valuestring;
     CHECK_MSG(tokenizer_load(&t, tp, &err) == 0, "%s", err.msg);
     if (!t) { cJSON_Delete(root); return; }
-    // As eval/run.c sets them up for a tokenizer's defaults (lm-eval >= 0.4.9.2).
+    // As eval/run.c sets them up: the tokenizer's defaults (lm-eval >= 0.4.9.2), or --add-bos
+    // (add_bos_token=True), with the tokenizer_config.json beside the tokenizer when there is one.
+    const cJSON *ab = cJSON_GetObjectItemCaseSensitive(m, "add_bos");
+    const cJSON *refused = cJSON_GetObjectItemCaseSensitive(m, "refused");
     struct sbuf pb = {0};
-    struct encode_options o = {.add_special = 1, .bos_id = tokenizer_bos_id(t), .max_length = 1000};
-    o.prefix_token_id = o.bos_id >= 0 ? o.bos_id : tokenizer_eos_id(t);
+    struct encode_options o;
+    int rc0 = encode_options_init(&o, t, cJSON_IsTrue(ab) ? 1 : -1, &err);
+    if (cJSON_IsString(refused)) {
+        CHECK_MSG(rc0 == XSA_EBADINPUT && strstr(err.msg, refused->valuestring), "%s: want a refusal (%s), got %d: %s",
+                  model, refused->valuestring, rc0, err.msg);
+        tokenizer_free(t);
+        cJSON_Delete(root);
+        return;
+    }
+    CHECK_MSG(rc0 == 0, "%s: %s", model, err.msg);
+    o.max_length = 1000;
     o.prefix_text = encode_prefix_text(t, o.prefix_token_id, &pb);
     CHECK_EQ_INT(o.prefix_token_id, cJSON_GetObjectItemCaseSensitive(m, "prefix_token_id")->valueint);
     const cJSON *c;
@@ -173,6 +185,14 @@ static void check_lm_eval_pairs(const char *model) {
 
 TEST(test_lm_eval_edge_pairs_gpt2) { check_lm_eval_pairs("gpt2_bpe"); }
 TEST(test_lm_eval_edge_pairs_llama_sp) { check_lm_eval_pairs("llama_sp_xsa"); }
+// tokenizer_config.json as transformers 5 reads it: lm-eval's prefix token and --add-bos's BOS.
+TEST(test_lm_eval_config_bos) {
+    static const char *const cases[] = {"gpt2_config", "gpt2_class_default", "gpt2_special_map", "sp_eos_as_bos",
+                                        "sp_eos_as_bos_default", "sp_null_bos", "gpt2_unknown_class",
+                                        "gpt2_bos_not_in_vocab"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_lm_eval_pairs(cases[i]);
+}
 
 RUN_TESTS(T(test_trailing_space_moves_to_continuation), T(test_empty_context_uses_prefix_token), T(test_bos_rules),
-          T(test_left_truncation), T(test_lm_eval_edge_pairs_gpt2), T(test_lm_eval_edge_pairs_llama_sp))
+          T(test_left_truncation), T(test_lm_eval_edge_pairs_gpt2), T(test_lm_eval_edge_pairs_llama_sp),
+          T(test_lm_eval_config_bos))

@@ -149,7 +149,7 @@ expect_exit sharded 0 "^weights sha256 $(sha_of $S)" -- X m/ok/0 info --model xs
 expect_exit torch_sharded 0 "^weights sha256 $(sha_of $T)" -- X m/ok/0 info --model xsa-eval/torch-sharded
 expect_exit only_what_the_loader_reads 0 "^weights sha256 $sha" -- X m/ok/0 info --model xsa-eval/extra
 got=$(ls "$TMP/hub/models--xsa-eval--extra/snapshots/"*/ | tr '\n' ' ')
-[ "$got" = "config.json model.safetensors tokenizer.json " ] && [ "$(n_log '"hub": "xsa-eval/extra/resolve/.*pytorch_model.bin')" -eq 0 ] \
+[ "$got" = "config.json model.safetensors tokenizer.json tokenizer_config.json " ] && [ "$(n_log '"hub": "xsa-eval/extra/resolve/.*pytorch_model.bin')" -eq 0 ] \
     && pass safetensors_preferred || fail safetensors_preferred "snapshot holds: $got"
 expect_exit shard_outside_snapshot 2 "weight_map\['w'\] is not a plain file name" -- X m/ok/0 info --model xsa-eval/evil
 [ ! -e "$TMP/evil.safetensors" ] && [ ! -e "$TMP/hub/evil.safetensors" ] && pass shard_outside_nothing_written \

@@ -98,6 +98,32 @@ fi
 expect_exit add_bos_without_bos 2 "--add-bos: .*tokenizer.json has no BOS token" -- run --model $M --tasks piqa --limit 2 --add-bos \
     --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_addbos"
 [ -e "$TMP/o_addbos" ] && fail add_bos_nothing_written "$(find "$TMP/o_addbos" | head -3 | tr '\n' ' ')" || pass add_bos_nothing_written
+# With a tokenizer_config.json naming GPT-2's bos_token (as the Hub's gpt2 repo does), --add-bos
+# prepends it, as lm-eval's add_bos_token=True does: every request not truncated is one token longer.
+cp -r $M "$TMP/m_cfg" && printf '{"tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>"}' > "$TMP/m_cfg/tokenizer_config.json"
+for f in "" --add-bos; do
+    "$XSA_BIN" run --model "$TMP/m_cfg" --tasks piqa --limit 2 $f --log-samples --data-dir $D --allow-data-change \
+        --offline --device cpu --quiet --output "$TMP/o_cfg$f" > /dev/null 2>> "$TMP/addbos_cfg.err"
+done
+if python3 - "$TMP/o_cfg" "$TMP/o_cfg--add-bos" <<'PY'
+import glob, json, sys
+def load(d):
+    res = json.load(open(glob.glob(d + "/*/results_*.json")[0]))
+    rows = [json.loads(l) for f in glob.glob(d + "/*/samples_piqa_*.jsonl") for l in open(f)]
+    return res["xsa_eval"]["model"]["add_bos"], [(q["input_tokens"], q["truncated"]) for r in rows for q in r["requests"]]
+(a0, n0), (a1, n1) = load(sys.argv[1]), load(sys.argv[2])
+assert (a0, a1) == (False, True), (a0, a1)
+whole = [(x, y) for (x, tx), (y, ty) in zip(n0, n1) if not tx and not ty]  # left truncation keeps the length
+assert len(n0) == len(n1) and whole and all(y == x + 1 for x, y in whole), (n0, n1)
+PY
+then pass add_bos_from_tokenizer_config; else fail add_bos_from_tokenizer_config "$(tail -3 "$TMP/addbos_cfg.err")"; fi
+# A config whose bos_token is null: lm-eval with add_bos_token=True adds none; refused.
+printf '{"bos_token": null, "eos_token": "<|endoftext|>"}' > "$TMP/m_cfg/tokenizer_config.json"
+expect_exit add_bos_config_null 2 "--add-bos: the tokenizer_config.json beside .* names no bos_token" -- run --model "$TMP/m_cfg" \
+    --tasks piqa --limit 2 --add-bos --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_addbos_null"
+printf '{"bos_token": 7}' > "$TMP/m_cfg/tokenizer_config.json"
+expect_exit tokenizer_config_bad_bos 2 "tokenizer_config.json: \"bos_token\" is neither a token string" -- run --model "$TMP/m_cfg" \
+    --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_badcfg"
 
 # A request lm-eval refuses (its _loglikelihood_tokens asserts): a LAMBADA text whose context
 # is only whitespace encodes to no context tokens with a tokenizer that adds no BOS. Exit 2,

@@ -12,7 +12,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 CFLAGS="-O1 -g -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson $SAN"
 LIBS="-lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -llzma -lbrotlidec -lz -lm"
 objs=()
-for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/*.c eval/token_shard.c eval/reqstore.c eval/results.c eval/metrics.c eval/mt19937.c; do
+for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/*.c eval/token_shard.c eval/encode.c eval/reqstore.c eval/results.c eval/metrics.c eval/mt19937.c; do
     obj="$OUT/obj/$(echo "${src%.c}" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find model common data tasks eval -name '*.h' -newer "$obj" | head -1)" ]; then
         $CC $CFLAGS -fsanitize=fuzzer-no-link -c -o "$obj" "$src"
@@ -20,7 +20,7 @@ for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c d
     objs+=("$obj")
 done
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c torch unpickle tok_hf tok_sp tok_l2c encode parquet zip_range pgolf shard caseops results tasks reqstore)
+[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c torch unpickle tok_hf tok_sp tok_l2c tok_config encode parquet zip_range pgolf shard caseops results tasks reqstore)
 for n in "${names[@]}"; do
     case $n in
     tok_hf) src=tests/fuzz/fuzz_tokenizer.c; def=-DFUZZ_KIND=1 ;;

@@ -17,6 +17,7 @@ torch) seeds=($(find $F/torch -name '*.pt' -o -name '*.bin' | sort)) ;;
 unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
 pgolf) seeds=(build/fuzz/seeds/pgolf) ;;
 tok_hf) seeds=($F/tokenizers/*/tokenizer.json) ;;
+tok_config) seeds=($F/encode/add_bos/*/tokenizer_config.json) ;;
 tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
 tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
 parquet) seeds=($F/parquet/*.parquet) ;;
