@@ -153,10 +153,17 @@ int http_client_new(struct http_client **out, const struct http_options *o, stru
     // Reference-counted by libcurl: each client pairs it with curl_global_cleanup.
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return xsa_fail(err, XSA_ERUNTIME, "libcurl initialisation failed");
-    if (o->ca_bundle && access(o->ca_bundle, R_OK) != 0)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: --ca-bundle file cannot be read: %s", o->ca_bundle, strerror(errno));
+    // Without --ca-bundle, the variables Python's requests (and so huggingface_hub) and curl read
+    // for a private CA, in requests' order; libcurl itself reads none of them.
+    static const char *const ca_vars[] = {"REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"};
+    const char *ca = o->ca_bundle, *ca_from = "--ca-bundle";
+    for (size_t i = 0; !ca && i < sizeof ca_vars / sizeof *ca_vars; i++)
+        if (getenv(ca_vars[i]) && getenv(ca_vars[i])[0]) ca = getenv(ca_vars[i]), ca_from = ca_vars[i];
+    if (ca && access(ca, R_OK) != 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s file cannot be read: %s", ca, ca_from, strerror(errno));
     struct http_client *c = xsa_calloc(1, sizeof *c);
     c->opt = *o;
+    c->opt.ca_bundle = ca;
     c->progress = pr;
     c->deadline = progress_now() + (double)o->max_total_s;
     c->multi = curl_multi_init();
@@ -402,10 +409,10 @@ static int xfer_setup(struct http_client *c, struct xfer *x, xsa_error *err) {
                      (curl_off_t)(x->req->max_bytes ? x->req->max_bytes : o->max_body_bytes));
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    // Verification is always on; --ca-bundle only changes which CAs are trusted.
+    // Verification is always on; --ca-bundle (or REQUESTS_CA_BUNDLE, ...) only changes which CAs are trusted.
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (o->ca_bundle) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_bundle);
+    if (o->ca_bundle) curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_bundle);  // c->opt: the one chosen above
     // Compressed transfer for API pages; raw files go as identity so a Range resume is exact.
     if (x->req->gzip && !x->req->dest_path && !x->req->range) curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     if (x->req->range && !x->req->dest_path) curl_easy_setopt(e, CURLOPT_RANGE, x->req->range);

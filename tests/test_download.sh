@@ -30,6 +30,7 @@ LOG=$TMP/plain.log
 
 # Defaults keep every source on the loopback server (404 there); a test's own flags come later and win.
 dl() { "$XSA_BIN" download --quiet --hf-endpoint "$B/nohub/404/0" --originals-mirror "$B/noorig/404/0" "$@"; }
+dl_env() { env "$1" "$XSA_BIN" download --quiet --hf-endpoint "$B/nohub/404/0" --originals-mirror "$B/noorig/404/0" "${@:2}"; }
 hits() { grep -c "\"$1/" "$LOG" 2>/dev/null; true; }   # requests under a URL prefix
 
 # cache_valid NAME DIR TASK SPLIT ROWS: manifest present, file digest and line count agree with it.
@@ -330,6 +331,11 @@ if command -v openssl >/dev/null && openssl req -x509 -newkey rsa:2048 -nodes -d
     expect_exit https_self_signed_refused 3 "GET $S/t/ok/0/rows.*(certificate|SSL).*curl error 60" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0"
     cache_clean https_refused_clean "$TMP/c15" openbookqa
     expect_exit https_ca_bundle 0 "openbookqa +500 rows .*downloaded" -- dl --tasks openbookqa --cache-dir "$TMP/c15" --datasets-server "$S/t/ok/0" --ca-bundle "$TMP/cert.pem"
+    # The variables requests and curl read for a private CA, when --ca-bundle is not given.
+    expect_exit https_requests_ca_bundle 0 "openbookqa +500 rows .*downloaded" -- dl_env REQUESTS_CA_BUNDLE="$TMP/cert.pem" \
+        --tasks openbookqa --cache-dir "$TMP/c_req_ca" --datasets-server "$S/t/ok/0"
+    expect_exit https_ssl_cert_file 0 "openbookqa +500 rows .*downloaded" -- dl_env SSL_CERT_FILE="$TMP/cert.pem" \
+        --tasks openbookqa --cache-dir "$TMP/c_ssl_ca" --datasets-server "$S/t/ok/0"
     expect_exit https_to_http_redirect_refused 3 "redirect from https to plain http was refused" -- dl --tasks openbookqa --cache-dir "$TMP/c23" --datasets-server "$S/aw/away/0" --ca-bundle "$TMP/cert.pem"
 else
     skip https "the openssl command is not installed"
@@ -413,6 +419,7 @@ expect_exit unknown_flag 2 "unknown flag '--insecure'" -- dl --tasks openbookqa 
 expect_exit tasks_required 2 "--tasks LIST is required" -- dl --cache-dir "$TMP/c16"
 expect_exit bad_source 2 "unknown source 'ftp'" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source ftp
 expect_exit empty_source_name 2 "--source viewer,,hub: an empty source" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --source viewer,,hub
+expect_exit bad_ca_bundle_env 2 "none.pem: CURL_CA_BUNDLE file cannot be read" -- dl_env CURL_CA_BUNDLE="$TMP/none.pem" --tasks openbookqa --cache-dir "$TMP/c_bad_ca" --datasets-server "$B/a/ok/0"
 expect_exit bad_ca_bundle 2 "--ca-bundle file cannot be read" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server "$B/a/ok/0" --ca-bundle "$TMP/none.pem"
 expect_exit bad_server_url 2 "not an http:// or https:// URL" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server ftp://example.org
 expect_exit server_url_without_host 2 "--datasets-server http://: not an http:// or https:// URL with a host" -- dl --tasks openbookqa --cache-dir "$TMP/c16" --datasets-server http://
