@@ -22,14 +22,18 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-// A zip archive: torch.save's format (a llama2.c .bin starts with its header's dim instead).
+// torch.save's format: a zip archive, or the legacy one of torch < 1.6 (refused by name by the
+// torch reader), which opens with the pickled magic number 0x1950a86a20f9469cfc6c, or is a tar
+// archive. (A llama2.c .bin starts with its header's dim instead.)
 static int is_torch_file(const char *path) {
-    unsigned char head[4] = {0};
+    static const unsigned char legacy[14] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+    unsigned char head[262] = {0};
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    return n == 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4;
+    return (n >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 && head[3] == 4) ||
+           (n >= sizeof legacy && !memcmp(head, legacy, sizeof legacy)) || (n == sizeof head && !memcmp(head + 257, "ustar", 5));
 }
 
 int model_load(struct model *m, const char *path, xsa_error *err) { return model_load_config(m, path, NULL, err); }

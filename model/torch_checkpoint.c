@@ -170,6 +170,12 @@ int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *
     return safetensors_add_tensor(st, tf->fi, name, t->dtype->name, t->ndim, shape, data, (size_t)numel * es, err);
 }
 
+const char *torch_unwrap_name(const char *name) {
+    for (int more = 1; more;)
+        more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
+    return name;
+}
+
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err) {
     if (!sd || sd->kind != PV_DICT)
         return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is not a dict of tensors (a state dict); save model.state_dict()", tf->where);
@@ -181,10 +187,7 @@ int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const st
             return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry %zu has a key that is not a printable name; the file is corrupt", tf->where, i);
         if (val->kind != PV_TENSOR)
             return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is not a tensor; save model.state_dict() only", tf->where, key->s);
-        const char *name = k && !strncmp(key->s, strip, k) ? key->s + k : key->s;
-        // The wrappers' prefixes: torch.compile's "_orig_mod.", DistributedDataParallel's "module.".
-        for (int more = 1; more;)
-            more = !strncmp(name, "_orig_mod.", 10) ? (name += 10, 1) : !strncmp(name, "module.", 7) ? (name += 7, 1) : 0;
+        const char *name = torch_unwrap_name(k && !strncmp(key->s, strip, k) ? key->s + k : key->s);
         rc = torch_add_tensor(tf, st, name, val, 0, err);
     }
     return rc;

@@ -32,6 +32,10 @@ int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi,
 // Adds every entry of the dict `sd` (name -> tensor) to st, the name without a leading
 // `strip` (NULL: none) and without the prefixes torch.compile ("_orig_mod.") and DDP ("module.")
 // leave in a wrapped model's state dict. A value that is not a tensor is refused by key.
+// `name` without the wrappers' prefixes, however nested: torch.compile's "_orig_mod.",
+// DistributedDataParallel's "module.".
+const char *torch_unwrap_name(const char *name);
+
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err);
 
 // Adds one tensor under `name`; `transpose` swaps the two dimensions of a 2-D tensor (copied).

@@ -1,6 +1,7 @@
 // torch_model.c: a single torch.save file given as --model: nanoGPT's ckpt.pt (its model_args
-// are the config; the same mapping as tools/convert/convert_nanogpt.py, done in place), or a bare state
-// dict whose Hugging Face config.json sits beside it.
+// are the config; the same mapping as tools/convert/convert_nanogpt.py, done in place), or a state
+// dict (bare, or under a training loop's "state_dict" / "model_state_dict" / "model" / "module"
+// key) whose Hugging Face config.json sits beside it.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
         const struct pv *k = sd->v[2 * i], *v = sd->v[2 * i + 1];
         if (k->kind != PV_STR || v->kind != PV_TENSOR)
             return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu is not a name and a tensor; not a state dict", path, i);
-        const char *name = strncmp(k->s, "_orig_mod.", 10) ? k->s : k->s + 10;  // torch.compile's wrapper
+        const char *name = torch_unwrap_name(k->s);  // torch.compile's and DDP's wrappers
         rc = torch_add_tensor(tf, st, name, v, is_linear(name) && v->ndim == 2, err);
     }
     int64_t C = hc->cfg.d_model;
@@ -91,6 +92,24 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
     return rc;
 }
 
+// 1 for a non-empty dict of name -> tensor.
+static int is_state_dict(const struct pv *d) {
+    if (!d || d->kind != PV_DICT || !d->n) return 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[2 * i]->kind != PV_STR || d->v[2 * i + 1]->kind != PV_TENSOR) return 0;
+    return 1;
+}
+
+// The state dict of a training loop's checkpoint ({"model": ..., "optimizer": ..., "epoch": ...},
+// Lightning's {"state_dict": ...}), else the saved object itself.
+static const struct pv *find_state_dict(const struct pv *root) {
+    static const char *const keys[] = {"state_dict", "model_state_dict", "model", "module"};
+    if (is_state_dict(root)) return root;
+    for (size_t i = 0; root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++)
+        if (is_state_dict(up_dict_get(root, keys[i]))) return up_dict_get(root, keys[i]);
+    return root;
+}
+
 static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const char *path, const char *config,
                            struct hf_config *hc, xsa_error *err) {
     char cfg[4200];
@@ -104,7 +123,7 @@ static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const 
                         path, cfg);
     fclose(f);
     int rc = hf_config_parse_file(hc, cfg, err);
-    return rc ? rc : torch_add_state_dict(tf, st, tf->root, NULL, err);
+    return rc ? rc : torch_add_state_dict(tf, st, find_state_dict(tf->root), NULL, err);
 }
 
 // modded-nanogpt's state_step*.pt: dict(step, code, model, optimizer), the model's weights in

@@ -217,14 +217,17 @@ static int op_int(struct up_state *s, int width, int is_signed) {
     return push(s, x);
 }
 
-// LONG1 / LONG4: little-endian two's complement of n bytes; more than 64 bits is refused.
+// LONG1 / LONG4: little-endian two's complement of n bytes; more than 64 bits is an opaque value.
 static int op_long(struct up_state *s, int width) {
     int rc = need(s, (size_t)width);
     if (rc) return rc;
     uint64_t n = le(s->p + s->pos, width);
     s->pos += (size_t)width;
-    if (n > 8) return bad(s, "an integer wider than 64 bits");
     if ((rc = need(s, (size_t)n))) return rc;
+    if (n > 8) {  // a Python int no tensor field can hold (a seed of 2^64, say): kept unread
+        s->pos += (size_t)n;
+        return push(s, up_new(s->u, PV_OPAQUE));
+    }
     uint64_t v = le(s->p + s->pos, (int)n);
     if (n && n < 8 && (s->p[s->pos + n - 1] & 0x80)) v |= ~0ull << (8 * n);  // sign-extend
     s->pos += (size_t)n;
@@ -250,6 +253,18 @@ static void printable(const char *in, char *out, size_t n) {
     out[i] = '\0';
 }
 
+// Globals torch.load(weights_only=True) allows that stand for data, never code xsa-eval runs.
+static int is_inert(const char *module, const char *name) {
+    static const char *const torch_names[] = {"Size", "device", "float16", "float32", "float64", "bfloat16", "half", "float",
+                                              "double", "int8", "int16", "int32", "int64", "uint8", "bool", "long", "int",
+                                              "short", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2"};
+    if (!strcmp(module, "torch"))
+        for (size_t i = 0; i < sizeof torch_names / sizeof *torch_names; i++)
+            if (!strcmp(name, torch_names[i])) return 1;
+    return ((!strcmp(module, "builtins") || !strcmp(module, "__builtin__")) && (!strcmp(name, "set") || !strcmp(name, "frozenset"))) ||
+           (!strcmp(module, "_codecs") && !strcmp(name, "encode"));
+}
+
 // The allowlist: anything else is refused here, by name, before any later opcode can use it.
 static int resolve_global(struct up_state *s, const char *module, const char *name) {
     struct pv *g = up_new(s->u, PV_GLOBAL);
@@ -261,15 +276,19 @@ static int resolve_global(struct up_state *s, const char *module, const char *na
         g->i = UPG_REBUILD_PARAMETER_STATE;  // a Parameter with attributes (transformers 5 marks each)
     else if (!strcmp(module, "torch") && (g->dtype = up_dtype_find(name))) g->i = UPG_STORAGE;
     else if (!strcmp(module, "__main__") && !strcmp(name, "ParamConfig")) g->i = UPG_RECORD;  // modded-nanogpt's optimizer
+    else if (is_inert(module, name)) g->i = UPG_INERT;
     if (g->i) return push(s, g);
     char m[96], n[96];
     printable(module, m, sizeof m);
     printable(name, n, sizeof n);
     size_t k = strlen(name);
+    if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v3"))  // UntypedStorage: float8, uint16+
+        return xsa_fail(s->err, XSA_EBADINPUT, "%s: a tensor of a dtype torch.save writes untyped (float8, uint16, uint32 or uint64; byte %zu) is not readable; xsa-eval reads float, half, bfloat16, double, integer and bool tensors (convert with tensor.float())",
+                        s->u->where, s->op_pos);
     if (!strcmp(module, "torch") && k > 7 && !strcmp(name + k - 7, "Storage"))  // a dtype, not code
         return xsa_fail(s->err, XSA_EBADINPUT, "%s: tensors of storage type torch.%s (byte %zu) are not readable; xsa-eval reads float, half, bfloat16, double, integer and bool storages (convert with tensor.float())",
                         s->u->where, n, s->op_pos);
-    return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle names the global '%s.%s' (byte %zu); refused: xsa-eval never executes code from a checkpoint (it reads tensors, dicts, lists, tuples, strings and numbers only)",
+    return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle names the global '%s.%s' (byte %zu); refused: xsa-eval never executes code from a checkpoint (it reads tensors, dicts, lists, tuples, strings and numbers only; a whole module or other object saved: save model.state_dict() instead)",
                     s->u->where, m, n, s->op_pos);
 }
 
@@ -314,6 +333,19 @@ static int int_tuple(const struct pv *t, int64_t *out) {
 static int rebuild_tensor(struct up_state *s, const struct pv *a, struct pv **out) {
     if (a->n < 6 || a->n > 7 || a->v[0]->kind != PV_STORAGE || !is_int(a->v[1]) || a->v[4]->kind != PV_BOOL)
         return bad(s, "_rebuild_tensor_v2 without (storage, offset, size, stride, requires_grad, hooks)");
+    // metadata (torch._utils.get_tensor_metadata): {"neg": True} marks a lazily negated view,
+    // whose elements torch.load gives as minus the stored ones; reading the storage as it is
+    // would flip the weight's sign, so such a tensor (and any other flag) is refused.
+    if (a->n == 7 && a->v[6]->kind == PV_DICT)
+        for (size_t i = 0; i < a->v[6]->n; i++) {
+            const struct pv *k = a->v[6]->v[2 * i], *v = a->v[6]->v[2 * i + 1];
+            if (v->kind == PV_BOOL && !v->i) continue;  // a flag that is off changes nothing
+            char name[64];
+            printable(k->kind == PV_STR ? k->s : "?", name, sizeof name);
+            return xsa_fail(s->err, XSA_EBADINPUT, "%s: a tensor saved with the '%s' flag (byte %zu; a lazily %s view, e.g. "
+                            "x.conj().imag); xsa-eval reads plain tensors: save it as tensor.resolve_neg().resolve_conj().clone()",
+                            s->u->where, name, s->op_pos, !strcmp(name, "neg") ? "negated" : "transformed");
+        }
     struct pv *t = up_new(s->u, PV_TENSOR);
     if (!t) return too_many(s);
     const struct pv *st = a->v[0];
@@ -364,6 +396,9 @@ static int op_reduce(struct up_state *s) {
         if (args->n != 4 || args->v[0]->kind != PV_TENSOR)
             return bad(s, "_rebuild_parameter_with_state without (tensor, requires_grad, hooks, state)");
         res = args->v[0];
+        break;
+    case UPG_INERT:  // torch.Size((2, 3)), set([...]), ...: nothing is called
+        res = up_new(s->u, PV_OPAQUE);
         break;
     default:
         return bad(s, "REDUCE of a storage type or a data class (torch.save names them only inside persistent ids, or with NEWOBJ)");

@@ -2,7 +2,8 @@
 // pickle protocols 2-5 use for torch.save's objects and builds only None, booleans, integers,
 // floats, strings, bytes, tuples, lists, dicts and tensors. The only globals it accepts are the
 // ones torch.save writes for tensors (torch._utils._rebuild_tensor_v2, _rebuild_parameter,
-// collections.OrderedDict and the torch.*Storage types); any other global is refused by name
+// collections.OrderedDict and the torch.*Storage types) and a few inert ones (UPG_INERT) that
+// torch's weights-only loader allows too; any other global is refused by name
 // when its opcode is read. Nothing is ever called: a "global" is a tag that REDUCE interprets.
 // Every size is bounded (memo, stack, marks, strings, dimensions).
 #ifndef XSA_MODEL_UNPICKLE_H
@@ -19,12 +20,16 @@
 #define UP_MAX_DIMS 8
 #define UP_MAX_NODES (1 << 22)  // objects built: about 20 per tensor; bounds memory below 1 GiB
 
-enum pv_kind { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_BYTES, PV_TUPLE, PV_LIST, PV_DICT, PV_GLOBAL, PV_STORAGE, PV_TENSOR };
+// PV_OPAQUE: a value torch.load(weights_only=True) also builds but xsa-eval never reads (a
+// torch.Size, torch.device, set, bytes of protocol 2, an integer wider than 64 bits).
+enum pv_kind { PV_NONE, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_BYTES, PV_TUPLE, PV_LIST, PV_DICT, PV_GLOBAL, PV_STORAGE, PV_TENSOR, PV_OPAQUE };
 
 // The allowed globals.
 // UPG_RECORD: a plain data class whose objects a checkpoint carries beside the weights
 // (modded-nanogpt's optimizer ParamConfig); NEWOBJ makes an empty dict of it, never calling it.
-enum up_global { UPG_ORDERED_DICT = 1, UPG_REBUILD_TENSOR_V2, UPG_REBUILD_PARAMETER, UPG_REBUILD_PARAMETER_STATE, UPG_STORAGE, UPG_RECORD };
+// UPG_INERT: a global torch's weights-only loader allows beside tensors (a torch dtype, torch.Size,
+// torch.device, set, _codecs.encode): a value by itself, and REDUCE of it a PV_OPAQUE.
+enum up_global { UPG_ORDERED_DICT = 1, UPG_REBUILD_TENSOR_V2, UPG_REBUILD_PARAMETER, UPG_REBUILD_PARAMETER_STATE, UPG_STORAGE, UPG_RECORD, UPG_INERT };
 
 // A storage dtype: the torch.*Storage name, its safetensors-style name and element size.
 struct up_dtype {

@@ -97,6 +97,27 @@ TEST(test_unpickle_data_class_inert) {
     unpickle_free(&u);
 }
 
+// Values torch.load(weights_only=True) takes and xsa-eval never reads: bytes of protocol 2
+// (_codecs.encode), an int wider than 64 bits, a torch dtype, torch.Size; nothing is called.
+TEST(test_unpickle_inert_values) {
+    static const char P[] = "\x80\x02]("
+                            "c_codecs\nencode\nX\x01\x00\x00\x00" "aX\x06\x00\x00\x00" "latin1\x86R"
+                            "\x8a\x09" "123456789"
+                            "ctorch\nbfloat16\n"
+                            "ctorch\nSize\nK\x02K\x03\x86\x85R"
+                            "e.";
+    struct unpickler u;
+    struct pv *r = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(run(&u, P, sizeof P - 1, &r, &err) == 0, "%s", err.msg);
+    CHECK(r && r->kind == PV_LIST && r->n == 4);
+    if (r && r->n == 4) {
+        CHECK(r->v[0]->kind == PV_OPAQUE && r->v[1]->kind == PV_OPAQUE && r->v[3]->kind == PV_OPAQUE);
+        CHECK(r->v[2]->kind == PV_GLOBAL && r->v[2]->i == UPG_INERT);
+    }
+    unpickle_free(&u);
+}
+
 // Each bad pickle is refused with exit 2 and a message holding `want`.
 TEST(test_unpickle_refusals) {
     static const struct {
@@ -107,7 +128,8 @@ TEST(test_unpickle_refusals) {
 #define C(b, w) {b, sizeof b - 1, w}
         C("\x80\x02" "cos\nsystem\n)R.", "the global 'os.system' (byte 2); refused: xsa-eval never executes code"),
         C("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", "the global 'builtins.eval'"),
-        C("\x80\x02" "c_codecs\nencode\n.", "the global '_codecs.encode'"),  // protocol 2's bytes
+        C("\x80\x02" "cbuiltins\ngetattr\n.", "the global 'builtins.getattr'"),
+        C("\x80\x02" "ctorch._utils\n_rebuild_tensor_v3\n.", "a dtype torch.save writes untyped (float8"),
         C("\x80\x02" "ctorch\nload\n.", "the global 'torch.load'"),
         C("\x80\x02" "ctorch\nComplexFloatStorage\n.", "storage type torch.ComplexFloatStorage (byte 2) are not readable"),
         C("\x80\x02" "ctorch._utils\n_rebuild_tensor\n.", "the global 'torch._utils._rebuild_tensor'"),
@@ -119,7 +141,6 @@ TEST(test_unpickle_refusals) {
         C("\x80\x02" "X\xff\xff\x00\x00" "ab.", "a string runs past the end of the pickle"),
         C("\x80\x02" "N", "the pickle ends without STOP"),
         C("\x80\x02" "NN.", "STOP with other than one value"),
-        C("\x80\x02" "\x8a\x09" "123456789.", "an integer wider than 64 bits"),
         C("\x80\x02" "ccollections\nOrderedDict\n]\x85R.", "OrderedDict built from arguments"),
         C("\x80\x02" "ctorch\nFloatStorage\n)R.", "REDUCE of a storage type"),
         C("\x80\x02" "(N" "Q.", "a persistent id with no storage to resolve it"),
@@ -422,6 +443,6 @@ TEST(test_pgolf_many_names) {
     free(pt);
 }
 
-RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals),
+RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values))

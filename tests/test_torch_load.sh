@@ -30,6 +30,9 @@ same_logprobs nanogpt_direct $T/nanogpt/ckpt.pt $T/nanogpt_converted
 same_logprobs nanogpt_nobias_direct $T/nanogpt_nobias/ckpt.pt $T/nanogpt_nobias_converted
 same_logprobs bare_state_dict $T/bare/model.pt $M/llama_gqa
 same_logprobs bare_state_dict_wrapped $T/bare_wrapped/model.pt $M/llama_gqa  # _orig_mod. / module. prefixes dropped
+# a training loop's checkpoint: the state dict under "model", beside a torch dtype, Size, device, set,
+# bytes and a 2^64 int, none of which is read (torch.load(weights_only=True) takes them too)
+same_logprobs bare_state_dict_in_loop_checkpoint $T/bare_loop/model.pt $M/llama_gqa
 same_logprobs bin_file_config_beside $T/gpt2_bin/pytorch_model.bin $M/gpt2_tiny
 
 expect_exit info_format_pytorch 0 "format +pytorch" -- "$XSA_BIN" info --model $T/gpt2_bin
@@ -68,6 +71,11 @@ expect_exit duplicate_member 2 "duplicate_member.pt: the zip archive holds two m
 expect_exit storage_short 2 "short_storage.pt .*declares 4 elements of FloatStorage .* holds 12 bytes" -- "$XSA_BIN" info --model $T/bad/short_storage.pt
 expect_exit no_config_beside 2 "good_small.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $T/bad/good_small.pt
 expect_exit legacy_refused 2 "legacy.pt: a torch.save file in the legacy format .*torch.save\(torch.load\(" -- "$XSA_BIN" info --model $T/bad/legacy.pt
+# Named as nothing torch: the legacy format is still recognised (it went to the llama2.c reader).
+cp $T/bad/legacy.pt "$TMP/legacy_model.bin"
+expect_exit legacy_refused_any_name 2 "legacy_model.bin: a torch.save file in the legacy format" -- "$XSA_BIN" info --model "$TMP/legacy_model.bin"
+# A lazily negated view (x.conj().imag): torch.load gives minus the stored values; refused.
+expect_exit neg_view_refused 2 "neg_view.pt \(neg_view/data.pkl\): a tensor saved with the 'neg' flag .*resolve_neg" -- "$XSA_BIN" info --model $T/bad/neg_view.pt
 expect_exit pickle_protocol_1_named 2 "protocol1.pt \(protocol1/data.pkl\): opcode .I. of pickle protocol 0 or 1 at byte [0-9]*; .*re-save with torch.save" -- "$XSA_BIN" info --model $T/bad/protocol1.pt
 expect_exit dcp_refused 2 "bad/dcp: a torch.distributed.checkpoint folder .*dcp_to_torch_save" -- "$XSA_BIN" info --model $T/bad/dcp
 mkdir "$TMP/trunc"; cp $M/gpt2_tiny/config.json "$TMP/trunc/"; head -c 100000 $T/gpt2_bin/pytorch_model.bin > "$TMP/trunc/pytorch_model.bin"
