@@ -116,6 +116,8 @@ static int encode_text(const struct logprobs_args *a, struct ivec *ids, xsa_erro
     const char *note = rc || a->tokenizer ? NULL : tokenizer_parity_note(a->model, tok_path);
     if (note) fprintf(stderr, "xsa-eval logprobs: note: %s: %s\n", a->model, note);
     if (!rc) rc = tokenizer_load(&tk, tok_path, err);
+    if (!rc && tokenizer_class_note(tk) && !a->hub.quiet)
+        fprintf(stderr, "xsa-eval logprobs: note: %s: %s\n", tok_path, tokenizer_class_note(tk));
     if (!rc) rc = tokenizer_encode(tk, a->text, strlen(a->text), 1, ids, err);
     if (tk) tokenizer_free(tk);
     return rc;

@@ -116,6 +116,7 @@ int cmd_tokenize(int argc, char **argv) {
         fprintf(stderr, "xsa-eval tokenize: %s\n", err.msg);
         return rc;
     }
+    if (tokenizer_class_note(t)) fprintf(stderr, "xsa-eval tokenize: note: %s: %s\n", path, tokenizer_class_note(t));
     char *line = NULL;
     size_t cap = 0, lineno = 0;
     ssize_t n;

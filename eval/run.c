@@ -125,6 +125,8 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
     const char *note = rc || opt->tokenizer ? NULL : tokenizer_parity_note(path, tpath);
     if (note) fprintf(stderr, "xsa-eval: note: %s: %s\n", path, note);
     if (rc) return rc;
+    if (tokenizer_class_note(mr->tok) && !opt->quiet)
+        fprintf(stderr, "xsa-eval: note: %s: %s\n", tpath, tokenizer_class_note(mr->tok));
     if (tokenizer_vocab_size(mr->tok) > mr->m.cfg.vocab_size)
         fprintf(stderr, "xsa-eval: note: %s has %d tokens but the model's vocabulary is %d; ids past it are refused\n",
                 tpath, tokenizer_vocab_size(mr->tok), mr->m.cfg.vocab_size);

@@ -122,6 +122,7 @@ int tokenizer_eos_id(const struct tokenizer *t) { return t->eos_id; }
 int tokenizer_adds_bos(const struct tokenizer *t) { return t->adds_bos; }
 const char *tokenizer_path(const struct tokenizer *t) { return t->path; }
 int tokenizer_has_config(const struct tokenizer *t) { return t->has_config; }
+const char *tokenizer_class_note(const struct tokenizer *t) { return t->class_note[0] ? t->class_note : NULL; }
 int tokenizer_config_bos_id(const struct tokenizer *t) { return t->cfg_bos_id; }
 int tokenizer_config_eos_id(const struct tokenizer *t) { return t->cfg_eos_id; }
 const char *tokenizer_config_bos_name(const struct tokenizer *t) { return t->cfg_bos_name; }

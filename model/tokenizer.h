@@ -51,6 +51,9 @@ const char *tokenizer_path(const struct tokenizer *t);
 // the ids of the BOS and EOS it gives, -1 for none or a token the vocabulary lacks (then
 // tokenizer_config_bos_name says which: the token, or the class whose default is not known).
 int tokenizer_has_config(const struct tokenizer *t);
+// A note for the user when transformers 5 builds this tokenizer.json with a family class's own
+// pre-tokenizer (and xsa-eval, to give lm-eval's ids, did too); NULL when there is nothing to say.
+const char *tokenizer_class_note(const struct tokenizer *t);
 int tokenizer_config_bos_id(const struct tokenizer *t);
 int tokenizer_config_eos_id(const struct tokenizer *t);
 const char *tokenizer_config_bos_name(const struct tokenizer *t);

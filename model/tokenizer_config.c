@@ -15,16 +15,16 @@
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
 
-// The defaults of the tokenizer classes transformers 5 names most (their __init__ signatures);
-// a class not listed here has none that xsa-eval knows of (bos_token unknown).
+// The defaults of the tokenizer classes transformers 5 names most (their __init__ signatures; the
+// class as effective_class finds it); a class not listed here has none that xsa-eval knows of.
 static const struct {
-    const char *cls, *bos, *eos;
+    const char *cls, *bos, *eos, *unk, *pad;
 } class_defaults[] = {
-    {"GPT2Tokenizer", "<|endoftext|>", "<|endoftext|>"},    {"GPT2TokenizerFast", "<|endoftext|>", "<|endoftext|>"},
-    {"GPTNeoXTokenizer", "<|endoftext|>", "<|endoftext|>"}, {"GPTNeoXTokenizerFast", "<|endoftext|>", "<|endoftext|>"},
-    {"LlamaTokenizer", "<s>", "</s>"},                      {"LlamaTokenizerFast", "<s>", "</s>"},
-    {"Qwen2Tokenizer", NULL, "<|endoftext|>"},              {"Qwen2TokenizerFast", NULL, "<|endoftext|>"},
-    {"PreTrainedTokenizerFast", NULL, NULL},                {"TokenizersBackend", NULL, NULL},
+    {"GPT2Tokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL},
+    {"GPTNeoXTokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|padding|>"},
+    {"LlamaTokenizer", "<s>", "</s>", "<unk>", NULL},
+    {"Qwen2Tokenizer", NULL, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>"},
+    {"TokenizersBackend", NULL, NULL, NULL, NULL},
 };
 
 // What a special-token value says: 1 a token (*out), 2 null; -1 with err when it is neither a
@@ -76,6 +76,185 @@ static int resolve(const cJSON *cfg, const cJSON *map, const char *key, const ch
     return 0;
 }
 
+// The class transformers 5.25's AutoTokenizer gives a local folder's tokenizer.json (its
+// tokenization_auto.py, for the model types xsa-eval loads): `hub` is tokenizer_config.json's
+// tokenizer_class (else config.json's), `model_type` config.json's. "TokenizersBackend" reads
+// tokenizer.json as written; a family class rebuilds parts of it (tokenizer_class_rebuild).
+static const char *effective_class(const char *hub, const char *model_type, char *buf, size_t n) {
+    static const struct {
+        const char *type, *cls;
+    } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
+                      {"gpt_neox", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
+                      {"phi3", "TokenizersBackend"}};
+    const char *reg = NULL;
+    for (size_t i = 0; model_type && i < sizeof registered / sizeof *registered; i++)
+        if (!strcmp(model_type, registered[i].type)) reg = registered[i].cls;
+    int incorrect_hub = model_type && (!strcmp(model_type, "qwen2") || !strcmp(model_type, "phi3"));
+    if (hub) {  // the name without "Fast", as transformers compares them
+        size_t k = strlen(hub);
+        snprintf(buf, n, "%.*s", (int)(k > 4 && !strcmp(hub + k - 4, "Fast") ? k - 4 : k), hub);
+        if (!strcmp(buf, "PreTrainedTokenizer") || !strcmp(buf, "PythonBackend")) snprintf(buf, n, "TokenizersBackend");
+    }
+    if (hub && reg && strcmp(reg, buf))
+        return strcmp(reg, "TokenizersBackend") && incorrect_hub ? reg : strcmp(reg, "TokenizersBackend") ? buf : reg;
+    return hub ? buf : reg ? reg : "TokenizersBackend";
+}
+
+// cJSON of a constant text (the pipelines below).
+static cJSON *json_const(const char *text) {
+    cJSON *j = cJSON_Parse(text);
+    if (!j) abort();  // a constant of this file
+    return j;
+}
+
+static void replace_item(cJSON *o, const char *key, cJSON *with, int *changed) {
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!(old ? cJSON_Compare(old, with, 1) : cJSON_IsNull(with))) *changed = 1;
+    if (old) cJSON_ReplaceItemInObjectCaseSensitive(o, key, with);
+    else cJSON_AddItemToObject(o, key, with);
+}
+
+// The effective class (effective_class) of the tokenizer.json at `path`, given its folder's
+// tokenizer_config.json (cfg, or NULL) and the config.json there; *by_type: chosen by model_type.
+static const char *class_of(const char *path, const cJSON *cfg, char *buf, size_t n, int *by_type) {
+    char model_path[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(model_path, sizeof model_path, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    // config.json is the checkpoint's: one transformers cannot read names no model type (AutoConfig
+    // fails, and the class comes from tokenizer_config.json alone); its errors are the loader's.
+    xsa_error ignored = {0};
+    cJSON *mc = access(model_path, F_OK) == 0 ? read_json(model_path, &ignored) : NULL;
+    const cJSON *hub = last_item(cfg, "tokenizer_class"), *mt = last_item(mc, "model_type");
+    *by_type = !cJSON_IsString(hub);
+    if (!cJSON_IsString(hub)) hub = last_item(mc, "tokenizer_class");
+    const char *cls = effective_class(cJSON_IsString(hub) ? hub->valuestring : NULL,
+                                      cJSON_IsString(mt) && mt->valuestring[0] ? mt->valuestring : NULL, buf, n);
+    if (cls != buf) snprintf(buf, n, "%s", cls);
+    cJSON_Delete(mc);
+    return buf;
+}
+
+// The id of `tok` in a tokenizer.json's added tokens or model vocabulary, else -1; *max_id the
+// largest id either holds.
+static int64_t json_token_id(const cJSON *root, const char *tok, int64_t *max_id) {
+    int64_t found = -1;
+    *max_id = -1;
+    const cJSON *a, *vocab = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "model"), "vocab");
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(root, "added_tokens")) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content"), *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+        if (!cJSON_IsNumber(id)) continue;
+        if ((int64_t)id->valuedouble > *max_id) *max_id = (int64_t)id->valuedouble;
+        if (found < 0 && cJSON_IsString(c) && !strcmp(c->valuestring, tok)) found = (int64_t)id->valuedouble;
+    }
+    const cJSON *vocab_obj = cJSON_IsObject(vocab) ? vocab : NULL;
+    cJSON_ArrayForEach(a, vocab_obj) {
+        if (!cJSON_IsNumber(a)) continue;
+        if ((int64_t)a->valuedouble > *max_id) *max_id = (int64_t)a->valuedouble;
+        if (found < 0 && !strcmp(a->string, tok)) found = (int64_t)a->valuedouble;
+    }
+    return found;
+}
+
+// TokenizersBackend._post_init: the special tokens the class and config name (bos, eos, unk, sep,
+// pad, cls, mask) become added special tokens: a token of the vocabulary keeps its id, another
+// takes the next free one (an id the model has no row for: text holding it is refused later).
+static int add_named_specials(cJSON *root, const cJSON *cfg, const char *cfg_path, const char *path, const char *cls,
+                              int *bos_new, xsa_error *err) {
+    static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
+    const char *dflt[7] = {0};
+    int has_dflt = 0;
+    for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
+        if (!strcmp(cls, class_defaults[i].cls))
+            has_dflt = 1, dflt[0] = class_defaults[i].bos, dflt[1] = class_defaults[i].eos, dflt[2] = class_defaults[i].unk,
+            dflt[4] = class_defaults[i].pad;
+    char map_path[4200];
+    const char *slash = strrchr(path, '/');
+    snprintf(map_path, sizeof map_path, "%.*s/special_tokens_map.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    cJSON *map = NULL;
+    if (cfg && !last_item(cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(map = read_json(map_path, err)))
+        return XSA_EBADINPUT;
+    cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+    int rc = 0;
+    for (size_t k = 0; k < 7 && !rc; k++) {
+        const char *name = NULL;
+        if (resolve(cfg, map, keys[k], dflt[k], has_dflt, &name, cfg_path, map_path, err)) rc = XSA_EBADINPUT;
+        if (rc || !name || !name[0]) continue;
+        int present = 0;
+        const cJSON *a;
+        cJSON_ArrayForEach(a, added) {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content");
+            present |= cJSON_IsString(c) && !strcmp(c->valuestring, name);
+        }
+        if (present) continue;
+        if (!cJSON_IsArray(added)) {
+            if (cJSON_GetObjectItemCaseSensitive(root, "added_tokens")) cJSON_DeleteItemFromObjectCaseSensitive(root, "added_tokens");
+            added = cJSON_AddArrayToObject(root, "added_tokens");
+        }
+        int64_t max_id, id = json_token_id(root, name, &max_id);
+        if (k == 0 && id < 0) *bos_new = 1;
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "id", (double)(id >= 0 ? id : max_id + 1));
+        cJSON_AddStringToObject(t, "content", name);
+        cJSON_AddFalseToObject(t, "single_word");
+        cJSON_AddFalseToObject(t, "lstrip");
+        cJSON_AddFalseToObject(t, "rstrip");
+        cJSON_AddFalseToObject(t, "normalized");
+        cJSON_AddTrueToObject(t, "special");
+        cJSON_AddItemToArray(added, t);
+    }
+    cJSON_Delete(map);
+    return rc;
+}
+
+int tokenizer_class_rebuild(cJSON *root, const char *path, char *note, size_t note_n, int *bos_new, xsa_error *err) {
+    note[0] = '\0';
+    *bos_new = 0;
+    char cfg_path[4200], buf[128];
+    const char *slash = strrchr(path, '/');
+    snprintf(cfg_path, sizeof cfg_path, "%.*s/tokenizer_config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    cJSON *cfg = access(cfg_path, F_OK) == 0 ? read_json(cfg_path, err) : NULL;
+    if (!cfg && access(cfg_path, F_OK) == 0) return XSA_EBADINPUT;
+    int by_type = 0;
+    const char *cls = class_of(path, cfg, buf, sizeof buf, &by_type);
+    int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer");
+    cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
+    if ((qwen2 || gpt2 || neox) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
+        // The class's __init__: a BPE of the file's vocabulary and merges under its own normalizer,
+        // pre-tokenizer and decoder (and, for GPT-NeoX, a post-processor adding nothing by default).
+        const cJSON *aps = last_item(cfg, "add_prefix_space");
+        const char *sp = cJSON_IsTrue(aps) ? "true" : "false";
+        char pre[600];
+        if (qwen2)
+            snprintf(pre, sizeof pre, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": "
+                     "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|"
+                     "\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
+                     "\"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": false}]}", sp);
+        else
+            snprintf(pre, sizeof pre, "{\"type\": \"ByteLevel\", \"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": true}", sp);
+        int changed = 0;
+        replace_item(root, "normalizer", gpt2 ? cJSON_CreateNull() : json_const("{\"type\": \"NFC\"}"), &changed);
+        replace_item(root, "pre_tokenizer", json_const(pre), &changed);
+        replace_item(root, "decoder", json_const("{\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true}"), &changed);
+        if (neox) replace_item(root, "post_processor", cJSON_CreateNull(), &changed);
+        replace_item(model, "dropout", cJSON_CreateNull(), &changed);
+        replace_item(model, "unk_token", cJSON_CreateNull(), &changed);
+        replace_item(model, "continuing_subword_prefix", cJSON_CreateString(""), &changed);
+        replace_item(model, "end_of_word_suffix", cJSON_CreateString(""), &changed);
+        replace_item(model, "fuse_unk", cJSON_CreateFalse(), &changed);
+        replace_item(model, "byte_fallback", cJSON_CreateFalse(), &changed);
+        replace_item(model, "ignore_merges", cJSON_CreateFalse(), &changed);
+        if (changed)
+            snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s (%s), which replaces its "
+                     "pre-tokenizer and normalizer with its own; xsa-eval tokenizes as that class does", cls,
+                     by_type ? "for config.json's model_type" : "as tokenizer_config.json's tokenizer_class says");
+    }
+    // Without a tokenizer_config.json, a class chosen by model_type still names its defaults.
+    int rc = cfg || strcmp(cls, "TokenizersBackend") ? add_named_specials(root, cfg, cfg_path, path, cls, bos_new, err) : 0;
+    cJSON_Delete(cfg);
+    return rc;
+}
+
 int tokenizer_config_read(struct tokenizer *t, xsa_error *err) {
     t->has_config = 0, t->cfg_bos_id = t->cfg_eos_id = -1, t->cfg_bos_name[0] = 0;
     char cfg_path[4200], map_path[4200];
@@ -90,25 +269,21 @@ int tokenizer_config_read(struct tokenizer *t, xsa_error *err) {
     if (!last_item(cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(map = read_json(map_path, err)))
         rc = XSA_EBADINPUT;
     const char *bos = NULL, *eos = NULL, *bos_d = NULL, *eos_d = NULL;
-    int has_dflt = 0;
-    const cJSON *cls = last_item(cfg, "tokenizer_class");
-    if (cJSON_IsString(cls)) {
-        for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
-            if (!strcmp(cls->valuestring, class_defaults[i].cls))
-                has_dflt = 1, bos_d = class_defaults[i].bos, eos_d = class_defaults[i].eos;
-    } else {
-        has_dflt = 1;  // no class: TokenizersBackend, which names none
-    }
+    int has_dflt = 0, by_type = 0;
+    char cls[128];
+    class_of(t->path, cfg, cls, sizeof cls, &by_type);
+    for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
+        if (!strcmp(cls, class_defaults[i].cls)) has_dflt = 1, bos_d = class_defaults[i].bos, eos_d = class_defaults[i].eos;
     if (!rc && (resolve(cfg, map, "bos_token", bos_d, has_dflt, &bos, cfg_path, map_path, err) ||
                 resolve(cfg, map, "eos_token", eos_d, has_dflt, &eos, cfg_path, map_path, err)))
         rc = XSA_EBADINPUT;
     if (!rc) {
         t->has_config = 1;
-        if (bos) {
-            t->cfg_bos_id = tokenizer_hf_token_id(t, bos, strlen(bos));
+        if (bos) {  // one transformers adds past the vocabulary (cfg_bos_new) has no row in the model
+            t->cfg_bos_id = t->cfg_bos_new ? -1 : tokenizer_hf_token_id(t, bos, strlen(bos));
             if (t->cfg_bos_id < 0) snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "%s", bos);
         } else if (!has_dflt) {
-            snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "(the default of %s)", cls->valuestring);
+            snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "(the default of %.100s)", cls);
         }
         if (eos) t->cfg_eos_id = tokenizer_hf_token_id(t, eos, strlen(eos));
     }

@@ -2,6 +2,8 @@
 #ifndef XSA_MODEL_TOKENIZER_IMPL_H
 #define XSA_MODEL_TOKENIZER_IMPL_H
 
+#include <cJSON.h>
+
 #include "model/tokenizer.h"
 
 struct tokenizer_ops {
@@ -24,6 +26,8 @@ struct tokenizer {
     // it names when the vocabulary has no such token (cfg_bos_id is then -1).
     int has_config, cfg_bos_id, cfg_eos_id;
     char cfg_bos_name[128];
+    char class_note[400];  // what tokenizer_class_rebuild changed, for the user ("" when nothing)
+    int cfg_bos_new;       // the config's BOS was added past the vocabulary of tokenizer.json
     char path[4096];
 };
 
@@ -35,6 +39,14 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
 int32_t tokenizer_hf_token_id(const struct tokenizer *t, const char *s, size_t len);
 // Reads the tokenizer_config.json beside t->path, if there is one (tokenizer_config.c).
 int tokenizer_config_read(struct tokenizer *t, xsa_error *err);
+// A tokenizer.json (its JSON `root`, at `path`) as transformers 5's AutoTokenizer builds it: the
+// family classes it picks by tokenizer_class or config.json's model_type (Qwen2Tokenizer,
+// GPT2Tokenizer, GPTNeoXTokenizer) keep only its vocabulary, merges, added tokens and (but for
+// GPT-NeoX) post-processor, under their own normalizer, pre-tokenizer and decoder: `root` is
+// changed to that. `note` receives a line for the user when it changed (else "").
+// The special tokens the class and the config name become added tokens, as transformers adds them
+// (*bos_new: the BOS had no id and took a new one).
+int tokenizer_class_rebuild(cJSON *root, const char *path, char *note, size_t note_n, int *bos_new, xsa_error *err);
 int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *data, size_t len,
                            xsa_error *err);
 

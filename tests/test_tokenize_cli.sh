@@ -54,4 +54,10 @@ expect_exit unknown_format 2 "tok.v2: unknown tokenizer format" -- "$XSA_BIN" to
 echo hi | "$XSA_BIN" tokenize --tokenizer $FIX/gpt2/tokenizer.json >/dev/full 2>"$TMP/full.err"; rc=$?
 [ $rc = 3 ] && [ "$(wc -l < "$TMP/full.err")" = 1 ] && pass stdout_full_one_line || fail stdout_full_one_line "rc=$rc $(cat "$TMP/full.err")"
 expect_exit help 0 "usage: xsa-eval tokenize" -- "$XSA_BIN" tokenize --help
+# A qwen2 model's folder: transformers 5 tokenizes with Qwen2Tokenizer's own pre-tokenizer (digits
+# one by one), and so does xsa-eval, saying so.
+out=$(echo "x 12345 y" | "$XSA_BIN" tokenize --tokenizer $FIX/class/qwen2_llama3/tokenizer.json 2>"$TMP/cls.err")
+grep -q "as Qwen2Tokenizer (for config.json's model_type)" "$TMP/cls.err" && [ "$(echo $out | wc -w)" -gt \
+    "$(echo "x 12345 y" | "$XSA_BIN" tokenize --tokenizer $FIX/llama3/tokenizer.json | wc -w)" ] \
+    && pass transformers_class_note || fail transformers_class_note "$out / $(cat "$TMP/cls.err")"
 finish

@@ -157,6 +157,17 @@ TOKENIZER_TEST(hf_metaspace)
 TOKENIZER_TEST(norm_mix)
 TOKENIZER_TEST(split_mix)
 
+// tokenizer.json under the family class transformers 5 picks (model_type, tokenizer_class):
+// its normalizer, pre-tokenizer, decoder and named special tokens (tools/fixtures/make_tokenizer_class_fixtures.py).
+TEST(test_transformers_class) {
+    static const char *const cases[] = {"class/qwen2_llama3", "class/qwen2_backend_class", "class/qwen3_backend_class",
+                                        "class/qwen3_gpt2_im_end", "class/neox_llama3", "class/llama_gpt2_class_sp"};
+    struct cases cs = {0};
+    CHECK(load_cases(&cs) == 0);
+    for (size_t i = 0; cs.n && i < sizeof cases / sizeof *cases; i++) check_tokenizer(cases[i], &cs);
+    free_cases(&cs);
+}
+
 static struct tokenizer *load(const char *name) {
     char path[256];
     snprintf(path, sizeof path, FIX "%s/tokenizer.json", name);
@@ -395,5 +406,5 @@ TEST(test_shared_benchdata) {
     check_shared("hf_sp");
 }
 
-RUN_TESTS(T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix),
+RUN_TESTS(T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix), T(test_transformers_class),
           T(test_special_ids), T(test_errors), T(test_small_model), T(test_shared_benchdata))
