@@ -3,6 +3,7 @@
 // token's own value vector, log-probabilities are normalised over the full vocabulary, argmax
 // ties go to the lowest id, bad batches fail with code 2 without crashing, weights packed at
 // load and a last block run on the scored tokens only change no bit, and every GEMM and attention kernel passes the same checks.
+#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -743,6 +744,80 @@ TEST(packing_choice_same_bits) {
     random_model_free(&m);
 }
 
+// OpenBLAS's sums by our kernel from packed weights (cpu_gemm_tile_packed_blas): wherever
+// cpu_gemm_blas_order_ok accepts a weight's tile shapes, cpu_gemm_linear gives OpenBLAS's bits
+// from the packed copy, for K across OpenBLAS's k split (one chunk, q, between q and 2q, several)
+// and widths that end inside a panel; and a backend on OpenBLAS scores the same with and
+// without packing (XSA_CPU_PACK).
+TEST(blas_order_packed_bit_identical) {
+    static const int Ks[] = {1, 5, 300, 320, 321, 512, 650, 1024, 1408};
+    static const int Ns[] = {17, 32, 100, 256, 300, 600};
+    openblas_set_num_threads(1);  // as cpu_backend_open runs it: one thread per tile
+    struct cpu_pool *pool = cpu_pool_create(2);
+    int bad = 0, used = 0;
+    uint64_t seed = 91;
+    for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++)
+        for (size_t ni = 0; ni < sizeof Ns / sizeof Ns[0]; ni++) {
+            int K = Ks[ki], N = Ns[ni];
+            int shapes[][2] = {{K, N < CPU_GEMM_COLS ? N : CPU_GEMM_COLS}, {K, N % CPU_GEMM_COLS}};
+            if (!cpu_gemm_blas_invariant(shapes, 2) || !cpu_gemm_blas_order_ok(shapes, 2)) continue;
+            float *in = malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = malloc(sizeof(float) * N * K);
+            float *wp = aligned_alloc(64, (cpu_gemm_packed_size(N, K) * sizeof(float) + 63) / 64 * 64);
+            float *o1 = malloc(sizeof(float) * CPU_GEMM_ROWS * N), *o2 = malloc(sizeof(float) * CPU_GEMM_ROWS * N);
+            float *b = malloc(sizeof(float) * N);
+            for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                in[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
+            }
+            for (long i = 0; i < (long)N * K; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                w[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
+            }
+            for (int i = 0; i < N; i++) b[i] = (float)i * 0.01f;
+            cpu_gemm_pack(pool, w, N, K, wp);
+            cpu_gemm_linear(pool, CPU_GEMM_BLAS, in, w, NULL, b, o1, CPU_GEMM_ROWS, K, N);
+            cpu_gemm_linear(pool, CPU_GEMM_BLAS, in, w, wp, b, o2, CPU_GEMM_ROWS, K, N);
+            if (memcmp(o1, o2, sizeof(float) * CPU_GEMM_ROWS * N)) {
+                if (!bad) fprintf(stderr, "  K %d N %d differs\n", K, N);
+                bad = 1;
+            }
+            used++;
+            free(in), free(w), free(wp), free(o1), free(o2), free(b);
+        }
+    cpu_pool_destroy(pool);
+    CHECK_MSG(!bad, "OpenBLAS's sums from packed weights differ from OpenBLAS");
+    fprintf(stderr, "  OpenBLAS core %s: its sums reproduced from packed weights for %d of 54 weights\n",
+            openblas_get_corename(), used);
+    // The backend: forced OpenBLAS, packed (where accepted) or not, the same scores.
+    struct model m;
+    random_model_init(&m, &specs[2]);
+    int32_t toks[40];
+    make_tokens(toks, 40, m.cfg.vocab_size, 59);
+    float lp[2][39];
+    uint8_t gr[2][39];
+    char *saved = env_save("XSA_CPU_GEMM");
+    setenv("XSA_CPU_GEMM", "blas", 1);
+    for (int k = 0; k < 2; k++) {
+        setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 40) == 0);
+        if (k) CHECK(strstr(be.device_desc, "packed weights") == NULL);
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, 40, &first, &err);
+        batch_add_entries_seq(&bb, first, toks, 40, &err);
+        CHECK(score(&be, &bb, lp[k], gr[k]) == 0);
+        batch_free(&bb);
+        backend_close(&be);
+    }
+    unsetenv("XSA_CPU_PACK");
+    env_restore("XSA_CPU_GEMM", saved);
+    CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
+    random_model_free(&m);
+}
+
 // Every GEMM kernel (forced with XSA_CPU_GEMM: blas, avx2, scalar, avx512 where the CPU has
 // them) agrees with the others within 1e-5, and our own kernels pass the bit-identity checks
 // above on any CPU; unknown or unsupported kernel names fail with code 2.
@@ -905,7 +980,7 @@ TEST(avx2_tile_arithmetic) {
     free(in), free(w), free(out);
 }
 
-RUN_TESTS(T(bigram_hash_rows_as_torch), T(avx2_tile_arithmetic), T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(prefix_branches_match_plain_rows),
+RUN_TESTS(T(bigram_hash_rows_as_torch), T(avx2_tile_arithmetic), T(weightless_rms_norm_eps_matches_torch), T(packed_weights_bit_identical), T(packing_choice_same_bits), T(blas_order_packed_bit_identical), T(prefix_branches_match_plain_rows),
           T(last_block_on_scored_tokens_bit_identical), T(batch_composition_bit_identical),
           T(xsa_orthogonal_to_own_value), T(logprobs_normalised_over_vocab),
           T(argmax_ties_lowest_id), T(vector_argmax_as_plain_loop), T(swiglu_vector_path), T(leaky_relu2_vector_path), T(rms_norm_rows_as_one_row),

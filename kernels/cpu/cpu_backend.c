@@ -267,10 +267,15 @@ int cpu_backend_open(struct backend *be, const struct model *m, const struct bac
     int want = given ? opt->max_batch_tokens : CPU_GEMM_ROWS;
     if (want > CPU_MAX_TOKENS) want = CPU_MAX_TOKENS;
     cpu_state_reserve(st, want, want);
-    if (st->gemm == CPU_GEMM_AVX512) cpu_pack_weights(st, opt ? opt->cpu_pack : BACKEND_PACK_AUTO);
+    // OpenBLAS repacks both operands on every tile call; where our kernel gives its bits from
+    // weights packed once, it runs OpenBLAS's sums instead (same scores, no per-tile packing).
+    int blas_packed = st->gemm == CPU_GEMM_BLAS && !variant &&
+                      cpu_gemm_blas_order_ok(shapes, (int)(sizeof shapes / sizeof shapes[0]));
+    if (st->gemm == CPU_GEMM_AVX512 || blas_packed) cpu_pack_weights(st, opt ? opt->cpu_pack : BACKEND_PACK_AUTO);
     snprintf(be->device_desc, sizeof be->device_desc, "CPU, %d thread%s, fp32, %s%s%s (OpenBLAS core %s), %s", nt,
              nt == 1 ? "" : "s", cpu_gemm_kind_name(st->gemm), variant ? " (forced, not batch-invariant)" : "",
-             st->pk ? ", packed weights" : "", openblas_get_corename(), cpu_attention_kind_name(st->attn));
+             st->pk ? (st->gemm == CPU_GEMM_BLAS ? ", its sums by our AVX-512 kernel from packed weights" : ", packed weights") : "",
+             openblas_get_corename(), cpu_attention_kind_name(st->attn));
     // Packing and threads change no bit; OpenBLAS's core does, and so does libm's expf where
     // the vector exp is not used (CPUs without AVX2).
     snprintf(be->numerics, sizeof be->numerics, "cpu fp32, %s%s%s, %s, %s exp", cpu_gemm_kind_name(st->gemm),

@@ -5,6 +5,7 @@
 #include "kernels/cpu/cpu_gemm.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,15 @@ void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, flo
                     0.0f, out, ldo);
 }
 
+// OpenBLAS's k split (GEMM_Q, GEMM_UNROLL_M) as found by blas_order_find; 0 until found.
+static int blas_q, blas_u;
+
 void cpu_gemm_tile_w(enum cpu_gemm_kind kind, const float *in, const float *w, const float *wp, int c0,
                      float *out, int ldo, int nc, int K) {
     if (wp && kind == CPU_GEMM_AVX512)
         cpu_gemm_tile_packed(in, wp + (size_t)c0 * K, out, ldo, nc, K);
+    else if (wp && kind == CPU_GEMM_BLAS)  // packed only after cpu_gemm_blas_order_ok
+        cpu_gemm_tile_packed_blas(in, wp + (size_t)c0 * K, out, ldo, nc, K, blas_q, blas_u);
     else
         cpu_gemm_tile(kind, in, w + (size_t)c0 * K, out, ldo, nc, K);
 }
@@ -100,6 +106,67 @@ int cpu_gemm_blas_invariant(const int (*shapes)[2], int n) {
         ok = blas_is_position_invariant(shapes[i][0], shapes[i][1], buf, buf + tile, buf + 2 * tile,
                                         buf + 2 * tile + wsz, buf + 2 * tile + wsz + osz);
     }
+    free(buf);
+    return ok;
+}
+
+// Fills a 64-row tile and nc rows of weights (K each) with pseudo-random values in [-0.5, 0.5).
+static void fill_tile(float *in, float *w, int K, int nc, uint32_t s) {
+    for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) in[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (long i = 0; i < (long)nc * K; i++) w[i] = (float)((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+}
+
+// Does cpu_gemm_tile_packed_blas with split (q, u) give OpenBLAS's bits on a (K, nc) tile?
+// buf: room for the tile, the weights, their packed copy and two outputs.
+static int blas_order_matches(int K, int nc, int q, int u, float *buf) {
+    float *in = buf, *w = in + (size_t)CPU_GEMM_ROWS * K, *wp = w + (size_t)CPU_GEMM_COLS * K;
+    float *o1 = wp + cpu_gemm_packed_size(CPU_GEMM_COLS, K), *o2 = o1 + (size_t)CPU_GEMM_ROWS * CPU_GEMM_COLS;
+    for (uint32_t seed = 1; seed <= 2; seed++) {
+        fill_tile(in, w, K, nc, seed * 7919u + (uint32_t)K);
+        for (int p = 0; p * CPU_GEMM_PANEL < nc; p++) cpu_gemm_pack_panel(w, nc, K, p, wp);
+        cpu_gemm_tile(CPU_GEMM_BLAS, in, w, o1, nc, nc, K);
+        cpu_gemm_tile_packed_blas(in, wp, o2, nc, nc, K, q, u);
+        if (memcmp(o1, o2, sizeof(float) * (size_t)CPU_GEMM_ROWS * nc)) return 0;
+    }
+    return 1;
+}
+
+// 64-byte aligned, as the packed panels are read (each part's size is a multiple of 64 bytes);
+// NULL when out of memory (the check is optional: OpenBLAS then runs).
+static float *blas_order_buf(int K) {
+    size_t n = (size_t)CPU_GEMM_ROWS * K + (size_t)CPU_GEMM_COLS * K + cpu_gemm_packed_size(CPU_GEMM_COLS, K) +
+               2 * (size_t)CPU_GEMM_ROWS * CPU_GEMM_COLS;
+    return aligned_alloc(64, n * sizeof(float));
+}
+
+// OpenBLAS's k split, found once per process (its core is): the first (GEMM_Q, GEMM_UNROLL_M)
+// whose chunks give its bits on probes whose k spans 2 to 4 chunks of each. The SkylakeX and
+// Cooperlake cores of 0.3.21 use (320, 16); a core with other sums matches none (q stays 0).
+static void blas_order_find(void) {
+    static const int qs[] = {320, 384, 256, 448, 512, 640, 192, 768, 128}, us[] = {16, 8, 32, 4, 64};
+    static const int probe_k[] = {1400, 1100, 650};
+    float *buf = cpu_gemm_have_avx512() ? blas_order_buf(1400) : NULL;
+    for (size_t i = 0; buf && i < sizeof qs / sizeof *qs && !blas_q; i++)
+        for (size_t j = 0; j < sizeof us / sizeof *us && !blas_q; j++) {
+            int ok = 1;
+            for (size_t p = 0; p < sizeof probe_k / sizeof *probe_k && ok; p++)
+                ok = blas_order_matches(probe_k[p], CPU_GEMM_PANEL, qs[i], us[j], buf);
+            if (ok) blas_q = qs[i], blas_u = us[j];
+        }
+    free(buf);
+}
+
+int cpu_gemm_blas_order_ok(const int (*shapes)[2], int n) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, blas_order_find);
+    if (!blas_q) return 0;
+    int kmax = 1, ok = 1;
+    for (int i = 0; i < n; i++) kmax = shapes[i][0] > kmax ? shapes[i][0] : kmax;
+    float *buf = blas_order_buf(kmax);
+    ok = buf != NULL;
+    for (int i = 0; i < n && ok; i++)
+        if (shapes[i][1] >= 1 && shapes[i][1] <= CPU_GEMM_COLS && shapes[i][0] >= 1)
+            ok = blas_order_matches(shapes[i][0], shapes[i][1], blas_q, blas_u, buf);
     free(buf);
     return ok;
 }

@@ -47,7 +47,7 @@ int cpu_gemm_have_avx2(void);    // 1 when the CPU runs AVX2 + FMA
 int cpu_gemm_have_avx512(void);  // 1 when the CPU runs AVX-512F + FMA
 
 // in (M, K), w (N, K), b (N) or NULL, out (M, N); M a multiple of CPU_GEMM_ROWS. wp: w packed
-// by cpu_gemm_pack (AVX-512 kind only), or NULL.
+// by cpu_gemm_pack (AVX-512 kind, or OpenBLAS kind once cpu_gemm_blas_order_ok), or NULL.
 void cpu_gemm_linear(struct cpu_pool *pool, enum cpu_gemm_kind kind, const float *in,
                      const float *w, const float *wp, const float *b, float *out, int M, int K, int N);
 
@@ -73,6 +73,17 @@ void cpu_gemm_tile(enum cpu_gemm_kind kind, const float *in, const float *w, flo
 // given and the kind is AVX-512, else from w; the same bits either way.
 void cpu_gemm_tile_w(enum cpu_gemm_kind kind, const float *in, const float *w, const float *wp, int c0,
                      float *out, int ldo, int nc, int K);
+// 1 when our AVX-512 tile reproduces OpenBLAS's bits from packed weights on tiles of every
+// given (K, nc) shape (cpu_gemm_tile_packed_blas with OpenBLAS's own k split, found once per
+// process), so CPU_GEMM_BLAS may run from weights packed at load; 0 when not (no AVX-512, or
+// an OpenBLAS core with other sums): OpenBLAS itself runs. OpenBLAS must run one thread per
+// call, as cpu_backend_open sets it (its threaded sums are others).
+int cpu_gemm_blas_order_ok(const int (*shapes)[2], int n);
+// OpenBLAS's sums from packed weights: one fused multiply-add chain per output over each
+// chunk of k (chunks of q, the rest between q and 2q halved and rounded up to u), from 0,
+// added to the running sum.
+void cpu_gemm_tile_packed_blas(const float *in, const float *wp, float *out, int ldo, int nc, int K, int q,
+                               int u);
 // The AVX-512 tile from packed weights (wp: the panel of the tile's first column); the same
 // bits as cpu_gemm_tile with CPU_GEMM_AVX512.
 void cpu_gemm_tile_packed(const float *in, const float *wp, float *out, int ldo, int nc, int K);

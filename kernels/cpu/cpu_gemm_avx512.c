@@ -2,7 +2,8 @@
 // each chunk of KC k (in order), a chain of fused multiply-adds over the chunk's k in increasing
 // order starting from 0, added to the running sum of the earlier chunks (blocked summation:
 // smaller rounding error than one long chain). The order depends only on K: never on the
-// output's place in the tile, on nc or on the register blocking below.
+// output's place in the tile, on nc or on the register blocking below. With OpenBLAS's chunks
+// instead (cpu_gemm_tile_packed_blas) the same code gives OpenBLAS's sums.
 // Blocking: 32-column panels of w are packed k-major (KC k at a time on the stack, or all of
 // w once at load: cpu_gemm_pack_panel); an 8-row by
 // 32-column block of out lives in 16 zmm accumulators across one k chunk (A broadcast, two B
@@ -70,10 +71,22 @@ void cpu_gemm_pack_panel(const float *w, int N, int K, int p, float *wp) {
     pack_panel(w, K, 0, K, j0, nj, wp + (size_t)p * CPU_GEMM_PANEL * K);
 }
 
+// Length of the k chunk that starts at k0. Ours (q == 0): GEMM512_KC at a time. OpenBLAS's
+// (q: its GEMM_Q, u: its GEMM_UNROLL_M): the split of its level-3 driver, which halves a rest
+// between q and 2q (rounded up to u) instead of leaving a short last chunk.
+static inline int chunk_len(int K, int k0, int q, int u) {
+    int ml = K - k0;
+    if (!q) return ml < GEMM512_KC ? ml : GEMM512_KC;
+    if (ml >= 2 * q) return q;
+    if (ml > q) return (ml / 2 + u - 1) / u * u;
+    return ml;
+}
+
 // The tile over 32-column panels; each (panel, k chunk) comes packed from wp (the tile's
-// first panel) or is packed here into bp. Same arithmetic either way.
+// first panel) or is packed here into bp (ours only: q == 0). Same arithmetic either way.
 __attribute__((target("avx512f,fma"), always_inline)) static inline void
-tile_avx512(const float *in, const float *w, const float *wp, float *out, int ldo, int nc, int K) {
+tile_avx512(const float *in, const float *w, const float *wp, float *out, int ldo, int nc, int K, int q,
+            int u) {
     _Alignas(64) float bp[GEMM512_KC * GEMM512_NR];  // (KC, NR) packed panel
     for (int j0 = 0; j0 < nc; j0 += GEMM512_NR) {
         int nj = nc - j0 < GEMM512_NR ? nc - j0 : GEMM512_NR;
@@ -84,8 +97,8 @@ tile_avx512(const float *in, const float *w, const float *wp, float *out, int ld
                 for (int j = 0; j < nj; j++) out[(long)r * ldo + j0 + j] = 0.0f;
             continue;
         }
-        for (int k0 = 0; k0 < K; k0 += GEMM512_KC) {
-            int kc = K - k0 < GEMM512_KC ? K - k0 : GEMM512_KC;
+        for (int k0 = 0, kc; k0 < K; k0 += kc) {
+            kc = chunk_len(K, k0, q, u);
             const float *b = bp;
             if (wp)
                 b = wp + (long)j0 * K + (long)k0 * GEMM512_NR;
@@ -100,12 +113,23 @@ tile_avx512(const float *in, const float *w, const float *wp, float *out, int ld
 // out (CPU_GEMM_ROWS, nc; stride ldo) = in (CPU_GEMM_ROWS, K) @ w (nc, K)^T.
 __attribute__((target("avx512f,fma"))) void cpu_gemm_tile_avx512(const float *in, const float *w,
                                                                   float *out, int ldo, int nc, int K) {
-    tile_avx512(in, w, NULL, out, ldo, nc, K);
+    tile_avx512(in, w, NULL, out, ldo, nc, K, 0, 0);
 }
 
 // The same from w packed by cpu_gemm_pack_panel (wp: the panel of the tile's first column).
 // Packing once at load saves the per-tile transpose: about 1.5x on this kernel.
 __attribute__((target("avx512f,fma"))) void cpu_gemm_tile_packed(const float *in, const float *wp,
                                                                   float *out, int ldo, int nc, int K) {
-    tile_avx512(in, NULL, wp, out, ldo, nc, K);
+    tile_avx512(in, NULL, wp, out, ldo, nc, K, 0, 0);
+}
+
+// OpenBLAS's sums from the same packed weights: its SkylakeX/Cooperlake sgemm kernel keeps one
+// fused multiply-add chain per output over each chunk of its driver's k split, from 0, and adds
+// the chunk to C, which is exactly micro_8x32 over chunk_len(K, k0, q, u). It skips OpenBLAS's
+// packing of both operands on every tile (a fifth of a parameter-golf run); cpu_gemm_blas_order_ok
+// checks the bits against OpenBLAS itself before any use.
+__attribute__((target("avx512f,fma"))) void cpu_gemm_tile_packed_blas(const float *in, const float *wp,
+                                                                       float *out, int ldo, int nc, int K,
+                                                                       int q, int u) {
+    tile_avx512(in, NULL, wp, out, ldo, nc, K, q, u);
 }
