@@ -78,9 +78,10 @@ static int resolve(const cJSON *cfg, const cJSON *map, const char *key, const ch
 
 // The class transformers 5.25's AutoTokenizer gives a local folder's tokenizer.json (its
 // tokenization_auto.py, for the model types xsa-eval loads): `hub` is tokenizer_config.json's
-// tokenizer_class (else config.json's), `model_type` config.json's. "TokenizersBackend" reads
-// tokenizer.json as written; a family class rebuilds parts of it (tokenizer_class_rebuild).
-static const char *effective_class(const char *hub, const char *model_type, char *buf, size_t n) {
+// tokenizer_class (else config.json's), `model_type` config.json's, `byte_level` whether the
+// tokenizer.json's text holds "ByteLevel". "TokenizersBackend" reads tokenizer.json as written; a
+// family class rebuilds parts of it (tokenizer_class_rebuild).
+static const char *effective_class(const char *hub, const char *model_type, int byte_level, char *buf, size_t n) {
     static const struct {
         const char *type, *cls;
     } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
@@ -95,6 +96,9 @@ static const char *effective_class(const char *hub, const char *model_type, char
         snprintf(buf, n, "%.*s", (int)(k > 4 && !strcmp(hub + k - 4, "Fast") ? k - 4 : k), hub);
         if (!strcmp(buf, "PreTrainedTokenizer") || !strcmp(buf, "PythonBackend")) snprintf(buf, n, "TokenizersBackend");
     }
+    // A LlamaTokenizer named over a byte-level tokenizer.json (Llama 3 style) is read as written:
+    // that class would impose SentencePiece's Metaspace.
+    if (hub && !strcmp(buf, "LlamaTokenizer") && !incorrect_hub && byte_level) return "TokenizersBackend";
     if (hub && reg && strcmp(reg, buf))
         return strcmp(reg, "TokenizersBackend") && incorrect_hub ? reg : strcmp(reg, "TokenizersBackend") ? buf : reg;
     return hub ? buf : reg ? reg : "TokenizersBackend";
@@ -116,7 +120,7 @@ static void replace_item(cJSON *o, const char *key, cJSON *with, int *changed) {
 
 // The effective class (effective_class) of the tokenizer.json at `path`, given its folder's
 // tokenizer_config.json (cfg, or NULL) and the config.json there; *by_type: chosen by model_type.
-static const char *class_of(const char *path, const cJSON *cfg, char *buf, size_t n, int *by_type) {
+static const char *class_of(const char *path, const cJSON *cfg, int byte_level, char *buf, size_t n, int *by_type) {
     char model_path[4200];
     const char *slash = strrchr(path, '/');
     snprintf(model_path, sizeof model_path, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
@@ -128,7 +132,7 @@ static const char *class_of(const char *path, const cJSON *cfg, char *buf, size_
     *by_type = !cJSON_IsString(hub);
     if (!cJSON_IsString(hub)) hub = last_item(mc, "tokenizer_class");
     const char *cls = effective_class(cJSON_IsString(hub) ? hub->valuestring : NULL,
-                                      cJSON_IsString(mt) && mt->valuestring[0] ? mt->valuestring : NULL, buf, n);
+                                      cJSON_IsString(mt) && mt->valuestring[0] ? mt->valuestring : NULL, byte_level, buf, n);
     if (cls != buf) snprintf(buf, n, "%s", cls);
     cJSON_Delete(mc);
     return buf;
@@ -155,11 +159,67 @@ static int64_t json_token_id(const cJSON *root, const char *tok, int64_t *max_id
     return found;
 }
 
-// TokenizersBackend._post_init: the special tokens the class and config name (bos, eos, unk, sep,
-// pad, cls, mask) become added special tokens: a token of the vocabulary keeps its id, another
-// takes the next free one (an id the model has no row for: text holding it is refused later).
-static int add_named_specials(cJSON *root, const cJSON *cfg, const char *cfg_path, const char *path, const char *cls,
-                              int *bos_new, xsa_error *err) {
+// tokenizer_config.json (*cfg) and special_tokens_map.json (*map) beside `path`, NULL where
+// absent; as transformers, the map only when the config has no added_tokens_decoder.
+static int read_configs(const char *path, cJSON **cfg, cJSON **map, char *cfg_path, char *map_path, size_t n,
+                        xsa_error *err) {
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) : 1;
+    snprintf(cfg_path, n, "%.*s/tokenizer_config.json", dirlen, slash ? path : ".");
+    snprintf(map_path, n, "%.*s/special_tokens_map.json", dirlen, slash ? path : ".");
+    *cfg = *map = NULL;
+    if (access(cfg_path, F_OK) == 0 && !(*cfg = read_json(cfg_path, err))) return XSA_EBADINPUT;
+    if (!last_item(*cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(*map = read_json(map_path, err))) {
+        cJSON_Delete(*cfg);
+        *cfg = NULL;
+        return XSA_EBADINPUT;
+    }
+    return 0;
+}
+
+// Appends `name` to the added tokens unless it is one: with its vocabulary id, else the next free
+// id (*fresh = 1).
+static void add_special(cJSON *root, const char *name, int *fresh) {
+    cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+    const cJSON *a, *list = cJSON_IsArray(added) ? added : NULL;
+    cJSON_ArrayForEach(a, list) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content");
+        if (cJSON_IsString(c) && !strcmp(c->valuestring, name)) return;
+    }
+    if (!cJSON_IsArray(added)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(root, "added_tokens");
+        added = cJSON_AddArrayToObject(root, "added_tokens");
+    }
+    int64_t max_id, id = json_token_id(root, name, &max_id);
+    *fresh = id < 0;
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "id", (double)(id >= 0 ? id : max_id + 1));
+    cJSON_AddStringToObject(t, "content", name);
+    cJSON_AddFalseToObject(t, "single_word");
+    cJSON_AddFalseToObject(t, "lstrip");
+    cJSON_AddFalseToObject(t, "rstrip");
+    cJSON_AddFalseToObject(t, "normalized");
+    cJSON_AddTrueToObject(t, "special");
+    cJSON_AddItemToArray(added, t);
+}
+
+// Each token of an extra_special_tokens / additional_special_tokens value (a list, or a dict of
+// named ones; items strings or AddedToken objects), added.
+static void add_extras(cJSON *root, const cJSON *v) {
+    const cJSON *it, *items = cJSON_IsArray(v) || cJSON_IsObject(v) ? v : NULL;
+    int fresh;
+    cJSON_ArrayForEach(it, items) {
+        const cJSON *c = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "content") : it;
+        if (cJSON_IsString(c) && c->valuestring[0]) add_special(root, c->valuestring, &fresh);
+    }
+}
+
+// TokenizersBackend._post_init: the special tokens the class and the configs name (bos, eos, unk,
+// sep, pad, cls, mask, then the extra ones) become added special tokens: a token of the
+// vocabulary keeps its id, another takes the next free one (an id the model has no row for: text
+// holding it is refused later). *bos_new: the BOS took a new id.
+static int add_named_specials(cJSON *root, const cJSON *cfg, const cJSON *map, const char *cfg_path,
+                              const char *map_path, const char *cls, int *bos_new, xsa_error *err) {
     static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
     const char *dflt[7] = {0};
     int has_dflt = 0;
@@ -167,115 +227,98 @@ static int add_named_specials(cJSON *root, const cJSON *cfg, const char *cfg_pat
         if (!strcmp(cls, class_defaults[i].cls))
             has_dflt = 1, dflt[0] = class_defaults[i].bos, dflt[1] = class_defaults[i].eos, dflt[2] = class_defaults[i].unk,
             dflt[4] = class_defaults[i].pad;
-    char map_path[4200];
-    const char *slash = strrchr(path, '/');
-    snprintf(map_path, sizeof map_path, "%.*s/special_tokens_map.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    cJSON *map = NULL;
-    if (cfg && !last_item(cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(map = read_json(map_path, err)))
-        return XSA_EBADINPUT;
-    cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
-    int rc = 0;
-    for (size_t k = 0; k < 7 && !rc; k++) {
+    for (size_t k = 0; k < 7; k++) {
         const char *name = NULL;
-        if (resolve(cfg, map, keys[k], dflt[k], has_dflt, &name, cfg_path, map_path, err)) rc = XSA_EBADINPUT;
-        if (rc || !name || !name[0]) continue;
-        int present = 0;
-        const cJSON *a;
-        cJSON_ArrayForEach(a, added) {
-            const cJSON *c = cJSON_GetObjectItemCaseSensitive(a, "content");
-            present |= cJSON_IsString(c) && !strcmp(c->valuestring, name);
-        }
-        if (present) continue;
-        if (!cJSON_IsArray(added)) {
-            if (cJSON_GetObjectItemCaseSensitive(root, "added_tokens")) cJSON_DeleteItemFromObjectCaseSensitive(root, "added_tokens");
-            added = cJSON_AddArrayToObject(root, "added_tokens");
-        }
-        int64_t max_id, id = json_token_id(root, name, &max_id);
-        if (k == 0 && id < 0) *bos_new = 1;
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddNumberToObject(t, "id", (double)(id >= 0 ? id : max_id + 1));
-        cJSON_AddStringToObject(t, "content", name);
-        cJSON_AddFalseToObject(t, "single_word");
-        cJSON_AddFalseToObject(t, "lstrip");
-        cJSON_AddFalseToObject(t, "rstrip");
-        cJSON_AddFalseToObject(t, "normalized");
-        cJSON_AddTrueToObject(t, "special");
-        cJSON_AddItemToArray(added, t);
+        int fresh = 0;
+        if (resolve(cfg, map, keys[k], dflt[k], has_dflt, &name, cfg_path, map_path, err)) return XSA_EBADINPUT;
+        if (name && name[0]) add_special(root, name, &fresh);
+        if (k == 0) *bos_new = fresh;
     }
-    cJSON_Delete(map);
-    return rc;
+    // The config's list (additional_special_tokens is its old name), then the map's.
+    const cJSON *extra = last_item(cfg, "extra_special_tokens");
+    add_extras(root, extra ? extra : last_item(cfg, "additional_special_tokens"));
+    add_extras(root, last_item(map, "extra_special_tokens"));
+    if (!extra && !last_item(map, "extra_special_tokens")) add_extras(root, last_item(map, "additional_special_tokens"));
+    return 0;
 }
 
-int tokenizer_class_rebuild(cJSON *root, const char *path, char *note, size_t note_n, int *bos_new, xsa_error *err) {
+int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char *cls_out, size_t cls_n, char *note,
+                            size_t note_n, int *bos_new, xsa_error *err) {
     note[0] = '\0';
     *bos_new = 0;
-    char cfg_path[4200], buf[128];
-    const char *slash = strrchr(path, '/');
-    snprintf(cfg_path, sizeof cfg_path, "%.*s/tokenizer_config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    cJSON *cfg = access(cfg_path, F_OK) == 0 ? read_json(cfg_path, err) : NULL;
-    if (!cfg && access(cfg_path, F_OK) == 0) return XSA_EBADINPUT;
+    char cfg_path[4200], map_path[4200];
+    cJSON *cfg, *map;
+    if (read_configs(path, &cfg, &map, cfg_path, map_path, sizeof cfg_path, err)) return XSA_EBADINPUT;
     int by_type = 0;
-    const char *cls = class_of(path, cfg, buf, sizeof buf, &by_type);
-    int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer");
+    const char *cls = class_of(path, cfg, byte_level, cls_out, cls_n, &by_type);
+    int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer"),
+        llama = !strcmp(cls, "LlamaTokenizer");
     cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-    if ((qwen2 || gpt2 || neox) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
+    if ((qwen2 || gpt2 || neox || llama) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
         // The class's __init__: a BPE of the file's vocabulary and merges under its own normalizer,
         // pre-tokenizer and decoder (and, for GPT-NeoX, a post-processor adding nothing by default).
         const cJSON *aps = last_item(cfg, "add_prefix_space");
-        const char *sp = cJSON_IsTrue(aps) ? "true" : "false";
-        char pre[600];
+        int prefix = llama ? !cJSON_IsFalse(aps) : cJSON_IsTrue(aps);  // LlamaTokenizer: None means True
+        const char *sp = prefix ? "true" : "false";
+        char pre[600], dec[400];
+        snprintf(dec, sizeof dec, "{\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true}");
         if (qwen2)
             snprintf(pre, sizeof pre, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": "
                      "\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|"
                      "\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|\\\\s+\"}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": \"ByteLevel\", "
                      "\"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": false}]}", sp);
-        else
+        else if (llama) {  // Metaspace: "first" unless the config says legacy ("always"); "never" without a prefix space
+            snprintf(pre, sizeof pre, "{\"type\": \"Metaspace\", \"replacement\": \"\\u2581\", \"prepend_scheme\": \"%s\", \"split\": false}",
+                     !prefix ? "never" : cJSON_IsTrue(last_item(cfg, "legacy")) ? "always" : "first");
+            snprintf(dec, sizeof dec, "{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": {\"String\": \"\\u2581\"}, "
+                     "\"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}%s]}",
+                     prefix ? ", {\"type\": \"Strip\", \"content\": \" \", \"start\": 1, \"stop\": 0}" : "");
+        } else
             snprintf(pre, sizeof pre, "{\"type\": \"ByteLevel\", \"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": true}", sp);
         int changed = 0;
-        replace_item(root, "normalizer", gpt2 ? cJSON_CreateNull() : json_const("{\"type\": \"NFC\"}"), &changed);
+        replace_item(root, "normalizer", gpt2 || llama ? cJSON_CreateNull() : json_const("{\"type\": \"NFC\"}"), &changed);
         replace_item(root, "pre_tokenizer", json_const(pre), &changed);
-        replace_item(root, "decoder", json_const("{\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true}"), &changed);
+        replace_item(root, "decoder", json_const(dec), &changed);
         if (neox) replace_item(root, "post_processor", cJSON_CreateNull(), &changed);
         replace_item(model, "dropout", cJSON_CreateNull(), &changed);
         replace_item(model, "unk_token", cJSON_CreateNull(), &changed);
-        replace_item(model, "continuing_subword_prefix", cJSON_CreateString(""), &changed);
-        replace_item(model, "end_of_word_suffix", cJSON_CreateString(""), &changed);
-        replace_item(model, "fuse_unk", cJSON_CreateFalse(), &changed);
-        replace_item(model, "byte_fallback", cJSON_CreateFalse(), &changed);
+        if (!llama) {
+            replace_item(model, "continuing_subword_prefix", cJSON_CreateString(""), &changed);
+            replace_item(model, "end_of_word_suffix", cJSON_CreateString(""), &changed);
+        }
+        replace_item(model, "fuse_unk", llama ? cJSON_CreateTrue() : cJSON_CreateFalse(), &changed);
+        replace_item(model, "byte_fallback", llama ? cJSON_CreateTrue() : cJSON_CreateFalse(), &changed);
         replace_item(model, "ignore_merges", cJSON_CreateFalse(), &changed);
         if (changed)
             snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s (%s), which replaces its "
                      "pre-tokenizer and normalizer with its own; xsa-eval tokenizes as that class does", cls,
                      by_type ? "for config.json's model_type" : "as tokenizer_config.json's tokenizer_class says");
+    } else if (strcmp(cls, "TokenizersBackend") && !qwen2 && !gpt2 && !neox && !llama) {
+        snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s, which rebuilds it from "
+                 "its own code; xsa-eval reads the file as written, so lm-eval's token ids may differ", cls);
     }
     // Without a tokenizer_config.json, a class chosen by model_type still names its defaults.
-    int rc = cfg || strcmp(cls, "TokenizersBackend") ? add_named_specials(root, cfg, cfg_path, path, cls, bos_new, err) : 0;
+    int rc = cfg || map || strcmp(cls, "TokenizersBackend") ? add_named_specials(root, cfg, map, cfg_path, map_path, cls, bos_new, err) : 0;
     cJSON_Delete(cfg);
+    cJSON_Delete(map);
     return rc;
 }
 
 int tokenizer_config_read(struct tokenizer *t, xsa_error *err) {
     t->has_config = 0, t->cfg_bos_id = t->cfg_eos_id = -1, t->cfg_bos_name[0] = 0;
     char cfg_path[4200], map_path[4200];
-    const char *slash = strrchr(t->path, '/');
-    int dirlen = slash ? (int)(slash - t->path) : 1;
-    snprintf(cfg_path, sizeof cfg_path, "%.*s/tokenizer_config.json", dirlen, slash ? t->path : ".");
-    snprintf(map_path, sizeof map_path, "%.*s/special_tokens_map.json", dirlen, slash ? t->path : ".");
-    if (access(cfg_path, F_OK) != 0) return 0;  // without one, transformers names no BOS or EOS
-    cJSON *cfg = read_json(cfg_path, err), *map = NULL;
-    if (!cfg) return XSA_EBADINPUT;
-    int rc = 0;
-    if (!last_item(cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(map = read_json(map_path, err)))
-        rc = XSA_EBADINPUT;
+    cJSON *cfg, *map;
+    if (read_configs(t->path, &cfg, &map, cfg_path, map_path, sizeof cfg_path, err)) return XSA_EBADINPUT;
+    const char *cls = t->tf_class;
+    // Neither file and a class without defaults: transformers names no BOS or EOS.
+    if (!cfg && !map && !strcmp(cls, "TokenizersBackend")) return 0;
     const char *bos = NULL, *eos = NULL, *bos_d = NULL, *eos_d = NULL;
-    int has_dflt = 0, by_type = 0;
-    char cls[128];
-    class_of(t->path, cfg, cls, sizeof cls, &by_type);
+    int has_dflt = 0, rc = 0;
     for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
         if (!strcmp(cls, class_defaults[i].cls)) has_dflt = 1, bos_d = class_defaults[i].bos, eos_d = class_defaults[i].eos;
-    if (!rc && (resolve(cfg, map, "bos_token", bos_d, has_dflt, &bos, cfg_path, map_path, err) ||
-                resolve(cfg, map, "eos_token", eos_d, has_dflt, &eos, cfg_path, map_path, err)))
+    if (resolve(cfg, map, "bos_token", bos_d, has_dflt, &bos, cfg_path, map_path, err) ||
+        resolve(cfg, map, "eos_token", eos_d, has_dflt, &eos, cfg_path, map_path, err))
         rc = XSA_EBADINPUT;
     if (!rc) {
         t->has_config = 1;

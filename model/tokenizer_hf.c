@@ -506,7 +506,9 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
         return xsa_fail(err, XSA_EBADINPUT, "%s: not valid UTF-8; a tokenizer.json is UTF-8 JSON", path);
     cJSON *root = json_read_whole(data, len, JSON_KEYS_UNIQUE, path, err);
     if (!root) return XSA_EBADINPUT;
-    if (tokenizer_class_rebuild(root, path, t->class_note, sizeof t->class_note, &t->cfg_bos_new, err)) {
+    static const char byte_level[] = "\"ByteLevel\"";  // transformers' test: the text holds it
+    if (tokenizer_class_rebuild(root, path, memmem(data, len, byte_level, sizeof byte_level - 1) != NULL, t->tf_class,
+                                sizeof t->tf_class, t->class_note, sizeof t->class_note, &t->cfg_bos_new, err)) {
         cJSON_Delete(root);
         return XSA_EBADINPUT;
     }

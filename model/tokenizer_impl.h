@@ -28,6 +28,7 @@ struct tokenizer {
     char cfg_bos_name[128];
     char class_note[400];  // what tokenizer_class_rebuild changed, for the user ("" when nothing)
     int cfg_bos_new;       // the config's BOS was added past the vocabulary of tokenizer.json
+    char tf_class[128];    // the class transformers 5 builds it as ("TokenizersBackend": as written)
     char path[4096];
 };
 
@@ -39,14 +40,15 @@ int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, s
 int32_t tokenizer_hf_token_id(const struct tokenizer *t, const char *s, size_t len);
 // Reads the tokenizer_config.json beside t->path, if there is one (tokenizer_config.c).
 int tokenizer_config_read(struct tokenizer *t, xsa_error *err);
-// A tokenizer.json (its JSON `root`, at `path`) as transformers 5's AutoTokenizer builds it: the
-// family classes it picks by tokenizer_class or config.json's model_type (Qwen2Tokenizer,
-// GPT2Tokenizer, GPTNeoXTokenizer) keep only its vocabulary, merges, added tokens and (but for
-// GPT-NeoX) post-processor, under their own normalizer, pre-tokenizer and decoder: `root` is
-// changed to that. `note` receives a line for the user when it changed (else "").
-// The special tokens the class and the config name become added tokens, as transformers adds them
-// (*bos_new: the BOS had no id and took a new one).
-int tokenizer_class_rebuild(cJSON *root, const char *path, char *note, size_t note_n, int *bos_new, xsa_error *err);
+// A tokenizer.json (its JSON `root`, at `path`; `byte_level`: its text holds "ByteLevel") as
+// transformers 5's AutoTokenizer builds it: the family classes it picks by tokenizer_class or
+// config.json's model_type (Qwen2Tokenizer, GPT2Tokenizer, GPTNeoXTokenizer, LlamaTokenizer) keep
+// only its vocabulary, merges, added tokens and (but for GPT-NeoX) post-processor, under their own
+// normalizer, pre-tokenizer and decoder: `root` is changed to that, and the special tokens the
+// class and the configs name are added to it (*bos_new: the BOS had no id and took a new one).
+// cls_out receives the class; `note` a line for the user when the pipeline changed (else "").
+int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char *cls_out, size_t cls_n, char *note,
+                            size_t note_n, int *bos_new, xsa_error *err);
 int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *data, size_t len,
                            xsa_error *err);
 

@@ -93,10 +93,11 @@ else
     fail truncation_counted_in_results "no truncated_requests.boolq > 0 in $f"
 fi
 
-# --add-bos with a tokenizer whose BOS is unknown (GPT-2 style: lm-eval would prepend the
-# bos_token of tokenizer_config.json, which xsa-eval does not read) is refused, not a no-op.
+# --add-bos with a tokenizer.json alone (no tokenizer_config.json, no config.json beside it, so
+# transformers names no BOS and lm-eval adds none) is refused, not a no-op.
 expect_exit add_bos_without_bos 2 "--add-bos: .*tokenizer.json has no BOS token" -- run --model $M --tasks piqa --limit 2 --add-bos \
-    --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_addbos"
+    --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json --data-dir $D --allow-data-change --offline --device cpu \
+    --output "$TMP/o_addbos"
 [ -e "$TMP/o_addbos" ] && fail add_bos_nothing_written "$(find "$TMP/o_addbos" | head -3 | tr '\n' ' ')" || pass add_bos_nothing_written
 # With a tokenizer_config.json naming GPT-2's bos_token (as the Hub's gpt2 repo does), --add-bos
 # prepends it, as lm-eval's add_bos_token=True does: every request not truncated is one token longer.
