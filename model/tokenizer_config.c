@@ -1,9 +1,11 @@
-// tokenizer_config.c: the BOS and EOS that transformers 5 gives a tokenizer.json from the
-// tokenizer_config.json beside it, which lm-eval's prefix_token_id and its add_bos_token=True
-// (`--add-bos`) use (docs/lm-eval-semantics.md §1.5). transformers' order: the config's
-// bos_token / eos_token (a string, an AddedToken object {"content": ...} or null); a
-// special_tokens_map.json beside it overrides them when the config has no added_tokens_decoder;
-// a key named by neither takes the tokenizer_class's default.
+// tokenizer_config.c: a tokenizer.json as transformers 5's AutoTokenizer (and so lm-eval 0.4.13)
+// builds it from its folder (docs/lm-eval-semantics.md §1.5): the tokenizer class it picks from
+// tokenizer_config.json's tokenizer_class and config.json's model_type, whose own normalizer,
+// pre-tokenizer and decoder replace the file's for the family classes; the special tokens the
+// class and the configs name; and the BOS and EOS that lm-eval's prefix_token_id and its
+// add_bos_token=True (`--add-bos`) use. transformers' order for a special token: the config's
+// (a string, an AddedToken object {"content": ...} or null), a special_tokens_map.json beside it
+// overriding it when the config has no added_tokens_decoder, else the class's default.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
