@@ -506,6 +506,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (a->tokenizer) snprintf(tok_path, sizeof tok_path, "%s", a->tokenizer);
     int have_tok = a->tokenizer || !tokenizer_find(a->model[0], tok_path, sizeof tok_path, &terr);
     if (have_tok && (rc = tokenizer_load(&r->tk, tok_path, err))) return rc;
+    if (have_tok && tokenizer_class_note(r->tk) && !a->quiet)
+        fprintf(stderr, "xsa-eval %s: note: %s: %s\n", a->probe ? "probe" : "ppl", tok_path, tokenizer_class_note(r->tk));
     struct ppl_inputs in = {.text = a->text, .jsonl = a->jsonl, .field = a->field, .shard = a->shard,
                             .n_shards = a->n_shards, .bytes_file = a->bytes_file, .n_bytes_files = a->n_bytes_files,
                             .split_docs = a->split_docs, .ranks = a->ranks, .val_batch_tokens = a->val_batch_tokens,
