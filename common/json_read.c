@@ -90,3 +90,10 @@ cJSON *json_read_whole(const char *text, size_t len, enum json_keys keys, const 
     }
     return v;
 }
+
+const cJSON *json_last_item(const cJSON *obj, const char *key) {
+    const cJSON *found = NULL, *e;
+    if (!cJSON_IsObject(obj)) return NULL;
+    cJSON_ArrayForEach(e, obj) if (e->string && !strcmp(e->string, key)) found = e;
+    return found;
+}

@@ -26,6 +26,10 @@ enum json_keys {
                           // does): the caller must then read the last of a repeated key
 };
 
+// The member `key` of an object as Python's json reads it: the last one when the key stands twice
+// (cJSON's own lookup returns the first); NULL when absent or `obj` is NULL or no object.
+const cJSON *json_last_item(const cJSON *obj, const char *key);
+
 // The `len` bytes of `text` as one JSON value, or NULL with err (XSA_EBADINPUT) naming `path`
 // and the problem: not JSON (and near which byte), text after the value, or a repeated key.
 cJSON *json_read_whole(const char *text, size_t len, enum json_keys keys, const char *path, xsa_error *err);

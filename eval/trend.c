@@ -20,10 +20,8 @@ static int config_step(const char *model_path, long long *step, char *note, size
     xsa_error e = {0};
     snprintf(path, sizeof path, "%s/config.json", model_path);
     if (!model_path[0] || !file_exists(path) || file_read_all(path, TREND_CONFIG_MAX, &text, &len, &e)) return 0;
-    cJSON *j = json_read_whole(text, len, JSON_KEYS_LAST_WINS, path, &e), *s = NULL, *c;
-    if (cJSON_IsObject(j))
-        cJSON_ArrayForEach(c, j)
-            if (c->string && !strcmp(c->string, "step")) s = c;
+    cJSON *j = json_read_whole(text, len, JSON_KEYS_LAST_WINS, path, &e);
+    const cJSON *s = json_last_item(j, "step");
     int ok = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= (double)TREND_STEP_MAX &&
              s->valuedouble == (double)(long long)s->valuedouble;
     if (ok) *step = (long long)s->valuedouble;

@@ -15,17 +15,10 @@
 
 #define REQUIRED INT32_MIN  // "no default" for get_int
 
-// The value of `key` in `obj`: the last one when a key is given twice, as Python's json (and
-// so transformers) reads the file; cJSON's own lookup returns the first.
-static const cJSON *item(const cJSON *obj, const char *key) {
-    const cJSON *found = NULL, *e;
-    cJSON_ArrayForEach(e, obj) if (e->string && !strcmp(e->string, key)) found = e;
-    return found;
-}
 
 static int get_int(const cJSON *root, const char *key, int def, int lo, int hi, int *out,
                    const char *path, xsa_error *err) {
-    const cJSON *j = item(root, key);
+    const cJSON *j = json_last_item(root, key);
     if (!j || cJSON_IsNull(j)) {
         if (def == REQUIRED) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" is missing", path, key);
         *out = def;
@@ -40,7 +33,7 @@ static int get_int(const cJSON *root, const char *key, int def, int lo, int hi, 
 
 static int get_double(const cJSON *root, const char *key, double def, double lo, double hi,
                       double *out, const char *path, xsa_error *err) {
-    const cJSON *j = item(root, key);
+    const cJSON *j = json_last_item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     double d = cJSON_IsNumber(j) ? j->valuedouble : NAN;
     if (!(d >= lo && d <= hi)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be a number in [%g, %g]", path, key, lo, hi);
@@ -57,7 +50,7 @@ static int get_float(const cJSON *root, const char *key, double def, double lo, 
 }
 
 static int get_bool(const cJSON *root, const char *key, int def, int *out, const char *path, xsa_error *err) {
-    const cJSON *j = item(root, key);
+    const cJSON *j = json_last_item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     if (!cJSON_IsBool(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be true or false", path, key);
     *out = cJSON_IsTrue(j);
@@ -66,7 +59,7 @@ static int get_bool(const cJSON *root, const char *key, int def, int *out, const
 
 // bos/eos: an id, a list of ids (the first is taken, as for Llama 3's eos list), or absent (-1).
 static int get_token_id(const cJSON *root, const char *key, int *out, const char *path, xsa_error *err) {
-    const cJSON *j = item(root, key);
+    const cJSON *j = json_last_item(root, key);
     if (cJSON_IsArray(j)) j = cJSON_GetArrayItem(j, 0);
     if (!j || cJSON_IsNull(j)) { *out = -1; return 0; }
     if (!cJSON_IsNumber(j) || j->valuedouble < 0 || j->valuedouble > (1 << 24) || floor(j->valuedouble) != j->valuedouble)
@@ -77,7 +70,7 @@ static int get_token_id(const cJSON *root, const char *key, int *out, const char
 
 static int get_string(const cJSON *root, const char *key, const char *def, const char **out,
                       const char *path, xsa_error *err) {
-    const cJSON *j = item(root, key);
+    const cJSON *j = json_last_item(root, key);
     if (!j || cJSON_IsNull(j)) { *out = def; return 0; }
     if (!cJSON_IsString(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be a string", path, key);
     *out = j->valuestring;
@@ -86,7 +79,7 @@ static int get_string(const cJSON *root, const char *key, const char *def, const
 
 // "xsa_layers": "all" | "none" | [i, j, ...]; absent means standard attention everywhere.
 static int parse_xsa_layers(struct hf_config *hc, const cJSON *root, const char *path, xsa_error *err) {
-    const cJSON *j = item(root, "xsa_layers");
+    const cJSON *j = json_last_item(root, "xsa_layers");
     memset(hc->cfg.xsa, 0, sizeof hc->cfg.xsa);
     if (!j || cJSON_IsNull(j)) return 0;
     hc->has_xsa = 1;
@@ -154,7 +147,7 @@ static int parse_yarn(struct model_config *c, const cJSON *j, const cJSON *r, co
 // 4096 by default), else the object's, else max_position_embeddings (already in c->max_seq_len).
 static int rope_orig_ctx(struct model_config *c, const cJSON *j, const cJSON *r, const char *path, xsa_error *err) {
     int phi3 = !strcmp(c->family, "phi3");
-    if (item(r, "original_max_position_embeddings") || phi3)
+    if (json_last_item(r, "original_max_position_embeddings") || phi3)
         return get_float(r, "original_max_position_embeddings", phi3 ? 4096 : -1, 1, 1 << 24, &c->rope_orig_ctx, path, err);
     return get_float(j, "original_max_position_embeddings", c->max_seq_len, 1, 1 << 24, &c->rope_orig_ctx, path, err);
 }
@@ -167,13 +160,13 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, 
     int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
     if (!rc) rc = get_double(r, "partial_rotary_factor", partial_def, 1e-6, 1, &hc->partial_rotary, path, err);
     for (int k = 0; k < 2 && !rc; k++) {
-        const cJSON *j = item(r, keys[k]);
+        const cJSON *j = json_last_item(r, keys[k]);
         if (!j || cJSON_IsNull(j)) continue;
         if (!cJSON_IsObject(j)) return xsa_fail(err, XSA_EBADINPUT, "%s: \"%s\" must be an object or null", path, keys[k]);
         const char *type = NULL;
         rc = get_string(j, "rope_type", NULL, &type, path, err);
         if (!rc && !type) rc = get_string(j, "type", "default", &type, path, err);
-        if (!rc && item(j, "partial_rotary_factor"))
+        if (!rc && json_last_item(j, "partial_rotary_factor"))
             rc = get_double(j, "partial_rotary_factor", 1.0, 1e-6, 1, &hc->partial_rotary, path, err);
         if (rc) return rc;
         if (!strcmp(type, "linear") || !strcmp(type, "dynamic")) {
@@ -199,7 +192,7 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, 
         }
         if (!rc && c->rope_scaling && c->rope_factor < 0)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type %s needs a \"factor\"", path, keys[k], type);
-        if (!rc && item(j, "rope_theta"))
+        if (!rc && json_last_item(j, "rope_theta"))
             rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
     }
     return rc;
@@ -265,11 +258,11 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
         if (!rc) rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
     }
     // An absent sliding_window is the config class's default (4096 for mistral and qwen); null is none.
-    int def = item(r, "sliding_window") ? 0 : fm->window_def;
+    int def = json_last_item(r, "sliding_window") ? 0 : fm->window_def;
     if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
     if (rc) return rc;
     if (!use) c->sliding_window = 0;
-    const cJSON *lt = kind >= 2 ? item(r, "layer_types") : NULL;
+    const cJSON *lt = kind >= 2 ? json_last_item(r, "layer_types") : NULL;
     if (lt && !cJSON_IsNull(lt)) {
         if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) != c->n_layer)
             return xsa_fail(err, XSA_EBADINPUT, "%s: \"layer_types\" must list one type per layer (%d)", path, c->n_layer);
@@ -394,10 +387,10 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     if (rc) return rc;
     // GPTNeoXConfig (transformers 5) fills the rope object from rotary_emb_base and rotary_pct
     // (defaults 10000 and 0.25): a top-level rope_theta or partial_rotary_factor is not read.
-    const cJSON *rp = item(r, "rope_parameters"), *rs = item(r, "rope_scaling");
-    if (!(cJSON_IsObject(rp) && item(rp, "rope_theta")) && !(cJSON_IsObject(rs) && item(rs, "rope_theta")))
+    const cJSON *rp = json_last_item(r, "rope_parameters"), *rs = json_last_item(r, "rope_scaling");
+    if (!(cJSON_IsObject(rp) && json_last_item(rp, "rope_theta")) && !(cJSON_IsObject(rs) && json_last_item(rs, "rope_theta")))
         c->rope_theta = base;
-    if (!(cJSON_IsObject(rp) && item(rp, "partial_rotary_factor")) && !(cJSON_IsObject(rs) && item(rs, "partial_rotary_factor")))
+    if (!(cJSON_IsObject(rp) && json_last_item(rp, "partial_rotary_factor")) && !(cJSON_IsObject(rs) && json_last_item(rs, "partial_rotary_factor")))
         hc->partial_rotary = pct;
     c->gelu_exact = !strcmp(act, "gelu");
     if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))

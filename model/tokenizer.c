@@ -77,7 +77,7 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     const char *dot = strrchr(path, '.');
     if (i < len && data[i] == '{') {
         rc = tokenizer_hf_load(t, path, data, len, err);
-        if (!rc && (rc = tokenizer_config_read(t, err))) t->ops->destroy(t->impl);
+        if (!rc) tokenizer_config_ids(t);
     }
     else if (dot && !strcmp(dot, ".model"))
         rc = tokenizer_sp_load(t, path, data, len, err);

@@ -58,22 +58,14 @@ static cJSON *read_json(const char *path, xsa_error *err) {
     return root;
 }
 
-// cJSON finds the first of a repeated key; json.load keeps the last.
-static const cJSON *last_item(const cJSON *o, const char *key) {
-    const cJSON *found = NULL;
-    for (const cJSON *c = o ? o->child : NULL; c; c = c->next)
-        if (c->string && !strcmp(c->string, key)) found = c;
-    return found;
-}
-
 // The token `key` names: special_tokens_map.json's (when read) over the config's, else the
 // class default (when known); *name NULL for none or null.
 static int resolve(const cJSON *cfg, const cJSON *map, const char *key, const char *dflt, int has_dflt,
                    const char **name, const char *cfg_path, const char *map_path, xsa_error *err) {
     *name = NULL;
-    const cJSON *v = map ? last_item(map, key) : NULL;
+    const cJSON *v = map ? json_last_item(map, key) : NULL;
     if (v) return token_value(v, key, name, map_path, err) < 0 ? -1 : 0;
-    if ((v = last_item(cfg, key))) return token_value(v, key, name, cfg_path, err) < 0 ? -1 : 0;
+    if ((v = json_last_item(cfg, key))) return token_value(v, key, name, cfg_path, err) < 0 ? -1 : 0;
     if (has_dflt) *name = dflt;
     return 0;
 }
@@ -130,9 +122,9 @@ static const char *class_of(const char *path, const cJSON *cfg, int byte_level, 
     // fails, and the class comes from tokenizer_config.json alone); its errors are the loader's.
     xsa_error ignored = {0};
     cJSON *mc = access(model_path, F_OK) == 0 ? read_json(model_path, &ignored) : NULL;
-    const cJSON *hub = last_item(cfg, "tokenizer_class"), *mt = last_item(mc, "model_type");
+    const cJSON *hub = json_last_item(cfg, "tokenizer_class"), *mt = json_last_item(mc, "model_type");
     *by_type = !cJSON_IsString(hub);
-    if (!cJSON_IsString(hub)) hub = last_item(mc, "tokenizer_class");
+    if (!cJSON_IsString(hub)) hub = json_last_item(mc, "tokenizer_class");
     const char *cls = effective_class(cJSON_IsString(hub) ? hub->valuestring : NULL,
                                       cJSON_IsString(mt) && mt->valuestring[0] ? mt->valuestring : NULL, byte_level, buf, n);
     if (cls != buf) snprintf(buf, n, "%s", cls);
@@ -171,7 +163,7 @@ static int read_configs(const char *path, cJSON **cfg, cJSON **map, char *cfg_pa
     snprintf(map_path, n, "%.*s/special_tokens_map.json", dirlen, slash ? path : ".");
     *cfg = *map = NULL;
     if (access(cfg_path, F_OK) == 0 && !(*cfg = read_json(cfg_path, err))) return XSA_EBADINPUT;
-    if (!last_item(*cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(*map = read_json(map_path, err))) {
+    if (!json_last_item(*cfg, "added_tokens_decoder") && access(map_path, F_OK) == 0 && !(*map = read_json(map_path, err))) {
         cJSON_Delete(*cfg);
         *cfg = NULL;
         return XSA_EBADINPUT;
@@ -220,13 +212,13 @@ static void add_extras(cJSON *root, const cJSON *v) {
 // sep, pad, cls, mask, then the extra ones) become added special tokens: a token of the
 // vocabulary keeps its id, another takes the next free one (an id the model has no row for: text
 // holding it is refused later). *bos_new: the BOS took a new id.
-static int add_named_specials(cJSON *root, const cJSON *cfg, const cJSON *map, const char *cfg_path,
-                              const char *map_path, const char *cls, int *bos_new, xsa_error *err) {
+static int add_named_specials(struct tokenizer *t, cJSON *root, const cJSON *cfg, const cJSON *map, const char *cfg_path,
+                              const char *map_path, xsa_error *err) {
     static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
     const char *dflt[7] = {0};
     int has_dflt = 0;
     for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
-        if (!strcmp(cls, class_defaults[i].cls))
+        if (!strcmp(t->tf_class, class_defaults[i].cls))
             has_dflt = 1, dflt[0] = class_defaults[i].bos, dflt[1] = class_defaults[i].eos, dflt[2] = class_defaults[i].unk,
             dflt[4] = class_defaults[i].pad;
     for (size_t k = 0; k < 7; k++) {
@@ -234,25 +226,27 @@ static int add_named_specials(cJSON *root, const cJSON *cfg, const cJSON *map, c
         int fresh = 0;
         if (resolve(cfg, map, keys[k], dflt[k], has_dflt, &name, cfg_path, map_path, err)) return XSA_EBADINPUT;
         if (name && name[0]) add_special(root, name, &fresh);
-        if (k == 0) *bos_new = fresh;
+        if (k == 0) t->cfg_bos_new = fresh;
+        if (k < 2) snprintf(k ? t->cfg_eos_tok : t->cfg_bos_tok, sizeof t->cfg_bos_tok, "%s", name ? name : "");
     }
     // The config's list (additional_special_tokens is its old name), then the map's.
-    const cJSON *extra = last_item(cfg, "extra_special_tokens");
-    add_extras(root, extra ? extra : last_item(cfg, "additional_special_tokens"));
-    add_extras(root, last_item(map, "extra_special_tokens"));
-    if (!extra && !last_item(map, "extra_special_tokens")) add_extras(root, last_item(map, "additional_special_tokens"));
+    const cJSON *extra = json_last_item(cfg, "extra_special_tokens");
+    add_extras(root, extra ? extra : json_last_item(cfg, "additional_special_tokens"));
+    add_extras(root, json_last_item(map, "extra_special_tokens"));
+    if (!extra && !json_last_item(map, "extra_special_tokens")) add_extras(root, json_last_item(map, "additional_special_tokens"));
     return 0;
 }
 
-int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char *cls_out, size_t cls_n, char *note,
-                            size_t note_n, int *bos_new, xsa_error *err) {
-    note[0] = '\0';
-    *bos_new = 0;
+int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, int byte_level, xsa_error *err) {
+    char *note = t->class_note;
+    size_t note_n = sizeof t->class_note;
+    note[0] = t->cfg_bos_tok[0] = t->cfg_eos_tok[0] = '\0';
+    t->cfg_bos_new = t->has_config = 0;
     char cfg_path[4200], map_path[4200];
     cJSON *cfg, *map;
     if (read_configs(path, &cfg, &map, cfg_path, map_path, sizeof cfg_path, err)) return XSA_EBADINPUT;
     int by_type = 0;
-    const char *cls = class_of(path, cfg, byte_level, cls_out, cls_n, &by_type);
+    const char *cls = class_of(path, cfg, byte_level, t->tf_class, sizeof t->tf_class, &by_type);
     int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer"),
         llama = !strcmp(cls, "LlamaTokenizer");
     cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -260,7 +254,7 @@ int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char 
     if ((qwen2 || gpt2 || neox || llama) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
         // The class's __init__: a BPE of the file's vocabulary and merges under its own normalizer,
         // pre-tokenizer and decoder (and, for GPT-NeoX, a post-processor adding nothing by default).
-        const cJSON *aps = last_item(cfg, "add_prefix_space");
+        const cJSON *aps = json_last_item(cfg, "add_prefix_space");
         int prefix = llama ? !cJSON_IsFalse(aps) : cJSON_IsTrue(aps);  // LlamaTokenizer: None means True
         const char *sp = prefix ? "true" : "false";
         char pre[600], dec[400];
@@ -272,7 +266,7 @@ int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char 
                      "\"add_prefix_space\": %s, \"trim_offsets\": true, \"use_regex\": false}]}", sp);
         else if (llama) {  // Metaspace: "first" unless the config says legacy ("always"); "never" without a prefix space
             snprintf(pre, sizeof pre, "{\"type\": \"Metaspace\", \"replacement\": \"\\u2581\", \"prepend_scheme\": \"%s\", \"split\": false}",
-                     !prefix ? "never" : cJSON_IsTrue(last_item(cfg, "legacy")) ? "always" : "first");
+                     !prefix ? "never" : cJSON_IsTrue(json_last_item(cfg, "legacy")) ? "always" : "first");
             snprintf(dec, sizeof dec, "{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": {\"String\": \"\\u2581\"}, "
                      "\"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}%s]}",
                      prefix ? ", {\"type\": \"Strip\", \"content\": \" \", \"start\": 1, \"stop\": 0}" : "");
@@ -300,39 +294,25 @@ int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char 
         snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s, which rebuilds it from "
                  "its own code; xsa-eval reads the file as written, so lm-eval's token ids may differ", cls);
     }
-    // Without a tokenizer_config.json, a class chosen by model_type still names its defaults.
-    int rc = cfg || map || strcmp(cls, "TokenizersBackend") ? add_named_specials(root, cfg, map, cfg_path, map_path, cls, bos_new, err) : 0;
+    // Without a tokenizer_config.json, a class chosen by model_type still names its defaults;
+    // with neither file and no such class, transformers names no special token at all.
+    t->has_config = cfg || map || strcmp(cls, "TokenizersBackend");
+    int rc = t->has_config ? add_named_specials(t, root, cfg, map, cfg_path, map_path, err) : 0;
     cJSON_Delete(cfg);
     cJSON_Delete(map);
     return rc;
 }
 
-int tokenizer_config_read(struct tokenizer *t, xsa_error *err) {
-    t->has_config = 0, t->cfg_bos_id = t->cfg_eos_id = -1, t->cfg_bos_name[0] = 0;
-    char cfg_path[4200], map_path[4200];
-    cJSON *cfg, *map;
-    if (read_configs(t->path, &cfg, &map, cfg_path, map_path, sizeof cfg_path, err)) return XSA_EBADINPUT;
-    const char *cls = t->tf_class;
-    // Neither file and a class without defaults: transformers names no BOS or EOS.
-    if (!cfg && !map && !strcmp(cls, "TokenizersBackend")) return 0;
-    const char *bos = NULL, *eos = NULL, *bos_d = NULL, *eos_d = NULL;
-    int has_dflt = 0, rc = 0;
-    for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
-        if (!strcmp(cls, class_defaults[i].cls)) has_dflt = 1, bos_d = class_defaults[i].bos, eos_d = class_defaults[i].eos;
-    if (resolve(cfg, map, "bos_token", bos_d, has_dflt, &bos, cfg_path, map_path, err) ||
-        resolve(cfg, map, "eos_token", eos_d, has_dflt, &eos, cfg_path, map_path, err))
-        rc = XSA_EBADINPUT;
-    if (!rc) {
-        t->has_config = 1;
-        if (bos) {  // one transformers adds past the vocabulary (cfg_bos_new) has no row in the model
-            t->cfg_bos_id = t->cfg_bos_new ? -1 : tokenizer_hf_token_id(t, bos, strlen(bos));
-            if (t->cfg_bos_id < 0) snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "%s", bos);
-        } else if (!has_dflt) {
-            snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "(the default of %.100s)", cls);
-        }
-        if (eos) t->cfg_eos_id = tokenizer_hf_token_id(t, eos, strlen(eos));
+void tokenizer_config_ids(struct tokenizer *t) {
+    t->cfg_bos_id = t->cfg_eos_id = -1, t->cfg_bos_name[0] = 0;
+    if (!t->has_config) return;
+    int has_dflt = 0;
+    for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++) has_dflt |= !strcmp(t->tf_class, class_defaults[i].cls);
+    if (t->cfg_bos_tok[0]) {  // one transformers adds past the vocabulary (cfg_bos_new) has no row in the model
+        t->cfg_bos_id = t->cfg_bos_new ? -1 : tokenizer_hf_token_id(t, t->cfg_bos_tok, strlen(t->cfg_bos_tok));
+        if (t->cfg_bos_id < 0) snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "%s", t->cfg_bos_tok);
+    } else if (!has_dflt) {
+        snprintf(t->cfg_bos_name, sizeof t->cfg_bos_name, "(the default of %.100s)", t->tf_class);
     }
-    cJSON_Delete(cfg);
-    cJSON_Delete(map);
-    return rc;
+    if (t->cfg_eos_tok[0]) t->cfg_eos_id = tokenizer_hf_token_id(t, t->cfg_eos_tok, strlen(t->cfg_eos_tok));
 }

@@ -507,8 +507,7 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
     cJSON *root = json_read_whole(data, len, JSON_KEYS_UNIQUE, path, err);
     if (!root) return XSA_EBADINPUT;
     static const char byte_level[] = "\"ByteLevel\"";  // transformers' test: the text holds it
-    if (tokenizer_class_rebuild(root, path, memmem(data, len, byte_level, sizeof byte_level - 1) != NULL, t->tf_class,
-                                sizeof t->tf_class, t->class_note, sizeof t->class_note, &t->cfg_bos_new, err)) {
+    if (tokenizer_class_rebuild(t, root, path, memmem(data, len, byte_level, sizeof byte_level - 1) != NULL, err)) {
         cJSON_Delete(root);
         return XSA_EBADINPUT;
     }

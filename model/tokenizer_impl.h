@@ -21,14 +21,15 @@ struct tokenizer {
     int bos_id, eos_id;  // -1 when none
     int adds_bos;        // encode(add_special=1) prepends bos_id
     int caseops;         // text is rewritten by the CaseOps transform before encoding (model/caseops.h)
-    // tokenizer_config.json beside a tokenizer.json (tokenizer_config.c): has_config, and the
-    // ids of the bos_token / eos_token it names (-1: it names none); cfg_bos_name: the bos_token
-    // it names when the vocabulary has no such token (cfg_bos_id is then -1).
-    int has_config, cfg_bos_id, cfg_eos_id;
-    char cfg_bos_name[128];
-    char class_note[400];  // what tokenizer_class_rebuild changed, for the user ("" when nothing)
-    int cfg_bos_new;       // the config's BOS was added past the vocabulary of tokenizer.json
+    // The special tokens transformers 5 names for a tokenizer.json (tokenizer_config.c): has_config
+    // when it names any (a tokenizer_config.json or special_tokens_map.json beside it, or a
+    // family class), its BOS and EOS (cfg_bos_tok / cfg_eos_tok, "" for none) and their ids
+    // (-1: none); cfg_bos_name: the BOS when the vocabulary has no such token (or the class whose
+    // default is not known); cfg_bos_new: the BOS was added past the vocabulary of tokenizer.json.
+    int has_config, cfg_bos_id, cfg_eos_id, cfg_bos_new;
+    char cfg_bos_tok[256], cfg_eos_tok[256], cfg_bos_name[128];
     char tf_class[128];    // the class transformers 5 builds it as ("TokenizersBackend": as written)
+    char class_note[400];  // what tokenizer_class_rebuild changed, for the user ("" when nothing)
     char path[4096];
 };
 
@@ -38,17 +39,17 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
 int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err);
 // The id of a token string of a tokenizer.json (an added token, else the model's vocabulary), -1 when none.
 int32_t tokenizer_hf_token_id(const struct tokenizer *t, const char *s, size_t len);
-// Reads the tokenizer_config.json beside t->path, if there is one (tokenizer_config.c).
-int tokenizer_config_read(struct tokenizer *t, xsa_error *err);
 // A tokenizer.json (its JSON `root`, at `path`; `byte_level`: its text holds "ByteLevel") as
-// transformers 5's AutoTokenizer builds it: the family classes it picks by tokenizer_class or
-// config.json's model_type (Qwen2Tokenizer, GPT2Tokenizer, GPTNeoXTokenizer, LlamaTokenizer) keep
-// only its vocabulary, merges, added tokens and (but for GPT-NeoX) post-processor, under their own
-// normalizer, pre-tokenizer and decoder: `root` is changed to that, and the special tokens the
-// class and the configs name are added to it (*bos_new: the BOS had no id and took a new one).
-// cls_out receives the class; `note` a line for the user when the pipeline changed (else "").
-int tokenizer_class_rebuild(cJSON *root, const char *path, int byte_level, char *cls_out, size_t cls_n, char *note,
-                            size_t note_n, int *bos_new, xsa_error *err);
+// transformers 5's AutoTokenizer builds it (tokenizer_config.c): the family classes it picks by
+// tokenizer_class or config.json's model_type (Qwen2Tokenizer, GPT2Tokenizer, GPTNeoXTokenizer,
+// LlamaTokenizer) keep only its vocabulary, merges, added tokens and (but for GPT-NeoX)
+// post-processor, under their own normalizer, pre-tokenizer and decoder: `root` is changed to
+// that, and the special tokens the class and the configs name are added to it. Fills t's
+// tf_class, class_note (a line for the user when the pipeline changed), has_config and the BOS
+// and EOS names.
+int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, int byte_level, xsa_error *err);
+// The ids of those BOS and EOS, once the tokenizer is built.
+void tokenizer_config_ids(struct tokenizer *t);
 int tokenizer_llama2c_load(struct tokenizer *t, const char *path, const char *data, size_t len,
                            xsa_error *err);
 

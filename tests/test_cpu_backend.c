@@ -657,6 +657,47 @@ TEST(docs_row_cuts_attention) {
     }
 }
 
+// n floats uniform in [-0.5, 0.5) from a 64-bit LCG (*seed advances).
+static void fill_uniform(float *x, long n, uint64_t *seed) {
+    for (long i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((*seed >> 40) / 16777216.0 - 0.5);
+    }
+}
+
+// A backend on the GEMM kernel `gemm` scores the same with XSA_CPU_PACK=1 and =0; the device
+// description never says "packed weights" without packing, and (strict) always does with it.
+static void pack_choice_same_scores(const char *gemm, uint64_t tok_seed, int strict) {
+    struct model m;
+    random_model_init(&m, &specs[2]);  // tied head, vocab over one chunk
+    int32_t toks[40];
+    make_tokens(toks, 40, m.cfg.vocab_size, tok_seed);
+    float lp[2][39];
+    uint8_t gr[2][39];
+    char *saved = env_save("XSA_CPU_GEMM");
+    setenv("XSA_CPU_GEMM", gemm, 1);
+    for (int k = 0; k < 2; k++) {
+        setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
+        struct backend be;
+        CHECK(open_cpu(&be, &m, 2, 40) == 0);
+        int packed = strstr(be.device_desc, "packed weights") != NULL;
+        if (strict || k) CHECK(packed == (k == 0));
+        struct batch_builder bb;
+        batch_init(&bb);
+        xsa_error err = {0};
+        int first;
+        batch_add_row(&bb, toks, 40, &first, &err);
+        batch_add_entries_seq(&bb, first, toks, 40, &err);
+        CHECK(score(&be, &bb, lp[k], gr[k]) == 0);
+        batch_free(&bb);
+        backend_close(&be);
+    }
+    unsetenv("XSA_CPU_PACK");
+    env_restore("XSA_CPU_GEMM", saved);
+    CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
+    random_model_free(&m);
+}
+
 // Weights packed once (cpu_gemm_pack) give the AVX-512 tile the same bits as packing per tile,
 // for K across the kernel's 128-k chunks, widths that end inside a 32-column panel, and tiles
 // that start at a later column block of a wider weight.
@@ -676,14 +717,8 @@ TEST(packed_weights_bit_identical) {
             float *in = malloc(sizeof(float) * CPU_GEMM_ROWS * K), *w = malloc(sizeof(float) * N * K);
             float *wp = aligned_alloc(64, (cpu_gemm_packed_size(N, K) * sizeof(float) + 63) / 64 * 64);
             float *o1 = malloc(sizeof(float) * CPU_GEMM_ROWS * N), *o2 = malloc(sizeof(float) * CPU_GEMM_ROWS * N);
-            for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                in[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
-            }
-            for (long i = 0; i < (long)N * K; i++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                w[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
-            }
+            fill_uniform(in, (long)CPU_GEMM_ROWS * K, &seed);
+            fill_uniform(w, (long)N * K, &seed);
             cpu_gemm_pack(pool, w, N, K, wp);
             for (int c0 = 0; c0 < N; c0 += CPU_GEMM_COLS) {
                 int nc = N - c0 < CPU_GEMM_COLS ? N - c0 : CPU_GEMM_COLS;
@@ -713,35 +748,9 @@ TEST(packing_choice_same_bits) {
         fprintf(stderr, "  no AVX-512 on this CPU: weights are never packed\n");
         return;
     }
-    struct model m;
-    random_model_init(&m, &specs[2]);  // tied head, vocab over one chunk
-    int32_t toks[40];
-    make_tokens(toks, 40, m.cfg.vocab_size, 57);
-    float lp[2][39];
-    uint8_t gr[2][39];
     // Packing applies to the AVX-512 kernel only, so force it: the backend may pick OpenBLAS
     // (where it is batch-invariant, as on a Cooperlake core), or the caller may force another.
-    char *saved = env_save("XSA_CPU_GEMM");
-    setenv("XSA_CPU_GEMM", "avx512", 1);
-    for (int k = 0; k < 2; k++) {
-        setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
-        struct backend be;
-        CHECK(open_cpu(&be, &m, 2, 40) == 0);
-        CHECK((strstr(be.device_desc, "packed weights") != NULL) == (k == 0));
-        struct batch_builder bb;
-        batch_init(&bb);
-        xsa_error err = {0};
-        int first;
-        batch_add_row(&bb, toks, 40, &first, &err);
-        batch_add_entries_seq(&bb, first, toks, 40, &err);
-        CHECK(score(&be, &bb, lp[k], gr[k]) == 0);
-        batch_free(&bb);
-        backend_close(&be);
-    }
-    unsetenv("XSA_CPU_PACK");
-    env_restore("XSA_CPU_GEMM", saved);
-    CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
-    random_model_free(&m);
+    pack_choice_same_scores("avx512", 57, 1);
 }
 
 // OpenBLAS's sums by our kernel from packed weights (cpu_gemm_tile_packed_blas): wherever
@@ -765,14 +774,8 @@ TEST(blas_order_packed_bit_identical) {
             float *wp = aligned_alloc(64, (cpu_gemm_packed_size(N, K) * sizeof(float) + 63) / 64 * 64);
             float *o1 = malloc(sizeof(float) * CPU_GEMM_ROWS * N), *o2 = malloc(sizeof(float) * CPU_GEMM_ROWS * N);
             float *b = malloc(sizeof(float) * N);
-            for (long i = 0; i < (long)CPU_GEMM_ROWS * K; i++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                in[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
-            }
-            for (long i = 0; i < (long)N * K; i++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                w[i] = (float)((seed >> 40) / 16777216.0 - 0.5);
-            }
+            fill_uniform(in, (long)CPU_GEMM_ROWS * K, &seed);
+            fill_uniform(w, (long)N * K, &seed);
             for (int i = 0; i < N; i++) b[i] = (float)i * 0.01f;
             cpu_gemm_pack(pool, w, N, K, wp);
             cpu_gemm_linear(pool, CPU_GEMM_BLAS, in, w, NULL, b, o1, CPU_GEMM_ROWS, K, N);
@@ -789,33 +792,7 @@ TEST(blas_order_packed_bit_identical) {
     fprintf(stderr, "  OpenBLAS core %s: its sums reproduced from packed weights for %d of 54 weights\n",
             openblas_get_corename(), used);
     // The backend: forced OpenBLAS, packed (where accepted) or not, the same scores.
-    struct model m;
-    random_model_init(&m, &specs[2]);
-    int32_t toks[40];
-    make_tokens(toks, 40, m.cfg.vocab_size, 59);
-    float lp[2][39];
-    uint8_t gr[2][39];
-    char *saved = env_save("XSA_CPU_GEMM");
-    setenv("XSA_CPU_GEMM", "blas", 1);
-    for (int k = 0; k < 2; k++) {
-        setenv("XSA_CPU_PACK", k ? "0" : "1", 1);
-        struct backend be;
-        CHECK(open_cpu(&be, &m, 2, 40) == 0);
-        if (k) CHECK(strstr(be.device_desc, "packed weights") == NULL);
-        struct batch_builder bb;
-        batch_init(&bb);
-        xsa_error err = {0};
-        int first;
-        batch_add_row(&bb, toks, 40, &first, &err);
-        batch_add_entries_seq(&bb, first, toks, 40, &err);
-        CHECK(score(&be, &bb, lp[k], gr[k]) == 0);
-        batch_free(&bb);
-        backend_close(&be);
-    }
-    unsetenv("XSA_CPU_PACK");
-    env_restore("XSA_CPU_GEMM", saved);
-    CHECK(memcmp(lp[0], lp[1], sizeof lp[0]) == 0 && memcmp(gr[0], gr[1], sizeof gr[0]) == 0);
-    random_model_free(&m);
+    pack_choice_same_scores("blas", 59, 0);
 }
 
 // Every GEMM kernel (forced with XSA_CPU_GEMM: blas, avx2, scalar, avx512 where the CPU has
