@@ -27,7 +27,7 @@ struct tokenizer {
     // (-1: none); cfg_bos_name: the BOS when the vocabulary has no such token (or the class whose
     // default is not known); cfg_bos_new: the BOS was added past the vocabulary of tokenizer.json.
     int has_config, cfg_bos_id, cfg_eos_id, cfg_bos_new;
-    char cfg_bos_tok[256], cfg_eos_tok[256], cfg_bos_name[128];
+    char cfg_bos_tok[256], cfg_eos_tok[256], cfg_bos_name[256];
     char tf_class[128];    // the class transformers 5 builds it as ("TokenizersBackend": as written)
     char class_note[400];  // what tokenizer_class_rebuild changed, for the user ("" when nothing)
     char path[4096];
