@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "model/llama2c.h"
+#include "model/llmc.h"
 #include "model/model_internal.h"
 #include "model/pgolf.h"
 
@@ -55,10 +56,12 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
                     : pgolf_load(m, path, err);
     } else if (torch) {
         rc = torch_model_load(m, path, config, err);  // a legacy (non-zip) .pt is refused there, by name
+    } else if (S_ISREG(st.st_mode) && llmc_sniff(path) != LLMC_NONE) {
+        rc = llmc_load(m, path, err);  // llm.c's GPT-2 (its other binary files refused by name)
     } else if (S_ISREG(st.st_mode)) {
         rc = llama2c_load(m, path, err);
     } else {
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a checkpoint directory, a torch.save file or a llama2.c .bin file", path);
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: not a checkpoint directory, a torch.save file, an llm.c or a llama2.c .bin file", path);
     }
     if (rc) {
         model_free(m);

@@ -250,7 +250,7 @@ struct model {
 
     // Provenance, for `info` and the results JSON.
     char path[4096];                   // what --model named
-    char format[16];                   // "safetensors" | "pytorch" (torch.save) | "llama2c"
+    char format[16];                   // "safetensors" | "pytorch" (torch.save) | "llama2c" | "llmc" (llm.c) | "pgolf-int8" | "pgolf-int6[-pgrp]"
     char dtype[8];                     // dtype of the stored weights: "F32" | "F16" | "BF16"
     char weights_sha256[65];           // SHA-256 over the weight file(s), in file order
     char xsa_source[16];               // "config" | "--xsa" | "none"

@@ -46,7 +46,7 @@ struct safetensors {
     int n_tensors, cap_tensors;
     int32_t *index;             // (index_mask + 1) hash of tensor names -> tensor index, -1 empty
     size_t index_mask;
-    char format[16];            // "safetensors" | "pytorch": what the files are
+    char format[16];            // "safetensors" | "pytorch" | "llmc": what the files are
 };
 
 // Opens `dir`/model.safetensors, or every shard named by `dir`/model.safetensors.index.json;

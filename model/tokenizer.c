@@ -6,6 +6,7 @@
 
 #include "common/fileio.h"
 #include "common/xalloc.h"
+#include "model/llmc.h"
 #include "model/tokenizer_impl.h"
 
 #define TOKENIZER_MAX_BYTES ((size_t)512 << 20)
@@ -45,6 +46,13 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
         if (present(out)) return 0;
         return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.model beside the artifact; pass --tokenizer FILE (the family's fineweb_1024_bpe.model)", model_path);
     }
+    if (llmc_sniff(model_path) == LLMC_MODEL) {
+        // llm.c trains on GPT-2's tokens (tiktoken's gpt2); its gpt2_tokenizer.bin only decodes.
+        snprintf(out, n, "%.*s/tokenizer.json", dirlen, slash ? model_path : ".");
+        if (present(out)) return 0;
+        return xsa_fail(err, XSA_EBADINPUT, "%s: an llm.c checkpoint and no tokenizer.json beside it; pass --tokenizer FILE (llm.c's GPT-2 runs: the tokenizer.json of openai-community/gpt2; llm.c's gpt2_tokenizer.bin only decodes)",
+                        model_path);
+    }
     // A llama2.c .bin: tokenizer.bin beside it.
     snprintf(out, n, "%.*s/tokenizer.bin", dirlen, slash ? model_path : ".");
     if (present(out)) return 0;
@@ -81,6 +89,9 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     }
     else if (dot && !strcmp(dot, ".model"))
         rc = tokenizer_sp_load(t, path, data, len, err);
+    else if (len >= 4 && !memcmp(data, "\xc8\xd7\x34\x01", 4))  // int32 20240328: llm.c's tokenizer
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: llm.c's tokenizer file, which only decodes (it holds no merges); pass GPT-2's tokenizer.json (openai-community/gpt2), the tokenizer llm.c trains on",
+                      path);
     else if (dot && !strcmp(dot, ".bin"))
         rc = tokenizer_llama2c_load(t, path, data, len, err);
     else if (len >= 3 && (unsigned char)data[0] == 0x0a && data[1] != 0)

@@ -4,7 +4,8 @@
 // torch + transformers), load, apply the case's --xsa spec, score every position and compare.
 // Tolerance: |logprob - ref| <= 1e-4 (our fp32 forward vs a float64 or float32 torch forward);
 // BF16 checkpoints are widened to fp32 exactly at load, so they get the same bound (measured
-// worst error is printed per model). Greedy flags must be identical. Parameter-golf
+// worst error is printed per model). Greedy flags must be identical. llm.c GPT-2 files against
+// llm.c's own GPT class (tests/fixtures/llmc, tools/fixtures/make_llmc_fixtures.py). Parameter-golf
 // checkpoints: random ones of the 2026-03-20 XSA record under tests/fixtures/pgolf/ in each
 // format, and the two real fork artifacts of ../shared (references of
 // tests/fixtures/pgolf_real/, all by tools/fixtures/make_pgolf_fixtures.py with the authors' train_gpt.py).
@@ -123,6 +124,12 @@ TEST(stories260k_matches_torch) {
     char path[4096];
     snprintf(path, sizeof path, "%s", bin);
     CHECK(check_model(path, ref) > 0);
+}
+
+// llm.c's GPT-2 files (tests/fixtures/llmc), against llm.c's own GPT class in float64.
+TEST(llmc_files_match_llmc_gpt) {
+    CHECK(check_model("tests/fixtures/llmc/model_f32.bin", "tests/fixtures/llmc/reference_f32.json") == 5);
+    CHECK(check_model("tests/fixtures/llmc/model_bf16.bin", "tests/fixtures/llmc/reference_bf16.json") == 5);
 }
 
 // The string `key` of the JSON file at `path` into out ("" when absent).
@@ -385,5 +392,5 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     check_mng_shared_prefix("tests/fixtures/mnanogpt/gates");
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
+RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(llmc_files_match_llmc_gpt), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
           T(real_pgolf_artifacts_match_authors_code))

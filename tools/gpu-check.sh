@@ -8,7 +8,8 @@
 #      build/gpu-bundle.tar.xz was carried (see --bundle), its prebuilt binaries are used.
 #   2. the kernels' arithmetic on the CPU (build/tests/test_cuda_math)
 #   3. preflight: one tiny model on the GPU; without it the GPU sections are skipped
-#   4. every model fixture (tests/fixtures/models/*, stories260K when ../shared exists), every
+#   4. every model fixture (tests/fixtures/models/*, llm.c's tests/fixtures/llmc/model_*.bin,
+#      stories260K when ../shared exists), every
 #      case of its reference.json: `xsa-eval logprobs --device cuda` against `--device cpu`:
 #        float32:  |logprob difference| <= 2e-4 and identical greedy flags
 #        bfloat16: |logprob difference| <= 0.25 nats, mean <= 0.03, greedy mismatches <= 1 per case
@@ -241,15 +242,17 @@ if gpu_ok "model fixtures"; then
     MODELS=$(ls -d tests/fixtures/models/*/ 2>/dev/null || true)
     S=${XSA_SHARED:-../shared}/benchdata/models/stories260K
     [ -f "$S/stories260K.bin" ] && [ -f tests/fixtures/stories260K_reference.json ] && MODELS="$MODELS $S/stories260K.bin"
+    MODELS="$MODELS $(ls tests/fixtures/llmc/model_*.bin 2>/dev/null || true)"  # llm.c's GPT-2 files
     for M in $MODELS; do
         M=${M%/}
         case "$M" in *_sharded) info "$M: skipped (the same weights as ${M%_sharded}; only the loader differs)"; continue ;; esac
         REF="$M/reference.json"
         [ -f "$M" ] && REF=tests/fixtures/stories260K_reference.json
+        case "$M" in */llmc/model_*.bin) REF=$(dirname "$M")/reference_$(basename "$M" .bin | sed 's/^model_//').json ;; esac
         [ -f "$REF" ] || { skip "$M: no reference.json"; continue; }
         # Each case: tokens and xsa spec, one per line ("1,2,3 all").
         if ! python3 -c 'import json,sys
-for c in json.load(open(sys.argv[1]))["cases"]: print(",".join(str(int(t)) for t in c["tokens"]), c["xsa"])' "$REF" >"$W/cases" 2>"$W/err"; then
+for c in json.load(open(sys.argv[1]))["cases"]: print(",".join(str(int(t)) for t in c["tokens"]), c.get("xsa", "none"))' "$REF" >"$W/cases" 2>"$W/err"; then
             fail "$M: cannot read $REF: $(tail -1 "$W/err")"; continue
         fi
         declare -A NF=() WORST=() WMEAN=() WG=() NPOS=()

@@ -13,6 +13,7 @@ shard) seeds=($F/ppl/*.bin) ;;
 checkpoint) seeds=(build/fuzz/seeds/checkpoint) ;;
 config) seeds=($F/models/*/config.json) ;;
 llama2c) seeds=(build/fuzz/seeds/llama2c) ;;
+llmc) seeds=($F/llmc/*.bin $F/llmc/bad/*.bin) ;;
 torch) seeds=($(find $F/torch -name '*.pt' -o -name '*.bin' | sort)) ;;
 unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
 pgolf) seeds=(build/fuzz/seeds/pgolf) ;;
