@@ -144,6 +144,10 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
         r->has_step = 1, r->step = (int)step;
         snprintf(r->step_source, sizeof r->step_source, "%s", step_from);
     }
+    if (!r->has_step && hub && trend_name_step(hub->revision, &step)) {  // Pythia's step143000, OLMo's stage1-step1000-tokens5B
+        r->has_step = 1, r->step = (int)step;
+        snprintf(r->step_source, sizeof r->step_source, "revision");
+    }
     if (hub) {
         snprintf(r->model.hub_repo, sizeof r->model.hub_repo, "%s", hub->repo);
         snprintf(r->model.hub_revision, sizeof r->model.hub_revision, "%s", hub->revision);

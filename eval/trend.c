@@ -2,6 +2,7 @@
 #include "eval/trend.h"
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,21 +37,42 @@ static int config_step(const char *model_path, long long *step, char *note, size
     return ok;
 }
 
-// step_N / iter_N / ckpt_N ('-' or nothing for '_'; an extension after N allowed) as the n bytes
-// at p: 1 and *step set when they read so.
-static int name_step(const char *p, size_t n, long long *step) {
-    static const char *pre[] = {"step", "iter", "ckpt"};
-    for (int k = 0; k < 3; k++) {
-        size_t l = strlen(pre[k]), i = l;
-        if (n <= l || strncmp(p, pre[k], l)) continue;
-        if (p[i] == '_' || p[i] == '-') i++;
-        size_t d0 = i;
-        long long v = 0;
-        while (i < n && p[i] >= '0' && p[i] <= '9' && v <= TREND_STEP_MAX) v = v * 10 + (p[i++] - '0');
-        if (i > d0 && v <= TREND_STEP_MAX && (i == n || p[i] == '.')) return *step = v, 1;
+// The digits after a step keyword in the n bytes at p: the keyword (step, iter, ckpt, checkpoint)
+// starts the name or follows a byte that is no letter or digit (state_step010000.pt,
+// global_step=5, epoch=3-step=1000.ckpt, stage1-step1000-tokens5B); one '_', '-' or '=' may
+// follow it; the digits end the name or come before '.', '-' or '_'. 1 and *step set for the
+// first keyword that reads so.
+static int keyword_step(const char *p, size_t n, long long *step) {
+    static const char *key[] = {"checkpoint", "step", "iter", "ckpt"};
+    for (size_t at = 0; at < n; at++) {
+        if (at && isalnum((unsigned char)p[at - 1])) continue;
+        for (size_t k = 0; k < sizeof key / sizeof *key; k++) {
+            size_t l = strlen(key[k]), i = at + l;
+            if (i >= n || strncmp(p + at, key[k], l)) continue;
+            if (p[i] == '_' || p[i] == '-' || p[i] == '=') i++;
+            size_t d0 = i;
+            long long v = 0;
+            while (i < n && p[i] >= '0' && p[i] <= '9' && v <= TREND_STEP_MAX) v = v * 10 + (p[i++] - '0');
+            if (i > d0 && v <= TREND_STEP_MAX && (i == n || p[i] == '.' || p[i] == '-' || p[i] == '_')) return *step = v, 1;
+        }
     }
     return 0;
 }
+
+// llm.c's model_%08d.bin (train_gpt2.cu writes one every --checkpoint_every steps).
+static int llmc_step(const char *p, size_t n, long long *step) {
+    if (n < 11 || strncmp(p, "model_", 6) || strncmp(p + n - 4, ".bin", 4)) return 0;
+    long long v = 0;
+    for (size_t i = 6; i < n - 4; i++) {
+        if (p[i] < '0' || p[i] > '9' || v > TREND_STEP_MAX) return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v <= TREND_STEP_MAX ? (*step = v, 1) : 0;
+}
+
+static int name_step(const char *p, size_t n, long long *step) { return keyword_step(p, n, step) || llmc_step(p, n, step); }
+
+int trend_name_step(const char *name, long long *step) { return name_step(name, strlen(name), step); }
 
 // The checkpoint's own name, and for a file its folder's: a folder further up (a run's working
 // directory named iter3, say) says nothing of this checkpoint.

@@ -6,15 +6,23 @@
 #include "common/error.h"
 #include "eval/results.h"
 
+// The training step a checkpoint's name reads (at most 2147483647): the digits after step, iter,
+// ckpt or checkpoint, the keyword at the start of the name or after a byte that is no letter or
+// digit, with one '_', '-' or '=' between or none, and the digits ending the name or followed by
+// '.', '-' or '_' (step_200, iter-5, checkpoint-500 of the Hugging Face Trainer,
+// state_step010000.pt of modded-nanogpt, epoch=3-step=1000.ckpt of Lightning, step143000 and
+// stage1-step1000-tokens5B of Pythia's and OLMo's Hub revisions); or llm.c's model_%08d.bin.
+// 1 and *step set when it reads one.
+int trend_name_step(const char *name, long long *step);
+
 // The training step of the checkpoint at model_path, as run records it when --step is not given:
-// "step" in its config.json, else the digits of its name, or for a file its folder's, that read
-// step_N, iter_N or ckpt_N in its real path ('-' or nothing for '_'; an extension after N is
-// allowed; at most 2147483647). Returns where it came from ("config.json", "path"), or NULL when
-// neither gives one; `note` (note_n bytes) names a config.json "step" that is not a whole number.
+// "step" in its config.json, else trend_name_step of its name, or for a file of its folder's, in
+// its real path. Returns where it came from ("config.json", "path"), or NULL when neither gives
+// one; `note` (note_n bytes) names a config.json "step" that is not a whole number.
 const char *trend_checkpoint_step(const char *model_path, long long *step, char *note, size_t note_n);
 
 // A results file's step: the one run recorded, else (a file from before run recorded it) the
-// step_N rule on the model path it names. Returns 0 with *step set, or XSA_EBADINPUT saying how
+// trend_name_step rule on the model path it names. Returns 0 with *step set, or XSA_EBADINPUT saying how
 // to give one.
 int trend_step(const struct results *r, const char *results_path, long long *step, xsa_error *err);
 

@@ -35,6 +35,12 @@ m = json.load(open(sys.argv[1]))["xsa_eval"]["model"]
 assert (m["hub_repo"], m["hub_revision"], m["hub_commit"]) == ("xsa-eval/tiny-llama", "v1.0", sys.argv[2]), m
 EOF
 then pass run_records_hub_provenance; else fail run_records_hub_provenance "no results under tiny-llama/ or fields wrong"; fi
+# A revision named after its training step (Pythia's step143000) is the run's step.
+cp -r "$H" "$TMP/hub_steps" && cp "$TMP/hub_steps/models--xsa-eval--tiny-llama/refs/main" "$TMP/hub_steps/models--xsa-eval--tiny-llama/refs/step143000"
+env -u HF_HOME -u XDG_CACHE_HOME HF_HUB_CACHE="$TMP/hub_steps" "$XSA_BIN" run --model xsa-eval/tiny-llama@step143000 --tasks piqa \
+    --limit 2 --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --quiet --output "$TMP/o_step" --cache-dir "$TMP/c" >/dev/null 2>&1
+expect_exit run_step_from_revision 0 '"step": 143000,' -- cat "$TMP"/o_step/tiny-llama/results_*.json
+expect_exit run_step_source_revision 0 '"step_source": "revision"' -- cat "$TMP"/o_step/tiny-llama/results_*.json
 if "$XSA_BIN" report "$TMP"/o/tiny-llama/results_*.json 2>/dev/null | grep -qF '| Hugging Face repo | `xsa-eval/tiny-llama` @ v1.0 (commit `0123456789ab`) |'
 then pass report_shows_repo; else fail report_shows_repo "no Hugging Face repo row"; fi
 

@@ -22,6 +22,12 @@ a=$("$XSA_BIN" logprobs --model "$TMP/log124M/model_00000100.bin" --text "hello 
 b=$("$XSA_BIN" logprobs --model $L/model_f32.bin --tokenizer $TOK --text "hello world" --device cpu 2>&1)
 if [ "$a" = "$b" ] && [ "$(echo "$a" | wc -l)" -gt 3 ]; then pass tokenizer_beside; else fail tokenizer_beside "$a / $b"; fi
 
+# the step is the file name's, as train_gpt2.cu numbers them, for report --trend
+expect_exit run_step_from_name 0 "" -- "$XSA_BIN" run --quiet --model "$TMP/log124M/model_00000100.bin" --tasks piqa --limit 2 \
+    --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --output "$TMP/o2"
+expect_exit run_step_recorded 0 '"step": 100,' -- cat "$TMP"/o2/*/results_*.json
+expect_exit run_step_source 0 '"step_source": "path"' -- cat "$TMP"/o2/*/results_*.json
+
 expect_exit llmc_tokenizer_file_refused 2 "bad/tokenizer.bin: llm.c's tokenizer file, which only decodes .*openai-community/gpt2" -- \
     "$XSA_BIN" logprobs --model $L/model_f32.bin --tokenizer $L/bad/tokenizer.bin --text "hello"
 expect_exit llmc_state_refused 2 "bad/state.bin: llm.c's optimizer state \(state_\*.bin\), not the model" -- "$XSA_BIN" info --model $L/bad/state.bin

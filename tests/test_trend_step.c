@@ -1,0 +1,40 @@
+// The training step run records from a checkpoint's name (eval/trend.c, trend_name_step): the
+// names the training codes people use write, and names that must not read as a step.
+#include "eval/trend.h"
+#include "tests/check.h"
+
+TEST(test_names_with_a_step) {
+    static const struct {
+        const char *name;
+        long long step;
+    } cases[] = {
+        {"step_200", 200}, {"step-7", 7}, {"step0", 0}, {"iter_30", 30}, {"ckpt_5.pt", 5},  // as before
+        {"checkpoint-500", 500},                          // the Hugging Face Trainer's folders
+        {"checkpoint_12", 12},                            // accelerate's save_state folders
+        {"state_step010000.pt", 10000},                   // modded-nanogpt's state files
+        {"epoch=3-step=1000.ckpt", 1000},                 // Lightning's ModelCheckpoint default
+        {"global_step=42.ckpt", 42},
+        {"model_00010000.bin", 10000},                    // llm.c's train_gpt2.cu
+        {"step143000", 143000},                           // Pythia's Hub revisions
+        {"stage1-step1000-tokens5B", 1000},               // OLMo's Hub revisions
+        {"run_step_200", 200},
+        {"step_2147483647", 2147483647LL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        long long s = -1;
+        CHECK_MSG(trend_name_step(cases[i].name, &s) == 1 && s == cases[i].step, "%s: %lld", cases[i].name, s);
+    }
+}
+
+TEST(test_names_without_a_step) {
+    static const char *names[] = {
+        "final", "ckpt.pt", "last.ckpt", "checkpoints", "laststep5", "stepwise-2", "step_", "step_2147483648",
+        "step_12abc", "model_final.bin", "model_123.pt", "model_.bin", "xstep_5", "iterate-3", "main",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        long long s = -1;
+        CHECK_MSG(trend_name_step(names[i], &s) == 0 && s == -1, "%s read as step %lld", names[i], s);
+    }
+}
+
+RUN_TESTS(T(test_names_with_a_step), T(test_names_without_a_step))
