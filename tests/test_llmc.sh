@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # llm.c GPT-2 checkpoints through the command line (tests/fixtures/llmc, written by llm.c's own
 # write_model: tools/fixtures/make_llmc_fixtures.py): a run with GPT-2's tokenizer, the tokenizer
-# found beside the file, and llm.c's other files refused as models and as tokenizers.
+# found beside the file, llm.c's val loss by ppl, the training step from the file's name, and
+# llm.c's other files refused as models and as tokenizers.
 . "$(dirname "$0")/lib.sh"
 L=tests/fixtures/llmc
 TOK=tests/fixtures/tokenizers/gpt2/tokenizer.json
@@ -21,6 +22,19 @@ cp $TOK "$TMP/log124M/"
 a=$("$XSA_BIN" logprobs --model "$TMP/log124M/model_00000100.bin" --text "hello world" --device cpu 2>&1)
 b=$("$XSA_BIN" logprobs --model $L/model_f32.bin --tokenizer $TOK --text "hello world" --device cpu 2>&1)
 if [ "$a" = "$b" ] && [ "$(echo "$a" | wc -l)" -gt 3 ]; then pass tokenizer_beside; else fail tokenizer_beside "$a / $b"; fi
+
+# llm.c's val loss: train_gpt2.py's own loader and loop over a shard of 5 windows of the context
+# (val_loss.json) is ppl's disjoint windows of that context over the same shard
+for f in model_f32.bin model_bf16.bin; do
+    "$XSA_BIN" ppl --quiet --model $L/$f --tokens-file $L/val_shard.bin --context 256 --json "$TMP/val_$f.json" >/dev/null 2>&1
+    if python3 - "$TMP/val_$f.json" $L/val_loss.json "$f" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["models"][0]["nats_per_token"]
+want = json.load(open(sys.argv[2]))["val_loss"][sys.argv[3]]
+assert abs(got - want) <= 1e-6 * want, (got, want)
+PY
+    then pass "val_loss_$f"; else fail "val_loss_$f" "ppl differs from llm.c's val loss (or did not run)"; fi
+done
 
 # the step is the file name's, as train_gpt2.cu numbers them, for report --trend
 expect_exit run_step_from_name 0 "" -- "$XSA_BIN" run --quiet --model "$TMP/log124M/model_00000100.bin" --tasks piqa --limit 2 \
