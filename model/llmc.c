@@ -98,6 +98,10 @@ struct llmc_reader {
     const unsigned char *p;  // the next parameter's bytes
     size_t es;               // bytes per element
     const char *dtype;       // "F32" | "BF16"
+    // The transposed copies: the GPT-2 loader transposes Conv1D weights into its own buffers and
+    // never points a weight into them, so they are freed as soon as the model is built.
+    void **copies;
+    size_t n_copies;
 };
 
 // Adds the next tensor of the file under `name` (shape d0 or d0 x d1) and moves past it.
@@ -114,7 +118,8 @@ static int take_conv1d(struct llmc_reader *r, const char *name, int64_t out, int
     unsigned char *t = xsa_malloc((size_t)out * (size_t)in * r->es);
     for (int64_t o = 0; o < out; o++)
         for (int64_t i = 0; i < in; i++) memcpy(t + ((size_t)i * (size_t)out + (size_t)o) * r->es, r->p + ((size_t)o * (size_t)in + (size_t)i) * r->es, r->es);
-    safetensors_keep(r->st, r->fi, t);
+    r->copies = xsa_realloc_array(r->copies, r->n_copies + 1, sizeof *r->copies);
+    r->copies[r->n_copies++] = t;
     int64_t shape[2] = {in, out};
     r->p += (size_t)out * (size_t)in * r->es;
     return safetensors_add_tensor(r->st, r->fi, name, r->dtype, 2, shape, t, (size_t)out * (size_t)in * r->es, err);
@@ -186,9 +191,9 @@ int llmc_load(struct model *m, const char *path, xsa_error *err) {
     }
     struct hf_config hc;
     if (!rc) rc = llmc_config(&h, path, &hc, err);
-    if (rc) {
-        safetensors_close(&st);
-        return rc;
-    }
-    return hf_checkpoint_build(m, path, &hc, &st, err);  // takes st over
+    if (rc) safetensors_close(&st);
+    else rc = hf_checkpoint_build(m, path, &hc, &st, err);  // takes st over
+    for (size_t i = 0; i < r.n_copies; i++) free(r.copies[i]);
+    free(r.copies);
+    return rc;
 }
