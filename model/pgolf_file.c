@@ -204,8 +204,12 @@ static size_t name_slot(const struct pg_tensors *pt, const char *name) {
 static int add_entry(struct pg_tensors *pt, const char *name, const struct pv *t, const struct pv *scale, int kind, int bf16,
                      xsa_error *err) {
     if (pt->n == PG_MAX_TENSORS) return xsa_fail(err, XSA_EBADINPUT, "%s: more than %d tensors", pt->path, PG_MAX_TENSORS);
-    if (!t || t->kind != PV_TENSOR || (scale && scale->kind != PV_TENSOR))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: entry '%s' is not a tensor; the file is corrupt or not written by train_gpt.py", pt->path, name);
+    if (!t || t->kind != PV_TENSOR || (scale && scale->kind != PV_TENSOR)) {
+        char what[160] = "nothing";  // what it is instead (an object is named, never called)
+        if (t) up_describe(t->kind != PV_TENSOR ? t : scale, what, sizeof what);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: entry '%s'%s is %s, not a tensor; the file is corrupt or not written by train_gpt.py",
+                        pt->path, name, t && t->kind == PV_TENSOR ? "'s scale" : "", what);
+    }
     // A state dict of a compiled ("_orig_mod.") or DDP-wrapped ("module.") model: the same names.
     const char *given = name;
     for (int more = 1; more;) {

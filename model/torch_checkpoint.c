@@ -177,16 +177,23 @@ const char *torch_unwrap_name(const char *name) {
 }
 
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err) {
-    if (!sd || sd->kind != PV_DICT)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is not a dict of tensors (a state dict); save model.state_dict()", tf->where);
+    char what[160] = "nothing";
+    if (!sd || sd->kind != PV_DICT) {
+        if (sd) up_describe(sd, what, sizeof what);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the saved object is %s, not a state dict (a dict of tensors) nor an nn.Module; save model.state_dict()",
+                        tf->where, what);
+    }
     size_t k = strip ? strlen(strip) : 0;
     int rc = 0;
     for (size_t i = 0; i < sd->n && !rc; i++) {
         const struct pv *key = sd->v[2 * i], *val = sd->v[2 * i + 1];
         if (key->kind != PV_STR || !printable_name(key->s, key->len))
             return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry %zu has a key that is not a printable name; the file is corrupt", tf->where, i);
-        if (val->kind != PV_TENSOR)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is not a tensor; save model.state_dict() only", tf->where, key->s);
+        if (val->kind != PV_TENSOR) {  // (never called: an object only names its class)
+            up_describe(val, what, sizeof what);
+            return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is %s, not a tensor; xsa-eval reads the tensors of model.state_dict() "
+                            "(alone, or under \"model\" or \"state_dict\" beside other objects)", tf->where, key->s, what);
+        }
         const char *name = torch_unwrap_name(k && !strncmp(key->s, strip, k) ? key->s + k : key->s);
         rc = torch_add_tensor(tf, st, name, val, 0, err);
     }
@@ -206,8 +213,10 @@ void torch_file_close(struct torch_file *tf, struct safetensors *st) {
 
 int torch_open_file(struct safetensors *st, const char *path, xsa_error *err) {
     struct torch_file tf;
+    const struct pv *sd = NULL, *module = NULL;
     int rc = torch_file_open(&tf, st, path, err);
-    if (!rc) rc = torch_add_state_dict(&tf, st, tf.root, NULL, err);
+    if (!rc) rc = torch_find_weights(&tf, &sd, &module, err);
+    if (!rc) rc = torch_add_state_dict(&tf, st, sd, NULL, err);
     torch_file_close(&tf, st);
     return rc;
 }

@@ -31,7 +31,8 @@ int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi,
 
 // Adds every entry of the dict `sd` (name -> tensor) to st, the name without a leading
 // `strip` (NULL: none) and without the prefixes torch.compile ("_orig_mod.") and DDP ("module.")
-// leave in a wrapped model's state dict. A value that is not a tensor is refused by key.
+// leave in a wrapped model's state dict. A value that is not a tensor is refused by key, saying
+// what it is.
 // `name` without the wrappers' prefixes, however nested: torch.compile's "_orig_mod.",
 // DistributedDataParallel's "module.".
 const char *torch_unwrap_name(const char *name);
@@ -45,7 +46,27 @@ int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *
 // Releases the pickle and the zip directory; the tensors added stay valid (st owns their bytes).
 void torch_file_close(struct torch_file *tf, struct safetensors *st);
 
-// A torch.save file whose object is a state dict (pytorch_model.bin and its shards).
+// 1 for an nn.Module pickled whole: an object whose state has _parameters, _buffers, _modules.
+int torch_is_module(const struct pv *x);
+
+// The state dict of a whole module (*sd, a DICT owned by tf->u), named as module.state_dict()
+// names it; nothing of the module is called.
+int torch_module_state_dict(struct torch_file *tf, const struct pv *module, const struct pv **sd, xsa_error *err);
+
+// The weights of tf->root: a state dict, bare or under a training loop's "state_dict",
+// "model_state_dict", "model" or "module" key (Lightning's, nanoGPT's: foreign objects beside it
+// are never read), or a whole nn.Module there (*module: it, else NULL; *sd: its state dict).
+// Else *sd is the saved object (or the dict under one of those keys), which
+// torch_add_state_dict refuses naming what it holds.
+int torch_find_weights(struct torch_file *tf, const struct pv **sd, const struct pv **module, xsa_error *err);
+
+// The config.json text (appended to out) of a transformers PretrainedConfig object (the `config`
+// of a model saved whole): model_type from its class (transformers.models.<type>.configuration_<type>),
+// then its JSON-able attributes; 0 when `config` is not one (or too big to be a config).
+struct sbuf;
+int torch_hf_config_text(const struct pv *config, struct sbuf *out);
+
+// A torch.save file whose object is a state dict or a module (pytorch_model.bin and its shards).
 int torch_open_file(struct safetensors *st, const char *path, xsa_error *err);
 
 // Refuses a torch.distributed.checkpoint folder (a .metadata file) with how to convert it;

@@ -1,35 +1,45 @@
 // torch_model.c: a single torch.save file given as --model: nanoGPT's ckpt.pt (its model_args
-// are the config; the same mapping as tools/convert/convert_nanogpt.py, done in place), or a state
-// dict (bare, or under a training loop's "state_dict" / "model_state_dict" / "model" / "module"
-// key) whose Hugging Face config.json sits beside it.
+// are the config; the same mapping as tools/convert/convert_nanogpt.py, done in place), nanoGPT's
+// GPT saved whole (torch.save(model): its GPTConfig is the config), or a state dict or whole
+// module (bare, or under a training loop's "state_dict" / "model_state_dict" / "model" / "module"
+// key) whose Hugging Face config.json sits beside it (a transformers model saved whole: else its
+// config object, written out as config.json).
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/vec.h"
 #include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
 #include "model/mnanogpt.h"
 #include "model/torch_checkpoint.h"
 
+// A field of nanoGPT's model_args dict or of its GPTConfig object (a whole module's config).
+static const struct pv *arg(const struct pv *args, const char *key) {
+    return args->kind == PV_OBJECT ? up_attr(args, key) : up_dict_get(args, key);
+}
+
 static int arg_int(const struct pv *args, const char *key, const char *path, int *out, xsa_error *err) {
-    const struct pv *v = up_dict_get(args, key);
+    const struct pv *v = arg(args, key);
     if (!v || v->kind != PV_INT || v->i <= 0 || v->i > (1 << 22))
-        return xsa_fail(err, XSA_EBADINPUT, "%s: model_args['%s'] is missing or not a positive integer; not a checkpoint of nanoGPT's train.py", path, key);
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s%s%s is missing or not a positive integer; not a checkpoint of nanoGPT's train.py", path,
+                        args->kind == PV_OBJECT ? "the model's config." : "model_args['", key, args->kind == PV_OBJECT ? "" : "']");
     *out = (int)v->i;
     return 0;
 }
 
 // config.json text of the GPT-2 that nanoGPT's GPT is (what tools/convert/convert_nanogpt.py writes).
+// args: ckpt.pt's model_args, or the GPTConfig of a GPT saved whole.
 static int nanogpt_config(const struct pv *args, const char *path, struct hf_config *hc, int *bias, xsa_error *err) {
     int L = 0, H = 0, C = 0, T = 0, V = 0, rc;  // (set on success; zeros for GCC 12 at -O3)
     if ((rc = arg_int(args, "n_layer", path, &L, err)) || (rc = arg_int(args, "n_head", path, &H, err)) ||
         (rc = arg_int(args, "n_embd", path, &C, err)) || (rc = arg_int(args, "block_size", path, &T, err)) ||
         (rc = arg_int(args, "vocab_size", path, &V, err)))
         return rc;
-    const struct pv *b = up_dict_get(args, "bias");
-    if (b && b->kind != PV_BOOL) return xsa_fail(err, XSA_EBADINPUT, "%s: model_args['bias'] is not True or False", path);
+    const struct pv *b = arg(args, "bias");
+    if (b && b->kind != PV_BOOL) return xsa_fail(err, XSA_EBADINPUT, "%s: the model's bias setting is not True or False", path);
     *bias = !b || b->i;
     char text[1024], eos[16] = "null";
     if (V > 50256) snprintf(eos, sizeof eos, "50256");  // GPT-2's <|endoftext|>, as the converter
@@ -70,8 +80,12 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
     int rc = 0;
     for (size_t i = 0; i < sd->n && !rc; i++) {
         const struct pv *k = sd->v[2 * i], *v = sd->v[2 * i + 1];
-        if (k->kind != PV_STR || v->kind != PV_TENSOR)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu is not a name and a tensor; not a state dict", path, i);
+        if (k->kind != PV_STR) return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu has a key that is not a name; not a state dict", path, i);
+        if (v->kind != PV_TENSOR) {
+            char what[160];
+            up_describe(v, what, sizeof what);
+            return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu is %s, not a tensor; not a state dict", path, i, what);
+        }
         const char *name = torch_unwrap_name(k->s);  // torch.compile's and DDP's wrappers
         rc = torch_add_tensor(tf, st, name, v, is_linear(name) && v->ndim == 2, err);
     }
@@ -92,38 +106,37 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
     return rc;
 }
 
-// 1 for a non-empty dict of name -> tensor.
-static int is_state_dict(const struct pv *d) {
-    if (!d || d->kind != PV_DICT || !d->n) return 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->v[2 * i]->kind != PV_STR || d->v[2 * i + 1]->kind != PV_TENSOR) return 0;
-    return 1;
+// 1 when sd cannot be a state dict (not a dict, or an object among its values): that, rather
+// than a missing config.json, is what the message must say.
+static int not_weights(const struct pv *sd) {
+    for (size_t i = 0; sd->kind == PV_DICT && i < sd->n; i++)
+        if (sd->v[2 * i + 1]->kind == PV_OBJECT || sd->v[2 * i + 1]->kind == PV_GLOBAL) return 1;
+    return sd->kind != PV_DICT;
 }
 
-// The state dict of a training loop's checkpoint ({"model": ..., "optimizer": ..., "epoch": ...},
-// Lightning's {"state_dict": ...}), else the saved object itself.
-static const struct pv *find_state_dict(const struct pv *root) {
-    static const char *const keys[] = {"state_dict", "model_state_dict", "model", "module"};
-    if (is_state_dict(root)) return root;
-    for (size_t i = 0; root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++)
-        if (is_state_dict(up_dict_get(root, keys[i]))) return up_dict_get(root, keys[i]);
-    return root;
-}
-
-static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const char *path, const char *config,
-                           struct hf_config *hc, xsa_error *err) {
+// A state dict (sd) whose config.json is beside the file or given by --config, else (a
+// transformers model saved whole) written from the model's config object.
+static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct pv *module, const char *path,
+                           const char *config, struct hf_config *hc, xsa_error *err) {
+    if (not_weights(sd)) return torch_add_state_dict(tf, st, sd, NULL, err);  // refused, naming what it holds
     char cfg[4200];
     const char *slash = strrchr(path, '/');
     if (config) snprintf(cfg, sizeof cfg, "%s", config);
     else snprintf(cfg, sizeof cfg, "%.*s/config.json", slash ? (int)(slash - path) : 1, slash ? path : ".");
     FILE *f = fopen(cfg, "r");
     if (!f && config) return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: cannot open: %s", path, config, strerror(errno));
+    struct sbuf text = {0};
+    if (!f && torch_hf_config_text(up_attr(module, "config"), &text)) {
+        int rc = hf_config_parse_text(hc, text.s, path, err);
+        sbuf_free(&text);
+        return rc ? rc : torch_add_state_dict(tf, st, sd, NULL, err);
+    }
     if (!f)
         return xsa_fail(err, XSA_EBADINPUT, "%s: a state dict without model_args, and no config.json beside it (%s); put the model's Hugging Face config.json there or pass --config FILE (a parameter-golf final_model.pt: its xsa_eval.json, or --arch FILE)",
                         path, cfg);
     fclose(f);
     int rc = hf_config_parse_file(hc, cfg, err);
-    return rc ? rc : torch_add_state_dict(tf, st, find_state_dict(tf->root), NULL, err);
+    return rc ? rc : torch_add_state_dict(tf, st, sd, NULL, err);
 }
 
 // modded-nanogpt's state_step*.pt: dict(step, code, model, optimizer), the model's weights in
@@ -150,6 +163,29 @@ static int is_modded_nanogpt(const struct pv *root) {
     return has_wrapped(sd, "qk_bank") && has_wrapped(sd, "mlp_bank");
 }
 
+// nanoGPT's GPT saved whole: its `config` attribute, a GPTConfig (n_layer, n_head, n_embd,
+// block_size, vocab_size, bias); NULL for any other module.
+static const struct pv *nanogpt_module_config(const struct pv *module) {
+    static const char *const fields[] = {"n_layer", "n_head", "n_embd", "block_size", "vocab_size"};
+    const struct pv *c = up_attr(module, "config");
+    for (size_t i = 0; c && i < sizeof fields / sizeof *fields; i++)
+        if (!up_attr(c, fields[i])) return NULL;
+    return c;
+}
+
+// Not nanoGPT's ckpt.pt nor modded-nanogpt's: a state dict or whole module, with a config.json,
+// or nanoGPT's GPT saved whole.
+static int weights_load(struct torch_file *tf, struct safetensors *st, const char *path, const char *config, struct hf_config *hc,
+                        int *bias, long long *zeros, xsa_error *err) {
+    const struct pv *sd = NULL, *module = NULL, *gpt = NULL;
+    int rc = torch_find_weights(tf, &sd, &module, err);
+    if (!rc && module) gpt = nanogpt_module_config(module);
+    if (rc || !gpt) return rc ? rc : bare_state_dict(tf, st, sd, module, path, config, hc, err);
+    if (config) return xsa_fail(err, XSA_EBADINPUT, "%s: nanoGPT's GPT saved whole: its config attribute is the config; drop --config %s", path, config);
+    if ((rc = nanogpt_config(gpt, path, hc, bias, err))) return rc;
+    return nanogpt_tensors(tf, st, sd, hc, *bias, zeros, path, err);
+}
+
 int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err) {
     struct safetensors st;
     memset(&st, 0, sizeof st);
@@ -169,7 +205,7 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         mng = 1;
         if (config) rc = xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt state_step file: its architecture is the record's GPT; drop --config %s (settings: xsa_eval.json or --arch)", path, config);
     } else if (!rc) {
-        rc = bare_state_dict(&tf, &st, path, config, &hc, err);
+        rc = weights_load(&tf, &st, path, config, &hc, &bias, &zeros, err);
     }
     torch_file_close(&tf, &st);
     if (rc || mng) {

@@ -53,6 +53,12 @@ void unpickle_free(struct unpickler *u) {
     u->n_nodes = u->cap_nodes = 0;
 }
 
+static void printable(const char *in, char *out, size_t n) {
+    size_t i = 0;
+    for (; in[i] && i + 1 < n; i++) out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
+    out[i] = '\0';
+}
+
 static int key_is(const struct pv *k, const char *key, size_t len) {
     return k->kind == PV_STR && k->len == len && !memcmp(k->s, key, len);
 }
@@ -100,6 +106,28 @@ const struct pv *up_dict_get(const struct pv *d, const char *key) {
     if (!d || d->kind != PV_DICT) return NULL;
     size_t i = find_pair(d, key, strlen(key));
     return i == SIZE_MAX ? NULL : d->v[2 * i + 1];
+}
+
+const struct pv *up_attr(const struct pv *obj, const char *key) {
+    if (!obj || obj->kind != PV_OBJECT || !obj->state) return NULL;
+    const struct pv *st = obj->state, *v = up_dict_get(st, key);
+    if (!v && st->kind == PV_TUPLE && st->n == 2 && !(v = up_dict_get(st->v[0], key))) v = up_dict_get(st->v[1], key);
+    return v;
+}
+
+void up_describe(const struct pv *x, char *out, size_t n) {
+    static const char *const kinds[] = {"None", "a bool", "an int", "a float", "a string", "bytes", "a tuple", "a list", "a dict",
+                                        "a global", "a storage", "a tensor", "a torch.Size, device or other value not read", "a set"};
+    if (x->kind == PV_OBJECT || x->kind == PV_GLOBAL) {
+        char name[128];
+        const struct pv *g = x->kind == PV_OBJECT ? x->cls : x;
+        printable(g->s, name, sizeof name);
+        if (x->kind == PV_GLOBAL) snprintf(out, n, "the global %s", name);
+        else if (x->i) snprintf(out, n, "%s(...) (a call, never run)", name);
+        else snprintf(out, n, "%s %s", strchr("aeiouAEIOU", name[0]) ? "an" : "a", name);
+        return;
+    }
+    snprintf(out, n, "%s", (size_t)x->kind < sizeof kinds / sizeof *kinds ? kinds[x->kind] : "a value");
 }
 
 // Appends one item (a DICT takes them in key, value pairs) to a container.
@@ -247,12 +275,6 @@ static int op_float(struct up_state *s) {
     return push(s, x);
 }
 
-static void printable(const char *in, char *out, size_t n) {
-    size_t i = 0;
-    for (; in[i] && i + 1 < n; i++) out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
-    out[i] = '\0';
-}
-
 // Globals torch.load(weights_only=True) allows that stand for data, never code xsa-eval runs.
 static int is_inert(const char *module, const char *name) {
     static const char *const torch_names[] = {"Size", "device", "float16", "float32", "float64", "bfloat16", "half", "float",
@@ -265,31 +287,44 @@ static int is_inert(const char *module, const char *name) {
            (!strcmp(module, "_codecs") && !strcmp(name, "encode"));
 }
 
-// The allowlist: anything else is refused here, by name, before any later opcode can use it.
+// Reductions whose first argument is the class of what they make: the object is an instance of it.
+static int is_reconstructor(const char *module, const char *name) {
+    size_t k = strlen(name);
+    return (!strcmp(module, "copyreg") && (!strcmp(name, "_reconstructor") || !strcmp(name, "__newobj__") || !strcmp(name, "__newobj_ex__"))) ||
+           (!strncmp(module, "numpy", 5) && k >= 12 && !strcmp(name + k - 12, "_reconstruct"));
+}
+
+// A global is a tag naming what it is; nothing is imported. Refused here: the globals whose
+// tensors would be read wrong.
 static int resolve_global(struct up_state *s, const char *module, const char *name) {
-    struct pv *g = up_new(s->u, PV_GLOBAL);
-    if (!g) return too_many(s);
-    if (!strcmp(module, "collections") && !strcmp(name, "OrderedDict")) g->i = UPG_ORDERED_DICT;
-    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = UPG_REBUILD_TENSOR_V2;
-    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = UPG_REBUILD_PARAMETER;
-    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter_with_state"))
-        g->i = UPG_REBUILD_PARAMETER_STATE;  // a Parameter with attributes (transformers 5 marks each)
-    else if (!strcmp(module, "torch") && (g->dtype = up_dtype_find(name))) g->i = UPG_STORAGE;
-    else if (!strcmp(module, "__main__") && !strcmp(name, "ParamConfig")) g->i = UPG_RECORD;  // modded-nanogpt's optimizer
-    else if (is_inert(module, name)) g->i = UPG_INERT;
-    if (g->i) return push(s, g);
-    char m[96], n[96];
-    printable(module, m, sizeof m);
+    char n[96];
     printable(name, n, sizeof n);
     size_t k = strlen(name);
     if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v3"))  // UntypedStorage: float8, uint16+
         return xsa_fail(s->err, XSA_EBADINPUT, "%s: a tensor of a dtype torch.save writes untyped (float8, uint16, uint32 or uint64; byte %zu) is not readable; xsa-eval reads float, half, bfloat16, double, integer and bool tensors (convert with tensor.float())",
                         s->u->where, s->op_pos);
-    if (!strcmp(module, "torch") && k > 7 && !strcmp(name + k - 7, "Storage"))  // a dtype, not code
+    if (!strcmp(module, "torch") && k > 7 && !strcmp(name + k - 7, "Storage") && !up_dtype_find(name))  // a dtype, not code
         return xsa_fail(s->err, XSA_EBADINPUT, "%s: tensors of storage type torch.%s (byte %zu) are not readable; xsa-eval reads float, half, bfloat16, double, integer and bool storages (convert with tensor.float())",
                         s->u->where, n, s->op_pos);
-    return xsa_fail(s->err, XSA_EBADINPUT, "%s: the pickle names the global '%s.%s' (byte %zu); refused: xsa-eval never executes code from a checkpoint (it reads tensors, dicts, lists, tuples, strings and numbers only; a whole module or other object saved: save model.state_dict() instead)",
-                    s->u->where, m, n, s->op_pos);
+    size_t bytes = strlen(module) + k + 2;
+    if (s->u->name_bytes + bytes > UP_MAX_NAME_BYTES) return bad(s, "the globals' names grow past their limit");
+    struct pv *g = up_new(s->u, PV_GLOBAL);
+    if (!g) return too_many(s);
+    s->u->name_bytes += bytes;
+    g->s = xsa_malloc(bytes);
+    snprintf(g->s, bytes, "%s.%s", module, name);
+    g->len = bytes - 1;
+    if (!strcmp(module, "collections") && !strcmp(name, "OrderedDict")) g->i = UPG_ORDERED_DICT;
+    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = UPG_REBUILD_TENSOR_V2;
+    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = UPG_REBUILD_PARAMETER;
+    else if (!strcmp(module, "torch._utils") && !strcmp(name, "_rebuild_parameter_with_state"))
+        g->i = UPG_REBUILD_PARAMETER_STATE;  // a Parameter with attributes (transformers 5 marks each)
+    else if (!strcmp(module, "torch._tensor") && !strcmp(name, "_rebuild_from_type_v2")) g->i = UPG_REBUILD_FROM_TYPE;
+    else if (!strcmp(module, "torch") && (g->dtype = up_dtype_find(name))) g->i = UPG_STORAGE;
+    else if (is_inert(module, name)) g->i = UPG_INERT;
+    else if (is_reconstructor(module, name)) g->i = UPG_RECONSTRUCTOR;
+    else g->i = UPG_FOREIGN;
+    return push(s, g);
 }
 
 static int op_global(struct up_state *s) {
@@ -373,12 +408,43 @@ static int rebuild_tensor(struct up_state *s, const struct pv *a, struct pv **ou
     return 0;
 }
 
+// An inert object of `cls` (a GLOBAL) with `args`; call: 1 when it stands for cls(*args).
+static int new_object(struct up_state *s, struct pv *cls, struct pv *args, int call) {
+    struct pv *o = up_new(s->u, PV_OBJECT);
+    if (!o) return too_many(s);
+    o->cls = cls, o->args = args, o->i = call;
+    return push(s, o);
+}
+
+// torch._tensor._rebuild_from_type_v2(func, type, args, state): a tensor subclass; func(*args) is
+// the tensor, whose values the subclass keeps (its state: Python attributes, not read). Any other
+// func stays an object that the state dict reader names.
+static int rebuild_from_type(struct up_state *s, struct pv *fn, struct pv *a) {
+    if (a->n == 4 && a->v[0]->kind == PV_GLOBAL && a->v[0]->i == UPG_REBUILD_TENSOR_V2 && a->v[2]->kind == PV_TUPLE) {
+        struct pv *t = NULL;
+        int rc = rebuild_tensor(s, a->v[2], &t);
+        return rc ? rc : push(s, t);
+    }
+    return new_object(s, fn, a, 1);
+}
+
+// set(items) / frozenset(items): the items' list, shared (never copied: memory stays bounded).
+static int new_set(struct up_state *s, const struct pv *args) {
+    if (args->n > 1 || (args->n && args->v[0]->kind != PV_LIST && args->v[0]->kind != PV_TUPLE))
+        return bad(s, "a set built from other than one list or tuple");
+    struct pv *x = up_new(s->u, PV_SET);
+    if (!x) return too_many(s);
+    x->items = args->n ? args->v[0] : NULL;
+    x->i = 1;  // shared items: ADDITEMS may not extend them
+    return push(s, x);
+}
+
 static int op_reduce(struct up_state *s) {
     struct pv *args = NULL, *fn = NULL, *res = NULL;
     int rc = pop(s, &args);
     if (!rc) rc = pop(s, &fn);
     if (rc) return rc;
-    if (fn->kind != PV_GLOBAL || args->kind != PV_TUPLE) return bad(s, "REDUCE of something other than an allowed global and a tuple");
+    if (fn->kind != PV_GLOBAL || args->kind != PV_TUPLE) return bad(s, "REDUCE of something other than a global and a tuple");
     switch (fn->i) {
     case UPG_ORDERED_DICT:
         if (args->n) return bad(s, "OrderedDict built from arguments (torch.save passes none)");
@@ -388,36 +454,43 @@ static int op_reduce(struct up_state *s) {
         if ((rc = rebuild_tensor(s, args, &res))) return rc;
         break;
     case UPG_REBUILD_PARAMETER:  // (data, requires_grad, backward_hooks): the data is the tensor
-        if (args->n != 3 || args->v[0]->kind != PV_TENSOR) return bad(s, "_rebuild_parameter without (tensor, requires_grad, hooks)");
+        // (or an object, a quantized tensor's rebuild, which the state dict reader names)
+        if (args->n != 3 || (args->v[0]->kind != PV_TENSOR && args->v[0]->kind != PV_OBJECT))
+            return bad(s, "_rebuild_parameter without (tensor, requires_grad, hooks)");
         res = args->v[0];
         break;
     case UPG_REBUILD_PARAMETER_STATE:  // (data, requires_grad, backward_hooks, state): the state's
-        // attributes were unpickled under the same allowlist, and are dropped, as by torch.load
-        if (args->n != 4 || args->v[0]->kind != PV_TENSOR)
+        // attributes are dropped, as by torch.load
+        if (args->n != 4 || (args->v[0]->kind != PV_TENSOR && args->v[0]->kind != PV_OBJECT))
             return bad(s, "_rebuild_parameter_with_state without (tensor, requires_grad, hooks, state)");
         res = args->v[0];
         break;
+    case UPG_REBUILD_FROM_TYPE: return rebuild_from_type(s, fn, args);
     case UPG_INERT:  // torch.Size((2, 3)), set([...]), ...: nothing is called
+        if (!strcmp(fn->s + fn->len - 3, "set")) return new_set(s, args);
         res = up_new(s->u, PV_OPAQUE);
         break;
+    case UPG_RECONSTRUCTOR:  // copyreg._reconstructor(cls, base, state), numpy's _reconstruct(cls, ...)
+        if (args->n && args->v[0]->kind == PV_GLOBAL) return new_object(s, args->v[0], args, 0);
+        return new_object(s, fn, args, 1);
+    case UPG_FOREIGN: return new_object(s, fn, args, 1);
     default:
-        return bad(s, "REDUCE of a storage type or a data class (torch.save names them only inside persistent ids, or with NEWOBJ)");
+        return bad(s, "REDUCE of a storage type (torch.save names them only inside persistent ids)");
     }
     return push(s, res);
 }
 
-// NEWOBJ (cls, args): only a data class of UPG_RECORD, as an empty dict (i = 1: an object, whose
-// BUILD state is then dropped); nothing is called.
-static int op_newobj(struct up_state *s) {
-    struct pv *args = NULL, *cls = NULL, *res;
-    int rc = pop(s, &args);
+// NEWOBJ (cls, args) and NEWOBJ_EX (cls, args, kwargs): cls.__new__(cls, *args), as an inert
+// object of cls (an instance: argparse.Namespace, a dataclass, an nn.Module); nothing is called.
+static int op_newobj(struct up_state *s, int ex) {
+    struct pv *kwargs = NULL, *args = NULL, *cls = NULL;
+    int rc = ex ? pop(s, &kwargs) : 0;
+    if (!rc) rc = pop(s, &args);
     if (!rc) rc = pop(s, &cls);
     if (rc) return rc;
-    if (cls->kind != PV_GLOBAL || cls->i != UPG_RECORD || args->kind != PV_TUPLE)
-        return bad(s, "NEWOBJ of something other than an allowed data class and a tuple");
-    if (!(res = up_new(s->u, PV_DICT))) return too_many(s);
-    res->i = 1;
-    return push(s, res);
+    if (cls->kind != PV_GLOBAL || cls->i != UPG_FOREIGN || args->kind != PV_TUPLE || (kwargs && kwargs->kind != PV_DICT))
+        return bad(s, "NEWOBJ of something other than a class and a tuple (torch.save builds its own values with REDUCE)");
+    return new_object(s, cls, args, 0);
 }
 
 static int op_persid(struct up_state *s) {
@@ -458,6 +531,10 @@ static int op_small_tuple(struct up_state *s, int n) {
 static int add_items(struct up_state *s, size_t from, enum pv_kind kind) {
     if (from == 0 || from - 1 < floor_mark(s)) return bad(s, kind == PV_LIST ? "APPEND with no list below" : "SETITEM with no dict below");
     struct pv *c = s->stack[from - 1];
+    if (c->kind == PV_OBJECT) {  // a dict or list subclass (Lightning's AttributeDict): its items
+        if (!c->items && !(c->items = up_new(s->u, kind))) return too_many(s);
+        c = c->items;
+    }
     if (c->kind != kind) return bad(s, kind == PV_LIST ? "APPEND to something that is not a list" : "SETITEM on something that is not a dict");
     if (kind == PV_DICT && (s->sp - from) % 2) return bad(s, "SETITEMS with an odd number of items");
     if (kind == PV_DICT)
@@ -563,12 +640,33 @@ static int step(struct up_state *s, int op, int *stop) {
     case 0x93: return op_stack_global(s);
     case 'R': return op_reduce(s);
     case 'Q': return op_persid(s);
-    case 'b':  // BUILD: an OrderedDict's attributes (a state dict's _metadata), a data class's fields: not kept
+    case 'b':  // BUILD: an object's state, kept as it is; an OrderedDict's attributes (a state
+        // dict's _metadata): not kept
         if ((rc = pop(s, &y)) || (rc = top(s, &x))) return rc;
-        if (x->kind != PV_DICT || (y->kind != PV_DICT && y->kind != PV_NONE && !(x->i == 1 && y->kind == PV_TUPLE)))
-            return bad(s, "BUILD of something other than a dict's or a data class's attributes");
+        if (x->kind == PV_OBJECT) {
+            x->state = y;
+            return 0;
+        }
+        if (x->kind != PV_DICT || (y->kind != PV_DICT && y->kind != PV_NONE))
+            return bad(s, "BUILD of something other than an object's or a dict's attributes");
         return 0;
-    case 0x81: return op_newobj(s);  // NEWOBJ
+    case 0x81: return op_newobj(s, 0);  // NEWOBJ
+    case 0x92: return op_newobj(s, 1);  // NEWOBJ_EX
+    case 0x8f:  // EMPTY_SET
+        if ((x = up_new(s->u, PV_SET)) && !(x->items = up_new(s->u, PV_LIST))) x = NULL;
+        return push(s, x);
+    case 0x90:  // ADDITEMS: the items above the mark into the set below it
+        if ((rc = pop_mark(s, &from))) return rc;
+        if (from == 0 || from - 1 < floor_mark(s) || s->stack[from - 1]->kind != PV_SET || s->stack[from - 1]->i)
+            return bad(s, "ADDITEMS with no set of its own below");
+        for (size_t i = from; i < s->sp; i++) push_item(s->stack[from - 1]->items, s->stack[i]);
+        s->sp = from;
+        return 0;
+    case 0x91:  // FROZENSET: the items above the mark
+        if ((rc = op_collect(s, PV_LIST)) || (rc = pop(s, &y))) return rc;
+        if (!(x = up_new(s->u, PV_SET))) return too_many(s);
+        x->items = y;
+        return push(s, x);
     case '0':  // POP (a mark when one is on top)
         if (s->n_marks && s->marks[s->n_marks - 1] == s->sp) {
             s->n_marks--;

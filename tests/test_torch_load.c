@@ -1,6 +1,7 @@
-// test_torch_load.c: the restricted unpickler on pickles Python's own pickle module wrote, its
-// refusals, and torch.save archives (tests/fixtures/torch, written by the real torch.save)
-// against their safetensors twins, tensor by tensor and byte for byte, and against the sums
+// test_torch_load.c: the restricted unpickler on pickles Python's own pickle module wrote (foreign
+// globals as inert objects), its refusals, and torch.save archives (tests/fixtures/torch, written
+// by the real torch.save; objects/: Python objects beside the weights, whole nn.Modules) against
+// their safetensors twins, tensor by tensor and byte for byte, and against the names and sums
 // torch computed (expected.json).
 #include <cJSON.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "common/vec.h"
+#include "model/config.h"
 #include "model/pgolf.h"
 #include "model/safetensors.h"
 #include "model/torch_checkpoint.h"
@@ -85,7 +87,7 @@ TEST(test_unpickle_repeated_keys) {
 }
 
 // modded-nanogpt's optimizer state: pickle.dumps({1: ParamConfig(label='x', lr=1.0)}, protocol=2) of a
-// slots dataclass ParamConfig in __main__ (NEWOBJ, then BUILD with (None, fields)): an inert dict.
+// slots dataclass ParamConfig in __main__ (NEWOBJ, then BUILD with (None, fields)): an inert object.
 TEST(test_unpickle_data_class_inert) {
     static const char P[] = "\x80\x02}q\x00K\x01" "c__main__\nParamConfig\nq\x01)\x81q\x02N}q\x03(X\x05\x00\x00\x00labelq\x04"
                             "X\x01\x00\x00\x00xq\x05X\x02\x00\x00\x00lrq\x06G?\xf0\x00\x00\x00\x00\x00\x00u\x86q\x07" "bs.";
@@ -93,8 +95,70 @@ TEST(test_unpickle_data_class_inert) {
     struct pv *r = NULL;
     xsa_error err;
     CHECK_EQ_INT(run(&u, P, sizeof P - 1, &r, &err), 0);
-    CHECK(r && r->kind == PV_DICT && r->n == 1 && r->v[1]->kind == PV_DICT && r->v[1]->n == 0);
+    const struct pv *o = r && r->kind == PV_DICT && r->n == 1 ? r->v[1] : NULL;
+    CHECK(o && o->kind == PV_OBJECT && o->i == 0 && !strcmp(o->cls->s, "__main__.ParamConfig"));
+    CHECK(up_attr(o, "label") && !strcmp(up_attr(o, "label")->s, "x") && up_attr(o, "lr")->f == 1.0);
     unpickle_free(&u);
+}
+
+// Any class or function a pickle names is a tag: REDUCE, NEWOBJ and NEWOBJ_EX of it make an inert
+// object with its state, a dict subclass keeps its items, sets keep theirs. Nothing is called.
+TEST(test_unpickle_foreign_objects) {
+    static const struct {
+        const char *bytes;
+        size_t n;
+    } p[] = {
+#define C(b) {b, sizeof b - 1}
+        // pickle.dumps({"args": argparse.Namespace(lr=0.5, name="run")}, protocol=2)
+        C("\x80\x02}q\x00X\x04\x00\x00\x00" "argsq\x01" "cargparse\x0aNamespace\x0aq\x02)\x81q\x03}q\x04(X\x02\x00\x00\x00lrq\x05G\x3f\xe0\x00\x00\x00"
+          "\x00\x00\x00X\x04\x00\x00\x00nameq\x06X\x03\x00\x00\x00runq\x07ubs."),
+        // pickle.dumps([{1, 2}, frozenset({3})], protocol=4): EMPTY_SET, ADDITEMS, FROZENSET
+        C("\x80\x04\x95\x12\x00\x00\x00\x00\x00\x00\x00]\x94(\x8f\x94(K\x01K\x02\x90(K\x03\x91\x94" "e."),
+        // pickle.dumps(K(5), protocol=4), K.__getnewargs_ex__() == ((7,), {"scale": 2}): NEWOBJ_EX
+        C("\x80\x04\x95/\x00\x00\x00\x00\x00\x00\x00\x8c\x08__main__\x94\x8c\x01K\x94\x93\x94K\x07\x85\x94}\x94\x8c\x05scale\x94K\x02s\x92\x94}"
+          "\x94\x8c\x01n\x94K\x05sb."),
+        // pickle.dumps(AttributeDict(a=1), protocol=2) of a dict subclass (Lightning's hyper_parameters)
+        C("\x80\x02" "c__main__\x0a" "AttributeDict\x0aq\x00)\x81q\x01X\x01\x00\x00\x00" "aq\x02K\x01s."),
+        // os.system('touch /x') at the root; builtins.eval by STACK_GLOBAL; copyreg._reconstructor(K, object, None)
+        C("\x80\x02" "cos\nsystem\nX\x08\x00\x00\x00touch /x\x85R."),
+        C("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93X\x01\x00\x00\x00" "1\x85R."),
+        C("\x80\x02" "ccopyreg\n_reconstructor\nc__main__\nK\ncbuiltins\nobject\nN\x87R}X\x01\x00\x00\x00nK\x05sb."),
+        // a tensor subclass's reduction whose func is not _rebuild_tensor_v2: an object, named
+        C("\x80\x02" "ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_qtensor\nctorch\nTensor\n)}tR."),
+        // a Parameter of a quantized tensor: the rebuild's object, named where the weight is read
+        C("\x80\x02" "ctorch._utils\n_rebuild_parameter\nctorch._utils\n_rebuild_qtensor\n)R\x89}\x87R."),
+#undef C
+    };
+    struct unpickler u;
+    struct pv *r[9] = {0};
+    xsa_error err;
+    char what[160];
+    for (size_t i = 0; i < 9; i++) {
+        CHECK_MSG(run(&u, p[i].bytes, p[i].n, &r[i], &err) == 0, "case %zu: %s", i, err.msg);
+        if (!r[i]) continue;
+        if (i == 0) {
+            const struct pv *ns = up_dict_get(r[i], "args");
+            CHECK(ns && ns->kind == PV_OBJECT && !strcmp(ns->cls->s, "argparse.Namespace") && ns->args->n == 0);
+            CHECK(up_attr(ns, "lr") && up_attr(ns, "lr")->f == 0.5 && !strcmp(up_attr(ns, "name")->s, "run"));
+            up_describe(ns, what, sizeof what);
+            CHECK_STR(what, "an argparse.Namespace");
+        } else if (i == 1) {
+            CHECK(r[i]->kind == PV_LIST && r[i]->n == 2 && r[i]->v[0]->kind == PV_SET && r[i]->v[1]->kind == PV_SET);
+            CHECK(r[i]->n == 2 && r[i]->v[0]->items->n == 2 && r[i]->v[0]->items->v[1]->i == 2 && r[i]->v[1]->items->n == 1);
+        } else if (i == 2) {
+            CHECK(r[i]->kind == PV_OBJECT && !strcmp(r[i]->cls->s, "__main__.K") && r[i]->args->n == 1 && r[i]->args->v[0]->i == 7);
+            CHECK(up_attr(r[i], "n") && up_attr(r[i], "n")->i == 5);
+        } else if (i == 3) {
+            CHECK(r[i]->kind == PV_OBJECT && r[i]->items && up_dict_get(r[i]->items, "a") && up_dict_get(r[i]->items, "a")->i == 1);
+        } else {
+            static const char *const want[] = {"os.system(...) (a call, never run)", "builtins.eval(...) (a call, never run)", "a __main__.K",
+                                               "torch._tensor._rebuild_from_type_v2(...) (a call, never run)",
+                                               "torch._utils._rebuild_qtensor(...) (a call, never run)"};
+            up_describe(r[i], what, sizeof what);
+            CHECK_MSG(r[i]->kind == PV_OBJECT && !strcmp(what, want[i - 4]), "case %zu: %s", i, what);
+        }
+        unpickle_free(&u);
+    }
 }
 
 // Values torch.load(weights_only=True) takes and xsa-eval never reads: bytes of protocol 2
@@ -126,13 +190,12 @@ TEST(test_unpickle_refusals) {
         const char *want;
     } cases[] = {
 #define C(b, w) {b, sizeof b - 1, w}
-        C("\x80\x02" "cos\nsystem\n)R.", "the global 'os.system' (byte 2); refused: xsa-eval never executes code"),
-        C("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", "the global 'builtins.eval'"),
-        C("\x80\x02" "cbuiltins\ngetattr\n.", "the global 'builtins.getattr'"),
         C("\x80\x02" "ctorch._utils\n_rebuild_tensor_v3\n.", "a dtype torch.save writes untyped (float8"),
-        C("\x80\x02" "ctorch\nload\n.", "the global 'torch.load'"),
         C("\x80\x02" "ctorch\nComplexFloatStorage\n.", "storage type torch.ComplexFloatStorage (byte 2) are not readable"),
-        C("\x80\x02" "ctorch._utils\n_rebuild_tensor\n.", "the global 'torch._utils._rebuild_tensor'"),
+        C("\x80\x02" "K\x01)R.", "REDUCE of something other than a global and a tuple"),
+        C("\x80\x02" "cos\nsystem\nK\x01R.", "REDUCE of something other than a global and a tuple"),
+        C("\x80\x02" "cbuiltins\nset\nK\x01\x85R.", "a set built from other than one list or tuple"),
+        C("\x80\x04" "cbuiltins\nset\n]\x85R(K\x01\x90.", "ADDITEMS with no set of its own below"),
         C("\x80\x02" "a.", "APPEND with an empty stack"),
         C("\x80\x02" ")K\x01" "a.", "APPEND to something that is not a list"),
         C("\x80\x02" "h\x05.", "GET of a memo entry that was never PUT"),
@@ -143,17 +206,19 @@ TEST(test_unpickle_refusals) {
         C("\x80\x02" "NN.", "STOP with other than one value"),
         C("\x80\x02" "ccollections\nOrderedDict\n]\x85R.", "OrderedDict built from arguments"),
         C("\x80\x02" "ctorch\nFloatStorage\n)R.", "REDUCE of a storage type"),
+        // an object that took dict items (a dict subclass) takes no list items
+        C("\x80\x02" "c__main__\nK\n)\x81X\x01\x00\x00\x00" "aK\x01sK\x02" "a.", "APPEND to something that is not a list"),
+
         C("\x80\x02" "(N" "Q.", "a persistent id with no storage to resolve it"),
         C("\x80\x02" "(K\x01" "u.", "SETITEM with no dict below"),
         C("\x80\x02" "\x80\x06.", "a pickle protocol above 5"),
         C("\x80\x02" "N(" "000.", "an opcode pops an empty stack"),  // the mark, N, then nothing
-        C("\x80\x02" "}K\x01" "b.", "BUILD of something other than a dict's or a data class's attributes"),
-        // NEWOBJ only of the allowed data class; a plain dict takes no (slots, dict) state
-        C("\x80\x02" "ccollections\nOrderedDict\n)\x81.", "NEWOBJ of something other than an allowed data class"),
-        C("\x80\x02" "c__main__\nParamConfig\nK\x01\x81.", "NEWOBJ of something other than an allowed data class and a tuple"),
-        C("\x80\x02" "c__main__\nOther\n)\x81.", "the global '__main__.Other'"),
-        C("\x80\x02" "c__main__\nParamConfig\n)R.", "REDUCE of a storage type or a data class"),
-        C("\x80\x02" "}N}\x86" "b.", "BUILD of something other than a dict's or a data class's attributes"),
+        C("\x80\x02" "}K\x01" "b.", "BUILD of something other than an object's or a dict's attributes"),
+        // NEWOBJ only of a foreign class; a plain dict takes no (slots, dict) state
+        C("\x80\x02" "ccollections\nOrderedDict\n)\x81.", "NEWOBJ of something other than a class and a tuple"),
+        C("\x80\x02" "c__main__\nParamConfig\nK\x01\x81.", "NEWOBJ of something other than a class and a tuple"),
+        C("\x80\x04" "c__main__\nK\n)K\x01\x92.", "NEWOBJ of something other than a class and a tuple"),
+        C("\x80\x02" "}N}\x86" "b.", "BUILD of something other than an object's or a dict's attributes"),
 #undef C
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -184,8 +249,54 @@ TEST(test_unpickle_refusals) {
     free(many);
 }
 
-// Every tensor of `twin` (a safetensors folder) is in `bin` (a torch folder) with the same
-// dtype, shape and bytes, and neither has more tensors.
+// Bounds of what foreign globals and modules may cost: the globals' names (STACK_GLOBAL of two
+// memoized 200-byte names, 7 bytes a copy) and a module that holds itself (the memo makes cycles).
+TEST(test_objects_bounded) {
+    struct sbuf p = {0};
+    char name[201];
+    memset(name, 'm', 200), name[200] = 0;
+    sbuf_append(&p, "\x80\x04\x8c\xc8", 4), sbuf_append(&p, name, 200), sbuf_append(&p, "\x94\x8c\xc8", 3), sbuf_append(&p, name, 200);
+    sbuf_append(&p, "\x94" "0", 2);  // memo 0 and 1: the names; the second popped
+    for (int i = 0; i < 200000; i++) sbuf_append(&p, "h\x00h\x01\x93" "0", 6);
+    sbuf_append(&p, "N.", 2);
+    struct unpickler u;
+    struct pv *r = NULL;
+    xsa_error err;
+    CHECK_EQ_INT(run(&u, p.s, p.n, &r, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "the globals' names grow past their limit"), "%s", err.msg);
+    unpickle_free(&u);
+    sbuf_free(&p);
+    static const char M[] = "\x80\x02" "c__main__\nM\n)\x81q\x00}(X\x0b\x00\x00\x00_parameters}X\x08\x00\x00\x00_buffers}"
+                            "X\x08\x00\x00\x00_modules}X\x01\x00\x00\x00mh\x00sub.";
+    struct torch_file tf;
+    memset(&tf, 0, sizeof tf);
+    snprintf(tf.where, sizeof tf.where, "cycle.pt (archive/data.pkl)");
+    CHECK_EQ_INT(run(&tf.u, M, sizeof M - 1, &r, &err), 0);
+    const struct pv *sd = NULL;
+    CHECK(torch_is_module(r));
+    CHECK_EQ_INT(torch_module_state_dict(&tf, r, &sd, &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "cycle.pt (archive/data.pkl): the saved module nests past 64 levels"), "%s", err.msg);
+    unpickle_free(&tf.u);
+}
+
+// Every tensor of b is in a with the same dtype, shape and bytes, and a has no other (a tied
+// lm_head saved beside the embedding is the one extra tensor allowed).
+static void same_tensors(const struct safetensors *a, const struct safetensors *b, const char *what, const char *twin) {
+    int matched = 0;
+    for (int i = 0; i < b->n_tensors; i++) {
+        const struct st_tensor *y = &b->tensors[i], *x = safetensors_find(a, y->name);
+        CHECK_MSG(x != NULL, "%s: no tensor %s", what, y->name);
+        if (!x) continue;
+        int same = !strcmp(x->dtype_name, y->dtype_name) && x->ndim == y->ndim && x->nbytes == y->nbytes &&
+                   !memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]) && !memcmp(x->data, y->data, x->nbytes);
+        CHECK_MSG(same, "%s: tensor %s differs from its twin in %s", what, y->name, twin);
+        matched++;
+    }
+    CHECK_EQ_INT(matched, b->n_tensors);
+    CHECK_EQ_INT(a->n_tensors - (safetensors_find(a, "lm_head.weight") && !safetensors_find(b, "lm_head.weight")), b->n_tensors);
+}
+
+// Every tensor of `twin` (a safetensors folder) is in `bin` (a torch folder), and no other.
 static void check_twins(const char *bin, const char *twin) {
     struct safetensors a, b;
     xsa_error err = {0};
@@ -196,19 +307,7 @@ static void check_twins(const char *bin, const char *twin) {
     rc = safetensors_open_dir(&b, twin, &err);
     CHECK_MSG(rc == 0, "%s", err.msg);
     if (rc) { safetensors_close(&a); return; }
-    int matched = 0;
-    for (int i = 0; i < b.n_tensors; i++) {
-        const struct st_tensor *y = &b.tensors[i], *x = safetensors_find(&a, y->name);
-        CHECK_MSG(x != NULL, "%s: no tensor %s", bin, y->name);
-        if (!x) continue;
-        int same = !strcmp(x->dtype_name, y->dtype_name) && x->ndim == y->ndim && x->nbytes == y->nbytes &&
-                   !memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof x->shape[0]) && !memcmp(x->data, y->data, x->nbytes);
-        CHECK_MSG(same, "%s: tensor %s differs from its twin in %s", bin, y->name, twin);
-        matched++;
-    }
-    CHECK_EQ_INT(matched, b.n_tensors);
-    // a tied lm_head saved beside the embedding is the one extra tensor allowed
-    CHECK_EQ_INT(a.n_tensors - (safetensors_find(&a, "lm_head.weight") && !safetensors_find(&b, "lm_head.weight")), b.n_tensors);
+    same_tensors(&a, &b, bin, twin);
     safetensors_close(&a);
     safetensors_close(&b);
 }
@@ -311,15 +410,21 @@ TEST(test_int8_uint8_tensors) {
     cJSON_Delete(ex);
 }
 
+// Opens a torch.save file of the fixtures into tf (its tensors' file in st, zeroed here).
+static int open_torch(struct torch_file *tf, struct safetensors *st, const char *path) {
+    memset(st, 0, sizeof *st);
+    xsa_error err = {0};
+    int rc = torch_file_open(tf, st, path, &err);
+    CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
+    return rc;
+}
+
 TEST(test_nanogpt_checkpoint_values) {
     // ckpt.pt as nanoGPT's train.py writes it: model_args, optimizer state, a 0-d tensor
     struct safetensors st;
-    memset(&st, 0, sizeof st);
     struct torch_file tf;
     xsa_error err = {0};
-    int rc = torch_file_open(&tf, &st, T_DIR "/nanogpt/ckpt.pt", &err);
-    CHECK_MSG(rc == 0, "%s", err.msg);
-    if (!rc) {
+    if (!open_torch(&tf, &st, T_DIR "/nanogpt/ckpt.pt")) {
         const struct pv *args = up_dict_get(tf.root, "model_args"), *opt = up_dict_get(tf.root, "optimizer");
         CHECK(up_dict_get(args, "n_layer") && up_dict_get(args, "n_layer")->i == 2);
         CHECK(up_dict_get(args, "bias") && up_dict_get(args, "bias")->kind == PV_BOOL);
@@ -336,6 +441,153 @@ TEST(test_nanogpt_checkpoint_values) {
         CHECK(safetensors_find(&st, "transformer.wte.weight") != NULL);
     }
     torch_file_close(&tf, &st);
+    safetensors_close(&st);
+}
+
+#define O_DIR T_DIR "/objects"
+
+// The weights of a file whose state dict sits among Python objects, or of a whole nn.Module
+// (torch.save(model)), written by the real torch.save (tools/fixtures/make_torch_object_fixtures.py):
+// the names in the order torch's model.state_dict() gives them, the sums torch computed, and
+// tensor for tensor the same as the twin each was made from.
+TEST(test_object_fixtures_weights) {
+    static const struct {
+        const char *key, *file;
+    } fx[] = {{"loop_objects", "loop_objects/model.pt"}, {"llama_module", "llama_module/model.pt"},
+              {"nanogpt_module", "nanogpt_module/ckpt.pt"}, {"nanogpt_module_loop", "nanogpt_module_loop/ckpt.pt"},
+              {"tricky_module", "tricky_module.pt"}};
+    cJSON *ex = fixture_read_json(O_DIR "/expected.json");
+    struct safetensors llama, nano;
+    struct torch_file tf;
+    xsa_error err = {0};
+    CHECK_EQ_INT(safetensors_open_dir(&llama, M_DIR "/llama_gqa", &err), 0);
+    CHECK_EQ_INT(open_torch(&tf, &nano, T_DIR "/nanogpt/ckpt.pt"), 0);  // its "model", as saved from train.py
+    CHECK_EQ_INT(torch_add_state_dict(&tf, &nano, up_dict_get(tf.root, "model"), "_orig_mod.", &err), 0);
+    torch_file_close(&tf, &nano);
+    for (size_t f = 0; f < sizeof fx / sizeof *fx; f++) {
+        char path[256];
+        snprintf(path, sizeof path, O_DIR "/%s", fx[f].file);
+        struct safetensors st;
+        memset(&st, 0, sizeof st);
+        int rc = torch_open_file(&st, path, &err);
+        CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
+        const cJSON *names = cJSON_GetObjectItemCaseSensitive(ex, fx[f].key);
+        CHECK_MSG(names && cJSON_GetArraySize(names) == st.n_tensors, "%s: %d tensors", path, st.n_tensors);
+        for (int i = 0; !rc && names && i < st.n_tensors && i < cJSON_GetArraySize(names); i++) {
+            const cJSON *e = cJSON_GetArrayItem(names, i);
+            const struct st_tensor *t = &st.tensors[i];
+            CHECK_MSG(!strcmp(t->name, cJSON_GetArrayItem(e, 0)->valuestring), "%s: tensor %d is %s, torch says %s", path, i, t->name,
+                      cJSON_GetArrayItem(e, 0)->valuestring);
+            size_t n = t->nbytes / 4;
+            float *v = malloc((n ? n : 1) * sizeof *v);
+            CHECK_EQ_INT(safetensors_read_f32(&st, t, v, &err), 0);
+            double sum = 0, want = cJSON_GetArrayItem(e, 1)->valuedouble;
+            for (size_t k = 0; k < n; k++) sum += v[k];
+            CHECK_MSG(fabs(sum - want) <= 1e-9 * (1 + fabs(want)), "%s: %s sums to %.17g, torch says %.17g", path, t->name, sum, want);
+            free(v);
+        }
+        if (!rc && f < 2) same_tensors(&st, &llama, path, "llama_gqa");
+        if (!rc && (f == 2 || f == 3)) same_tensors(&st, &nano, path, "nanogpt/ckpt.pt");
+        safetensors_close(&st);
+    }
+    safetensors_close(&llama);
+    safetensors_close(&nano);
+    cJSON_Delete(ex);
+}
+
+// What sits beside the weights is read as inert objects, with their fields; and the llama module's
+// rotary buffer, which torch.save wrote through torch._tensor._rebuild_from_type_v2, is its tensor.
+TEST(test_object_fixtures_values) {
+    struct safetensors st;
+    struct torch_file tf;
+    char what[160];
+    if (!open_torch(&tf, &st, O_DIR "/loop_objects/model.pt")) {
+        const struct pv *args = up_dict_get(tf.root, "args"), *loss = up_dict_get(tf.root, "best_val_loss");
+        const struct pv *rng = up_dict_get(up_dict_get(tf.root, "rng"), "numpy"), *cfg = up_dict_get(tf.root, "train_config");
+        const struct pv *hp = up_dict_get(tf.root, "hyper_parameters"), *tags = up_dict_get(tf.root, "tags");
+        CHECK(args && args->kind == PV_OBJECT && up_attr(args, "batch_size") && up_attr(args, "batch_size")->i == 8);
+        up_describe(up_attr(args, "data"), what, sizeof what);
+        CHECK_STR(what, "pathlib.PurePosixPath(...) (a call, never run)");
+        up_describe(loss, what, sizeof what);
+        CHECK_STR(what, "numpy._core.multiarray.scalar(...) (a call, never run)");
+        CHECK(rng && rng->kind == PV_TUPLE && rng->n == 5 && !strcmp(rng->v[0]->s, "MT19937"));
+        if (rng && rng->n == 5) {
+            up_describe(rng->v[1], what, sizeof what);
+            CHECK_STR(what, "a numpy.ndarray");
+        }
+        CHECK(cfg && up_attr(cfg, "warmup") && up_attr(cfg, "warmup")->i == 100);
+        up_describe(up_dict_get(tf.root, "mode"), what, sizeof what);
+        CHECK_STR(what, "__main__.Mode(...) (a call, never run)");
+        CHECK(hp && hp->kind == PV_OBJECT && up_dict_get(hp->items, "layers") && up_dict_get(hp->items, "layers")->i == 3);
+        CHECK(tags && tags->kind == PV_SET && tags->items && tags->items->n == 2);
+    }
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+    cJSON *ex = fixture_read_json(O_DIR "/expected.json");
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(ex, "llama_module_inv_freq");
+    int rc = open_torch(&tf, &st, O_DIR "/llama_module/model.pt");
+    const struct pv *rotary = rc ? NULL : up_dict_get(up_attr(up_dict_get(up_attr(tf.root, "_modules"), "model"), "_modules"), "rotary_emb");
+    const struct pv *inv = up_dict_get(up_attr(rotary, "_buffers"), "inv_freq");
+    CHECK(inv && inv->kind == PV_TENSOR && inv->ndim == 1 && want && inv->shape[0] == cJSON_GetArraySize(want));
+    for (int i = 0; inv && inv->kind == PV_TENSOR && want && i < inv->shape[0] && i < cJSON_GetArraySize(want); i++) {
+        float f;
+        memcpy(&f, inv->storage->data + (inv->offset + i * inv->stride[0]) * 4, 4);
+        CHECK(f == (float)cJSON_GetArrayItem(want, i)->valuedouble);
+    }
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+    cJSON_Delete(ex);
+}
+
+// A transformers model saved whole without its config.json: the config is written from the
+// model's LlamaConfig object and gives what llama_gqa's config.json gives.
+TEST(test_whole_transformers_model_config) {
+    struct safetensors st;
+    struct torch_file tf;
+    xsa_error err = {0};
+    int rc = open_torch(&tf, &st, O_DIR "/llama_module/model.pt");
+    struct sbuf text = {0};
+    CHECK(!rc && torch_hf_config_text(up_attr(tf.root, "config"), &text) == 1);
+    CHECK(text.s && strstr(text.s, "\"model_type\": \"llama\"") && strstr(text.s, "\"dtype\": \"float32\"") && !strstr(text.s, "_name_or_path"));
+    struct hf_config a, b;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+    CHECK_MSG(text.s && hf_config_parse_text(&a, text.s, "model.pt", &err) == 0, "%s", err.msg);
+    CHECK_EQ_INT(hf_config_parse_file(&b, M_DIR "/llama_gqa/config.json", &err), 0);
+    CHECK(!memcmp(&a, &b, sizeof a));
+    CHECK_EQ_INT(torch_hf_config_text(up_attr(up_dict_get(up_attr(tf.root, "_modules"), "lm_head"), "config"), &text), 0);  // none
+    CHECK_EQ_INT(torch_hf_config_text(tf.root, &text), 0);  // not a transformers config class
+    sbuf_free(&text);
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+}
+
+// An object where a weight or the state dict should be is refused by the state dict reader,
+// naming its class; it was never called.
+TEST(test_objects_not_weights_named) {
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    xsa_error err = {0};
+    CHECK_EQ_INT(torch_open_file(&st, T_DIR "/bad/os_system.pt", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "os_system.pt (os_system/data.pkl): state dict entry 'x' is posix.system(...) (a call, never run), not a tensor; "),
+              "%s", err.msg);
+    safetensors_close(&st);
+    memset(&st, 0, sizeof st);
+    memset(&err, 0, sizeof err);
+    CHECK_EQ_INT(torch_open_file(&st, T_DIR "/bad/numpy_array.pt", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "state dict entry 'x' is a numpy.ndarray, not a tensor"), "%s", err.msg);
+    safetensors_close(&st);
+    // the root itself an object: os.system('touch /x')
+    static const char P[] = "\x80\x02" "cos\nsystem\nX\x08\x00\x00\x00touch /x\x85R.";
+    struct torch_file tf;
+    memset(&tf, 0, sizeof tf);
+    snprintf(tf.where, sizeof tf.where, "root.pt (archive/data.pkl)");
+    struct pv *r = NULL;
+    CHECK_EQ_INT(run(&tf.u, P, sizeof P - 1, &r, &err), 0);
+    memset(&st, 0, sizeof st);
+    CHECK_EQ_INT(torch_add_state_dict(&tf, &st, r, NULL, &err), XSA_EBADINPUT);
+    CHECK_STR(err.msg, "root.pt (archive/data.pkl): the saved object is os.system(...) (a call, never run), not a state dict (a dict of "
+                       "tensors) nor an nn.Module; save model.state_dict()");
+    unpickle_free(&tf.u);
     safetensors_close(&st);
 }
 
@@ -443,6 +695,6 @@ TEST(test_pgolf_many_names) {
     free(pt);
 }
 
-RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
+RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values))

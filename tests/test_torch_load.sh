@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # torch.save checkpoints through --model: each fixture of tests/fixtures/torch (written by the
-# real torch.save, tools/fixtures/make_torch_fixtures.py) gives exactly the logprobs of its safetensors
+# real torch.save, tools/fixtures/make_torch_fixtures.py and make_torch_object_fixtures.py) gives exactly the logprobs of its safetensors
 # twin; every bad input is exit 2 with one line naming the file and the problem, and a
 # malicious pickle executes nothing.
 . "$(dirname "$0")/lib.sh"
@@ -50,19 +50,36 @@ expect_exit nanogpt_no_tokenizer 2 "ckpt.pt: no tokenizer.json or tokenizer.mode
 mkdir "$TMP/both"; cp $M/gpt2_tiny/* "$TMP/both/"; echo junk > "$TMP/both/pytorch_model.bin"
 expect_exit safetensors_preferred 0 "format +safetensors" -- "$XSA_BIN" info --model "$TMP/both"
 
-# Malicious pickles: refused by the global's name, and nothing runs.
+# Malicious pickles: their globals are inert objects, never called; the state dict reader refuses
+# the entry, naming what it is, and nothing runs.
 PWNED=/tmp/xsa_pwned_torch_fixture
-for f in os_system:posix.system builtins_eval:__builtin__.eval numpy_array:numpy._core.multiarray._reconstruct \
-         numpy_reconstruct:numpy.core.multiarray._reconstruct; do
+for f in "os_system:posix.system(...) (a call, never run)" "builtins_eval:__builtin__.eval(...) (a call, never run)" \
+         "numpy_array:a numpy.ndarray" "numpy_reconstruct:a numpy.ndarray"; do
     rm -f "$PWNED"
-    expect_exit "refuse_${f%%:*}" 2 "bad/${f%%:*}.pt \(.*data.pkl\): the pickle names the global '${f#*:}' .*refused: xsa-eval never executes code from a checkpoint" \
+    want=$(printf '%s' "${f#*:}" | sed 's/[().]/\\&/g')
+    expect_exit "refuse_${f%%:*}" 2 "bad/${f%%:*}.pt \(.*data.pkl\): state dict entry 'x' is $want, not a tensor; xsa-eval reads the tensors of model.state_dict\(\)" \
         -- "$XSA_BIN" info --model "$T/bad/${f%%:*}.pt"
     if [ -e "$PWNED" ]; then fail "nothing_executed_${f%%:*}" "$PWNED exists"; else pass "nothing_executed_${f%%:*}"; fi
 done
 mkdir "$TMP/evil"; cp $M/gpt2_tiny/config.json "$TMP/evil/"; cp $T/bad/os_system.pt "$TMP/evil/pytorch_model.bin"
 rm -f "$PWNED"
-expect_exit refuse_in_hf_folder 2 "evil/pytorch_model.bin .*'posix.system'" -- "$XSA_BIN" logprobs --model "$TMP/evil" --tokens 1,2,3
+expect_exit refuse_in_hf_folder 2 "evil/pytorch_model.bin .*'x' is posix\.system\(\.\.\.\) \(a call, never run\), not a tensor" -- "$XSA_BIN" logprobs --model "$TMP/evil" --tokens 1,2,3
 [ -e "$PWNED" ] && fail nothing_executed_run "$PWNED exists" || pass nothing_executed_run
+
+# Research checkpoints (tools/fixtures/make_torch_object_fixtures.py): the state dict beside an
+# argparse.Namespace, numpy values and RNG state, a dataclass, an enum...; whole modules saved with
+# torch.save(model): a transformers Llama with its config.json beside it or without (its config
+# object is the config), nanoGPT's GPT (its GPTConfig is the config), bare or under a training
+# loop's "model" key.
+O=$T/objects
+same_logprobs objects_beside_state_dict $O/loop_objects/model.pt $M/llama_gqa
+same_logprobs whole_llama_module $O/llama_module/model.pt $M/llama_gqa
+same_logprobs whole_nanogpt_module $O/nanogpt_module/ckpt.pt $T/nanogpt_converted
+same_logprobs whole_nanogpt_module_in_loop $O/nanogpt_module_loop/ckpt.pt $T/nanogpt_converted
+mkdir "$TMP/whole"; cp $O/llama_module/model.pt "$TMP/whole/"  # no config.json: the model's LlamaConfig is written out
+same_logprobs whole_llama_module_own_config "$TMP/whole/model.pt" $M/llama_gqa
+expect_exit whole_nanogpt_config_flag 2 "ckpt.pt: nanoGPT's GPT saved whole: its config attribute is the config; drop --config" -- "$XSA_BIN" info --model $O/nanogpt_module/ckpt.pt --config $T/bare/config.json
+expect_exit whole_module_no_config 2 "tricky_module.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $O/tricky_module.pt
 
 # Damaged archives and foreign formats.
 expect_exit missing_storage_key 2 "missing_key.pt \(archive/data.pkl\): storage key '7' is not in the archive" -- "$XSA_BIN" info --model $T/bad/missing_key.pt

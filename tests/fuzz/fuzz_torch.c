@@ -1,8 +1,10 @@
-// fuzz_torch.c: one torch.save file -> the zip reader, the restricted unpickler and the state
-// dict's tensors (views copied out, F32/F16/BF16 converted). Bad files must fail with one error
-// line, never crash, and never run anything.
+// fuzz_torch.c: one torch.save file -> the zip reader, the restricted unpickler, where the
+// weights are (a state dict, under a loop's key, or a whole module's, flattened) and their tensors
+// (views copied out, F32/F16/BF16 converted). Bad files must fail with one error line, never
+// crash, and never run anything.
 #include <stdint.h>
 
+#include "common/vec.h"
 #include "model/torch_checkpoint.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -15,10 +17,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct torch_file tf;
     xsa_error err = {0};
     int rc = torch_file_open(&tf, &st, path, &err);
-    if (!rc) {
-        const struct pv *sd = up_dict_get(tf.root, "model");
-        rc = torch_add_state_dict(&tf, &st, sd ? sd : tf.root, "_orig_mod.", &err);
-    }
+    const struct pv *sd = NULL, *module = NULL;
+    if (!rc) rc = torch_find_weights(&tf, &sd, &module, &err);
+    if (!rc) rc = torch_add_state_dict(&tf, &st, sd, "_orig_mod.", &err);
+    struct sbuf config = {0};  // a whole transformers model's config object, as config.json text
+    if (module) torch_hf_config_text(up_attr(module, "config"), &config);
+    sbuf_free(&config);
     fuzz_check_error(rc, &err);
     torch_file_close(&tf, &st);
     if (!rc) fuzz_read_all_tensors(&st);

@@ -1,5 +1,6 @@
 // fuzz_unpickle.c: raw pickle bytes -> the restricted unpickler, every persistent id that
-// names a storage type resolved to one 64-element storage. Must never crash; errors are one line.
+// names a storage type resolved to one 64-element storage. Must never crash; errors are one line;
+// every value (objects' attributes and items too) can be described.
 #include <stdint.h>
 
 #include "common/xalloc.h"
@@ -28,9 +29,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xsa_error err = {0};
     int rc = unpickle_run(&u, data, size, &root, &err);
     fuzz_check_error(rc, &err);
+    char what[160];
+    if (!rc) up_describe(root, what, sizeof what);
+    if (!rc && root->kind == PV_OBJECT) {  // an object's fields and items, as a module reader reads them
+        if (root->state) up_describe(root->state, what, sizeof what);
+        if (up_attr(root, "_parameters")) up_describe(up_attr(root, "_parameters"), what, sizeof what);
+        if (root->items) up_describe(root->items, what, sizeof what);
+    }
+    if (!rc && root->kind == PV_SET && root->items)
+        for (size_t i = 0; i < root->items->n; i++) up_describe(root->items->v[i], what, sizeof what);
     if (!rc && root->kind == PV_DICT)  // walk the top level as a state dict reader does
         for (size_t i = 0; i < root->n; i++) {
             const struct pv *v = root->v[2 * i + 1];
+            up_describe(v, what, sizeof what);
             if (v->kind != PV_TENSOR) continue;
             volatile unsigned char sink = 0;
             size_t es = (size_t)v->dtype->size;
