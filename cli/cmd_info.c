@@ -105,6 +105,7 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
                "--arch, or give --xsa last:N (nothing scores it until then)\n");
     else printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
     printf("weights sha256 %s\n", m->weights_sha256);
+    if (m->has_train_step) printf("train step     %lld (saved in the checkpoint)\n", m->train_step);
     if (tok) printf("tokenizer      %s\n", tok);
     else printf("tokenizer      not found (%s)\n", tok_err);
 }
@@ -147,6 +148,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddRawToObject(o, "logit_softcap", num);
     cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
+    if (m->has_train_step) cJSON_AddNumberToObject(o, "train_step", (double)m->train_step);
     cJSON_AddStringToObject(o, "xsa", xsa);
     cJSON_AddItemToObject(o, "xsa_layers", layers);
     cJSON_AddStringToObject(o, "xsa_source", c->xsa_unknown ? "unknown" : m->xsa_source);

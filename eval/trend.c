@@ -88,9 +88,10 @@ static int path_step(const char *p, long long *step) {
     return name_step(p + a, e - a, step);
 }
 
-const char *trend_checkpoint_step(const char *model_path, long long *step, char *note, size_t note_n) {
+const char *trend_checkpoint_step(const char *model_path, const long long *saved, long long *step, char *note, size_t note_n) {
     note[0] = '\0';
     if (config_step(model_path, step, note, note_n)) return "config.json";
+    if (saved) return *step = *saved, "checkpoint";
     // The folder as it is, not as typed: `--model .` inside step_200 is at step 200.
     char *real = realpath(model_path, NULL);
     int found = path_step(real ? real : model_path, step);

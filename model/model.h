@@ -256,6 +256,8 @@ struct model {
     char xsa_source[16];               // "config" | "--xsa" | "none"
     long long n_params;                // distinct parameters (tied head counted once)
     int zero_biases;      // nanoGPT bias=False: the biases are zeros xsa-eval added (not counted, not listed)
+    int has_train_step;                // the torch.save file records its training step (nanoGPT's
+    long long train_step;              //   iter_num, a training loop's step or global_step)
 
     void *arena;                       // owns every float array above that is not in `mapping`
     size_t arena_bytes;

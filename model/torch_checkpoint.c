@@ -228,3 +228,12 @@ int torch_refuse_dcp(const char *dir, xsa_error *err) {
     return xsa_fail(err, XSA_EBADINPUT, "%s: a torch.distributed.checkpoint folder (.metadata and .distcp shards); convert it to one file with python -c \"from torch.distributed.checkpoint.format_utils import dcp_to_torch_save; dcp_to_torch_save('%s', 'model.pt')\" and pass that",
                     dir, dir);
 }
+
+int torch_saved_step(const struct pv *root, long long *step) {
+    static const char *const keys[] = {"iter_num", "global_step", "step"};
+    for (size_t i = 0; root && root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++) {
+        const struct pv *v = up_dict_get(root, keys[i]);
+        if (v && v->kind == PV_INT && v->i >= 0 && v->i <= 2147483647) return *step = v->i, 1;
+    }
+    return 0;
+}

@@ -73,4 +73,9 @@ int torch_open_file(struct safetensors *st, const char *path, xsa_error *err);
 // 0 for any other folder.
 int torch_refuse_dcp(const char *dir, xsa_error *err);
 
+// The training step a training loop saved beside the weights in the dict `root`: nanoGPT's
+// iter_num, Lightning's global_step, modded-nanogpt's and many loops' step; a whole number from
+// 0 to 2^31 - 1. 1 and *step set when there is one.
+int torch_saved_step(const struct pv *root, long long *step);
+
 #endif

@@ -207,12 +207,16 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
     } else if (!rc) {
         rc = weights_load(&tf, &st, path, config, &hc, &bias, &zeros, err);
     }
+    long long step = 0;
+    int has_step = !rc && torch_saved_step(tf.root, &step);
     torch_file_close(&tf, &st);
     if (rc || mng) {
         safetensors_close(&st);
-        return rc ? rc : mnanogpt_load(m, path, NULL, err);
+        rc = rc ? rc : mnanogpt_load(m, path, NULL, err);
+    } else {
+        rc = hf_checkpoint_build(m, path, &hc, &st, err);
+        if (!rc && zeros) m->n_params -= zeros, m->zero_biases = 1;
     }
-    rc = hf_checkpoint_build(m, path, &hc, &st, err);
-    if (!rc && zeros) m->n_params -= zeros, m->zero_biases = 1;
+    if (!rc) m->has_train_step = has_step, m->train_step = step;
     return rc;
 }

@@ -38,6 +38,12 @@ same_logprobs bin_file_config_beside $T/gpt2_bin/pytorch_model.bin $M/gpt2_tiny
 expect_exit info_format_pytorch 0 "format +pytorch" -- "$XSA_BIN" info --model $T/gpt2_bin
 expect_exit info_bf16 0 '"dtype":[[:space:]]*"BF16"' -- "$XSA_BIN" info --model $T/llama_bf16_bin --json
 expect_exit info_nanogpt 0 "activation +gelu$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt
+# the step a training loop saved beside the weights (nanoGPT's iter_num 5; modded-nanogpt's step 0),
+# which run records for report --trend; a loop that saved only its epoch has none
+expect_exit info_nanogpt_step 0 "^train step +5 \(saved in the checkpoint\)$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt
+expect_exit info_nanogpt_step_json 0 '"train_step":[[:space:]]*5' -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --json
+expect_exit info_mnanogpt_step 0 "^train step +0 " -- "$XSA_BIN" info --model tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt
+if "$XSA_BIN" info --model $T/bare_loop/model.pt 2>&1 | grep -q "^train step"; then fail info_epoch_is_no_step "a step shown"; else pass info_epoch_is_no_step; fi
 # bias=False: the zero biases xsa-eval adds are neither counted nor listed (torch: 36384 parameters,
 # lm_head tied to wte).
 expect_exit info_nanogpt_nobias_params 0 "^parameters +36384 " -- "$XSA_BIN" info --model $T/nanogpt_nobias/ckpt.pt

@@ -1,5 +1,11 @@
-// The training step run records from a checkpoint's name (eval/trend.c, trend_name_step): the
-// names the training codes people use write, and names that must not read as a step.
+// The training step run records for a checkpoint (eval/trend.c): trend_name_step on the
+// names the training codes people use write (and names that must not read as a step), and the
+// order of trend_checkpoint_step: config.json, the step the torch.save file saved, the name.
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "eval/trend.h"
 #include "tests/check.h"
 
@@ -37,4 +43,25 @@ TEST(test_names_without_a_step) {
     }
 }
 
-RUN_TESTS(T(test_names_with_a_step), T(test_names_without_a_step))
+// The order run asks in: config.json's "step", then the step the checkpoint file saved, then the name.
+TEST(test_checkpoint_step_order) {
+    char dir[] = "/tmp/xsa_trend_XXXXXX", ck[128], cfg[160], note[600];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(ck, sizeof ck, "%s/step_300", dir);
+    CHECK(mkdir(ck, 0700) == 0);
+    long long step = -1, saved = 42;
+    const char *from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "path") && step == 300, "%s %lld", from ? from : "(none)", step);
+    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "checkpoint") && step == 42, "%s %lld", from ? from : "(none)", step);
+    snprintf(cfg, sizeof cfg, "%s/config.json", ck);
+    FILE *f = fopen(cfg, "w");
+    if (f) fputs("{\"step\": 7}", f), fclose(f);
+    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "config.json") && step == 7, "%s %lld", from ? from : "(none)", step);
+    unlink(cfg);
+    rmdir(ck);
+    rmdir(dir);
+}
+
+RUN_TESTS(T(test_names_with_a_step), T(test_names_without_a_step), T(test_checkpoint_step_order))
