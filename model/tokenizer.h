@@ -69,6 +69,12 @@ int tokenizer_caseops(const struct tokenizer *t);
 // XSA_EBADINPUT).                                   base_bytes, leading_space, boundary: (n)
 int tokenizer_sp_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *leading_space,
                            uint8_t *boundary, xsa_error *err);
+// The same for a byte-level BPE tokenizer.json (its decoder ByteLevel: GPT-2, Llama 3, Qwen): a
+// token's bytes are those its string stands for in the byte alphabet, which decode concatenates;
+// special tokens (skipped by decode(skip_special_tokens=True)), holes and ids past the tokenizer's
+// are boundaries of 0 bytes; no token has a leading space of its own. Else XSA_EBADINPUT (n = 0:
+// only that answer).
+int tokenizer_hf_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *boundary, xsa_error *err);
 
 void tokenizer_free(struct tokenizer *t);
 

@@ -494,6 +494,24 @@ static int hft_build(struct hft_tok *t, const cJSON *root, const char *path, xsa
     return 0;
 }
 
+int tokenizer_hf_byte_luts(const struct tokenizer *tok, int n, int16_t *base_bytes, uint8_t *boundary, xsa_error *err) {
+    const struct hft_tok *t = tok->kind == TOKENIZER_HF_JSON ? tok->impl : NULL;
+    if (!t || hft_dec_byte_level_len(t->dec, "", 0) < 0)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: bits per byte of a token shard needs a SentencePiece .model or a "
+                        "byte-level BPE tokenizer.json (its decoder ByteLevel); pass one with --tokenizer", tok->path);
+    for (int i = 0; i < n; i++) {
+        int32_t k = i < t->n_ids ? t->added_of_id[i] : -1;
+        const char *str = k >= 0 ? t->added[k].content : i < t->bpe.n_ids ? t->bpe.id_str[i] : NULL;
+        size_t len = k >= 0 ? t->added[k].len : str ? strlen(str) : 0;
+        // special tokens are no text (decode(skip_special_tokens=True)); ids past the tokenizer's
+        // and holes stand for nothing either
+        boundary[i] = !str || (k >= 0 && t->added[k].special);
+        long b = boundary[i] ? 0 : hft_dec_byte_level_len(t->dec, str, len);
+        base_bytes[i] = (int16_t)(b > INT16_MAX ? INT16_MAX : b);
+    }
+    return 0;
+}
+
 int32_t tokenizer_hf_token_id(const struct tokenizer *tok, const char *s, size_t len) {
     const struct hft_tok *t = tok->impl;
     for (size_t k = 0; k < t->nadded; k++)

@@ -113,6 +113,18 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
     return 0;
 }
 
+long hft_dec_byte_level_len(const struct hft_dec *d, const char *s, size_t len) {
+    if (d && d->type == D_SEQ && d->nkids == 1) d = d->kids[0];
+    if (!d || d->type != D_BYTELEVEL) return -1;
+    size_t i = 0, n = 0;
+    while (i < len) {
+        uint32_t cp = hft_utf8_next(s, len, &i);
+        if (cp >= 324 || d->char_byte[cp] < 0) return (long)len;  // as byte_level: the token's own bytes
+        n++;
+    }
+    return (long)n;
+}
+
 static void byte_level(const struct hft_dec *d, const struct hft_pieces *in, struct hft_pieces *out) {
     struct sbuf raw = {0};
     for (size_t k = 0; k < in->n; k++) {

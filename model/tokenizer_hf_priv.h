@@ -115,6 +115,10 @@ int hft_dec_parse(struct hft_dec **out, const cJSON *j, const char *path, xsa_er
 int hft_dec_apply(const struct hft_dec *d, struct hft_pieces *toks, struct sbuf *out, struct hft_ctx *ctx,
                  xsa_error *err);
 void hft_dec_free(struct hft_dec *d);
+// The bytes the token string s[0..len) stands for when the decoder is ByteLevel (alone, or the
+// one step of a Sequence): one per character of its byte alphabet (a string with another
+// character: its own bytes, as the decoder passes it); -1 for any other decoder.
+long hft_dec_byte_level_len(const struct hft_dec *d, const char *s, size_t len);
 
 // ---- string -> id hash (tokenizer_hf_bpe.c) ----
 

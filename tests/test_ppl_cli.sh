@@ -124,6 +124,21 @@ if $P --model $A --tokens-file $SHARD --tokenizer $SP --context 64 --device cpu 
 else
     fail shard_bits_per_byte "exit $?: $(head -1 "$TMP/err")"
 fi
+# Bits per byte of a GPT-2-token shard with its byte-level BPE tokenizer.json: the bytes are those
+# `tokenizers` decodes the targets to, the separators skipped (tests/fixtures/ppl/gpt2_bpb.json,
+# tools/fixtures/make_bpb_fixtures.py); a tokenizer.json that is not byte-level gives no byte count.
+G=tests/fixtures/ppl/gpt2_bpb.bin
+want=$(python3 -c 'import json; print(json.load(open("tests/fixtures/ppl/gpt2_bpb.json"))["target_bytes"])')
+if $P --quiet --model tests/fixtures/llmc/model_f32.bin --tokens-file $G --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json \
+       --context 64 --json "$TMP/g.json" >/dev/null 2>"$TMP/err"; then
+    got=$(grep -o '"bytes": [0-9]*' "$TMP/g.json" | head -1 | awk '{print $2}')
+    if [ "$got" = "$want" ] && grep -q '"bits_per_byte": [0-9]' "$TMP/g.json"; then pass byte_level_bits_per_byte
+    else fail byte_level_bits_per_byte "bytes $got, want $want"; fi
+else
+    fail byte_level_bits_per_byte "exit $?: $(head -1 "$TMP/err")"
+fi
+expect_exit not_byte_level_no_bytes 0 "Bits per byte: unknown bytes, unknown: shards need a SentencePiece tokenizer .* or a byte-level BPE tokenizer.json" -- \
+    $P --model tests/fixtures/llmc/model_f32.bin --tokens-file $G --tokenizer tests/fixtures/tokenizers/hf_metaspace/tokenizer.json --context 64
 # probe: the statistics of both models, XSA's cos(z, v) 0 to four digits in every layer.
 expect_exit probe_no_input 2 "xsa-eval probe: give one of --text" -- $XSA_BIN probe --model $A
 expect_exit probe_no_kl 2 "xsa-eval probe: unknown flag '--kl'" -- $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --kl

@@ -1,6 +1,7 @@
 // fuzz_tokenizer.c: a tokenizer file of kind FUZZ_KIND (1 tokenizer.json, 2 SentencePiece
 // .model, 3 llama2.c tokenizer.bin) loaded from the input, then used: fixed texts and the
-// input's own first bytes encoded (with and without specials) and the ids decoded.
+// input's own first bytes encoded (with and without specials) and the ids decoded; a
+// tokenizer.json's byte counts for bits per byte (tokenizer_hf_byte_luts).
 #include <stdint.h>
 
 #include "common/xalloc.h"
@@ -59,6 +60,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) use(t, texts[i], strlen(texts[i]));
         use(t, buf, size < 200 ? size : 200);
+        if (FUZZ_KIND == 1) {  // ppl's bits per byte: each id's byte count, never negative
+            int n = t->vocab_size + 2;
+            int16_t *bytes = xsa_malloc((size_t)n * sizeof *bytes);
+            uint8_t *boundary = xsa_malloc((size_t)n);
+            xsa_error e = {0};
+            int brc = tokenizer_hf_byte_luts(t, n, bytes, boundary, &e);
+            fuzz_check_error(brc, &e);
+            for (int i = 0; !brc && i < n; i++)
+                if (bytes[i] < 0 || boundary[i] > 1 || (boundary[i] && bytes[i])) abort();
+            free(bytes);
+            free(boundary);
+        }
         tokenizer_free(t);
     } else {
         free(t);
