@@ -32,13 +32,21 @@ void ppl_docs_free(struct ppl_docs *d) {
     memset(d, 0, sizeof *d);
 }
 
-int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, int byte_level, xsa_error *err) {
+static void alloc_luts(struct ppl_docs *d, int vocab) {
     d->lut_n = vocab;
     d->base_bytes = xsa_malloc((size_t)vocab * sizeof *d->base_bytes);
     d->leading_space = xsa_calloc((size_t)vocab, 1);
     d->boundary = xsa_malloc((size_t)vocab);
-    return byte_level ? tokenizer_hf_byte_luts(tk, vocab, d->base_bytes, d->boundary, err)
-                      : tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+}
+
+int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err) {
+    alloc_luts(d, vocab);
+    return tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+}
+
+int ppl_docs_byte_level_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err) {
+    alloc_luts(d, vocab);  // (no leading spaces: they stay 0)
+    return tokenizer_hf_byte_luts(tk, vocab, d->base_bytes, d->boundary, err);
 }
 
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err) {

@@ -72,9 +72,10 @@ int ppl_prefix_token(const struct tokenizer *tk, const struct model *m);
 
 void ppl_docs_free(struct ppl_docs *d);
 // eval_val's byte tables of a SentencePiece tokenizer for ids [0, vocab) (tokenizer_sp_byte_luts),
-// into d's base_bytes, leading_space and boundary; with `byte_level`, a byte-level BPE
-// tokenizer.json's (tokenizer_hf_byte_luts: no leading spaces).
-int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, int byte_level, xsa_error *err);
+// into d's base_bytes, leading_space and boundary.
+int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
+// The same tables for a byte-level BPE tokenizer.json (tokenizer_hf_byte_luts: no leading spaces).
+int ppl_docs_byte_level_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
 // Appends one document; fewer than 2 tokens add nothing (counted in n_short).
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err);
 

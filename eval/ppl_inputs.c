@@ -166,13 +166,13 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
         d->bytes = NAN;
         xsa_error probe = {0};  // (n = 0: only whether a tokenizer.json is byte-level; if not, no byte rule)
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
-            rc = ppl_docs_sp_bytes(d, tk, vocab, 0, err);
+            rc = ppl_docs_sp_bytes(d, tk, vocab, err);
             *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
                           "(parameter-golf's eval_val)";
         } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text
             *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files (--bytes-file)";
         } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON && !tokenizer_hf_byte_luts(tk, 0, NULL, NULL, &probe)) {
-            rc = ppl_docs_sp_bytes(d, tk, vocab, 1, err);
+            rc = ppl_docs_byte_level_bytes(d, tk, vocab, err);
             *bytes_rule = "each target's bytes in the byte-level BPE alphabet, special tokens none (the UTF-8 bytes "
                           "of decode(skip_special_tokens=True))";
         } else {

@@ -1,7 +1,8 @@
 // token_shard.h: token shards as llm.c, modded-nanogpt and parameter-golf write them: a header of
 // 256 little-endian int32 (magic 20240520, version, token count, the rest unused), then the
-// tokens: uint16 for version 1, uint32 for version 2 (llm.c's llama 3 shards). The file size
-// must be exactly header + count tokens, as parameter-golf's load_data_shard requires.
+// tokens: uint16 for version 1, uint32 for version 2; llm.c's Llama 3 shards (its
+// dev/data/data_common.py) are magic 20240801, version 7, uint32 tokens. The file size must be
+// exactly header + count tokens, as parameter-golf's load_data_shard requires.
 #ifndef XSA_EVAL_TOKEN_SHARD_H
 #define XSA_EVAL_TOKEN_SHARD_H
 
@@ -12,6 +13,7 @@
 #include "common/vec.h"
 
 #define TOKEN_SHARD_MAGIC 20240520
+#define TOKEN_SHARD_MAGIC_LLAMA3 20240801
 #define TOKEN_SHARD_HEADER_INTS 256
 #define TOKEN_SHARD_MAX_TOKENS (1 << 30)  // appended over all shards of one call
 

@@ -274,6 +274,10 @@ TEST(shard_reader_refuses_malformed_files) {
     out.n = 0;
     CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 2, 2, 8, 0, &out, &err) == 0);  // uint32 tokens
     CHECK(out.n == 2 && out.v[0] == 0x03020100);
+    out.n = 0;  // llm.c's Llama 3 shards: their own magic, version 7, uint32 tokens
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC_LLAMA3, 7, 2, 8, 0, &out, &err) == 0);
+    CHECK(out.n == 2 && out.v[0] == 0x03020100 && out.v[1] == 0x00060504);
+    CHECK(parse_hdr(TOKEN_SHARD_MAGIC_LLAMA3, 1, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "version"));
     CHECK(parse_hdr(1234, 1, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "magic"));
     CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 3, 4, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "version"));
     CHECK(parse_hdr(TOKEN_SHARD_MAGIC, 1, 5, 8, 0, &out, &err) == XSA_EBADINPUT && strstr(err.msg, "truncated"));
