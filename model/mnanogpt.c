@@ -363,13 +363,11 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (rc) return rc;
     int64_t BV = e->t->shape[0], Db = e->t->shape[1];
     // The sign trick's bigram table is bigram_dim wide (192 in the records), added to the first
-    // channels; before it the table is the model's width. MUDD comes with it in every record.
+    // channels; before it the table is the model's width (with MUDD: the root train_gpt.py of
+    // 2026-05-24 to 06-05, whose cache[0] is x0 plus layer 0's bigram, not x0).
     if (signs ? Db < 1 || Db > C : Db != C)
         return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_embed.weight is %lld wide; the record's GPT takes %s", b->path, (long long)Db,
                         signs ? "at most the model's width with a bigram_sign_table" : "the model's width without a bigram_sign_table");
-    if (mudd && !signs)  // (its x0 and MUDD's cache[0] differ: the bigram is not added in place)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD tensors without a bigram_sign_table: the root train_gpt.py of 2026-05-24 to "
-                        "06-05 (2026-05-27's xsa-baseline logs), a GPT xsa-eval does not run; it runs the sign trick's, from 06-05 on", b->path);
     if (gated && (!mudd || H != MNG_DC_HEADS))
         return xsa_fail(err, XSA_EBADINPUT, "%s: MUDD gates %s: the root train_gpt.py's GPT lays its gates out for MUDD and %d heads", b->path,
                         mudd ? "with another head count than 6" : "without MUDD", MNG_DC_HEADS);

@@ -44,6 +44,10 @@ expect_exit sign_trick_sa 0 "xsa layers +none" -- "$XSA_BIN" info --model $X/sig
 expect_exit mudd_info 0 "features .*paired heads in layers 0,2,5,9, .*the bigram sign trick, skip, MUDD connections at the last layer and after it" -- "$XSA_BIN" info --model $X/mudd/state_step000000.pt
 expect_exit mudd_xsa_layers 0 "xsa layers +1,3,4,7,8,10 \(6 of 11; source: config\)" -- "$XSA_BIN" info --model $X/mudd/state_step000000.pt
 expect_exit mudd_cuda_refused 2 "--device cuda: the CUDA backend does not implement modded-nanogpt's GPT" -- "$XSA_BIN" logprobs --model $X/mudd/state_step000000.pt --device cuda --tokens 50,3,17
+# MUDD before the sign trick (the root train_gpt.py of 2026-05-24 to 06-05, 2026-05-27's
+# xsa-baseline logs): a full-width bigram, no sign table; gated XSA as 07-17's.
+expect_exit mudd_0524_info 0 "features .*x0/bigram lambdas, skip, MUDD connections at the last layer and after it" -- "$XSA_BIN" info --model $X/mudd_0524/state_step000000.pt
+expect_exit mudd_0524_xsa_layers 0 "xsa layers +1,3,4,7,8,10 \(6 of 11; source: config\)" -- "$XSA_BIN" info --model $X/mudd_0524/state_step000000.pt
 expect_exit paired_from_code 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 14, 22, 26], "MAX_SEQ_LEN": 64, "PAIRED_LAYERS": [0, 5]}' > "$TMP/arch.json"
 expect_exit paired_sidecar_agrees 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt --arch "$TMP/arch.json"
@@ -64,7 +68,6 @@ expect_exit gates_xsa_off 2 "--xsa '8': layer 8 of modded-nanogpt's GPT has no X
 expect_exit gates_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $G --device cpu --tokens 50,3,17 --xsa none
 # Files with one thing wrong (tools/fixtures/make_mnanogpt_bad.py).
 expect_exit bad_gates_heads 2 "gates_heads.pt: MUDD gates with another head count than 6" -- "$XSA_BIN" info --model $X/bad/gates_heads.pt
-expect_exit bad_mudd_no_signs 2 "mudd_no_signs.pt: MUDD tensors without a bigram_sign_table" -- "$XSA_BIN" info --model $X/bad/mudd_no_signs.pt
 expect_exit bad_bigram_wide 2 "bigram_wide.pt: bigram_embed.weight is 36 wide; the record's GPT takes at most the model's width" -- "$XSA_BIN" info --model $X/bad/bigram_wide.pt
 # A NaN weight is a damaged file, refused at load as parameter-golf's are, never scored.
 expect_exit bad_nan_weight 2 "nan_weight.pt: tensor 'qk_bank' holds NaN at element 3137 .*the checkpoint is damaged" -- "$XSA_BIN" info --model $X/bad/nan_weight.pt

@@ -257,6 +257,9 @@ TEST(mnanogpt_fixture_matches_record) {
     CHECK(check_model("tests/fixtures/mnanogpt/sign_trick_bv/state_step000000.pt", "tests/fixtures/mnanogpt/sign_trick_bv/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd/state_step000000.pt", "tests/fixtures/mnanogpt/mudd/reference.json") == 3);
     CHECK(check_model("tests/fixtures/mnanogpt/mudd_0611/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0611/reference.json") == 3);
+    // MUDD before the sign trick (the root train_gpt.py of 2026-05-24 to 06-05, 2026-05-27's
+    // xsa-baseline logs): a full-width bigram added to a copy of x0, which is MUDD's cache[0]
+    CHECK(check_model("tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0524/reference.json") == 3);
     // the root train_gpt.py's (2026-05-27 on): per-token MUDD gates for XSA, the injections, the
     // skip and the layer-10 DC correction (6 heads, as its gate layout needs)
     CHECK(check_model("tests/fixtures/mnanogpt/gates/state_step000000.pt", "tests/fixtures/mnanogpt/gates/reference.json") == 3);
@@ -326,6 +329,7 @@ TEST(mnanogpt_probe_matches_record) {
     check_mng_probe("tests/fixtures/mnanogpt/sign_trick");
     check_mng_probe("tests/fixtures/mnanogpt/mudd");
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0611");
+    check_mng_probe("tests/fixtures/mnanogpt/mudd_0524");
     check_mng_probe("tests/fixtures/mnanogpt/gates");
 }
 

@@ -277,13 +277,15 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     // (backout) takes layer 3's buffer once layer 6 has read it (MUDD reads both after the loop, and
     // the last layer's input); the embeddings are gathered into q, which attention first writes in
     // layer 0. MUDD's c0 (the residual into layer 0) is x0 where the bigram is added into x0 in
-    // place, a buffer of its own with the gates (they add it to a copy).
-    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE), nb = g->gate_w1 ? 12 : has_mudd ? 11 : 9;
+    // place (the sign trick), a buffer of its own where it is added to a copy (the gates; MUDD
+    // before the sign trick, the root train_gpt.py of 2026-05-24 to 06-05).
+    int c0_own = g->gate_w1 || (has_mudd && !g->bigram_sign);
+    size_t MT = (size_t)(Tp < MNG_MLP_TILE ? Tp : MNG_MLP_TILE), nb = c0_own ? 12 : has_mudd ? 11 : 9;
     float *buf = xsa_calloc(P * nb + MT * F + (size_t)T + (size_t)G * V + (size_t)G * C, sizeof(float));
     float *x = buf, *x0 = x + P, *skip = x0 + P;
     struct mng_run r = {.m = m, .b = b, .pool = st->pool, .gemm = st->gemm, .T = T, .Tp = Tp, .C = C, .H = c->n_head, .hd = c->head_dim};
     r.xn = skip + P, r.q = r.xn + P, r.k = r.q + P, r.v = r.k + P, r.y = r.v + P, r.out = r.y + P;
-    float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL, *c0 = g->gate_w1 ? c9 + P : x0;
+    float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL, *c0 = c0_own ? c9 + P : x0;
     float *tmp = r.q, *ff = r.out + P * (nb - 8), *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
     float *mu = has_mudd ? xsa_calloc((size_t)T * g->mudd_coef, sizeof(float)) : NULL;
     struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, MNG_MUDD_SCALE};
@@ -352,8 +354,10 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         } else if (g->bigram_sign) {
             for (int j = 0; j < Db; j++) z[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
             memcpy(o, z, (size_t)C * sizeof(float));
-        } else
+        } else {  // a full-width bigram added to a copy of x0: MUDD's cache[0] is that copy
             for (int j = 0; j < C; j++) o[j] = z[j] + bg[j] * g->layer[0].bigram_lambda;
+            if (c0_own) memcpy(c0 + (size_t)t * C, o, (size_t)C * sizeof(float));
+        }
     }
     float sk = 1.0f / (1.0f + expf(-g->skip_lambda)) * 2;
     for (int t = 0; t < T && !gates; t++) skip_g[t] = sk * sigmoidf_(dot(x0 + (long)t * C, g->skip_gate, MNG_GATE_IN));
