@@ -309,6 +309,16 @@ static int load_net(struct mng_build *b, const char *prefix, int64_t C, int min_
 // (columns 0..25) holds XSA for layers 1, 3, the attention gate of layer 3 and x0/bigram pairs for
 // layers 0..3; gate 1 (columns 26..66) XSA for 4, 7, the attention gate of 10, x0/bigram pairs for
 // 4, 5, 7, 8, 9, then the skip and the DC weights. A paired layer's XSA column is never read.
+// 2026-05-27's this_pr_v1 (GPT.unpack_mudd_gate, H heads): gate 0 holds XSA for 1, 3, 4, the
+// attention gate of 3, x0/bigram pairs for 0..5; gate 1 (from pre on) XSA for 7, the attention
+// gate of 10, x0/bigram pairs for 7..10, then the skip.
+static void gate_columns_v1(struct mng_layer *L, int l, int H, int pre) {
+    L->g_xsa = L->paired ? -1 : l == 1 ? 0 : l == 3 ? H : l == 4 ? 2 * H : l == 7 ? pre : -1;
+    L->g_attn = l == 3 ? 3 * H : l == MNG_LAYERS - 1 ? pre + H : -1;
+    L->g_x0 = l <= 5 ? 4 * H + 2 * l : l >= 7 ? pre + 2 * H + 2 * (l - 7) : -1;
+    L->g_bigram = L->g_x0 < 0 ? -1 : L->g_x0 + 1;
+}
+
 static void gate_columns(struct mng_layer *L, int l, int gated) {
     static const int xsa[MNG_LAYERS] = {-1, 0, -1, 6, MNG_GATE_PRE, -1, -1, MNG_GATE_PRE + 6, -1, -1, -1};
     static const int inject[MNG_LAYERS] = {18, 20, 22, 24, MNG_GATE_PRE + 18, MNG_GATE_PRE + 20, -1, MNG_GATE_PRE + 22, MNG_GATE_PRE + 24,
@@ -349,11 +359,13 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
                         "reads groups of 2 x head_dim = %lld rows: (%lld or more, %lld, %lld)", b->path, (long long)G,
                         (long long)QK1, (long long)C, (long long)H, (long long)C, (long long)(2 * hd), (long long)n_qk,
                         (long long)(2 * hd), (long long)C);
-    // The root train_gpt.py's gate networks replace xsa_alphas (its XSA layers are the gates'):
-    // both in one file is no record's GPT, and the alphas would be applied where it has no gate.
-    if (gated && has_xsa)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: xsa_alphas beside the MUDD gate networks (mudd_gate_w1), as in 2026-05-27's "
-                        "this_pr_v1 logs: xsa-eval runs the root train_gpt.py's GPT (that record's v3), whose gates replace xsa_alphas", b->path);
+    // The root train_gpt.py's gate networks replace xsa_alphas (its XSA layers are the gates').
+    // 2026-05-27's this_pr_v1 keeps xsa_alphas (unused: its gates give XSA) beside its own DC
+    // networks (dc_w1_bank); the alphas without those are no record's GPT.
+    int v1 = gated && has_xsa && entry(b, "dc_w1_bank");
+    if (gated && has_xsa && !v1)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: xsa_alphas beside the MUDD gate networks (mudd_gate_w1) without dc_w1_bank: neither "
+                        "2026-05-27's this_pr_v1 (both) nor the root train_gpt.py's GPT (whose gates replace xsa_alphas)", b->path);
     int64_t emb[2] = {-1, C};
     if (!rc) rc = find(b, "embed.weight", 2, emb, &e, err);
     if (rc) return rc;
@@ -402,6 +414,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if ((rc = load(b, "qk_bank", 3, any3, &qk, err)) || (rc = load(b, "vo_bank", 3, s_vo, &vo, err)) ||
         (rc = load(b, "mlp_bank", 4, s_mlp, &mlp, err)) || (!gated && (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err))) ||
         (rc = load(b, "ve_gate_bank", 3, s_vg, &vg, err)) || (has_xsa && (rc = load(b, "xsa_alphas", 2, two, &alphas, err))) ||
+        (v1 && (rc = load(b, "attn_gate_bank", 3, s_ag, &ag, err))) ||
         (rc = load(b, "scalars", 1, s_sc, &scalars, err)) || (rc = load(b, "lm_head.weight", 2, s_lm, &lm, err)) ||
         (rc = load(b, "embed.weight", 2, emb, &m->tok_emb, err)) || (rc = load(b, "bigram_embed.weight", 2, any2, &g->bigram_emb, err)) ||
         (rc = load(b, "value_embeds", 2, s_ve, &g->value_embeds, err)) || (rc = load(b, "smear_gate.weight", 2, s_g, &g->smear_gate, err)) ||
@@ -417,13 +430,26 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (signs) g->sign_rows = (int)dim0(b, "bigram_sign_table");
     if (signs && g->sign_rows < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_sign_table has no rows", b->path);
     if (mudd && (rc = load_net(b, "mudd", C, MNG_MUDD_COEF, &g->mudd_w1, &g->mudd_w2, &g->mudd_b2, &g->mudd_dim, &g->mudd_coef, err))) return rc;
-    if (gated) {
+    if (gated && !v1) {
         float *scale;
         if ((rc = load_net(b, "mudd_gate", C, MNG_GATE_POST, &g->gate_w1, &g->gate_w2, &g->gate_b2, &g->gate_dim, &g->gate_coef, err)) ||
             (rc = load(b, "_mudd_gate_scale", 0, NULL, &scale, err)))
             return rc;
         g->gate_scale = scale[0];
+        g->gate_pre = MNG_GATE_PRE, g->gate_post = MNG_GATE_POST, g->gate_post_layer = 4, g->gate_stride = MNG_GATE_PRE + MNG_GATE_POST;
         g->g_skip = MNG_GATE_PRE + 28, g->g_dc = MNG_GATE_PRE + 29;
+    } else if (v1) {  // its gate scale is a constant (0.1, then 0.5); its x0/bigram lambdas and skip gate are unused
+        float *dc1, *dc2, *unused;
+        int64_t s_dc1[3] = {MNG_LAYERS - 1, 2 * H, C}, s_dc2[3] = {MNG_LAYERS - 1, 2 * H, 2 * H};
+        g->gate_pre = 4 * (int)H + 12, g->gate_post = 2 * (int)H + 9, g->gate_post_layer = 6;
+        if ((rc = load_net(b, "mudd_gate", C, g->gate_pre, &g->gate_w1, &g->gate_w2, &g->gate_b2, &g->gate_dim, &g->gate_coef, err)) ||
+            (rc = load(b, "dc_w1_bank", 3, s_dc1, &dc1, err)) || (rc = load(b, "dc_w2_bank", 3, s_dc2, &dc2, err)) ||
+            (rc = load(b, "x0_lambdas", 1, s_l1, &unused, err)) || (rc = load(b, "bigram_lambdas", 1, s_l1, &unused, err)) ||
+            (rc = load(b, "skip_gate.weight", 2, s_g, &unused, err)))
+            return rc;
+        g->gates_v1 = 1, g->gate_scale = 0.1f;
+        g->dc_w1 = dc1 + (size_t)(MNG_LAYERS - 2) * 2 * H * C, g->dc_w2 = dc2 + (size_t)(MNG_LAYERS - 2) * 4 * H * H;  // layer 10's
+        g->g_skip = g->gate_pre + 2 * (int)H + 8, g->g_dc = g->gate_pre + g->gate_post, g->gate_stride = g->g_dc + 2 * (int)H;
     }
     // 07-17's FP8 down-projection scales: training state (the evaluation runs the bank's weights)
     static const char *fp8[] = {"_mlp_down_act_scales", "_mlp_down_proj_scales", "_mlp_down_proj_next_scales"};
@@ -445,7 +471,8 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
         L->resid_attn = bf16_round(resid[2 * l]), L->resid_mlp = bf16_round(resid[2 * l + 1]);
         L->post_attn = bf16_round(post[2 * l]), L->post_mlp = bf16_round(post[2 * l + 1]);
         if (!gated) L->x0_lambda = bf16_round(x0l[l]), L->bigram_lambda = bf16_round(bgl[l]);
-        gate_columns(L, l, gated);
+        if (v1) gate_columns_v1(L, l, (int)H, g->gate_pre);
+        else gate_columns(L, l, gated);
         // mlp_bank[l] = (c_fc (F, C), c_proj (F, C)): relu(x c_fc^T)^2 c_proj; w_down is c_proj^T.
         w->w_up = mlp + (size_t)l * 2 * F * C;
         w->w_down = f = take(b, (size_t)F * C);
@@ -461,9 +488,9 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             *dst[k] = f = take(b, (size_t)C * C);
             for (size_t i = 0; i < (size_t)C * C; i++) f[i] = (k < 3 ? lq : lo) * src[k][i];
         }
-        if (!gated) L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;
+        if (!gated) L->attn_gate = ag + (size_t)a * H * MNG_GATE_IN;  // (this_pr_v1's bank is unused)
         if (L->ve >= 0) L->ve_gate = vg + (size_t)L->ve * H * MNG_GATE_IN;
-        if (k_xsa[l] && has_xsa && !L->paired) {
+        if (k_xsa[l] && has_xsa && !gated && !L->paired) {
             L->xsa_gate = f = take(b, (size_t)H);
             for (int h = 0; h < H; h++) f[h] = tanhf(alphas[l * H + h]);
             w->xsa_gate = L->xsa_gate;

@@ -214,6 +214,18 @@ struct mng_model {
     // and bigram lambdas and the skip gate (g_skip), and give the DC weights (g_dc: 6 w1, then 6 w2).
     float *gate_w1, *gate_w2, *gate_b2, gate_scale;
     int gate_dim, gate_coef, g_skip, g_dc;
+    // The gate vector's layout: gate_pre columns of block 0, then gate_post of block 1 (read from
+    // the input of layer gate_post_layer), then (this_pr_v1) 2H DC weights: gate_stride a token.
+    int gate_pre, gate_post, gate_post_layer, gate_stride;
+    // 2026-05-27's this_pr_v1 (xsa_alphas beside the gates, unused), or 0: block 0 gives XSA for
+    // layers 1, 3, 4, the attention gate of 3 and x0/bigram gates for 0..5; block 1 (layer 6's
+    // input) XSA for 7, the attention gate of 10, x0/bigram for 7..10 and the skip; the gates are
+    // times gate_scale then 0.5; XSA in the F.normalize form (y -= tanh(g) (y . vn) vn); x0 and
+    // bigram terms summed before they join the residual (layer 10 too, in place of mu10, mu11);
+    // the DC weights from their own network on the attention input, dc_w2 gelu_tanh(dc_w1 x):
+    // dc_w1 (2H, C), dc_w2 (2H, 2H), layer 10's of dc_w1_bank, dc_w2_bank.
+    int gates_v1;
+    float *dc_w1, *dc_w2;
     float *smear_gate, *skip_gate; // (12) each
     float smear_lambda, backout_lambda, skip_lambda;
     float attn_scale;              // softmax scale after the YaRN updates (both Yarns share it)

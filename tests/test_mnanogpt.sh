@@ -66,6 +66,12 @@ expect_exit gates_info 0 "features .*per-token MUDD gates \(XSA, attention in la
 expect_exit gates_xsa_layers 0 "xsa layers +1,3,4,7 \(4 of 11; source: config\)" -- "$XSA_BIN" info --model $G
 expect_exit gates_xsa_off 2 "--xsa '8': layer 8 of modded-nanogpt's GPT has no XSA gate" -- "$XSA_BIN" logprobs --model $G --device cpu --tokens 50,3,17 --xsa 8
 expect_exit gates_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $G --device cpu --tokens 50,3,17 --xsa none
+# 2026-05-27's this_pr_v1: xsa_alphas (unused) beside the gates and its own DC networks; its XSA
+# layers are its gates' too.
+V1=$X/gates_v1/state_step000000.pt
+expect_exit gates_v1_info 0 "features .*per-token MUDD gates .*the layer-10 DC correction" -- "$XSA_BIN" info --model $V1
+expect_exit gates_v1_xsa_layers 0 "xsa layers +1,3,4,7 \(4 of 11; source: config\)" -- "$XSA_BIN" info --model $V1
+expect_exit gates_v1_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $V1 --device cpu --tokens 50,3,17 --xsa none
 # Files with one thing wrong (tools/fixtures/make_mnanogpt_bad.py).
 expect_exit bad_gates_heads 2 "gates_heads.pt: MUDD gates with another head count than 6" -- "$XSA_BIN" info --model $X/bad/gates_heads.pt
 expect_exit bad_bigram_wide 2 "bigram_wide.pt: bigram_embed.weight is 36 wide; the record's GPT takes at most the model's width" -- "$XSA_BIN" info --model $X/bad/bigram_wide.pt
@@ -92,7 +98,7 @@ expect_exit bad_mudd_many_coefs 2 "mudd_many_coefs.pt: mudd_w2 holds 20 coeffici
 # qk_bank rows of another width would make the GPT read its q/k from the tensors after it.
 expect_exit bad_qk_rows 2 "qk_rows.pt: qk_bank is \(24, 16, 32\); the record's GPT of 2 heads of width 32 reads groups of 2 x head_dim = 32 rows" -- \
     "$XSA_BIN" info --model $X/bad/qk_rows.pt
-expect_exit bad_gates_alphas 2 "gates_alphas.pt: xsa_alphas beside the MUDD gate networks" -- "$XSA_BIN" info --model $X/bad/gates_alphas.pt
+expect_exit bad_gates_alphas 2 "gates_alphas.pt: xsa_alphas beside the MUDD gate networks \(mudd_gate_w1\) without dc_w1_bank" -- "$XSA_BIN" info --model $X/bad/gates_alphas.pt
 # 2026-04-22 MuddFormer's GPT, refused by its name (not by a count of scalars); a tensor of the
 # wrong shape, with both shapes.
 expect_exit bad_muddformer 2 "muddformer_dense.pt: dense_w1 is 2026-04-22 MuddFormer's MUDD layout, a GPT xsa-eval does not run" -- "$XSA_BIN" info --model $X/bad/muddformer_dense.pt

@@ -263,6 +263,9 @@ TEST(mnanogpt_fixture_matches_record) {
     // the root train_gpt.py's (2026-05-27 on): per-token MUDD gates for XSA, the injections, the
     // skip and the layer-10 DC correction (6 heads, as its gate layout needs)
     CHECK(check_model("tests/fixtures/mnanogpt/gates/state_step000000.pt", "tests/fixtures/mnanogpt/gates/reference.json") == 3);
+    // 2026-05-27's this_pr_v1: its own gate layout (scale 0.05, block 1 from layer 6's input), XSA
+    // in the normalized form, the x0 and bigram gates summed, the DC weights from their own network
+    CHECK(check_model("tests/fixtures/mnanogpt/gates_v1/state_step000000.pt", "tests/fixtures/mnanogpt/gates_v1/reference.json") == 3);
 }
 
 // backend.h's probe on modded-nanogpt's GPT: cos(y, v), cos(z, v) and a_ii per layer and head at
@@ -331,6 +334,7 @@ TEST(mnanogpt_probe_matches_record) {
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0611");
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0524");
     check_mng_probe("tests/fixtures/mnanogpt/gates");
+    check_mng_probe("tests/fixtures/mnanogpt/gates_v1");
 }
 
 // The same scores when the reference's first sequence is a prefix shared by two branches, beside

@@ -28,7 +28,7 @@ struct mng_run {
     const struct mng_layer *L;             // the layer attention runs for
     const float *mu;                       // (T, mudd_coef) the last layer's MUDD coefficients, when attention runs for it; else NULL
     const float *c0, *c7, *c9;             // (T, C) the residual into layer 0, after layer 7, into the last layer (MUDD's sources)
-    const float *gates;                    // (T, MNG_GATE_PRE + MNG_GATE_POST) the MUDD gates' columns, or NULL
+    const float *gates;                    // (T, gate_stride) the MUDD gates' columns, or NULL
     double *p;                             // (threads, 2T + 16) scores, per worker
     double *dc_p;                          // (threads, (H + 1) MNG_DC_WINDOW) the DC correction's probabilities, per worker
     long *key;                             // (threads, 2T + 16) key offsets, per worker
@@ -121,7 +121,7 @@ static void attend(const struct mng_run *r, const struct mng_layer *L, int t, in
 // into a(j) = sum_h w1_h p_h(j); head h's output gains w2_h sum_j a(j) v_h(j).
 static void dc_correct(const struct mng_run *r, int t, double *p, long *key) {
     const struct score_batch *b = r->b;
-    const float *gg = r->gates + (size_t)t * (MNG_GATE_PRE + MNG_GATE_POST) + r->m->mng->g_dc;
+    const float *gg = r->gates + (size_t)t * r->m->mng->gate_stride + r->m->mng->g_dc;
     int hd = r->hd, C = r->C, H = r->H, n = 0;
     float w1[MNG_DC_HEADS];
     double ms = 0;
@@ -222,14 +222,14 @@ static void attention(struct mng_run *r, int l) {
             float *o = r->probe && r->row[t] >= 0
                            ? r->probe + (((size_t)r->row[t] * m->cfg.n_layer + l) * H + h) * BACKEND_PROBE_STATS : NULL;
             if (o) o[BACKEND_PROBE_COS_Y] = (float)cpu_cosine(y, vv, hd);
-            const float *gg = r->gates ? r->gates + (size_t)t * (MNG_GATE_PRE + MNG_GATE_POST) : NULL;
-            if (L->g_xsa >= 0 && m->cfg.xsa[l]) {  // per token: y -= tanh(g) (y . v / max(|v|^2, 1e-8)) v
+            const float *gg = r->gates ? r->gates + (size_t)t * g->gate_stride : NULL;
+            if (L->g_xsa >= 0 && m->cfg.xsa[l] && !g->gates_v1) {  // per token: y -= tanh(g) (y . v / max(|v|^2, 1e-8)) v
                 float vv2 = dot(vv, vv, hd), c = tanhf(gg[L->g_xsa + h]) * (dot(y, vv, hd) / (vv2 > 1e-8f ? vv2 : 1e-8f));
                 for (int d = 0; d < hd; d++) y[d] = y[d] - c * vv[d];
-            } else if (L->xsa_gate && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4); y -= tanh(alpha) (y . vn) vn
-                float nv = sqrtf(dot(vv, vv, hd)), den = nv > 1e-4f ? nv : 1e-4f, vn[1024];
+            } else if ((L->xsa_gate || L->g_xsa >= 0) && m->cfg.xsa[l]) {  // (--xsa none turns it off) vn = F.normalize(v, eps=1e-4);
+                float nv = sqrtf(dot(vv, vv, hd)), den = nv > 1e-4f ? nv : 1e-4f, vn[1024];  // y -= tanh(alpha) (y . vn) vn (this_pr_v1: per token)
                 for (int d = 0; d < hd; d++) vn[d] = vv[d] / den;
-                float proj = dot(y, vn, hd), a = L->xsa_gate[h] * proj;
+                float proj = dot(y, vn, hd), a = (L->xsa_gate ? L->xsa_gate[h] : tanhf(gg[L->g_xsa + h])) * proj;
                 for (int d = 0; d < hd; d++) y[d] = y[d] - a * vn[d];
             }
             if (o) o[BACKEND_PROBE_COS_Z] = (float)cpu_cosine(y, vv, hd);  // (before the output gate: a per-head scale)
@@ -255,14 +255,28 @@ static void bigram_row(const struct mng_model *g, const int32_t *bgrow, const in
 struct coef_net {
     const float *w1, *w2, *b2;
     int D, K;
-    float scale;
+    float scale, scale2;  // (this_pr_v1's gates: times 0.1, then 0.5; others 1)
 };
 static void coefs(const struct mng_run *r, struct coef_net net, int id, int n, const float *x, float *h, float *out, int stride) {
     linear(r, x, net.w1 + (size_t)id * net.D * r->C, h, r->C, net.D);
     for (size_t i = 0; i < (size_t)r->T * net.D; i++) h[i] = 0.5f * h[i] * (1.0f + erff(h[i] * (float)M_SQRT1_2));  // F.gelu (erf)
     const float *w2 = net.w2 + (size_t)id * net.K * net.D, *b2 = net.b2 + (size_t)id * net.K;
     for (int t = 0; t < r->T; t++)
-        for (int k = 0; k < n; k++) out[(size_t)t * stride + k] = (dot(h + (size_t)t * net.D, w2 + (size_t)k * net.D, net.D) + b2[k]) * net.scale;
+        for (int k = 0; k < n; k++) out[(size_t)t * stride + k] = (dot(h + (size_t)t * net.D, w2 + (size_t)k * net.D, net.D) + b2[k]) * net.scale * net.scale2;
+}
+
+// this_pr_v1's DC weights (dc_gate): dc_w2 gelu_tanh(dc_w1 xn) from the attention input, 2H
+// columns from g_dc of each token's gates (w1, then w2; dc_correct RMS-norms w1). h: (Tp, 2H) scratch.
+static void dc_weights_v1(const struct mng_run *r, float *h, float *gates) {
+    const struct mng_model *g = r->m->mng;
+    int n = 2 * r->H;
+    linear(r, r->xn, g->dc_w1, h, r->C, n);
+    for (size_t i = 0; i < (size_t)r->T * n; i++) {  // F.gelu(approximate="tanh"), as torch computes it in float32
+        float x = h[i];
+        h[i] = 0.5f * x * (1.0f + tanhf((float)(M_SQRT2 * M_2_SQRTPI * 0.5) * (x + 0.044715f * (x * x * x))));
+    }
+    for (int t = 0; t < r->T; t++)
+        for (int k = 0; k < n; k++) gates[(size_t)t * g->gate_stride + g->g_dc + k] = dot(h + (size_t)t * n, g->dc_w2 + (size_t)k * n, n);
 }
 
 void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, float *logprob, uint8_t *greedy) {
@@ -288,9 +302,10 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL, *c0 = c0_own ? c9 + P : x0;
     float *tmp = r.q, *ff = r.out + P * (nb - 8), *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
     float *mu = has_mudd ? xsa_calloc((size_t)T * g->mudd_coef, sizeof(float)) : NULL;
-    struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, MNG_MUDD_SCALE};
-    struct coef_net gnet = {g->gate_w1, g->gate_w2, g->gate_b2, g->gate_dim, g->gate_coef, g->gate_scale};
-    int GS = MNG_GATE_PRE + MNG_GATE_POST, hdim = g->mudd_dim > g->gate_dim ? g->mudd_dim : g->gate_dim;
+    struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, MNG_MUDD_SCALE, 1.0f};
+    struct coef_net gnet = {g->gate_w1, g->gate_w2, g->gate_b2, g->gate_dim, g->gate_coef, g->gate_scale, g->gates_v1 ? 0.5f : 1.0f};
+    int GS = g->gate_stride, hdim = g->mudd_dim > g->gate_dim ? g->mudd_dim : g->gate_dim;
+    hdim = hdim > 2 * c->n_head ? hdim : 2 * c->n_head;  // (this_pr_v1's DC network: 2H hidden)
     float *mh = has_mudd ? xsa_calloc((size_t)Tp * hdim, sizeof(float)) : NULL;
     float *gates = g->gate_w1 ? xsa_calloc((size_t)T * GS, sizeof(float)) : NULL;  // gate 0's columns, then gate 1's
     r.gates = gates;
@@ -342,7 +357,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         bgrow[t] = hsh;
         srow[t] = !g->bigram_sign ? -1 : pv < 0 ? 0 : (int32_t)(((uint32_t)b->token[pv] ^ (uint32_t)b->token[t]) % (uint32_t)g->sign_rows);
     }
-    if (gates) coefs(&r, gnet, 0, MNG_GATE_PRE, x0, mh, gates, GS);  // the MUDD gates' first block, from x0
+    if (gates) coefs(&r, gnet, 0, g->gate_pre, x0, mh, gates, GS);  // the MUDD gates' first block, from x0
     for (int t = 0; t < T; t++) {  // layer 0's bigram: with the sign trick added into x0 in place (x is x0)
         float *o = x + (size_t)t * C, *z = x0 + (size_t)t * C;
         bigram_row(g, bgrow, srow, t, bg);
@@ -366,8 +381,8 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
         const struct mng_layer *L = &g->layer[l];
         const struct layer_weights *w = &m->layers[l];
         int mix = has_mudd && l == last;  // the last layer's lambdas are MUDD's coefficients
-        if (gates && l == 4) {  // the gates' second block, from layer 4's input; the skip's is sigmoid(skip_lambda) times its column
-            coefs(&r, gnet, 1, MNG_GATE_POST, x, mh, gates + MNG_GATE_PRE, GS);
+        if (gates && l == g->gate_post_layer) {  // the gates' second block, from layer 4's input (this_pr_v1: 6's); the skip's is sigmoid(skip_lambda) times its column
+            coefs(&r, gnet, 1, g->gate_post, x, mh, gates + g->gate_pre, GS);
             for (int t = 0; t < T; t++) skip_g[t] = 1.0f / (1.0f + expf(-g->skip_lambda)) * gates[(size_t)t * GS + g->g_skip];
         }
         if (!L->attn) {
@@ -384,12 +399,18 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
                 }
                 r.mu = mu;
             }
+            if (L->dc && g->gates_v1) dc_weights_v1(&r, mh, gates);
             attention(&r, l);
             for (int t = 0; t < T; t++) {
                 float *o = x + (size_t)t * C;
                 const float *z = x0 + (size_t)t * C, *a = r.out + (size_t)t * C, *u = mix ? mu + (size_t)t * g->mudd_coef : NULL;
                 bigram_row(g, bgrow, srow, t, bg);
-                if (mix) {  // x = mu8 x + mu9 attn + mu10 c0; x[:Db] += mu11 bigram
+                if (g->gates_v1) {  // x = resid x + post attn + (x0 gx + bigram gb); the last layer: mu8, mu9, and c0 for x0
+                    float rl = mix ? u[8] : L->resid_attn, pl = mix ? u[9] : L->post_attn, gx = gates[(size_t)t * GS + L->g_x0];
+                    float gb = l > 0 ? gates[(size_t)t * GS + L->g_bigram] : 0;
+                    const float *zz = mix ? c0 + (size_t)t * C : z;
+                    for (int j = 0; j < C; j++) o[j] = rl * o[j] + pl * a[j] + (l > 0 ? zz[j] * gx + bg[j] * gb : zz[j] * gx);
+                } else if (mix) {  // x = mu8 x + mu9 attn + mu10 c0; x[:Db] += mu11 bigram
                     for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + u[10] * c0[(size_t)t * C + j];
                     for (int j = 0; j < Db; j++) o[j] = o[j] + u[11] * bg[j];
                 } else if (gates) {  // x0 times its gate, then the bigram times its gate (none in layer 0)
