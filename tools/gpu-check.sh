@@ -404,7 +404,8 @@ fi
 # ---- 5d. what the CUDA backend does not run yet ----------------------------------------------
 # Parameter-golf (model/pgolf.c, the NTK-scaled record, the 2026-03-31 record's two lanes and
 # depth recurrence, a looped 2026-04-05 record and the non-record 2026-03-21 RecurrentGPT among them) and modded-nanogpt models (the
-# 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction) and
+# 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction, the 05-24 root's
+# MUDD before the sign trick and 05-27's this_pr_v1 gates) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
 # The per-group (PGRP) container of 2026-04-27 9Hp is among them where the lrzip program is.
@@ -415,7 +416,8 @@ if gpu_ok "CPU-only models"; then
     for M in $pgrp tests/fixtures/pgolf/recurrent_0321/final_model.pt tests/fixtures/pgolf/xsa_record_ntk/final_model.pt tests/fixtures/pgolf/recur_0331/final_model.pt tests/fixtures/pgolf/loop_0405/final_model.pt \
              tests/fixtures/pgolf/lanes_0410/final_model.pt tests/fixtures/pgolf/gates_0427/final_model.pt \
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt tests/fixtures/mnanogpt/mudd/state_step000000.pt \
-             tests/fixtures/mnanogpt/gates/state_step000000.pt; do
+             tests/fixtures/mnanogpt/gates/state_step000000.pt tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt \
+             tests/fixtures/mnanogpt/gates_v1/state_step000000.pt; do
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device auto >"$W/only_auto.tsv" 2>"$W/only_auto.err"; rc2=$?
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cpu >"$W/only_cpu.tsv" 2>/dev/null
