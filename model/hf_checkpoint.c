@@ -16,6 +16,7 @@
 #include "model/model_internal.h"
 #include "model/safetensors.h"
 #include "model/torch_checkpoint.h"
+#include "model/weights_prefix.h"
 
 struct hf_loader {
     struct safetensors st;
@@ -375,7 +376,14 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     // A dry pass first: every tensor the config implies is present with its shape, so nothing
     // is allocated for a config that does not match the weights (the weights bound the size).
     ld.dry = 1;
-    int rc = 0;
+    // The family's embedding: found under a wrapper's name (a Lightning module's self.model), that
+    // name is dropped; loading then checks every tensor is used with its shape, as for any file.
+    char emb[96];
+    const char *gpt2[] = {"transformer.wte.weight", "wte.weight"}, *own[] = {emb};
+    snprintf(emb, sizeof emb, "%s.weight", names_of(&m->cfg)->embed);
+    int gpt = m->cfg.arch == MODEL_ARCH_GPT2;
+    int rc = weights_drop_prefix(&ld.st, gpt ? gpt2 : own, gpt ? 2 : 1, where, model_family(&m->cfg), m->weights_prefix,
+                                 sizeof m->weights_prefix, err);
     m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     free(m->layers);
@@ -407,6 +415,20 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     return rc;
 }
 
+// A folder with model weights but no config.json (accelerate's save_state and save_model write
+// them so): refused with how to add the config; 0 when it holds no weights file either.
+static int refuse_weights_alone(const char *dir, xsa_error *err) {
+    static const char *const files[] = {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"};
+    char path[4200];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (access(path, F_OK) == 0)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s but no config.json (accelerate's save_state and save_model save the weights alone); save the model's config into the folder (model.config.save_pretrained('%s'), or copy the config.json of the model it was trained from) and pass the folder again",
+                            dir, files[i], dir);
+    }
+    return 0;
+}
+
 int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     // Checked first: otherwise the first file opened (config.json) takes the blame.
     if (access(dir, X_OK) != 0)
@@ -416,6 +438,7 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     if (rc) return rc;
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    if (access(path, F_OK) != 0 && errno == ENOENT && (rc = refuse_weights_alone(dir, err))) return rc;
     if (access(path, F_OK) != 0 && errno == ENOENT)  // a run folder or a parent, not "cannot open config.json"
         return xsa_fail(err, XSA_EBADINPUT, "%s: no config.json in this folder, so it is not a checkpoint; pass the "
                         "checkpoint's own folder (config.json + model.safetensors or pytorch_model.bin) or a checkpoint file", dir);

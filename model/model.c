@@ -68,6 +68,9 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
         return rc;
     }
     snprintf(m->path, sizeof m->path, "%s", path);
+    if (m->weights_prefix[0])  // said once, wherever the model is loaded: the file's names are not the family's
+        fprintf(stderr, "xsa-eval: note: %s: every tensor name starts with '%s' (the attribute that held the model, as in a Lightning checkpoint); read without it\n",
+                path, m->weights_prefix);
     return 0;
 }
 

@@ -266,6 +266,8 @@ struct model {
     char dtype[8];                     // dtype of the stored weights: "F32" | "F16" | "BF16"
     char weights_sha256[65];           // SHA-256 over the weight file(s), in file order
     char xsa_source[16];               // "config" | "--xsa" | "none"
+    char weights_prefix[64];           // the wrapper's name dropped from every tensor name ("model."
+                                       // of a Lightning checkpoint), "" when none
     long long n_params;                // distinct parameters (tied head counted once)
     int zero_biases;      // nanoGPT bias=False: the biases are zeros xsa-eval added (not counted, not listed)
     int has_train_step;                // the torch.save file records its training step (nanoGPT's

@@ -95,6 +95,20 @@ static void index_add(struct safetensors *st, int i) {
     st->index[h] = i;
 }
 
+void safetensors_drop_prefix(struct safetensors *st, size_t len) {
+    for (int i = 0; i < st->n_tensors; i++) {
+        char *name = st->tensors[i].name;
+        memmove(name, name + len, strlen(name + len) + 1);
+    }
+    if (!st->index) return;
+    memset(st->index, 0xFF, (st->index_mask + 1) * sizeof *st->index);  // rehash under the new names
+    for (int i = 0; i < st->n_tensors; i++) {
+        size_t h = (size_t)xsa_hash_str(st->tensors[i].name) & st->index_mask;
+        while (st->index[h] >= 0) h = (h + 1) & st->index_mask;
+        st->index[h] = i;
+    }
+}
+
 static int parse_entry(struct safetensors *st, int file, const cJSON *e, size_t data_size,
                        const unsigned char *data, xsa_error *err) {
     const char *path = st->files[file].path, *name = e->string;

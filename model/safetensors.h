@@ -71,6 +71,10 @@ void safetensors_keep(struct safetensors *st, int fi, void *buf);
 // The tensor called `name`, or NULL.
 struct st_tensor *safetensors_find(const struct safetensors *st, const char *name);
 
+// Drops the first `len` bytes of every tensor's name (a prefix they all share, checked by the
+// caller, so the names stay distinct) and re-indexes them.
+void safetensors_drop_prefix(struct safetensors *st, size_t len);
+
 // Converts a F32/F16/BF16 tensor to float32 into dst (numel floats, same row-major order);
 // refuses one holding NaN or Inf (safetensors_check_finite).
 int safetensors_read_f32(const struct safetensors *st, const struct st_tensor *t, float *dst,

@@ -69,6 +69,11 @@ int torch_hf_config_text(const struct pv *config, struct sbuf *out);
 // A torch.save file whose object is a state dict or a module (pytorch_model.bin and its shards).
 int torch_open_file(struct safetensors *st, const char *path, xsa_error *err);
 
+// Refuses (XSA_EBADINPUT) the other files of a training checkpoint, by what they are: an
+// optimizer's or a scheduler's state_dict, RNG states, the Trainer's TrainingArguments; 0 for
+// anything else. `path` is the file, for the message (and the folder it names).
+int torch_refuse_train_state(const struct pv *root, const char *path, xsa_error *err);
+
 // Refuses a torch.distributed.checkpoint folder (a .metadata file) with how to convert it;
 // 0 for any other folder.
 int torch_refuse_dcp(const char *dir, xsa_error *err);

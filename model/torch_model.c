@@ -193,6 +193,7 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
     struct torch_file tf;
     struct hf_config hc;
     int rc = torch_file_open(&tf, &st, path, err), bias = 1, mng = 0;
+    if (!rc) rc = torch_refuse_train_state(tf.root, path, err);
     long long zeros = 0;  // bias=False: the zero biases added
     const struct pv *args = rc ? NULL : up_dict_get(tf.root, "model_args");
     if (!rc && args && config)

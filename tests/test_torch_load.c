@@ -15,6 +15,7 @@
 #include "model/safetensors.h"
 #include "model/torch_checkpoint.h"
 #include "model/unpickle.h"
+#include "model/weights_prefix.h"
 #include "tests/check.h"
 #include "tests/fixture_io.h"
 
@@ -695,6 +696,122 @@ TEST(test_pgolf_many_names) {
     free(pt);
 }
 
+// The frameworks' own checkpoints (tests/fixtures/torch/frameworks, tools/fixtures/make_framework_fixtures.py).
+#define F_DIR T_DIR "/frameworks"
+
+// A Lightning .ckpt as ModelCheckpoint writes it: the state dict under "state_dict", its names
+// under the LightningModule's attribute "model.", beside hyper_parameters, loops, callbacks,
+// optimizer_states (none of it read); global_step is the train step; without the prefix the
+// tensors are llama_gqa's, byte for byte.
+TEST(test_lightning_checkpoint) {
+    struct safetensors st, twin;
+    struct torch_file tf;
+    if (open_torch(&tf, &st, F_DIR "/lightning/epoch=0-step=2.ckpt")) return;
+    const struct pv *hp = up_dict_get(tf.root, "hyper_parameters"), *sd = NULL, *module = NULL;
+    CHECK(hp && hp->kind == PV_DICT && up_dict_get(hp, "warmup") && up_dict_get(hp, "warmup")->i == 10);
+    CHECK(up_dict_get(tf.root, "loops") && up_dict_get(tf.root, "callbacks") && up_dict_get(tf.root, "optimizer_states"));
+    long long step = -1;
+    CHECK(torch_saved_step(tf.root, &step) && step == 2);
+    xsa_error err = {0};
+    CHECK_EQ_INT(torch_find_weights(&tf, &sd, &module, &err), 0);
+    CHECK(sd == up_dict_get(tf.root, "state_dict") && !module);
+    CHECK_EQ_INT(torch_add_state_dict(&tf, &st, sd, NULL, &err), 0);
+    torch_file_close(&tf, &st);
+    CHECK(safetensors_find(&st, "model.model.embed_tokens.weight") && safetensors_find(&st, "model.lm_head.weight"));
+    const char *anchor[] = {"model.embed_tokens.weight"};
+    char prefix[64];
+    CHECK_EQ_INT(weights_drop_prefix(&st, anchor, 1, "lightning", "llama", prefix, sizeof prefix, &err), 0);
+    CHECK_STR(prefix, "model.");
+    int rc = safetensors_open_dir(&twin, M_DIR "/llama_gqa", &err);
+    CHECK_MSG(rc == 0, "%s", err.msg);
+    if (!rc) same_tensors(&st, &twin, "lightning ckpt", "llama_gqa");
+    if (!rc) safetensors_close(&twin);
+    safetensors_close(&st);
+}
+
+// A struct safetensors of one-float tensors named `names` (NULL-terminated).
+static void fake_weights(struct safetensors *st, const char *const *names) {
+    static const float one = 1.0f;
+    const int64_t shape[1] = {1};
+    xsa_error err = {0};
+    int fi = 0;
+    memset(st, 0, sizeof *st);
+    CHECK_EQ_INT(safetensors_add_file(st, "fake.pt", &fi, &err), 0);
+    for (int i = 0; names[i]; i++)
+        CHECK_EQ_INT(safetensors_add_tensor(st, fi, names[i], "F32", 1, shape, (const unsigned char *)&one, sizeof one, &err), 0);
+}
+
+// weights_drop_prefix on `names`: its return, the prefix dropped, the message.
+static int drop(const char *const *names, const char *const *anchors, int n, char *prefix, xsa_error *err, const char *after) {
+    struct safetensors st;
+    fake_weights(&st, names);
+    memset(err, 0, sizeof *err);
+    int rc = weights_drop_prefix(&st, anchors, n, "fake.pt", "llama", prefix, 64, err);
+    if (after) CHECK_MSG(safetensors_find(&st, after) != NULL, "no tensor '%s' after the drop", after);
+    safetensors_close(&st);
+    return rc;
+}
+
+// One leading name shared by every tensor is dropped; a deeper path, tensors outside it or two
+// models' weights are refused naming the prefix (never a partial strip); names that are the
+// family's, or that no anchor ends, are left as they are.
+TEST(test_weights_prefix_drop_or_refuse) {
+    const char *llama[] = {"model.embed_tokens.weight"}, *gpt2[] = {"transformer.wte.weight", "wte.weight"};
+    char p[64];
+    xsa_error err;
+    const char *lit[] = {"model.model.embed_tokens.weight", "model.model.norm.weight", "model.lm_head.weight", NULL};
+    CHECK_EQ_INT(drop(lit, llama, 1, p, &err, "model.embed_tokens.weight"), 0);
+    CHECK_STR(p, "model.");
+    const char *lit_gpt2[] = {"net.transformer.wte.weight", "net.lm_head.weight", NULL};
+    CHECK_EQ_INT(drop(lit_gpt2, gpt2, 2, p, &err, "transformer.wte.weight"), 0);  // not "net.transformer."
+    CHECK_STR(p, "net.");
+    const char *own[] = {"model.embed_tokens.weight", "lm_head.weight", NULL};
+    CHECK_EQ_INT(drop(own, llama, 1, p, &err, "lm_head.weight"), 0);
+    CHECK_STR(p, "");
+    const char *other[] = {"encoder.embed.weight", "encoder.norm.weight", NULL};
+    CHECK_EQ_INT(drop(other, llama, 1, p, &err, "encoder.embed.weight"), 0);  // the loader names what is missing
+    CHECK_STR(p, "");
+    const char *extra[] = {"model.model.embed_tokens.weight", "model.lm_head.weight", "loss_fn.weight", NULL};
+    CHECK_EQ_INT(drop(extra, llama, 1, p, &err, "model.model.embed_tokens.weight"), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "fake.pt: the llama weights are named under 'model.'") && strstr(err.msg, "tensor 'loss_fn.weight' is not") &&
+          strstr(err.msg, "torch.save(module.model.state_dict(), 'model.pt')"));
+    const char *two[] = {"model.model.embed_tokens.weight", "ema.model.embed_tokens.weight", NULL};
+    CHECK_EQ_INT(drop(two, llama, 1, p, &err, "ema.model.embed_tokens.weight"), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "two models' weights, named under 'model.'") && strstr(err.msg, "under 'ema.'"));
+    const char *deep[] = {"net.model.model.embed_tokens.weight", "net.model.lm_head.weight", NULL};
+    CHECK_EQ_INT(drop(deep, llama, 1, p, &err, "net.model.lm_head.weight"), XSA_EBADINPUT);
+    CHECK(strstr(err.msg, "named under 'net.model.'") && strstr(err.msg, "torch.save(module.net.model.state_dict()"));
+}
+
+// The files a framework saves to resume training, refused as models by what they are.
+TEST(test_resume_files_named) {
+    static const struct { const char *file, *what; } cases[] = {
+        {F_DIR "/hf_trainer/checkpoint-2/training_args.bin", "the Hugging Face Trainer's TrainingArguments"},
+        {F_DIR "/hf_trainer/checkpoint-2/optimizer.pt", "an optimizer's state_dict"},
+        {F_DIR "/hf_trainer/checkpoint-2/scheduler.pt", "a learning-rate scheduler's state_dict"},
+        {F_DIR "/hf_trainer/checkpoint-2/rng_state.pth", "the Hugging Face Trainer's random-number generator states"},
+        {F_DIR "/accelerate/checkpoint_0/optimizer.bin", "an optimizer's state_dict"},
+        {F_DIR "/accelerate/checkpoint_0/random_states_0.pkl", "accelerate's random-number generator states"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct safetensors st;
+        struct torch_file tf;
+        if (open_torch(&tf, &st, cases[i].file)) continue;
+        xsa_error err = {0};
+        CHECK_EQ_INT(torch_refuse_train_state(tf.root, cases[i].file, &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, cases[i].what) && strstr(err.msg, "not the model"), "%s: %s", cases[i].file, err.msg);
+        torch_file_close(&tf, &st);
+        safetensors_close(&st);
+    }
+    struct safetensors st;  // a training loop's checkpoint (optimizer beside the model) is no resume file
+    struct torch_file tf;
+    if (open_torch(&tf, &st, T_DIR "/nanogpt/ckpt.pt")) return;
+    xsa_error err = {0};
+    CHECK_EQ_INT(torch_refuse_train_state(tf.root, "ckpt.pt", &err), 0);
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+}
+
 RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
-          T(test_nanogpt_checkpoint_values))
+          T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))

@@ -87,6 +87,45 @@ same_logprobs whole_llama_module_own_config "$TMP/whole/model.pt" $M/llama_gqa
 expect_exit whole_nanogpt_config_flag 2 "ckpt.pt: nanoGPT's GPT saved whole: its config attribute is the config; drop --config" -- "$XSA_BIN" info --model $O/nanogpt_module/ckpt.pt --config $T/bare/config.json
 expect_exit whole_module_no_config 2 "tricky_module.pt: a state dict without model_args, and no config.json beside it" -- "$XSA_BIN" info --model $O/tricky_module.pt
 
+# The checkpoints training frameworks write, by the frameworks themselves
+# (tools/fixtures/make_framework_fixtures.py: two steps at learning rate 0, so the weights are
+# still their twin fixture's).
+F=$T/frameworks
+LCK="$F/lightning/epoch=0-step=2.ckpt"
+# PyTorch Lightning's ModelCheckpoint .ckpt of a LightningModule holding the Llama as self.model:
+# every name starts with "model.", dropped with a note; hyper_parameters, loops, callbacks,
+# optimizer_states beside the state dict are not read; global_step is the train step.
+x=$("$XSA_BIN" logprobs --model "$LCK" --tokens $TOKS --device cpu 2>/dev/null)  # (stderr: the note, below)
+y=$("$XSA_BIN" logprobs --model $M/llama_gqa --tokens $TOKS --device cpu 2>&1)
+[ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass lightning_ckpt || fail lightning_ckpt "differs from llama_gqa: $x"
+expect_exit lightning_prefix_note 0 "^xsa-eval: note: .*epoch=0-step=2.ckpt: every tensor name starts with 'model.' \(the attribute that held the model" -- "$XSA_BIN" info --model "$LCK"
+expect_exit lightning_global_step 0 "^train step +2 \(saved in the checkpoint\)$" -- "$XSA_BIN" info --model "$LCK"
+# ...a prefix that is not the family's wrapper is not dropped: the tensor missing is named
+expect_exit lightning_wrong_family 2 "epoch=0-step=2.ckpt: tensor '.*wte.weight' is missing" -- "$XSA_BIN" info --model "$LCK" --config $M/gpt2_tiny/config.json
+# The Hugging Face Trainer's checkpoint-N folder: read as a folder (optimizer.pt, scheduler.pt,
+# rng_state.pth, trainer_state.json and training_args.bin beside the model are not read); its
+# name is the step run records. Each resume file passed as the model names what it is.
+H=$F/hf_trainer/checkpoint-2
+same_logprobs hf_trainer_folder $H tests/fixtures/parity/models/gpt2_bpe
+expect_exit hf_trainer_run 0 "\| openbookqa \| acc " -- "$XSA_BIN" run --quiet --model $H --tasks openbookqa --limit 2 \
+    --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --output "$TMP/o_trainer"
+expect_exit hf_trainer_step 0 '"step": 2,' -- cat "$TMP"/o_trainer/checkpoint-2/results_*.json
+expect_exit hf_trainer_step_source 0 '"step_source": "path"' -- cat "$TMP"/o_trainer/checkpoint-2/results_*.json
+for f in "training_args.bin:the Hugging Face Trainer's TrainingArguments" "optimizer.pt:an optimizer's state_dict" \
+         "scheduler.pt:a learning-rate scheduler's state_dict" "rng_state.pth:the Hugging Face Trainer's random-number generator states"; do
+    expect_exit "hf_trainer_refuse_${f%%:*}" 2 "^xsa-eval info: $H/${f%%:*}: ${f#*:} .*saved to resume training, not the model; pass the checkpoint folder instead \(--model $H\)$" \
+        -- "$XSA_BIN" info --model "$H/${f%%:*}"
+done
+# accelerate's save_state folder: model.safetensors (and the resume files) but no config.json:
+# refused with how to add it; with the model's config.json copied in, the same model.
+A=$F/accelerate/checkpoint_0
+expect_exit accelerate_no_config 2 "^xsa-eval info: $A: model.safetensors but no config.json \(accelerate's save_state and save_model .*model.config.save_pretrained\('$A'\)" -- "$XSA_BIN" info --model $A
+mkdir "$TMP/acc"; cp $A/* "$TMP/acc/"; cp $M/llama_bf16/config.json "$TMP/acc/"
+same_logprobs accelerate_with_config "$TMP/acc" $M/llama_bf16
+for f in "optimizer.bin:an optimizer's state_dict" "scheduler.bin:a learning-rate scheduler's state_dict" "random_states_0.pkl:accelerate's random-number generator states"; do
+    expect_exit "accelerate_refuse_${f%%:*}" 2 "^xsa-eval info: $A/${f%%:*}: ${f#*:} .*not the model; pass the model's weights" -- "$XSA_BIN" info --model "$A/${f%%:*}"
+done
+
 # Damaged archives and foreign formats.
 expect_exit missing_storage_key 2 "missing_key.pt \(archive/data.pkl\): storage key '7' is not in the archive" -- "$XSA_BIN" info --model $T/bad/missing_key.pt
 expect_exit tensor_past_storage 2 "past_storage.pt .*reaches element 5 but the storage holds 4" -- "$XSA_BIN" info --model $T/bad/past_storage.pt
