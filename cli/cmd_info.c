@@ -17,7 +17,7 @@ static const struct cli_flag flags[] = {
     {"model", 'm', "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
-    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
     {"tokenizer", F_TOKENIZER, "FILE", "the tokenizer to report (default: the one beside the checkpoint)"},
     {"version", F_VERSION, NULL, "print the version and whether MPI is built in (no --model needed)"},

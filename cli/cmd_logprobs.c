@@ -35,7 +35,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"threads", F_THREADS, "N", "CPU threads (default: all cores)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for --text (default: the checkpoint's)"},
-    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
     {"arch", F_ARCH, "FILE", "architecture of a parameter-golf artifact (default: xsa_eval.json beside it)"},
     {"offline", F_OFFLINE, NULL, "a repo id: only the Hugging Face cache, never the network (also HF_HUB_OFFLINE=1)"},
     {"quiet", F_QUIET, NULL, "no download progress or notes"},

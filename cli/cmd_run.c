@@ -23,7 +23,7 @@ static const struct cli_flag flags[] = {
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
-    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt (default: the one beside it)"},
+    {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
     {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
     {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf artifacts, for every model (default: "
                                         "xsa_eval.json beside each)"},

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
 #include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
@@ -423,13 +424,13 @@ static int refuse_weights_alone(const char *dir, xsa_error *err) {
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         if (access(path, F_OK) == 0)
-            return xsa_fail(err, XSA_EBADINPUT, "%s: %s but no config.json (accelerate's save_state and save_model save the weights alone); save the model's config into the folder (model.config.save_pretrained('%s'), or copy the config.json of the model it was trained from) and pass the folder again",
+            return xsa_fail(err, XSA_EBADINPUT, "%s: %s but no config.json (accelerate's save_state and save_model save the weights alone); save the model's config into the folder (model.config.save_pretrained('%s'), or copy the config.json of the model it was trained from) or pass it with --config FILE",
                             dir, files[i], dir);
     }
     return 0;
 }
 
-int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
+int hf_checkpoint_load(struct model *m, const char *dir, const char *config, xsa_error *err) {
     // Checked first: otherwise the first file opened (config.json) takes the blame.
     if (access(dir, X_OK) != 0)
         return xsa_fail(err, XSA_EBADINPUT, "%s: cannot search the checkpoint directory (%s); make it readable and searchable (chmod u+rx %s) or run as a user who may",
@@ -438,12 +439,16 @@ int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err) {
     if (rc) return rc;
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    if (access(path, F_OK) != 0 && errno == ENOENT && (rc = refuse_weights_alone(dir, err))) return rc;
-    if (access(path, F_OK) != 0 && errno == ENOENT)  // a run folder or a parent, not "cannot open config.json"
+    int own = !(access(path, F_OK) != 0 && errno == ENOENT);  // (unreadable: its parser says why)
+    if (config && own)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s applies to a bare state-dict .pt (torch.save) only (or a folder of weights without config.json); this checkpoint has its own config", dir, config);
+    if (!config && !own && (rc = refuse_weights_alone(dir, err))) return rc;
+    if (!config && !own)  // a run folder or a parent, not "cannot open config.json"
         return xsa_fail(err, XSA_EBADINPUT, "%s: no config.json in this folder, so it is not a checkpoint; pass the "
                         "checkpoint's own folder (config.json + model.safetensors or pytorch_model.bin) or a checkpoint file", dir);
+    if (config && !file_exists(config)) return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: no such file", dir, config);
     struct hf_config hc;
-    if ((rc = hf_config_parse_file(&hc, path, err))) return rc;
+    if ((rc = hf_config_parse_file(&hc, config ? config : path, err))) return rc;
     struct safetensors st;
     if ((rc = safetensors_open_dir(&st, dir, err))) return rc;
     return hf_checkpoint_build(m, dir, &hc, &st, err);

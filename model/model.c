@@ -45,10 +45,10 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
     if (stat(path, &st) != 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
     if (strlen(path) >= sizeof m->path) return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", path);
     int rc, torch = S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"));
-    if (config && !torch)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s applies to a bare state-dict .pt (torch.save) only; this checkpoint has its own config", path, config);
+    if (config && !torch && !S_ISDIR(st.st_mode))  // (a folder: only one without config.json takes it)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s applies to a bare state-dict .pt (torch.save) only (or a folder of weights without config.json); this checkpoint has its own config", path, config);
     if (S_ISDIR(st.st_mode)) {
-        rc = hf_checkpoint_load(m, path, err);
+        rc = hf_checkpoint_load(m, path, config, err);
     } else if (ends_with(path, ".safetensors") || ends_with(path, ".json")) {
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: pass the checkpoint directory (with config.json), not one of its files", path);
     } else if (S_ISREG(st.st_mode) && pgolf_claims(path)) {

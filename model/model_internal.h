@@ -25,8 +25,9 @@ int model_check_finite(const float *x, size_t n, const char *path, const char *t
 // A tensor's shape as messages print it: "[4, 32]".
 void model_fmt_shape(char *out, size_t n, int ndim, const int64_t *shape);
 
-// Hugging Face checkpoint directory (config.json + safetensors or pytorch_model.bin) -> m.
-int hf_checkpoint_load(struct model *m, const char *dir, xsa_error *err);
+// Hugging Face checkpoint directory (config.json + safetensors or pytorch_model.bin) -> m;
+// `config` (NULL: none): the config.json of a folder of weights that has none (accelerate's).
+int hf_checkpoint_load(struct model *m, const char *dir, const char *config, xsa_error *err);
 
 // The weights of `st` (opened by the caller; taken over and closed, also on failure) named as
 // in a Hugging Face checkpoint of config `hc` -> m. `where` names the checkpoint in messages.

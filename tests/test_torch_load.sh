@@ -122,6 +122,10 @@ A=$F/accelerate/checkpoint_0
 expect_exit accelerate_no_config 2 "^xsa-eval info: $A: model.safetensors but no config.json \(accelerate's save_state and save_model .*model.config.save_pretrained\('$A'\)" -- "$XSA_BIN" info --model $A
 mkdir "$TMP/acc"; cp $A/* "$TMP/acc/"; cp $M/llama_bf16/config.json "$TMP/acc/"
 same_logprobs accelerate_with_config "$TMP/acc" $M/llama_bf16
+x=$("$XSA_BIN" logprobs --model $A --config $M/llama_bf16/config.json --tokens $TOKS --device cpu 2>&1)  # or named by --config
+y=$("$XSA_BIN" logprobs --model $M/llama_bf16 --tokens $TOKS --device cpu 2>&1)
+[ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass accelerate_config_flag || fail accelerate_config_flag "differs from llama_bf16: $x"
+expect_exit accelerate_config_flag_missing 2 "checkpoint_0: --config $TMP/none.json: no such file" -- "$XSA_BIN" info --model $A --config "$TMP/none.json"
 for f in "optimizer.bin:an optimizer's state_dict" "scheduler.bin:a learning-rate scheduler's state_dict" "random_states_0.pkl:accelerate's random-number generator states"; do
     expect_exit "accelerate_refuse_${f%%:*}" 2 "^xsa-eval info: $A/${f%%:*}: ${f#*:} .*not the model; pass the model's weights" -- "$XSA_BIN" info --model "$A/${f%%:*}"
 done
@@ -158,7 +162,7 @@ y=$("$XSA_BIN" logprobs --model $M/llama_gqa --tokens $TOKS --device cpu 2>&1)
 [ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass bare_config_flag || fail bare_config_flag "differs from llama_gqa: $x"
 expect_exit bare_config_info 0 "architecture +llama" -- "$XSA_BIN" info --model "$TMP/alone/model.pt" --config $T/bare/config.json
 expect_exit config_flag_missing 2 "model.pt: --config $TMP/none.json: cannot open" -- "$XSA_BIN" info --model "$TMP/alone/model.pt" --config "$TMP/none.json"
-expect_exit config_flag_dir 2 "llama_gqa: --config .* applies to a bare state-dict .pt \(torch.save\) only; this checkpoint has its own config" -- "$XSA_BIN" info --model $M/llama_gqa --config $T/bare/config.json
+expect_exit config_flag_dir 2 "llama_gqa: --config .* applies to a bare state-dict .pt \(torch.save\) only \(or a folder of weights without config.json\); this checkpoint has its own config" -- "$XSA_BIN" info --model $M/llama_gqa --config $T/bare/config.json
 expect_exit config_flag_nanogpt 2 "ckpt.pt: a nanoGPT checkpoint: its model_args are the config; drop --config" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --config $T/bare/config.json
 expect_exit not_zip_pt 2 "notzip.pt: not a torch.save zip archive" -- bash -c "echo hello > $TMP/notzip.pt; $XSA_BIN info --model $TMP/notzip.pt"
 finish
