@@ -14,7 +14,7 @@
 enum { F_XSA = 256, F_JSON, F_CONFIG, F_ARCH, F_VERSION, F_OFFLINE, F_QUIET, F_HF_ENDPOINT, F_CA_BUNDLE, F_TOKENIZER };
 
 static const struct cli_flag flags[] = {
-    {"model", 'm', "PATH", "checkpoint directory (config.json + safetensors), llama2.c .bin file, or a Hub repo id ORG/NAME[@REV] (required)"},
+    {"model", 'm', "PATH", "checkpoint directory (config.json + safetensors), torch.save file, llm.c or llama2.c .bin file, parameter-golf artifact, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,...  (overrides config.json's xsa_layers)"},
     {"json", F_JSON, NULL, "print one JSON object instead of text"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
@@ -149,6 +149,7 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
     if (m->has_train_step) cJSON_AddNumberToObject(o, "train_step", (double)m->train_step);
+    if (m->weights_prefix[0]) cJSON_AddStringToObject(o, "weights_prefix", m->weights_prefix);
     cJSON_AddStringToObject(o, "xsa", xsa);
     cJSON_AddItemToObject(o, "xsa_layers", layers);
     cJSON_AddStringToObject(o, "xsa_source", c->xsa_unknown ? "unknown" : m->xsa_source);
@@ -181,6 +182,7 @@ int cmd_info(int argc, char **argv) {
         fprintf(stderr, "xsa-eval info: %s\n", err.msg);
         return rc;
     }
+    if (!a.hub.quiet) model_print_notes(&m);
     if (xsa_spec) {
         rc = model_apply_xsa_spec(&m.cfg, xsa_spec, &err);
         if (rc) {

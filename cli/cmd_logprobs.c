@@ -27,7 +27,7 @@ enum { F_TOKENS = 256, F_TEXT, F_XSA, F_DEVICE, F_DTYPE, F_THREADS, F_TOKENIZER,
        F_HF_ENDPOINT, F_CA_BUNDLE };
 
 static const struct cli_flag flags[] = {
-    {"model", 'm', "PATH", "checkpoint directory, llama2.c .bin, or a Hub repo id ORG/NAME[@REV] (required)"},
+    {"model", 'm', "PATH", "checkpoint directory, torch.save file, llm.c or llama2.c .bin, parameter-golf artifact, or a Hub repo id ORG/NAME[@REV] (required)"},
     {"tokens", F_TOKENS, "1,2,3", "the token ids to score (at least 2)"},
     {"text", F_TEXT, "STR", "text encoded with the checkpoint's tokenizer (or --tokenizer)"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
@@ -166,6 +166,7 @@ int cmd_logprobs(int argc, char **argv) {
     xsa_error err = {0};
     struct model m;
     rc = model_load_config(&m, a.model, a.config, &err);
+    if (!rc && !a.hub.quiet) model_print_notes(&m);
     if (rc) {
         fprintf(stderr, "xsa-eval logprobs: %s\n", err.msg);
         ivec_free(&ids);

@@ -62,7 +62,7 @@ enum {
     {"text", F_TEXT | CLI_ONCE, "FILE", "one document: the whole file (UTF-8)"},                                               \
     {"jsonl", F_JSONL | CLI_ONCE, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
-    {"tokens-file", F_SHARD, "SHARD", "llm.c / parameter-golf token shard (repeat, or list more after the flags)"}, \
+    {"tokens-file", F_SHARD, "SHARD", "llm.c / modded-nanogpt / parameter-golf token shard (repeat, or list more after the flags)"}, \
     {"tasks", F_TASKS, "LIST", "benchmark documents (run's task names and groups): each its context + gold answer"}, \
     {"limit", F_LIMIT, "N", "with --tasks: the first N documents of each task"},                                \
     {"data-dir", F_DATA_DIR, "DIR", "with --tasks: local data, as for run (docs/data-dir.md)"},                  \
@@ -90,7 +90,7 @@ static const struct cli_flag flags[] = {
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer of both models (default: each its own, which must be the same); "
-                                       "for shards' bits per byte a SentencePiece .model"},
+                                       "for shards' bits per byte a SentencePiece .model or a byte-level BPE tokenizer.json"},
 };
 
 static const struct cli_command cmd = {
@@ -101,7 +101,8 @@ static const struct cli_command cmd = {
     "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
-    "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file). --split-docs cuts\n"
+    "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file); with a byte-level\n"
+    "BPE tokenizer.json (GPT-2's), each target's bytes as its decoder gives them. --split-docs cuts\n"
     "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout, or,\n"
     "for a modded-nanogpt checkpoint, scores its val loss (flat chunks of val_batch_size / 8 tokens).\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 1, CLI_STATS_BOOTSTRAP};
@@ -449,6 +450,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     for (int i = 0; i < a->n_models && !rc; i++) {
         rc = model_load(&r->m[i], a->model[i], err);
         if (!rc) r->n_loaded++;
+        if (!rc && !a->quiet) model_print_notes(&r->m[i]);
         if (!rc && a->xsa) rc = model_apply_xsa_spec(&r->m[i].cfg, a->xsa, err);
         if (!rc && a->ttt) rc = ttt_check(&r->m[i], err);  // before the stream is read
     }

@@ -173,8 +173,8 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
             *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files (--bytes-file)";
         } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON && !tokenizer_hf_byte_luts(tk, 0, NULL, NULL, &probe)) {
             rc = ppl_docs_byte_level_bytes(d, tk, vocab, err);
-            *bytes_rule = "each target's bytes in the byte-level BPE alphabet, special tokens none (the UTF-8 bytes "
-                          "of decode(skip_special_tokens=True))";
+            *bytes_rule = "each target's raw bytes in the byte-level BPE alphabet, special tokens none (for valid "
+                          "UTF-8, the bytes of decode(skip_special_tokens=True))";
         } else {
             *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model) or a byte-level "
                           "BPE tokenizer.json";

@@ -100,6 +100,7 @@ static int load_model_files(const struct run_options *opt, const char *path, str
     int rc = model_load_config(m, path, opt->config, err);
     if (rc) return rc;
     *loaded = 1;
+    if (!opt->quiet) model_print_notes(m);
     if (opt->xsa && (rc = model_apply_xsa_spec(&m->cfg, opt->xsa, err))) return rc;
     if (opt->xsa) snprintf(m->xsa_source, sizeof m->xsa_source, "--xsa");
     // Found now, not at the first long request after other tasks were scored.

@@ -17,9 +17,12 @@ int token_shard_parse(const uint8_t *data, size_t len, const char *name, int voc
     if (magic != TOKEN_SHARD_MAGIC && magic != TOKEN_SHARD_MAGIC_LLAMA3)
         return xsa_fail(err, XSA_EBADINPUT, "%s: magic %u is not a token shard's %d (llm.c / parameter-golf .bin) or "
                         "%d (llm.c's Llama 3 shards)", name, magic, TOKEN_SHARD_MAGIC, TOKEN_SHARD_MAGIC_LLAMA3);
-    if (magic == TOKEN_SHARD_MAGIC ? version != 1 && version != 2 : version != 7)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: shard version %u; only 1 (uint16 tokens) and 2 (uint32) exist, and 7 "
-                        "(uint32) of llm.c's Llama 3 shards", name, version);
+    if (magic == TOKEN_SHARD_MAGIC && version != 1 && version != 2)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: shard version %u; only 1 (uint16 tokens) and 2 (uint32) exist", name,
+                        version);
+    if (magic == TOKEN_SHARD_MAGIC_LLAMA3 && version != 7)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: shard version %u of llm.c's Llama 3 format; only 7 (uint32 tokens) exists",
+                        name, version);
     size_t width = magic == TOKEN_SHARD_MAGIC && version == 1 ? 2 : 4;
     if (count > (uint32_t)INT32_MAX || (size_t)count > (len - hdr) / width || hdr + (size_t)count * width != len)
         return xsa_fail(err, XSA_EBADINPUT, "%s: the header says %u tokens (%zu bytes with the header) but the file "

@@ -37,23 +37,34 @@ static int config_step(const char *model_path, long long *step, char *note, size
     return ok;
 }
 
-// The digits after a step keyword in the n bytes at p: the keyword (step, iter, ckpt, checkpoint)
-// starts the name or follows a byte that is no letter or digit (state_step010000.pt,
-// global_step=5, epoch=3-step=1000.ckpt, stage1-step1000-tokens5B); one '_', '-' or '=' may
-// follow it; the digits end the name or come before '.', '-' or '_'. 1 and *step set for the
-// first keyword that reads so.
+// 1 when the digits ended at p[i] end a step: the name ends, an extension follows, or OLMo's
+// -tokensNB / -unsharded do.
+static int step_ends(const char *p, size_t n, size_t i) {
+    return i == n || p[i] == '.' || (n - i >= 7 && !strncmp(p + i, "-tokens", 7)) || (n - i >= 10 && !strncmp(p + i, "-unsharded", 10));
+}
+
+// The digits after a step keyword in the n bytes at p. At the start of the name: step, iter or
+// ckpt ('_', '-' or nothing before the digits), or checkpoint-N (the Hugging Face Trainer's; not
+// accelerate's checkpoint_N, a count of saves). Later in the name only step, after a byte that is
+// no letter or digit (state_step010000.pt, global_step=5.ckpt, epoch=3-step=1000.ckpt,
+// stage1-step1000-tokens5B), '_', '-', '=' or nothing before the digits. The digits end as
+// step_ends says, so that dates and settings (ckpt_2024-05-01, ckpt-3_lr-0.1) are no steps.
+// 1 and *step set for the first keyword that reads so.
 static int keyword_step(const char *p, size_t n, long long *step) {
     static const char *key[] = {"checkpoint", "step", "iter", "ckpt"};
     for (size_t at = 0; at < n; at++) {
         if (at && isalnum((unsigned char)p[at - 1])) continue;
         for (size_t k = 0; k < sizeof key / sizeof *key; k++) {
             size_t l = strlen(key[k]), i = at + l;
-            if (i >= n || strncmp(p + at, key[k], l)) continue;
-            if (p[i] == '_' || p[i] == '-' || p[i] == '=') i++;
+            int checkpoint = k == 0;
+            if (i >= n || strncmp(p + at, key[k], l) || (at && strcmp(key[k], "step"))) continue;
+            if (checkpoint ? p[i] != '-' : !(p[i] == '_' || p[i] == '-' || (at && p[i] == '=') || isdigit((unsigned char)p[i])))
+                continue;
+            if (!isdigit((unsigned char)p[i])) i++;
             size_t d0 = i;
             long long v = 0;
             while (i < n && p[i] >= '0' && p[i] <= '9' && v <= TREND_STEP_MAX) v = v * 10 + (p[i++] - '0');
-            if (i > d0 && v <= TREND_STEP_MAX && (i == n || p[i] == '.' || p[i] == '-' || p[i] == '_')) return *step = v, 1;
+            if (i > d0 && v <= TREND_STEP_MAX && step_ends(p, n, i)) return *step = v, 1;
         }
     }
     return 0;
@@ -61,13 +72,13 @@ static int keyword_step(const char *p, size_t n, long long *step) {
 
 // llm.c's model_%08d.bin (train_gpt2.cu writes one every --checkpoint_every steps).
 static int llmc_step(const char *p, size_t n, long long *step) {
-    if (n < 11 || strncmp(p, "model_", 6) || strncmp(p + n - 4, ".bin", 4)) return 0;
+    if (n != 18 || strncmp(p, "model_", 6) || strncmp(p + 14, ".bin", 4)) return 0;
     long long v = 0;
-    for (size_t i = 6; i < n - 4; i++) {
-        if (p[i] < '0' || p[i] > '9' || v > TREND_STEP_MAX) return 0;
+    for (size_t i = 6; i < 14; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
         v = v * 10 + (p[i] - '0');
     }
-    return v <= TREND_STEP_MAX ? (*step = v, 1) : 0;
+    return *step = v, 1;
 }
 
 static int name_step(const char *p, size_t n, long long *step) { return keyword_step(p, n, step) || llmc_step(p, n, step); }

@@ -6,13 +6,12 @@
 #include "common/error.h"
 #include "eval/results.h"
 
-// The training step a checkpoint's name reads (at most 2147483647): the digits after step, iter,
-// ckpt or checkpoint, the keyword at the start of the name or after a byte that is no letter or
-// digit, with one '_', '-' or '=' between or none, and the digits ending the name or followed by
-// '.', '-' or '_' (step_200, iter-5, checkpoint-500 of the Hugging Face Trainer,
-// state_step010000.pt of modded-nanogpt, epoch=3-step=1000.ckpt of Lightning, step143000 and
-// stage1-step1000-tokens5B of Pythia's and OLMo's Hub revisions); or llm.c's model_%08d.bin.
-// 1 and *step set when it reads one.
+// The training step a checkpoint's name reads (at most 2147483647): at its start step_N, iter_N,
+// ckpt_N ('-' or nothing for '_') or checkpoint-N (the Hugging Face Trainer's); later in it only
+// step, after a byte that is no letter or digit ('=' may also stand before the digits:
+// state_step010000.pt of modded-nanogpt, epoch=3-step=1000.ckpt of Lightning, stage1-step1000-
+// tokens5B of OLMo's Hub revisions); the digits end the name or come before an extension, OLMo's
+// -tokens... or -unsharded; or llm.c's model_%08d.bin. 1 and *step set when it reads one.
 int trend_name_step(const char *name, long long *step);
 
 // The training step of the checkpoint at model_path, as run records it when --step is not given:

@@ -446,7 +446,9 @@ int hf_checkpoint_load(struct model *m, const char *dir, const char *config, xsa
     if (!config && !own)  // a run folder or a parent, not "cannot open config.json"
         return xsa_fail(err, XSA_EBADINPUT, "%s: no config.json in this folder, so it is not a checkpoint; pass the "
                         "checkpoint's own folder (config.json + model.safetensors or pytorch_model.bin) or a checkpoint file", dir);
-    if (config && !file_exists(config)) return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: no such file", dir, config);
+    if (config && !file_exists(config))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s: %s", dir, config,
+                        access(config, F_OK) ? "no such file" : "not a regular file (name the config.json itself)");
     struct hf_config hc;
     if ((rc = hf_config_parse_file(&hc, config ? config : path, err))) return rc;
     struct safetensors st;

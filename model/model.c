@@ -44,7 +44,9 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
     struct stat st;
     if (stat(path, &st) != 0) return xsa_fail(err, XSA_EBADINPUT, "%s: cannot open: %s", path, strerror(errno));
     if (strlen(path) >= sizeof m->path) return xsa_fail(err, XSA_EBADINPUT, "%s: path too long", path);
-    int rc, torch = S_ISREG(st.st_mode) && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"));
+    // An llm.c file is one whatever its name (its magic is no torch.save file's first bytes).
+    int rc, llmc = S_ISREG(st.st_mode) && !is_torch_file(path) && llmc_sniff(path) != LLMC_NONE;
+    int torch = S_ISREG(st.st_mode) && !llmc && (is_torch_file(path) || ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".ckpt"));
     if (config && !torch && !S_ISDIR(st.st_mode))  // (a folder: only one without config.json takes it)
         return xsa_fail(err, XSA_EBADINPUT, "%s: --config %s applies to a bare state-dict .pt (torch.save) only (or a folder of weights without config.json); this checkpoint has its own config", path, config);
     if (S_ISDIR(st.st_mode)) {
@@ -56,7 +58,7 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
                     : pgolf_load(m, path, err);
     } else if (torch) {
         rc = torch_model_load(m, path, config, err);  // a legacy (non-zip) .pt is refused there, by name
-    } else if (S_ISREG(st.st_mode) && llmc_sniff(path) != LLMC_NONE) {
+    } else if (llmc) {
         rc = llmc_load(m, path, err);  // llm.c's GPT-2 (its other binary files refused by name)
     } else if (S_ISREG(st.st_mode)) {
         rc = llama2c_load(m, path, err);
@@ -68,10 +70,13 @@ int model_load_config(struct model *m, const char *path, const char *config, xsa
         return rc;
     }
     snprintf(m->path, sizeof m->path, "%s", path);
-    if (m->weights_prefix[0])  // said once, wherever the model is loaded: the file's names are not the family's
-        fprintf(stderr, "xsa-eval: note: %s: every tensor name starts with '%s' (the attribute that held the model, as in a Lightning checkpoint); read without it\n",
-                path, m->weights_prefix);
     return 0;
+}
+
+void model_print_notes(const struct model *m) {
+    if (m->weights_prefix[0])  // the file's names are not the family's
+        fprintf(stderr, "xsa-eval: note: %s: every tensor name starts with '%s' (the attribute that held the model, as in a Lightning checkpoint); read without it\n",
+                m->path, m->weights_prefix);
 }
 
 // Bump allocation over the arena: pass 1 (base NULL) measures, pass 2 assigns.

@@ -307,6 +307,10 @@ int model_load(struct model *m, const char *path, xsa_error *err);
 // model_load with the Hugging Face config.json of a bare state-dict .pt given (`--config`); NULL:
 // the config.json beside it. Any other checkpoint carries its own config and is refused with one.
 int model_load_config(struct model *m, const char *path, const char *config, xsa_error *err);
+
+// The notes a load has for the user (a prefix dropped from every tensor name), on stderr; the
+// commands call it unless --quiet.
+void model_print_notes(const struct model *m);
 // --arch FILE.json: the architecture of a parameter-golf artifact, instead of the xsa_eval.json
 // beside it (model/pgolf.h). Process-wide; the path must outlive every model_load.
 void model_set_arch_file(const char *path);

@@ -233,7 +233,7 @@ int torch_saved_step(const struct pv *root, long long *step) {
     static const char *const keys[] = {"iter_num", "global_step", "step"};
     for (size_t i = 0; root && root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++) {
         const struct pv *v = up_dict_get(root, keys[i]);
-        if (v && v->kind == PV_INT && v->i >= 0 && v->i <= 2147483647) return *step = v->i, 1;
+        if (v) return v->kind == PV_INT && v->i >= 0 && v->i <= 2147483647 ? (*step = v->i, 1) : 0;  // the first key decides
     }
     return 0;
 }

@@ -45,6 +45,9 @@ expect_exit run_step_source 0 '"step_source": "path"' -- cat "$TMP"/o2/*/results
 expect_exit llmc_tokenizer_file_refused 2 "bad/tokenizer.bin: llm.c's tokenizer file, which only decodes .*openai-community/gpt2" -- \
     "$XSA_BIN" logprobs --model $L/model_f32.bin --tokenizer $L/bad/tokenizer.bin --text "hello"
 expect_exit llmc_state_refused 2 "bad/state.bin: llm.c's optimizer state \(state_\*.bin\), not the model" -- "$XSA_BIN" info --model $L/bad/state.bin
+# an llm.c file is read as one under any name (its magic is no torch.save file's)
+cp $L/model_f32.bin "$TMP/renamed.pt"
+expect_exit llmc_named_pt 0 "^format +llmc$" -- "$XSA_BIN" info --model "$TMP/renamed.pt"
 expect_exit llmc_config_refused 2 "--config .* applies to a bare state-dict .pt \(torch.save\) only" -- \
     "$XSA_BIN" info --model $L/model_f32.bin --config tests/fixtures/models/gpt2_tiny/config.json
 finish

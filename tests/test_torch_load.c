@@ -812,6 +812,29 @@ TEST(test_resume_files_named) {
     safetensors_close(&st);
 }
 
-RUN_TESTS(T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
+// The training step beside the weights: the first of iter_num, global_step, step present decides,
+// and one that is no whole number in [0, 2^31) gives none (not the next key's).
+TEST(test_saved_step_first_key) {
+    static const char OK[] = "\x80\x02}(X\x04\x00\x00\x00stepK\x07X\x05\x00\x00\x00" "epochK\x03u.";
+    static const char BAD_FIRST[] = "\x80\x02}(X\x08\x00\x00\x00iter_numJ\xff\xff\xff\xffX\x04\x00\x00\x00stepK\x07u.";
+    static const char GLOBAL[] = "\x80\x02}(X\x0b\x00\x00\x00global_stepM\xe8\x03X\x04\x00\x00\x00stepK\x07u.";
+    const struct {
+        const char *p;
+        size_t n;
+        int has;
+        long long step;
+    } cases[] = {{OK, sizeof OK - 1, 1, 7}, {BAD_FIRST, sizeof BAD_FIRST - 1, 0, 0}, {GLOBAL, sizeof GLOBAL - 1, 1, 1000}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct unpickler u;
+        struct pv *r = NULL;
+        xsa_error err;
+        long long step = 0;
+        CHECK_MSG(run(&u, cases[i].p, cases[i].n, &r, &err) == 0, "%s", err.msg);
+        CHECK_MSG(torch_saved_step(r, &step) == cases[i].has && step == cases[i].step, "case %zu: %lld", i, step);
+        unpickle_free(&u);
+    }
+}
+
+RUN_TESTS(T(test_saved_step_first_key), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))

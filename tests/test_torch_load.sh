@@ -99,6 +99,9 @@ x=$("$XSA_BIN" logprobs --model "$LCK" --tokens $TOKS --device cpu 2>/dev/null) 
 y=$("$XSA_BIN" logprobs --model $M/llama_gqa --tokens $TOKS --device cpu 2>&1)
 [ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass lightning_ckpt || fail lightning_ckpt "differs from llama_gqa: $x"
 expect_exit lightning_prefix_note 0 "^xsa-eval: note: .*epoch=0-step=2.ckpt: every tensor name starts with 'model.' \(the attribute that held the model" -- "$XSA_BIN" info --model "$LCK"
+if "$XSA_BIN" logprobs --quiet --model "$LCK" --tokens 1,2,3 --device cpu 2>&1 | grep -q "note:"; then fail lightning_quiet_no_note "a note under --quiet"
+else pass lightning_quiet_no_note; fi
+expect_exit lightning_prefix_json 0 '"weights_prefix":[[:space:]]*"model\."' -- "$XSA_BIN" info --model "$LCK" --json
 expect_exit lightning_global_step 0 "^train step +2 \(saved in the checkpoint\)$" -- "$XSA_BIN" info --model "$LCK"
 # ...a prefix that is not the family's wrapper is not dropped: the tensor missing is named
 expect_exit lightning_wrong_family 2 "epoch=0-step=2.ckpt: tensor '.*wte.weight' is missing" -- "$XSA_BIN" info --model "$LCK" --config $M/gpt2_tiny/config.json

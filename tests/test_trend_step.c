@@ -16,7 +16,6 @@ TEST(test_names_with_a_step) {
     } cases[] = {
         {"step_200", 200}, {"step-7", 7}, {"step0", 0}, {"iter_30", 30}, {"ckpt_5.pt", 5},  // as before
         {"checkpoint-500", 500},                          // the Hugging Face Trainer's folders
-        {"checkpoint_12", 12},                            // accelerate's save_state folders
         {"state_step010000.pt", 10000},                   // modded-nanogpt's state files
         {"epoch=3-step=1000.ckpt", 1000},                 // Lightning's ModelCheckpoint default
         {"global_step=42.ckpt", 42},
@@ -24,6 +23,7 @@ TEST(test_names_with_a_step) {
         {"step143000", 143000},                           // Pythia's Hub revisions
         {"stage1-step1000-tokens5B", 1000},               // OLMo's Hub revisions
         {"run_step_200", 200},
+        {"step1000-unsharded", 1000},                     // OLMo's checkpoint folders
         {"step_2147483647", 2147483647LL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -36,6 +36,11 @@ TEST(test_names_without_a_step) {
     static const char *names[] = {
         "final", "ckpt.pt", "last.ckpt", "checkpoints", "laststep5", "stepwise-2", "step_", "step_2147483648",
         "step_12abc", "model_final.bin", "model_123.pt", "model_.bin", "xstep_5", "iterate-3", "main",
+        "checkpoint_12",             // accelerate's automatic names count saves, not steps
+        "llama-3b-ckpt_2024-05-01",  // a date
+        "gpt2-ckpt-3_lr-0.1",        // a setting
+        "run_iter3", "model_7.bin",  // mid-name iter; not llm.c's eight digits
+        "step=5", "checkpoint5",
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         long long s = -1;
