@@ -176,6 +176,17 @@ const char *torch_unwrap_name(const char *name) {
     return name;
 }
 
+const char *torch_clean_name(const char *name, char *out, size_t n) {
+    name = torch_unwrap_name(name);
+    size_t j = 0;
+    for (size_t i = 0; name[i] && j + 1 < n; i++) {
+        while (!strncmp(name + i, "._orig_mod.", 11)) i += 10;  // keep the '.' after it
+        out[j++] = name[i];
+    }
+    out[j] = '\0';
+    return out;
+}
+
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err) {
     char what[160] = "nothing";
     if (!sd || sd->kind != PV_DICT) {
@@ -194,7 +205,8 @@ int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const st
             return xsa_fail(err, XSA_EBADINPUT, "%s: state dict entry '%s' is %s, not a tensor; xsa-eval reads the tensors of model.state_dict() "
                             "(alone, or under \"model\" or \"state_dict\" beside other objects)", tf->where, key->s, what);
         }
-        const char *name = torch_unwrap_name(k && !strncmp(key->s, strip, k) ? key->s + k : key->s);
+        char name[TORCH_MAX_NAME + 1];  // (the key's length is checked above)
+        torch_clean_name(k && !strncmp(key->s, strip, k) ? key->s + k : key->s, name, sizeof name);
         rc = torch_add_tensor(tf, st, name, val, 0, err);
     }
     return rc;

@@ -36,6 +36,9 @@ int torch_file_open_bytes(struct torch_file *tf, struct safetensors *st, int fi,
 // `name` without the wrappers' prefixes, however nested: torch.compile's "_orig_mod.",
 // DistributedDataParallel's "module.".
 const char *torch_unwrap_name(const char *name);
+// The same, and a module compiled inside another (a LightningModule's torch.compile'd
+// self.model: model._orig_mod.layers...) without its "_orig_mod." component; into out (n bytes).
+const char *torch_clean_name(const char *name, char *out, size_t n);
 
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err);
 

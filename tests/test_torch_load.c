@@ -835,6 +835,17 @@ TEST(test_saved_step_first_key) {
     }
 }
 
-RUN_TESTS(T(test_saved_step_first_key), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
+// torch.compile's wrapper component, wherever a compiled module sits, and DDP's leading "module.".
+TEST(test_clean_names) {
+    static const char *const cases[][2] = {
+        {"model._orig_mod.model.w", "model.model.w"}, {"_orig_mod.module.a.b", "a.b"}, {"a._orig_mod._orig_mod.b", "a.b"},
+        {"a._orig_mod", "a._orig_mod"}, {"a.x_orig_mod.b", "a.x_orig_mod.b"}, {"inner.module.w", "inner.module.w"},
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        CHECK_MSG(!strcmp(torch_clean_name(cases[i][0], out, sizeof out), cases[i][1]), "%s -> %s", cases[i][0], out);
+}
+
+RUN_TESTS(T(test_clean_names), T(test_saved_step_first_key), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))

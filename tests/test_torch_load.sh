@@ -98,6 +98,10 @@ LCK="$F/lightning/epoch=0-step=2.ckpt"
 x=$("$XSA_BIN" logprobs --model "$LCK" --tokens $TOKS --device cpu 2>/dev/null)  # (stderr: the note, below)
 y=$("$XSA_BIN" logprobs --model $M/llama_gqa --tokens $TOKS --device cpu 2>&1)
 [ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass lightning_ckpt || fail lightning_ckpt "differs from llama_gqa: $x"
+# the same with self.model torch.compile'd: names model._orig_mod.model..., the compiled wrapper's
+# component dropped wherever it stands (as torch.compile's leading _orig_mod. always was)
+x=$("$XSA_BIN" logprobs --model "$F/lightning_compiled/epoch=0-step=2.ckpt" --tokens $TOKS --device cpu 2>/dev/null)
+[ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass lightning_compiled_ckpt || fail lightning_compiled_ckpt "differs from llama_gqa: $x"
 expect_exit lightning_prefix_note 0 "^xsa-eval: note: .*epoch=0-step=2.ckpt: every tensor name starts with 'model.' \(the attribute that held the model" -- "$XSA_BIN" info --model "$LCK"
 if "$XSA_BIN" logprobs --quiet --model "$LCK" --tokens 1,2,3 --device cpu 2>&1 | grep -q "note:"; then fail lightning_quiet_no_note "a note under --quiet"
 else pass lightning_quiet_no_note; fi
