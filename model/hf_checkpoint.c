@@ -125,6 +125,24 @@ static void transpose_cols(const float *src, size_t rows, size_t src_cols, size_
         for (size_t o = 0; o < ncols; o++) dst[o * rows + i] = src[i * src_cols + col0 + o];
 }
 
+// A GPT-2 Conv1D weight `name`, (in, out), into n_out row-major (out / n_out, in) matrices dst[]:
+// column blocks transposed, or, for a tensor stored as nn.Linear (out, in) (st_tensor.linear:
+// llm.c's and nanoGPT's files), row blocks copied as they are.
+static int load_conv1d(struct hf_loader *ld, const char *name, int64_t in, int64_t out, float *const *dst, int n_out,
+                       xsa_error *err) {
+    char full[256];
+    snprintf(full, sizeof full, "%s%s", ld->prefix, name);
+    const struct st_tensor *t = safetensors_find(&ld->st, full);
+    int linear = t && t->linear;
+    int rc = linear ? load(ld, name, out, in, ld->scratch, err) : load(ld, name, in, out, ld->scratch, err);
+    if (rc || ld->dry) return rc;
+    size_t part = (size_t)(out / n_out);
+    for (int k = 0; k < n_out; k++)
+        if (linear) memcpy(dst[k], ld->scratch + (size_t)k * part * (size_t)in, part * (size_t)in * sizeof(float));
+        else transpose_cols(ld->scratch, (size_t)in, (size_t)out, (size_t)k * part, part, dst[k]);
+    return 0;
+}
+
 static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_error *err) {
     const struct model_config *c = &m->cfg;
     struct layer_weights *w = &m->layers[l];
@@ -143,33 +161,32 @@ static int load_gpt2_layer(struct hf_loader *ld, struct model *m, int l, xsa_err
         snprintf(n, sizeof n, "h.%d.%s", l, suffix);               \
         rc = load_w(ld, n, d0, d1, &(dst), err);                   \
     } while (0)
+#define CONV1D(suffix, in, out, n_out, ...)                                             \
+    do {                                                                                \
+        if (rc) break;                                                                  \
+        snprintf(n, sizeof n, "h.%d.%s", l, suffix);                                    \
+        rc = load_conv1d(ld, n, in, out, (float *const[]){__VA_ARGS__}, n_out, err);   \
+    } while (0)
     LOADW("ln_1.weight", C, 0, w->attn_norm_w);
     LOADW("ln_1.bias", C, 0, w->attn_norm_b);
-    LOAD("attn.c_attn.weight", C, 3 * C, ld->scratch);  // (C, 3C): q | k | v columns
-    if (!rc && !ld->dry) {
-        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), 0, (size_t)C, w->wq);
-        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)C, (size_t)C, w->wk);
-        transpose_cols(ld->scratch, (size_t)C, (size_t)(3 * C), (size_t)(2 * C), (size_t)C, w->wv);
-    }
+    CONV1D("attn.c_attn.weight", C, 3 * C, 3, w->wq, w->wk, w->wv);  // (C, 3C): q | k | v columns
     LOAD("attn.c_attn.bias", 3 * C, 0, ld->scratch);  // (3C)
     if (!rc && !ld->dry) {
         memcpy(w->bq, ld->scratch, (size_t)C * sizeof(float));
         memcpy(w->bk, ld->scratch + C, (size_t)C * sizeof(float));
         memcpy(w->bv, ld->scratch + 2 * C, (size_t)C * sizeof(float));
     }
-    LOAD("attn.c_proj.weight", C, C, ld->scratch);
-    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)C, 0, (size_t)C, w->wo);
+    CONV1D("attn.c_proj.weight", C, C, 1, w->wo);
     LOADW("attn.c_proj.bias", C, 0, w->bo);
     LOADW("ln_2.weight", C, 0, w->mlp_norm_w);
     LOADW("ln_2.bias", C, 0, w->mlp_norm_b);
-    LOAD("mlp.c_fc.weight", C, F, ld->scratch);  // (C, F)
-    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)C, (size_t)F, 0, (size_t)F, w->w_up);
+    CONV1D("mlp.c_fc.weight", C, F, 1, w->w_up);  // (C, F)
     LOADW("mlp.c_fc.bias", F, 0, w->b_up);
-    LOAD("mlp.c_proj.weight", F, C, ld->scratch);  // (F, C)
-    if (!rc && !ld->dry) transpose_cols(ld->scratch, (size_t)F, (size_t)C, 0, (size_t)C, w->w_down);
+    CONV1D("mlp.c_proj.weight", F, C, 1, w->w_down);  // (F, C)
     LOADW("mlp.c_proj.bias", C, 0, w->b_down);
 #undef LOAD
 #undef LOADW
+#undef CONV1D
     return rc;
 }
 

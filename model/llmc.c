@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "common/xalloc.h"
 #include "model/config.h"
 #include "model/model_internal.h"
 #include "model/safetensors.h"
@@ -98,10 +97,6 @@ struct llmc_reader {
     const unsigned char *p;  // the next parameter's bytes
     size_t es;               // bytes per element
     const char *dtype;       // "F32" | "BF16"
-    // The transposed copies: the GPT-2 loader transposes Conv1D weights into its own buffers and
-    // never points a weight into them, so they are freed as soon as the model is built.
-    void **copies;
-    size_t n_copies;
 };
 
 // Adds the next tensor of the file under `name` (shape d0 or d0 x d1) and moves past it.
@@ -113,16 +108,12 @@ static int take(struct llmc_reader *r, const char *name, int64_t d0, int64_t d1,
     return rc;
 }
 
-// Adds the next (out, in) matrix, nn.Linear's layout, as GPT-2's Conv1D (in, out) under `name`.
+// Adds the next (out, in) matrix under a GPT-2 Conv1D weight's `name`, marked as stored in
+// nn.Linear's layout, which the GPT-2 loader then reads without transposing it.
 static int take_conv1d(struct llmc_reader *r, const char *name, int64_t out, int64_t in, xsa_error *err) {
-    unsigned char *t = xsa_malloc((size_t)out * (size_t)in * r->es);
-    for (int64_t o = 0; o < out; o++)
-        for (int64_t i = 0; i < in; i++) memcpy(t + ((size_t)i * (size_t)out + (size_t)o) * r->es, r->p + ((size_t)o * (size_t)in + (size_t)i) * r->es, r->es);
-    r->copies = xsa_realloc_array(r->copies, r->n_copies + 1, sizeof *r->copies);
-    r->copies[r->n_copies++] = t;
-    int64_t shape[2] = {in, out};
-    r->p += (size_t)out * (size_t)in * r->es;
-    return safetensors_add_tensor(r->st, r->fi, name, r->dtype, 2, shape, t, (size_t)out * (size_t)in * r->es, err);
+    int rc = take(r, name, out, in, err);
+    if (!rc) r->st->tensors[r->st->n_tensors - 1].linear = 1;
+    return rc;
 }
 
 // The per-layer tensors of one kind, stacked (L, d0[, d1]) in the file.
@@ -191,9 +182,9 @@ int llmc_load(struct model *m, const char *path, xsa_error *err) {
     }
     struct hf_config hc;
     if (!rc) rc = llmc_config(&h, path, &hc, err);
-    if (rc) safetensors_close(&st);
-    else rc = hf_checkpoint_build(m, path, &hc, &st, err);  // takes st over
-    for (size_t i = 0; i < r.n_copies; i++) free(r.copies[i]);
-    free(r.copies);
-    return rc;
+    if (rc) {
+        safetensors_close(&st);
+        return rc;
+    }
+    return hf_checkpoint_build(m, path, &hc, &st, err);  // takes st over
 }

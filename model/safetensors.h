@@ -30,6 +30,7 @@ struct st_tensor {
     size_t nbytes;
     int file;                   // index into safetensors.files
     int used;                   // set by callers that consume the tensor
+    int linear;                 // a GPT-2 Conv1D weight stored as nn.Linear (out, in), not (in, out)
 };
 
 struct st_file {

@@ -141,15 +141,10 @@ static void copy_strided(const struct pv *t, const int64_t *shape, const int64_t
     }
 }
 
-int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *name, const struct pv *t, int transpose,
-                     xsa_error *err) {
+int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *name, const struct pv *t, xsa_error *err) {
     int64_t shape[UP_MAX_DIMS], stride[UP_MAX_DIMS];
     memcpy(shape, t->shape, sizeof shape);
     memcpy(stride, t->stride, sizeof stride);
-    if (transpose && t->ndim == 2) {
-        shape[0] = t->shape[1], shape[1] = t->shape[0];
-        stride[0] = t->stride[1], stride[1] = t->stride[0];
-    }
     size_t es = (size_t)t->dtype->size;
     uint64_t numel = 1, want = 1;
     int contiguous = 1;
@@ -207,7 +202,7 @@ int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const st
         }
         char name[TORCH_MAX_NAME + 1];  // (the key's length is checked above)
         torch_clean_name(k && !strncmp(key->s, strip, k) ? key->s + k : key->s, name, sizeof name);
-        rc = torch_add_tensor(tf, st, name, val, 0, err);
+        rc = torch_add_tensor(tf, st, name, val, err);
     }
     return rc;
 }

@@ -42,9 +42,8 @@ const char *torch_clean_name(const char *name, char *out, size_t n);
 
 int torch_add_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const char *strip, xsa_error *err);
 
-// Adds one tensor under `name`; `transpose` swaps the two dimensions of a 2-D tensor (copied).
-int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *name, const struct pv *t, int transpose,
-                     xsa_error *err);
+// Adds one tensor under `name` (a view that is not contiguous is copied out).
+int torch_add_tensor(struct torch_file *tf, struct safetensors *st, const char *name, const struct pv *t, xsa_error *err);
 
 // Releases the pickle and the zip directory; the tensors added stay valid (st owns their bytes).
 void torch_file_close(struct torch_file *tf, struct safetensors *st);

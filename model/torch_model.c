@@ -56,7 +56,8 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-// nanoGPT's nn.Linear weights are (out, in); GPT-2's Conv1D, which the loader reads, (in, out).
+// nanoGPT's nn.Linear weights are (out, in); GPT-2's Conv1D, which the loader reads, (in, out):
+// they are marked linear, and the loader takes them as they are.
 static int is_linear(const char *name) {
     static const char *s[] = {".attn.c_attn.weight", ".attn.c_proj.weight", ".mlp.c_fc.weight", ".mlp.c_proj.weight"};
     for (size_t i = 0; i < 4; i++)
@@ -87,7 +88,8 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
             return xsa_fail(err, XSA_EBADINPUT, "%s: model entry %zu is %s, not a tensor; not a state dict", path, i, what);
         }
         const char *name = torch_unwrap_name(k->s);  // torch.compile's and DDP's wrappers
-        rc = torch_add_tensor(tf, st, name, v, is_linear(name) && v->ndim == 2, err);
+        rc = torch_add_tensor(tf, st, name, v, err);
+        if (!rc && is_linear(name) && v->ndim == 2) st->tensors[st->n_tensors - 1].linear = 1;  // read untransposed
     }
     int64_t C = hc->cfg.d_model;
     char n[160];

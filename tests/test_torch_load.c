@@ -613,7 +613,7 @@ TEST(test_empty_tensor_points_into_storage) {
     memset(&tf, 0, sizeof tf);
     xsa_error err = {0};
     CHECK_EQ_INT(safetensors_add_file(&st, "empty.pt", &tf.fi, &err), 0);
-    CHECK_EQ_INT(torch_add_tensor(&tf, &st, "e", t, 0, &err), 0);
+    CHECK_EQ_INT(torch_add_tensor(&tf, &st, "e", t, &err), 0);
     const struct st_tensor *e = safetensors_find(&st, "e");
     CHECK(e && e->nbytes == 0 && e->data == bytes);
     safetensors_close(&st);
