@@ -118,6 +118,7 @@ static void write_model(struct jsonw *w, const struct model_info *m) {
     jsonw_str(w, "tokenizer", m->tokenizer);
     jsonw_str(w, "tokenizer_sha256", m->tokenizer_sha256);
     jsonw_bool(w, "add_bos", m->add_bos);
+    if (m->weights_prefix[0]) jsonw_str(w, "weights_prefix", m->weights_prefix);
     if (m->hub_repo[0]) {  // the Hub repo and the commit its files came from
         jsonw_str(w, "hub_repo", m->hub_repo);
         jsonw_str(w, "hub_revision", m->hub_revision);
@@ -136,6 +137,7 @@ int results_set_model(struct results *r, const struct model *m, const char *path
     snprintf(mi->arch, sizeof mi->arch, "%s", model_arch_name(m));
     snprintf(mi->dtype, sizeof mi->dtype, "%s", m->dtype);
     snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", m->weights_sha256);
+    snprintf(mi->weights_prefix, sizeof mi->weights_prefix, "%s", m->weights_prefix);
     snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tokenizer_path);
     int rc = sha256_file_hex(tokenizer_path, mi->tokenizer_sha256, err);
     if (rc) return rc;
@@ -591,7 +593,8 @@ static int read_model(struct rd *c, const cJSON *m, struct model_info *mi) {
         (rc = get_bool(c, m, "add_bos", &mi->add_bos)) ||
         (rc = get_str(c, m, "hub_repo", mi->hub_repo, sizeof mi->hub_repo, 0)) ||
         (rc = get_str(c, m, "hub_revision", mi->hub_revision, sizeof mi->hub_revision, 0)) ||
-        (rc = get_str(c, m, "hub_commit", mi->hub_commit, sizeof mi->hub_commit, 0)))
+        (rc = get_str(c, m, "hub_commit", mi->hub_commit, sizeof mi->hub_commit, 0)) ||
+        (rc = get_str(c, m, "weights_prefix", mi->weights_prefix, sizeof mi->weights_prefix, 0)))
         return rc;
     mi->n_params = np;
     return 0;

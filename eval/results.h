@@ -42,6 +42,7 @@ struct model_info {
     int n_layer, d_model, n_head, n_kv_head, vocab_size, max_length;
     int add_bos;
     char hub_repo[200], hub_revision[128], hub_commit[41];  // a model named by repo id ("" otherwise)
+    char weights_prefix[64];       // the wrapper's name dropped from every tensor name ("" none)
 };
 
 struct results {

@@ -106,6 +106,12 @@ expect_exit lightning_prefix_note 0 "^xsa-eval: note: .*epoch=0-step=2.ckpt: eve
 if "$XSA_BIN" logprobs --quiet --model "$LCK" --tokens 1,2,3 --device cpu 2>&1 | grep -q "note:"; then fail lightning_quiet_no_note "a note under --quiet"
 else pass lightning_quiet_no_note; fi
 expect_exit lightning_prefix_json 0 '"weights_prefix":[[:space:]]*"model\."' -- "$XSA_BIN" info --model "$LCK" --json
+# a run records the prefix it dropped and the saved step, and report reads the file back
+"$XSA_BIN" run --quiet --model "$LCK" --tokenizer tests/fixtures/tokenizers/sp_bpe_raw/tokenizer.model --tasks openbookqa --limit 2 \
+    --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --output "$TMP/o_lightning" >/dev/null 2>&1
+expect_exit lightning_run_prefix 0 '"weights_prefix": "model\."' -- cat "$TMP"/o_lightning/*/results_*.json
+expect_exit lightning_run_step 0 '"step_source": "checkpoint"' -- cat "$TMP"/o_lightning/*/results_*.json
+expect_exit lightning_report_reads 0 "openbookqa" -- sh -c "'$XSA_BIN' report '$TMP'/o_lightning/*/results_*.json"
 expect_exit lightning_global_step 0 "^train step +2 \(saved in the checkpoint\)$" -- "$XSA_BIN" info --model "$LCK"
 # ...a prefix that is not the family's wrapper is not dropped: the tensor missing is named
 expect_exit lightning_wrong_family 2 "epoch=0-step=2.ckpt: tensor '.*wte.weight' is missing" -- "$XSA_BIN" info --model "$LCK" --config $M/gpt2_tiny/config.json
