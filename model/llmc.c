@@ -30,10 +30,9 @@ static const struct {
     {20240803, "llm.c's Llama 3 export (train_llama3.py), which xsa-eval does not read; pass the Hugging Face Llama 3 folder it was made from"},
 };
 
-static int32_t read_i32(const unsigned char *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+static int32_t read_i32(const unsigned char *p) {  // (a little-endian host: see the #error above)
     int32_t v;
-    memcpy(&v, &u, 4);
+    memcpy(&v, p, 4);
     return v;
 }
 

@@ -21,10 +21,8 @@ static unsigned char *slurp(const char *path, size_t *n) {
 }
 
 static void spit(const char *path, const unsigned char *d, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return;
-    fwrite(d, 1, n, f);
-    fclose(f);
+    xsa_error err = {0};
+    CHECK_MSG(file_write_atomic(path, d, n, &err) == 0, "%s", err.msg);
 }
 
 TEST(test_llmc_header_and_dtype) {
