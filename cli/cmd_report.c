@@ -28,8 +28,9 @@ static const struct cli_command cmd = {
     "Markdown table of each task's preferred metric (acc_norm where lm-eval defines it, else acc)\n"
     "+- stderr for every results file, group averages, model headers and provenance.\n"
     "--trend groups the files by series and training step (the step run recorded: its --step N, else\n"
-    "\"step\" in the checkpoint's config.json or the step its torch.save file records, else a step_N / iter_N /\n"
-    "ckpt_N / checkpoint-N name of it or its file's folder, or of its Hub revision) and\n"
+    "\"step\" in the checkpoint's config.json or the step its torch.save file records, else global_step of\n"
+    "the Hugging Face Trainer's trainer_state.json beside it, else a step_N / iter_N / ckpt_N /\n"
+    "checkpoint-N name of it or its file's folder, or of its Hub revision) and\n"
     "charts each task and the average against step with a +- 1 stderr band (FILE_trend_<task>.svg).\n",
     flags, 3, 0, 0};
 

@@ -56,7 +56,7 @@ struct results {
     double limit_fraction;         // in (0, 1) for a fractional --limit (then limit is -1); else 0
     int num_fewshot;
     int has_step, step;            // training step of the checkpoint, when has_step
-    char step_source[16];          // where run found it: "--step", "config.json", "checkpoint", "path", "revision"
+    char step_source[16];          // where run found it: "--step", "config.json", "checkpoint", "trainer_state", "path", "revision"
     int share_prefixes;
     double start_time, end_time;   // Unix seconds
     double load_s, tokenize_s, score_s, total_s;

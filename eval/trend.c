@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/fileio.h"
 #include "common/json_read.h"
@@ -30,6 +31,46 @@ static int config_step(const char *model_path, long long *step, char *note, size
         char *v = cJSON_PrintUnformatted(s);
         snprintf(note, note_n, "%s: \"step\": %.40s is not a whole number from 0 to %lld; no step recorded (give "
                  "--step N)", path, v ? v : "?", TREND_STEP_MAX);
+        free(v);
+    }
+    cJSON_Delete(j);
+    free(text);
+    return ok;
+}
+
+// The Hugging Face Trainer's trainer_state.json holds its log_history, a few hundred bytes a
+// logged step: room for millions of them.
+#define TREND_TRAINER_STATE_MAX (256L << 20)
+
+// The Hugging Face Trainer's trainer_state.json beside the model: in model_path, or in a model file's folder.
+static void trainer_state_path(const char *model_path, char *path, size_t n) {
+    struct stat st;
+    const char *slash = strrchr(model_path, '/');
+    if (!stat(model_path, &st) && S_ISDIR(st.st_mode)) snprintf(path, n, "%s/trainer_state.json", model_path);
+    else if (slash) snprintf(path, n, "%.*s/trainer_state.json", (int)(slash - model_path), model_path);
+    else snprintf(path, n, "trainer_state.json");
+}
+
+// "global_step" of trainer_state.json at `path`: 1 found, 0 not. A file that is no JSON object,
+// or a global_step that is no whole number from 0 to TREND_STEP_MAX, is named in `note`.
+static int trainer_state_step(const char *path, long long *step, char *note, size_t note_n) {
+    char *text = NULL;
+    size_t len;
+    xsa_error e = {0};
+    if (!file_exists(path)) return 0;
+    cJSON *j = file_read_all(path, TREND_TRAINER_STATE_MAX, &text, &len, &e) ? NULL
+               : json_read_whole(text, len, JSON_KEYS_LAST_WINS, path, &e);
+    const cJSON *s = cJSON_IsObject(j) ? json_last_item(j, "global_step") : NULL;
+    int ok = cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= (double)TREND_STEP_MAX &&
+             s->valuedouble == (double)(long long)s->valuedouble;
+    if (ok) *step = (long long)s->valuedouble;
+    if (!cJSON_IsObject(j)) {
+        snprintf(note, note_n, "%s: not read (%.300s); no step taken from it", path,
+                 e.msg[0] ? e.msg : "not a JSON object");
+    } else if (!ok) {
+        char *v = s ? cJSON_PrintUnformatted(s) : NULL;
+        snprintf(note, note_n, "%s: \"global_step\": %.40s is not a whole number from 0 to %lld; no step taken from it",
+                 path, v ? v : "(none)", TREND_STEP_MAX);
         free(v);
     }
     cJSON_Delete(j);
@@ -105,9 +146,25 @@ const char *trend_checkpoint_step(const char *model_path, const long long *saved
     if (saved) return *step = *saved, "checkpoint";
     // The folder as it is, not as typed: `--model .` inside step_200 is at step 200.
     char *real = realpath(model_path, NULL);
-    int found = path_step(real ? real : model_path, step);
+    long long named;
+    int found = path_step(real ? real : model_path, &named);
     free(real);
-    return found ? "path" : NULL;
+    char ts_path[4200], ts_note[4600] = "";
+    const char *from = NULL;
+    trainer_state_path(model_path, ts_path, sizeof ts_path);
+    if (model_path[0] && trainer_state_step(ts_path, step, ts_note, sizeof ts_note)) {
+        from = "trainer_state";
+        // The Trainer counted it when it saved these weights; a folder may be renamed or copied.
+        if (found && named != *step)
+            snprintf(ts_note, sizeof ts_note, "%s: global_step %lld, but the checkpoint's name reads step %lld; "
+                     "recording %lld (the Trainer's count, saved with the weights; --step N records another)",
+                     ts_path, *step, named, *step);
+    } else if (found) {
+        from = "path", *step = named;
+    }
+    size_t used = strlen(note);
+    if (ts_note[0]) snprintf(note + used, note_n - used, "%s%s", used ? "; " : "", ts_note);
+    return from;
 }
 
 int trend_step(const struct results *r, const char *results_path, long long *step, xsa_error *err) {

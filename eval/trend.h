@@ -16,9 +16,11 @@ int trend_name_step(const char *name, long long *step);
 
 // The training step of the checkpoint at model_path, as run records it when --step is not given:
 // "step" in its config.json, else `saved` (the step its torch.save file records; NULL for none),
-// else trend_name_step of its name, or for a file of its folder's, in its real path. Returns
-// where it came from ("config.json", "checkpoint", "path"), or NULL when none gives one; `note`
-// (note_n bytes) names a config.json "step" that is not a whole number.
+// else "global_step" of the Hugging Face Trainer's trainer_state.json in it (a file: in its
+// folder), else trend_name_step of its name, or for a file of its folder's, in its real path.
+// Returns where it came from ("config.json", "checkpoint", "trainer_state", "path"), or NULL when
+// none gives one; `note` (note_n bytes) names a config.json "step" or a trainer_state.json that
+// gives no whole number, and a global_step recorded over a name that reads another step.
 const char *trend_checkpoint_step(const char *model_path, const long long *saved, long long *step, char *note, size_t note_n);
 
 // A results file's step: the one run recorded, else (a file from before run recorded it) the

@@ -116,14 +116,21 @@ expect_exit lightning_global_step 0 "^train step +2 \(saved in the checkpoint\)$
 # ...a prefix that is not the family's wrapper is not dropped: the tensor missing is named
 expect_exit lightning_wrong_family 2 "epoch=0-step=2.ckpt: tensor '.*wte.weight' is missing" -- "$XSA_BIN" info --model "$LCK" --config $M/gpt2_tiny/config.json
 # The Hugging Face Trainer's checkpoint-N folder: read as a folder (optimizer.pt, scheduler.pt,
-# rng_state.pth, trainer_state.json and training_args.bin beside the model are not read); its
-# name is the step run records. Each resume file passed as the model names what it is.
+# rng_state.pth and training_args.bin beside the model are not read); the step run records is
+# trainer_state.json's global_step, which the Trainer wrote with the weights: over the folder's
+# name when they differ (a renamed copy), with a note. Each resume file passed as the model names what it is.
 H=$F/hf_trainer/checkpoint-2
 same_logprobs hf_trainer_folder $H tests/fixtures/parity/models/gpt2_bpe
 expect_exit hf_trainer_run 0 "\| openbookqa \| acc " -- "$XSA_BIN" run --quiet --model $H --tasks openbookqa --limit 2 \
     --data-dir tests/fixtures/data --allow-data-change --offline --device cpu --output "$TMP/o_trainer"
 expect_exit hf_trainer_step 0 '"step": 2,' -- cat "$TMP"/o_trainer/checkpoint-2/results_*.json
-expect_exit hf_trainer_step_source 0 '"step_source": "path"' -- cat "$TMP"/o_trainer/checkpoint-2/results_*.json
+expect_exit hf_trainer_step_source 0 '"step_source": "trainer_state"' -- cat "$TMP"/o_trainer/checkpoint-2/results_*.json
+mkdir -p "$TMP/renamed/checkpoint-5"
+cp $H/config.json $H/model.safetensors $H/tokenizer.json $H/tokenizer_config.json $H/trainer_state.json "$TMP/renamed/checkpoint-5/"
+expect_exit hf_trainer_renamed_note 0 "note: $TMP/renamed/checkpoint-5/trainer_state.json: global_step 2, but the checkpoint's name reads step 5; recording 2" -- \
+    "$XSA_BIN" run --model "$TMP/renamed/checkpoint-5" --tasks openbookqa --limit 2 --data-dir tests/fixtures/data \
+    --allow-data-change --offline --device cpu --output "$TMP/o_renamed"
+expect_exit hf_trainer_renamed_step 0 '"step": 2,.*"step_source": "trainer_state"' -- sh -c "cat '$TMP'/o_renamed/checkpoint-5/results_*.json | tr -d '\n'"
 for f in "training_args.bin:the Hugging Face Trainer's TrainingArguments" "optimizer.pt:an optimizer's state_dict" \
          "scheduler.pt:a learning-rate scheduler's state_dict" "rng_state.pth:the Hugging Face Trainer's random-number generator states"; do
     expect_exit "hf_trainer_refuse_${f%%:*}" 2 "^xsa-eval info: $H/${f%%:*}: ${f#*:} .*saved to resume training, not the model; pass the checkpoint folder instead \(--model $H\)$" \

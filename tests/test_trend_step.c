@@ -69,4 +69,57 @@ TEST(test_checkpoint_step_order) {
     rmdir(dir);
 }
 
-RUN_TESTS(T(test_names_with_a_step), T(test_names_without_a_step), T(test_checkpoint_step_order))
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) fputs(text, f), fclose(f);
+}
+
+// The Hugging Face Trainer's trainer_state.json (its global_step) beside the model: after
+// config.json's "step" and the saved step, before the name, which it overrides with a note
+// when they differ; a file beside a model file counts too; a bad one is a note, not a step.
+TEST(test_trainer_state_step) {
+    char dir[] = "/tmp/xsa_trend_XXXXXX", ck[128], ts[160], cfg[160], file[160], note[9400];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(ck, sizeof ck, "%s/checkpoint-5", dir);
+    CHECK(mkdir(ck, 0700) == 0);
+    snprintf(ts, sizeof ts, "%s/trainer_state.json", ck);
+    snprintf(cfg, sizeof cfg, "%s/config.json", ck);
+    snprintf(file, sizeof file, "%s/model.safetensors", ck);
+    long long step = -1, saved = 42;
+    const char *from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "path") && step == 5 && !note[0], "%s %lld", from ? from : "(none)", step);
+
+    write_file(ts, "{\"best_model_checkpoint\": null, \"global_step\": 5, \"log_history\": []}");
+    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 5 && !note[0], "%s %lld %s", from ? from : "(none)", step, note);
+    write_file(ts, "{\"global_step\": 3, \"log_history\": [{\"step\": 3}]}");  // a renamed folder: the file wins
+    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 3 && strstr(note, "global_step 3, but the checkpoint's name "
+                                                                                  "reads step 5; recording 3"),
+              "%s %lld %s", from ? from : "(none)", step, note);
+    write_file(file, "");  // --model DIR/model.safetensors: the file beside it
+    from = trend_checkpoint_step(file, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 3, "%s %lld", from ? from : "(none)", step);
+    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);  // the weights file's own step first
+    CHECK_MSG(from && !strcmp(from, "checkpoint") && step == 42 && !note[0], "%s %lld", from ? from : "(none)", step);
+    write_file(cfg, "{\"step\": 7}");
+    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    CHECK_MSG(from && !strcmp(from, "config.json") && step == 7, "%s %lld", from ? from : "(none)", step);
+    unlink(cfg);
+
+    static const char *bad[] = {"{\"global_step\": 2.5}", "{\"global_step\": -1}", "{\"global_step\": \"2\"}", "[2]", "{\"global_step\": 2"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {  // the name then, and a note naming the file
+        write_file(ts, bad[i]);
+        step = -1;
+        from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+        CHECK_MSG(from && !strcmp(from, "path") && step == 5 && strstr(note, "trainer_state.json: ") &&
+                  strstr(note, "no step taken from it"), "%s: %s %lld %s", bad[i], from ? from : "(none)", step, note);
+    }
+    unlink(ts);
+    unlink(file);
+    rmdir(ck);
+    rmdir(dir);
+}
+
+RUN_TESTS(T(test_names_with_a_step), T(test_names_without_a_step), T(test_checkpoint_step_order), T(test_trainer_state_step))
