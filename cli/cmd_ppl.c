@@ -90,7 +90,7 @@ static const struct cli_flag flags[] = {
     {"device", F_DEVICE, "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer of both models (default: each its own, which must be the same); "
-                                       "for shards' bits per byte a SentencePiece .model or a byte-level BPE tokenizer.json"},
+                                       "for shards' bits per byte a SentencePiece .model or a tokenizer.json"},
 };
 
 static const struct cli_command cmd = {
@@ -101,8 +101,9 @@ static const struct cli_command cmd = {
     "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
-    "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file); with a byte-level\n"
-    "BPE tokenizer.json (GPT-2's), each target's bytes as its decoder gives them. --split-docs cuts\n"
+    "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file); with a\n"
+    "tokenizer.json (GPT-2's byte-level BPE, Llama 2's, Mistral's), each target's bytes as its decoder\n"
+    "gives them, so that a document's add up to decode(skip_special_tokens=True)'s. --split-docs cuts\n"
     "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout, or,\n"
     "for a modded-nanogpt checkpoint, scores its val loss (flat chunks of val_batch_size / 8 tokens).\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 1, CLI_STATS_BOOTSTRAP};
@@ -515,6 +516,8 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                             .split_docs = a->split_docs, .ranks = a->ranks, .val_batch_tokens = a->val_batch_tokens,
                             .val_tokens = a->val_tokens, .tasks = a->tasks, .limit = a->limit, .data = &a->data};
     if ((rc = ppl_inputs_load(&in, r->tk, &r->m[0], &r->docs, &a->bytes_rule_out, err))) return rc;
+    if (r->docs.bytes_why[0] && !a->quiet)  // a tokenizer.json whose bytes cannot be counted token by token
+        fprintf(stderr, "xsa-eval %s: note: bits per byte: %s\n", a->probe ? "probe" : "ppl", r->docs.bytes_why);
     struct backend_options o = {.n_threads = a->threads, .max_batch_tokens = a->batch_tokens ? a->batch_tokens : 0,
                                 .quiet = a->quiet};
     if ((rc = backend_options_from_env(&o, err))) return rc;

@@ -44,9 +44,14 @@ int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab,
     return tokenizer_sp_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
 }
 
-int ppl_docs_byte_level_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err) {
-    alloc_luts(d, vocab);  // (no leading spaces: they stay 0)
-    return tokenizer_hf_byte_luts(tk, vocab, d->base_bytes, d->boundary, err);
+int ppl_docs_hf_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err) {
+    alloc_luts(d, vocab);
+    int rc = tokenizer_hf_byte_luts(tk, vocab, d->base_bytes, d->leading_space, d->boundary, err);
+    if (rc) {  // no tables: bytes unknown
+        free(d->base_bytes), free(d->leading_space), free(d->boundary);
+        d->base_bytes = NULL, d->leading_space = d->boundary = NULL, d->lut_n = 0;
+    }
+    return rc;
 }
 
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err) {
@@ -321,7 +326,7 @@ double ppl_target_bytes(const struct ppl_docs *d, size_t where) {
     if (d->target_bytes) return d->target_bytes[where];
     int32_t t = d->tok.v[where], prev = d->tok.v[where - 1];
     if (t >= d->lut_n || prev >= d->lut_n) return 0;
-    return d->base_bytes[t] + (d->leading_space[t] && !d->boundary[prev]);
+    return d->base_bytes[t] + (d->boundary[prev] ? 0 : d->leading_space[t]);
 }
 
 int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d, int context, int stride,

@@ -35,10 +35,11 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     struct ppl_data_src *data;  // (n_data) --tasks: each task's data, for the reports' provenance
     int n_data;
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
+    char bytes_why[1100];       // why a shard's bytes are unknown, for the report
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
                                 // are dropped, as eval_val does, and windows are the bootstrap units
-    int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), or NULL
-    uint8_t *leading_space, *boundary;
+    int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), a tokenizer.json's
+    uint8_t *leading_space, *boundary;  // (tokenizer_hf_byte_luts), or NULL
     int lut_n;
     int32_t *target_bytes;      // (tok.n) or NULL: the bytes each token stands for, as a CaseOps record's
                                 // byte sidecar gives them (used before the tables)
@@ -74,8 +75,9 @@ void ppl_docs_free(struct ppl_docs *d);
 // eval_val's byte tables of a SentencePiece tokenizer for ids [0, vocab) (tokenizer_sp_byte_luts),
 // into d's base_bytes, leading_space and boundary.
 int ppl_docs_sp_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
-// The same tables for a byte-level BPE tokenizer.json (tokenizer_hf_byte_luts: no leading spaces).
-int ppl_docs_byte_level_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
+// The same tables for a tokenizer.json (tokenizer_hf_byte_luts: the bytes decode gives each
+// token); on an error none are left in d.
+int ppl_docs_hf_bytes(struct ppl_docs *d, const struct tokenizer *tk, int vocab, xsa_error *err);
 // Appends one document; fewer than 2 tokens add nothing (counted in n_short).
 int ppl_docs_add(struct ppl_docs *d, const int32_t *tok, size_t n, xsa_error *err);
 
@@ -112,8 +114,8 @@ void ppl_scores_free(struct ppl_scores *s);
 // Room for n targets in s (its arrays allocated, s->n = n).
 void ppl_scores_alloc(struct ppl_scores *s, size_t n);
 // The bytes eval_val counts for the target at docs.tok index `where` (a stream with byte tables or
-// a byte sidecar): the sidecar's count, else the piece's bytes + 1 for a leading U+2581 after a
-// token that is no boundary.
+// a byte sidecar): the sidecar's count, else the piece's bytes + its leading_space after a token
+// that is no boundary (eval_val: 1 for a leading U+2581).
 double ppl_target_bytes(const struct ppl_docs *d, size_t where);
 void ppl_kl_free(struct ppl_kl *k);
 

@@ -164,20 +164,28 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
         }
         d->stream = 1;
         d->bytes = NAN;
-        xsa_error probe = {0};  // (n = 0: only whether a tokenizer.json is byte-level; if not, no byte rule)
+        xsa_error why = {0};
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
             rc = ppl_docs_sp_bytes(d, tk, vocab, err);
             *bytes_rule = "each target's piece bytes, +1 for a leading U+2581 after a non-boundary token "
                           "(parameter-golf's eval_val)";
         } else if (tk && tokenizer_caseops(tk)) {  // their markers have no bytes of the text
             *bytes_rule = "unknown: a CaseOps shard's original bytes are in the record's fineweb_val_bytes files (--bytes-file)";
-        } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON && !tokenizer_hf_byte_luts(tk, 0, NULL, NULL, &probe)) {
-            rc = ppl_docs_byte_level_bytes(d, tk, vocab, err);
+        } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON && tokenizer_hf_decoder_byte_level(tk)) {
+            rc = ppl_docs_hf_bytes(d, tk, vocab, err);
             *bytes_rule = "each target's raw bytes in the byte-level BPE alphabet, special tokens none (for valid "
                           "UTF-8, the bytes of decode(skip_special_tokens=True))";
+        } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON && !ppl_docs_hf_bytes(d, tk, vocab, &why)) {
+            *bytes_rule = "each target's bytes in the text the tokenizer.json's decoder makes, special tokens none: a "
+                          "<0xNN> byte token 1, U+2581 a space, except in a target right after a special token, where "
+                          "decode starts a text (its Metaspace drops them, its Strip one leading space); each document "
+                          "after a special token adds up to the bytes of decode(skip_special_tokens=True)";
+        } else if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_HF_JSON) {
+            snprintf(d->bytes_why, sizeof d->bytes_why, "unknown: %s", why.msg);
+            *bytes_rule = d->bytes_why;
         } else {
-            *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model) or a byte-level "
-                          "BPE tokenizer.json";
+            *bytes_rule = "unknown: shards need a SentencePiece tokenizer (--tokenizer FILE.model) or a "
+                          "tokenizer.json";
         }
         if (!rc && a->n_bytes_files) rc = load_byte_sidecar(a, all.n, d, err);
         if (!rc && a->n_bytes_files)

@@ -64,17 +64,25 @@ int tokenizer_caseops(const struct tokenizer *t);
 // Per-token byte counts for bits per byte, as parameter-golf's train_gpt.py build_sentencepiece_luts
 // computes them for ids [0, n): control, unknown and unused pieces (and ids past the tokenizer's)
 // are boundaries of 0 bytes; a byte piece is 1 byte; any other is its UTF-8 length without a
-// leading U+2581, which sets leading_space. A target's bytes are base_bytes[id] +
-// (leading_space[id] && !boundary[previous id]). SentencePiece tokenizers only (else
+// leading U+2581, which sets leading_space to 1. A target's bytes are base_bytes[id] +
+// (boundary[previous id] ? 0 : leading_space[id]). SentencePiece tokenizers only (else
 // XSA_EBADINPUT).                                   base_bytes, leading_space, boundary: (n)
 int tokenizer_sp_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *leading_space,
                            uint8_t *boundary, xsa_error *err);
-// The same for a byte-level BPE tokenizer.json (its decoder ByteLevel: GPT-2, Llama 3, Qwen): a
-// token's bytes are those its string stands for in the byte alphabet, which decode concatenates;
-// special tokens (skipped by decode(skip_special_tokens=True)), holes and ids past the tokenizer's
-// are boundaries of 0 bytes; no token has a leading space of its own. Else XSA_EBADINPUT (n = 0:
-// only that answer).
-int tokenizer_hf_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *boundary, xsa_error *err);
+// The same for a tokenizer.json: the bytes each token adds to the text `tokenizers`' decode
+// (skip_special_tokens=True) makes. Special tokens, holes and ids past the tokenizer's are
+// boundaries of 0 bytes. A byte-level BPE (decoder ByteLevel: GPT-2, Llama 3, Qwen): the bytes
+// its string stands for in the byte alphabet, no leading spaces. Any other decoder (Llama 2's
+// Replace/ByteFallback/Fuse/Strip, Metaspace): base_bytes the token's bytes as the first token
+// of a decoded text (Metaspace drops its U+2581, Strip after Fuse its leading space),
+// leading_space the bytes it adds after another token (the text's spaces there), so that a
+// target's bytes are base_bytes[id] + (boundary[previous id] ? 0 : leading_space[id]), a
+// <0xNN> byte token 1; a decoder that cannot be counted token by token is XSA_EBADINPUT, naming
+// why (tokenizer_hf_byte_luts with n = 0: only that answer). Else XSA_EBADINPUT.
+int tokenizer_hf_byte_luts(const struct tokenizer *t, int n, int16_t *base_bytes, uint8_t *leading_space,
+                           uint8_t *boundary, xsa_error *err);
+// 1 when t is a tokenizer.json whose decoder is ByteLevel.
+int tokenizer_hf_decoder_byte_level(const struct tokenizer *t);
 
 void tokenizer_free(struct tokenizer *t);
 

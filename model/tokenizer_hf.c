@@ -336,12 +336,13 @@ static void post_process(const struct hft_tok *t, struct ivec *out, size_t from)
         size_t nseq = out->n - from, extra = 0;
         for (size_t k = 0; k < tp->n; k++) extra += tp->items[k] >= 0 ? 1 : nseq;
         ivec_reserve(out, out->n + extra);
+        if (!extra && !nseq) continue;  // "$A" alone around no ids: nothing to do (and out->v may be NULL)
         int32_t *seq = xsa_malloc(nseq * sizeof *seq);
-        memcpy(seq, out->v + from, nseq * sizeof *seq);
+        if (nseq) memcpy(seq, out->v + from, nseq * sizeof *seq);
         out->n = from;
         for (size_t k = 0; k < tp->n; k++) {
             if (tp->items[k] >= 0) out->v[out->n++] = tp->items[k];
-            else {
+            else if (nseq) {
                 memcpy(out->v + out->n, seq, nseq * sizeof *seq);
                 out->n += nseq;
             }
@@ -494,11 +495,62 @@ static int hft_build(struct hft_tok *t, const cJSON *root, const char *path, xsa
     return 0;
 }
 
-int tokenizer_hf_byte_luts(const struct tokenizer *tok, int n, int16_t *base_bytes, uint8_t *boundary, xsa_error *err) {
+int tokenizer_hf_decoder_byte_level(const struct tokenizer *tok) {
     const struct hft_tok *t = tok->kind == TOKENIZER_HF_JSON ? tok->impl : NULL;
-    if (!t || hft_dec_byte_level_len(t->dec, "", 0) < 0)
+    return t && hft_dec_byte_level_len(t->dec, "", 0) >= 0;
+}
+
+// The token string decode reads for id i (an added token's decoding form), or NULL: no token.
+static const char *token_string(const struct hft_tok *t, int i, size_t *len, int *special) {
+    int32_t k = i < t->n_ids ? t->added_of_id[i] : -1;
+    *special = k >= 0 && t->added[k].special;
+    if (k >= 0) return *len = t->added[k].dec_len, t->added[k].dec;
+    const char *s = i < t->bpe.n_ids ? t->bpe.id_str[i] : NULL;
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
+// Any decoder but ByteLevel: each token's bytes as decode's first token (base_bytes) and the
+// bytes it adds after another token (leading_space), from hft_dec_token_len.
+static int decoded_luts(const struct hft_tok *t, int n, int16_t *base_bytes, uint8_t *leading_space, uint8_t *boundary,
+                        xsa_error *err) {
+    char why[300];
+    if (hft_dec_token_map_check(t->dec, why, sizeof why))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s, so the bytes of its decoded text cannot be counted token by token; "
+                        "for bits per byte pass a SentencePiece .model or a byte-level BPE tokenizer.json with --tokenizer, "
+                        "or the text itself (--text, --jsonl)", t->path, why);
+    struct hft_ctx ctx = hft_ctx_make(t->path);
+    int rc = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        size_t len;
+        int special, empty = 0, unused;
+        const char *str = token_string(t, i, &len, &special);
+        long first = 0, rest = 0;
+        boundary[i] = !str || special;  // special tokens are no text (decode(skip_special_tokens=True))
+        if (!boundary[i] && !(rc = hft_dec_token_len(t->dec, str, len, 1, &first, &empty, &ctx, err)) &&
+            !(rc = hft_dec_token_len(t->dec, str, len, 0, &rest, &unused, &ctx, err))) {
+            if (empty)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: token %d (%.40s) decodes to nothing at the start of a text, where "
+                              "the decoder's Strip would strip the next token instead, so the bytes of its decoded text "
+                              "cannot be counted token by token", t->path, i, str);
+            else if (rest > INT16_MAX || rest - first > 255)
+                rc = xsa_fail(err, XSA_EBADINPUT, "%s: token %d decodes to %ld bytes (%ld more after another token); "
+                              "bits per byte count tokens of at most 32767 bytes, 255 more", t->path, i, rest, rest - first);
+        }
+        base_bytes[i] = (int16_t)first;
+        leading_space[i] = (uint8_t)(rest - first);
+    }
+    hft_ctx_free(&ctx);
+    return rc;
+}
+
+int tokenizer_hf_byte_luts(const struct tokenizer *tok, int n, int16_t *base_bytes, uint8_t *leading_space,
+                           uint8_t *boundary, xsa_error *err) {
+    const struct hft_tok *t = tok->kind == TOKENIZER_HF_JSON ? tok->impl : NULL;
+    if (!t)
         return xsa_fail(err, XSA_EBADINPUT, "%s: bits per byte of a token shard needs a SentencePiece .model or a "
-                        "byte-level BPE tokenizer.json (its decoder ByteLevel); pass one with --tokenizer", tok->path);
+                        "tokenizer.json; pass one with --tokenizer", tok->path);
+    if (!tokenizer_hf_decoder_byte_level(tok)) return decoded_luts(t, n, base_bytes, leading_space, boundary, err);
     for (int i = 0; i < n; i++) {
         int32_t k = i < t->n_ids ? t->added_of_id[i] : -1;
         const char *str = k >= 0 ? t->added[k].content : i < t->bpe.n_ids ? t->bpe.id_str[i] : NULL;
@@ -508,6 +560,7 @@ int tokenizer_hf_byte_luts(const struct tokenizer *tok, int n, int16_t *base_byt
         boundary[i] = !str || (k >= 0 && t->added[k].special);
         long b = boundary[i] ? 0 : hft_dec_byte_level_len(t->dec, str, len);
         base_bytes[i] = (int16_t)(b > INT16_MAX ? INT16_MAX : b);
+        leading_space[i] = 0;
     }
     return 0;
 }

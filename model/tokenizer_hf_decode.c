@@ -1,6 +1,7 @@
 // tokenizer_hf_decode.c: tokenizer.json decoders (Sequence, ByteLevel, Metaspace, ByteFallback,
 // Fuse, Strip, Replace), each a decode_chain over token strings as in the `tokenizers`
 // library; the final strings are concatenated.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,4 +278,124 @@ int hft_dec_apply(const struct hft_dec *d, struct hft_pieces *toks, struct sbuf 
     }
     sbuf_append(out, "", 0);
     return 0;
+}
+
+// ---- token by token: the bytes each token adds to decode's text (bits per byte) ----
+
+#define DEC_FLAT_MAX 64
+
+// The decoders in the order they run, Sequences opened; 0, or -1 past DEC_FLAT_MAX.
+static int flatten(const struct hft_dec *d, const struct hft_dec **out, size_t *n) {
+    if (d->type != D_SEQ) {
+        if (*n >= DEC_FLAT_MAX) return -1;
+        out[(*n)++] = d;
+        return 0;
+    }
+    for (size_t k = 0; k < d->nkids; k++)
+        if (flatten(d->kids[k], out, n)) return -1;
+    return 0;
+}
+
+int hft_dec_token_map_check(const struct hft_dec *d, char *why, size_t why_n) {
+    const struct hft_dec *f[DEC_FLAT_MAX];
+    size_t n = 0;
+    if (!d) return snprintf(why, why_n, "it has no decoder (decode joins the tokens with spaces)"), -1;
+    if (flatten(d, f, &n)) return snprintf(why, why_n, "more than %d decoders", DEC_FLAT_MAX), -1;
+    int fused = 0, fallback = 0, stripped = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *bad = NULL;
+        switch (f[i]->type) {
+        case D_BYTELEVEL: bad = "ByteLevel among other decoders"; break;
+        case D_REPLACE:
+            if (fallback) bad = "Replace after ByteFallback (its pattern could match inside a run of byte tokens, which decode reads as one string)";
+            else if (fused) bad = "Replace after Fuse (its pattern could match across tokens)";
+            break;
+        case D_METASPACE:
+            if (fused) bad = "Metaspace after Fuse (it would read the whole text as its first token)";
+            break;
+        case D_BYTEFALLBACK:
+            if (fused) bad = "ByteFallback after Fuse";
+            fallback = 1;
+            break;
+        case D_FUSE: fused = 1; break;
+        default:  // Strip
+            if (!fused && fallback) bad = "Strip between ByteFallback and Fuse (it strips a run of byte tokens as one string)";
+            else if (fused && f[i]->stop) bad = "Strip of trailing characters after Fuse (where a document ends is not known token by token)";
+            else if (fused && (f[i]->start > 1 || (f[i]->start && stripped)))
+                bad = "Strip of more than one leading character after Fuse (it could reach past the first token)";
+            if (fused && f[i]->start) stripped = 1;
+        }
+        if (bad) return snprintf(why, why_n, "its decoder has %s", bad), -1;
+    }
+    return 0;
+}
+
+// Strips up to `start` leading and `stop` trailing characters equal to ch from b (strip()'s rule).
+static void strip_one(struct sbuf *b, uint32_t ch, size_t start, size_t stop) {
+    struct hft_pieces in = {0}, out = {0};
+    struct hft_dec d = {.type = D_STRIP, .ch = ch, .start = start, .stop = stop};
+    hft_pieces_push(&in, b->s ? b->s : "", b->n, -1, 0);
+    strip(&d, &in, &out);
+    b->n = 0;
+    sbuf_append(b, out.buf.s + out.v[0].off, out.v[0].len);
+    hft_pieces_free(&in);
+    hft_pieces_free(&out);
+}
+
+int hft_dec_token_len(const struct hft_dec *d, const char *s, size_t len, int first, long *bytes, int *first_empty,
+                      struct hft_ctx *ctx, xsa_error *err) {
+    const struct hft_dec *f[DEC_FLAT_MAX];
+    size_t n = 0;
+    struct sbuf cur = {0}, tmp = {0};
+    int is_byte = 0, fused = 0, rc = 0;
+    unsigned char byte = 0;
+    *first_empty = 0;
+    flatten(d, f, &n);  // (checked by hft_dec_token_map_check)
+    sbuf_append(&cur, s, len);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const struct hft_dec *x = f[i];
+        switch (x->type) {
+        case D_REPLACE:
+            tmp.n = 0;
+            rc = hft_regex_replace(&x->re, cur.s, cur.n, x->content, x->content_len, ctx->md, &tmp, err);
+            cur.n = 0;
+            if (!rc) sbuf_append(&cur, tmp.s ? tmp.s : "", tmp.n);
+            break;
+        case D_METASPACE:
+            if (is_byte) break;  // a run of byte tokens: its characters (documented: no replacement character)
+            tmp.n = 0;
+            for (size_t k = 0; k < cur.n;) {
+                size_t st = k;
+                uint32_t cp = hft_utf8_next(cur.s, cur.n, &k);
+                if (cp != x->ch) sbuf_append(&tmp, cur.s + st, k - st);
+                else if (!first || x->prepend_never) sbuf_append(&tmp, " ", 1);  // the first token's are dropped
+            }
+            cur.n = 0;
+            sbuf_append(&cur, tmp.s ? tmp.s : "", tmp.n);
+            break;
+        case D_BYTEFALLBACK:
+            if (!is_byte && parse_byte_token(cur.s, cur.n, &byte)) {
+                is_byte = 1;  // one byte of a run that spells UTF-8
+                cur.n = 0;
+                sbuf_append(&cur, (const char *)&byte, 1);
+            }
+            break;
+        case D_FUSE: fused = 1; break;
+        default:  // Strip: per token before Fuse; after it only the text's first character, if any
+            if (!fused) strip_one(&cur, x->ch, x->start, x->stop);
+            else if (first && x->start && !cur.n) *first_empty = 1;
+            else if (first && x->start) {
+                size_t k = 0;
+                uint32_t cp = is_byte ? byte : hft_utf8_next(cur.s, cur.n, &k);
+                if (is_byte ? byte < 0x80 && cp == x->ch : cp == x->ch) {
+                    memmove(cur.s, cur.s + (is_byte ? 1 : k), cur.n - (is_byte ? 1 : k));
+                    cur.n -= is_byte ? 1 : k;
+                }
+            }
+        }
+    }
+    *bytes = (long)cur.n;
+    sbuf_free(&cur);
+    sbuf_free(&tmp);
+    return rc;
 }

@@ -119,6 +119,17 @@ void hft_dec_free(struct hft_dec *d);
 // one step of a Sequence): one per character of its byte alphabet (a string with another
 // character: its own bytes, as the decoder passes it); -1 for any other decoder.
 long hft_dec_byte_level_len(const struct hft_dec *d, const char *s, size_t len);
+// 0 when the decoder's text can be counted token by token (hft_dec_token_len), else -1 and why
+// (one clause) in why[why_n]: per-token steps (Replace, Metaspace, Strip, then ByteFallback, then
+// Metaspace) may come before Fuse; after Fuse at most one Strip of one leading character.
+int hft_dec_token_map_check(const struct hft_dec *d, char *why, size_t why_n);
+// The bytes token string s[0..len) adds to the decoded text, as the first token of the text
+// (`first`: the Metaspace decoder drops its replacement characters, a Strip after Fuse its
+// leading character) or after another. A byte token <0xNN> under ByteFallback is its one byte
+// (exact where runs of them spell UTF-8 without the replacement character). *first_empty: a
+// first token that leaves nothing for a Strip after Fuse, which would then strip the next token.
+int hft_dec_token_len(const struct hft_dec *d, const char *s, size_t len, int first, long *bytes, int *first_empty,
+                      struct hft_ctx *ctx, xsa_error *err);
 
 // ---- string -> id hash (tokenizer_hf_bpe.c) ----
 

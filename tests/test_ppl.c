@@ -503,7 +503,50 @@ TEST(kl_with_a_zero_probability) {
     for (int i = 0; i < 2; i++) backend_close(&be[i]), random_model_free(&m[i]);
 }
 
-RUN_TESTS(T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
+// A tokenizer.json whose decoder is not ByteLevel (tests/fixtures/ppl/decoded_bpb, written by
+// transformers and tokenizers: tools/fixtures/make_decoded_bpb_fixtures.py): each document's
+// targets add up to the bytes `tokenizers` decodes its ids to (cut at special tokens), and the
+// first --context 64 windows' targets to target_bytes.
+TEST(decoded_bytes_match_tokenizers_decode) {
+    cJSON *ref = fixture_read_json("tests/fixtures/ppl/decoded_bpb/decoded_bpb.json");
+    CHECK(ref != NULL);
+    static const char *names[] = {"llama", "reformer", "hf_metaspace"};
+    for (size_t k = 0; ref && k < sizeof names / sizeof *names; k++) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(ref, names[k]);
+        const cJSON *docs = cJSON_GetObjectItemCaseSensitive(r, "documents");
+        struct tokenizer *tk = NULL;
+        xsa_error err = {0};
+        struct ppl_docs d = {.stream = 1};
+        struct ivec all = {0};
+        CHECK(tokenizer_load(&tk, cJSON_GetObjectItemCaseSensitive(r, "tokenizer")->valuestring, &err) == 0);
+        CHECK(token_shard_read(cJSON_GetObjectItemCaseSensitive(r, "shard")->valuestring, 1024, &all, &err) == 0);
+        CHECK(ppl_docs_add(&d, all.v, all.n, &err) == 0);
+        CHECK_MSG(ppl_docs_hf_bytes(&d, tk, 1024, &err) == 0, "%s: %s", names[k], err.msg);
+        int bos = tokenizer_bos_id(tk) >= 0 ? tokenizer_bos_id(tk) : 1, doc = -1, bad = 0;
+        double got = 0, targets = 0;
+        long n_targets = (long)cJSON_GetObjectItemCaseSensitive(r, "targets")->valuedouble;
+        for (size_t i = 0; d.base_bytes && i <= all.n; i++) {
+            if (i == all.n || all.v[i] == bos) {  // a document ends: its bytes
+                const cJSON *want = doc >= 0 ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(docs, doc), "bytes") : NULL;
+                if (doc >= 0 && (!want || got != want->valuedouble) && bad++ < 3)
+                    CHECK_MSG(0, "%s document %d: %.0f bytes, tokenizers %.0f", names[k], doc, got, want ? want->valuedouble : -1);
+                doc++, got = 0;
+                continue;
+            }
+            got += ppl_target_bytes(&d, i);
+            if ((long)i <= n_targets) targets += ppl_target_bytes(&d, i);
+        }
+        CHECK_MSG(doc == cJSON_GetArraySize(docs), "%s: %d documents", names[k], doc);
+        CHECK_MSG(targets == cJSON_GetObjectItemCaseSensitive(r, "target_bytes")->valuedouble, "%s: %.0f target bytes", names[k],
+                  targets);
+        ppl_docs_free(&d);
+        ivec_free(&all);
+        tokenizer_free(tk);
+    }
+    cJSON_Delete(ref);
+}
+
+RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
           T(kl_with_a_zero_probability))

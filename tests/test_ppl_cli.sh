@@ -126,7 +126,7 @@ else
 fi
 # Bits per byte of a GPT-2-token shard with its byte-level BPE tokenizer.json: the bytes are those
 # `tokenizers` decodes the targets to, the separators skipped (tests/fixtures/ppl/gpt2_bpb.json,
-# tools/fixtures/make_bpb_fixtures.py); a tokenizer.json that is not byte-level gives no byte count.
+# tools/fixtures/make_bpb_fixtures.py).
 G=tests/fixtures/ppl/gpt2_bpb.bin
 want=$(python3 -c 'import json; print(json.load(open("tests/fixtures/ppl/gpt2_bpb.json"))["target_bytes"])')
 if $P --quiet --model tests/fixtures/llmc/model_f32.bin --tokens-file $G --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json \
@@ -137,8 +137,34 @@ if $P --quiet --model tests/fixtures/llmc/model_f32.bin --tokens-file $G --token
 else
     fail byte_level_bits_per_byte "exit $?: $(head -1 "$TMP/err")"
 fi
-expect_exit not_byte_level_no_bytes 0 "Bits per byte: unknown bytes, unknown: shards need a SentencePiece tokenizer .* or a byte-level BPE tokenizer.json" -- \
-    $P --model tests/fixtures/llmc/model_f32.bin --tokens-file $G --tokenizer tests/fixtures/tokenizers/hf_metaspace/tokenizer.json --context 64
+# A SentencePiece-converted tokenizer.json (Llama 2's decoder, by transformers): the bytes of the
+# text its decoder makes, per document those of decode(skip_special_tokens=True) (tests/fixtures/
+# ppl/decoded_bpb, tools/fixtures/make_decoded_bpb_fixtures.py); here also what parameter-golf's
+# eval_val counts with the SentencePiece model itself, so the same bits per byte.
+DB=tests/fixtures/ppl/decoded_bpb
+for t in "llama:$DB/llama/tokenizer.json" "reformer:$DB/reformer/tokenizer.json" "hf_metaspace:tests/fixtures/tokenizers/hf_metaspace/tokenizer.json"; do
+    n=${t%%:*}
+    want=$(python3 -c "import json; print(json.load(open('$DB/decoded_bpb.json'))['$n']['target_bytes'])")
+    if $P --quiet --model $A --tokens-file $DB/$n.bin --tokenizer "${t#*:}" --context 64 --device cpu --json "$TMP/d_$n.json" >/dev/null 2>"$TMP/err"; then
+        got=$(grep -o '"bytes": [0-9]*' "$TMP/d_$n.json" | head -1 | awk '{print $2}')
+        if [ "$got" = "$want" ] && grep -q '"bits_per_byte": [0-9]' "$TMP/d_$n.json" && grep -q '"bytes_rule": "each target.s bytes in the text the tokenizer.json.s decoder makes' "$TMP/d_$n.json"
+        then pass decoded_bits_per_byte_$n; else fail decoded_bits_per_byte_$n "bytes $got, want $want"; fi
+    else
+        fail decoded_bits_per_byte_$n "exit $?: $(head -1 "$TMP/err")"
+    fi
+done
+want=$(python3 -c "import json; print(json.load(open('$DB/decoded_bpb.json'))['llama']['eval_val_bytes'])")
+if $P --quiet --model $A --tokens-file $DB/llama.bin --tokenizer tests/fixtures/tokenizers/sp_bpe_llama/tokenizer.model --context 64 \
+       --device cpu --json "$TMP/d_sp.json" >/dev/null 2>"$TMP/err" && grep -q "\"bytes\": $want," "$TMP/d_sp.json" &&
+   [ "$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/d_sp.json" | head -1)" = "$(grep -o '"bits_per_byte": [0-9.]*' "$TMP/d_llama.json" | head -1)" ]
+then pass decoded_bits_per_byte_as_eval_val; else fail decoded_bits_per_byte_as_eval_val "$(head -1 "$TMP/err")"; fi
+# A decoder whose text cannot be counted token by token (here Strip of a trailing space after Fuse):
+# no bits per byte, and the reason, in the report and on stderr.
+sed 's/"stop": 0/"stop": 1/' $DB/llama/tokenizer.json > "$TMP/strip_end.json"
+expect_exit decoder_not_token_by_token 0 "Bits per byte: unknown bytes, unknown: .*strip_end.json: its decoder has Strip of trailing characters after Fuse .*cannot be counted token by token" -- \
+    $P --model $A --tokens-file $DB/llama.bin --tokenizer "$TMP/strip_end.json" --context 64 --device cpu
+expect_exit decoder_not_token_by_token_note 0 "^xsa-eval ppl: note: bits per byte: unknown: .*Strip of trailing characters after Fuse" -- \
+    sh -c "$P --model $A --tokens-file $DB/llama.bin --tokenizer '$TMP/strip_end.json' --context 64 --device cpu -o '$TMP/se.md' 2>&1 >/dev/null"
 # probe: the statistics of both models, XSA's cos(z, v) 0 to four digits in every layer.
 expect_exit probe_no_input 2 "xsa-eval probe: give one of --text" -- $XSA_BIN probe --model $A
 expect_exit probe_no_kl 2 "xsa-eval probe: unknown flag '--kl'" -- $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --kl

@@ -408,5 +408,96 @@ TEST(test_shared_benchdata) {
     check_shared("hf_sp");
 }
 
-RUN_TESTS(T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix), T(test_transformers_class),
+// Loads a tokenizer.json body (NULL on an error, reported).
+static struct tokenizer *load_body(const char *body) {
+    char path[] = "/tmp/xsa_tok_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    if (fd < 0) return NULL;
+    CHECK(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+    close(fd);
+    struct tokenizer *t = NULL;
+    xsa_error err = {0};
+    CHECK_MSG(tokenizer_load(&t, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    return t;
+}
+
+#define DEC_VOCAB                                                                                                       \
+    "\"added_tokens\": [{\"id\": 0, \"content\": \"<s>\", \"special\": true, \"normalized\": false}], \"model\": "      \
+    "{\"type\": \"BPE\", \"vocab\": {\"<s>\": 0, \"\xe2\x96\x81\": 1, \"\xe2\x96\x81\xe2\x96\x81" "a\": 2, \"a\": 3, " \
+    "\"<0x20>\": 4, \"<0xC3>\": 5, \"<0xA9>\": 6, \"\xe2\x96\x81" "b\": 7}, \"merges\": []}"
+#define LLAMA_DEC                                                                                                       \
+    "{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": {\"String\": \"\xe2\x96\x81\"}, "    \
+    "\"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", " \
+    "\"start\": 1, \"stop\": 0}]}"
+#define META_DEC "{\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\", \"prepend_scheme\": \"first\", \"split\": true}"
+
+// Bits per byte of a tokenizer.json that is not byte-level: each token's bytes as the first
+// token of a decoded text (base) and after another (base + leading). The counts are those of
+// `tokenizers` 0.23.3's decoders (decode(["<0x20>"]) == "" under Llama's Strip; Metaspace drops
+// every U+2581 of the first token: decode(["\u2581\u2581a"]) == "a", decode(["a", "\u2581\u2581a"])
+// == "a  a"; without ByteFallback "<0x20>" stays 6 bytes). Decoders that cannot be counted
+// token by token are refused, naming why.
+TEST(test_decoded_byte_counts) {
+    static const struct {
+        const char *decoder;
+        int16_t first[8];
+        uint8_t after[8];
+    } ok[] = {
+        {LLAMA_DEC, {0, 0, 2, 1, 0, 1, 1, 1}, {0, 1, 1, 0, 1, 0, 0, 1}},
+        {META_DEC, {0, 0, 1, 1, 6, 6, 6, 1}, {0, 1, 2, 0, 0, 0, 0, 1}},
+    };
+    for (size_t c = 0; c < sizeof ok / sizeof *ok; c++) {
+        char body[2048];
+        snprintf(body, sizeof body, "{" DEC_VOCAB ", \"decoder\": %s}", ok[c].decoder);
+        struct tokenizer *t = load_body(body);
+        if (!t) continue;
+        int16_t base[9];
+        uint8_t lead[9], boundary[9];
+        xsa_error err = {0};
+        CHECK_MSG(tokenizer_hf_byte_luts(t, 9, base, lead, boundary, &err) == 0, "%s", err.msg);
+        CHECK(!tokenizer_hf_decoder_byte_level(t));
+        for (int i = 0; i < 8; i++)
+            CHECK_MSG(base[i] == ok[c].first[i] && lead[i] == ok[c].after[i] && boundary[i] == (i == 0),
+                      "decoder %zu id %d: %d + %d, boundary %d", c, i, base[i], lead[i], boundary[i]);
+        CHECK(boundary[8] && !base[8] && !lead[8]);  // past the vocabulary
+        tokenizer_free(t);
+    }
+    static const struct {
+        const char *decoder, *why;
+    } bad[] = {
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", "
+         "\"start\": 0, \"stop\": 1}]}", "Strip of trailing characters after Fuse"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Fuse\"}, {\"type\": \"Strip\", \"content\": \" \", "
+         "\"start\": 2, \"stop\": 0}]}", "more than one leading character after Fuse"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Fuse\"}, {\"type\": \"Replace\", \"pattern\": "
+         "{\"String\": \"a\"}, \"content\": \"b\"}]}", "Replace after Fuse"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"ByteFallback\"}, {\"type\": \"Replace\", \"pattern\": "
+         "{\"String\": \"a\"}, \"content\": \"b\"}]}", "Replace after ByteFallback"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Fuse\"}, " META_DEC "]}", "Metaspace after Fuse"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"ByteFallback\"}, {\"type\": \"Strip\", \"content\": "
+         "\" \", \"start\": 1, \"stop\": 0}]}", "Strip between ByteFallback and Fuse"},
+        {"{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"ByteLevel\"}, {\"type\": \"Fuse\"}]}",
+         "ByteLevel among other decoders"},
+        {"null", "no decoder"},
+        // the first token "\u2581" leaves nothing, and Strip would take the next token's space
+        {"{\"type\": \"Sequence\", \"decoders\": [" META_DEC ", {\"type\": \"Fuse\"}, {\"type\": \"Strip\", "
+         "\"content\": \" \", \"start\": 1, \"stop\": 0}]}", "token 1 (\xe2\x96\x81) decodes to nothing at the start of a text"},
+    };
+    for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
+        char body[2048];
+        snprintf(body, sizeof body, "{" DEC_VOCAB ", \"decoder\": %s}", bad[c].decoder);
+        struct tokenizer *t = load_body(body);
+        if (!t) continue;
+        int16_t base[8];
+        uint8_t lead[8], boundary[8];
+        xsa_error err = {0};
+        CHECK_EQ_INT(tokenizer_hf_byte_luts(t, 8, base, lead, boundary, &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, bad[c].why) && strstr(err.msg, "cannot be counted token by token"), "%zu: %s", c, err.msg);
+        tokenizer_free(t);
+    }
+}
+
+RUN_TESTS(T(test_decoded_byte_counts), T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix), T(test_transformers_class),
           T(test_special_ids), T(test_errors), T(test_small_model), T(test_shared_benchdata))

@@ -17,7 +17,7 @@ llmc) seeds=($F/llmc/*.bin $F/llmc/bad/*.bin) ;;
 torch) seeds=($(find $F/torch -name '*.pt' -o -name '*.bin' | sort)) ;;
 unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
 pgolf) seeds=(build/fuzz/seeds/pgolf) ;;
-tok_hf) seeds=($F/tokenizers/*/tokenizer.json) ;;
+tok_hf) seeds=($F/tokenizers/*/tokenizer.json $F/ppl/decoded_bpb/*/tokenizer.json) ;;
 tok_config) seeds=($F/encode/add_bos/*/tokenizer_config.json) ;;
 tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
 tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
@@ -29,7 +29,7 @@ tasks|reqstore) seeds=(build/fuzz/seeds/$n) ;;
 caseops) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/sp_caseops/expected.tsv) ;;
 esac
 mkdir -p build/fuzz/corpus/$n build/fuzz/crashes/$n build/fuzz/seeds/$n
-for s in "${seeds[@]}"; do [ -f "$s" ] && cp "$s" build/fuzz/seeds/$n/ 2>/dev/null || true; done
+for s in "${seeds[@]}"; do [ -f "$s" ] && cp "$s" "build/fuzz/seeds/$n/$(echo "$s" | tr / _)" 2>/dev/null || true; done  # (same-named seeds kept apart)
 [ "$n" = checkpoint ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = llama2c ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
 [ "$n" = unpickle ] && python3 tests/fuzz/make_seeds.py build/fuzz/seeds
