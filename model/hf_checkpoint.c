@@ -30,6 +30,28 @@ struct hf_loader {
     int aliased;         // some weight points into the file mapping (the model then keeps it)
 };
 
+// A missing `full` ("<module>.weight") saved reparametrized, as the module's state_dict() names
+// it: torch.nn.utils.parametrizations' weight_norm, spectral_norm or register_parametrization
+// (<module>.parametrizations.weight.original, original0, ...), the old weight_norm (weight_g,
+// weight_v) or spectral_norm (weight_orig): the weight is what code computes from them, never
+// run here, so the file is refused saying so.
+static int refuse_reparametrized(struct hf_loader *ld, const char *full, xsa_error *err) {
+    static const char *const forms[] = {".parametrizations.weight.original", ".parametrizations.weight.original0", ".weight_g",
+                                        ".weight_orig"};
+    size_t n = strlen(full);
+    if (n < 7 || strcmp(full + n - 7, ".weight")) return 0;
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        char alt[320];
+        snprintf(alt, sizeof alt, "%.*s%s", (int)(n - 7), full, forms[i]);
+        if (safetensors_find(&ld->st, alt))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is saved reparametrized (as '%s': torch.nn.utils.parametrizations, "
+                            "weight_norm or spectral_norm), a weight computed by code xsa-eval never runs; save the plain weight "
+                            "(torch.nn.utils.parametrize.remove_parametrizations(module, 'weight'), or remove_weight_norm / "
+                            "remove_spectral_norm, before saving) and pass that", ld->dir, full, alt);
+    }
+    return 0;
+}
+
 // Finds `name` (with the loader prefix) and checks its shape is (d0) or (d0, d1); d1 == 0
 // means a 1-D tensor.
 static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64_t d1, struct st_tensor **out,
@@ -37,6 +59,8 @@ static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64
     char full[256];
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     struct st_tensor *t = safetensors_find(&ld->st, full);
+    int rc = t ? 0 : refuse_reparametrized(ld, full, err);
+    if (rc) return rc;
     if (!t) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing from the checkpoint", ld->dir, full);
     int ndim = d1 ? 2 : 1;
     int64_t want[2] = {d0, d1};
@@ -362,6 +386,10 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
     if (!rc && ws->norm_bias) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
     if (rc) return rc;
     snprintf(n, sizeof n, "%s.weight", fn->head);
+    // transformers 5 names gpt_neox's head lm_head (its state_dict(), a model saved whole) and
+    // save_pretrained writes embed_out: either, and both is refused as an unexpected tensor
+    if (fn == &neox_names && !safetensors_find(&ld->st, n) && safetensors_find(&ld->st, "lm_head.weight"))
+        snprintf(n, sizeof n, "lm_head.weight");
     struct st_tensor *head = safetensors_find(&ld->st, n);
     if (!c->tied_head) return load_w(ld, n, c->vocab_size, C, &m->lm_head, err);
     if (head) head->used = 1;

@@ -52,12 +52,14 @@ void torch_file_close(struct torch_file *tf, struct safetensors *st);
 int torch_is_module(const struct pv *x);
 
 // The state dict of a whole module (*sd, a DICT owned by tf->u), named as module.state_dict()
-// names it; nothing of the module is called.
+// names it (a torch.compile'd child under "<name>._orig_mod."); nothing of the module is called.
+// A module with a state_dict hook is refused (the hook, never run, may change the result).
 int torch_module_state_dict(struct torch_file *tf, const struct pv *module, const struct pv **sd, xsa_error *err);
 
 // The weights of tf->root: a state dict, bare or under a training loop's "state_dict",
 // "model_state_dict", "model" or "module" key (Lightning's, nanoGPT's: foreign objects beside it
-// are never read), or a whole nn.Module there (*module: it, else NULL; *sd: its state dict).
+// are never read), or a whole nn.Module there (*module: it, else NULL; *sd: its state dict; a
+// torch.compile'd one: *module the model it wraps, *sd named under "_orig_mod." as torch names it).
 // Else *sd is the saved object (or the dict under one of those keys), which
 // torch_add_state_dict refuses naming what it holds.
 int torch_find_weights(struct torch_file *tf, const struct pv **sd, const struct pv **module, xsa_error *err);

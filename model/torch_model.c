@@ -121,6 +121,8 @@ static int not_weights(const struct pv *sd) {
 static int bare_state_dict(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct pv *module, const char *path,
                            const char *config, struct hf_config *hc, xsa_error *err) {
     if (not_weights(sd)) return torch_add_state_dict(tf, st, sd, NULL, err);  // refused, naming what it holds
+    if (!sd->n)  // (else: the family's first tensor "is missing")
+        return xsa_fail(err, XSA_EBADINPUT, "%s: the saved state dict is empty (no tensors); save the trained model's state_dict()", path);
     char cfg[4200];
     const char *slash = strrchr(path, '/');
     if (config) snprintf(cfg, sizeof cfg, "%s", config);

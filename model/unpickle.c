@@ -418,13 +418,16 @@ static int new_object(struct up_state *s, struct pv *cls, struct pv *args, int c
 
 // torch._tensor._rebuild_from_type_v2(func, type, args, state): a tensor subclass; func(*args) is
 // the tensor, whose values the subclass keeps (its state: Python attributes, not read). Any other
-// func stays an object that the state dict reader names.
+// func (a wrapper subclass's: a DTensor, its local shard only) stays an object of `type`, which
+// the state dict reader names.
 static int rebuild_from_type(struct up_state *s, struct pv *fn, struct pv *a) {
     if (a->n == 4 && a->v[0]->kind == PV_GLOBAL && a->v[0]->i == UPG_REBUILD_TENSOR_V2 && a->v[2]->kind == PV_TUPLE) {
         struct pv *t = NULL;
         int rc = rebuild_tensor(s, a->v[2], &t);
         return rc ? rc : push(s, t);
     }
+    if (a->n == 4 && a->v[1]->kind == PV_GLOBAL && strcmp(a->v[1]->s, "torch.Tensor") && strcmp(a->v[1]->s, "torch.nn.parameter.Parameter"))
+        return new_object(s, a->v[1], a, 0);
     return new_object(s, fn, a, 1);
 }
 

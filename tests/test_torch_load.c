@@ -128,13 +128,15 @@ TEST(test_unpickle_foreign_objects) {
         C("\x80\x02" "ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_qtensor\nctorch\nTensor\n)}tR."),
         // a Parameter of a quantized tensor: the rebuild's object, named where the weight is read
         C("\x80\x02" "ctorch._utils\n_rebuild_parameter\nctorch._utils\n_rebuild_qtensor\n)R\x89}\x87R."),
+        // a wrapper subclass (torch.save of a DTensor: its local shard inside): named by its class
+        C("\x80\x02" "ctorch._tensor\n_rebuild_from_type_v2\n(ctorch._utils\n_rebuild_wrapper_subclass\nctorch.distributed.tensor\nDTensor\n)}tR."),
 #undef C
     };
     struct unpickler u;
-    struct pv *r[9] = {0};
+    struct pv *r[10] = {0};
     xsa_error err;
     char what[160];
-    for (size_t i = 0; i < 9; i++) {
+    for (size_t i = 0; i < 10; i++) {
         CHECK_MSG(run(&u, p[i].bytes, p[i].n, &r[i], &err) == 0, "case %zu: %s", i, err.msg);
         if (!r[i]) continue;
         if (i == 0) {
@@ -154,7 +156,7 @@ TEST(test_unpickle_foreign_objects) {
         } else {
             static const char *const want[] = {"os.system(...) (a call, never run)", "builtins.eval(...) (a call, never run)", "a __main__.K",
                                                "torch._tensor._rebuild_from_type_v2(...) (a call, never run)",
-                                               "torch._utils._rebuild_qtensor(...) (a call, never run)"};
+                                               "torch._utils._rebuild_qtensor(...) (a call, never run)", "a torch.distributed.tensor.DTensor"};
             up_describe(r[i], what, sizeof what);
             CHECK_MSG(r[i]->kind == PV_OBJECT && !strcmp(what, want[i - 4]), "case %zu: %s", i, what);
         }
@@ -729,6 +731,57 @@ TEST(test_lightning_checkpoint) {
     safetensors_close(&st);
 }
 
+// Whole modules where the pickle's attributes are not what state_dict() gives unless read as
+// torch does (tests/fixtures/torch/audit, tools/fixtures/make_torch_audit_fixtures.py): a
+// torch.compile'd model (OptimizedModule pickles as a call of its class on the model) saved whole,
+// at the root and as a child, named as torch named them (its "_orig_mod." dropped, as from a
+// state dict) with torch's sums; transformers 5's GPT-NeoX head, lm_head.weight; and a module
+// with a state_dict hook, refused (torch's state_dict() doubles lm_head.weight there: reading
+// the parameter gave other weights than torch.load + state_dict() with exit 0).
+#define A_DIR T_DIR "/audit"
+TEST(test_audit_whole_modules) {
+    static const struct {
+        const char *key, *file;
+    } fx[] = {{"compiled", "compiled.pt"}, {"compiled_child", "compiled_child/model.pt"}, {"neox_whole", "neox_whole.pt"}};
+    cJSON *ex = fixture_read_json(A_DIR "/expected.json");
+    xsa_error err = {0};
+    for (size_t f = 0; f < sizeof fx / sizeof *fx; f++) {
+        char path[256];
+        snprintf(path, sizeof path, A_DIR "/%s", fx[f].file);
+        struct safetensors st;
+        memset(&st, 0, sizeof st);
+        int rc = torch_open_file(&st, path, &err);
+        CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
+        const cJSON *names = cJSON_GetObjectItemCaseSensitive(ex, fx[f].key);
+        CHECK_MSG(names && cJSON_GetArraySize(names) == st.n_tensors, "%s: %d tensors", path, st.n_tensors);
+        for (int i = 0; !rc && names && i < st.n_tensors && i < cJSON_GetArraySize(names); i++) {
+            const cJSON *e = cJSON_GetArrayItem(names, i);
+            char want[256];
+            torch_clean_name(cJSON_GetArrayItem(e, 0)->valuestring, want, sizeof want);
+            const struct st_tensor *t = &st.tensors[i];
+            CHECK_MSG(!strcmp(t->name, want), "%s: tensor %d is %s, torch says %s", path, i, t->name, cJSON_GetArrayItem(e, 0)->valuestring);
+            size_t n = t->nbytes / 4;
+            float *v = malloc((n ? n : 1) * sizeof *v);
+            CHECK_EQ_INT(safetensors_read_f32(&st, t, v, &err), 0);
+            double sum = 0, w = cJSON_GetArrayItem(e, 1)->valuedouble;
+            for (size_t k = 0; k < n; k++) sum += v[k];
+            CHECK_MSG(fabs(sum - w) <= 1e-9 * (1 + fabs(w)), "%s: %s sums to %.17g, torch says %.17g", path, t->name, sum, w);
+            free(v);
+        }
+        safetensors_close(&st);
+    }
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(ex, "hooked");
+    CHECK(h && cJSON_GetObjectItemCaseSensitive(h, "state_dict_lm_head_sum")->valuedouble !=
+                   cJSON_GetObjectItemCaseSensitive(h, "parameter_lm_head_sum")->valuedouble);
+    struct safetensors st;
+    memset(&st, 0, sizeof st);
+    CHECK_EQ_INT(torch_open_file(&st, A_DIR "/hooked.pt", &err), XSA_EBADINPUT);
+    CHECK_MSG(strstr(err.msg, "hooked.pt (hooked/data.pkl): module 'lm_head' (a torch.nn.modules.linear.Linear) has a state_dict hook "
+                              "(the global __main__.double_head in _state_dict_hooks)"), "%s", err.msg);
+    safetensors_close(&st);
+    cJSON_Delete(ex);
+}
+
 // A struct safetensors of one-float tensors named `names` (NULL-terminated).
 static void fake_weights(struct safetensors *st, const char *const *names) {
     static const float one = 1.0f;
@@ -848,4 +901,4 @@ TEST(test_clean_names) {
 
 RUN_TESTS(T(test_clean_names), T(test_saved_step_first_key), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
-          T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))
+          T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_audit_whole_modules), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))

@@ -185,4 +185,26 @@ expect_exit config_flag_missing 2 "model.pt: --config $TMP/none.json: cannot ope
 expect_exit config_flag_dir 2 "llama_gqa: --config .* applies to a bare state-dict .pt \(torch.save\) only \(or a folder of weights without config.json\); this checkpoint has its own config" -- "$XSA_BIN" info --model $M/llama_gqa --config $T/bare/config.json
 expect_exit config_flag_nanogpt 2 "ckpt.pt: a nanoGPT checkpoint: its model_args are the config; drop --config" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --config $T/bare/config.json
 expect_exit not_zip_pt 2 "notzip.pt: not a torch.save zip archive" -- bash -c "echo hello > $TMP/notzip.pt; $XSA_BIN info --model $TMP/notzip.pt"
+
+# Saved whole where reading the attributes could differ from torch.load + state_dict()
+# (tools/fixtures/make_torch_audit_fixtures.py; tiny models of 64 tokens): a torch.compile'd
+# model (an OptimizedModule, pickled as a call of its class on the model) at the root and as a
+# LightningModule-like holder's self.model give their save_pretrained twin's logprobs; so does
+# transformers 5's GPT-NeoX, whose state_dict() names the head lm_head.weight (save_pretrained:
+# embed_out.weight). A state_dict hook, or a weight saved reparametrized (weight_norm), is code:
+# refused, naming it.
+A=$T/audit
+TOKS=1,5,9,33,2,7,60,4,17,3
+same_logprobs audit_compiled_whole $A/compiled.pt $A/llama_tiny
+x=$("$XSA_BIN" logprobs --quiet --model $A/compiled_child/model.pt --tokens $TOKS --device cpu 2>&1)
+y=$("$XSA_BIN" logprobs --model $A/llama_tiny --tokens $TOKS --device cpu 2>&1)
+[ "$x" = "$y" ] && [ "$(echo "$x" | wc -l)" -gt 5 ] && pass audit_compiled_child || fail audit_compiled_child "differs from llama_tiny: $x"
+same_logprobs audit_neox_v5_head $A/neox_whole.pt $A/neox_tiny
+expect_exit audit_state_dict_hook 2 "^xsa-eval info: $A/hooked.pt \(hooked/data.pkl\): module 'lm_head' \(a torch.nn.modules.linear.Linear\) has a state_dict hook \(the global __main__.double_head in _state_dict_hooks\), .*torch.save\(model.state_dict\(\), 'model.pt'\)" \
+    -- "$XSA_BIN" info --model $A/hooked.pt
+expect_exit audit_weight_norm 2 "^xsa-eval info: $A/weight_norm/model.pt: tensor 'lm_head.weight' is saved reparametrized \(as 'lm_head.parametrizations.weight.original0': .*remove_parametrizations\(module, 'weight'\)" \
+    -- "$XSA_BIN" info --model $A/weight_norm/model.pt
+expect_exit audit_old_weight_norm 2 "^xsa-eval info: $A/weight_norm/old.pt: tensor 'lm_head.weight' is saved reparametrized \(as 'lm_head.weight_g'" \
+    -- "$XSA_BIN" info --model $A/weight_norm/old.pt
+expect_exit audit_empty_state_dict 2 "^xsa-eval info: $A/empty.pt: the saved state dict is empty \(no tensors\)" -- "$XSA_BIN" info --model $A/empty.pt
 finish
