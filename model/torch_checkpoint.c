@@ -236,11 +236,30 @@ int torch_refuse_dcp(const char *dir, xsa_error *err) {
                     dir, dir);
 }
 
+// A Python int, or a 0-d integer tensor (a loop's step kept as torch.tensor(n) or a buffer): 1 and *v.
+static int int_value(const struct pv *x, int64_t *v) {
+    if (x->kind == PV_INT) return *v = x->i, 1;
+    if (x->kind != PV_TENSOR || x->ndim || !x->storage->data) return 0;
+    const unsigned char *p = x->storage->data + (size_t)x->offset * (size_t)x->dtype->size;  // (inside: unpickle.c checked)
+    const char *d = x->dtype->name;
+    int64_t i64;
+    int32_t i32;
+    int16_t i16;
+    if (!strcmp(d, "I64")) memcpy(&i64, p, 8), *v = i64;
+    else if (!strcmp(d, "I32")) memcpy(&i32, p, 4), *v = i32;
+    else if (!strcmp(d, "I16")) memcpy(&i16, p, 2), *v = i16;
+    else if (!strcmp(d, "I8")) *v = (int8_t)p[0];
+    else if (!strcmp(d, "U8")) *v = p[0];
+    else return 0;
+    return 1;
+}
+
 int torch_saved_step(const struct pv *root, long long *step) {
     static const char *const keys[] = {"iter_num", "global_step", "step"};
     for (size_t i = 0; root && root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++) {
         const struct pv *v = up_dict_get(root, keys[i]);
-        if (v) return v->kind == PV_INT && v->i >= 0 && v->i <= 2147483647 ? (*step = v->i, 1) : 0;  // the first key decides
+        int64_t n;
+        if (v) return int_value(v, &n) && n >= 0 && n <= 2147483647 ? (*step = n, 1) : 0;  // the first key decides
     }
     return 0;
 }

@@ -84,7 +84,8 @@ int torch_refuse_dcp(const char *dir, xsa_error *err);
 
 // The training step a training loop saved beside the weights in the dict `root`: nanoGPT's
 // iter_num, Lightning's global_step, modded-nanogpt's and many loops' step; a whole number from
-// 0 to 2^31 - 1 (the first of those keys present decides: one that is no such number gives none).
+// 0 to 2^31 - 1, a Python int or a 0-d integer tensor (the first of those keys present decides:
+// one that is no such number, a float or a numpy scalar say, gives none).
 // 1 and *step set when there is one.
 int torch_saved_step(const struct pv *root, long long *step);
 

@@ -888,6 +888,27 @@ TEST(test_saved_step_first_key) {
     }
 }
 
+// The steps loops save as torch.save wrote them (tests/fixtures/torch/audit/steps.pt): a Python
+// int or a 0-d integer tensor (a view into a bigger storage too) is the step torch's .item()
+// gives; a float, a float tensor, a vector, a numpy int, a negative or huge number records none.
+TEST(test_saved_step_values) {
+    struct safetensors st;
+    struct torch_file tf;
+    cJSON *ex = fixture_read_json(A_DIR "/expected.json");
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(ex, "steps"), *w;
+    if (!open_torch(&tf, &st, A_DIR "/steps.pt")) {
+        CHECK(want && cJSON_GetArraySize(want) == (int)tf.root->n);
+        cJSON_ArrayForEach(w, want) {
+            long long step = -1;
+            int has = torch_saved_step(up_dict_get(tf.root, w->string), &step);
+            CHECK_MSG(has == cJSON_IsNumber(w) && (!has || step == (long long)w->valuedouble), "%s: %d %lld", w->string, has, step);
+        }
+    }
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
+    cJSON_Delete(ex);
+}
+
 // torch.compile's wrapper component, wherever a compiled module sits, and DDP's leading "module.".
 TEST(test_clean_names) {
     static const char *const cases[][2] = {
@@ -899,6 +920,6 @@ TEST(test_clean_names) {
         CHECK_MSG(!strcmp(torch_clean_name(cases[i][0], out, sizeof out), cases[i][1]), "%s -> %s", cases[i][0], out);
 }
 
-RUN_TESTS(T(test_clean_names), T(test_saved_step_first_key), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
+RUN_TESTS(T(test_clean_names), T(test_saved_step_first_key), T(test_saved_step_values), T(test_unpickle_big_dict_lookups), T(test_unpickle_repeated_keys), T(test_pgolf_many_names), T(test_unpickle_data_class_inert), T(test_unpickle_foreign_objects), T(test_object_fixtures_weights), T(test_object_fixtures_values), T(test_objects_not_weights_named), T(test_objects_bounded), T(test_whole_transformers_model_config), T(test_empty_tensor_points_into_storage), T(test_unpickle_protocol4_values), T(test_unpickle_memo_shares), T(test_unpickle_refusals), T(test_unpickle_inert_values),
           T(test_bin_folders_equal_twins), T(test_storages_in_place_and_shared), T(test_sums_from_torch), T(test_int8_uint8_tensors),
           T(test_nanogpt_checkpoint_values), T(test_lightning_checkpoint), T(test_audit_whole_modules), T(test_weights_prefix_drop_or_refuse), T(test_resume_files_named))
