@@ -75,8 +75,9 @@ static int add_zero_bias(struct torch_file *tf, struct safetensors *st, const ch
     return safetensors_add_tensor(st, tf->fi, name, "F32", 1, &n, (const unsigned char *)z, (size_t)n * sizeof *z, err);
 }
 
+// whole: the GPT saved whole (its GPTConfig the config), else ckpt.pt's "model" entry.
 static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const struct pv *sd, const struct hf_config *hc,
-                           int bias, long long *zeros, const char *path, xsa_error *err) {
+                           int bias, int whole, long long *zeros, const char *path, xsa_error *err) {
     if (!sd || sd->kind != PV_DICT) return xsa_fail(err, XSA_EBADINPUT, "%s: the 'model' entry is not a state dict", path);
     int rc = 0;
     for (size_t i = 0; i < sd->n && !rc; i++) {
@@ -91,6 +92,12 @@ static int nanogpt_tensors(struct torch_file *tf, struct safetensors *st, const 
         rc = torch_add_tensor(tf, st, name, v, err);
         if (!rc && is_linear(name) && v->ndim == 2) st->tensors[st->n_tensors - 1].linear = 1;  // read untransposed
     }
+    // a fork's GPT with nanoGPT's config fields but its own modules: say so, not "'wte.weight' is missing"
+    if (!rc && !safetensors_find(st, "transformer.wte.weight"))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s nanoGPT's (n_layer, n_head, n_embd, block_size, vocab_size) but not its GPT's weights "
+                      "(no transformer.wte.weight, as %s names them); xsa-eval reads nanoGPT's GPT and the Hugging Face families: "
+                      "save a model of one of them", path, whole ? "a module saved whole whose config has" : "model_args like",
+                      whole ? "state_dict()" : "its 'model' entry");
     int64_t C = hc->cfg.d_model;
     char n[160];
     for (int l = 0; l < hc->cfg.n_layer && !rc && !bias; l++) {
@@ -187,7 +194,7 @@ static int weights_load(struct torch_file *tf, struct safetensors *st, const cha
     if (rc || !gpt) return rc ? rc : bare_state_dict(tf, st, sd, module, path, config, hc, err);
     if (config) return xsa_fail(err, XSA_EBADINPUT, "%s: nanoGPT's GPT saved whole: its config attribute is the config; drop --config %s", path, config);
     if ((rc = nanogpt_config(gpt, path, hc, bias, err))) return rc;
-    return nanogpt_tensors(tf, st, sd, hc, *bias, zeros, path, err);
+    return nanogpt_tensors(tf, st, sd, hc, *bias, 1, zeros, path, err);
 }
 
 int torch_model_load(struct model *m, const char *path, const char *config, xsa_error *err) {
@@ -205,7 +212,7 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
     if (!rc && args) {
         if (args->kind != PV_DICT) rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_args is not a dict; not a checkpoint of nanoGPT's train.py", path);
         if (!rc) rc = nanogpt_config(args, path, &hc, &bias, err);
-        if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, &zeros, path, err);
+        if (!rc) rc = nanogpt_tensors(&tf, &st, up_dict_get(tf.root, "model"), &hc, bias, 0, &zeros, path, err);
     } else if (!rc && is_modded_nanogpt(tf.root)) {
         mng = 1;
         if (config) rc = xsa_fail(err, XSA_EBADINPUT, "%s: a modded-nanogpt state_step file: its architecture is the record's GPT; drop --config %s (settings: xsa_eval.json or --arch)", path, config);

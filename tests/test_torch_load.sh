@@ -206,5 +206,7 @@ expect_exit audit_weight_norm 2 "^xsa-eval info: $A/weight_norm/model.pt: tensor
     -- "$XSA_BIN" info --model $A/weight_norm/model.pt
 expect_exit audit_old_weight_norm 2 "^xsa-eval info: $A/weight_norm/old.pt: tensor 'lm_head.weight' is saved reparametrized \(as 'lm_head.weight_g'" \
     -- "$XSA_BIN" info --model $A/weight_norm/old.pt
+expect_exit audit_fork_gpt 2 "^xsa-eval info: $A/fork_gpt.pt: a module saved whole whose config has nanoGPT's \(n_layer, n_head, n_embd, block_size, vocab_size\) but not its GPT's weights \(no transformer.wte.weight" \
+    -- "$XSA_BIN" info --model $A/fork_gpt.pt
 expect_exit audit_empty_state_dict 2 "^xsa-eval info: $A/empty.pt: the saved state dict is empty \(no tensors\)" -- "$XSA_BIN" info --model $A/empty.pt
 finish
