@@ -1,5 +1,5 @@
-// fuzz_torch.c: one torch.save file -> the zip reader, the restricted unpickler, where the
-// weights are (a state dict, under a loop's key, or a whole module's, flattened) and their tensors
+// fuzz_torch.c: one torch.save file -> the zip reader, the restricted unpickler, the saved step,
+// where the weights are (a state dict, under a loop's key, or a whole module's, flattened) and their tensors
 // (views copied out, F32/F16/BF16 converted). Bad files must fail with one error line, never
 // crash, and never run anything.
 #include <stdint.h>
@@ -17,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct torch_file tf;
     xsa_error err = {0};
     int rc = torch_file_open(&tf, &st, path, &err);
+    long long step = 0;
+    if (!rc) (void)torch_saved_step(tf.root, &step);  // a 0-d tensor's value: read inside its storage
     const struct pv *sd = NULL, *module = NULL;
     if (!rc) rc = torch_find_weights(&tf, &sd, &module, &err);
     if (!rc) rc = torch_add_state_dict(&tf, &st, sd, "_orig_mod.", &err);
