@@ -242,6 +242,9 @@ struct family {
 static const struct family families[] = {
     {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0},
     {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096},
+    // MinistralConfig: MistralConfig's defaults, every layer windowed unless layer_types says
+    // otherwise (transformers 5 saves a mistral config with layer_types under this name)
+    {"ministral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096},
     {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096},
     {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096},
     {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0},
@@ -408,7 +411,7 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     return finish_rope_decoder(hc, path, err);
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3"
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo2, gpt_neox, phi3"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);

@@ -65,10 +65,23 @@ cp -r $F/pythia "$TMP/neox_hd"; sed -i 's/"model_type": "gpt_neox",/"model_type"
 expect_one_line neox_head_dim 2 "neox_hd/config.json: gpt_neox head_dim 8 is not hidden_size / num_attention_heads \(32 / 2\)" -- "$XSA_BIN" info --model "$TMP/neox_hd"
 # mistral with layer_types (Ministral): windows per layer (numbers: test_model_exact.c).
 expect_exit mistral_layer_types 0 "features +RMSNorm pre-norms, sliding window 5 \(1 of 2 layers\)" -- "$XSA_BIN" info --model $F/mistral_layer_types
+# The same folder as transformers 5 saves it (model_type ministral; transformers' logits for the
+# two folders are identical): the same scores; without layer_types MinistralConfig windows every layer.
+cp -r $F/mistral_layer_types "$TMP/ministral"; sed -i 's/"model_type": "mistral"/"model_type": "ministral"/; s/MistralForCausalLM/MinistralForCausalLM/' "$TMP/ministral/config.json"
+expect_exit ministral_arch 0 "architecture +ministral" -- "$XSA_BIN" info --model "$TMP/ministral"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/ministral" --tokens 5,6,7,8,9,10,11,12,13,14,15 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/mistral_layer_types --tokens 5,6,7,8,9,10,11,12,13,14,15 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass ministral_scores || fail ministral_scores "model_type ministral scored unlike the same mistral folder with layer_types"
+python3 - "$TMP/ministral/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c.pop("layer_types"); c.pop("sliding_window")
+json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_exit ministral_default_windows 0 "features +RMSNorm pre-norms, sliding window 4096 \(2 of 2 layers\)" -- "$XSA_BIN" info --model "$TMP/ministral"
 
 # Bad input: one line naming the file and the problem, exit 2.
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
-expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
 cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"
 expect_one_line unknown_layer_type 2 "chunked/config.json: layer_types\[1\] must be \"full_attention\" or \"sliding_attention\"" -- "$XSA_BIN" info --model "$TMP/chunked"
 cp -r $F/pythia "$TMP/relu"; sed -i 's/"hidden_act": "gelu"/"hidden_act": "relu"/' "$TMP/relu/config.json"
