@@ -161,8 +161,19 @@ void report_model_section(struct sbuf *o, const char *prefix, const char *label,
     sbuf_printf(&cell, "%.1fM (%s)", (double)m->n_params / 1e6, num);
     row2(o, "parameters", &cell);
     md_text(&cell, m->xsa_layers[0] ? m->xsa_layers : "none");
-    if (m->xsa_source[0]) sbuf_printf(&cell, " (from %s)", m->xsa_source);
+    // source "none": the checkpoint declares no XSA layers ("from none" read as a typo)
+    if (!strcmp(m->xsa_source, "none")) sbuf_puts(&cell, " (none declared)");
+    else if (m->xsa_source[0]) sbuf_printf(&cell, " (from %s)", m->xsa_source);
     row2(o, "XSA layers", &cell);
+    if (r->has_step) {  // what report --trend plots it at, and where run found it
+        sbuf_printf(&cell, "%d (from %s)", r->step, r->step_source[0] ? r->step_source : "?");
+        row2(o, "training step", &cell);
+    }
+    if (m->weights_prefix[0]) {
+        md_code(&cell, m->weights_prefix);
+        sbuf_puts(&cell, " dropped from every tensor name");
+        row2(o, "weights prefix", &cell);
+    }
     sbuf_printf(&cell, "`%s`", report_short_digest(m->weights_sha256, d1));
     row2(o, "weights sha256", &cell);
     if (m->tokenizer[0]) {

@@ -132,4 +132,12 @@ $X compare $F/sa.json $F/xsa.json --iters 50 -o "$TMP/names/R&D (v1).md" >/dev/n
 ln -s "$TMP/nowhere/x" "$TMP/dangling.md"
 expect_exit dangling_link_refused 2 "-o .*dangling.md: cannot write" -- $X compare $F/sa.json $F/xsa.json --iters 50 -o "$TMP/dangling.md"
 [ -L "$TMP/dangling.md" ] && pass dangling_link_kept || fail dangling_link_kept "the link was replaced"
+# The models' tables say what trend reads: the training step and where run found it (the
+# results' step_source), a wrapper's name dropped from the tensor names, and XSA none declared.
+with sa sa_stepped 's/"num_fewshot": 0,/"num_fewshot": 0, "step": 1200, "step_source": "checkpoint",/; s/"xsa_source": "config"/"xsa_source": "none", "weights_prefix": "model."/'
+out=$($X compare "$TMP/sa_stepped.json" $F/xsa.json --iters 50 2>&1)
+if echo "$out" | grep -qF '| training step | 1200 (from checkpoint) |' && echo "$out" | grep -qF '| weights prefix | `model.` dropped from every tensor name |' &&
+   echo "$out" | grep -qF '| XSA layers | none (none declared) |' && [ "$(echo "$out" | grep -c '| training step |')" = 1 ]; then
+    pass model_table_step_prefix
+else fail model_table_step_prefix "$(echo "$out" | grep -E 'training step|weights prefix|XSA layers')"; fi
 finish
