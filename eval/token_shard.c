@@ -14,6 +14,9 @@ int token_shard_parse(const uint8_t *data, size_t len, const char *name, int voc
         return xsa_fail(err, XSA_EBADINPUT, "%s: %zu bytes is shorter than a token shard's %zu-byte header", name,
                         len, hdr);
     uint32_t magic = le32(data), version = le32(data + 4), count = le32(data + 8);
+    if (magic == 20240326)  // llm.c's model_*.bin header (model/llmc.h): the arguments swapped
+        return xsa_fail(err, XSA_EBADINPUT, "%s: an llm.c model checkpoint (magic 20240326), not a token shard; pass it "
+                        "with --model and the shard (magic %d) with --tokens-file", name, TOKEN_SHARD_MAGIC);
     if (magic != TOKEN_SHARD_MAGIC && magic != TOKEN_SHARD_MAGIC_LLAMA3)
         return xsa_fail(err, XSA_EBADINPUT, "%s: magic %u is not a token shard's %d (llm.c / parameter-golf .bin) or "
                         "%d (llm.c's Llama 3 shards)", name, magic, TOKEN_SHARD_MAGIC, TOKEN_SHARD_MAGIC_LLAMA3);

@@ -73,7 +73,9 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         else sbuf_printf(o, " | %.4f | %.2f%% |\n", s->ppl[m], 100 * s->acc[m]);
     }
     report_thousands((long long)llround(isfinite(s->bytes) ? s->bytes : 0), t2);
-    sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
+    if (!isfinite(s->bytes) && !strncmp(r->bytes_rule, "unknown", 7))  // the rule says why
+        sbuf_printf(o, "\nBits per byte: %s.\n\n", r->bytes_rule);
+    else sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
     if (two && s->n_units >= 2)
         sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% paired bootstrap interval [%+.5f, %+.5f] over %ss "
                              "(the difference of the two models' nats/token; each resample draws whole %ss)%s.\n\n",

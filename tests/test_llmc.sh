@@ -42,6 +42,8 @@ expect_exit run_step_from_name 0 "" -- "$XSA_BIN" run --quiet --model "$TMP/log1
 expect_exit run_step_recorded 0 '"step": 100,' -- cat "$TMP"/o2/*/results_*.json
 expect_exit run_step_source 0 '"step_source": "path"' -- cat "$TMP"/o2/*/results_*.json
 
+expect_exit llmc_model_as_shard 2 "model_f32.bin: an llm.c model checkpoint \(magic 20240326\), not a token shard; pass it with --model" -- \
+    "$XSA_BIN" ppl --model $L/model_f32.bin --tokens-file $L/model_f32.bin
 expect_exit llmc_tokenizer_file_refused 2 "bad/tokenizer.bin: llm.c's tokenizer file, which only decodes .*openai-community/gpt2" -- \
     "$XSA_BIN" logprobs --model $L/model_f32.bin --tokenizer $L/bad/tokenizer.bin --text "hello"
 expect_exit llmc_state_refused 2 "bad/state.bin: llm.c's optimizer state \(state_\*.bin\), not the model" -- "$XSA_BIN" info --model $L/bad/state.bin

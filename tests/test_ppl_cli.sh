@@ -161,7 +161,7 @@ then pass decoded_bits_per_byte_as_eval_val; else fail decoded_bits_per_byte_as_
 # A decoder whose text cannot be counted token by token (here Strip of a trailing space after Fuse):
 # no bits per byte, and the reason, in the report and on stderr.
 sed 's/"stop": 0/"stop": 1/' $DB/llama/tokenizer.json > "$TMP/strip_end.json"
-expect_exit decoder_not_token_by_token 0 "Bits per byte: unknown bytes, unknown: .*strip_end.json: its decoder has Strip of trailing characters after Fuse .*cannot be counted token by token" -- \
+expect_exit decoder_not_token_by_token 0 "Bits per byte: unknown: .*strip_end.json: its decoder has Strip of trailing characters after Fuse .*cannot be counted token by token" -- \
     $P --model $A --tokens-file $DB/llama.bin --tokenizer "$TMP/strip_end.json" --context 64 --device cpu
 expect_exit decoder_not_token_by_token_note 0 "^xsa-eval ppl: note: bits per byte: unknown: .*Strip of trailing characters after Fuse" -- \
     sh -c "$P --model $A --tokens-file $DB/llama.bin --tokenizer '$TMP/strip_end.json' --context 64 --device cpu -o '$TMP/se.md' 2>&1 >/dev/null"
