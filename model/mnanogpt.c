@@ -546,7 +546,9 @@ int mnanogpt_load(struct model *m, const char *path, const char *arch_path, xsa_
         snprintf(m->format, sizeof m->format, "pytorch");
         snprintf(m->dtype, sizeof m->dtype, "mixed");
         snprintf(m->xsa_source, sizeof m->xsa_source, "%s", model_xsa_count(&m->cfg) ? "config" : "none");
-        m->has_train_step = torch_saved_step(tf.root, &m->train_step);  // state_step files: dict(step, ...)
+        const char *unread = NULL;  // state_step files: dict(step, ...)
+        m->has_train_step = torch_saved_step(tf.root, &m->train_step, &unread);
+        if (unread) snprintf(m->train_step_unread, sizeof m->train_step_unread, "%s", unread);
     }
     torch_file_close(&tf, &st);
     safetensors_close(&st);

@@ -77,6 +77,9 @@ void model_print_notes(const struct model *m) {
     if (m->weights_prefix[0])  // the file's names are not the family's
         fprintf(stderr, "xsa-eval: note: %s: every tensor name starts with '%s' (the attribute that held the model, as in a Lightning checkpoint); read without it\n",
                 m->path, m->weights_prefix);
+    if (m->train_step_unread[0])  // else a run would take a step from the name, or none, silently
+        fprintf(stderr, "xsa-eval: note: %s: its saved '%s' is not a whole number from 0 to 2147483647; no step is read from "
+                        "it (run --step N records one)\n", m->path, m->train_step_unread);
 }
 
 // Bump allocation over the arena: pass 1 (base NULL) measures, pass 2 assigns.

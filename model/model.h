@@ -272,6 +272,7 @@ struct model {
     int zero_biases;      // nanoGPT bias=False: the biases are zeros xsa-eval added (not counted, not listed)
     int has_train_step;                // the torch.save file records its training step (nanoGPT's
     long long train_step;              //   iter_num, a training loop's step or global_step)
+    char train_step_unread[16];        // the key of a saved step that is no whole number ("" none)
 
     void *arena;                       // owns every float array above that is not in `mapping`
     size_t arena_bytes;

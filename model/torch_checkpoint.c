@@ -236,30 +236,73 @@ int torch_refuse_dcp(const char *dir, xsa_error *err) {
                     dir, dir);
 }
 
-// A Python int, or a 0-d integer tensor (a loop's step kept as torch.tensor(n) or a buffer): 1 and *v.
-static int int_value(const struct pv *x, int64_t *v) {
-    if (x->kind == PV_INT) return *v = x->i, 1;
-    if (x->kind != PV_TENSOR || x->ndim || !x->storage->data) return 0;
-    const unsigned char *p = x->storage->data + (size_t)x->offset * (size_t)x->dtype->size;  // (inside: unpickle.c checked)
-    const char *d = x->dtype->name;
-    int64_t i64;
-    int32_t i32;
-    int16_t i16;
-    if (!strcmp(d, "I64")) memcpy(&i64, p, 8), *v = i64;
-    else if (!strcmp(d, "I32")) memcpy(&i32, p, 4), *v = i32;
-    else if (!strcmp(d, "I16")) memcpy(&i16, p, 2), *v = i16;
-    else if (!strcmp(d, "I8")) *v = (int8_t)p[0];
-    else if (!strcmp(d, "U8")) *v = p[0];
-    else return 0;
+// The little-endian integer of `n` bytes at p (signed when `sgn`).
+static long long int_le(const unsigned char *p, int n, int sgn) {
+    unsigned long long u = 0;
+    for (int i = n - 1; i >= 0; i--) u = u << 8 | p[i];
+    if (sgn && n < 8 && (u >> (8 * n - 1) & 1)) u |= ~0ULL << (8 * n);
+    return (long long)u;
+}
+
+// The bytes protocol 2 pickles as _codecs.encode(text, 'latin1') (numpy's scalar data): each
+// character of the UTF-8 text is one byte below 256. 1 and out[0..n) when it is n bytes.
+static int latin1_bytes(const struct pv *v, unsigned char *out, size_t n) {
+    if (v->kind == PV_BYTES) return v->len == n ? (memcpy(out, v->s, n), 1) : 0;
+    if (v->kind != PV_OPAQUE || !v->args || v->args->n != 2 || v->args->v[0]->kind != PV_STR) return 0;
+    const unsigned char *t = (const unsigned char *)v->args->v[0]->s;
+    size_t k = 0, len = v->args->v[0]->len;
+    for (size_t i = 0; i < len; i++) {
+        unsigned c = t[i];
+        if (c >= 0x80) {
+            if ((c != 0xc2 && c != 0xc3) || i + 1 >= len || (t[i + 1] & 0xc0) != 0x80) return 0;
+            c = (c & 0x1f) << 6 | (t[++i] & 0x3f);
+        }
+        if (k == n) return 0;
+        out[k++] = (unsigned char)c;
+    }
+    return k == n;
+}
+
+// A step as loops save it: a Python int, a one-element integer tensor (torch.tensor(step)), or a
+// numpy integer scalar (np.int64(step): numpy's scalar(dtype('i8'), its bytes)). 1 and *out.
+static int step_value(const struct pv *v, long long *out) {
+    if (v->kind == PV_INT) return *out = v->i, 1;
+    if (v->kind == PV_TENSOR && v->dtype && v->storage && v->storage->data && v->dtype->name[0] != 'F' &&
+        strcmp(v->dtype->name, "BF16") && strcmp(v->dtype->name, "BOOL")) {  // I64 .. U8
+        for (int d = 0; d < v->ndim; d++)
+            if (v->shape[d] != 1) return 0;
+        if ((uint64_t)v->offset >= v->storage->numel) return 0;
+        *out = int_le(v->storage->data + (size_t)v->offset * (size_t)v->dtype->size, v->dtype->size, v->dtype->name[0] == 'I');
+        return 1;
+    }
+    if (v->kind != PV_OBJECT || !v->cls || v->cls->kind != PV_GLOBAL || !v->args || v->args->n != 2) return 0;
+    const char *cls = v->cls->s;
+    if (strcmp(cls, "numpy.core.multiarray.scalar") && strcmp(cls, "numpy._core.multiarray.scalar")) return 0;
+    const struct pv *dt = v->args->v[0];  // numpy.dtype('i8', False, True) with state (3, '<', ...)
+    if (dt->kind != PV_OBJECT || !dt->cls || dt->cls->kind != PV_GLOBAL || strcmp(dt->cls->s, "numpy.dtype") || !dt->args ||
+        !dt->args->n || dt->args->v[0]->kind != PV_STR)
+        return 0;
+    const char *code = dt->args->v[0]->s;
+    if ((code[0] != 'i' && code[0] != 'u') || !strchr("1248", code[1] ? code[1] : '0') || code[2]) return 0;
+    int n = code[1] - '0';
+    const struct pv *st = dt->state;
+    if (n > 1 && !(st && st->kind == PV_TUPLE && st->n >= 2 && st->v[1]->kind == PV_STR && !strcmp(st->v[1]->s, "<"))) return 0;
+    unsigned char b[8];
+    if (!latin1_bytes(v->args->v[1], b, (size_t)n)) return 0;
+    *out = int_le(b, n, code[0] == 'i');
     return 1;
 }
 
-int torch_saved_step(const struct pv *root, long long *step) {
+int torch_saved_step(const struct pv *root, long long *step, const char **unread) {
     static const char *const keys[] = {"iter_num", "global_step", "step"};
+    *unread = NULL;
     for (size_t i = 0; root && root->kind == PV_DICT && i < sizeof keys / sizeof *keys; i++) {
         const struct pv *v = up_dict_get(root, keys[i]);
-        int64_t n;
-        if (v) return int_value(v, &n) && n >= 0 && n <= 2147483647 ? (*step = n, 1) : 0;  // the first key decides
+        long long x = 0;
+        if (!v) continue;
+        if (step_value(v, &x) && x >= 0 && x <= 2147483647) return *step = x, 1;
+        *unread = keys[i];  // the first key decides
+        return 0;
     }
     return 0;
 }

@@ -52,14 +52,12 @@ void torch_file_close(struct torch_file *tf, struct safetensors *st);
 int torch_is_module(const struct pv *x);
 
 // The state dict of a whole module (*sd, a DICT owned by tf->u), named as module.state_dict()
-// names it (a torch.compile'd child under "<name>._orig_mod."); nothing of the module is called.
-// A module with a state_dict hook is refused (the hook, never run, may change the result).
+// names it; nothing of the module is called.
 int torch_module_state_dict(struct torch_file *tf, const struct pv *module, const struct pv **sd, xsa_error *err);
 
 // The weights of tf->root: a state dict, bare or under a training loop's "state_dict",
 // "model_state_dict", "model" or "module" key (Lightning's, nanoGPT's: foreign objects beside it
-// are never read), or a whole nn.Module there (*module: it, else NULL; *sd: its state dict; a
-// torch.compile'd one: *module the model it wraps, *sd named under "_orig_mod." as torch names it).
+// are never read), or a whole nn.Module there (*module: it, else NULL; *sd: its state dict).
 // Else *sd is the saved object (or the dict under one of those keys), which
 // torch_add_state_dict refuses naming what it holds.
 int torch_find_weights(struct torch_file *tf, const struct pv **sd, const struct pv **module, xsa_error *err);
@@ -84,9 +82,9 @@ int torch_refuse_dcp(const char *dir, xsa_error *err);
 
 // The training step a training loop saved beside the weights in the dict `root`: nanoGPT's
 // iter_num, Lightning's global_step, modded-nanogpt's and many loops' step; a whole number from
-// 0 to 2^31 - 1, a Python int or a 0-d integer tensor (the first of those keys present decides:
-// one that is no such number, a float or a numpy scalar say, gives none).
-// 1 and *step set when there is one.
-int torch_saved_step(const struct pv *root, long long *step);
+// 0 to 2^31 - 1, as a Python int, a one-element integer tensor or a numpy integer scalar (the
+// first of those keys present decides: one that is no such number gives none, and *unread names
+// it). 1 and *step set when there is one.
+int torch_saved_step(const struct pv *root, long long *step, const char **unread);
 
 #endif

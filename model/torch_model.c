@@ -220,7 +220,8 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         rc = weights_load(&tf, &st, path, config, &hc, &bias, &zeros, err);
     }
     long long step = 0;
-    int has_step = !rc && torch_saved_step(tf.root, &step);
+    const char *unread = NULL;
+    int has_step = !rc && torch_saved_step(tf.root, &step, &unread);
     torch_file_close(&tf, &st);
     if (rc || mng) {
         safetensors_close(&st);
@@ -230,5 +231,6 @@ int torch_model_load(struct model *m, const char *path, const char *config, xsa_
         if (!rc && zeros) m->n_params -= zeros, m->zero_biases = 1;
     }
     if (!rc) m->has_train_step = has_step, m->train_step = step;
+    if (!rc && unread && !mng) snprintf(m->train_step_unread, sizeof m->train_step_unread, "%s", unread);
     return rc;
 }

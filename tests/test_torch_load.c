@@ -713,7 +713,8 @@ TEST(test_lightning_checkpoint) {
     CHECK(hp && hp->kind == PV_DICT && up_dict_get(hp, "warmup") && up_dict_get(hp, "warmup")->i == 10);
     CHECK(up_dict_get(tf.root, "loops") && up_dict_get(tf.root, "callbacks") && up_dict_get(tf.root, "optimizer_states"));
     long long step = -1;
-    CHECK(torch_saved_step(tf.root, &step) && step == 2);
+    const char *unread = NULL;
+    CHECK(torch_saved_step(tf.root, &step, &unread) && step == 2);
     xsa_error err = {0};
     CHECK_EQ_INT(torch_find_weights(&tf, &sd, &module, &err), 0);
     CHECK(sd == up_dict_get(tf.root, "state_dict") && !module);
@@ -866,31 +867,70 @@ TEST(test_resume_files_named) {
 }
 
 // The training step beside the weights: the first of iter_num, global_step, step present decides,
-// and one that is no whole number in [0, 2^31) gives none (not the next key's).
+// and one that is no whole number in [0, 2^31) gives none (not the next key's) and is named. A
+// numpy integer scalar counts (pickle.dumps of {"step": np.int64(300)} at protocol 2, whose bytes
+// are _codecs.encode's latin-1 text, and of np.uint16(654) at protocol 4, BINBYTES); a numpy
+// float or a negative np.int32 does not.
 TEST(test_saved_step_first_key) {
     static const char OK[] = "\x80\x02}(X\x04\x00\x00\x00stepK\x07X\x05\x00\x00\x00" "epochK\x03u.";
     static const char BAD_FIRST[] = "\x80\x02}(X\x08\x00\x00\x00iter_numJ\xff\xff\xff\xffX\x04\x00\x00\x00stepK\x07u.";
     static const char GLOBAL[] = "\x80\x02}(X\x0b\x00\x00\x00global_stepM\xe8\x03X\x04\x00\x00\x00stepK\x07u.";
+    static const char NP_I64[] =
+        "\x80\x02}q\x00X\x04\x00\x00\x00stepq\x01" "cnumpy._core.multiarray\x0ascalar\x0aq\x02" "cnumpy\x0a" "dtype\x0aq\x03X\x02\x00\x00\x00i8q\x04"
+        "\x89\x88\x87q\x05Rq\x06(K\x03X\x01\x00\x00\x00<q\x07NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tq\x08" "bc_codecs\x0a" "encode\x0aq\x09"
+        "X\x08\x00\x00\x00,\x01\x00\x00\x00\x00\x00\x00q\x0aX\x06\x00\x00\x00latin1q\x0b\x86q\x0cRq\x0d\x86q\x0eRq\x0fs.";
+    static const char NP_U16_P4[] =
+        "\x80\x04\x95u\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x0bglobal_step\x94\x8c\x16numpy._core.multiarray\x94\x8c\x06scalar\x94\x93\x94"
+        "\x8c\x05numpy\x94\x8c\x05" "dtype\x94\x93\x94\x8c\x02u2\x94\x89\x88\x87\x94R\x94(K\x03\x8c\x01<\x94NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xff"
+        "K\x00t\x94" "bC\x02\x8e\x02\x94\x86\x94R\x94s.";
+    static const char NP_FLOAT[] =
+        "\x80\x02}q\x00X\x04\x00\x00\x00stepq\x01" "cnumpy._core.multiarray\x0ascalar\x0aq\x02" "cnumpy\x0a" "dtype\x0aq\x03X\x02\x00\x00\x00" "f8q\x04"
+        "\x89\x88\x87q\x05Rq\x06(K\x03X\x01\x00\x00\x00<q\x07NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tq\x08" "bc_codecs\x0a" "encode\x0aq\x09"
+        "X\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x08@q\x0aX\x06\x00\x00\x00latin1q\x0b\x86q\x0cRq\x0d\x86q\x0eRq\x0fs.";
+    static const char NP_NEG[] =
+        "\x80\x02}q\x00X\x08\x00\x00\x00iter_numq\x01" "cnumpy._core.multiarray\x0ascalar\x0aq\x02" "cnumpy\x0a" "dtype\x0aq\x03X\x02\x00\x00\x00i4q\x04"
+        "\x89\x88\x87q\x05Rq\x06(K\x03X\x01\x00\x00\x00<q\x07NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tq\x08" "bc_codecs\x0a" "encode\x0aq\x09"
+        "X\x08\x00\x00\x00\xc3\xbb\xc3\xbf\xc3\xbf\xc3\xbfq\x0aX\x06\x00\x00\x00latin1q\x0b\x86q\x0cRq\x0d\x86q\x0eRq\x0fs.";
     const struct {
         const char *p;
         size_t n;
         int has;
         long long step;
-    } cases[] = {{OK, sizeof OK - 1, 1, 7}, {BAD_FIRST, sizeof BAD_FIRST - 1, 0, 0}, {GLOBAL, sizeof GLOBAL - 1, 1, 1000}};
+        const char *unread;
+    } cases[] = {{OK, sizeof OK - 1, 1, 7, NULL},
+                 {BAD_FIRST, sizeof BAD_FIRST - 1, 0, 0, "iter_num"},
+                 {GLOBAL, sizeof GLOBAL - 1, 1, 1000, NULL},
+                 {NP_I64, sizeof NP_I64 - 1, 1, 300, NULL},
+                 {NP_U16_P4, sizeof NP_U16_P4 - 1, 1, 654, NULL},
+                 {NP_FLOAT, sizeof NP_FLOAT - 1, 0, 0, "step"},
+                 {NP_NEG, sizeof NP_NEG - 1, 0, 0, "iter_num"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct unpickler u;
         struct pv *r = NULL;
         xsa_error err;
         long long step = 0;
+        const char *unread = NULL;
         CHECK_MSG(run(&u, cases[i].p, cases[i].n, &r, &err) == 0, "%s", err.msg);
-        CHECK_MSG(torch_saved_step(r, &step) == cases[i].has && step == cases[i].step, "case %zu: %lld", i, step);
+        CHECK_MSG(torch_saved_step(r, &step, &unread) == cases[i].has && step == cases[i].step, "case %zu: %lld", i, step);
+        CHECK_MSG(cases[i].unread ? unread && !strcmp(unread, cases[i].unread) : !unread, "case %zu: unread %s", i,
+                  unread ? unread : "(none)");
         unpickle_free(&u);
     }
+    // a one-element integer tensor, torch.save({"step": torch.tensor(400)}) (a view: torch.arange's
+    // element 7 of 10 would read the same way, from its offset)
+    struct safetensors st;
+    struct torch_file tf;
+    if (open_torch(&tf, &st, T_DIR "/objects/tensor_step.pt")) return;
+    long long step = 0;
+    const char *unread = NULL;
+    CHECK(torch_saved_step(tf.root, &step, &unread) == 1 && step == 400 && !unread);
+    torch_file_close(&tf, &st);
+    safetensors_close(&st);
 }
 
 // The steps loops save as torch.save wrote them (tests/fixtures/torch/audit/steps.pt): a Python
-// int or a 0-d integer tensor (a view into a bigger storage too) is the step torch's .item()
-// gives; a float, a float tensor, a vector, a numpy int, a negative or huge number records none.
+// int, a one-element integer tensor (a view into a bigger storage too) or a numpy int is the step
+// .item() / int() gives; a float, a float tensor, a negative or huge number records none.
 TEST(test_saved_step_values) {
     struct safetensors st;
     struct torch_file tf;
@@ -900,7 +940,8 @@ TEST(test_saved_step_values) {
         CHECK(want && cJSON_GetArraySize(want) == (int)tf.root->n);
         cJSON_ArrayForEach(w, want) {
             long long step = -1;
-            int has = torch_saved_step(up_dict_get(tf.root, w->string), &step);
+            const char *unread = NULL;
+            int has = torch_saved_step(up_dict_get(tf.root, w->string), &step, &unread);
             CHECK_MSG(has == cJSON_IsNumber(w) && (!has || step == (long long)w->valuedouble), "%s: %d %lld", w->string, has, step);
         }
     }

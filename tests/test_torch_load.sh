@@ -79,6 +79,8 @@ expect_exit refuse_in_hf_folder 2 "evil/pytorch_model.bin .*'x' is posix\.system
 # loop's "model" key.
 O=$T/objects
 same_logprobs objects_beside_state_dict $O/loop_objects/model.pt $M/llama_gqa
+# its step is a numpy int64 (np.int64(100)), the step run records
+expect_exit loop_numpy_step 0 "^train step +100 \(saved in the checkpoint\)$" -- "$XSA_BIN" info --model $O/loop_objects/model.pt
 same_logprobs whole_llama_module $O/llama_module/model.pt $M/llama_gqa
 same_logprobs whole_nanogpt_module $O/nanogpt_module/ckpt.pt $T/nanogpt_converted
 same_logprobs whole_nanogpt_module_in_loop $O/nanogpt_module_loop/ckpt.pt $T/nanogpt_converted

@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xsa_error err = {0};
     int rc = torch_file_open(&tf, &st, path, &err);
     long long step = 0;
-    if (!rc) (void)torch_saved_step(tf.root, &step);  // a 0-d tensor's value: read inside its storage
+    const char *unread;
+    if (!rc) (void)torch_saved_step(tf.root, &step, &unread);  // a 0-d tensor's value: read inside its storage
     const struct pv *sd = NULL, *module = NULL;
     if (!rc) rc = torch_find_weights(&tf, &sd, &module, &err);
     if (!rc) rc = torch_add_state_dict(&tf, &st, sd, "_orig_mod.", &err);
