@@ -563,13 +563,16 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     if (rc) return rc;
     struct ppl_top *top = a->kl && a->top ? xsa_calloc((size_t)a->top, sizeof *top) : NULL;
     int n_top = top ? pick_top(r->sc, &r->kl, &r->docs, r->tk, a->top, top) : 0;
-    char desc[2][256], input[512];
+    char desc[2][256], xsa[2][128] = {"", ""}, input[512];
     struct sbuf cmdline = {0};
     report_command_line(argc, argv, &cmdline);
-    for (int i = 0; i < a->n_models; i++) describe(&r->m[i], desc[i], sizeof desc[i]);
+    for (int i = 0; i < a->n_models; i++) {
+        describe(&r->m[i], desc[i], sizeof desc[i]);
+        model_xsa_describe(&r->m[i].cfg, xsa[i], sizeof xsa[i]);
+    }
     input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
-                             .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .input = input,
+                             .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .xsa = {xsa[0], xsa[1]}, .input = input,
                              .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk"
                                           : a->n_shards && !(a->ttt && ttt_is_lora(recipe)) ? "window" : "document", .context = context, .stride = stride,
                              .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,

@@ -221,6 +221,7 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
         jsonw_object(&w, NULL);
         jsonw_str(&w, "label", lab(r, m));
         jsonw_str(&w, "path", r->path[m] ? r->path[m] : "");
+        if (r->xsa[m]) jsonw_str(&w, "xsa_layers", r->xsa[m]);  // which of A and B is the XSA model
         jsonw_num(&w, "nats_per_token", s->nll[m]);
         jsonw_num(&w, "bits_per_token", s->bits[m]);
         jsonw_num(&w, "bits_per_byte", s->bpb[m]);

@@ -17,6 +17,7 @@ struct ppl_top {                 // one of the targets where the models disagree
 struct ppl_report {
     const struct ppl_summary *sum;
     const char *label[2], *path[2], *desc[2];  // model names, checkpoints, architecture lines
+    const char *xsa[2];          // each model's XSA layers, as results files write xsa_layers
     const char *input;           // what was scored ("--text FILE", "2 shards")
     const char *unit_name;       // "document" | "window"
     int context, stride, iters;

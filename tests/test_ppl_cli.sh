@@ -27,6 +27,9 @@ $P --model $A --text "$TMP/doc.txt" --context 8 --stride 4 -o "$TMP/q.md" --quie
 $P --model $A --tasks piqa --data-dir tests/fixtures/data --allow-data-change --limit 3 -o "$TMP/qt.md" --quiet 2>"$TMP/qt.err" &&
     grep -q "warning: piqa: .* rows, expected 1838" "$TMP/qt.err" && ! grep -qv "^xsa-eval: warning: " "$TMP/qt.err" &&
     pass quiet_keeps_data_warnings || fail quiet_keeps_data_warnings "$(head -3 "$TMP/qt.err")"
+# each model's XSA layers in the JSON, as results files name them: which of A and B is the XSA one
+expect_exit json_xsa_layers 0 '"label": "sa",.*"xsa_layers": "none",.*"label": "xsa",.*"xsa_layers": "all",' -- \
+    sh -c "$P --model $A --model $B --text $TMP/doc.txt --json - --quiet | tr -d '\\n'"
 # A named FIFO is read as cat reads it: its writer is waited for.
 mkfifo "$TMP/fifo.txt"
 (sleep 1; cat "$TMP/doc.txt" > "$TMP/fifo.txt") &
