@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/fileio.h"
+#include "eval/trend.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
@@ -67,7 +68,14 @@ static const char *rope_scaling_name(enum rope_scaling s) {
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err) {
+// The step run would record without --step, and where it found it (results' step_source names).
+struct info_step {
+    const char *from;  // NULL: none
+    long long step;
+};
+
+static void print_text(const struct model *m, const char *xsa, const char *tok, const char *tok_err,
+                       const struct info_step *st) {
     const struct model_config *c = &m->cfg;
     printf("model          %s\n", m->path);
     printf("format         %s\n", m->format);
@@ -105,12 +113,18 @@ static void print_text(const struct model *m, const char *xsa, const char *tok, 
                "--arch, or give --xsa last:N (nothing scores it until then)\n");
     else printf("xsa layers     %s (%d of %d; source: %s)\n", xsa, model_xsa_count(c), c->n_layer, m->xsa_source);
     printf("weights sha256 %s\n", m->weights_sha256);
-    if (m->has_train_step) printf("train step     %lld (saved in the checkpoint)\n", m->train_step);
+    if (st->from)
+        printf("train step     %lld (%s)\n", st->step,
+               !strcmp(st->from, "checkpoint")    ? "saved in the checkpoint"
+               : !strcmp(st->from, "config.json") ? "from its config.json"
+               : !strcmp(st->from, "revision")    ? "from the Hub revision's name"
+               : !strcmp(st->from, "trainer_state") ? "from its trainer_state.json"
+                                                  : "from its path's name");
     if (tok) printf("tokenizer      %s\n", tok);
     else printf("tokenizer      not found (%s)\n", tok_err);
 }
 
-static void print_json(const struct model *m, const char *xsa, const char *tok) {
+static void print_json(const struct model *m, const char *xsa, const char *tok, const struct info_step *st) {
     const struct model_config *c = &m->cfg;
     cJSON *o = cJSON_CreateObject();
     cJSON *layers = cJSON_CreateArray();
@@ -148,7 +162,10 @@ static void print_json(const struct model *m, const char *xsa, const char *tok) 
     cJSON_AddRawToObject(o, "logit_softcap", num);
     cJSON_AddNumberToObject(o, "bos_id", c->bos_id);
     cJSON_AddNumberToObject(o, "eos_id", c->eos_id);
-    if (m->has_train_step) cJSON_AddNumberToObject(o, "train_step", (double)m->train_step);
+    if (st->from) {
+        cJSON_AddNumberToObject(o, "train_step", (double)st->step);
+        cJSON_AddStringToObject(o, "train_step_source", st->from);
+    }
     if (m->weights_prefix[0]) cJSON_AddStringToObject(o, "weights_prefix", m->weights_prefix);
     cJSON_AddStringToObject(o, "xsa", xsa);
     cJSON_AddItemToObject(o, "xsa_layers", layers);
@@ -174,7 +191,8 @@ int cmd_info(int argc, char **argv) {
         return cli_fail(&cmd, "--tokenizer %s: no such file (a tokenizer.json, SentencePiece .model or llama2.c .bin)",
                         a.tokenizer);
     struct hub_model hub;
-    if ((rc = cli_model_path(&cmd, &model_path, &a.hub, &hub, NULL))) return rc;
+    const struct hub_model *used = NULL;
+    if ((rc = cli_model_path(&cmd, &model_path, &a.hub, &hub, &used))) return rc;
     xsa_error err = {0};
     struct model m;
     rc = model_load_config(&m, model_path, a.config, &err);
@@ -202,8 +220,14 @@ int cmd_info(int argc, char **argv) {
     } else {
         have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
     }
-    if (json) print_json(&m, xsa, have_tok ? tok : NULL);
-    else print_text(&m, xsa, have_tok ? tok : NULL, terr.msg);
+    struct info_step st = {0};  // as run finds it (eval/run.c), so info shows what run records
+    char step_note[600] = "";
+    st.from = trend_checkpoint_step(model_path, m.has_train_step ? &m.train_step : NULL, &st.step, step_note,
+                                    sizeof step_note);
+    if (step_note[0] && !a.hub.quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);
+    if (!st.from && used && trend_name_step(used->revision, &st.step)) st.from = "revision";
+    if (json) print_json(&m, xsa, have_tok ? tok : NULL, &st);
+    else print_text(&m, xsa, have_tok ? tok : NULL, terr.msg, &st);
     model_free(&m);
     return 0;
 }

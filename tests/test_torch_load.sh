@@ -133,6 +133,9 @@ expect_exit hf_trainer_renamed_note 0 "note: $TMP/renamed/checkpoint-5/trainer_s
     "$XSA_BIN" run --model "$TMP/renamed/checkpoint-5" --tasks openbookqa --limit 2 --data-dir tests/fixtures/data \
     --allow-data-change --offline --device cpu --output "$TMP/o_renamed"
 expect_exit hf_trainer_renamed_step 0 '"step": 2,.*"step_source": "trainer_state"' -- sh -c "cat '$TMP'/o_renamed/checkpoint-5/results_*.json | tr -d '\n'"
+# info shows the step run records, and where it comes from
+expect_exit hf_trainer_info_step 0 "^train step +2 \(from its trainer_state.json\)$" -- "$XSA_BIN" info --model $H
+expect_exit hf_trainer_info_step_json 0 '"train_step_source":[[:space:]]*"trainer_state"' -- "$XSA_BIN" info --model $H --json
 for f in "training_args.bin:the Hugging Face Trainer's TrainingArguments" "optimizer.pt:an optimizer's state_dict" \
          "scheduler.pt:a learning-rate scheduler's state_dict" "rng_state.pth:the Hugging Face Trainer's random-number generator states"; do
     expect_exit "hf_trainer_refuse_${f%%:*}" 2 "^xsa-eval info: $H/${f%%:*}: ${f#*:} .*saved to resume training, not the model; pass the checkpoint folder instead \(--model $H\)$" \
