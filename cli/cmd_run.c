@@ -21,7 +21,7 @@ static const struct cli_flag flags[] = {
     {"tasks", 't', "LIST", "names and groups: all (nine tasks), paper (the XSA paper's eight), arc_easy,..."},
     {"device", 'd', "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},
-    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the checkpoint's xsa_layers)"},
+    {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the xsa_layers of every model given)"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
     {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
@@ -183,6 +183,10 @@ int cmd_run(int argc, char **argv) {
         fprintf(stderr, "xsa-eval run: --dtype %s: unknown dtype; use bfloat16 or float32\n", o.dtype);
         return 2;
     }
+    // A spec for the XSA model given with two models would make the SA baseline an XSA model too.
+    if (o.n_models == 2 && o.xsa && !o.quiet)
+        fprintf(stderr, "xsa-eval: note: --xsa %s applies to both models; to set one model's XSA layers, put \"xsa_layers\" "
+                        "in its config.json (or score each with its own run and compare the two results files)\n", o.xsa);
     xsa_error err = {0};
     rc = run_evaluate(&o, &err);
     if (rc) fprintf(stderr, "xsa-eval run: %s\n", err.msg);

@@ -30,6 +30,9 @@ expect_exit unknown_task 2 "unknown task or group 'nosuchtask'.*arc_easy" -- run
 expect_exit same_model_twice 2 "^xsa-eval run: --model $M and --model \./$M/ are the same checkpoint .*; give two different checkpoints to compare, or one --model" -- \
     run --model $M --model ./$M/ --tasks piqa --limit 2 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_same"
 [ -e "$TMP/o_same" ] && fail same_model_nothing_written "$(find "$TMP/o_same" | head -3 | tr '\n' ' ')" || pass same_model_nothing_written
+# --xsa with two models sets both (the SA baseline too): a note says so
+expect_exit xsa_both_models_note 0 "^xsa-eval: note: --xsa all applies to both models" -- \
+    "$XSA_BIN" run --model demo/sa --model demo/xsa --xsa all --tasks piqa --limit 1 --data-dir $D --allow-data-change --offline --device cpu --output "$TMP/o_xsa2"
 # A --cache-requests that is no folder is the user's to change (exit 2), said before any work; the
 # --output folder the run made is gone again.
 expect_exit cache_requests_file 2 "^xsa-eval run: README.md: not a folder; choose a writable --cache-requests folder$" -- \
