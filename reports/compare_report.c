@@ -10,6 +10,7 @@
 #include "common/xalloc.h"
 #include "eval/outdir.h"
 #include "eval/results.h"
+#include "eval/trend.h"
 #include "reports/report.h"
 #include "reports/svg.h"
 #include "tasks/task.h"
@@ -43,6 +44,9 @@ void compare_markdown(const struct results *a, const struct results *b, const st
                        "both runs scored; do not publish them as a like-for-like comparison.\n\n",
                     c->not_comparable);
     report_same_model_note(o, a, b);
+    if (!strcmp(trend_series(a), "XSA") && !strcmp(trend_series(b), "SA"))  // the order help and README give is SA, XSA
+        sbuf_puts(o, "> [!NOTE]\n> A is the XSA model and B the SA one: every delta below is SA - XSA (give the SA "
+                     "results first for XSA - SA).\n\n");
     // One-sentence answer first: the average, then which tasks moved for real.
     const struct compare_avg *g = c->paper.present ? &c->paper : &c->all;
     char over[64];

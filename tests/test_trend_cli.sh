@@ -140,4 +140,8 @@ if echo "$out" | grep -qF '| training step | 1200 (from checkpoint) |' && echo "
    echo "$out" | grep -qF '| XSA layers | none (none declared) |' && [ "$(echo "$out" | grep -c '| training step |')" = 1 ]; then
     pass model_table_step_prefix
 else fail model_table_step_prefix "$(echo "$out" | grep -E 'training step|weights prefix|XSA layers')"; fi
+# XSA given first: the report says its deltas are SA - XSA (and the usual order says nothing)
+expect_exit compare_xsa_first_note 0 "^> A is the XSA model and B the SA one: every delta below is SA - XSA" -- $X compare $F/xsa.json $F/sa.json --iters 50
+if $X compare $F/sa.json $F/xsa.json --iters 50 | grep -q "A is the XSA model"; then fail compare_sa_first_no_note "note in the usual order"
+else pass compare_sa_first_no_note; fi
 finish
