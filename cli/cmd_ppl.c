@@ -450,6 +450,11 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     int rc = check_same_tokenizer(a, err);
     for (int i = 0; i < a->n_models && !rc; i++) {
         rc = model_load(&r->m[i], a->model[i], err);
+        if (rc && strstr(err->msg, "--config FILE")) {  // the loader's hint names a flag of run, info and logprobs
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n, " (%s has no --config: put the config.json beside the checkpoint)",
+                     a->probe ? "probe" : "ppl");
+        }
         if (!rc) r->n_loaded++;
         if (!rc && !a->quiet) model_print_notes(&r->m[i]);
         if (!rc && a->xsa) rc = model_apply_xsa_spec(&r->m[i].cfg, a->xsa, err);

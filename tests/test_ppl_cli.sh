@@ -30,6 +30,9 @@ $P --model $A --tasks piqa --data-dir tests/fixtures/data --allow-data-change --
 # each model's XSA layers in the JSON, as results files name them: which of A and B is the XSA one
 expect_exit json_xsa_layers 0 '"label": "sa",.*"xsa_layers": "none",.*"label": "xsa",.*"xsa_layers": "all",' -- \
     sh -c "$P --model $A --model $B --text $TMP/doc.txt --json - --quiet | tr -d '\\n'"
+# the loader's "pass --config FILE" hint is run's, info's and logprobs': ppl and probe say they have none
+expect_exit ppl_no_config_flag 2 "checkpoint_0: model.safetensors but no config.json .* \(ppl has no --config: put the config.json beside the checkpoint\)$" -- \
+    $P --model tests/fixtures/torch/frameworks/accelerate/checkpoint_0 --text "$TMP/doc.txt"
 # A named FIFO is read as cat reads it: its writer is waited for.
 mkfifo "$TMP/fifo.txt"
 (sleep 1; cat "$TMP/doc.txt" > "$TMP/fifo.txt") &
