@@ -39,6 +39,7 @@ struct ppl_args {
     int limit;                   // --limit: documents per task (0: all)
     struct data_options data;    // where --tasks' rows come from (run's data flags)
     const char *out, *json, *buckets, *arch;
+    const char *config;          // --config: config.json of every model (a bare state dict, a folder of weights)
     const char *bytes_rule_out;  // how bits per byte counted bytes (set while loading)
     int n_models, n_shards, context, stride, threads, batch_tokens, kl, top, top_set, field_set;
     int probe, heads;           // `probe`: attention statistics instead of the loss; per head
@@ -51,7 +52,7 @@ struct ppl_args {
 enum {
     F_TEXT = 256, F_JSONL, F_FIELD, F_SHARD, F_CONTEXT, F_STRIDE, F_BUCKETS, F_KL, F_TOP, F_XSA, F_DEVICE,
     F_DTYPE, F_THREADS, F_TOKENIZER, F_BATCH, F_JSON, F_HEADS, F_TASKS, F_LIMIT, F_DATA_DIR, F_ARCH, F_SPLIT,
-    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET, F_QUIET,
+    F_RANKS, F_VAL_BATCH, F_BYTES_FILE, F_VAL_TOKENS, F_TTT, F_TTT_SET, F_QUIET, F_CONFIG,
 };
 
 // The inputs, windows and outputs ppl and probe share.
@@ -59,6 +60,8 @@ enum {
     {"model", 'm', "PATH", "checkpoint (required); give it twice for A and B (SA and XSA)"},                    \
     {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf / modded-nanogpt files, for every model "         \
                                         "(default: xsa_eval.json beside each)"},                                         \
+    {"config", F_CONFIG | CLI_ONCE, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one, "   \
+                                            "for every model (default: the one beside each)"},                             \
     {"text", F_TEXT | CLI_ONCE, "FILE", "one document: the whole file (UTF-8)"},                                               \
     {"jsonl", F_JSONL | CLI_ONCE, "FILE", "one document per line: a JSON object's --field"},                                   \
     {"field", F_FIELD, "NAME", "the --jsonl field holding the text (default text)"},                                \
@@ -134,6 +137,7 @@ static int on_flag(void *ctx, int key, const char *v) {
         a->model[a->n_models++] = v;
         return 0;
     case F_ARCH: a->arch = v; model_set_arch_file(v); return 0;
+    case F_CONFIG: a->config = v; return 0;
     case F_TEXT: a->text = v; return 0;
     case F_JSONL: a->jsonl = v; return 0;
     case F_FIELD: a->field = v, a->field_set = 1; return 0;
@@ -287,8 +291,8 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     }
     const char *ins[9 + 2 * PPL_MAX_SHARDS] = {a->model[0], a->n_models > 1 ? a->model[1] : NULL, a->text, a->jsonl,
                                                a->tokenizer, a->arch, side[0][0] ? side[0] : NULL,
-                                               side[1][0] ? side[1] : NULL};
-    int n_in = 8;
+                                               side[1][0] ? side[1] : NULL, a->config};
+    int n_in = 9;
     for (int i = 0; i < a->n_shards; i++) ins[n_in++] = a->shard[i];
     for (int i = 0; i < a->n_bytes_files; i++) ins[n_in++] = a->bytes_file[i];
     rc = outdir_check_outputs(3, oflags, outs, n_in, ins, &oerr) ? cli_fail(c, "%s", oerr.msg) : 0;
@@ -449,12 +453,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                        xsa_error *err) {
     int rc = check_same_tokenizer(a, err);
     for (int i = 0; i < a->n_models && !rc; i++) {
-        rc = model_load(&r->m[i], a->model[i], err);
-        if (rc && strstr(err->msg, "--config FILE")) {  // the loader's hint names a flag of run, info and logprobs
-            size_t n = strlen(err->msg);
-            snprintf(err->msg + n, sizeof err->msg - n, " (%s has no --config: put the config.json beside the checkpoint)",
-                     a->probe ? "probe" : "ppl");
-        }
+        rc = model_load_config(&r->m[i], a->model[i], a->config, err);
         if (!rc) r->n_loaded++;
         if (!rc && !a->quiet) model_print_notes(&r->m[i]);
         if (!rc && a->xsa) rc = model_apply_xsa_spec(&r->m[i].cfg, a->xsa, err);

@@ -30,9 +30,16 @@ $P --model $A --tasks piqa --data-dir tests/fixtures/data --allow-data-change --
 # each model's XSA layers in the JSON, as results files name them: which of A and B is the XSA one
 expect_exit json_xsa_layers 0 '"label": "sa",.*"xsa_layers": "none",.*"label": "xsa",.*"xsa_layers": "all",' -- \
     sh -c "$P --model $A --model $B --text $TMP/doc.txt --json - --quiet | tr -d '\\n'"
-# the loader's "pass --config FILE" hint is run's, info's and logprobs': ppl and probe say they have none
-expect_exit ppl_no_config_flag 2 "checkpoint_0: model.safetensors but no config.json .* \(ppl has no --config: put the config.json beside the checkpoint\)$" -- \
-    $P --model tests/fixtures/torch/frameworks/accelerate/checkpoint_0 --text "$TMP/doc.txt"
+# --config: a folder of weights without config.json (accelerate's save_state) scored with the
+# config named, as run, info and logprobs take it; without it, the loader's hint names the flag.
+ACC=tests/fixtures/torch/frameworks/accelerate/checkpoint_0
+python3 -c "import struct, random; random.seed(5); t = [random.randrange(1, 96) for _ in range(300)]; open('$TMP/s96.bin', 'wb').write(struct.pack('<256i', 20240520, 1, 300, *[0] * 253) + struct.pack('<300H', *t))"
+expect_exit ppl_config_hint 2 "checkpoint_0: model.safetensors but no config.json .*--config FILE" -- $P --model $ACC --tokens-file "$TMP/s96.bin" --context 64
+x=$($P --model $ACC --config tests/fixtures/models/llama_bf16/config.json --tokens-file "$TMP/s96.bin" --context 64 --json - --quiet 2>&1 | grep -o '"nats_per_token": [0-9.]*')
+y=$($P --model tests/fixtures/models/llama_bf16 --tokens-file "$TMP/s96.bin" --context 64 --json - --quiet 2>&1 | grep -o '"nats_per_token": [0-9.]*')
+[ -n "$x" ] && [ "$x" = "$y" ] && pass ppl_config_flag || fail ppl_config_flag "'$x' vs llama_bf16's '$y'"
+expect_exit probe_config_flag 0 "^\| 1 \| " -- $XSA_BIN probe --model $ACC --config tests/fixtures/models/llama_bf16/config.json --tokens-file "$TMP/s96.bin" --context 64 --quiet
+expect_exit ppl_config_missing 2 "--config $TMP/none.json: no such file" -- $P --model $ACC --config "$TMP/none.json" --tokens-file "$TMP/s96.bin"
 # A named FIFO is read as cat reads it: its writer is waited for.
 mkfifo "$TMP/fifo.txt"
 (sleep 1; cat "$TMP/doc.txt" > "$TMP/fifo.txt") &
