@@ -176,7 +176,7 @@ int trend_step(const struct results *r, const char *results_path, long long *ste
     // names now, which may be another checkpoint or gone).
     if (path_step(r->model.path, step)) return 0;
     return xsa_fail(err, XSA_EBADINPUT, "%s: no training step for %s: score it with run --step N, or put \"step\" in its "
-                    "config.json or name its folder step_N before run scores it", results_path, r->model.path);
+                    "config.json or name its folder step_N before run scores it, or give report --trend --steps LIST", results_path, r->model.path);
 }
 
 const char *trend_series(const struct results *r) {

@@ -69,6 +69,15 @@ expect_exit trend_chart_folder 2 "tr_trend_average.svg: is a folder; nothing was
 left=$(ls "$TMP/tx" | grep -v '^tr_trend_average.svg$')
 [ -z "$left" ] && pass trend_chart_folder_nothing_left || fail trend_chart_folder_nothing_left "$left"
 expect_exit trend_no_step 2 "no training step for checkpoints/sa-125m: score it with run --step N" -- $X report --trend $F/sa.json
+# --steps: the steps of files run without one (or other steps than they record), one per file.
+expect_exit trend_no_step_hint 2 "no training step for checkpoints/sa-125m: .*or give report --trend --steps LIST" -- $X report --trend $F/sa.json
+$X report --trend --steps "100, 300" --series s,s $F/sa.json $F/xsa.json > "$TMP/steps.md" 2>&1
+[ "$(grep -Eo '^\| [0-9]+ \|' "$TMP/steps.md" | tr -d '| ' | tr '\n' ,)" = "100,300," ] && pass trend_steps_flag || fail trend_steps_flag "$(head -c 300 "$TMP/steps.md")"
+expect_exit trend_steps_count 2 "--steps 100 names 1 steps for 2 results files" -- $X report --trend --steps 100 $F/sa.json $F/xsa.json
+expect_exit trend_steps_more 2 "--steps 1,2,3 names more steps than the 2 results files" -- $X report --trend --steps 1,2,3 $F/sa.json $F/xsa.json
+expect_exit trend_steps_bad 2 "--steps 100,1e3: step 2 \(\"1e3\"\) is no whole number from 0 to 2147483647" -- $X report --trend --steps 100,1e3 $F/sa.json $F/xsa.json
+expect_exit trend_steps_negative 2 "step 1 \(\"-5\"\) is no whole number" -- $X report --trend --steps -5,3 $F/sa.json $F/xsa.json
+expect_exit steps_needs_trend 2 "--steps applies only with --trend" -- $X report --steps 1 $F/sa.json
 # run records the step it finds (config.json's, else a step_N folder of the real path: `--model .`
 # inside step_200 is at step 200), so the curve no longer depends on where report runs or on the
 # checkpoint folder still being there. One document per task: no stderr, so the average has none.
