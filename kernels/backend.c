@@ -226,7 +226,8 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
             snprintf(why, sizeof why, "%s", cerr.msg);
             memset(be, 0, sizeof *be);
         }
-        if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: no usable GPU (%s); using the CPU backend\n", why);
+        static int told;  // once a process: ppl and probe open a backend per model
+        if (!(opt && opt->quiet) && !told++) fprintf(stderr, "xsa-eval: no usable GPU (%s); using the CPU backend\n", why);
         return cpu_backend_open(be, m, opt, err);
     }
     int index = 0;

@@ -37,7 +37,7 @@ int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) 
         if (present(out)) return 0;
         snprintf(out, n, "%.*s/tokenizer.model", dirlen, slash ? model_path : ".");
         if (present(out)) return 0;
-        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE (nanoGPT's GPT-2 BPE runs: the tokenizer.json of openai-community/gpt2; parameter-golf: fineweb_1024_bpe.model)",
+        return xsa_fail(err, XSA_EBADINPUT, "%s: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE, the tokenizer.json or tokenizer.model the model was trained with (nanoGPT's GPT-2 BPE runs: the tokenizer.json of openai-community/gpt2; parameter-golf: fineweb_1024_bpe.model)",
                         model_path);
     }
     if (n_path > 4 && !strcmp(model_path + n_path - 4, ".ptz")) {

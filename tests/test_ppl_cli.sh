@@ -30,6 +30,9 @@ $P --model $A --tasks piqa --data-dir tests/fixtures/data --allow-data-change --
 # each model's XSA layers in the JSON, as results files name them: which of A and B is the XSA one
 expect_exit json_xsa_layers 0 '"label": "sa",.*"xsa_layers": "none",.*"label": "xsa",.*"xsa_layers": "all",' -- \
     sh -c "$P --model $A --model $B --text $TMP/doc.txt --json - --quiet | tr -d '\\n'"
+# Two models on a machine without a GPU: the CPU note once, not once per model.
+n=$($P --model $A --model $B --text "$TMP/doc.txt" --device auto 2>&1 >/dev/null | grep -c "no usable GPU")
+[ "$n" -le 1 ] && pass gpu_note_once || fail gpu_note_once "$n notes"
 # --config: a folder of weights without config.json (accelerate's save_state) scored with the
 # config named, as run, info and logprobs take it; without it, the loader's hint names the flag.
 ACC=tests/fixtures/torch/frameworks/accelerate/checkpoint_0

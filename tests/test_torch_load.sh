@@ -51,6 +51,8 @@ expect_exit info_nanogpt_nobias_features 0 "^features +LayerNorm pre-norms, no b
 expect_exit info_tokenizer_given 0 "^tokenizer +tests/fixtures/tokenizers/gpt2/tokenizer.json$" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer tests/fixtures/tokenizers/gpt2/tokenizer.json
 expect_exit info_tokenizer_missing 2 "--tokenizer /nonexistent.json: no such file" -- "$XSA_BIN" info --model $T/nanogpt/ckpt.pt --tokenizer /nonexistent.json
 expect_exit nanogpt_no_tokenizer 2 "ckpt.pt: no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE" -- "$XSA_BIN" logprobs --model $T/nanogpt/ckpt.pt --text "hello"
+L=$(ls $T/frameworks/lightning/*.ckpt | head -1)
+expect_exit lightning_no_tokenizer 2 "no tokenizer.json or tokenizer.model beside the checkpoint; pass --tokenizer FILE, the tokenizer.json or tokenizer.model the model was trained with \(" -- "$XSA_BIN" logprobs --model "$L" --text "hello"
 
 # Both formats in one folder: the safetensors file is read (the .bin here is not even valid).
 mkdir "$TMP/both"; cp $M/gpt2_tiny/* "$TMP/both/"; echo junk > "$TMP/both/pytorch_model.bin"
