@@ -79,7 +79,7 @@ static const char *effective_class(const char *hub, const char *model_type, int 
     static const struct {
         const char *type, *cls;
     } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
-                      {"gpt_neox", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"ministral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
+                      {"gpt_neox", "GPTNeoXTokenizer"}, {"olmo", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"ministral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
                       {"phi3", "TokenizersBackend"}};
     const char *reg = NULL;
     for (size_t i = 0; model_type && i < sizeof registered / sizeof *registered; i++)

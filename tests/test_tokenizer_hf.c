@@ -161,7 +161,7 @@ TOKENIZER_TEST(split_mix)
 // its normalizer, pre-tokenizer, decoder and named special tokens (tools/fixtures/make_tokenizer_class_fixtures.py).
 TEST(test_transformers_class) {
     static const char *const cases[] = {"class/qwen2_llama3", "class/qwen2_backend_class", "class/qwen3_backend_class",
-                                        "class/qwen3_gpt2_im_end", "class/neox_llama3", "class/llama_gpt2_class_sp",
+                                        "class/qwen3_gpt2_im_end", "class/neox_llama3", "class/olmo_llama3", "class/llama_gpt2_class_sp",
                                         "class/llama2_layout", "class/llama2_layout_legacy", "class/llama_metaspace_split",
                                         "class/llama3_llama_class", "class/gpt2_extra_specials", "class/gpt2_map_only"};
     struct cases cs = {0};
