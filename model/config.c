@@ -1,6 +1,7 @@
 // config.c: config.json -> struct model_config, with every field range-checked. gpt2 has its
-// own keys; llama, mistral, qwen2, qwen3, olmo2 and phi3 share llama's and differ in fixed
-// choices (biases, q/k norms, norm placement, sliding windows, fused projections); gpt_neox
+// own keys; llama, mistral, qwen2, qwen3, olmo, olmo2 and phi3 share llama's and differ in fixed
+// choices (biases, q/k norms, norm kind and placement, sliding windows, fused projections; olmo's
+// clip_qkv); gpt_neox
 // has its own keys over the same RoPE decoder.
 #include "model/config.h"
 
@@ -237,18 +238,21 @@ struct family {
     float eps;          // rms_norm_eps default
     int maxpos;         // max_position_embeddings default (the config class's)
     int window_def;     // sliding_window when the key is absent (null: none)
+    int layer_norm;     // olmo: LayerNorm without weight or bias, eps 1e-5 fixed (OlmoLayerNorm reads no
+                        // eps key); reads clip_qkv
 };
 
 static const struct family families[] = {
-    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0},
-    {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096},
+    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0, 0},
+    {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0},
     // MinistralConfig: MistralConfig's defaults, every layer windowed unless layer_types says
     // otherwise (transformers 5 saves a mistral config with layer_types under this name)
-    {"ministral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096},
-    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096},
-    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096},
-    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0},
-    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0},
+    {"ministral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0},
+    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096, 0},
+    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096, 0},
+    {"olmo", 2, 0, QK_NORM_NONE, 0, 0, 0, 1e-5f, 2048, 0, 1},
+    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0, 0},
+    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0, 0},
 };
 
 // sliding_window of every layer (window 1), or qwen's use_sliding_window + max_window_layers /
@@ -309,6 +313,20 @@ static int finish_rope_decoder(struct hf_config *hc, const char *path, xsa_error
     return 0;
 }
 
+// olmo's clip_qkv: q, k and v clamped to [-clip, clip] after their projections (null or absent:
+// none). transformers takes any number; a bound of 0 or below would zero or invert the clamp, so
+// it is refused.
+static int parse_clip_qkv(struct model_config *c, const cJSON *r, const char *path, xsa_error *err) {
+    const cJSON *j = json_last_item(r, "clip_qkv");
+    if (!j || cJSON_IsNull(j)) return 0;
+    double d = cJSON_IsNumber(j) ? j->valuedouble : NAN;
+    if (!(d > 0 && d <= 3.4e38))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: \"clip_qkv\" must be a positive number (the bound q, k and v are clamped to) "
+                        "or null (no clamp)", path);
+    c->clip_qkv = (float)d;
+    return 0;
+}
+
 // One of the llama-like families: llama's keys, the family's fixed choices.
 static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
@@ -327,7 +345,9 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     // one is read as transformers reads it, and refused by the shape check where that misfits.
     if (!rc) rc = get_int(r, "head_dim", !strcmp(fm->name, "qwen3") ? 128 : 0, 2, 1 << 12, &c->head_dim, path, err);
     if (!rc) rc = get_int(r, "max_position_embeddings", fm->maxpos, 1, 1 << 22, &c->max_seq_len, path, err);
-    if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
+    if (!rc && fm->layer_norm) c->norm_eps = fm->eps;
+    else if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
+    if (!rc && fm->layer_norm) rc = parse_clip_qkv(c, r, path, err);
     if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
     if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
     if (!rc && fm->bias_keys == 1) rc = get_bool(r, "mlp_bias", 0, &mb, path, err);
@@ -352,7 +372,9 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
         return xsa_fail(err, XSA_EBADINPUT, "%s: phi3 with scaled RoPE is not supported: transformers 5 takes a phi3 "
                         "rope only as default or longrope, and xsa-eval implements default", path);
     hc->ws = (struct weight_spec){.qkv_bias = ab || fm->qkv_bias, .o_bias = ab, .mlp_bias = mb,
-                                  .no_pre_norm = fm->post_norm, .post_norm = fm->post_norm};
+                                  .no_pre_norm = fm->post_norm, .post_norm = fm->post_norm,
+                                  .norm_bias = fm->layer_norm, .norm_unit = fm->layer_norm};
+    c->norm_unit = fm->layer_norm;
     c->qk_norm = fm->qk_norm;
     if (fm->fused) c->fused = MODEL_FUSED_QKV | MODEL_FUSED_GATE_UP;
     return finish_rope_decoder(hc, path, err);
@@ -411,7 +433,7 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     return finish_rope_decoder(hc, path, err);
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo2, gpt_neox, phi3"
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
@@ -433,6 +455,9 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
         if (!strcmp(type, "gpt2")) rc = parse_gpt2(hc, r, path, err);
         else if (!strcmp(type, "gpt_neox")) rc = parse_gpt_neox(hc, r, path, err);
         else if (fm) rc = parse_llama(hc, r, fm, path, err);
+        else if (!strcmp(type, "hf_olmo"))  // (the ai2-olmo package's own format: allenai/OLMo-1B, OLMo-7B)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"hf_olmo\" (the ai2-olmo package's format) is not supported; "
+                          "use the transformers twin of the repo (model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B)", path);
         else rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"%.64s\" is not supported (supported: " SUPPORTED_TYPES ")", path, type);
     }
     if (!rc) rc = parse_xsa_layers(hc, r, path, err);

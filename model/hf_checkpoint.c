@@ -339,8 +339,9 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
         NAME(part, suffix);                                        \
         rc = load_split(ld, n, np, rows, d1, per_, dst_, err);     \
     } while (0)
-        if (!ws->no_pre_norm) LOAD(fn->attn_norm, "weight", C, 0, w->attn_norm_w);
-        if (!ws->no_pre_norm && ws->norm_bias) LOAD(fn->attn_norm, "bias", C, 0, w->attn_norm_b);
+        int read_pre = !ws->no_pre_norm && !ws->norm_unit;  // (olmo's norms have no tensors)
+        if (read_pre) LOAD(fn->attn_norm, "weight", C, 0, w->attn_norm_w);
+        if (read_pre && ws->norm_bias) LOAD(fn->attn_norm, "bias", C, 0, w->attn_norm_b);
         if (fn->qkv) {
             SPLIT(fn->qkv, "weight", 3, qkv_rows, C, per, &w->wq, &w->wk, &w->wv);
             if (ws->qkv_bias) SPLIT(fn->qkv, "bias", 3, qkv_rows, 0, per, &w->bq, &w->bk, &w->bv);
@@ -361,8 +362,8 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
         LOAD(fn->o, "weight", C, Q, w->wo);
         if (ws->o_bias) LOAD(fn->o, "bias", C, 0, w->bo);
         if (ws->post_norm) LOAD(fn->attn_norm, "weight", C, 0, w->post_attn_norm_w);
-        if (!ws->no_pre_norm) LOAD(fn->mlp_norm, "weight", C, 0, w->mlp_norm_w);
-        if (!ws->no_pre_norm && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
+        if (read_pre) LOAD(fn->mlp_norm, "weight", C, 0, w->mlp_norm_w);
+        if (read_pre && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
         if (fn->gate_up) {
             SPLIT(fn->gate_up, "weight", 2, gu_rows, C, 0, &w->w_gate, &w->w_up);
         } else {
@@ -381,9 +382,9 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
 #undef NAME
     }
     snprintf(n, sizeof n, "%s.weight", fn->final_norm);
-    if (!rc) rc = load_w(ld, n, C, 0, &m->final_norm_w, err);
+    if (!rc && !ws->norm_unit) rc = load_w(ld, n, C, 0, &m->final_norm_w, err);
     snprintf(n, sizeof n, "%s.bias", fn->final_norm);
-    if (!rc && ws->norm_bias) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
+    if (!rc && ws->norm_bias && !ws->norm_unit) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
     if (rc) return rc;
     snprintf(n, sizeof n, "%s.weight", fn->head);
     // transformers 5 names gpt_neox's head lm_head (its state_dict(), a model saved whole) and

@@ -98,6 +98,20 @@ static float *take(struct arena_cursor *a, size_t n) {
     return p;
 }
 
+// n floats all `value`, made here rather than read (olmo's weightless LayerNorm as ones and
+// zeros): not parameters of the file.
+static float *take_const(struct arena_cursor *a, size_t n, float value) {
+    float *p = take(a, n);
+    a->n_params -= (long long)n;
+    for (size_t i = 0; p && i < n; i++) p[i] = value;
+    return p;
+}
+
+// A norm's gain (bias: 0) or bias (1): read from the file, or a constant (ws->norm_unit).
+static float *take_norm(struct arena_cursor *a, size_t C, const struct weight_spec *ws, int bias) {
+    return ws->norm_unit ? take_const(a, C, bias ? 0.0f : 1.0f) : take(a, C);
+}
+
 static void layout(struct model *m, struct arena_cursor *a, const struct weight_spec *ws) {
     const struct model_config *c = &m->cfg;
     size_t C = (size_t)c->d_model, V = (size_t)c->vocab_size, F = (size_t)c->d_ff, hd = (size_t)c->head_dim;
@@ -108,8 +122,8 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
     m->pos_emb = gpt2 ? take(a, (size_t)c->max_seq_len * C) : NULL;
     for (int l = 0; l < c->n_layer; l++) {
         struct layer_weights *w = &m->layers[l];
-        w->attn_norm_w = pre ? take(a, C) : NULL;
-        w->attn_norm_b = pre && nb ? take(a, C) : NULL;
+        w->attn_norm_w = pre ? take_norm(a, C, ws, 0) : NULL;
+        w->attn_norm_b = pre && nb ? take_norm(a, C, ws, 1) : NULL;
         w->wq = take(a, Q * C);
         w->bq = qkvb ? take(a, Q) : NULL;
         w->wk = take(a, KV * C);
@@ -121,8 +135,8 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
         w->wo = take(a, C * Q);
         w->bo = ob ? take(a, C) : NULL;
         w->post_attn_norm_w = ws->post_norm ? take(a, C) : NULL;
-        w->mlp_norm_w = pre ? take(a, C) : NULL;
-        w->mlp_norm_b = pre && nb ? take(a, C) : NULL;
+        w->mlp_norm_w = pre ? take_norm(a, C, ws, 0) : NULL;
+        w->mlp_norm_b = pre && nb ? take_norm(a, C, ws, 1) : NULL;
         w->w_gate = gated ? take(a, F * C) : NULL;
         w->b_gate = gated && mb ? take(a, F) : NULL;
         w->w_up = take(a, F * C);
@@ -131,8 +145,8 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
         w->b_down = mb ? take(a, C) : NULL;
         w->post_mlp_norm_w = ws->post_norm ? take(a, C) : NULL;
     }
-    m->final_norm_w = take(a, C);
-    m->final_norm_b = nb ? take(a, C) : NULL;
+    m->final_norm_w = take_norm(a, C, ws, 0);
+    m->final_norm_b = nb ? take_norm(a, C, ws, 1) : NULL;
     m->lm_head = c->tied_head ? m->tok_emb : take(a, V * C);
 }
 
@@ -362,7 +376,8 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
          m->mng && m->mng->bigram_sign ? ", the bigram sign trick" : "",
          m->mng && m->mng->mudd_w1 ? "MUDD connections at the last layer and after it" : "backout",
          mng_gated ? ", the layer-10 DC correction" : "");
-    FEAT(w->attn_norm_w, "%s pre-norms", w->attn_norm_b ? "LayerNorm" : "RMSNorm");
+    FEAT(w->attn_norm_w, "%s pre-norms", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm" : "RMSNorm");
+    FEAT(c->clip_qkv > 0, "q/k/v clipped to +-%g", (double)c->clip_qkv);
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq && !m->zero_biases, "q/k/v biases");
     FEAT(w->bo && !m->zero_biases, "output projection bias");

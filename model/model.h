@@ -74,6 +74,9 @@ struct model_config {
     int mlp_plain;    // RoPE decoders: 1 = up -> GELU -> down without a gate (gpt_neox)
     int parallel_residual;  // x + attn(norm1(x)) + mlp(norm2(x)) (gpt_neox)
     enum qk_norm qk_norm;
+    int norm_unit;    // LayerNorms without weight or bias (olmo's OlmoLayerNorm): the norm weights are
+                      // ones and zeros made at load, so every backend's LayerNorm runs them
+    float clip_qkv;   // q, k, v clamped to [-clip_qkv, clip_qkv] after their projections (olmo); 0: none
     int rope_dims;    // rotated dims per head, from the front (partial rotary); 0 = head_dim
     float rope_attn_factor;        // yarn: cos and sin are multiplied by it
     float rope_beta_fast, rope_beta_slow;  // yarn ramp bounds (rotations)

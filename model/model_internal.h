@@ -11,6 +11,8 @@ struct weight_spec {
     int mlp_bias;           // gate/up/down biases
     int no_pre_norm;        // no norms before attention and MLP (olmo2)
     int post_norm;          // RMSNorm on the attention and MLP outputs (olmo2)
+    int norm_unit;          // LayerNorms without weight or bias (olmo): their gains (ones) and biases
+                            // (zeros) are made at load, not read, and not counted as parameters
 };
 
 // Lays out every weight that m->cfg and ws imply in one 64-byte-aligned arena and points the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The decoder families (mistral, qwen2, qwen3, olmo2, gpt_neox, phi3) and RoPE scalings
+# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3) and RoPE scalings
 # (dynamic, yarn) through the command line: `info` names the family and every feature that is
 # on, XSA runs in each, and what xsa-eval does not implement (another model_type, a layer type,
 # an activation, a tensor the family does not have or lacks) is one line naming the file and
@@ -25,6 +25,9 @@ expect_exit qwen2_format 0 "format +pytorch" -- "$XSA_BIN" info --model $F/qwen2
 expect_exit qwen3_features 0 "features +RMSNorm pre-norms, per-head q/k RMSNorm, grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/qwen3_sharded
 expect_exit olmo2_features 0 "features +RMSNorm on the attention and MLP outputs \(post-norms\), full-width q/k RMSNorm, untied head" -- "$XSA_BIN" info --model $F/olmo2_bf16
 expect_exit olmo2_dtype 0 "dtype +BF16" -- "$XSA_BIN" info --model $F/olmo2_bf16
+expect_exit olmo_features 0 "features +LayerNorm \(no weight or bias\) pre-norms, q/k/v biases, output projection bias, grouped-query attention$" -- "$XSA_BIN" info --model $F/olmo
+expect_exit olmo_arch 0 "architecture +olmo" -- "$XSA_BIN" info --model $F/olmo
+expect_exit olmo_clip_features 0 "features +LayerNorm \(no weight or bias\) pre-norms, q/k/v clipped to \+-0.5, untied head" -- "$XSA_BIN" info --model $F/olmo_clip
 expect_exit pythia_features 0 "features +LayerNorm pre-norms, q/k/v biases, output projection bias, MLP biases, partial rotary \(4 of 16 dims\), parallel attention \+ MLP residual, fused per-head query_key_value \(split at load\), untied head" -- "$XSA_BIN" info --model $F/pythia
 expect_exit pythia_activation 0 "activation +gelu$" -- "$XSA_BIN" info --model $F/pythia
 expect_exit pythia_sequential 0 "features +LayerNorm pre-norms, q/k/v biases, output projection bias, MLP biases, partial rotary \(4 of 16 dims\), fused" -- "$XSA_BIN" info --model $F/pythia_sequential
@@ -36,7 +39,7 @@ expect_exit features_json 0 '"features":[[:space:]]*"RMSNorm pre-norms, per-head
 expect_exit window_json 0 '"sliding_window":[[:space:]]*7' -- "$XSA_BIN" info --model $F/mistral_swa --json
 
 # XSA in each family (its numbers: test_model_exact.c).
-for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 pythia phi3_sharded_bin; do
+for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 olmo olmo_clip pythia phi3_sharded_bin; do
     expect_exit "xsa_$m" 0 "^2	" -- "$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9,10,11,12 --xsa all
 done
 
@@ -79,11 +82,29 @@ json.dump(c, open(sys.argv[1], "w"))
 PY
 expect_exit ministral_default_windows 0 "features +RMSNorm pre-norms, sliding window 4096 \(2 of 2 layers\)" -- "$XSA_BIN" info --model "$TMP/ministral"
 
+# olmo's clip_qkv runs on the CPU backend alone: --device cuda refuses it by name (whether or not
+# this machine has a GPU), --device auto scores it on the CPU, the CPU's bits.
+expect_one_line olmo_clip_cuda_refused 2 "--device cuda: the CUDA backend does not implement olmo's clip_qkv \(q, k and v clamped after their projections\); use --device cpu" -- "$XSA_BIN" logprobs --model $F/olmo_clip --tokens 5,6,7 --device cuda
+a=$("$XSA_BIN" logprobs --device auto --model $F/olmo_clip --tokens 5,6,7,8,9 2>"$TMP/auto.err")
+b=$("$XSA_BIN" logprobs --device cpu --model $F/olmo_clip --tokens 5,6,7,8,9 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && grep -q "clip_qkv.*using the CPU backend" "$TMP/auto.err" && pass olmo_clip_auto_cpu || fail olmo_clip_auto_cpu "auto did not score olmo_clip on the CPU saying why: $(head -c 200 "$TMP/auto.err")"
+# The clamp is applied: without clip_qkv the same weights score otherwise.
+cp -r $F/olmo_clip "$TMP/olmo_noclip"; sed -i 's/"clip_qkv": 0.5/"clip_qkv": null/' "$TMP/olmo_noclip/config.json"
+c=$("$XSA_BIN" logprobs --device cpu --model "$TMP/olmo_noclip" --tokens 5,6,7,8,9 2>/dev/null)
+[ -n "$c" ] && [ "$b" != "$c" ] && pass olmo_clip_changes_scores || fail olmo_clip_changes_scores "clip_qkv 0.5 and null score alike"
+
 # Bad input: one line naming the file and the problem, exit 2.
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
-expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+cp -r $F/olmo "$TMP/hf_olmo"; sed -i 's/"model_type": "olmo"/"model_type": "hf_olmo"/' "$TMP/hf_olmo/config.json"
+expect_one_line hf_olmo_points_to_hf_twin 2 "hf_olmo/config.json: model_type \"hf_olmo\" \(the ai2-olmo package's format\) is not supported; use the transformers twin of the repo \(model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B\)" -- "$XSA_BIN" info --model "$TMP/hf_olmo"
 cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"
 expect_one_line unknown_layer_type 2 "chunked/config.json: layer_types\[1\] must be \"full_attention\" or \"sliding_attention\"" -- "$XSA_BIN" info --model "$TMP/chunked"
+cp -r $F/olmo_clip "$TMP/olmo_negclip"; sed -i 's/"clip_qkv": 0.5/"clip_qkv": -0.5/' "$TMP/olmo_negclip/config.json"
+expect_one_line olmo_negative_clip 2 "olmo_negclip/config.json: \"clip_qkv\" must be a positive number \(the bound q, k and v are clamped to\) or null \(no clamp\)" -- "$XSA_BIN" info --model "$TMP/olmo_negclip"
+# olmo's LayerNorms have no weights: a checkpoint with norm tensors is not an OLMo 1 checkpoint.
+cp -r $F/llama_gqa "$TMP/llama_as_olmo"; sed -i 's/"model_type": "llama"/"model_type": "olmo"/' "$TMP/llama_as_olmo/config.json"
+expect_one_line olmo_norm_tensor_unexpected 2 "unexpected tensor 'model.layers.0.input_layernorm.weight' for a olmo checkpoint" -- "$XSA_BIN" info --model "$TMP/llama_as_olmo"
 cp -r $F/pythia "$TMP/relu"; sed -i 's/"hidden_act": "gelu"/"hidden_act": "relu"/' "$TMP/relu/config.json"
 expect_one_line unknown_activation 2 "relu/config.json: hidden_act \"relu\" is not supported" -- "$XSA_BIN" info --model "$TMP/relu"
 cp -r $F/phi3_sharded_bin "$TMP/longrope"; sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' "$TMP/longrope/config.json"

@@ -417,7 +417,7 @@ TEST(test_config_refusals) {
     struct hf_config hc;
     xsa_error err = {0};
     static const struct { const char *json, *want; } cases[] = {
-        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo2, gpt_neox, phi3)"},
+        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3)"},
         {"{\"vocab_size\":3}", "\"model_type\" is missing"},
         {"[1]", "not a JSON object"},
         {"{" GPT2_BASE ",\"activation_function\":\"relu\"}", "activation_function \"relu\""},
@@ -922,6 +922,34 @@ TEST(test_fused_projections_split) {
     model_free(&m);
 }
 
+// olmo's LayerNorms have no tensors: their gains are ones and biases zeros, made at load and not
+// counted as parameters (n_params as transformers counts them); attention_bias's o bias is read.
+TEST(test_olmo_weightless_layernorm) {
+    struct model m;
+    load_ok(&m, FIX "olmo");
+    cJSON *ref = read_json(FIX "olmo/reference.json");
+    const struct model_config *c = &m.cfg;
+    CHECK_STR(model_family(c), "olmo");
+    CHECK(c->norm_unit && c->clip_qkv == 0 && c->tied_head && m.lm_head == m.tok_emb);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    for (int l = 0; l < c->n_layer; l++) {
+        const struct layer_weights *w = &m.layers[l];
+        CHECK(w->attn_norm_w && w->attn_norm_b && w->mlp_norm_w && w->mlp_norm_b && !w->post_attn_norm_w);
+        for (int i = 0; w->attn_norm_w && w->mlp_norm_b && i < c->d_model; i++)
+            CHECK(w->attn_norm_w[i] == 1.0f && w->attn_norm_b[i] == 0.0f && w->mlp_norm_w[i] == 1.0f && w->mlp_norm_b[i] == 0.0f);
+    }
+    CHECK(m.final_norm_w && m.final_norm_b && m.final_norm_w[31] == 1.0f && m.final_norm_b[31] == 0.0f);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 32);
+    check_sample(ref, "layer0_bo", m.layers[0].bo);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "olmo_clip");
+    CHECK_NEAR(m.cfg.clip_qkv, 0.5, 0);
+    CHECK(!m.cfg.tied_head && !m.layers[0].bq && !m.layers[0].bo);
+    model_free(&m);
+}
+
 // Buffers a Pythia checkpoint carries besides its weights (the causal mask attention.bias, BOOL;
 // attention.masked_bias; rotary_emb.inv_freq) are skipped: the pythia fixture with them added
 // loads to the same weights. Real query_key_value / dense biases are not mistaken for them.
@@ -998,6 +1026,28 @@ TEST(test_family_configs) {
     CHECK(hc.cfg.sliding_window == 4 && hc.cfg.swa[0] && hc.cfg.swa[2] && !hc.ws.qkv_bias);
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"mistral\"," BASE ",\"sliding_window\":null}", "c.json", &err) == 0);
     CHECK(hc.cfg.sliding_window == 0 && !hc.cfg.swa[0]);
+    // olmo: LayerNorm without weight or bias at OlmoLayerNorm's fixed eps 1e-5 (no eps key read);
+    // attention_bias gives q/k/v/o biases; clip_qkv; no mlp_bias key.
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"olmo\"," BASE ",\"rms_norm_eps\":0.1,\"attention_bias\":true,"
+                               "\"mlp_bias\":true,\"clip_qkv\":8.0}", "c.json", &err) == 0);
+    CHECK(hc.ws.norm_unit && hc.ws.norm_bias && hc.cfg.norm_unit && !hc.ws.post_norm && !hc.ws.no_pre_norm && !hc.cfg.qk_norm);
+    CHECK(hc.ws.qkv_bias && hc.ws.o_bias && !hc.ws.mlp_bias && !hc.cfg.tied_head);
+    CHECK_NEAR(hc.cfg.norm_eps, 1e-5, 1e-12);
+    CHECK_NEAR(hc.cfg.clip_qkv, 8.0, 0);
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"olmo\"," BASE ",\"clip_qkv\":null}", "c.json", &err) == 0);
+    CHECK(hc.cfg.clip_qkv == 0 && !hc.ws.qkv_bias);
+    CHECK_EQ_INT(hc.cfg.max_seq_len, 2048);  // OlmoConfig's max_position_embeddings
+    static const char *const bad_clip[] = {"-0.5", "0", "\"8\"", "true"};
+    for (int i = 0; i < 4; i++) {
+        char t[256];
+        snprintf(t, sizeof t, "{\"model_type\":\"olmo\"," BASE ",\"clip_qkv\":%s}", bad_clip[i]);
+        CHECK_EQ_INT(hf_config_parse_text(&hc, t, "c.json", &err), XSA_EBADINPUT);
+        CHECK_MSG(strstr(err.msg, "\"clip_qkv\" must be a positive number") != NULL, "%s", err.msg);
+        xsa_error_clear(&err);
+    }
+    // clip_qkv is olmo's key: llama's class has none (its forward never clamps).
+    CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"llama\"," BASE ",\"clip_qkv\":0.5}", "c.json", &err) == 0);
+    CHECK(hc.cfg.clip_qkv == 0 && !hc.cfg.norm_unit);
     // olmo2: norms after, not before; full-width q/k norms; eps default 1e-5.
     CHECK(hf_config_parse_text(&hc, "{\"model_type\":\"olmo2\"," BASE "}", "c.json", &err) == 0);
     CHECK(hc.ws.post_norm && hc.ws.no_pre_norm && hc.cfg.qk_norm == QK_NORM_FULL);
@@ -1077,4 +1127,4 @@ RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama
           T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
           T(test_safetensors_hostile_headers), T(test_config_larger_than_weights), T(test_first_nonfinite),
           T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys),
-          T(test_fused_projections_split), T(test_neox_buffers_ignored), T(test_family_configs))
+          T(test_fused_projections_split), T(test_olmo_weightless_layernorm), T(test_neox_buffers_ignored), T(test_family_configs))

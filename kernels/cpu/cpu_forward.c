@@ -411,6 +411,10 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
     struct rows_job j;
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wk, pk ? pk->wk : NULL, w->bk, st->k, Tp, C, KV);
     cpu_gemm_linear(st->pool, st->gemm, st->xn, w->wv, pk ? pk->wv : NULL, w->bv, st->v, Tp, C, KV);
+    if (c->clip_qkv > 0) {  // olmo: k and v clamped right after their projections (q below)
+        cpu_clamp(st->k, (long)T * KV, c->clip_qkv);
+        cpu_clamp(st->v, (long)T * KV, c->clip_qkv);
+    }
     if (w->lora_v_down) add_lora(st->xn, T, C, w->lora_v_down, w->lora_v_up, c->depth_lora_rank, KV, st->v);
     if (w->ve_scale) {
         j = (struct rows_job){.op = OP_VE, .m = m, .b = b, .T = T, .out = st->v, .lw = w};
@@ -424,6 +428,7 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
             memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
     }
     cpu_gemm_linear(st->pool, st->gemm, xin, w->wq, pk ? pk->wq : NULL, w->bq, st->q, Np, C, Q);
+    if (c->clip_qkv > 0) cpu_clamp(st->q, (long)N * Q, c->clip_qkv);
     if (w->lora_q_down) add_lora(xin, N, C, w->lora_q_down, w->lora_q_up, c->depth_lora_rank, Q, st->q);
     if (c->qk_norm) qk_norm(st, b, w, N);
     if (c->rope != ROPE_NONE || w->q_gain) {

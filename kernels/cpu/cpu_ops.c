@@ -89,6 +89,10 @@ void cpu_add_inplace(float *x, const float *y, long n) {
     for (long i = 0; i < n; i++) x[i] += y[i];
 }
 
+void cpu_clamp(float *x, long n, float c) {
+    for (long i = 0; i < n; i++) x[i] = x[i] < -c ? -c : x[i] > c ? c : x[i];  // (NaN stays NaN, as torch.clamp)
+}
+
 void cpu_gelu_tanh(float *x, long n) {
     const float k = 0.7978845608028654f;  // sqrt(2 / pi)
     for (long i = 0; i < n; i++) {

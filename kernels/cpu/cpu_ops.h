@@ -27,6 +27,9 @@ void cpu_add_scaled(float *x, const float *s, const float *y, long n);
 // x += y elementwise; (n)
 void cpu_add_inplace(float *x, const float *y, long n);
 
+// x = min(max(x, -c), c) in place, as torch's clamp_(min=-c, max=c) (olmo's clip_qkv); (n)
+void cpu_clamp(float *x, long n, float c);
+
 // HF gelu_new (tanh approximation), in place; (n)
 void cpu_gelu_tanh(float *x, long n);
 

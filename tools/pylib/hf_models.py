@@ -84,6 +84,8 @@ def install_xsa(model, layers):
             proj = attn.o_proj
         else:
             attn = blocks[li].self_attn
+            # (olmo's clip_qkv clamps this very tensor in place afterwards: XSA reads the clamped
+            # v, the one its attention reads)
             handles.append(attn.v_proj.register_forward_hook(
                 lambda mod, inp, out, store=store: store.__setitem__("v", out)))
             proj = attn.o_proj
