@@ -1,6 +1,7 @@
 // mnanogpt.c: modded-nanogpt's state_step*.pt (torch.save(dict(step, code, model, optimizer)))
 // of the gated-XSA record's GPT (records/track_1_short/2026-05-07_XSAGatedLayers) and those after
-// it (the bigram sign trick, MUDD connections, MUDD gates): the weight banks unpacked into
+// it (the bigram sign trick, MUDD connections, MUDD gates), and 2026-04-22 MuddFormer's before it
+// (MUDD's first layout, dense_w1/w2/bs, read into the later one): the weight banks unpacked into
 // per-layer matrices, the schedule the weights do not record (windows, the YaRN updates) from
 // xsa_eval.json / --arch or the record's defaults, the paired-head layers from the file's code.
 // docs/modded-nanogpt.md.
@@ -305,6 +306,35 @@ static int load_net(struct mng_build *b, const char *prefix, int64_t C, int min_
     return 0;
 }
 
+// 2026-04-22 MuddFormer's this_pr_v3 (GPT._init_mudd): dense_w1 (2, dim, C) is mudd_w1's form;
+// dense_w2 (2, dim, 2, 8) and dense_bs (2, 2, 8) hold by (channel, column) what mudd_w2 and
+// mudd_b2 hold by coefficient. Block 0 (after layer 9's MLP, from its output, which is layer 10's
+// input): V's sources (0, 0..2), the residual's (1, 0..2), the value-embedding gate's two lanes
+// (0, 3), (1, 3), layer 10's attention resid/post (0, 4..5), x0/bigram (0, 6..7), MLP resid/post
+// (1, 4..5); block 1 (after the loop) the residual's five sources (1, 0..4). The record reads no
+// other entry.
+static int load_dense(struct mng_build *b, int64_t C, struct mng_model *g, xsa_error *err) {
+    static const int col[MNG_MUDD_COEF] = {0, 1, 2, 8, 9, 10, 3, 11, 4, 5, 6, 7, 12, 13};  // coefficient k: channel * 8 + column
+    int64_t s1[3] = {2, -1, C}, s2[4] = {2, -1, 2, MNG_DENSE_COLS}, s3[3] = {2, 2, MNG_DENSE_COLS};
+    float *w2, *bs;
+    int rc = load(b, "dense_w1", 3, s1, &g->mudd_w1, err);
+    if (rc) return rc;
+    int D = (int)entry(b, "dense_w1")->t->shape[1];
+    s2[1] = D;
+    if ((rc = load(b, "dense_w2", 4, s2, &w2, err)) || (rc = load(b, "dense_bs", 3, s3, &bs, err))) return rc;
+    if (D < 1 || D > 4096) return xsa_fail(err, XSA_EBADINPUT, "%s: dense_w1 has %d features; the record's has 64", b->path, D);
+    g->mudd_dim = D, g->mudd_coef = MNG_MUDD_COEF, g->mudd_dense = 1;
+    g->mudd_w2 = take(b, (size_t)2 * MNG_MUDD_COEF * D), g->mudd_b2 = take(b, 2 * MNG_MUDD_COEF);
+    for (int id = 0; id < 2; id++)
+        for (int k = 0; k < MNG_MUDD_COEF; k++) {
+            int c = id ? (k < 5 ? MNG_DENSE_COLS + k : -1) : col[k];  // (block 1 reads 5)
+            for (int d = 0; d < D; d++)
+                g->mudd_w2[((size_t)id * MNG_MUDD_COEF + k) * D + d] = c < 0 ? 0 : w2[((size_t)id * D + d) * 2 * MNG_DENSE_COLS + c];
+            g->mudd_b2[id * MNG_MUDD_COEF + k] = c < 0 ? 0 : bs[id * 2 * MNG_DENSE_COLS + c];
+        }
+    return 0;
+}
+
 // The root train_gpt.py's gate layout (GPT.unpack_pre_mudd_gate / unpack_post_mudd_gate): gate 0
 // (columns 0..25) holds XSA for layers 1, 3, the attention gate of layer 3 and x0/bigram pairs for
 // layers 0..3; gate 1 (columns 26..66) XSA for 4, 7, the attention gate of 10, x0/bigram pairs for
@@ -336,11 +366,21 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int rc = find(b, "qk_bank", 3, any3, &e, err);
     if (rc) return rc;
     int64_t C = e->t->shape[2], G = e->t->shape[0], QK1 = e->t->shape[1];
+    // 2026-04-22 MuddFormer's dense connections: its final GPT (this_pr_v3, dense_w2 of 8 columns)
+    // runs; its this_pr_v1 and v2 (other layouts, a GPT of their own each) are refused by name.
+    int dense = !!entry(b, "dense_w1");
+    struct pg_entry *dw2 = entry(b, "dense_w2");
+    if (dense && (!dw2 || dw2->t->ndim != 4 || dw2->t->shape[2] != 2 || dw2->t->shape[3] != MNG_DENSE_COLS))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: dense_w1 without a dense_w2 of (2, dim, 2, %d): not 2026-04-22 MuddFormer's final "
+                        "GPT (this_pr_v3), the one of its layouts xsa-eval runs (its this_pr_v1 and v2 are not; docs/modded-nanogpt.md)",
+                        b->path, MNG_DENSE_COLS);
+    static const char *not_dense[] = {"mudd_w1", "xsa_alphas", "mudd_gate_w1", "bigram_sign_table"};  // (its bigram is full width, unsigned)
+    for (int i = 0; i < 4 && dense; i++)
+        if (entry(b, not_dense[i]))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: dense_w1 (2026-04-22 MuddFormer's MUDD) beside %s: no record's GPT has both", b->path,
+                            not_dense[i]);
     // The root train_gpt.py's GPT (MUDD gates) has no attention-gate bank: its heads are the
     // value-embedding gates'.
-    if (entry(b, "dense_w1"))  // (its scalars are one short of the later GPTs': refused by name, not by count)
-        return xsa_fail(err, XSA_EBADINPUT, "%s: dense_w1 is 2026-04-22 MuddFormer's MUDD layout, a GPT xsa-eval does not run; it "
-                        "runs 2026-05-07's and the later records' (docs/modded-nanogpt.md)", b->path);
     int gated = !!entry(b, "mudd_gate_w1");
     int64_t ag3[3] = {gated ? 5 : MNG_LAYERS - 1, -1, MNG_GATE_IN};
     if (!rc) rc = find(b, gated ? "ve_gate_bank" : "attn_gate_bank", 3, ag3, &e, err);
@@ -348,7 +388,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     int64_t H = e->t->shape[1];
     // xsa_alphas: the gated-XSA record's (layer, head) gates. Its baseline, the master branch the
     // record compares against (master-s1480), is the same GPT without them: an SA model.
-    int has_xsa = !!entry(b, "xsa_alphas"), signs = !!entry(b, "bigram_sign_table"), mudd = !!entry(b, "mudd_w1");
+    int has_xsa = !!entry(b, "xsa_alphas"), signs = !!entry(b, "bigram_sign_table"), mudd = entry(b, "mudd_w1") || dense;
     int64_t two[2] = {MNG_LAYERS, H};
     if (H < 2 || H % 2 || C % H || (C / H) % 4 || C / H > 1024 || C > 65536)
         return xsa_fail(err, XSA_EBADINPUT, "%s: %lld heads of model width %lld: the record's GPT needs an even head count and head_dim a multiple of 4", b->path,
@@ -394,6 +434,7 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
             n += (k + 15) / 16 * 16;
         }
         b->cap = n + (size_t)MNG_LAYERS * (4 * (size_t)C * C + (size_t)F * C + (size_t)H + 5 * 16) + (size_t)V * C + 16;
+        if (dense) b->cap += (2 * MNG_MUDD_COEF * (size_t)dw2->t->shape[1] + 15) / 16 * 16 + 48;  // (its mudd_w2, mudd_b2)
         return 0;
     }
     struct mng_model *g = m->mng;
@@ -429,7 +470,8 @@ static int build(struct mng_build *b, struct model *m, const struct mng_arch *ar
     if (signs && (rc = load(b, "bigram_sign_table", 2, s_sign, &g->bigram_sign, err))) return rc;
     if (signs) g->sign_rows = (int)dim0(b, "bigram_sign_table");
     if (signs && g->sign_rows < 1) return xsa_fail(err, XSA_EBADINPUT, "%s: bigram_sign_table has no rows", b->path);
-    if (mudd && (rc = load_net(b, "mudd", C, MNG_MUDD_COEF, &g->mudd_w1, &g->mudd_w2, &g->mudd_b2, &g->mudd_dim, &g->mudd_coef, err))) return rc;
+    if (dense ? (rc = load_dense(b, C, g, err)) != 0 : mudd && (rc = load_net(b, "mudd", C, MNG_MUDD_COEF, &g->mudd_w1, &g->mudd_w2, &g->mudd_b2, &g->mudd_dim, &g->mudd_coef, err)) != 0) return rc;
+    g->mudd_scale = dense ? (float)(0.2 / sqrt(3.0)) : MNG_MUDD_SCALE;  // (torch's float32 of the Python float)
     if (gated && !v1) {
         float *scale;
         if ((rc = load_net(b, "mudd_gate", C, MNG_GATE_POST, &g->gate_w1, &g->gate_w2, &g->gate_b2, &g->gate_dim, &g->gate_coef, err)) ||

@@ -374,7 +374,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
          paired[0] ? paired : "none", mng_gated ? "per-token MUDD gates (XSA, attention in layers 3 and 10, x0, bigram, skip)" : "attention gates",
          m->mng ? m->mng->ws_short : 0, m->mng ? m->mng->ws_long : 0, mng_gated ? "gates" : "lambdas",
          m->mng && m->mng->bigram_sign ? ", the bigram sign trick" : "",
-         m->mng && m->mng->mudd_w1 ? "MUDD connections at the last layer and after it" : "backout",
+         m->mng && m->mng->mudd_dense ? "MUDD connections at the last layer and after it (2026-04-22's dense_w1/w2/bs)"
+         : m->mng && m->mng->mudd_w1  ? "MUDD connections at the last layer and after it"
+                                      : "backout",
          mng_gated ? ", the layer-10 DC correction" : "");
     FEAT(w->attn_norm_w, "%s pre-norms", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm" : "RMSNorm");
     FEAT(c->clip_qkv > 0, "q/k/v clipped to +-%g", (double)c->clip_qkv);

@@ -186,6 +186,7 @@ struct mng_layer {
     int dc;              // the DC correction after attention (the root train_gpt.py's layer 10)
 };
 #define MNG_MUDD_SCALE 0.1f  // GPT._mudd_scale: the MUDD coefficients are (w2 gelu(w1 x) + b2) times it
+#define MNG_DENSE_COLS 8     // 2026-04-22's dense_w2 (2, dim, 2, 8): channel (V, residual) by column
 #define MNG_MUDD_COEF 14     // coefficients at the last layer (5 after the loop)
 #define MNG_GATE_PRE 26      // MUDD gate columns from x0: XSA 1, 3; attention gate 3; x0/bigram 0..3
 #define MNG_GATE_POST 41     // ... from layer 4's input: XSA 4, 7; attention gate 10; x0/bigram 4, 5, 7, 8, 9; skip; DC
@@ -210,6 +211,12 @@ struct mng_model {
     // paired layers too.
     float *mudd_w1, *mudd_w2, *mudd_b2;
     int mudd_dim, mudd_coef;
+    float mudd_scale;              // GPT._mudd_scale: 0.1; 2026-04-22's 0.2 / sqrt(3)
+    // 2026-04-22 MuddFormer's dense connections (its this_pr_v3; dense_w1/w2/bs, read at load into
+    // mudd_w1's layout: the same 14 + 5 coefficients), or 0: no XSA; V gains 1.15 times its
+    // mix before the value embedding, gated by mu6 | mu7 plus 2; layer 10's x0 and bigram terms
+    // summed before they join the residual; paired layers' value-embedding gates read x[:12].
+    int mudd_dense;
     // MUDD gates (2026-05-27, the root train_gpt.py since), or NULL: networks of mudd_w1's form,
     // gate_w1 (2, gate_dim, C), gate_w2 (2, gate_coef, gate_dim), gate_b2 (2, gate_coef), times
     // gate_scale. Gate 0 reads x0 (MNG_GATE_PRE columns), gate 1 the residual into layer 4

@@ -48,6 +48,14 @@ expect_exit mudd_cuda_refused 2 "--device cuda: the CUDA backend does not implem
 # xsa-baseline logs): a full-width bigram, no sign table; gated XSA as 07-17's.
 expect_exit mudd_0524_info 0 "features .*x0/bigram lambdas, skip, MUDD connections at the last layer and after it" -- "$XSA_BIN" info --model $X/mudd_0524/state_step000000.pt
 expect_exit mudd_0524_xsa_layers 0 "xsa layers +1,3,4,7,8,10 \(6 of 11; source: config\)" -- "$XSA_BIN" info --model $X/mudd_0524/state_step000000.pt
+# 2026-04-22 MuddFormer's final GPT (this_pr_v3: dense_w1/w2/bs, no XSA) loads as SA; --xsa cannot
+# turn a layer on; CUDA refuses it. Its reference.json: -11.728800, -3.519746 (greedy 0, 0).
+D=$X/muddformer_0422/state_step000000.pt
+expect_exit muddformer_info 0 "features .*x0/bigram lambdas, skip, MUDD connections at the last layer and after it \(2026-04-22's dense_w1/w2/bs\)" -- "$XSA_BIN" info --model $D
+expect_exit muddformer_sa 0 "xsa layers +none \(0 of 11; source: none\)" -- "$XSA_BIN" info --model $D
+expect_exit muddformer_logprobs 0 "2	17	-3.51974[0-9]*	0" -- "$XSA_BIN" logprobs --model $D --device cpu --tokens 50,3,17
+expect_exit muddformer_xsa_on 2 "--xsa '1,3': this modded-nanogpt checkpoint has no xsa_alphas" -- "$XSA_BIN" logprobs --model $D --device cpu --tokens 50,3,17 --xsa 1,3
+expect_exit muddformer_cuda_refused 2 "--device cuda: the CUDA backend does not implement modded-nanogpt's GPT" -- "$XSA_BIN" logprobs --model $D --device cuda --tokens 50,3,17
 expect_exit paired_from_code 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt
 echo '{"FAMILY": "modded-nanogpt", "WS_SHORT": 12, "WS_LONG": 40, "YARN_WINDOWS": [6, 14, 22, 26], "MAX_SEQ_LEN": 64, "PAIRED_LAYERS": [0, 5]}' > "$TMP/arch.json"
 expect_exit paired_sidecar_agrees 0 "paired heads in layers 0,5, " -- "$XSA_BIN" info --model $X/mudd_0611/state_step000000.pt --arch "$TMP/arch.json"
@@ -99,9 +107,10 @@ expect_exit bad_mudd_many_coefs 2 "mudd_many_coefs.pt: mudd_w2 holds 20 coeffici
 expect_exit bad_qk_rows 2 "qk_rows.pt: qk_bank is \(24, 16, 32\); the record's GPT of 2 heads of width 32 reads groups of 2 x head_dim = 32 rows" -- \
     "$XSA_BIN" info --model $X/bad/qk_rows.pt
 expect_exit bad_gates_alphas 2 "gates_alphas.pt: xsa_alphas beside the MUDD gate networks \(mudd_gate_w1\) without dc_w1_bank" -- "$XSA_BIN" info --model $X/bad/gates_alphas.pt
-# 2026-04-22 MuddFormer's GPT, refused by its name (not by a count of scalars); a tensor of the
-# wrong shape, with both shapes.
-expect_exit bad_muddformer 2 "muddformer_dense.pt: dense_w1 is 2026-04-22 MuddFormer's MUDD layout, a GPT xsa-eval does not run" -- "$XSA_BIN" info --model $X/bad/muddformer_dense.pt
+# 2026-04-22 MuddFormer's earlier dense layouts (this_pr_v1, v2), refused by name (its final GPT,
+# v3, loads: below); v3's with xsa_alphas is no record's GPT; a tensor of the wrong shape, with both shapes.
+expect_exit bad_muddformer_v2 2 "muddformer_v2.pt: dense_w1 without a dense_w2 of \(2, dim, 2, 8\): not 2026-04-22 MuddFormer's final GPT \(this_pr_v3\)" -- "$XSA_BIN" info --model $X/bad/muddformer_v2.pt
+expect_exit bad_muddformer_alphas 2 "muddformer_alphas.pt: dense_w1 \(2026-04-22 MuddFormer's MUDD\) beside xsa_alphas" -- "$XSA_BIN" info --model $X/bad/muddformer_alphas.pt
 expect_exit bad_post_shape 2 "post_shape.pt: tensor 'post_lambdas' is \(11, 3\); the record's GPT with the file's other tensors reads \(11, 2\)" -- "$XSA_BIN" info --model $X/bad/post_shape.pt
 # The saved code: a commented-out line before the live one is not the live one; a change after it is refused.
 expect_exit paired_code_commented 2 "PAIRED_LAYERS disagrees with the paired_head_layers of the code saved in .*paired_commented.pt" -- \

@@ -260,6 +260,10 @@ TEST(mnanogpt_fixture_matches_record) {
     // MUDD before the sign trick (the root train_gpt.py of 2026-05-24 to 06-05, 2026-05-27's
     // xsa-baseline logs): a full-width bigram added to a copy of x0, which is MUDD's cache[0]
     CHECK(check_model("tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt", "tests/fixtures/mnanogpt/mudd_0524/reference.json") == 3);
+    // 2026-04-22 MuddFormer's final GPT (this_pr_v3), the MUDD lineage's first: dense_w1/w2/bs of
+    // its own layout and scale, no XSA, V's mix times 1.15 before the value embedding, the
+    // value-embedding gate's lanes plus 2, paired layers' value-embedding gates on x[:12]
+    CHECK(check_model("tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt", "tests/fixtures/mnanogpt/muddformer_0422/reference.json") == 3);
     // the root train_gpt.py's (2026-05-27 on): per-token MUDD gates for XSA, the injections, the
     // skip and the layer-10 DC correction (6 heads, as its gate layout needs)
     CHECK(check_model("tests/fixtures/mnanogpt/gates/state_step000000.pt", "tests/fixtures/mnanogpt/gates/reference.json") == 3);
@@ -333,6 +337,7 @@ TEST(mnanogpt_probe_matches_record) {
     check_mng_probe("tests/fixtures/mnanogpt/mudd");
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0611");
     check_mng_probe("tests/fixtures/mnanogpt/mudd_0524");
+    check_mng_probe("tests/fixtures/mnanogpt/muddformer_0422");
     check_mng_probe("tests/fixtures/mnanogpt/gates");
     check_mng_probe("tests/fixtures/mnanogpt/gates_v1");
 }
@@ -398,7 +403,57 @@ TEST(mnanogpt_shared_prefix_matches_record) {
     if (!file_exists("tests/fixtures/mnanogpt/xsa_gated/reference.json")) SKIP("tests/fixtures/mnanogpt absent");
     check_mng_shared_prefix("tests/fixtures/mnanogpt/xsa_gated");
     check_mng_shared_prefix("tests/fixtures/mnanogpt/gates");
+    check_mng_shared_prefix("tests/fixtures/mnanogpt/muddformer_0422");
 }
 
-RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(stories260k_matches_torch), T(llmc_files_match_llmc_gpt), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
+// 2026-04-22 MuddFormer's fixture exercises its dense connections: without one term (the layer-3
+// output's after the loop: dense_w2[1, :, 1, 4], dense_bs[1, 1, 4], read into block 1's
+// coefficient 4) its first case moves well past the tolerance that the match above holds to.
+TEST(mnanogpt_muddformer_dense_term_matters) {
+    const char *dir = "tests/fixtures/mnanogpt/muddformer_0422";
+    if (!file_exists("tests/fixtures/mnanogpt/muddformer_0422/reference.json")) SKIP("tests/fixtures/mnanogpt absent");
+    char *text = NULL;
+    xsa_error err = {0};
+    CHECK_EQ_INT(file_read_all("tests/fixtures/mnanogpt/muddformer_0422/reference.json", 1u << 20, &text, NULL, &err), 0);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "cases"), 0);
+    const cJSON *toks = cJSON_GetObjectItem(c0, "tokens"), *lps = cJSON_GetObjectItem(c0, "logprobs");
+    int n = cJSON_GetArraySize(toks);
+    int32_t ids[64];
+    for (int i = 0; i < n && i < 64; i++) ids[i] = (int32_t)cJSON_GetArrayItem(toks, i)->valuedouble;
+    struct model m;
+    CHECK_EQ_INT(model_load(&m, "tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt", &err), 0);
+    CHECK(m.mng && m.mng->mudd_dense);
+    if (!m.mng || !m.mng->mudd_dense) return;
+    const struct mng_model *g = m.mng;
+    int k = MNG_MUDD_COEF + 4;  // block 1, coefficient 4
+    memset(g->mudd_w2 + (size_t)k * g->mudd_dim, 0, sizeof(float) * (size_t)g->mudd_dim);
+    g->mudd_b2[k] = 0;
+    struct batch_builder bb;
+    batch_init(&bb);
+    int first;
+    CHECK_EQ_INT(batch_add_row(&bb, ids, n, &first, &err), 0);
+    CHECK_EQ_INT(batch_add_entries_seq(&bb, first, ids, n, &err), 0);
+    struct score_batch b = batch_view(&bb);
+    struct backend be;
+    struct backend_options o = {.n_threads = 2, .max_batch_tokens = n};
+    float lp[64];
+    uint8_t gr[64];
+    CHECK_EQ_INT(backend_open_env(&be, &m, &o, &err), 0);
+    CHECK_EQ_INT(backend_score(&be, &b, lp, gr, &err), 0);
+    double worst = 0;
+    for (int p = 0; p + 1 < n; p++) {
+        double d = fabs(lp[p] - cJSON_GetArrayItem(lps, p)->valuedouble);
+        if (d > worst) worst = d;
+    }
+    fprintf(stderr, "  %s without the post-loop skip term: max |logprob - torch| = %.3g\n", dir, worst);
+    CHECK(worst > 100 * TOL_F32);
+    backend_close(&be);
+    batch_free(&bb);
+    model_free(&m);
+    cJSON_Delete(root);
+}
+
+RUN_TESTS(T(hf_fixtures_match_torch), T(mnanogpt_fixture_matches_record), T(mnanogpt_probe_matches_record), T(mnanogpt_shared_prefix_matches_record), T(mnanogpt_muddformer_dense_term_matters), T(stories260k_matches_torch), T(llmc_files_match_llmc_gpt), T(pgolf_fixtures_match_torch), T(pgolf_brotli_artifact_matches_torch),
           T(real_pgolf_artifacts_match_authors_code))

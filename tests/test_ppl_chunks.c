@@ -1,5 +1,5 @@
 // test_ppl_chunks.c: `ppl --tokens-file --split-docs` on modded-nanogpt checkpoints (the gated-XSA
-// record's and its SA baseline's) against each one's own validation loop (tests/fixtures/mnanogpt/val, made by
+// record's and its SA baseline's, 07-17's MUDD, the root's gates, 2026-04-22 MuddFormer's) against each one's own validation loop (tests/fixtures/mnanogpt/val, made by
 // tools/fixtures/make_mnanogpt_val_fixture.py): flat chunks of val_batch_size / 8 tokens, each
 // one row with attention cut at BOS_ID, smear, bigram hash and key offset reading across the
 // cut; the loss of every target.
@@ -62,12 +62,12 @@ TEST(chunks_match_the_records_val_loss) {
     cJSON *ref = fixture_read_json(DIR "reference.json");
     CHECK(ref != NULL);
     const cJSON *c;
-    int n_cases = 0, n_sa = 0;
+    int n_cases = 0, n_sa = 0, n_dense = 0;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
         struct model m;
         load_model(&m, cJSON_GetObjectItem(c, "model")->valuestring);
         CHECK_EQ_INT(m.cfg.bos_id, cJSON_GetObjectItem(ref, "bos")->valueint);
-        n_sa += model_xsa_count(&m.cfg) == 0;
+        n_sa += model_xsa_count(&m.cfg) == 0 && !m.mng->mudd_w1, n_dense += m.mng->mudd_dense;
         long vb = cJSON_GetObjectItem(c, "val_batch_size")->valueint, vt = cJSON_GetObjectItem(c, "val_tokens")->valueint;
         long L = vb / 8;
         xsa_error err = {0};
@@ -90,7 +90,8 @@ TEST(chunks_match_the_records_val_loss) {
             if (d > worst) worst = d;
         }
         printf("    %s, chunks of %ld, %ld tokens: val_loss %.10f (record %.10f); max |nll - record| %.2g over %d targets\n",
-               m.mng->gate_w1 ? "XSA with MUDD gates" : m.mng->mudd_w1 ? "XSA with MUDD" : model_xsa_count(&m.cfg) ? "XSA" : "SA (master)", L, vt, got, wl, worst, cJSON_GetArraySize(nll));
+               m.mng->gate_w1 ? "XSA with MUDD gates" : m.mng->mudd_dense ? "SA with MUDD (2026-04-22)" : m.mng->mudd_w1 ? "XSA with MUDD"
+               : model_xsa_count(&m.cfg) ? "XSA" : "SA (master)", L, vt, got, wl, worst, cJSON_GetArraySize(nll));
         CHECK(rel_close(got, wl, 1e-6));
         // Each target within float32's rounding of the record's: 2e-5, and for the MUDD fixtures
         // the scoring tolerance of tests/test_model_exact.c (their random MUDD coefficients make
@@ -102,8 +103,9 @@ TEST(chunks_match_the_records_val_loss) {
         model_free(&m);
         n_cases++;
     }
-    CHECK(n_cases >= 5);
-    CHECK_EQ_INT(n_sa, 1);  // the record's SA baseline, by its own code
+    CHECK(n_cases >= 6);
+    CHECK_EQ_INT(n_sa, 1);     // the record's SA baseline, by its own code
+    CHECK_EQ_INT(n_dense, 1);  // 2026-04-22 MuddFormer's (SA, MUDD's dense_w1/w2/bs), by its own code
     cJSON_Delete(ref);
 }
 

@@ -410,7 +410,7 @@ fi
 # Parameter-golf (model/pgolf.c, the NTK-scaled record, the 2026-03-31 record's two lanes and
 # depth recurrence, a looped 2026-04-05 record and the non-record 2026-03-21 RecurrentGPT among them) and modded-nanogpt models (the
 # 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction, the 05-24 root's
-# MUDD before the sign trick and 05-27's this_pr_v1 gates) and
+# MUDD before the sign trick, 05-27's this_pr_v1 gates and 04-22 MuddFormer's dense connections) and
 # olmo's clip_qkv (tests/fixtures/models/olmo_clip) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
@@ -423,7 +423,8 @@ if gpu_ok "CPU-only models"; then
              tests/fixtures/pgolf/lanes_0410/final_model.pt tests/fixtures/pgolf/gates_0427/final_model.pt \
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt tests/fixtures/mnanogpt/mudd/state_step000000.pt \
              tests/fixtures/mnanogpt/gates/state_step000000.pt tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt \
-             tests/fixtures/mnanogpt/gates_v1/state_step000000.pt tests/fixtures/models/olmo_clip; do
+             tests/fixtures/mnanogpt/gates_v1/state_step000000.pt tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt \
+             tests/fixtures/models/olmo_clip; do
         NAME=$(basename "$(dirname "$M")")
         [ -d "$M" ] && NAME=$(basename "$M")  # (a checkpoint folder names itself)
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?

@@ -1,5 +1,5 @@
 // cpu_mnanogpt.c: modded-nanogpt's GPT (records/track_1_short/2026-05-07_XSAGatedLayers to the
-// root train_gpt.py, model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic,
+// root train_gpt.py, and 2026-04-22_MuddFormer's; model/mnanogpt.c) in float32, step by step as its forward() orders the arithmetic,
 // over a packed batch: a token's keys are its spans (kernels/backend.h), positions restart per row.
 // Projections on the backend's GEMM; attention over the backend's threads (a token's heads are
 // one task, so each writes only its own outputs); gates and norms in plain loops (double dot products).
@@ -189,7 +189,17 @@ static void attention(struct mng_run *r, int l) {
             for (int h = 0; h < H; h++)
                 memcpy(r->k + (long)t * C + (long)h * hd + hd / 2, r->k + (long)pv * C + (long)h * hd + hd / 2, (size_t)(hd / 2) * sizeof(float));
         }
-    if (L->ve >= 0 && r->mu)  // the last layer with MUDD: v += gate ve + (mu0 c0 + mu1 c7 + mu2 c9), gate mu6 | mu7 by head half
+    if (L->ve >= 0 && r->mu && g->mudd_dense)  // 2026-04-22's: v = (v + 1.15 (mu0 c0 + mu1 c7 + mu2 c9)) + (mu6 | mu7 + 2) ve
+        for (int t = 0; t < T; t++) {
+            const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C, *mu = r->mu + (size_t)t * g->mudd_coef;
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd; d++) {
+                    size_t i = (size_t)t * C + (size_t)h * hd + d;
+                    float vm = 1.15f * (mu[0] * r->c0[i] + mu[1] * r->c7[i] + mu[2] * r->c9[i]);
+                    r->v[i] = (r->v[i] + vm) + (mu[6 + (h >= H / 2)] + 2.0f) * ve[h * hd + d];
+                }
+        }
+    else if (L->ve >= 0 && r->mu)  // the last layer with MUDD: v += gate ve + (mu0 c0 + mu1 c7 + mu2 c9), gate mu6 | mu7 by head half
         for (int t = 0; t < T; t++) {
             const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C, *mu = r->mu + (size_t)t * g->mudd_coef;
             for (int h = 0; h < H; h++)
@@ -204,7 +214,7 @@ static void attention(struct mng_run *r, int l) {
             const float *ve = g->value_embeds + ((long)L->ve * m->cfg.vocab_size + b->token[t]) * C;
             const float *x = r->xn + (long)t * C;
             float in[MNG_GATE_IN];
-            int own = L->paired && !g->mudd_w1;  // (2026-05-07's paired layers gate on x[:12])
+            int own = L->paired && (!g->mudd_w1 || g->mudd_dense);  // (2026-05-07's and 04-22's paired layers gate on x[:12])
             for (int i = 0; i < MNG_GATE_IN; i++) in[i] = own ? x[i] : i < 6 ? x[i] : ve[i - 6];
             for (int h = 0; h < H; h++) {
                 float gate = 2 * sigmoidf_(dot(in, L->ve_gate + h * MNG_GATE_IN, MNG_GATE_IN));
@@ -302,7 +312,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     float *xb = has_mudd ? r.out + P : skip, *c9 = has_mudd ? xb + P : NULL, *c0 = c0_own ? c9 + P : x0;
     float *tmp = r.q, *ff = r.out + P * (nb - 8), *skip_g = ff + MT * F, *lg = skip_g + T, *hrow = lg + (size_t)G * V;
     float *mu = has_mudd ? xsa_calloc((size_t)T * g->mudd_coef, sizeof(float)) : NULL;
-    struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, MNG_MUDD_SCALE, 1.0f};
+    struct coef_net mnet = {g->mudd_w1, g->mudd_w2, g->mudd_b2, g->mudd_dim, g->mudd_coef, g->mudd_scale, 1.0f};
     struct coef_net gnet = {g->gate_w1, g->gate_w2, g->gate_b2, g->gate_dim, g->gate_coef, g->gate_scale, g->gates_v1 ? 0.5f : 1.0f};
     int GS = g->gate_stride, hdim = g->mudd_dim > g->gate_dim ? g->mudd_dim : g->gate_dim;
     hdim = hdim > 2 * c->n_head ? hdim : 2 * c->n_head;  // (this_pr_v1's DC network: 2H hidden)
@@ -410,6 +420,8 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
                     float gb = l > 0 ? gates[(size_t)t * GS + L->g_bigram] : 0;
                     const float *zz = mix ? c0 + (size_t)t * C : z;
                     for (int j = 0; j < C; j++) o[j] = rl * o[j] + pl * a[j] + (l > 0 ? zz[j] * gx + bg[j] * gb : zz[j] * gx);
+                } else if (mix && g->mudd_dense) {  // 2026-04-22's: x = (mu8 x + mu9 attn) + (mu10 c0 + mu11 bigram)
+                    for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + (u[10] * c0[(size_t)t * C + j] + u[11] * bg[j]);
                 } else if (mix) {  // x = mu8 x + mu9 attn + mu10 c0; x[:Db] += mu11 bigram
                     for (int j = 0; j < C; j++) o[j] = u[8] * o[j] + u[9] * a[j] + u[10] * c0[(size_t)t * C + j];
                     for (int j = 0; j < Db; j++) o[j] = o[j] + u[11] * bg[j];

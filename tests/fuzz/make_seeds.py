@@ -11,7 +11,7 @@ pgolf/:      u32 LE length of xsa_eval.json, xsa_eval.json, then a parameter-gol
              2026-03-21 non-record's RecurrentGPT, .pt and its ZSTD-tagged export), and
              modded-nanogpt state_step files under their sidecars (tests/fixtures/mnanogpt: the
              gated-XSA record, the sign trick, MUDD with its paired layers in the saved code, the
-             MUDD gates).
+             MUDD gates, 2026-04-22 MuddFormer's dense connections).
 """
 import os
 import struct
@@ -58,7 +58,8 @@ proot = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 for sub in ("pgolf/xsa_record", "pgolf/xsa_record_quant", "pgolf/xsa_all_0325", "pgolf_bad", "pgolf_brotli/tiny",
             "pgolf/tiny_recur_0331", "pgolf/tiny_gates_0427", "pgolf/tiny_split_0404", "pgolf/pgrp_0427", "pgolf_pgrp_bad",
             "pgolf/recurrent_0321_rank0", "pgolf/recurrent_0321_quant",
-            "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/mudd_0524", "mnanogpt/gates", "mnanogpt/gates_v1", "mnanogpt/bad"):
+            "mnanogpt/xsa_gated", "mnanogpt/sign_trick", "mnanogpt/mudd_0611", "mnanogpt/mudd_0524", "mnanogpt/gates", "mnanogpt/gates_v1",
+            "mnanogpt/muddformer_0422", "mnanogpt/bad"):
     d = os.path.join(proot, sub)
     side_path = os.path.join(d, "xsa_eval.json")
     side = open(side_path, "rb").read() if os.path.exists(side_path) else \
