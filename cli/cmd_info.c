@@ -221,7 +221,7 @@ int cmd_info(int argc, char **argv) {
         have_tok = tokenizer_find(model_path, tok, sizeof tok, &terr) == 0;
     }
     struct info_step st = {0};  // as run finds it (eval/run.c), so info shows what run records
-    char step_note[600] = "";
+    char step_note[TREND_NOTE_MAX] = "";
     st.from = trend_checkpoint_step(model_path, m.has_train_step ? &m.train_step : NULL, &st.step, step_note,
                                     sizeof step_note);
     if (step_note[0] && !a.hub.quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);

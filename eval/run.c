@@ -138,7 +138,7 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
 
     if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
     long long step;
-    char step_note[9400] = "";
+    char step_note[TREND_NOTE_MAX] = "";
     const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, mr->m.has_train_step ? &mr->m.train_step : NULL, &step,
                                                                          step_note, sizeof step_note);
     if (step_note[0] && !opt->quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);

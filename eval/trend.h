@@ -21,6 +21,9 @@ int trend_name_step(const char *name, long long *step);
 // Returns where it came from ("config.json", "checkpoint", "trainer_state", "path"), or NULL when
 // none gives one; `note` (note_n bytes) names a config.json "step" or a trainer_state.json that
 // gives no whole number, and a global_step recorded over a name that reads another step.
+// (TREND_NOTE_MAX bytes hold every note whole: a config.json's and a trainer_state.json's, each
+// naming a path of up to 4096 bytes.)
+#define TREND_NOTE_MAX 9400
 const char *trend_checkpoint_step(const char *model_path, const long long *saved, long long *step, char *note, size_t note_n);
 
 // A results file's step: the one run recorded, else (a file from before run recorded it) the

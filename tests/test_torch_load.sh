@@ -138,6 +138,11 @@ expect_exit hf_trainer_renamed_step 0 '"step": 2,.*"step_source": "trainer_state
 # info shows the step run records, and where it comes from
 expect_exit hf_trainer_info_step 0 "^train step +2 \(from its trainer_state.json\)$" -- "$XSA_BIN" info --model $H
 expect_exit hf_trainer_info_step_json 0 '"train_step_source":[[:space:]]*"trainer_state"' -- "$XSA_BIN" info --model $H --json
+# ...and its note whole, as run prints it, however long the checkpoint's path (info's was cut at 600 bytes)
+LONG="$TMP/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 200))/checkpoint-5"
+mkdir -p "$LONG" && cp "$TMP"/renamed/checkpoint-5/* "$LONG/"
+expect_exit hf_trainer_info_long_note 0 "note: $LONG/trainer_state.json: global_step 2, but .*recording 2 \\(the Trainer's count, saved with the weights; --step N records another\\)$" -- \
+    sh -c "'$XSA_BIN' info --model '$LONG' 2>&1 >/dev/null"
 for f in "training_args.bin:the Hugging Face Trainer's TrainingArguments" "optimizer.pt:an optimizer's state_dict" \
          "scheduler.pt:a learning-rate scheduler's state_dict" "rng_state.pth:the Hugging Face Trainer's random-number generator states"; do
     expect_exit "hf_trainer_refuse_${f%%:*}" 2 "^xsa-eval info: $H/${f%%:*}: ${f#*:} .*saved to resume training, not the model; pass the checkpoint folder instead \(--model $H\)$" \

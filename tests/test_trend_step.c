@@ -79,7 +79,7 @@ static void write_file(const char *path, const char *text) {
 // config.json's "step" and the saved step, before the name, which it overrides with a note
 // when they differ; a file beside a model file counts too; a bad one is a note, not a step.
 TEST(test_trainer_state_step) {
-    char dir[] = "/tmp/xsa_trend_XXXXXX", ck[128], ts[160], cfg[160], file[160], note[9400];
+    char dir[] = "/tmp/xsa_trend_XXXXXX", ck[128], ts[160], cfg[160], file[160], note[TREND_NOTE_MAX];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(ck, sizeof ck, "%s/checkpoint-5", dir);
     CHECK(mkdir(ck, 0700) == 0);
