@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""End-to-end lm-evaluation-harness parity of the olmo and ministral families: tiny random
+transformers checkpoints with a fixture tokenizer, scored by real lm-eval (HFLM from the folder,
+so AutoTokenizer picks the tokenizer class as it would for a Hub model; float32, batch size 8)
+and by `xsa-eval run` on the same rows (tests/fixtures/data, --limit 10); prints each task's
+metrics from both and the largest per-request |log-likelihood difference|. Nothing is written
+into the repository: the checkpoints and results go to a temporary folder (--keep DIR keeps them).
+
+  olmo       OlmoForCausalLM (weightless LayerNorms, GQA 4/2, clip_qkv 0.7) with the GPT-2
+             byte-level BPE fixture (no tokenizer_class: AutoTokenizer takes GPTNeoXTokenizer)
+  ministral  MinistralForCausalLM (layer_types sliding/full/sliding, sliding_window 6, head_dim 8)
+             with the SentencePiece-style tokenizer.json and a tokenizer_config.json naming <s>, </s>
+
+Exit 1 when a request differs by more than 1e-4 or a greedy flag or an accuracy differs.
+
+    pip install torch transformers "lm-eval[hf]" datasets
+    make && python3 -m tools.references.check_family_parity [--keep DIR]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+import torch
+
+from tools.pylib.cli import help_flag
+from tools.pylib.hf_models import randomize, save_with_tokenizer, vocab_size_of
+from tools.pylib.lm_eval_local import install_local_datasets, json_dataset, task_of_dataset
+from tools.pylib.paths import ROOT
+
+DATA = os.path.join(ROOT, "tests", "fixtures", "data")
+TOKS = os.path.join(ROOT, "tests", "fixtures", "tokenizers")
+SPLIT = {"arc_easy": "test", "piqa": "validation", "lambada_openai": "test"}
+LIMIT = 10
+
+
+def build(which, d):
+    from transformers import MinistralConfig, MinistralForCausalLM, OlmoConfig, OlmoForCausalLM
+    if which == "olmo":
+        tok = os.path.join(TOKS, "gpt2", "tokenizer.json")
+        cfg = OlmoConfig(vocab_size=vocab_size_of(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, clip_qkv=0.7,
+                         tie_word_embeddings=False, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+        torch.manual_seed(5)
+        m = OlmoForCausalLM(cfg)
+    else:
+        tok = os.path.join(TOKS, "hf_sp", "tokenizer.json")
+        cfg = MinistralConfig(vocab_size=vocab_size_of(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                              num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=256,
+                              sliding_window=6, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                              tie_word_embeddings=False, bos_token_id=1, eos_token_id=2)
+        torch.manual_seed(6)
+        m = MinistralForCausalLM(cfg)
+    randomize(m, 7)
+    save_with_tokenizer(m, d, tok)
+    if which == "ministral":  # (without it AutoTokenizer has no BOS, which lm-eval's HFLM needs)
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}, f)
+
+
+def lm_eval_requests(d):
+    import lm_eval
+    from lm_eval.models.huggingface import HFLM
+    lm = HFLM(pretrained=d, batch_size=8, device="cpu", dtype="float32")
+    out = lm_eval.simple_evaluate(model=lm, tasks=list(SPLIT), limit=LIMIT, log_samples=True, bootstrap_iters=0,
+                                  random_seed=0, numpy_random_seed=1234, torch_random_seed=1234, fewshot_random_seed=1234)
+    rec = {}
+    for t in SPLIT:
+        reqs = {(s["doc_id"], i): (float(r[0][0]), bool(r[0][1]))
+                for s in out["samples"][t] for i, r in enumerate(s["resps"])}
+        rec[t] = ({k: v for k, v in out["results"][t].items() if k.startswith("acc") and not k.startswith("acc_stderr")
+                   and not k.startswith("acc_norm_stderr")}, reqs)
+    return rec
+
+
+def xsa_eval_requests(d, out):
+    subprocess.run([os.path.join(ROOT, "xsa-eval"), "run", "--model", d, "--tasks", ",".join(SPLIT), "--data-dir", DATA,
+                    "--offline", "--allow-data-change", "--limit", str(LIMIT), "--log-samples", "--device", "cpu",
+                    "--quiet", "-o", out], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    folder = glob.glob(os.path.join(out, "*", ""))[0]
+    res = json.load(open(glob.glob(folder + "results_*.json")[0]))["results"]
+    rec = {}
+    for t in SPLIT:
+        reqs = {}
+        for line in open(glob.glob(folder + "samples_%s_*.jsonl" % t)[0]):
+            r = json.loads(line)
+            for i, q in enumerate(r["requests"]):
+                reqs[(r["doc_id"], i)] = (q["logprob"], q["greedy"])
+        rec[t] = ({k: v for k, v in res[t].items() if k in ("acc,none", "acc_norm,none")}, reqs)
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keep", help="folder for the checkpoints and results (default: a temporary one, removed)")
+    args = ap.parse_args()
+
+    def splits(path, name):
+        t = task_of_dataset(path, name)
+        ds = json_dataset(os.path.join(DATA, t, SPLIT[t] + ".jsonl"))
+        return {"train": ds, "validation": ds, "test": ds}
+    install_local_datasets(splits)
+    tmp = None if args.keep else tempfile.TemporaryDirectory()
+    base = args.keep or tmp.name
+    bad = 0
+    for which in ("olmo", "ministral"):
+        d = os.path.join(base, which)
+        build(which, d)
+        ref, got = lm_eval_requests(d), xsa_eval_requests(d, os.path.join(base, "out_" + which))
+        worst, n, greedy = 0.0, 0, 0
+        for t in SPLIT:
+            for k, (ll, g) in ref[t][1].items():
+                ll2, g2 = got[t][1][k]
+                worst, n, greedy = max(worst, abs(ll - ll2)), n + 1, greedy + (g != g2)
+            same = all(abs(ref[t][0][k] - got[t][0].get(k, -1)) < 1e-9 for k in ref[t][0])
+            print("%s %s: lm-eval %s xsa-eval %s%s" % (which, t, ref[t][0], got[t][0], "" if same else "  DIFFER"))
+            bad += not same
+        print("%s: %d requests, max |d ll| %.3g, greedy flags differing %d" % (which, n, worst, greedy))
+        bad += worst > 1e-4 or greedy > 0
+    raise SystemExit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    help_flag(__doc__)  # before anything is written
+    main()
