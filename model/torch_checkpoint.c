@@ -248,7 +248,9 @@ static long long int_le(const unsigned char *p, int n, int sgn) {
 // character of the UTF-8 text is one byte below 256. 1 and out[0..n) when it is n bytes.
 static int latin1_bytes(const struct pv *v, unsigned char *out, size_t n) {
     if (v->kind == PV_BYTES) return v->len == n ? (memcpy(out, v->s, n), 1) : 0;
-    if (v->kind != PV_OPAQUE || !v->args || v->args->n != 2 || v->args->v[0]->kind != PV_STR) return 0;
+    if (v->kind != PV_OPAQUE || !v->args || v->args->n != 2 || v->args->v[0]->kind != PV_STR ||
+        v->args->v[1]->kind != PV_STR || (strcmp(v->args->v[1]->s, "latin1") && strcmp(v->args->v[1]->s, "latin-1")))
+        return 0;  // (only _codecs.encode keeps its arguments: unpickle.c)
     const unsigned char *t = (const unsigned char *)v->args->v[0]->s;
     size_t k = 0, len = v->args->v[0]->len;
     for (size_t i = 0; i < len; i++) {

@@ -472,7 +472,7 @@ static int op_reduce(struct up_state *s) {
     case UPG_INERT:  // torch.Size((2, 3)), set([...]), ...: nothing is called
         if (!strcmp(fn->s + fn->len - 3, "set")) return new_set(s, args);
         res = up_new(s->u, PV_OPAQUE);
-        if (res) res->args = args;  // _codecs.encode's text: numpy scalars' bytes (a saved step)
+        if (res && !strcmp(fn->s, "_codecs.encode")) res->args = args;  // its text: numpy scalars' bytes (a saved step)
         break;
     case UPG_RECONSTRUCTOR:  // copyreg._reconstructor(cls, base, state), numpy's _reconstruct(cls, ...)
         if (args->n && args->v[0]->kind == PV_GLOBAL) return new_object(s, args->v[0], args, 0);

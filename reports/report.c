@@ -166,7 +166,8 @@ void report_model_section(struct sbuf *o, const char *prefix, const char *label,
     else if (m->xsa_source[0]) sbuf_printf(&cell, " (from %s)", m->xsa_source);
     row2(o, "XSA layers", &cell);
     if (r->has_step) {  // what report --trend plots it at, and where run found it
-        sbuf_printf(&cell, "%d (from %s)", r->step, r->step_source[0] ? r->step_source : "?");
+        sbuf_printf(&cell, "%d", r->step);
+        if (r->step_source[0]) sbuf_printf(&cell, " (from %s)", r->step_source);
         row2(o, "training step", &cell);
     }
     if (m->weights_prefix[0]) {
