@@ -116,6 +116,7 @@ static const struct cli_flag probe_flags[] = {
     PPL_INPUT_FLAGS,
     {"heads", F_HEADS, NULL, "also one row per query head"},
     {"device", F_DEVICE, "D", "cpu (default; auto is the CPU: only the CPU backend computes the statistics)"},
+    {"dtype", F_DTYPE, "T", "GPU weights under XSA_CUDA_PROBE=1: bfloat16 (default) | float32; the CPU computes in fp32"},
     {"tokenizer", F_TOKENIZER, "FILE", "tokenizer for text (default A's)"},
 };
 

@@ -184,6 +184,9 @@ expect_exit decoder_not_token_by_token_note 0 "^xsa-eval ppl: note: bits per byt
 # probe: the statistics of both models, XSA's cos(z, v) 0 to four digits in every layer.
 expect_exit probe_no_input 2 "xsa-eval probe: give one of --text" -- $XSA_BIN probe --model $A
 expect_exit probe_no_kl 2 "xsa-eval probe: unknown flag '--kl'" -- $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --kl
+# --dtype (the GPU's weights, for tools/gpu-check.sh's float32 comparison): taken, and checked.
+expect_exit probe_dtype 0 "^\| 0 \| " -- $XSA_BIN probe --model $A --text "$TMP/doc.txt" --dtype float32 --device cpu --quiet
+expect_exit probe_dtype_bad 2 "--dtype half: unknown dtype" -- $XSA_BIN probe --model $A --text "$TMP/doc.txt" --dtype half --device cpu
 if $XSA_BIN probe --model $A --model $B --text "$TMP/doc.txt" --context 32 --heads -o "$TMP/r/probe.md" \
        --json "$TMP/r/probe.json" 2>"$TMP/err"; then
     zeros=$(awk '/^## xsa/{f=1} f && /^\| [0-9]+ \| yes/' "$TMP/r/probe.md" | grep -c '| [+-]0.0000 ± 0.0000 |')
