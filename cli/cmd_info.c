@@ -222,10 +222,9 @@ int cmd_info(int argc, char **argv) {
     }
     struct info_step st = {0};  // as run finds it (eval/run.c), so info shows what run records
     char step_note[TREND_NOTE_MAX] = "";
-    st.from = trend_checkpoint_step(model_path, m.has_train_step ? &m.train_step : NULL, &st.step, step_note,
-                                    sizeof step_note);
+    st.from = trend_checkpoint_step(model_path, m.has_train_step ? &m.train_step : NULL, used ? used->revision : NULL, &st.step,
+                                    step_note, sizeof step_note);
     if (step_note[0] && !a.hub.quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);
-    if (!st.from && used && trend_name_step(used->revision, &st.step)) st.from = "revision";
     if (json) print_json(&m, xsa, have_tok ? tok : NULL, &st);
     else print_text(&m, xsa, have_tok ? tok : NULL, terr.msg, &st);
     model_free(&m);

@@ -139,16 +139,12 @@ int run_model_open(const struct run_options *opt, const char *path, const struct
     if ((rc = results_set_model(r, &mr->m, path, name, tpath, err))) return rc;
     long long step;
     char step_note[TREND_NOTE_MAX] = "";
-    const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, mr->m.has_train_step ? &mr->m.train_step : NULL, &step,
-                                                                         step_note, sizeof step_note);
+    const char *step_from = r->has_step ? NULL : trend_checkpoint_step(path, mr->m.has_train_step ? &mr->m.train_step : NULL,
+                                                                         hub ? hub->revision : NULL, &step, step_note, sizeof step_note);
     if (step_note[0] && !opt->quiet) fprintf(stderr, "xsa-eval: note: %s\n", step_note);
     if (step_from) {  // recorded now: report --trend must not read a checkpoint folder that has moved on
         r->has_step = 1, r->step = (int)step;
         snprintf(r->step_source, sizeof r->step_source, "%s", step_from);
-    }
-    if (!r->has_step && hub && trend_name_step(hub->revision, &step)) {  // Pythia's step143000, OLMo's stage1-step1000-tokens5B
-        r->has_step = 1, r->step = (int)step;
-        snprintf(r->step_source, sizeof r->step_source, "revision");
     }
     if (hub) {
         snprintf(r->model.hub_repo, sizeof r->model.hub_repo, "%s", hub->repo);

@@ -140,7 +140,8 @@ static int path_step(const char *p, long long *step) {
     return name_step(p + a, e - a, step);
 }
 
-const char *trend_checkpoint_step(const char *model_path, const long long *saved, long long *step, char *note, size_t note_n) {
+const char *trend_checkpoint_step(const char *model_path, const long long *saved, const char *revision, long long *step, char *note,
+                                  size_t note_n) {
     note[0] = '\0';
     if (config_step(model_path, step, note, note_n)) return "config.json";
     if (saved) return *step = *saved, "checkpoint";
@@ -161,6 +162,8 @@ const char *trend_checkpoint_step(const char *model_path, const long long *saved
                      ts_path, *step, named, *step);
     } else if (found) {
         from = "path", *step = named;
+    } else if (revision && trend_name_step(revision, step)) {  // Pythia's step143000, OLMo's stage1-step1000-tokens5B
+        from = "revision";
     }
     size_t used = strlen(note);
     if (ts_note[0]) snprintf(note + used, note_n - used, "%s%s", used ? "; " : "", ts_note);

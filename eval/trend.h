@@ -17,14 +17,16 @@ int trend_name_step(const char *name, long long *step);
 // The training step of the checkpoint at model_path, as run records it when --step is not given:
 // "step" in its config.json, else `saved` (the step its torch.save file records; NULL for none),
 // else "global_step" of the Hugging Face Trainer's trainer_state.json in it (a file: in its
-// folder), else trend_name_step of its name, or for a file of its folder's, in its real path.
-// Returns where it came from ("config.json", "checkpoint", "trainer_state", "path"), or NULL when
+// folder), else trend_name_step of its name, or for a file of its folder's, in its real path,
+// else of `revision` (a Hub model's revision, such as Pythia's step143000; NULL for a local one).
+// Returns where it came from ("config.json", "checkpoint", "trainer_state", "path", "revision"), or NULL when
 // none gives one; `note` (note_n bytes) names a config.json "step" or a trainer_state.json that
 // gives no whole number, and a global_step recorded over a name that reads another step.
 // (TREND_NOTE_MAX bytes hold every note whole: a config.json's and a trainer_state.json's, each
 // naming a path of up to 4096 bytes.)
 #define TREND_NOTE_MAX 9400
-const char *trend_checkpoint_step(const char *model_path, const long long *saved, long long *step, char *note, size_t note_n);
+const char *trend_checkpoint_step(const char *model_path, const long long *saved, const char *revision, long long *step, char *note,
+                                  size_t note_n);
 
 // A results file's step: the one run recorded, else (a file from before run recorded it) the
 // trend_name_step rule on the model path it names. Returns 0 with *step set, or XSA_EBADINPUT saying how

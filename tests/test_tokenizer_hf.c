@@ -433,6 +433,13 @@ static struct tokenizer *load_body(const char *body) {
     "\"start\": 1, \"stop\": 0}]}"
 #define META_DEC "{\"type\": \"Metaspace\", \"replacement\": \"\xe2\x96\x81\", \"prepend_scheme\": \"first\", \"split\": true}"
 
+// DEC_VOCAB's tokenizer with `decoder` (JSON) as its decoder.
+static struct tokenizer *load_with_decoder(const char *decoder) {
+    char body[2048];
+    snprintf(body, sizeof body, "{" DEC_VOCAB ", \"decoder\": %s}", decoder);
+    return load_body(body);
+}
+
 // Bits per byte of a tokenizer.json that is not byte-level: each token's bytes as the first
 // token of a decoded text (base) and after another (base + leading). The counts are those of
 // `tokenizers` 0.23.3's decoders (decode(["<0x20>"]) == "" under Llama's Strip; Metaspace drops
@@ -449,9 +456,7 @@ TEST(test_decoded_byte_counts) {
         {META_DEC, {0, 0, 1, 1, 6, 6, 6, 1}, {0, 1, 2, 0, 0, 0, 0, 1}},
     };
     for (size_t c = 0; c < sizeof ok / sizeof *ok; c++) {
-        char body[2048];
-        snprintf(body, sizeof body, "{" DEC_VOCAB ", \"decoder\": %s}", ok[c].decoder);
-        struct tokenizer *t = load_body(body);
+        struct tokenizer *t = load_with_decoder(ok[c].decoder);
         if (!t) continue;
         int16_t base[9];
         uint8_t lead[9], boundary[9];
@@ -486,9 +491,7 @@ TEST(test_decoded_byte_counts) {
          "\"content\": \" \", \"start\": 1, \"stop\": 0}]}", "token 1 (\xe2\x96\x81) decodes to nothing at the start of a text"},
     };
     for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
-        char body[2048];
-        snprintf(body, sizeof body, "{" DEC_VOCAB ", \"decoder\": %s}", bad[c].decoder);
-        struct tokenizer *t = load_body(body);
+        struct tokenizer *t = load_with_decoder(bad[c].decoder);
         if (!t) continue;
         int16_t base[8];
         uint8_t lead[8], boundary[8];

@@ -414,6 +414,29 @@ TEST(test_int8_uint8_tensors) {
 }
 
 // Opens a torch.save file of the fixtures into tf (its tensors' file in st, zeroed here).
+// The tensors of `st` against torch's state_dict() as the fixture scripts record it: `names` holds
+// [name, float64 sum] pairs in order; `clean`: torch's names with torch_clean_name applied first
+// (a compiled module's `_orig_mod.` dropped, as xsa-eval reads it).
+static void check_names_and_sums(const struct safetensors *st, const cJSON *names, const char *path, int clean) {
+    xsa_error err = {0};
+    for (int i = 0; i < st->n_tensors && i < cJSON_GetArraySize(names); i++) {
+        const cJSON *e = cJSON_GetArrayItem(names, i);
+        const char *torch_name = cJSON_GetArrayItem(e, 0)->valuestring;
+        char want[256];
+        snprintf(want, sizeof want, "%s", torch_name);
+        if (clean) torch_clean_name(torch_name, want, sizeof want);
+        const struct st_tensor *t = &st->tensors[i];
+        CHECK_MSG(!strcmp(t->name, want), "%s: tensor %d is %s, torch says %s", path, i, t->name, torch_name);
+        size_t n = t->nbytes / 4;
+        float *v = malloc((n ? n : 1) * sizeof *v);
+        CHECK_EQ_INT(safetensors_read_f32(st, t, v, &err), 0);
+        double sum = 0, w = cJSON_GetArrayItem(e, 1)->valuedouble;
+        for (size_t k = 0; k < n; k++) sum += v[k];
+        CHECK_MSG(fabs(sum - w) <= 1e-9 * (1 + fabs(w)), "%s: %s sums to %.17g, torch says %.17g", path, t->name, sum, w);
+        free(v);
+    }
+}
+
 static int open_torch(struct torch_file *tf, struct safetensors *st, const char *path) {
     memset(st, 0, sizeof *st);
     xsa_error err = {0};
@@ -476,19 +499,7 @@ TEST(test_object_fixtures_weights) {
         CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
         const cJSON *names = cJSON_GetObjectItemCaseSensitive(ex, fx[f].key);
         CHECK_MSG(names && cJSON_GetArraySize(names) == st.n_tensors, "%s: %d tensors", path, st.n_tensors);
-        for (int i = 0; !rc && names && i < st.n_tensors && i < cJSON_GetArraySize(names); i++) {
-            const cJSON *e = cJSON_GetArrayItem(names, i);
-            const struct st_tensor *t = &st.tensors[i];
-            CHECK_MSG(!strcmp(t->name, cJSON_GetArrayItem(e, 0)->valuestring), "%s: tensor %d is %s, torch says %s", path, i, t->name,
-                      cJSON_GetArrayItem(e, 0)->valuestring);
-            size_t n = t->nbytes / 4;
-            float *v = malloc((n ? n : 1) * sizeof *v);
-            CHECK_EQ_INT(safetensors_read_f32(&st, t, v, &err), 0);
-            double sum = 0, want = cJSON_GetArrayItem(e, 1)->valuedouble;
-            for (size_t k = 0; k < n; k++) sum += v[k];
-            CHECK_MSG(fabs(sum - want) <= 1e-9 * (1 + fabs(want)), "%s: %s sums to %.17g, torch says %.17g", path, t->name, sum, want);
-            free(v);
-        }
+        if (!rc && names) check_names_and_sums(&st, names, path, 0);
         if (!rc && f < 2) same_tensors(&st, &llama, path, "llama_gqa");
         if (!rc && (f == 2 || f == 3)) same_tensors(&st, &nano, path, "nanogpt/ckpt.pt");
         safetensors_close(&st);
@@ -755,20 +766,7 @@ TEST(test_audit_whole_modules) {
         CHECK_MSG(rc == 0, "%s: %s", path, err.msg);
         const cJSON *names = cJSON_GetObjectItemCaseSensitive(ex, fx[f].key);
         CHECK_MSG(names && cJSON_GetArraySize(names) == st.n_tensors, "%s: %d tensors", path, st.n_tensors);
-        for (int i = 0; !rc && names && i < st.n_tensors && i < cJSON_GetArraySize(names); i++) {
-            const cJSON *e = cJSON_GetArrayItem(names, i);
-            char want[256];
-            torch_clean_name(cJSON_GetArrayItem(e, 0)->valuestring, want, sizeof want);
-            const struct st_tensor *t = &st.tensors[i];
-            CHECK_MSG(!strcmp(t->name, want), "%s: tensor %d is %s, torch says %s", path, i, t->name, cJSON_GetArrayItem(e, 0)->valuestring);
-            size_t n = t->nbytes / 4;
-            float *v = malloc((n ? n : 1) * sizeof *v);
-            CHECK_EQ_INT(safetensors_read_f32(&st, t, v, &err), 0);
-            double sum = 0, w = cJSON_GetArrayItem(e, 1)->valuedouble;
-            for (size_t k = 0; k < n; k++) sum += v[k];
-            CHECK_MSG(fabs(sum - w) <= 1e-9 * (1 + fabs(w)), "%s: %s sums to %.17g, torch says %.17g", path, t->name, sum, w);
-            free(v);
-        }
+        if (!rc && names) check_names_and_sums(&st, names, path, 1);
         safetensors_close(&st);
     }
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(ex, "hooked");

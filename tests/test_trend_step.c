@@ -55,14 +55,14 @@ TEST(test_checkpoint_step_order) {
     snprintf(ck, sizeof ck, "%s/step_300", dir);
     CHECK(mkdir(ck, 0700) == 0);
     long long step = -1, saved = 42;
-    const char *from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    const char *from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "path") && step == 300, "%s %lld", from ? from : "(none)", step);
-    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);
+    from = trend_checkpoint_step(ck, &saved, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "checkpoint") && step == 42, "%s %lld", from ? from : "(none)", step);
     snprintf(cfg, sizeof cfg, "%s/config.json", ck);
     FILE *f = fopen(cfg, "w");
     if (f) fputs("{\"step\": 7}", f), fclose(f);
-    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);
+    from = trend_checkpoint_step(ck, &saved, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "config.json") && step == 7, "%s %lld", from ? from : "(none)", step);
     unlink(cfg);
     rmdir(ck);
@@ -87,24 +87,24 @@ TEST(test_trainer_state_step) {
     snprintf(cfg, sizeof cfg, "%s/config.json", ck);
     snprintf(file, sizeof file, "%s/model.safetensors", ck);
     long long step = -1, saved = 42;
-    const char *from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    const char *from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "path") && step == 5 && !note[0], "%s %lld", from ? from : "(none)", step);
 
     write_file(ts, "{\"best_model_checkpoint\": null, \"global_step\": 5, \"log_history\": []}");
-    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 5 && !note[0], "%s %lld %s", from ? from : "(none)", step, note);
     write_file(ts, "{\"global_step\": 3, \"log_history\": [{\"step\": 3}]}");  // a renamed folder: the file wins
-    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 3 && strstr(note, "global_step 3, but the checkpoint's name "
                                                                                   "reads step 5; recording 3"),
               "%s %lld %s", from ? from : "(none)", step, note);
     write_file(file, "");  // --model DIR/model.safetensors: the file beside it
-    from = trend_checkpoint_step(file, NULL, &step, note, sizeof note);
+    from = trend_checkpoint_step(file, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "trainer_state") && step == 3, "%s %lld", from ? from : "(none)", step);
-    from = trend_checkpoint_step(ck, &saved, &step, note, sizeof note);  // the weights file's own step first
+    from = trend_checkpoint_step(ck, &saved, NULL, &step, note, sizeof note);  // the weights file's own step first
     CHECK_MSG(from && !strcmp(from, "checkpoint") && step == 42 && !note[0], "%s %lld", from ? from : "(none)", step);
     write_file(cfg, "{\"step\": 7}");
-    from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+    from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
     CHECK_MSG(from && !strcmp(from, "config.json") && step == 7, "%s %lld", from ? from : "(none)", step);
     unlink(cfg);
 
@@ -112,7 +112,7 @@ TEST(test_trainer_state_step) {
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {  // the name then, and a note naming the file
         write_file(ts, bad[i]);
         step = -1;
-        from = trend_checkpoint_step(ck, NULL, &step, note, sizeof note);
+        from = trend_checkpoint_step(ck, NULL, NULL, &step, note, sizeof note);
         CHECK_MSG(from && !strcmp(from, "path") && step == 5 && strstr(note, "trainer_state.json: ") &&
                   strstr(note, "no step taken from it"), "%s: %s %lld %s", bad[i], from ? from : "(none)", step, note);
     }
