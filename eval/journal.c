@@ -2,9 +2,11 @@
 #include "eval/journal.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "common/fileio.h"
@@ -119,6 +121,15 @@ int journal_done_results(const char *dir, const char run_scope[65], const char *
 void journal_forget_done(const char *dir, const char run_scope[65]) {
     char p[4200];
     if (!done_path(dir, run_scope, p, sizeof p)) unlink(p);
+}
+
+void journal_discard(const char *dir, const char run_scope[65]) {
+    char p[4200];
+    if (snprintf(p, sizeof p, "%s/journal_%.16s.xsaj", dir, run_scope) >= (int)sizeof p) return;
+    int fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(p);  // (held: a live run's, which removes it itself)
+    close(fd);
 }
 
 int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out) {

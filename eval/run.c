@@ -378,6 +378,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             fprintf(stderr, "xsa-eval: note: %s; scoring %s again\n", rerr.msg, r->model.name);  // (msg names prev)
         } else {
             reused = 1;
+            journal_discard(dir, run_scope);  // (left by a kill after the mark: of no further use)
             results_free(r);
             *r = old;
             memcpy(out_path, prev, strlen(prev) + 1);
