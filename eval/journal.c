@@ -127,9 +127,9 @@ void journal_discard(const char *dir, const char run_scope[65]) {
     char p[4200];
     if (snprintf(p, sizeof p, "%s/journal_%.16s.xsaj", dir, run_scope) >= (int)sizeof p) return;
     int fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(p);  // (held: a live run's, which removes it itself)
-    close(fd);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(p);  // (held: a live run's, which removes it itself)
+    if (fd >= 0) close(fd);
+    journal_remove_ranks(dir, run_scope);  // (those of a data-parallel run, as run_ranks_model_end)
 }
 
 int journal_lookup(struct run_journal *j, const uint8_t key[16], struct sched_result *out) {

@@ -53,9 +53,9 @@ int journal_mark_done(const char *dir, const char run_scope[65], const char *lau
 // names a results file in dir.
 int journal_done_results(const char *dir, const char run_scope[65], const char *launch, char *out, size_t n);
 void journal_forget_done(const char *dir, const char run_scope[65]);
-// Removes the journal of run_scope in `dir` (rank 0's) unless a live run holds it: results read
-// back by a mark are written, so a journal that a kill between the mark and journal_close left
-// would otherwise stay for good (nothing opens it again).
+// Removes the journals of run_scope in `dir` (rank 0's unless a live run holds it, and those of
+// ranks r > 0): results read back by a mark are written, so a journal that a kill between the
+// commit and journal_close left would otherwise stay for good (nothing opens it again).
 void journal_discard(const char *dir, const char run_scope[65]);
 
 // 1 and *out filled when the journal or the cache has scored this key.

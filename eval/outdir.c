@@ -380,8 +380,10 @@ static long leftover_pid(const char *name) {
     return pid;
 }
 
+// (journal_*: only the temporary files of its atomic writes, such as a done mark's, carry a pid)
 static int is_ours(const char *name) {
-    return !strncmp(name, "results_", 8) || !strncmp(name, "samples_", 8) || !strncmp(name, ".xsa-report.tmp.", 16);
+    return !strncmp(name, "results_", 8) || !strncmp(name, "samples_", 8) || !strncmp(name, ".xsa-report.tmp.", 16) ||
+           !strncmp(name, "journal_", 8);
 }
 
 static void remove_tree(const char *path) {

@@ -63,7 +63,7 @@ void outdir_discard(const char *final);
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
-// results_*, samples_*, and report folders ".xsa-report.tmp.<pid>" whose process is gone, and
+// results_*, samples_*, journal_* (a done mark's), and report folders ".xsa-report.tmp.<pid>" whose process is gone, and
 // samples_<task>_<stamp>.jsonl committed by a run killed before its results_<stamp>.json (whose
 // pending results file, of a process that is gone, marks them);
 // never a file of a live process, never any other name. Returns how many it removed.

@@ -319,6 +319,13 @@ static void run_settings(const struct run_options *opt, const struct results *r,
     for (int i = 0; i < n_tasks; i++) sbuf_printf(out, "task %s %s\n", tds[i].def->name, tds[i].prov.sha256);
 }
 
+// XSA_TEST_KILL_AT=<point>, for tests only: the process kills itself (SIGKILL) at that point,
+// so that a test reaches a window between two writes without racing a timer.
+static void test_kill_point(const char *point) {
+    const char *at = getenv("XSA_TEST_KILL_AT");
+    if (at && !strcmp(at, point)) raise(SIGKILL);
+}
+
 // SIGINT / SIGTERM: scoring stops after the batch in flight; the journal keeps what was done.
 volatile sig_atomic_t run_stop_requested;
 static void on_stop_signal(int sig) {
@@ -478,14 +485,22 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
         if (samples[ti][0]) rc = outdir_commit(samples[ti], err);
         if (!rc) committed = ti + 1;
     }
+    // Until the whole run is written, a rerun reads these results back (run_pipeline drops the
+    // mark). The mark goes first: it counts only once the file it names exists, so a kill right
+    // after the commit cannot leave results that a rerun scores again beside a second copy.
+    xsa_error merr = {0};
+    int marked = 0;
+    if (!rc && !reused && marks) {
+        if (journal_mark_done(dir, run_scope, launch.s, out_path, &merr))
+            fprintf(stderr, "xsa-eval: note: %s (a rerun would score %s again)\n", merr.msg, r->model.name);
+        else marked = 1;
+    }
     if (!rc && !reused) rc = outdir_commit(out_path, err);
+    if (!rc && !reused) test_kill_point("results-committed");
+    if (rc && marked) journal_forget_done(dir, run_scope);
     for (int ti = 0; rc && ti < committed; ti++)
         if (samples[ti][0]) unlink(samples[ti]);
     if (!rc && !reused) rc = run_ranks_model_end(dir, run_scope, err);
-    // Until the whole run is written, a rerun reads these results back (run_pipeline drops the mark).
-    xsa_error merr = {0};
-    if (!rc && !reused && marks && journal_mark_done(dir, run_scope, launch.s, out_path, &merr))
-        fprintf(stderr, "xsa-eval: note: %s (a rerun would score %s again)\n", merr.msg, r->model.name);
     if (rc) {
         for (int ti = 0; samples && ti < n_tasks; ti++)
             if (samples[ti][0]) outdir_discard(samples[ti]);

@@ -203,4 +203,18 @@ if [ $landed = 1 ]; then
 else
     skip two_models_resume_reads_first_back "the run ended before its kill"
 fi
+# Two models, the first killed right after its results file is committed (XSA_TEST_KILL_AT, a
+# test hook: no timing): the rerun reads those results back (one results file, not scored again)
+# and leaves no journal, mark or temporary file (here also a dead writer's temp of a mark).
+{ XSA_TEST_KILL_AT=results-committed "$XSA_BIN" "${TWO[@]}" --output "$TMP/kc" >/dev/null 2>&1; } 2>/dev/null
+first=$(ls "$TMP"/kc/sa/results_*.json 2>/dev/null)
+mark=$(ls "$TMP"/kc/sa/journal_*.done 2>/dev/null)
+dead=$(sh -c 'echo $$')
+[ -n "$mark" ] && printf 'x' > "$mark.tmp.$dead"
+"$XSA_BIN" "${TWO[@]}" --output "$TMP/kc" >/dev/null 2>"$TMP/kc.log"; rc=$?
+left=$(ls -a "$TMP"/kc/sa "$TMP"/kc/xsa | grep -E '^journal_|\.tmp\.|\.pending\.')
+if [ $rc = 0 ] && [ "$(echo "$first" | grep -c .)" = 1 ] && [ "$(ls "$TMP"/kc/sa/results_*.json)" = "$first" ] &&
+    grep -q "sa: an earlier launch of this command, stopped before its end, wrote its results" "$TMP/kc.log" &&
+    [ -z "$left" ] && ls "$TMP"/kc/compare_*.md >/dev/null 2>&1; then pass kill_after_commit_reads_back
+else fail kill_after_commit_reads_back "rc=$rc results: $(ls "$TMP"/kc/sa | grep -c '^results_') left: $left"; fi
 finish
