@@ -42,11 +42,11 @@ int journal_open(struct run_journal *j, const char *dir, const char *cache_dir, 
 // results: also those of ranks a rerun with fewer ranks no longer has). Returns how many.
 int journal_remove_ranks(const char *dir, const char run_scope[65]);
 
-// A run of several models keeps, beside each model's results, a mark that they are written:
+// A run keeps, beside each model's results, a mark that they are written:
 // `journal_<scope>.done` names the results file and the launch (`launch`: the version and the
-// command line). A rerun of the same command after a later model failed or was interrupted
-// takes the earlier model's results from that file instead of scoring it again; the marks go
-// once the whole run (its comparison too) is written.
+// command line). A rerun of the same command after a later model failed or was interrupted, or
+// after a kill between a results file and the run's end, takes the model's results from that
+// file instead of scoring it again; the marks go once the whole run (a comparison too) is written.
 int journal_mark_done(const char *dir, const char run_scope[65], const char *launch, const char *results_path,
                       xsa_error *err);
 // 1 and the results file's path in out when a mark of run_scope, written by the same launch,

@@ -334,8 +334,8 @@ static void on_stop_signal(int sig) {
 }
 
 // Scores every task with one model and writes its results; *out_path receives the file and
-// run_scope the run's scope (journal_scopes). In a run of several models, results an
-// interrupted launch of the same command wrote (journal_mark_done) are read back instead.
+// run_scope the run's scope (journal_scopes). Results that an interrupted launch of the same
+// command wrote (journal_mark_done) are read back instead.
 static int evaluate_model(const struct run_options *opt, int model_index, const char *path, const struct hub_model *hub,
                           const char *name, struct task_data *tds, int n_tasks, const char *stamp, struct results *r,
                           char *out_path, size_t out_n, char run_scope[65], int *was_reused, xsa_error *err) {
@@ -375,7 +375,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
     // The launch a mark must match: this version and this command line, whole (--step,
     // --log-samples and the other model included).
     struct sbuf launch = {0};
-    int marks = opt->n_models > 1 && opt->command;
+    int marks = opt->command != NULL;
     if (marks) sbuf_printf(&launch, "xsa-eval %s\n%s", XSA_EVAL_VERSION, opt->command);
     char prev[4200];
     if (!rc && marks && journal_done_results(dir, run_scope, launch.s, prev, sizeof prev) && strlen(prev) < out_n) {
@@ -605,7 +605,7 @@ static int run_pipeline(const struct run_options *opt, xsa_error *err) {
     if (!rc && opt->n_models == 2 && opt->pair_done)
         rc = opt->pair_done(opt->done_ctx, &res[0], paths[0], &res[1], paths[1], err);
     char sub[4400];
-    for (int m = 0; !rc && opt->n_models > 1 && m < opt->n_models; m++)  // the whole run is written
+    for (int m = 0; !rc && m < opt->n_models; m++)  // the whole run is written
         if (snprintf(sub, sizeof sub, "%s/%s", opt->output, names[m]) < (int)sizeof sub) journal_forget_done(sub, scopes[m]);
     for (int m = 0; m < n_done; m++) results_free(&res[m]);
     for (int i = 0; i < loaded; i++) {

@@ -217,4 +217,14 @@ if [ $rc = 0 ] && [ "$(echo "$first" | grep -c .)" = 1 ] && [ "$(ls "$TMP"/kc/sa
     grep -q "sa: an earlier launch of this command, stopped before its end, wrote its results" "$TMP/kc.log" &&
     [ -z "$left" ] && ls "$TMP"/kc/compare_*.md >/dev/null 2>&1; then pass kill_after_commit_reads_back
 else fail kill_after_commit_reads_back "rc=$rc results: $(ls "$TMP"/kc/sa | grep -c '^results_') left: $left"; fi
+# One model, killed right after its results file is committed: the rerun reads it back (not a
+# second results file), and leaves no journal or mark.
+{ XSA_TEST_KILL_AT=results-committed "$XSA_BIN" "${LOUD[@]}" --output "$TMP/k1" >/dev/null 2>&1; } 2>/dev/null
+first=$(ls "$TMP"/k1/sa/results_*.json 2>/dev/null)
+"$XSA_BIN" "${LOUD[@]}" --output "$TMP/k1" >/dev/null 2>"$TMP/k1.log"; rc=$?
+left=$(ls -a "$TMP"/k1/sa | grep -E '^journal_|\.tmp\.|\.pending\.')
+if [ $rc = 0 ] && [ -n "$first" ] && [ "$(ls "$TMP"/k1/sa/results_*.json)" = "$first" ] && [ -z "$left" ] &&
+    grep -q "sa: an earlier launch of this command, stopped before its end, wrote its results" "$TMP/k1.log" &&
+    msg=$(same_as_reference "$TMP/k1"); then pass one_model_kill_after_commit_reads_back
+else fail one_model_kill_after_commit_reads_back "rc=$rc $msg results: $(ls "$TMP"/k1/sa | grep -c '^results_') left: $left"; fi
 finish
