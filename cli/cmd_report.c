@@ -21,7 +21,8 @@ static const struct cli_flag flags[] = {
     {"output", 'o', "FILE", "write the report there with FILE_acc.svg beside it (--trend: FILE_trend_<task>.svg; "
                             "default: stdout, no chart)"},
     {"trend", F_TREND, NULL, "training curves: score against training step per series, task and average"},
-    {"series", F_SERIES, "LIST", "with --trend: one series name per file, comma-separated (default SA or XSA)"},
+    {"series", F_SERIES, "LIST", "with --trend: one series name per file, comma-separated (default SA or XSA; "
+                                "XSA (layers 2,3) and so on when the XSA files' layers differ)"},
     {"steps", F_STEPS, "LIST", "with --trend: one training step per file, comma-separated (default: the step each "
                                "file records)"},
 };
@@ -84,6 +85,8 @@ static int report_trend(const struct results *const *rp, const char *const *path
     const char **series = xsa_calloc((size_t)n, sizeof *series);
     long long *steps = xsa_calloc((size_t)n, sizeof *steps);
     char *list = series_list ? xsa_strdup(series_list) : NULL;
+    char (*named)[TREND_SERIES_MAX] = list ? NULL : xsa_calloc((size_t)n, sizeof *named);
+    if (named) trend_default_series(rp, n, named);
     int rc = steps_list ? parse_steps(steps_list, steps, n, err) : 0;
     char *rest = list, *tok = list ? strsep(&rest, ",") : NULL;
     for (int i = 0; i < n && !rc; i++) {
@@ -96,7 +99,7 @@ static int report_trend(const struct results *const *rp, const char *const *path
                           series_list, i, n);
         else if (list && !*tok)
             rc = xsa_fail(err, XSA_EBADINPUT, "--series %s: name %d is empty; give one name per file", series_list, i + 1);
-        series[i] = list ? tok : trend_series(rp[i]);
+        series[i] = list ? tok : named[i];
         if (!rc && !steps_list) rc = trend_step(rp[i], paths[i], &steps[i], err);
         if (list) tok = strsep(&rest, ",");
     }
@@ -105,6 +108,7 @@ static int report_trend(const struct results *const *rp, const char *const *path
     free(series);
     free(steps);
     free(list);
+    free(named);
     return rc;
 }
 

@@ -186,3 +186,19 @@ const char *trend_series(const struct results *r) {
     const char *x = r->model.xsa_layers;
     return !x[0] || !strcmp(x, "none") || !strcmp(x, "[]") ? "SA" : "XSA";
 }
+
+void trend_default_series(const struct results *const *rs, int n, char (*names)[TREND_SERIES_MAX]) {
+    const char *first = NULL;  // the first XSA file's layers
+    int mixed = 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(trend_series(rs[i]), "XSA")) {
+            if (!first) first = rs[i]->model.xsa_layers;
+            else mixed |= strcmp(first, rs[i]->model.xsa_layers) != 0;
+        }
+    for (int i = 0; i < n; i++) {
+        const char *s = trend_series(rs[i]), *x = rs[i]->model.xsa_layers;
+        if (!mixed || strcmp(s, "XSA")) snprintf(names[i], TREND_SERIES_MAX, "%s", s);
+        else if (!strcmp(x, "all")) snprintf(names[i], TREND_SERIES_MAX, "XSA (all layers)");
+        else snprintf(names[i], TREND_SERIES_MAX, "XSA (layers %s)", x);
+    }
+}

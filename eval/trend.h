@@ -36,4 +36,11 @@ int trend_step(const struct results *r, const char *results_path, long long *ste
 // "XSA" when any layer uses XSA, else "SA".
 const char *trend_series(const struct results *r);
 
+// report --trend's series of n files without --series: trend_series, except that XSA files with
+// different XSA layers (a checkpoint's own last 2, another run's or --xsa's all) are separate
+// series named by their layers, "XSA (layers 2,3)", "XSA (all layers)": one curve never joins
+// two architectures. names: n buffers of TREND_SERIES_MAX bytes.
+#define TREND_SERIES_MAX 1100
+void trend_default_series(const struct results *const *rs, int n, char (*names)[TREND_SERIES_MAX]);
+
 #endif

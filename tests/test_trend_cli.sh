@@ -106,6 +106,14 @@ rm -rf "$TMP/ck"
 # Every task of one document: the average has no interval either, and nothing is "real".
 expect_exit one_doc_average_no_interval 0 "no interval: every task has a single document" -- $X compare "$S200" "$S250"
 expect_exit trend_steps_recorded 0 "^\| 250 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$" -- bash -c 'cd / && "$0" report --trend "$1" "$2"' "$X" "$S200" "$S250"
+# XSA files with other XSA layers (the checkpoint's own last two, or --xsa all) are separate curves,
+# named by their layers; one curve joined them, with nothing said, before.
+with xsa xsa_last2_500 's/"xsa_layers": "all"/"xsa_layers": "10,11"/; s/"num_fewshot": 0,/"num_fewshot": 0, "step": 500,/'
+$X report --trend "$TMP/xsa_100.json" "$TMP/xsa_300.json" "$TMP/xsa_last2_500.json" "$TMP/sa_100.json" -o "$TMP/t/mixed.md" 2>"$TMP/err"
+all=$(awk '/^## /{f=($0 == "## XSA (all layers)")} f && /^\| [0-9]/{print $2}' "$TMP/t/mixed.md" | tr '\n' ,)
+two=$(awk '/^## /{f=($0 == "## XSA (layers 10,11)")} f && /^\| [0-9]/{print $2}' "$TMP/t/mixed.md" | tr '\n' ,)
+[ "$all" = "100,300," ] && [ "$two" = "500," ] && grep -qx '## SA' "$TMP/t/mixed.md" && ! grep -qx '## XSA' "$TMP/t/mixed.md" &&
+    pass trend_xsa_layers_separate || fail trend_xsa_layers_separate "all '$all', 10,11 '$two': $(grep '^## ' "$TMP/t/mixed.md" | tr '\n' ' ')"
 expect_exit trend_duplicate 2 "second SA file at step 100" -- $X report --trend "$TMP/sa_100.json" "$TMP/sa_100.json"
 expect_exit trend_series_count 2 "--series a names 1 series for 2" -- $X report --trend --series a "$TMP/sa_100.json" "$TMP/sa_300.json"
 expect_exit trend_series_named 0 "^## base" -- $X report --trend --series base,base "$TMP/sa_100.json" "$TMP/sa_300.json"
