@@ -22,12 +22,13 @@ static const struct cli_flag flags[] = {
 
 static const struct cli_command cmd = {
     "check", "--baseline BASE.json --results NEW.json [flags]",
-    "Fails (exit 1) when a task drops by more than POINTS with significance at level A (exact\n"
-    "McNemar p < A and the 1 - A paired bootstrap interval below 0), or the average over all tasks\n"
-    "drops by more than POINTS with its interval below 0. Exit 0 otherwise; 2 on bad usage or inputs\n"
-    "that are unreadable or not comparable (different data, tasks, limits); 3 when the summary or\n"
-    "the verdict could not be written (a regression's 1 comes first). Prints a Markdown summary for\n"
-    "a pull-request comment.\n",
+    "Fails (exit 1) when a task drops by more than POINTS significantly (exact McNemar p < A / m and\n"
+    "the 1 - A / m paired bootstrap interval below 0), or the average over all tasks drops by more\n"
+    "than POINTS with its 1 - A / m interval below 0; m = tasks + 1 (the average), 1 for one task:\n"
+    "Bonferroni, so that a candidate no different from the baseline fails with probability at most A.\n"
+    "Exit 0 otherwise; 2 on bad usage or inputs that are unreadable or not comparable (different\n"
+    "data, tasks, limits); 3 when the summary or the verdict could not be written (a regression's 1\n"
+    "comes first). Prints a Markdown summary for a pull-request comment.\n",
     flags, (int)(sizeof flags / sizeof flags[0]), 0, 1};
 
 struct check_args {

@@ -26,8 +26,12 @@ void check_markdown(const struct results *base, const struct results *cand, cons
     sbuf_puts(o, "). ");
     sbuf_printf(o, "A task fails when it drops by more than %.2f points and the drop is significant (exact McNemar "
                    "p < %g and the %g%% paired bootstrap interval below 0); the average over all %d tasks "
-                   "fails when it drops by more than %.2f points and its interval is below 0.\n\n",
-                opt->max_drop, opt->alpha, pct, c->all.n_tasks, opt->max_drop);
+                   "fails when it drops by more than %.2f points and its interval is below 0.",
+                opt->max_drop, v->test_alpha, pct, c->all.n_tasks, opt->max_drop);
+    if (v->n_tests > 1)  // Bonferroni: the level of the whole gate, not of each test, is alpha
+        sbuf_printf(o, " Each of these %d tests is at level %g / %d, so that a candidate no worse than the baseline "
+                       "fails with probability at most %g.", v->n_tests, opt->alpha, v->n_tests, opt->alpha);
+    sbuf_puts(o, "\n\n");
     report_same_model_note(o, base, cand);
     sbuf_printf(o, "| task | metric | baseline | new | \xce\x94 (pts) | %g%% CI | McNemar p | verdict |\n"
                    "|---|---|--:|--:|--:|:-:|--:|---|\n", pct);
@@ -81,6 +85,8 @@ int check_verdict_json(const struct check_verdict *v, const struct check_options
     jsonw_str(&w, "results", opt->results_path ? opt->results_path : "");
     jsonw_num_prec(&w, "max_drop", opt->max_drop, 10);
     jsonw_num_prec(&w, "alpha", opt->alpha, 10);
+    jsonw_int(&w, "tests", v->n_tests);
+    jsonw_num_prec(&w, "test_alpha", v->test_alpha, 10);
     jsonw_int(&w, "bootstrap_iters", c->iters);
     jsonw_int(&w, "seed", (long long)c->seed);
     jsonw_array(&w, "tasks");

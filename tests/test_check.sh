@@ -13,8 +13,18 @@ expect_exit planted_significant_regression 1 "hellaswag .*\*\*regressed\*\*" -- 
 expect_exit planted_insignificant_drop 0 "openbookqa .*drop, not significant" -- check --baseline $F/xsa.json --results $F/xsa_small_drop.json
 expect_exit average_regression 1 "regression of the average" -- check --baseline $F/xsa.json --results $F/xsa_avg_drop.json
 expect_exit larger_allowed_drop 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 7
-expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001 --iters 200000
+# (hellaswag's p ~ 7e-5 is above 0.0005 / 10)
+expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.0005 --iters 40000
 expect_exit too_few_iters 2 "--iters 10000: too few resamples for a 1 - 1e-05 interval; give at least 200000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+# Each of the gate's 10 tests (9 tasks, the average) is at alpha / 10: its intervals need 20 / alpha resamples.
+expect_exit too_few_iters_per_test 2 "--iters 10000: too few resamples for the gate's 10 tests at 0.001 / 10 each \(1 - 0.0001 intervals\); give at least 20000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.001
+# A drop significant for piqa tested alone (p ~ 0.024, 95% interval below 0) is not significant
+# among the gate's 10 tests at 0.05 / 10 (Bonferroni): without the correction a candidate no
+# different from its baseline failed about 16% of the time at --limit 400, not 5%
+# (tools/references/calibrate_compare.py). At --alpha 0.3 (0.03 each) the same drop fails.
+expect_exit bonferroni_marginal_drop_passes 0 "piqa .*drop, not significant" -- check --baseline $F/xsa.json --results $F/xsa_marginal_drop.json
+expect_exit bonferroni_level_said 0 "Each of these 10 tests is at level 0.05 / 10" -- check --baseline $F/xsa.json --results $F/xsa_marginal_drop.json
+expect_exit bonferroni_marginal_drop_looser_alpha 1 "piqa .*\*\*regressed\*\*" -- check --baseline $F/xsa.json --results $F/xsa_marginal_drop.json --alpha 0.3
 expect_exit improvement_passes 0 "lambada_openai .*improved" -- check --baseline $F/sa.json --results $F/xsa.json
 expect_exit missing_file 2 "^xsa-eval check: $F/nope.json: cannot open" -- check --baseline $F/xsa.json --results $F/nope.json
 expect_exit mismatched_digests 2 "winogrande data differ" -- check --baseline $F/xsa.json --results $F/xsa_other_data.json

@@ -9,7 +9,7 @@ expect_exit no_args 2 "usage" -- "$XSA_BIN"
 
 F=tests/fixtures/results
 # --name=VALUE works for every command (check used to refuse it), flags after positionals too.
-expect_exit check_equals_form 0 "PASS" -- "$XSA_BIN" check --baseline=$F/xsa.json --results=$F/xsa.json --seed=7 --iters=200
+expect_exit check_equals_form 0 "PASS" -- "$XSA_BIN" check --baseline=$F/xsa.json --results=$F/xsa.json --seed=7 --iters=400
 expect_exit compare_flags_after_files 0 "^# xsa-125m \(A\) vs xsa-125m \(B\)" -- "$XSA_BIN" compare $F/xsa.json $F/xsa.json --iters=200
 # --seed is one integer type in compare and check; ranges are said the same way.
 for c in "compare $F/sa.json $F/xsa.json" "check --baseline $F/sa.json --results $F/xsa.json"; do

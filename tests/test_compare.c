@@ -329,9 +329,12 @@ TEST(check_rule) {
     CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 6.5, 0.05, &v), 0);
     CHECK(v.pass);
     check_verdict_free(&v);
-    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 1, 1e-5, &v), 0);
-    CHECK(v.pass);
+    // (a stricter level that passes it needs more resamples than these tests take: test_check.sh)
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 1, 0.02, &v), 0);  // p ~ 7e-5 < 0.02 / 10
+    CHECK(!v.pass && v.regressed[3] && v.test_alpha == 0.02 / 10);
     check_verdict_free(&v);
+    // 2000 resamples cannot give the 1 - 1e-6 intervals of 10 tests at 1e-5 / 10: refused.
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_regressed.json", 1, 1e-5, &v), XSA_EBADINPUT);
     // openbookqa -2 points but p ~ 0.18: not significant, passes.
     CHECK_EQ_INT(verdict("xsa.json", "xsa_small_drop.json", 1, 0.05, &v), 0);
     CHECK(v.pass && v.cmp.rows[5].delta < -1);
@@ -356,8 +359,57 @@ TEST(check_rule) {
     sbuf_free(&js);
     check_verdict_free(&v);
     CHECK_EQ_INT(verdict("xsa.json", "xsa.json", -1, 0.05, &v), XSA_EBADINPUT);
+    CHECK_EQ_INT(verdict("xsa.json", "xsa.json", 1, 1e-3, &v), XSA_EBADINPUT);  // needs 20000 resamples
     CHECK_EQ_INT(verdict("xsa.json", "xsa.json", 1, 1.5, &v), XSA_EBADINPUT);
     CHECK_EQ_INT(verdict("xsa.json", "xsa_other_data.json", 1, 0.05, &v), XSA_EBADINPUT);
+}
+
+// The gate tests each of its m = 10 tests (9 tasks, the average) at alpha / m: piqa's drop in
+// xsa_marginal_drop.json (-3.5 points, McNemar p ~ 0.024 by scipy) is real for compare at 0.05
+// and no regression for check at 0.05 / 10; its interval is the reference's 99.5% one.
+TEST(check_bonferroni) {
+    cJSON *ref = load_reference();
+    CHECK(ref != NULL);
+    const cJSON *gate = cJSON_GetObjectItemCaseSensitive(ref, "xsa_vs_marginal_drop_gate");
+    const cJSON *piqa = NULL, *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(gate, "tasks"))
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(t, "task")->valuestring, "piqa")) piqa = t;
+    CHECK(piqa != NULL);
+    struct check_verdict v;
+    CHECK_EQ_INT(verdict("xsa.json", "xsa_marginal_drop.json", 1, 0.05, &v), 0);
+    CHECK_EQ_INT(v.n_tests, 10);
+    CHECK(v.test_alpha == 0.05 / 10 && v.cmp.alpha == 0.05 / 10);
+    CHECK(v.pass && v.n_regressed == 0 && !v.avg_regressed);
+    const struct compare_row *r = &v.cmp.rows[6];
+    CHECK_STR(r->task, "piqa");
+    if (piqa) {
+        CHECK_NEAR(r->delta, num(piqa, "delta_pts"), 1e-9);
+        CHECK_NEAR(r->p, num(piqa, "mcnemar_p"), 1e-10 * num(piqa, "mcnemar_p"));
+        CHECK(r->p > v.test_alpha && r->p < 0.05);
+        CHECK_NEAR(r->lo, num(piqa, "ci_lo"), CI_TOL);
+        CHECK_NEAR(r->hi, num(piqa, "ci_hi"), CI_TOL);
+    }
+    const cJSON *avg = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(gate, "average"), "all");
+    CHECK_NEAR(v.cmp.all.lo, num(avg, "ci_lo"), CI_TOL);
+    CHECK_NEAR(v.cmp.all.hi, num(avg, "ci_hi"), CI_TOL);
+    check_verdict_free(&v);
+    // compare, one task at a time at 0.05, calls the same drop real.
+    check_pair("xsa.json", "xsa_marginal_drop.json", "xsa_vs_marginal_drop", 3000);
+    struct results a, b;
+    if (!load(&a, "xsa.json") && !load(&b, "xsa_marginal_drop.json")) {
+        struct compare_options opt = {.iters = 2000};
+        struct comparison c;
+        xsa_error err = {0};
+        CHECK_EQ_INT(compare_results(&a, &b, &opt, &c, &err), 0);
+        CHECK(c.rows[6].real && c.rows[6].hi < 0);
+        comparison_free(&c);
+        results_free(&a);
+        results_free(&b);
+    }
+    // One task: the average is that task, one test at alpha.
+    CHECK_EQ_INT(check_n_tests(1), 1);
+    CHECK_EQ_INT(check_n_tests(9), 10);
+    cJSON_Delete(ref);
 }
 
 // Edge cases: a task of one document (stderr N/A), a NaN per-document value, an overflowed
@@ -420,6 +472,6 @@ TEST(code_spans_exact) {
 }
 
 RUN_TESTS(T(code_spans_exact), T(intervals_independent_of_file_layout), T(sa_vs_xsa_matches_reference), T(regressed_matches_reference), T(small_drop_matches_reference),
-          T(avg_drop_matches_reference), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
+          T(avg_drop_matches_reference), T(check_bonferroni), T(seeded_and_deterministic), T(identical_inputs_have_zero_deltas),
           T(metric_option), T(refuses_incomparable_unless_forced), T(doc_ids_must_pair), T(check_rule),
           T(edge_cases_n1_nan_inf))
