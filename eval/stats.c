@@ -11,7 +11,7 @@
 // ---- binomial(n, 1/2) ---------------------------------------------------------------------
 // Loader (2000), "Fast and accurate computation of binomial probabilities": the pmf as
 // exp(-(stirling errors) - bd0 terms) / sqrt(2 pi k (n-k)/n), with no cancellation between
-// large log-factorials, so tail probabilities stay accurate to ~1e-15 relative.
+// large log-factorials, so tail probabilities stay accurate to ~1e-12 relative (stats.h).
 
 // stirlerr(n) = log(n!) - log(sqrt(2 pi n) (n/e)^n), n >= 1. Exact values up to 15 (computed
 // with mpmath at 50 digits), then the asymptotic series, whose first omitted term is < 1e-16.
