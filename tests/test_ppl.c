@@ -342,40 +342,37 @@ static void rec_chunk(void *ctx, int entry, int v0, int nv, const float *lp) {
     }
 }
 
-// The contract's distribution output on a vocabulary of three chunks: each (entry, chunk)
-// once, normalised, the target's value the entry's own log-probability bit for bit, the
-// argmax the greedy flag's, and the entries' outputs unchanged by asking for it.
-TEST(backend_distribution_chunks) {
-    struct random_model_spec sp = {MODEL_ARCH_LLAMA, ROPE_HALF, 2, 4, 2, 8, 32, 48, 9000, 64, 0, 0, 7};
-    struct model m;
-    random_model_init(&m, &sp);
+// The contract's distribution output: each (entry, chunk) once, normalised, the target's value
+// the entry's own log-probability bit for bit, the argmax the greedy flag's, and the entries'
+// outputs unchanged by asking for it. Rows r0 (5 tokens), r1 (3); entries at fixed positions.
+static void check_distribution_contract(struct model *m, const int32_t *r0, const int32_t *r1, const int *tgt) {
+    int V = m->cfg.vocab_size, n_chunks = (V + BACKEND_DIST_CHUNK - 1) / BACKEND_DIST_CHUNK;
     struct backend be;
     struct backend_options o = {0};
     xsa_error err = {0};
-    CHECK(backend_open_env(&be, &m, &o, &err) == 0);
+    CHECK(backend_open_env(&be, m, &o, &err) == 0);
     struct batch_builder bb;
     batch_init(&bb);
-    int32_t r0[5] = {1, 4500, 8999, 17, 4096}, r1[3] = {8191, 2, 8192};
     int f0, f1;
     CHECK(batch_add_row(&bb, r0, 5, &f0, &err) == 0);
     CHECK(batch_add_row(&bb, r1, 3, &f1, &err) == 0);
-    int idx[6] = {f0, f0 + 2, f0 + 2, f0 + 4, f1, f1 + 2}, tgt[6] = {4500, 17, 8998, 0, 2, 8191};
+    int idx[6] = {f0, f0 + 2, f0 + 2, f0 + 4, f1, f1 + 2};
     for (int e = 0; e < 6; e++) CHECK(batch_add_entry(&bb, idx[e], tgt[e], &err) == 0);
     struct score_batch b = batch_view(&bb);
     float lp0[6], lp1[6];
     uint8_t g0[6], g1[6];
     CHECK(backend_score(&be, &b, lp0, g0, &err) == 0);
-    struct dist_rec r = {9000, 3, xsa_calloc(18, sizeof(int)), xsa_calloc(6 * 9000, sizeof(float))};
+    struct dist_rec r = {V, n_chunks, xsa_calloc((size_t)6 * n_chunks, sizeof(int)), xsa_calloc((size_t)6 * V, sizeof(float))};
     struct backend_dist_sink sink = {rec_chunk, &r};
     b.dist = &sink;
     CHECK(backend_score(&be, &b, lp1, g1, &err) == 0);
     CHECK(!memcmp(lp0, lp1, sizeof lp0) && !memcmp(g0, g1, sizeof g0));
     for (int e = 0; e < 6; e++) {
-        for (int c = 0; c < 3; c++) CHECK_EQ_INT(r.calls[e * 3 + c], 1);
-        const float *x = r.lp + (size_t)e * 9000;
+        for (int c = 0; c < n_chunks; c++) CHECK_EQ_INT(r.calls[e * n_chunks + c], 1);
+        const float *x = r.lp + (size_t)e * V;
         double z = 0;
         int am = 0;
-        for (int v = 0; v < 9000; v++) {
+        for (int v = 0; v < V; v++) {
             z += exp((double)x[v]);
             if (x[v] > x[am]) am = v;
         }
@@ -383,12 +380,35 @@ TEST(backend_distribution_chunks) {
         CHECK(x[tgt[e]] == lp0[e]);
         CHECK_EQ_INT(am == tgt[e], g0[e]);
     }
-    CHECK(!memcmp(r.lp + 9000, r.lp + 2 * 9000, 9000 * sizeof(float)));  // same index, same distribution
+    CHECK(!memcmp(r.lp + V, r.lp + 2 * V, (size_t)V * sizeof(float)));  // same index, same distribution
     free(r.calls);
     free(r.lp);
     batch_free(&bb);
     backend_close(&be);
+}
+
+// On a vocabulary of three chunks (the fused decoder's head).
+TEST(backend_distribution_chunks) {
+    struct random_model_spec sp = {MODEL_ARCH_LLAMA, ROPE_HALF, 2, 4, 2, 8, 32, 48, 9000, 64, 0, 0, 7};
+    struct model m;
+    random_model_init(&m, &sp);
+    int32_t r0[5] = {1, 4500, 8999, 17, 4096}, r1[3] = {8191, 2, 8192};
+    int tgt[6] = {4500, 17, 8998, 0, 2, 8191};
+    check_distribution_contract(&m, r0, r1, tgt);
     random_model_free(&m);
+}
+
+// modded-nanogpt's GPT scores in a forward of its own (cpu_mnanogpt.c), with its own head: it
+// must hand over the distributions too, or `ppl --kl` reads uninitialised memory (it did: KL
+// 1e-7 and top-1 agreement 0 between two trained checkpoints whose true KL is 0.042).
+TEST(backend_distribution_mnanogpt) {
+    struct model m;
+    xsa_error err = {0};
+    CHECK_EQ_INT(model_load(&m, "tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt", &err), 0);
+    int32_t r0[5] = {50, 3, 17, 99, 42}, r1[3] = {7, 85, 40};
+    int tgt[6] = {3, 99, 42, 0, 85, m.cfg.vocab_size - 1};
+    check_distribution_contract(&m, r0, r1, tgt);
+    model_free(&m);
 }
 
 // Scores every position of `tok` (after `pad` tokens of another row, when pad > 0) with the
@@ -559,7 +579,7 @@ TEST(decoded_bytes_match_tokenizers_decode) {
     cJSON_Delete(ref);
 }
 
-RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
+RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(backend_distribution_mnanogpt), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
           T(kl_with_a_zero_probability))

@@ -472,6 +472,7 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
     // The scored rows, G at a time: logits 23 sigmoid((z + 5) / 7.5), log-softmax over the padded
     // vocabulary, greedy = the first argmax.
     double *lse = xsa_calloc((size_t)G, sizeof(double));
+    float *dist = b->dist ? xsa_malloc(BACKEND_DIST_CHUNK * sizeof *dist) : NULL;
     int best[CPU_GEMM_ROWS];
     for (int r0 = 0; r0 < R; r0 += G) {
         int n = R - r0 < G ? R - r0 : G;
@@ -495,8 +496,14 @@ void cpu_forward_mnanogpt(struct cpu_state *st, const struct score_batch *b, flo
             if (i < 0 || i >= n) continue;
             logprob[e] = (float)(lg[(size_t)i * V + tg] - lse[i]);
             greedy[e] = tg == best[i];
+            for (int v0 = 0; b->dist && v0 < V; v0 += BACKEND_DIST_CHUNK) {  // --kl: the whole distribution, chunk by chunk
+                int nv = V - v0 < BACKEND_DIST_CHUNK ? V - v0 : BACKEND_DIST_CHUNK;
+                for (int o = 0; o < nv; o++) dist[o] = (float)(lg[(size_t)i * V + v0 + o] - lse[i]);
+                b->dist->chunk(b->dist->ctx, e, v0, nv, dist);
+            }
         }
     }
+    free(dist);
     free(lse);
     free(rtok);
     free(row);
