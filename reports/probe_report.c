@@ -18,8 +18,27 @@ static const char *const stat_key[BACKEND_PROBE_STATS] = {"cos_y", "cos_z", "a_i
 // A layer without attention (the 2026-03-31 record's DISABLE_LAYER0_ATTN) has no statistics.
 static int has_attention(const struct model *m, int l) { return !m->cfg.attn_off[l]; }
 
-static void row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa) {
+// Gated XSA (modded-nanogpt; parameter-golf's gated variant) removes only tanh(alpha) of y's
+// component along v, so cos(z, v) is not 0 there: the report says which layers and how much.
+// 1: one gate per head (*g, tanh(alpha)), 2: a gate per token (the MUDD gates), 0: plain or none.
+static int xsa_gated(const struct model *m, int l, const float **g) {
+    *g = m->layers[l].xsa_gate;
+    if (!m->cfg.xsa[l]) return 0;
+    if (m->mng && m->mng->layer[l].g_xsa >= 0) return 2;
+    return *g != NULL;
+}
+
+static int any_gated(const struct probe_report *r) {
+    const float *g;
+    for (int m = 0; m < r->n_models; m++)
+        for (int l = 0; l < r->model[m]->cfg.n_layer; l++)
+            if (xsa_gated(r->model[m], l, &g)) return 1;
+    return 0;
+}
+
+static void row(struct sbuf *o, const struct ppl_probe *p, int l, int h, const char *xsa, const float *gate) {
     if (h < 0) sbuf_printf(o, "| %d | %s |", l, xsa);
+    else if (gate) sbuf_printf(o, "| %d.%d | %s %.2f |", l, h, xsa, gate[h]);
     else sbuf_printf(o, "| %d.%d | %s |", l, h, xsa);
     if (!strcmp(xsa, "no attention")) {
         sbuf_puts(o, " \xe2\x80\x94 | \xe2\x80\x94 | \xe2\x80\x94 |\n");
@@ -37,9 +56,13 @@ static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
     const struct probe_report *r = ctx;
     sbuf_printf(o, "# Attention similarity bias\n\nAt %ld targets of %s (context up to %d, stride %d), per layer "
                             "over query heads: cos(y, v) between a head's attention output before XSA's projection "
-                            "and the token's own value vector, cos(z, v) after it (0 up to rounding in XSA layers), "
+                            "and the token's own value vector, cos(z, v) after it (0 up to rounding in XSA layers%s), "
                             "and a_ii, the attention the token puts on itself; mean \xc2\xb1 standard deviation.\n",
-                         r->probe[0].n, r->input, r->context, r->stride);
+                         r->probe[0].n, r->input, r->context, r->stride, any_gated(r) ? ", but not in gated ones" : "");
+    if (any_gated(r))
+        sbuf_puts(o, "\n\"gated\" layers are gated XSA: z = y - g (y . v / |v|^2) v removes only a fraction g = "
+                     "tanh(alpha) of y's component along v (g per head beside each head's row, or per token), so "
+                     "cos(z, v) there is not 0; it is 0 only where g = 1.\n");
     for (int m = 0; m < r->n_models; m++) {
         const struct ppl_probe *p = &r->probe[m];
         sbuf_puts(o, "\n## ");
@@ -47,9 +70,12 @@ static void markdown(const void *ctx, const char *chart_rel, struct sbuf *o) {
         sbuf_printf(o, "\n\n| layer%s | XSA | cos(y, v) | cos(z, v) | a_ii |\n|--:|:-:|--:|--:|--:|\n",
                           r->heads ? ".head" : "");
         for (int l = 0; l < p->n_layer; l++) {
-            const char *x = !has_attention(r->model[m], l) ? "no attention" : r->model[m]->cfg.xsa[l] ? "yes" : "no";
-            row(o, p, l, -1, x);
-            for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x);
+            const float *g;
+            int gated = xsa_gated(r->model[m], l, &g);
+            const char *x = !has_attention(r->model[m], l) ? "no attention" : gated == 2 ? "gated per token" : gated ? "gated"
+                            : r->model[m]->cfg.xsa[l] ? "yes" : "no";
+            row(o, p, l, -1, x, NULL);
+            for (int h = 0; r->heads && h < p->n_head; h++) row(o, p, l, h, x, gated == 1 ? g : NULL);
         }
     }
     if (chart_rel) {
@@ -91,6 +117,14 @@ static void json(const void *ctx, struct sbuf *out) {
             jsonw_int(&w, "layer", l);
             jsonw_bool(&w, "xsa", r->model[m]->cfg.xsa[l]);
             jsonw_bool(&w, "attention", has_attention(r->model[m], l));
+            const float *g;
+            int gated = xsa_gated(r->model[m], l, &g);
+            if (gated == 2) jsonw_str(&w, "xsa_gate", "per token");
+            if (gated == 1) {  // tanh(alpha) per head: cos(z, v) is not 0 where it is below 1
+                jsonw_array(&w, "xsa_gate");
+                for (int h = 0; h < r->model[m]->cfg.n_head; h++) jsonw_num(&w, NULL, g[h]);
+                jsonw_end(&w);
+            }
             for (int h = -1; h < (r->heads ? p->n_head : 0) && has_attention(r->model[m], l); h++) {
                 if (h >= 0) {
                     if (h == 0) jsonw_array(&w, "heads");

@@ -31,8 +31,35 @@ expect_exit master_xsa_none 0 "^pos" -- "$XSA_BIN" logprobs --model $B --device 
 # probe computes the statistics on this GPT (values: test_model_exact against the record's own
 # attention); layer 6 has no attention.
 "$XSA_BIN" probe --model $S --tokens-file tests/fixtures/mnanogpt/val/docs.bin --context 64 -o "$TMP/probe.md" 2>"$TMP/probe.err"
-if grep -q "^| 6 | no attention | — | — | — |" "$TMP/probe.md" && grep -q "^| 1 | yes | +0\.[0-9]*[1-9]" "$TMP/probe.md" &&
+if grep -q "^| 6 | no attention | — | — | — |" "$TMP/probe.md" && grep -q "^| 1 | gated | +0\.[0-9]*[1-9]" "$TMP/probe.md" &&
    ! grep -q "add --split-docs" "$TMP/probe.err"; then pass probe_statistics; else fail probe_statistics "$(head -c 300 "$TMP/probe.md")"; fi
+# Its XSA is gated: z keeps (1 - tanh(alpha)) of y's component along v, so cos(z, v) is not 0 and
+# the report must not say "0 up to rounding" of those layers: they are "gated", with each head's
+# tanh(alpha) (JSON "xsa_gate"); the master baseline has none, the root's GPT gates per token.
+"$XSA_BIN" probe --model $S --model tests/fixtures/mnanogpt/master/state_step000000.pt --tokens-file tests/fixtures/mnanogpt/val/docs.bin \
+    --context 64 --heads --quiet -o "$TMP/pg.md" --json "$TMP/pg.json"
+"$XSA_BIN" probe --model tests/fixtures/mnanogpt/gates/state_step000000.pt --tokens-file tests/fixtures/mnanogpt/val/docs.bin \
+    --context 64 --quiet -o "$TMP/pt.md" --json "$TMP/pt.json"
+got=$(python3 - "$TMP/pg.json" "$TMP/pt.json" <<'EOF'
+import json, sys
+g, t = (json.load(open(f)) for f in sys.argv[1:])
+bad = []
+for l in g["models"][0]["layers"]:
+    gate = l.get("xsa_gate")
+    if (gate is not None) != (l["layer"] in (1, 3, 4, 7, 8, 10)) or l["xsa"] != (gate is not None):
+        bad.append("xsa_gate of layer %d: %s" % (l["layer"], gate))
+    elif gate is not None and (len(gate) != len(l["heads"]) or not all(-1 < x < 1 for x in gate) or all(abs(x) < 1e-3 for x in gate)):
+        bad.append("layer %d's gates %s" % (l["layer"], gate))
+bad += ["master layer %d has xsa_gate" % l["layer"] for l in g["models"][1]["layers"] if "xsa_gate" in l]
+bad += ["root layer %d: %s" % (l["layer"], l.get("xsa_gate")) for l in t["models"][0]["layers"] if l["xsa"] != (l.get("xsa_gate") == "per token")]
+print("; ".join(bad) or "ok")
+EOF
+)
+if [ "$got" = ok ] && grep -q "^| 1 | gated | " "$TMP/pg.md" && grep -q "^| 1\.0 | gated [-0-9.]* | " "$TMP/pg.md" &&
+   grep -q "not in gated ones" "$TMP/pg.md" && grep -q "fraction g = tanh(alpha)" "$TMP/pg.md" &&
+   grep -q "^| 1 | gated per token | " "$TMP/pt.md"; then
+    pass probe_gated_xsa_named
+else fail probe_gated_xsa_named "$got $(grep -m3 "gated\|^| 1 " "$TMP/pg.md" "$TMP/pt.md")"; fi
 
 # The later records' GPTs (their log-probabilities: test_model_exact against each one's own code).
 # 2026-05-20's sign trick on the master's GPT loads as SA; 07-17's MUDD with gated XSA; 06-11's
