@@ -231,11 +231,20 @@ struct kl_state {               // one batch's distributions: A's kept, B's fold
     double *part;               // (S, n_chunks) sum over the chunk of p_A (log p_A - log p_B)
     float *max_b;               // (S, n_chunks) B's largest log-probability in the chunk
     int32_t *arg_b;             // (S, n_chunks) its lowest id
+    uint8_t *seen;              // (S, n_chunks) 1 once the model being scored handed that chunk over
 };
+
+// Marks a whole, aligned chunk as handed over; anything else stays unmarked, so that a backend
+// that skips or cuts chunks is caught (kl_check_seen) instead of folding stale memory into the KL.
+static void kl_mark(struct kl_state *k, int entry, int v0, int nv) {
+    int full = k->V - v0 < BACKEND_DIST_CHUNK ? k->V - v0 : BACKEND_DIST_CHUNK;
+    if (v0 % BACKEND_DIST_CHUNK == 0 && nv == full) k->seen[(size_t)entry * k->n_chunks + v0 / BACKEND_DIST_CHUNK] = 1;
+}
 
 static void sink_keep_a(void *ctx, int entry, int v0, int nv, const float *lp) {
     struct kl_state *k = ctx;
     memcpy(k->lp_a + (size_t)entry * k->V + v0, lp, (size_t)nv * sizeof *lp);
+    kl_mark(k, entry, v0, nv);
 }
 
 static void sink_fold_b(void *ctx, int entry, int v0, int nv, const float *lp) {
@@ -254,6 +263,19 @@ static void sink_fold_b(void *ctx, int entry, int v0, int nv, const float *lp) {
     k->part[slot] = s;
     k->max_b[slot] = mx;
     k->arg_b[slot] = v0 + am;
+    kl_mark(k, entry, v0, nv);
+}
+
+// Every chunk of every entry from the model just scored, or exit 3 naming the model: a backend
+// that scores without handing over its distributions must not make a KL of uninitialised memory.
+static int kl_check_seen(struct kl_state *k, int S, const struct backend *be, xsa_error *err) {
+    size_t n = (size_t)S * k->n_chunks, got = 0;
+    for (size_t i = 0; i < n; i++) got += k->seen[i];
+    memset(k->seen, 0, n);
+    if (got == n) return 0;
+    return xsa_fail(err, XSA_ERUNTIME, "%s: the %s backend handed over %zu of the %zu vocabulary chunks --kl needs "
+                    "(an xsa-eval bug: please report it); compare these models without --kl",
+                    be->model->path, be->name, got, n);
 }
 
 // Per entry of the batch: KL and both argmaxes, into kl at target offset t0.
@@ -297,6 +319,7 @@ static int score_batch_all(struct backend *const *be, int n_models, const struct
         b.dist = k ? &sink[m] : NULL;
         b.probe = probe ? probe_buf : NULL;
         int rc = backend_score(be[m], &b, lp, gr, err);
+        if (!rc && k) rc = kl_check_seen(k, b.n_entries, be[m], err);
         if (rc) return rc;
         if (probe) probe_add(&probe[m], probe_buf, b.n_entries);
         for (int e = 0; e < b.n_entries; e++) {
@@ -377,6 +400,7 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
         k.part = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.part);
         k.max_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.max_b);
         k.arg_b = xsa_malloc((size_t)cap * k.n_chunks * sizeof *k.arg_b);
+        k.seen = xsa_calloc((size_t)cap * k.n_chunks, 1);
     }
     float *probe_buf = NULL;  // (cap, L, H, BACKEND_PROBE_STATS) for the larger model
     size_t probe_n = 0;
@@ -432,5 +456,6 @@ int ppl_score(struct backend *const *be, int n_models, const struct ppl_docs *d,
     free(k.part);
     free(k.max_b);
     free(k.arg_b);
+    free(k.seen);
     return rc;
 }

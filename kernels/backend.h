@@ -55,7 +55,8 @@ struct backend_dist_sink {
     // Called once per (entry, chunk): logprob[j] = log P(v0 + j) at the entry's output for the
     // ids [v0, v0 + nv), v0 a multiple of BACKEND_DIST_CHUNK. Calls for different pairs may come
     // at the same time from the backend's threads, in any order (write only to storage of that
-    // pair); the values, as the entries' log-probabilities, never depend on the batch.
+    // pair); the values, as the entries' log-probabilities, never depend on the batch. Every
+    // chunk of every entry must come (ppl's --kl refuses a batch where one did not).
     void (*chunk)(void *ctx, int entry, int v0, int nv, const float *logprob);
     void *ctx;
 };

@@ -536,6 +536,67 @@ TEST(kl_with_a_zero_probability) {
     for (int i = 0; i < 2; i++) backend_close(&be[i]), random_model_free(&m[i]);
 }
 
+// A backend that scores but keeps (some of) its distributions to itself, as modded-nanogpt's
+// forward once did: --kl must refuse (exit 3) rather than fold whatever its buffers held.
+static int (*real_score)(struct backend *, const struct score_batch *, float *, uint8_t *, xsa_error *);
+static const struct backend_dist_sink *real_sink;
+static int hand_below;  // only chunks that start below this id are handed over
+
+static void sink_some(void *ctx, int entry, int v0, int nv, const float *lp) {
+    (void)ctx;
+    if (v0 < hand_below) real_sink->chunk(real_sink->ctx, entry, v0, nv, lp);
+}
+
+static int score_keeping_chunks(struct backend *be, const struct score_batch *b, float *lp, uint8_t *gr, xsa_error *err) {
+    struct score_batch c = *b;
+    struct backend_dist_sink s = {sink_some, NULL};
+    real_sink = b->dist;
+    c.dist = b->dist ? &s : NULL;
+    return real_score(be, &c, lp, gr, err);
+}
+
+TEST(kl_refuses_distributions_not_handed_over) {
+    // 5000 ids: two chunks, the second a partial one
+    struct random_model_spec sp = {MODEL_ARCH_GPT2, ROPE_NONE, 1, 2, 2, 8, 16, 32, 5000, 64, 0, 0, 21};
+    struct model m[2];
+    struct backend be[2];
+    struct backend_options o = {0};
+    xsa_error err = {0};
+    for (int i = 0; i < 2; i++) {
+        sp.seed = 21 + (uint64_t)i;
+        random_model_init(&m[i], &sp);
+        CHECK(backend_open_env(&be[i], &m[i], &o, &err) == 0);
+    }
+    struct ppl_docs d = {0};
+    int32_t tok[40];
+    for (int i = 0; i < 40; i++) tok[i] = (i * 997) % 5000;
+    CHECK(ppl_docs_add(&d, tok, 40, &err) == 0);
+    struct backend *ab[2] = {&be[0], &be[1]};
+    struct ppl_scores s[2];
+    struct ppl_kl kl = {0};
+    real_score = be[0].score;
+    const int below[] = {0, BACKEND_DIST_CHUNK, 5000};  // none, the first chunk only, all
+    for (int keeper = 0; keeper < 2; keeper++)
+        for (int i = 0; i < 3; i++) {
+            hand_below = below[i];
+            be[keeper].score = score_keeping_chunks;
+            memset(&err, 0, sizeof err);
+            int rc = ppl_score(ab, 2, &d, 16, 8, s, &kl, NULL, &err);
+            be[keeper].score = real_score;
+            if (i < 2) {
+                CHECK_EQ_INT(rc, XSA_ERUNTIME);
+                CHECK(strstr(err.msg, "vocabulary chunks --kl needs") != NULL);
+            } else {
+                CHECK_EQ_INT(rc, 0);
+                for (size_t t = 0; t < s[0].n; t++) CHECK(isfinite(kl.kl[t]) && kl.kl[t] >= 0);
+            }
+            for (int k = 0; k < 2; k++) ppl_scores_free(&s[k]);
+            ppl_kl_free(&kl);
+        }
+    ppl_docs_free(&d);
+    for (int i = 0; i < 2; i++) backend_close(&be[i]), random_model_free(&m[i]);
+}
+
 // A tokenizer.json whose decoder is not ByteLevel (tests/fixtures/ppl/decoded_bpb, written by
 // transformers and tokenizers: tools/fixtures/make_decoded_bpb_fixtures.py): each document's
 // targets add up to the bytes `tokenizers` decodes its ids to (cut at special tokens), and the
@@ -582,4 +643,4 @@ TEST(decoded_bytes_match_tokenizers_decode) {
 RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(backend_distribution_mnanogpt), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
-          T(kl_with_a_zero_probability))
+          T(kl_with_a_zero_probability), T(kl_refuses_distributions_not_handed_over))
