@@ -12,7 +12,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 CFLAGS="-O1 -g -std=c11 -D_GNU_SOURCE -I. -I/usr/include/cjson $SAN"
 LIBS="-lcjson -lcurl -lssl -lcrypto -lpcre2-8 -lutf8proc -lzip -lbz2 -lsnappy -lzstd -llzma -lbrotlidec -lz -lm"
 objs=()
-for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/*.c eval/token_shard.c eval/encode.c eval/reqstore.c eval/results.c eval/metrics.c eval/mt19937.c; do
+for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c data/http.c data/progress.c tasks/*.c eval/token_shard.c eval/encode.c eval/reqstore.c eval/results.c eval/trend.c eval/metrics.c eval/mt19937.c; do
     obj="$OUT/obj/$(echo "${src%.c}" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find model common data tasks eval -name '*.h' -newer "$obj" | head -1)" ]; then
         $CC $CFLAGS -fsanitize=fuzzer-no-link -c -o "$obj" "$src"

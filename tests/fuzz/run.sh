@@ -24,7 +24,7 @@ tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
 parquet) seeds=($F/parquet/*.parquet) ;;
 zip_range) seeds=($(find $F/torch -name '*.pt' | sort)) ;;  # torch.save files are zip archives
 encode) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/edge_cases.jsonl) ;;
-results) seeds=($F/results/*.json) ;;
+results) seeds=($F/results/*.json $(find $F/torch -name trainer_state.json)) ;;  # trainer_state.json: trend_checkpoint_step
 tasks|reqstore) seeds=(build/fuzz/seeds/$n) ;;
 caseops) seeds=($F/tokenizers/corpus.txt $F/tokenizers/cases.jsonl $F/tokenizers/sp_caseops/expected.tsv) ;;
 esac
