@@ -495,6 +495,7 @@ static int evaluate_model(const struct run_options *opt, int model_index, const 
             fprintf(stderr, "xsa-eval: note: %s (a rerun would score %s again)\n", merr.msg, r->model.name);
         else marked = 1;
     }
+    if (marked) test_kill_point("mark-written");
     if (!rc && !reused) rc = outdir_commit(out_path, err);
     if (!rc && !reused) test_kill_point("results-committed");
     if (rc && marked) journal_forget_done(dir, run_scope);

@@ -227,4 +227,21 @@ if [ $rc = 0 ] && [ -n "$first" ] && [ "$(ls "$TMP"/k1/sa/results_*.json)" = "$f
     grep -q "sa: an earlier launch of this command, stopped before its end, wrote its results" "$TMP/k1.log" &&
     msg=$(same_as_reference "$TMP/k1"); then pass one_model_kill_after_commit_reads_back
 else fail one_model_kill_after_commit_reads_back "rc=$rc $msg results: $(ls "$TMP"/k1/sa | grep -c '^results_') left: $left"; fi
+# Killed after the done mark is written but before the results file it names is committed: the
+# mark does not count (no such file), so the rerun scores the model again from its journal: one
+# results file, equal to the reference, with its samples, and no journal or mark left. The killed
+# launch's pending results and the samples it had committed stay until they are OUTDIR_STALE_S old
+# (eval/outdir.c: a pid says nothing of a run on another host sharing the folder).
+{ XSA_TEST_KILL_AT=mark-written "$XSA_BIN" "${LOUD[@]}" --output "$TMP/km" >/dev/null 2>&1; } 2>/dev/null
+mark=$(ls "$TMP"/km/sa/journal_*.done 2>/dev/null)
+dead=$(ls "$TMP"/km/sa | sed -n 's/^results_\(.*\)\.json\.pending\.[0-9]*$/\1/p')
+"$XSA_BIN" "${LOUD[@]}" --output "$TMP/km" >/dev/null 2>"$TMP/km.log"; rc=$?
+res=$(ls "$TMP"/km/sa/results_*.json 2>/dev/null)
+stamp=${res##*/results_}; stamp=${stamp%.json}
+left=$(ls -a "$TMP"/km/sa | grep -E '^journal_|\.tmp\.|\.pending\.' | grep -v "^results_$dead\.json\.pending\.")
+if [ $rc = 0 ] && [ -n "$mark" ] && [ -n "$dead" ] && [ "$(echo "$res" | grep -c .)" = 1 ] && [ -z "$left" ] &&
+    [ "$(strip "$res")" = "$(strip "$TMP"/ref/sa/results_*.json)" ] &&
+    cmp -s "$TMP/km/sa/samples_piqa_$stamp.jsonl" "$(ls "$TMP"/ref/sa/samples_piqa_*.jsonl)" &&
+    ! grep -q "wrote its results" "$TMP/km.log"; then pass kill_after_mark_scores_again
+else fail kill_after_mark_scores_again "rc=$rc mark=$mark dead=$dead results: $res left: $left"; fi
 finish
