@@ -2,7 +2,9 @@
 #include "eval/journal.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +94,7 @@ int journal_mark_done(const char *dir, const char run_scope[65], const char *lau
     char p[4200], line[4300], dig[65];
     const char *base = strrchr(results_path, '/') ? strrchr(results_path, '/') + 1 : results_path;
     if (launch_digest(launch, dig)) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot hash the command line", dir);
-    int len = snprintf(line, sizeof line, "%s\n%s\n", base, dig);
+    int len = snprintf(line, sizeof line, "%s\n%s\n%ld\n", base, dig, (long)getpid());
     if (done_path(dir, run_scope, p, sizeof p) || len >= (int)sizeof line)
         return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     return file_write_atomic(p, line, (size_t)len, err);
@@ -105,11 +107,15 @@ int journal_done_results(const char *dir, const char run_scope[65], const char *
     if (done_path(dir, run_scope, p, sizeof p) || !file_exists(p) || launch_digest(launch, dig) ||
         file_read_all(p, 4096, &text, &len, &e))
         return 0;
-    // "<results file name>\n<launch digest>\n": only a results file of this folder, by the name run
-    // gives it, written by a launch of this very command.
+    // "<results file name>\n<launch digest>\n<pid>\n": only a results file of this folder, by the
+    // name run gives it, written by a launch of this very command that is no longer running (a
+    // live one, such as the same command started twice at once, is not a stopped launch: its
+    // results are its own, and this launch scores its own).
     char *nl = strchr(text, '\n');
     int ok = nl && (size_t)(nl - text) > 13 && !strncmp(text, "results_", 8) && !strncmp(nl - 5, ".json", 5) &&
              !memchr(text, '/', (size_t)(nl - text)) && !strncmp(nl + 1, dig, 64) && nl[65] == '\n';
+    long pid = ok ? strtol(nl + 66, NULL, 10) : 0;
+    if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) ok = 0;
     if (ok) {
         *nl = '\0';
         ok = snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);

@@ -244,4 +244,14 @@ if [ $rc = 0 ] && [ -n "$mark" ] && [ -n "$dead" ] && [ "$(echo "$res" | grep -c
     cmp -s "$TMP/km/sa/samples_piqa_$stamp.jsonl" "$(ls "$TMP"/ref/sa/samples_piqa_*.jsonl)" &&
     ! grep -q "wrote its results" "$TMP/km.log"; then pass kill_after_mark_scores_again
 else fail kill_after_mark_scores_again "rc=$rc mark=$mark dead=$dead results: $res left: $left"; fi
+# The mark of a launch that is still running (the same command started twice at once) is not a
+# stopped launch's: a rerun scores on its own. Here a mark left by a kill after the commit is
+# given a live pid (this shell's): two results files, nothing read back.
+{ XSA_TEST_KILL_AT=results-committed "$XSA_BIN" "${LOUD[@]}" --output "$TMP/kl" >/dev/null 2>&1; } 2>/dev/null
+mark=$(ls "$TMP"/kl/sa/journal_*.done 2>/dev/null)
+[ -n "$mark" ] && sed -i "3s/.*/$$/" "$mark"
+"$XSA_BIN" "${LOUD[@]}" --output "$TMP/kl" >/dev/null 2>"$TMP/kl.log"; rc=$?
+if [ $rc = 0 ] && [ -n "$mark" ] && [ "$(ls "$TMP"/kl/sa/results_*.json | wc -l)" = 2 ] &&
+    ! grep -q "wrote its results" "$TMP/kl.log"; then pass live_launch_mark_not_read_back
+else fail live_launch_mark_not_read_back "rc=$rc mark=$mark $(ls "$TMP"/kl/sa) $(grep -m1 'wrote its' "$TMP/kl.log")"; fi
 finish
