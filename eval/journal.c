@@ -2,9 +2,7 @@
 #include "eval/journal.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include "common/fileio.h"
 #include "common/xalloc.h"
 #include "common/vec.h"
+#include "eval/outdir.h"
 
 int journal_scopes(const struct model *m, const char *numerics, const char *settings, char model_scope[65],
                    char run_scope[65], xsa_error *err) {
@@ -115,7 +114,7 @@ int journal_done_results(const char *dir, const char run_scope[65], const char *
     int ok = nl && (size_t)(nl - text) > 13 && !strncmp(text, "results_", 8) && !strncmp(nl - 5, ".json", 5) &&
              !memchr(text, '/', (size_t)(nl - text)) && !strncmp(nl + 1, dig, 64) && nl[65] == '\n';
     long pid = ok ? strtol(nl + 66, NULL, 10) : 0;
-    if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) ok = 0;
+    if (pid > 0 && pid != (long)getpid() && !outdir_pid_gone(pid)) ok = 0;
     if (ok) {
         *nl = '\0';
         ok = snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);

@@ -236,7 +236,7 @@ static void remove_tree(const char *path);
 static long leftover_pid(const char *name);
 
 // 1 when pid names a process that is gone (not this one; one that exists or may, is not).
-static int pid_gone(long pid) {
+int outdir_pid_gone(long pid) {
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
@@ -256,7 +256,7 @@ static void sweep_report_tmps(const char *dir) {
     while (d && (de = readdir(d))) {
         if (strncmp(de->d_name, ".xsa-report.tmp.", 16)) continue;
         long pid = leftover_pid(de->d_name);
-        if (!pid_gone(pid)) continue;
+        if (!outdir_pid_gone(pid)) continue;
         char p[4400];
         struct stat st;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) < (int)sizeof p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -427,7 +427,7 @@ static int orphan_samples(const char *dir, const char *name) {
         if (pid <= 0) continue;
         char p[4400];
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p) continue;
-        if (!pid_gone(pid) || !stale(p)) live = 1;
+        if (!outdir_pid_gone(pid) || !stale(p)) live = 1;
         else dead = 1;
     }
     closedir(d);
@@ -475,7 +475,7 @@ int outdir_sweep(const char *dir) {
     rewinddir(d);
     while ((de = readdir(d))) {
         long pid = is_ours(de->d_name) ? leftover_pid(de->d_name) : 0;
-        if (!pid_gone(pid)) continue;
+        if (!outdir_pid_gone(pid)) continue;
         char p[4200];
         struct stat st;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p || lstat(p, &st) != 0) continue;

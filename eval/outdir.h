@@ -62,6 +62,9 @@ void outdir_discard(const char *final);
 // Temporary folders of killed writers (their pid gone) in a target folder are removed first.
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
+// 1 when process pid has ended (on this host); 0 for this process, pid <= 0, or a live one.
+int outdir_pid_gone(long pid);
+
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
 // results_*, samples_*, journal_* (a done mark's), and report folders ".xsa-report.tmp.<pid>" whose process is gone, and
 // samples_<task>_<stamp>.jsonl committed by a run killed before its results_<stamp>.json (whose
