@@ -55,13 +55,20 @@ int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, c
         st->metric = value;
         return 0;
     case STATS_ALPHA: return cli_double(c, "--alpha", value, 0, 1, 1, &st->alpha);
-    case STATS_ITERS: return cli_int(c, "--iters", value, 1, 10000000, &st->iters);
-    case STATS_SEED: return cli_u64(c, "--seed", value, 1, 1ULL << 53, &st->seed);
+    case STATS_ITERS:
+    case STATS_SEED:
+        if (c->stats_flags == CLI_STATS_ALPHA)
+            return cli_fail(c, "--%s: %s's interval is a cluster-robust t interval, not a bootstrap: it draws no resamples "
+                               "(docs/statistics.md); drop --%s", key == STATS_ITERS ? "iters" : "seed", c->name,
+                            key == STATS_ITERS ? "iters" : "seed");
+        return key == STATS_ITERS ? cli_int(c, "--iters", value, 1, 10000000, &st->iters)
+                                  : cli_u64(c, "--seed", value, 1, 1ULL << 53, &st->seed);
     }
     return 1;
 }
 
 int cli_stats_check(const struct cli_command *c, const struct cli_stats *st) {
+    if (c->stats_flags != CLI_STATS_ALL) return 0;  // (no resamples: ppl, probe)
     double need = ceil(2 / st->alpha);  // in double: a tiny alpha would overflow an int
     if (st->iters < need)
         return cli_fail(c, "--iters %d: too few resamples for a 1 - %g interval; give at least %.0f (2 / alpha)%s",
@@ -99,8 +106,8 @@ static void cli_usage(const struct cli_command *c, FILE *f) {
     fprintf(f, "usage: xsa-eval %s %s\n", c->name, c->usage);
     print_flags(c->flags, c->n_flags, f);
     if (c->data_flags) print_flags(data_flags, N_DATA_FLAGS, f);
-    int s0 = c->stats_flags == CLI_STATS_BOOTSTRAP;  // (stats_flags[0] is --metric)
-    if (c->stats_flags) print_flags(stats_flags + s0, N_STATS_FLAGS - s0, f);
+    int alpha = c->stats_flags == CLI_STATS_ALPHA;  // (stats_flags[1] is --alpha)
+    if (c->stats_flags) print_flags(stats_flags + alpha, alpha ? 1 : N_STATS_FLAGS, f);
     fprintf(f, "  %-24s %s\n", "-h, --help", "this text");
     if (c->about) fprintf(f, "%s", c->about);
 }
@@ -117,7 +124,8 @@ int cli_fail(const struct cli_command *c, const char *fmt, ...) {
 
 int cli_parse(const struct cli_command *c, int argc, char **argv, cli_handler h, void *ctx, const char **pos,
               int max_pos, int *n_pos) {
-    int s0 = c->stats_flags == CLI_STATS_BOOTSTRAP;  // (stats_flags[0] is --metric)
+    int s0 = c->stats_flags == CLI_STATS_ALPHA;  // (stats_flags[0] is --metric; --iters and --seed stay known, to
+                                                 // be refused by name)
     int nd = c->data_flags ? N_DATA_FLAGS : 0, n = c->n_flags + nd + (c->stats_flags ? N_STATS_FLAGS - s0 : 0);
     struct option *lo = xsa_calloc((size_t)n + 2, sizeof *lo);
     const struct cli_flag **by = xsa_calloc((size_t)n + 1, sizeof *by);

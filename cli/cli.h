@@ -37,10 +37,11 @@ struct cli_command {
     int n_flags;
     int data_flags;                 // 1: the data-source flags of run and download are accepted too
     int stats_flags;                // CLI_STATS_ALL: the statistics flags of compare and check are accepted
-                                    // too; CLI_STATS_BOOTSTRAP: those but --metric (ppl has no accuracy)
+                                    // too; CLI_STATS_ALPHA: --alpha alone (ppl: no accuracy, and an interval
+                                    // that is no bootstrap: --iters and --seed are refused by name)
 };
 
-enum { CLI_STATS_ALL = 1, CLI_STATS_BOOTSTRAP = 2 };
+enum { CLI_STATS_ALL = 1, CLI_STATS_ALPHA = 2 };
 
 // What the statistics flags (--metric, --alpha, --iters, --seed) set; the caller fills the defaults.
 struct cli_stats {
@@ -84,7 +85,8 @@ int cli_data_flag(struct data_options *d, int key, const char *value);
 // The statistics flags' handler, for keys >= CLI_KEY_STATS: 0, or 2 after printing why.
 int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, const char *value);
 // After parsing: enough resamples for the interval's ends (--iters at least 2/alpha, so that
-// each tail holds a replicate beyond the end): 0, or 2 after printing why.
+// each tail holds a replicate beyond the end; only for CLI_STATS_ALL): 0, or 2
+// after printing why.
 int cli_stats_check(const struct cli_command *c, const struct cli_stats *st);
 // `xsa-eval --version` and `info --version`: the version, and whether MPI is built in
 // (data-parallel runs, docs/distributed.md). Returns 0.

@@ -1,5 +1,5 @@
 // cmd_ppl.c: `xsa-eval ppl`: per-token loss of long documents, overall and by position, for
-// one model or two (delta with a paired bootstrap; --kl: divergence over the full vocabulary);
+// one model or two (delta with a cluster-robust t interval; --kl: divergence over the full vocabulary);
 // and `xsa-eval probe`: the attention statistics of the same windows (reports/probe_report.h).
 #include <cJSON.h>
 #include <math.h>
@@ -99,8 +99,8 @@ static const struct cli_flag flags[] = {
 static const struct cli_command cmd = {
     "ppl", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
     "Per-token negative log-likelihood: nats and bits per token, bits per byte, by position of\n"
-    "context; with two models the delta B - A per position bucket with a paired bootstrap\n"
-    "interval over documents (windows for shards). Text documents start with the tokenizer's BOS\n"
+    "context; with two models the delta B - A per position bucket with a cluster-robust t interval\n"
+    "over documents (windows for shards; see docs/statistics.md). Text documents start with the tokenizer's BOS\n"
     "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
@@ -109,7 +109,7 @@ static const struct cli_command cmd = {
     "gives them, so that a document's add up to decode(skip_special_tokens=True)'s. --split-docs cuts\n"
     "attention at each BOS as the records from 2026-04-10 do, with their eval_val's rank layout, or,\n"
     "for a modded-nanogpt checkpoint, scores its val loss (flat chunks of val_batch_size / 8 tokens).\n",
-    flags, (int)(sizeof flags / sizeof flags[0]), 1, CLI_STATS_BOOTSTRAP};
+    flags, (int)(sizeof flags / sizeof flags[0]), 1, CLI_STATS_ALPHA};
 
 // probe's flags: ppl's inputs and windows, no statistics or --kl.
 static const struct cli_flag probe_flags[] = {
@@ -221,7 +221,7 @@ static int ppl_parse(int argc, char **argv, int probe, struct ppl_args *a, int *
     a->device = probe ? "cpu" : "auto";
     a->field = "text";
     a->top = 10;
-    a->st = (struct cli_stats){"auto", 0.05, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED};
+    a->st = (struct cli_stats){"auto", 0.05, 0, 0};  // (--alpha only: CLI_STATS_ALPHA)
     const char *pos[PPL_MAX_SHARDS];
     int n_pos, rc = cli_parse(c, argc, argv, on_flag, a, pos, PPL_MAX_SHARDS, &n_pos);
     if (!rc) rc = cli_stats_check(c, &a->st);
@@ -564,7 +564,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     struct ppl_summary sum;
     double level = 1 - a->st.alpha;
     if (!rc) rc = ppl_summarize(r->sc, a->n_models, a->kl ? &r->kl : NULL, a->buckets ? edges : def_edges,
-                                a->buckets ? n_edges : nd, seen, a->st.iters, a->st.seed, level, &sum, err);
+                                a->buckets ? n_edges : nd, seen, level, &sum, err);
     if (rc) return rc;
     struct ppl_top *top = a->kl && a->top ? xsa_calloc((size_t)a->top, sizeof *top) : NULL;
     int n_top = top ? pick_top(r->sc, &r->kl, &r->docs, r->tk, a->top, top) : 0;
@@ -580,7 +580,7 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .xsa = {xsa[0], xsa[1]}, .input = input,
                              .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk"
                                           : a->n_shards && !(a->ttt && ttt_is_lora(recipe)) ? "window" : "document", .context = context, .stride = stride,
-                             .iters = a->st.iters, .seed = a->st.seed, .level = level, .command = cmdline.s,
+                             .level = level, .command = cmdline.s,
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
                              .doc_start = r->docs.doc_start,
                              .ranks = stride == context && r->docs.split == PPL_SPLIT_EVAL_VAL ? r->docs.ranks : 0,

@@ -37,7 +37,7 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
     char bytes_why[1100];       // why a shard's bytes are unknown, for the report
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
-                                // are dropped, as eval_val does, and windows are the bootstrap units
+                                // are dropped, as eval_val does, and windows are the interval's units
     int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), a tokenizer.json's
     uint8_t *leading_space, *boundary;  // (tokenizer_hf_byte_luts), or NULL
     int lut_n;
@@ -86,7 +86,7 @@ struct ppl_scores {             // one model's scored targets, in document then 
     float *nll;                 // (n) -log P(target | its window)
     uint8_t *greedy;            // (n) target is the argmax
     int32_t *ctx;               // (n) tokens of context the prediction saw, 1 .. context
-    int32_t *unit;              // (n) bootstrap unit: the document, or the window of a stream
+    int32_t *unit;              // (n) the interval's unit: the document, or the window of a stream
     size_t *where;              // (n) index of the target in docs.tok
     int n_units;
     double bytes;               // eval_val's bytes of these targets (streams with tables), else docs.bytes
@@ -129,8 +129,9 @@ struct ppl_bucket {
     int lo, hi;                 // context positions [lo, hi)
     long n;                     // targets
     double nll[2];              // mean nats per target of each model
-    int n_units;                // units with a target here (bootstrap sample size)
+    int n_units;                // units with a target here (the interval's independent draws)
     double delta, dlo, dhi;     // B - A of the per-target means; interval over units (NAN: under 2 units)
+    double se, df;              // its standard error and degrees of freedom (stats_cluster_ratio_ci)
     int real;                   // interval excludes 0
 };
 
@@ -141,6 +142,7 @@ struct ppl_summary {
     double bytes;
     int n_units;
     double delta, dlo, dhi;     // overall, as the buckets
+    double se, df;
     int real;
     int n_buckets;
     struct ppl_bucket bucket[PPL_MAX_BUCKETS];
@@ -150,10 +152,9 @@ struct ppl_summary {
 };
 
 // Buckets from edges e0 < e1 < ...: [1, e0), [e0, e1), ..., [e_last, context + 1); edges
-// outside (1, context] are dropped; the overall numbers count every target. Bootstrap as
-// eval/stats.h (iters, seed, level).
+// outside (1, context] are dropped; the overall numbers count every target. Intervals at
+// `level` (e.g. 0.95) as stats_cluster_ratio_ci over the units.
 int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl *kl, const int *edges,
-                  int n_edges, int context, int iters, uint64_t seed, double level, struct ppl_summary *out,
-                  xsa_error *err);
+                  int n_edges, int context, double level, struct ppl_summary *out, xsa_error *err);
 
 #endif

@@ -1,5 +1,5 @@
 // ppl_summary.c: overall and per-position-bucket numbers of scored targets (ppl.h), with the
-// paired bootstrap of eval/stats.h over units (documents, or windows of a stream).
+// cluster-robust t interval of eval/stats.h over units (documents, or windows of a stream).
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,10 +10,10 @@
 #include "eval/stats.h"
 
 // Mean nats per target of each model over targets with ctx in [lo, hi), and (two models) the
-// difference B - A of those means with a paired bootstrap interval over units (eval/stats.h's
-// ratio form); no interval with fewer than 2 units.
-static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi, int iters, uint64_t seed,
-                        double level, struct ppl_bucket *b, xsa_error *err) {
+// difference B - A of those means with a cluster-robust t interval over units
+// (stats_cluster_ratio_ci); no interval with fewer than 2 units.
+static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi, double level, struct ppl_bucket *b,
+                        xsa_error *err) {
     int U = s[0].n_units;
     double *sum = xsa_calloc((size_t)(U ? U : 1) * 2, sizeof *sum);
     long *cnt = xsa_calloc((size_t)(U ? U : 1), sizeof *cnt);
@@ -30,11 +30,11 @@ static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi
         }
     }
     for (int m = 0; m < 2; m++) b->nll[m] = m < n_models && b->n ? tot[m] / (double)b->n : NAN;
-    b->delta = b->dlo = b->dhi = NAN;
+    b->delta = b->dlo = b->dhi = b->se = b->df = NAN;
     int rc = 0;
     if (n_models == 2 && b->n) {
         // Per-unit sums and target counts: the delta is the difference of the two per-target
-        // means (the table's), and the bootstrap resamples whole units.
+        // means (the table's), and the interval treats whole units as the independent draws.
         double *ua = xsa_malloc((size_t)U * sizeof *ua), *ub = xsa_malloc((size_t)U * sizeof *ub),
                *uw = xsa_malloc((size_t)U * sizeof *uw);
         for (int u = 0; u < U; u++)
@@ -43,10 +43,11 @@ static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi
                 ub[b->n_units] = sum[(size_t)u * 2 + 1];
                 uw[b->n_units++] = (double)cnt[u];
             }
-        rc = stats_paired_bootstrap_ratio_ci(ua, ub, uw, b->n_units, iters, seed, level, &b->delta, &b->dlo, &b->dhi);
-        if (rc) rc = xsa_fail(err, rc, "bootstrap over %d units failed (--iters %d)", b->n_units, iters);
-        if (b->n_units < 2) b->dlo = b->dhi = NAN;  // one unit: no spread to resample, no verdict
-        b->real = !rc && b->n_units >= 2 && (b->dlo > 0 || b->dhi < 0);
+        struct stats_ratio_ci ci;
+        rc = stats_cluster_ratio_ci(ua, ub, uw, b->n_units, level, &ci);
+        if (rc) rc = xsa_fail(err, rc, "interval over %d units failed (level %g)", b->n_units, level);
+        else b->delta = ci.delta, b->dlo = ci.lo, b->dhi = ci.hi, b->se = ci.se, b->df = ci.df;
+        b->real = !rc && b->n_units >= 2 && (b->dlo > 0 || b->dhi < 0);  // (one unit: NAN ends, no verdict)
         free(ua);
         free(ub);
         free(uw);
@@ -59,15 +60,14 @@ static int bucket_stats(const struct ppl_scores *s, int n_models, int lo, int hi
 }
 
 int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl *kl, const int *edges,
-                  int n_edges, int context, int iters, uint64_t seed, double level, struct ppl_summary *out,
-                  xsa_error *err) {
+                  int n_edges, int context, double level, struct ppl_summary *out, xsa_error *err) {
     memset(out, 0, sizeof *out);
     out->n_models = n_models;
     out->n = (long)s[0].n;
     out->bytes = s[0].bytes;
     if (!s[0].n) return xsa_fail(err, XSA_EBADINPUT, "nothing to score: every document has under 2 tokens, or the token stream (--tokens-file) is shorter than one window of --context + 1 tokens");
     struct ppl_bucket all;
-    int rc = bucket_stats(s, n_models, INT_MIN, INT_MAX, iters, seed, level, &all, err);  // (every target, whatever its ctx)
+    int rc = bucket_stats(s, n_models, INT_MIN, INT_MAX, level, &all, err);  // (every target, whatever its ctx)
     if (rc) return rc;
     for (int m = 0; m < 2; m++) {
         out->nll[m] = all.nll[m];
@@ -80,14 +80,15 @@ int ppl_summarize(const struct ppl_scores *s, int n_models, const struct ppl_kl 
         out->acc[m] = m < n_models ? (double)g / (double)s[m].n : NAN;
     }
     out->n_units = all.n_units;
-    out->delta = all.delta, out->dlo = all.dlo, out->dhi = all.dhi, out->real = all.real;
+    out->delta = all.delta, out->dlo = all.dlo, out->dhi = all.dhi, out->se = all.se, out->df = all.df;
+    out->real = all.real;
     int lo = 1;
     for (int i = 0; i <= n_edges && !rc; i++) {
         int hi = i < n_edges ? edges[i] : context + 1;
         if (hi <= lo || (i < n_edges && hi > context)) continue;
         if (out->n_buckets == PPL_MAX_BUCKETS)
             return xsa_fail(err, XSA_EBADINPUT, "more than %d position buckets", PPL_MAX_BUCKETS);
-        rc = bucket_stats(s, n_models, lo, hi, iters, seed, level, &out->bucket[out->n_buckets++], err);
+        rc = bucket_stats(s, n_models, lo, hi, level, &out->bucket[out->n_buckets++], err);
         lo = hi;
     }
     if (!rc && kl && kl->kl) {

@@ -1,6 +1,7 @@
 // stats.h: paired statistics for comparing two models scored on the same documents (SA vs
 // XSA): McNemar's exact test on 0/1 outcomes, percentile-bootstrap confidence intervals of the
-// mean difference (one task, or the average over several tasks), and a Wilson interval.
+// mean difference (one task, or the average over several tasks), a cluster-robust t interval of
+// a difference of per-target means (ppl), and a Wilson interval.
 //
 // The bootstrap uses CPython's random.Random (eval/mt19937.h) so that a few lines of Python
 // reproduce it exactly (tools/fixtures/make_stats_fixtures.py does, independently of this code):
@@ -33,16 +34,8 @@
 // Documents are resampled within each task (tasks are fixed, not resampled), so the interval
 // is for the unweighted mean over these tasks of the per-task mean difference.
 //
-// Ratio version (per-target means over units of unequal size: `ppl`'s documents), one stream:
-//   d = [b[i] - a[i] for i in range(n)]                 # per-unit sums of the targets' values
-//   delta = sum(d) / sum(w)                             # w[i]: the unit's targets; left-to-right sums
-//   for _ in range(iters):
-//       sd = 0.0; sw = 0.0
-//       for _ in range(n):
-//           j = math.floor(rnd.random() * n); sd += d[j]; sw += w[j]
-//       reps.append(sd / sw)
-// so the point estimate is the difference of the two per-target means, and the interval
-// resamples whole units (a cluster bootstrap).
+// Ratio form (`ppl`: per-target means over units of unequal size, documents or windows): no
+// bootstrap but the cluster-robust t interval of stats_cluster_ratio_ci below.
 #ifndef XSA_EVAL_STATS_H
 #define XSA_EVAL_STATS_H
 
@@ -80,11 +73,34 @@ int stats_paired_bootstrap_ci_multi(const double *const *a, const double *const 
                                     const int *n, int n_tasks, int iters, uint64_t seed,
                                     double level, double *delta, double *lo, double *hi);
 
-// The ratio version (see the top of this file): a, b are per-unit sums, w the units' positive
-// weights (targets). Returns as stats_paired_bootstrap_ci (also XSA_EBADINPUT for a weight
-// that is not > 0).                                                       a, b, w: (n,)
-int stats_paired_bootstrap_ratio_ci(const double *a, const double *b, const double *w, int n, int iters,
-                                    uint64_t seed, double level, double *delta, double *lo, double *hi);
+// Student t quantile: the t with P(T <= t) = p for T ~ t(df), df > 0 (not only whole numbers),
+// as scipy.stats.t.ppf(p, df) to ~1e-12 relative (the incomplete beta by its continued fraction,
+// inverted by bisection; tests/fixtures/stats/stats.json). NAN outside 0 < p < 1, df > 0.
+double stats_t_quantile(double p, double df);
+
+struct stats_ratio_ci {
+    double delta;               // sum(b - a) / sum(w)
+    double se, df;              // CR2 standard error and Bell-McCaffrey degrees of freedom
+    double lo, hi;              // delta -/+ t_{(1 + level) / 2}(df) * se
+};
+
+// Interval for the ratio delta = sum(d) / sum(w), d = b - a, over n independent units (clusters)
+// of w[i] > 0 targets each: the least-squares mean of the per-target differences with a
+// cluster-robust standard error. With N = sum(w), the units' scores r_i = d_i - delta * w_i and
+// leverages p_i = w_i / N:
+//   se^2 = sum(r_i^2 / (1 - p_i)) / N^2                  (CR2, Bell and McCaffrey 2002)
+//   df   = 1 / (sum(p_i^2) + 2 sum_{i<j} t_i t_j),  t_i = p_i^2 / (1 - p_i)
+// the Bell-McCaffrey degrees of freedom of that variance under independent targets (Imbens and
+// Kolesar 2016, "Robust standard errors in small samples"): n - 1 when the units are of one
+// size, fewer when a few units hold most targets, always in [1, n - 1]. Units of one size give
+// exactly statsmodels' OLS of the per-target differences on a constant with cov_type='cluster'
+// (CR1) and use_t (t on n - 1 df). Why this and not a bootstrap: docs/statistics.md (coverage).
+// n == 1: delta only, the rest NAN. Returns 0, or XSA_EBADINPUT (NULL, n < 1, a weight not > 0,
+// level outside (0, 1)).                                                  a, b, w: (n,)
+int stats_cluster_ratio_ci(const double *a, const double *b, const double *w, int n, double level,
+                           struct stats_ratio_ci *out);
+// Its name in reports and their JSON.
+#define STATS_CLUSTER_RATIO_METHOD "cluster-robust t (CR2 standard error, Bell-McCaffrey df)"
 
 // Wilson score interval for k successes in n trials with critical value z (1.959963984540054
 // for 95%), as statsmodels proportion_confint(k, n, alpha, method="wilson"), clipped to [0, 1].

@@ -339,7 +339,7 @@ int ttt_lora_score(struct model *m, int n_threads, const struct ppl_docs *d, int
                         size_t at = (size_t)(w->nll - out->nll) + (size_t)j;
                         nll_sum += nll;
                         out->ctx[at] = w->from + j + 1;
-                        out->unit[at] = (int32_t)di;  // (the bootstrap's unit: among the documents scored)
+                        out->unit[at] = (int32_t)di;  // (the interval's unit: among the documents scored)
                         out->where[at] = where;
                         if (d->base_bytes || d->target_bytes) bytes += ppl_target_bytes(d, where);
                     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "eval/stats.h"
 #include "eval/ttt.h"
 #include "reports/report.h"
 #include "reports/svg.h"
@@ -77,12 +78,14 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         sbuf_printf(o, "\nBits per byte: %s.\n\n", r->bytes_rule);
     else sbuf_printf(o, "\nBits per byte: %s bytes, %s.\n\n", isfinite(s->bytes) ? t2 : "unknown", r->bytes_rule);
     if (two && s->n_units >= 2)
-        sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% paired bootstrap interval [%+.5f, %+.5f] over %ss "
-                             "(the difference of the two models' nats/token; each resample draws whole %ss)%s.\n\n",
-                          s->delta, pct, s->dlo, s->dhi, r->unit_name, r->unit_name, s->real ? ", **significant**" : "");
+        sbuf_printf(o, "Delta B - A (nats/token): %+.5f, %g%% interval [%+.5f, %+.5f] over %d %ss, %s: standard error "
+                       "%.5f on %.1f degrees of freedom (the difference of the two models' nats/token; each %s one "
+                       "independent draw)%s.\n\n",
+                    s->delta, pct, s->dlo, s->dhi, s->n_units, r->unit_name, STATS_CLUSTER_RATIO_METHOD, s->se, s->df,
+                    r->unit_name, s->real ? ", **significant**" : "");
     else if (two)
-        sbuf_printf(o, "Delta B - A (nats/token): %+.5f; no interval: one %s, nothing to resample.\n\n", s->delta,
-                    r->unit_name);
+        sbuf_printf(o, "Delta B - A (nats/token): %+.5f; no interval: one %s, no spread between %ss to measure.\n\n",
+                    s->delta, r->unit_name, r->unit_name);
     sbuf_printf(o, "## By position\n\nPosition: tokens of context the prediction saw.\n\n| positions | targets | %s",
                       two ? "" : "nats/token |\n|---|---:|---:|\n");
     if (two) {
@@ -111,7 +114,7 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
                 num(o, "%+.5f", b->dhi);
                 sbuf_puts(o, "]");
             } else {
-                sbuf_puts(o, " | N/A");  // (one unit: nothing to resample, as compare writes it)
+                sbuf_puts(o, " | N/A");  // (one unit: no spread between units, as compare writes it)
             }
             sbuf_printf(o, " | %d | %s", b->n_units, b->real ? (b->delta < 0 ? "B better" : "B worse") : "");
         }
@@ -149,7 +152,7 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         sbuf_puts(o, " |\n");
     }
     ppl_data_md(o, r->data, r->n_data);
-    sbuf_printf(o, "| bootstrap | %d resamples, seed %llu, %g%% intervals |\n", r->iters, r->seed, pct);
+    if (two) sbuf_printf(o, "| interval | %s over %ss, %g%% |\n", STATS_CLUSTER_RATIO_METHOD, r->unit_name, pct);
     if (r->command) {
         sbuf_puts(o, "| command | ");
         md_code(o, r->command);
@@ -235,6 +238,8 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
         jsonw_num(&w, "delta", s->delta);
         jsonw_num(&w, "lo", s->dlo);
         jsonw_num(&w, "hi", s->dhi);
+        jsonw_num(&w, "se", s->se);
+        jsonw_num(&w, "df", s->df);
         jsonw_bool(&w, "significant", s->real);
         jsonw_end(&w);
     }
@@ -252,6 +257,8 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
             jsonw_num(&w, "delta", b->delta);
             jsonw_num(&w, "lo_ci", b->dlo);
             jsonw_num(&w, "hi_ci", b->dhi);
+            jsonw_num(&w, "se", b->se);
+            jsonw_num(&w, "df", b->df);
             jsonw_bool(&w, "significant", b->real);
         }
         jsonw_end(&w);
@@ -281,9 +288,8 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
         jsonw_end(&w);
     }
     ppl_data_json(&w, r->data, r->n_data);
-    jsonw_object(&w, "bootstrap");
-    jsonw_int(&w, "iters", r->iters);
-    jsonw_int(&w, "seed", (long long)r->seed);
+    jsonw_object(&w, "interval");
+    jsonw_str(&w, "method", STATS_CLUSTER_RATIO_METHOD);
     jsonw_num(&w, "level", r->level);
     jsonw_end(&w);
     if (r->command) jsonw_str(&w, "command", r->command);

@@ -20,9 +20,8 @@ struct ppl_report {
     const char *xsa[2];          // each model's XSA layers, as results files write xsa_layers
     const char *input;           // what was scored ("--text FILE", "2 shards")
     const char *unit_name;       // "document" | "window"
-    int context, stride, iters;
-    unsigned long long seed;
-    double level;
+    int context, stride;
+    double level;                // the intervals' (1 - --alpha)
     const char *command;
     const char *bytes_rule;      // how the bytes of bits per byte were counted
     int split, doc_start;        // --split-docs: documents start at token doc_start ...

@@ -65,7 +65,7 @@ expect_exit mixed_recipes 2 "--ttt: .*ttt_0323/final_model.pt is trained as the 
     $P --model $M --model $M9 $W --ttt
 
 mkdir -p "$TMP/r"
-if $P --model $M8 --model $M9 $W --ttt --ttt-set "$RUN9" --iters 50 -o "$TMP/r/t4.md" --json "$TMP/r/t4.json" 2>"$TMP/err"; then
+if $P --model $M8 --model $M9 $W --ttt --ttt-set "$RUN9" -o "$TMP/r/t4.md" --json "$TMP/r/t4.json" 2>"$TMP/err"; then
     if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt of 2026-04-06 and 2026-04-08, eval_val_ttt of 2026-04-09' "$TMP/r/t4.md" \
        && ! grep -q "score the stream's last" "$TMP/r/t4.md" && grep -q 'Delta B - A' "$TMP/r/t4.md" \
        && grep -q '"ttt_source": "eval_val_sliding_ttt of 2026-04-06' "$TMP/r/t4.json"; then pass two_models_report_2026_04
@@ -74,7 +74,7 @@ else
     fail two_models_report_2026_04 "exit $?: $(tail -1 "$TMP/err")"
 fi
 
-if $P --model $M --model $M2 $W --ttt --ttt-set "$RUN" --iters 50 -o "$TMP/r/ttt.md" --json "$TMP/r/ttt.json" 2>"$TMP/err"; then
+if $P --model $M --model $M2 $W --ttt --ttt-set "$RUN" -o "$TMP/r/ttt.md" --json "$TMP/r/ttt.json" 2>"$TMP/err"; then
     if grep -q 'scored with test-time training as parameter-golf.s eval_val_sliding_ttt of 2026-03-23' "$TMP/r/ttt.md" \
        && grep -q "score the stream's last 8 targets again" "$TMP/r/ttt.md" \
        && grep -q "Test-time training: \`TTT_LR=0.002 TTT_EPOCHS=2" "$TMP/r/ttt.md" && grep -q 'Delta B - A' "$TMP/r/ttt.md" \
@@ -154,7 +154,7 @@ if $P --model $ML $WL --ttt --ttt-set "$PHASED PHASED_TTT_NUM_PHASES=2" -o "$TMP
 else
     fail lora_phased_report "exit $?: $(tail -1 "$TMP/err")"
 fi
-if $P --model $ML --model $ML $WL --ttt --ttt-set "$RUNL" --iters 50 -o "$TMP/r/l.md" --json "$TMP/r/l.json" 2>"$TMP/err"; then
+if $P --model $ML --model $ML $WL --ttt --ttt-set "$RUNL" -o "$TMP/r/l.md" --json "$TMP/r/l.json" 2>"$TMP/err"; then
     if grep -q "scored with test-time training as parameter-golf.s eval_val_ttt_lora of 2026-04-10: each document" "$TMP/r/l.md" \
        && grep -q '| A | 6.97900 |' "$TMP/r/l.md" && grep -q '| 32-64 | 1,131 |' "$TMP/r/l.md" \
        && grep -q '"unit": "document"' "$TMP/r/l.json" && grep -q '"units": 11' "$TMP/r/l.json" \

@@ -11,6 +11,7 @@
 
 #include "common/xalloc.h"
 #include "eval/ppl.h"
+#include "eval/stats.h"
 #include "eval/token_shard.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
@@ -171,7 +172,7 @@ static void shard_bpb(const char *shard, const char *sp_model, int context, doub
     struct ppl_scores s;
     struct ppl_summary sum;
     CHECK(ppl_score(bes, 1, &d, context, context, &s, NULL, NULL, &err) == 0);
-    CHECK(ppl_summarize(&s, 1, NULL, NULL, 0, context, 10, 1, 0.95, &sum, &err) == 0);
+    CHECK(ppl_summarize(&s, 1, NULL, NULL, 0, context, 0.95, &sum, &err) == 0);
     *loss = sum.nll[0];
     *bpb = sum.bpb[0];
     *n = sum.n;
@@ -181,6 +182,60 @@ static void shard_bpb(const char *shard, const char *sp_model, int context, doub
     tokenizer_free(tk);
     backend_close(&be);
     model_free(&m);
+}
+
+// ppl's intervals are stats_cluster_ratio_ci over each bucket's per-unit sums: units of very
+// different lengths, a bucket only one unit reaches (no interval, never significant).
+TEST(summary_interval_is_per_unit_cluster_t) {
+    enum { U = 5 };
+    const int len[U] = {40, 3, 17, 2, 9};  // unit 0 alone reaches positions 20 and up
+    size_t n = 0;
+    for (int u = 0; u < U; u++) n += (size_t)len[u];
+    struct ppl_scores s[2];
+    ppl_scores_alloc(&s[0], n);
+    ppl_scores_alloc(&s[1], n);
+    double ua[U] = {0}, ub[U] = {0}, uw[U] = {0}, ba[U] = {0}, bb[U] = {0}, bw[U] = {0};
+    size_t t = 0;
+    for (int u = 0; u < U; u++)
+        for (int j = 0; j < len[u]; j++, t++) {
+            float a = 2.0f + 0.01f * (float)((t * 37) % 101), b = a + 0.05f * (float)(u - 2) + 0.003f * (float)(j % 7);
+            for (int m = 0; m < 2; m++) {
+                s[m].nll[t] = m ? b : a;
+                s[m].ctx[t] = j + 1;
+                s[m].unit[t] = u;
+                s[m].greedy[t] = 0;
+                s[m].where[t] = t;
+            }
+            ua[u] += a, ub[u] += b, uw[u] += 1;
+            if (j + 1 < 8) ba[u] += a, bb[u] += b, bw[u] += 1;  // the bucket [1, 8)
+        }
+    s[0].n_units = s[1].n_units = U;
+    s[0].bytes = s[1].bytes = NAN;
+    int edges[2] = {8, 20};
+    struct ppl_summary sum;
+    xsa_error err = {0};
+    CHECK(ppl_summarize(s, 2, NULL, edges, 2, 64, 0.9, &sum, &err) == 0);
+    struct stats_ratio_ci want;
+    CHECK(stats_cluster_ratio_ci(ua, ub, uw, U, 0.9, &want) == 0);
+    CHECK_NEAR(sum.delta, want.delta, 1e-12);
+    CHECK_NEAR(sum.dlo, want.lo, 1e-12);
+    CHECK_NEAR(sum.dhi, want.hi, 1e-12);
+    CHECK_NEAR(sum.se, want.se, 1e-12);
+    CHECK_NEAR(sum.df, want.df, 1e-12);
+    CHECK(sum.df < U - 1);  // unequal units: fewer degrees of freedom than units - 1
+    CHECK_EQ_INT(sum.real, sum.dlo > 0 || sum.dhi < 0);
+    CHECK_EQ_INT(sum.n_buckets, 3);
+    int nb = 0;  // units reaching the first bucket: all of them (positions 1..7)
+    for (int u = 0; u < U; u++) nb += bw[u] > 0;
+    CHECK(stats_cluster_ratio_ci(ba, bb, bw, nb, 0.9, &want) == 0);
+    CHECK_EQ_INT(sum.bucket[0].n_units, nb);
+    CHECK_NEAR(sum.bucket[0].dlo, want.lo, 1e-12);
+    CHECK_NEAR(sum.bucket[0].dhi, want.hi, 1e-12);
+    const struct ppl_bucket *last = &sum.bucket[2];  // positions 20..64: unit 0 only
+    CHECK_EQ_INT(last->n_units, 1);
+    CHECK(isfinite(last->delta) && isnan(last->dlo) && isnan(last->dhi) && isnan(last->se) && !last->real);
+    ppl_scores_free(&s[0]);
+    ppl_scores_free(&s[1]);
 }
 
 static void check_pg(const cJSON *want, double loss, double bpb, long n) {
@@ -643,4 +698,5 @@ TEST(decoded_bytes_match_tokenizers_decode) {
 RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(backend_distribution_mnanogpt), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
-          T(kl_with_a_zero_probability), T(kl_refuses_distributions_not_handed_over))
+          T(kl_with_a_zero_probability), T(kl_refuses_distributions_not_handed_over),
+          T(summary_interval_is_per_unit_cluster_t))

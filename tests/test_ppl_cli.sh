@@ -91,7 +91,7 @@ expect_exit shard_vocab 2 "outside the vocabulary \[0, 300\)" -- $P --model test
 expect_exit output_folder_missing 2 "no folder .*create it first" -- $P --model $A --text "$TMP/doc.txt" -o "$TMP/none/x.md"
 
 mkdir -p "$TMP/r"
-if $P --model $A --model $B --text "$TMP/doc.txt" --context 16 --stride 8 --kl --top 2 --iters 50 --buckets 4,8 \
+if $P --model $A --model $B --text "$TMP/doc.txt" --context 16 --stride 8 --kl --top 2 --buckets 4,8 \
       --device cpu -o "$TMP/r/ppl.md" --json "$TMP/r/ppl.json" 2>"$TMP/err"; then
     if grep -q '^| 1-3 |' "$TMP/r/ppl.md" && grep -q 'KL(A || B)' "$TMP/r/ppl.md" && grep -q '<polyline' "$TMP/r/ppl_position.svg" \
        && grep -q '"top1_agreement"' "$TMP/r/ppl.json"; then pass two_models_report
@@ -311,7 +311,7 @@ fi
 # one's own validation loop gives 8.3522362709 and 8.2398746014 (tests/fixtures/mnanogpt/val).
 if $P --model tests/fixtures/mnanogpt/master/state_step000000.pt --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin \
       --split-docs --val-batch-tokens 2560 --val-tokens 10240 --device cpu --json "$TMP/mp.json" -o "$TMP/mp.md" 2>"$TMP/err" &&
-   grep -q "paired bootstrap interval .* over chunks" "$TMP/mp.md" &&
+   grep -q "95% interval .* over 32 chunks, cluster-robust t (CR2 standard error, Bell-McCaffrey df)" "$TMP/mp.md" &&
    [ "$(grep -o '"nats_per_token": [0-9.]*' "$TMP/mp.json" | awk '{printf "%.6f ", $2}')" = "8.352236 8.239874 " ]
 then pass mng_master_pair; else fail mng_master_pair "$(head -1 "$TMP/err")"; fi
 # Two models are compared token by token: different tokenizers are refused even at one vocabulary size.
@@ -329,7 +329,7 @@ for d in docs: print(json.dumps({"text": d}))' > "$TMP/uneven.jsonl"
 for spec in "uneven $TMP/uneven.jsonl 5" "one $TMP/doc.txt 1"; do
     set -- $spec
     if [ "$1" = one ]; then inp=(--text "$2"); else inp=(--jsonl "$2"); fi
-    if $P --model $A --model $B "${inp[@]}" --context 16 --iters 200 --device cpu --json "$TMP/u.json" -o "$TMP/u.md" 2>"$TMP/err"; then
+    if $P --model $A --model $B "${inp[@]}" --context 16 --device cpu --json "$TMP/u.json" -o "$TMP/u.md" 2>"$TMP/err"; then
         if python3 - "$TMP/u.json" "$3" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1])); n = int(sys.argv[2])
@@ -340,8 +340,10 @@ for b in j["buckets"]:
     assert abs(b["delta"] - (b["nats_b"] - b["nats_a"])) < 1e-9, b
     if b["units"] < 2: assert b["lo_ci"] is None and b["hi_ci"] is None and not b["significant"], b
     else: assert b["lo_ci"] <= b["delta"] <= b["hi_ci"], b
-if n < 2: assert d["lo"] is None and d["hi"] is None and not d["significant"], d
-else: assert d["lo"] <= d["delta"] <= d["hi"], d
+if n < 2: assert d["lo"] is None and d["hi"] is None and d["se"] is None and not d["significant"], d
+else: assert d["lo"] <= d["delta"] <= d["hi"] and d["se"] > 0 and 1 <= d["df"] <= n - 1, d
+assert j["interval"] == {"method": "cluster-robust t (CR2 standard error, Bell-McCaffrey df)", "level": 0.95}, j["interval"]
+assert "bootstrap" not in j, j.keys()
 PY
         then
             if [ "$1" = one ] && ! grep -q "no interval: one document" "$TMP/u.md"; then fail delta_$1 "report has an interval"
@@ -351,6 +353,13 @@ PY
         fail delta_$1 "exit $?: $(head -1 "$TMP/err")"
     fi
 done
+# ppl's interval draws no resamples: --iters and --seed are refused by name, not ignored.
+for f in iters seed; do
+    expect_exit ppl_refuses_$f 2 "^xsa-eval ppl: --$f: ppl's interval is a cluster-robust t interval, not a bootstrap: it draws no resamples \(docs/statistics.md\); drop --$f" -- \
+        $P --model $A --model $B --text "$TMP/doc.txt" --$f 500
+done
+expect_exit ppl_help_alpha_only 0 "^  --alpha A" -- $P --help
+if $P --help | grep -q -- "--iters"; then fail ppl_help_no_iters "--help lists --iters"; else pass ppl_help_no_iters; fi
 # Outputs are checked before anything is scored: two outputs of one name, an output that is an input.
 expect_exit outputs_same_file 2 "-o .*same.out and --json .*same.out name the same file" -- \
     $P --model $A --text "$TMP/doc.txt" -o "$TMP/same.out" --json "$TMP/./same.out"

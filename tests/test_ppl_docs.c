@@ -63,7 +63,7 @@ static void score_case(const cJSON *c, const char *sp_model, int split, struct s
     int rc = ppl_score(bes, 1, &d, context, stride, &s, NULL, NULL, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     CHECK(rc == 0);
-    CHECK(ppl_summarize(&s, 1, NULL, NULL, 0, context, 10, 1, 0.95, &sum, &err) == 0);
+    CHECK(ppl_summarize(&s, 1, NULL, NULL, 0, context, 0.95, &sum, &err) == 0);
     *out = (struct scored){sum.nll[0], sum.bpb[0], s.bytes, sum.n};
     ppl_scores_free(&s);
     ppl_docs_free(&d);

@@ -139,38 +139,84 @@ TEST(test_paired_bootstrap_matches_python) {
     cJSON_Delete(j);
 }
 
-TEST(test_paired_bootstrap_ratio_matches_python) {
+TEST(test_t_quantile_matches_scipy) {
     cJSON *j = load_stats_fixture();
     CHECK(j != NULL);
     if (!j) return;
     const cJSON *c;
     int cases = 0;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "paired_bootstrap_ratio")) {
+    double worst = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "t_quantile")) {
+        double p = num(c, "p"), df = num(c, "df"), want = num(c, "t"), got = stats_t_quantile(p, df);
+        double rel = fabs(got - want) / fabs(want);
+        if (rel > worst) worst = rel;
+        // lgamma's cancellation at a million degrees of freedom costs a few more bits
+        CHECK_MSG(rel <= (df > 1e4 ? 1e-9 : 1e-12), "t.ppf(%g, %g) = %.17g, got %.17g", p, df, want, got);
+        cases++;
+    }
+    CHECK(cases >= 100);
+    CHECK(stats_t_quantile(0.5, 3) == 0.0);
+    CHECK(isnan(stats_t_quantile(0.0, 3)) && isnan(stats_t_quantile(1.0, 3)) && isnan(stats_t_quantile(0.9, 0)));
+    CHECK(stats_t_quantile(0.3, 7.5) == -stats_t_quantile(0.7, 7.5));
+    cJSON_Delete(j);
+}
+
+// ppl's interval against the general matrix formulas (and, for units of one size, statsmodels'
+// own CR1 t interval), cases from tools/fixtures/make_stats_fixtures.py.
+TEST(test_cluster_ratio_ci_matches_reference) {
+    cJSON *j = load_stats_fixture();
+    CHECK(j != NULL);
+    if (!j) return;
+    const cJSON *c;
+    int cases = 0, equal = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cluster_ratio")) {
         int n, nb, nw;
         double *a = json_doubles(cJSON_GetObjectItem(c, "a"), &n), *b = json_doubles(cJSON_GetObjectItem(c, "b"), &nb),
                *w = json_doubles(cJSON_GetObjectItem(c, "w"), &nw);
         CHECK(nb == n && nw == n);
-        double delta = NAN, lo = NAN, hi = NAN;
-        CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, n, (int)num(c, "iters"), (uint64_t)num(c, "seed"),
-                                                     num(c, "level"), &delta, &lo, &hi), 0);
         const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
-        // The same doubles in the same order: the identical bits.
-        CHECK_MSG(delta == num(c, "delta") && lo == num(c, "lo") && hi == num(c, "hi"),
-                  "%s: %.17g [%.17g, %.17g] vs %.17g [%.17g, %.17g]", name, delta, lo, hi, num(c, "delta"),
-                  num(c, "lo"), num(c, "hi"));
-        // The point estimate is the difference of the per-target means, not a mean of per-unit means.
-        double sa = 0, sb = 0, sw = 0;
-        for (int i = 0; i < n; i++) sa += a[i], sb += b[i], sw += w[i];
-        CHECK_NEAR(delta, sb / sw - sa / sw, 1e-12 * (1 + fabs(sa / sw)));
+        struct stats_ratio_ci r;
+        CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, n, num(c, "level"), &r), 0);
+        // Per-unit sums here, per-target rows in the reference: the same numbers but for rounding.
+        double scale = fabs(num(c, "hi") - num(c, "lo")) + fabs(num(c, "delta"));
+        CHECK_MSG(fabs(r.delta - num(c, "delta")) <= 1e-13 * (1 + fabs(num(c, "delta"))), "%s delta %.17g vs %.17g", name,
+                  r.delta, num(c, "delta"));
+        CHECK_MSG(fabs(r.se - num(c, "se")) <= 1e-10 * num(c, "se") + 1e-14, "%s se %.17g vs %.17g", name, r.se, num(c, "se"));
+        CHECK_MSG(fabs(r.df - num(c, "df")) <= 1e-10 * num(c, "df"), "%s df %.17g vs %.17g", name, r.df, num(c, "df"));
+        CHECK_MSG(fabs(r.lo - num(c, "lo")) <= 1e-10 * scale + 1e-13 && fabs(r.hi - num(c, "hi")) <= 1e-10 * scale + 1e-13,
+                  "%s [%.17g, %.17g] vs [%.17g, %.17g]", name, r.lo, r.hi, num(c, "lo"), num(c, "hi"));
+        int same = 1;
+        for (int i = 1; i < n; i++) same &= w[i] == w[0];
+        if (same) {  // one size: statsmodels' OLS cluster (CR1) interval
+            const cJSON *sm = cJSON_GetObjectItem(c, "statsmodels_cr1");
+            double slo = cJSON_GetArrayItem(sm, 0)->valuedouble, shi = cJSON_GetArrayItem(sm, 1)->valuedouble;
+            CHECK_MSG(fabs(r.lo - slo) <= 1e-10 * scale + 1e-13 && fabs(r.hi - shi) <= 1e-10 * scale + 1e-13,
+                      "%s [%.17g, %.17g] vs statsmodels [%.17g, %.17g]", name, r.lo, r.hi, slo, shi);
+            equal++;
+        }
+        CHECK(r.lo <= r.delta && r.delta <= r.hi && r.df >= 1 - 1e-12 && r.df <= n - 1 + 1e-12);
         free(a), free(b), free(w);
         cases++;
     }
-    CHECK(cases >= 3);
+    CHECK(cases >= 9);
+    CHECK(equal >= 2);
     double a[2] = {1, 2}, b[2] = {2, 3}, w[2] = {1, 0};
-    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 2, 10, 1, 0.95, NULL, NULL, NULL), XSA_EBADINPUT);  // a unit of no targets
-    w[1] = 1;
-    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 0, 10, 1, 0.95, NULL, NULL, NULL), XSA_EBADINPUT);
-    CHECK_EQ_INT(stats_paired_bootstrap_ratio_ci(a, b, w, 2, 10, 1, 0.95, NULL, NULL, NULL), 0);
+    struct stats_ratio_ci r;
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 2, 0.95, &r), XSA_EBADINPUT);  // a unit of no targets
+    w[1] = 4;
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 0, 0.95, &r), XSA_EBADINPUT);
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 2, 1.0, &r), XSA_EBADINPUT);
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 2, 0.95, NULL), XSA_EBADINPUT);
+    // One unit: the delta, no interval.
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 1, 0.95, &r), 0);
+    CHECK(r.delta == 1.0 && isnan(r.se) && isnan(r.df) && isnan(r.lo) && isnan(r.hi));
+    // Two units: always 1 degree of freedom, whatever their sizes.
+    CHECK_EQ_INT(stats_cluster_ratio_ci(a, b, w, 2, 0.95, &r), 0);
+    CHECK_NEAR(r.df, 1.0, 1e-12);
+    // A unit of nearly every target: about 1 degree of freedom, not n - 1, and finite.
+    double ua[4] = {0, 0, 0, 0}, ub[4] = {3e6, 1, -2, 0.5}, uw[4] = {1e7, 2, 3, 2};
+    CHECK_EQ_INT(stats_cluster_ratio_ci(ua, ub, uw, 4, 0.95, &r), 0);
+    CHECK(r.df >= 1.0 && r.df < 1.01 && isfinite(r.lo) && isfinite(r.hi));
     cJSON_Delete(j);
 }
 
@@ -252,5 +298,5 @@ TEST(test_wilson_matches_statsmodels) {
 
 RUN_TESTS(T(test_mcnemar_matches_statsmodels), T(test_mcnemar_unit_cases),
           T(test_binom_half_matches_scipy), T(test_paired_bootstrap_matches_python),
-          T(test_paired_bootstrap_ratio_matches_python), T(test_paired_bootstrap_properties_and_errors), T(test_quantile_linear),
+          T(test_t_quantile_matches_scipy), T(test_cluster_ratio_ci_matches_reference), T(test_paired_bootstrap_properties_and_errors), T(test_quantile_linear),
           T(test_wilson_matches_statsmodels))
