@@ -251,6 +251,31 @@ int stats_cluster_ratio_ci(const double *a, const double *b, const double *w, in
     return 0;
 }
 
+// ---- Holm ---------------------------------------------------------------------------------
+
+int stats_holm_adjust(const double *p, int m, double *adj) {
+    if (!p || !adj || m < 1) return XSA_EBADINPUT;
+    for (int i = 0; i < m; i++)
+        if (!(p[i] >= 0.0 && p[i] <= 1.0)) return XSA_EBADINPUT;
+    // Indices by ascending p (insertion sort: a family is a few tasks; the order among ties
+    // cannot change the running maximum's values).
+    int *ord = xsa_malloc(sizeof(int) * (size_t)m);
+    for (int i = 0; i < m; i++) {
+        int j = i;
+        for (; j > 0 && p[ord[j - 1]] > p[i]; j--) ord[j] = ord[j - 1];
+        ord[j] = i;
+    }
+    double *out = xsa_malloc(sizeof(double) * (size_t)m), run = 0.0;
+    for (int k = 0; k < m; k++) {  // step k (0-based) tests at alpha / (m - k)
+        double v = (double)(m - k) * p[ord[k]];
+        if (v > run) run = v;
+        out[ord[k]] = run > 1.0 ? 1.0 : run;
+    }
+    for (int i = 0; i < m; i++) adj[i] = out[i];
+    free(ord), free(out);
+    return 0;
+}
+
 // ---- Wilson -------------------------------------------------------------------------------
 
 int stats_wilson_ci(long k, long n, double z, double *lo, double *hi) {

@@ -55,6 +55,14 @@ double stats_binom_cdf_half(long k, long n);
 // NAN when b or c is negative.
 double stats_mcnemar_exact_p(long b, long c);
 
+// Holm's step-down adjustment of m p-values (one family: each of compare's tasks):
+// with p sorted ascending, adj_(j) = min(1, max over k <= j of (m - k + 1) p_(k)), j = 1..m,
+// as statsmodels.stats.multitest.multipletests(p, method='holm')[1]. A hypothesis is rejected
+// at family-wise level alpha when adj < alpha; m = 1 leaves p as it is. Ties get one value
+// whatever their order. Returns 0, or XSA_EBADINPUT (m < 1, a p outside [0, 1] or NaN, NULL).
+// adj may be p itself.                                                    p, adj: (m,)
+int stats_holm_adjust(const double *p, int m, double *adj);
+
 // numpy.quantile(sorted, q) with the default 'linear' method, for ascending `sorted`, n >= 1,
 // 0 <= q <= 1 (NAN otherwise).                                            sorted: (n,)
 double stats_quantile_linear(const double *sorted, int n, double q);

@@ -1,7 +1,9 @@
 // Tests of eval/stats: McNemar's exact p-value and the binomial(n, 1/2) tail against
 // statsmodels / scipy, the paired bootstrap intervals against an independent Python version
 // (random + numpy.quantile), Wilson intervals against statsmodels. Fixtures:
-// tests/fixtures/stats/stats.json from tools/fixtures/make_stats_fixtures.py.
+// tests/fixtures/stats/stats.json from tools/fixtures/make_stats_fixtures.py; Holm's adjustment
+// against statsmodels' multipletests (tests/fixtures/stats/holm.json from
+// tools/fixtures/make_holm_fixture.py).
 #include <cjson/cJSON.h>
 #include <stdint.h>
 
@@ -296,7 +298,49 @@ TEST(test_wilson_matches_statsmodels) {
     cJSON_Delete(j);
 }
 
-RUN_TESTS(T(test_mcnemar_matches_statsmodels), T(test_mcnemar_unit_cases),
+// Holm's step-down against statsmodels, bit for bit ((m - k + 1) p is one rounding in both),
+// and the properties that make it a step-down: adj >= p, adj <= 1, and adj non-decreasing in
+// p (equal p, equal adj), so a task with a smaller p is never the one left unrejected.
+TEST(test_holm_matches_statsmodels) {
+    cJSON *j = fixture_read_json("tests/fixtures/stats/holm.json");
+    CHECK(j != NULL);
+    if (!j) return;
+    const cJSON *c;
+    int cases = 0, with_ties = 0, big = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases")) {
+        int m, m2;
+        double *p = json_doubles(cJSON_GetObjectItem(c, "p"), &m), *want = json_doubles(cJSON_GetObjectItem(c, "adj"), &m2);
+        double *adj = malloc(sizeof(double) * (size_t)m);
+        const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+        CHECK_EQ_INT(m, m2);
+        CHECK_EQ_INT(stats_holm_adjust(p, m, adj), 0);
+        for (int i = 0; i < m; i++)
+            CHECK_MSG(adj[i] == want[i], "%s[%d]: p %.17g adjusted %.17g, statsmodels %.17g", name, i, p[i], adj[i], want[i]);
+        for (int i = 0; i < m; i++) {
+            CHECK_MSG(adj[i] >= p[i] && adj[i] <= 1.0, "%s[%d]: %.17g for p %.17g", name, i, adj[i], p[i]);
+            for (int k = 0; k < m; k++) {
+                CHECK_MSG(p[i] > p[k] || adj[i] <= adj[k], "%s: p %.17g <= %.17g but adjusted %.17g > %.17g", name,
+                          p[i], p[k], adj[i], adj[k]);
+                with_ties += i < k && p[i] == p[k];
+            }
+        }
+        if (m == 1) CHECK(adj[0] == p[0]);  // one task: no correction
+        stats_holm_adjust(p, m, p);         // in place
+        for (int i = 0; i < m; i++) CHECK(p[i] == want[i]);
+        big += m >= 100;
+        cases++;
+        free(p), free(want), free(adj);
+    }
+    CHECK(cases >= 10 && with_ties > 0 && big > 0);
+    double p2[2] = {0.5, NAN}, out[2];
+    CHECK_EQ_INT(stats_holm_adjust(p2, 2, out), XSA_EBADINPUT);
+    p2[1] = 1.5;
+    CHECK_EQ_INT(stats_holm_adjust(p2, 2, out), XSA_EBADINPUT);
+    CHECK_EQ_INT(stats_holm_adjust(p2, 0, out), XSA_EBADINPUT);
+    cJSON_Delete(j);
+}
+
+RUN_TESTS(T(test_mcnemar_matches_statsmodels), T(test_holm_matches_statsmodels), T(test_mcnemar_unit_cases),
           T(test_binom_half_matches_scipy), T(test_paired_bootstrap_matches_python),
           T(test_t_quantile_matches_scipy), T(test_cluster_ratio_ci_matches_reference), T(test_paired_bootstrap_properties_and_errors), T(test_quantile_linear),
           T(test_wilson_matches_statsmodels))
