@@ -38,7 +38,7 @@ enum { STATS_METRIC = CLI_KEY_STATS, STATS_ALPHA, STATS_ITERS, STATS_SEED };
 
 static const struct cli_flag stats_flags[] = {
     {"metric", STATS_METRIC, "M", "auto (acc_norm where lm-eval defines it, else acc) | acc | acc_norm"},
-    {"alpha", STATS_ALPHA, "A", "significance level; intervals are 1 - A (default 0.05); check: each of its m tests at A / m"},
+    {"alpha", STATS_ALPHA, "A", "significance level; intervals are 1 - A (default 0.05); compare: p Holm-adjusted over its tasks; check: each of its m tests at A / m"},
     {"iters", STATS_ITERS, "N", "bootstrap resamples (default " CLI_STR(COMPARE_DEFAULT_ITERS) ")"},
     {"seed", STATS_SEED, "S", "bootstrap seed (default " CLI_STR(COMPARE_DEFAULT_SEED) ")"},
 };

@@ -1,4 +1,4 @@
-// cmd_compare.c: `xsa-eval compare A.json B.json [-o report.md] [--metric auto|acc|acc_norm]
+// cmd_compare.c: `xsa-eval compare A.json B.json [-o report.md] [--json FILE] [--metric auto|acc|acc_norm]
 // [--force] [--alpha A] [--iters N] [--seed S]`: paired comparison of two saved results; with
 // more pairs (A1 B1 A2 B2 ...), the scaling table (reports/scaling_report.h).
 #include <stdio.h>
@@ -16,19 +16,22 @@
 
 #define COMPARE_MAX_PAIRS 64
 
-enum { F_FORCE = 256 };
+enum { F_FORCE = 256, F_JSON };
 
 static const struct cli_flag flags[] = {
     {"output", 'o', "FILE", "write the Markdown report there, with FILE_delta.svg and FILE_acc.svg beside it "
                             "(pairs: FILE_scaling.svg)"},
     {"force", F_FORCE, NULL, "compare inputs on different data / tasks / limits; the report says FORCED"},
+    {"json", F_JSON | CLI_ONCE, "FILE", "also every number as JSON (one pair; - for stdout, then alone there)"},
 };
 
 static const struct cli_command cmd = {
     "compare", "A.json B.json [A2.json B2.json ...] [flags]",
     "Paired comparison of two results files (A = baseline, e.g. SA; B = candidate, e.g. XSA): per\n"
     "task the delta in points, a paired bootstrap interval over documents and an exact McNemar\n"
-    "p-value; averages over the paper's eight tasks and all tasks. Without -o: Markdown on stdout,\n"
+    "p-value, raw and Holm-adjusted over the tasks compared (a task is real when its interval\n"
+    "excludes 0 and its Holm p < A, so that with no difference anywhere some task reads real with\n"
+    "probability at most A); averages over the paper's eight tasks and all tasks. Without -o: Markdown on stdout,\n"
     "no charts. More pairs (A1 B1 A2 B2 ..., at most 64): the scaling table, one row per pair labelled\n"
     "by A's parameter count, with a chart of the average delta against parameter count\n"
     "(FILE_scaling.svg). Every pair is one size, SA then XSA, run as the first pair was.\n",
@@ -38,12 +41,14 @@ struct compare_args {
     struct compare_options opt;
     struct cli_stats st;
     const char *out;
+    const char *json;
 };
 
 static int on_flag(void *ctx, int key, const char *v) {
     struct compare_args *a = ctx;
     if (key == 'o') a->out = v;
     else if (key == F_FORCE) a->opt.force = 1;
+    else if (key == F_JSON) a->json = v;
     else return cli_stats_flag(&cmd, &a->st, key, v);
     return 0;
 }
@@ -73,8 +78,10 @@ static int compare_files(int argc, char **argv, const char *const *files, int n_
     if (n_files < 2 || n_files % 2)
         return cli_fail(&cmd, "expected results files in pairs, A.json B.json [A2.json B2.json ...] (got %d)", n_files);
     xsa_error err = {0};
-    const char *oflag = "-o";
-    if (out && (outdir_check_file("-o", out, &err) || outdir_check_outputs(1, &oflag, &out, n_files, files, &err)))
+    const char *oflags[2] = {"-o", "--json"}, *outs[2] = {out, a.json};
+    if (a.json && n_files > 2) return cli_fail(&cmd, "--json writes one pair's comparison; give one pair A.json B.json");
+    if ((out && outdir_check_file("-o", out, &err)) || (a.json && outdir_check_file("--json", a.json, &err)) ||
+        outdir_check_outputs(2, oflags, outs, n_files, files, &err))
         return cli_fail(&cmd, "%s", err.msg);
     struct sbuf line = {0};
     if (n_files > 2) {
@@ -94,10 +101,11 @@ static int compare_files(int argc, char **argv, const char *const *files, int n_
         opt.path_a = files[0];
         opt.path_b = files[1];
         opt.command = line.s;
-        rc = compare_write_report(&ra, &rb, &opt, out, &err);
+        rc = compare_write_report(&ra, &rb, &opt, out, a.json, &err);
     }
     if (rc) fprintf(stderr, "xsa-eval compare: %s\n", err.msg);
     else if (out && !outdir_is_stdout(out)) fprintf(stderr, "xsa-eval compare: wrote %s\n", out);
+    if (!rc && a.json && !outdir_is_stdout(a.json)) fprintf(stderr, "xsa-eval compare: wrote %s\n", a.json);
     results_free(&ra);
     results_free(&rb);
     sbuf_free(&line);

@@ -129,7 +129,7 @@ static int write_comparison(void *ctx, const struct results *a, const char *path
     char md[4096];
     snprintf(md, sizeof md, "%s/compare_%s_vs_%s.md", o->output, a->model.name, b->model.name);
     struct compare_options co = {.path_a = path_a, .path_b = path_b, .command = o->command};
-    int rc = compare_write_report(a, b, &co, md, err);
+    int rc = compare_write_report(a, b, &co, md, NULL, err);
     if (!rc) printf("comparison: %s\n", md);
     return rc;
 }

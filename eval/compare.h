@@ -2,6 +2,8 @@
 // e.g. XSA) on the same documents: per task the delta of the chosen metric in points, a
 // paired percentile-bootstrap interval over documents (seeded) and an exact McNemar p-value
 // on per-document correctness; averages over the paper's eight tasks and over all tasks.
+// A task's delta is *real* when its McNemar p, Holm-adjusted over the tasks compared (one
+// family: docs/statistics.md), is < alpha and its (1 - alpha) interval excludes 0.
 //
 // Entry points:
 //   compare_results()        numbers only (check and the tests use it);
@@ -45,7 +47,8 @@ struct compare_row {          // one task
     double delta, lo, hi;     // B - A in points, with its (1 - alpha) bootstrap interval
     long n10, n01;            // docs A right & B wrong, A wrong & B right (McNemar's b and c)
     double p;                 // exact two-sided McNemar p-value
-    int real;                 // interval excludes 0 and p < alpha
+    double p_holm;            // p Holm-adjusted over the comparison's n_family tasks (p itself for one)
+    int real;                 // interval excludes 0 and p_holm < alpha
     int has_ppl;              // LAMBADA: perplexities beside the accuracy
     double ppl_a, ppl_b;
 };
@@ -63,6 +66,7 @@ struct compare_avg {          // mean over a group of tasks of each task's chose
 struct comparison {
     int n_rows;
     struct compare_row *rows;    // (n_rows) tasks of A that B also has, in A's order
+    int n_family;                // tasks Holm's correction covers (n_rows; 1: no correction)
     struct compare_avg paper;    // the XSA paper's eight tasks (those present)
     struct compare_avg all;      // every compared task
     int forced;                  // inputs were not comparable; compared because of --force

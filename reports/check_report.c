@@ -40,9 +40,12 @@ void check_markdown(const struct results *base, const struct results *cand, cons
         char p[32];
         report_fmt_p(r->p, p);
         // A drop of exactly --max-drop (within COMPARE_EPS_POINTS, as check_evaluate judges) is allowed.
+        // Improved: the gate's own test of that task, in the other direction (its Bonferroni level
+        // already covers the family; compare's Holm-corrected `real` would correct twice).
+        int gain = r->delta > 0 && r->p < v->test_alpha && (r->lo > COMPARE_EPS_POINTS || r->hi < -COMPARE_EPS_POINTS);
         const char *verdict = v->regressed[i] ? "**regressed**"
                               : r->delta < -opt->max_drop - COMPARE_EPS_POINTS ? "drop, not significant"
-                              : r->real && r->delta > 0 ? "improved" : "ok";
+                              : gain ? "improved" : "ok";
         char ci[48];
         report_fmt_ci(r->lo, r->hi, ci);
         sbuf_printf(o, "| %s | %s | %.2f | %.2f | %+.2f | %s | %s | %s |\n", r->task, r->metric, r->a * 100,
@@ -65,17 +68,6 @@ void check_markdown(const struct results *base, const struct results *cand, cons
     sbuf_printf(o, "\n<sub>xsa-eval check, %s bootstrap resamples, seed %llu.</sub>\n", iters, (unsigned long long)c->seed);
 }
 
-// The scores a verdict is about, a task's or the average's, as every verdict entry spells them.
-static void delta_fields(struct jsonw *w, double a, double b, double delta, double lo, double hi) {
-    jsonw_num_prec(w, "baseline", a, 10);
-    jsonw_num_prec(w, "new", b, 10);
-    jsonw_num_prec(w, "delta", delta, 10);
-    jsonw_array(w, "ci");
-    jsonw_num_prec(w, NULL, lo, 10);
-    jsonw_num_prec(w, NULL, hi, 10);
-    jsonw_end(w);
-}
-
 int check_verdict_json(const struct check_verdict *v, const struct check_options *opt, struct sbuf *out) {
     const struct comparison *c = &v->cmp;
     struct jsonw w = {0};
@@ -93,11 +85,7 @@ int check_verdict_json(const struct check_verdict *v, const struct check_options
     for (int i = 0; i < c->n_rows; i++) {
         const struct compare_row *r = &c->rows[i];
         jsonw_object(&w, NULL);
-        jsonw_str(&w, "task", r->task);
-        jsonw_str(&w, "metric", r->metric);
-        jsonw_int(&w, "n", r->n);
-        delta_fields(&w, r->a, r->b, r->delta, r->lo, r->hi);
-        jsonw_num_prec(&w, "mcnemar_p", r->p, 10);
+        report_json_task(&w, r, "baseline", "new");
         jsonw_bool(&w, "regressed", v->regressed[i]);
         jsonw_end(&w);
     }
@@ -105,7 +93,7 @@ int check_verdict_json(const struct check_verdict *v, const struct check_options
     const struct compare_avg *g = &c->all;
     jsonw_object(&w, "average");
     jsonw_int(&w, "tasks", g->n_tasks);
-    delta_fields(&w, g->a, g->b, g->delta, g->lo, g->hi);
+    report_json_delta(&w, "baseline", g->a, "new", g->b, g->delta, g->lo, g->hi);
     jsonw_bool(&w, "regressed", v->avg_regressed);
     jsonw_end(&w);
     jsonw_end(&w);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/xalloc.h"
 #include "eval/outdir.h"
 #include "eval/results.h"
@@ -27,7 +28,7 @@ static void avg_row(struct sbuf *o, const char *name, const struct compare_avg *
     value_se(o, g->b, g->b_se);
     char ci[48];
     report_fmt_ci(g->lo, g->hi, ci);
-    sbuf_printf(o, " **%+.2f** | %s | - | %s |\n", g->delta, ci, g->real ? "**yes**" : "no");
+    sbuf_printf(o, " **%+.2f** | %s | - | - | %s |\n", g->delta, ci, g->real ? "**yes**" : "no");
 }
 
 void compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
@@ -65,20 +66,22 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     int n_real = 0;
     for (int i = 0; i < c->n_rows; i++) n_real += c->rows[i].real;
     sbuf_printf(o, " %d of %d per-task deltas %s real", n_real, c->n_rows, n_real == 1 ? "is" : "are");
+    if (c->n_family > 1) sbuf_printf(o, " (Holm-corrected over the %d tasks)", c->n_family);
     for (int i = 0, k = 0; i < c->n_rows; i++)
         if (c->rows[i].real) sbuf_printf(o, "%s%s %+.2f", k++ ? ", " : ": ", c->rows[i].task, c->rows[i].delta);
     sbuf_puts(o, ".\n\n## Results\n\n");
-    sbuf_printf(o, "| task | metric | A \xc2\xb1 se | B \xc2\xb1 se | \xce\x94 (pts) | %g%% CI | McNemar p | real? |\n"
-                   "|---|---|--:|--:|--:|:-:|--:|:-:|\n", pct);
+    sbuf_printf(o, "| task | metric | A \xc2\xb1 se | B \xc2\xb1 se | \xce\x94 (pts) | %g%% CI | McNemar p | Holm p | real? |\n"
+                   "|---|---|--:|--:|--:|:-:|--:|--:|:-:|\n", pct);
     for (int i = 0; i < c->n_rows; i++) {
         const struct compare_row *r = &c->rows[i];
-        char p[32];
+        char p[32], ph[32];
         report_fmt_p(r->p, p);
+        report_fmt_p(r->p_holm, ph);
         sbuf_printf(o, "| %s | %s |", r->task, r->metric);
         value_se(o, r->a, r->a_se);
         value_se(o, r->b, r->b_se);
         report_fmt_ci(r->lo, r->hi, ci);
-        sbuf_printf(o, " %+.2f | %s | %s | %s |\n", r->delta, ci, p, r->real ? "**yes**" : "no");
+        sbuf_printf(o, " %+.2f | %s | %s | %s | %s |\n", r->delta, ci, p, ph, r->real ? "**yes**" : "no");
     }
     avg_row(o, "paper", &c->paper);
     avg_row(o, "all", &c->all);
@@ -100,13 +103,18 @@ void compare_markdown(const struct results *a, const struct results *b, const st
     char iters[32];
     report_thousands(c->iters, iters);
     sbuf_printf(o, "\nValues are percentages \xc2\xb1 lm-eval's standard error; \xce\x94 = B \xe2\x88\x92 A in points. "
-                   "A delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** the exact McNemar "
-                   "p < %g; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
+                   "A task's delta is *real* when its %g%% paired bootstrap interval excludes 0 **and** its exact "
+                   "McNemar p", pct);
+    if (c->n_family > 1)  // Holm: the family-wise level, not each task's, is alpha
+        sbuf_printf(o, ", Holm-adjusted over the %d tasks compared (Holm p), is < %g, so that when no task differs "
+                       "some task reads real with probability at most %g", c->n_family, c->alpha, c->alpha);
+    else sbuf_printf(o, " < %g (one task: no correction; Holm p = p)", c->alpha);
+    sbuf_printf(o, "; for the averages, when the interval excludes 0. Bootstrap: %s resamples of documents "
                    "(within each task for the averages), seed %llu; a task of one document has no interval (N/A) "
                    "and enters an average as a constant. McNemar on per-document correctness: "
                    "b = A right & B wrong, c = A wrong & B right. The average's \xc2\xb1 is "
                    "sqrt(\xce\xa3 se\xc2\xb2)/k.\n\n",
-                pct, c->alpha, iters, (unsigned long long)c->seed);
+                iters, (unsigned long long)c->seed);
     if (chart_base) {
         char alt[80];
         snprintf(alt, sizeof alt, "Per-task delta B - A with its %g%% interval", pct);
@@ -169,26 +177,82 @@ static void compare_charts(const struct comparison *c, const char *la, const cha
     free(sign);
 }
 
+static void avg_json(struct jsonw *w, const char *key, const struct compare_avg *g) {
+    if (!g->present) return;
+    jsonw_object(w, key);
+    jsonw_int(w, "tasks", g->n_tasks);
+    report_json_delta(w, "a", g->a, "b", g->b, g->delta, g->lo, g->hi);
+    jsonw_num_prec(w, "a_se", g->a_se, 10);
+    jsonw_num_prec(w, "b_se", g->b_se, 10);
+    jsonw_bool(w, "real", g->real);
+    jsonw_end(w);
+}
+
+int compare_json(const struct comparison *c, const struct compare_options *opt, struct sbuf *out) {
+    struct jsonw w = {0};
+    jsonw_object(&w, NULL);
+    jsonw_str(&w, "a", opt->path_a ? opt->path_a : "");
+    jsonw_str(&w, "b", opt->path_b ? opt->path_b : "");
+    jsonw_bool(&w, "forced", c->forced);
+    jsonw_str(&w, "not_comparable", c->not_comparable);
+    jsonw_int(&w, "bootstrap_iters", c->iters);
+    jsonw_int(&w, "seed", (long long)c->seed);
+    jsonw_num_prec(&w, "alpha", c->alpha, 10);
+    jsonw_num_prec(&w, "level", c->level, 10);
+    jsonw_str(&w, "correction", c->n_family > 1 ? "holm" : "none");
+    jsonw_int(&w, "family_tasks", c->n_family);
+    jsonw_array(&w, "tasks");
+    for (const struct compare_row *r = c->rows; r < c->rows + c->n_rows; r++) {
+        jsonw_object(&w, NULL);
+        report_json_task(&w, r, "a", "b");
+        jsonw_num_prec(&w, "mcnemar_p_holm", r->p_holm, 10);
+        jsonw_bool(&w, "real", r->real);
+        jsonw_num_prec(&w, "a_se", r->a_se, 10);
+        jsonw_num_prec(&w, "b_se", r->b_se, 10);
+        jsonw_int(&w, "n10", r->n10);
+        jsonw_int(&w, "n01", r->n01);
+        if (r->has_ppl) jsonw_num_prec(&w, "perplexity_a", r->ppl_a, 10), jsonw_num_prec(&w, "perplexity_b", r->ppl_b, 10);
+        jsonw_end(&w);
+    }
+    jsonw_end(&w);
+    jsonw_object(&w, "average");
+    avg_json(&w, "paper", &c->paper);
+    avg_json(&w, "all", &c->all);
+    jsonw_end(&w);
+    jsonw_end(&w);
+    if (w.failed) { jsonw_free(&w); return -1; }
+    *out = w.out;
+    return 0;
+}
+
 int compare_write_report(const struct results *a, const struct results *b, const struct compare_options *opt,
-                         const char *md_path, xsa_error *err) {
+                         const char *md_path, const char *json_path, xsa_error *err) {
     struct comparison c;
     int rc = compare_results(a, b, opt, &c, err);
     if (rc) return rc;
-    struct sbuf md = {0}, full = {0}, rel = {0}, dsvg = {0}, asvg = {0}, p1 = {0}, p2 = {0};
+    struct sbuf md = {0}, full = {0}, rel = {0}, dsvg = {0}, asvg = {0}, p1 = {0}, p2 = {0}, js = {0};
     int charts = report_chart_paths(md_path, &full, &rel);
     compare_markdown(a, b, &c, opt, charts ? rel.s : NULL, &md);
-    if (!md_path) {
-        fwrite(md.s, 1, md.n, stdout);
-    } else {
+    if (json_path && compare_json(&c, opt, &js))
+        rc = xsa_fail(err, XSA_ERUNTIME, "%s: the comparison's JSON could not be built", json_path);
+    const char *paths[4], *data[4];
+    size_t lens[4];
+    int n = 0;
+    if (charts) {
         const char *la = opt->label_a ? opt->label_a : report_label(a), *lb = opt->label_b ? opt->label_b : report_label(b);
         compare_charts(&c, la, lb, &dsvg, &asvg);
         sbuf_printf(&p1, "%s_delta.svg", full.s);
         sbuf_printf(&p2, "%s_acc.svg", full.s);
-        const char *paths[3] = {p1.s, p2.s, md_path}, *data[3] = {dsvg.s, asvg.s, md.s};
-        size_t lens[3] = {dsvg.n, asvg.n, md.n};
-        rc = charts ? outdir_write_set(3, paths, data, lens, err) : outdir_write_set(1, paths + 2, data + 2, lens + 2, err);
+        paths[n] = p1.s, data[n] = dsvg.s, lens[n++] = dsvg.n;
+        paths[n] = p2.s, data[n] = asvg.s, lens[n++] = asvg.n;
     }
+    if (md_path) paths[n] = md_path, data[n] = md.s, lens[n++] = md.n;
+    if (json_path) paths[n] = json_path, data[n] = js.s, lens[n++] = js.n;
+    if (!rc && n) rc = outdir_write_set(n, paths, data, lens, err);
+    // Markdown on stdout unless the JSON went there: one document a parser can read.
+    if (!rc && !md_path && !outdir_is_stdout(json_path)) fwrite(md.s, 1, md.n, stdout);
     sbuf_free(&md); sbuf_free(&full); sbuf_free(&rel); sbuf_free(&dsvg); sbuf_free(&asvg); sbuf_free(&p1); sbuf_free(&p2);
+    sbuf_free(&js);
     comparison_free(&c);
     return rc;
 }

@@ -10,10 +10,17 @@
 void compare_markdown(const struct results *a, const struct results *b, const struct comparison *c,
                       const struct compare_options *opt, const char *chart_base, struct sbuf *out);
 
+// Every number of a computed comparison as JSON (docs/results-format.md, "compare --json"):
+// per task the delta, interval, McNemar p raw and Holm-adjusted (mcnemar_p, mcnemar_p_holm) and
+// real; the averages; how many tasks the correction covers (family_tasks). Returns 0, or -1
+// when the writer failed.
+int compare_json(const struct comparison *c, const struct compare_options *opt, struct sbuf *out);
+
 // compare_results + compare_markdown, written atomically to `md_path`, with the two charts
-// `<md_path minus .md>_delta.svg` and `..._acc.svg` next to it. A NULL md_path prints the
-// Markdown to stdout and writes no charts.
+// `<md_path minus .md>_delta.svg` and `..._acc.svg` next to it, and compare_json to json_path
+// (NULL: none), all or none. A NULL md_path prints the Markdown to stdout (unless the JSON goes
+// there: "-" or /dev/stdout) and writes no charts.
 int compare_write_report(const struct results *a, const struct results *b, const struct compare_options *opt,
-                         const char *md_path, xsa_error *err);
+                         const char *md_path, const char *json_path, xsa_error *err);
 
 #endif

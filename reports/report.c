@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/xalloc.h"
+#include "eval/compare.h"
 #include "eval/outdir.h"
 #include "reports/svg.h"
 
@@ -442,6 +444,25 @@ void report_markdown(const struct results *const *rs, const char *const *paths, 
     report_provenance(o, rs, labels, n);
     report_command(o, command);
     free(labels);
+}
+
+void report_json_delta(struct jsonw *w, const char *ka, double a, const char *kb, double b, double delta, double lo,
+                       double hi) {
+    jsonw_num_prec(w, ka, a, 10);
+    jsonw_num_prec(w, kb, b, 10);
+    jsonw_num_prec(w, "delta", delta, 10);
+    jsonw_array(w, "ci");
+    jsonw_num_prec(w, NULL, lo, 10);
+    jsonw_num_prec(w, NULL, hi, 10);
+    jsonw_end(w);
+}
+
+void report_json_task(struct jsonw *w, const struct compare_row *r, const char *ka, const char *kb) {
+    jsonw_str(w, "task", r->task);
+    jsonw_str(w, "metric", r->metric);
+    jsonw_int(w, "n", r->n);
+    report_json_delta(w, ka, r->a, kb, r->b, r->delta, r->lo, r->hi);
+    jsonw_num_prec(w, "mcnemar_p", r->p, 10);
 }
 
 void report_command(struct sbuf *o, const char *command) {

@@ -40,6 +40,15 @@ void md_code_prose(struct sbuf *o, const char *s); // the same outside a table (
 void md_text(struct sbuf *o, const char *s);
 // ![alt](base suffix), the file name percent-encoded where Markdown would misread it.
 void md_image(struct sbuf *o, const char *alt, const char *base, const char *suffix);
+struct jsonw;
+// The scores of a paired comparison as the JSON outputs spell them (check's verdict, compare's
+// --json): `ka` and `kb` the two fractions under the given keys, then "delta" and "ci": [lo, hi]
+// in points; 10 significant digits (no interval: null).
+void report_json_delta(struct jsonw *w, const char *ka, double a, const char *kb, double b, double delta, double lo,
+                       double hi);
+// A task's row as both open it: "task", "metric", "n", report_json_delta's keys, "mcnemar_p".
+struct compare_row;
+void report_json_task(struct jsonw *w, const struct compare_row *r, const char *ka, const char *kb);
 void report_fmt_p(double p, char buf[32]);                        // a p-value as the reports print it
 void report_fmt_ci(double lo, double hi, char buf[48]);            // "[-1.20, +3.40]", or "N/A" (no interval)
 void report_thousands(long long x, char buf[32]);                 // 1234567 -> "1,234,567"

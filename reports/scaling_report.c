@@ -53,7 +53,8 @@ static void markdown(const struct pair_row *rows, int n, const struct results *c
     int nt = task_columns(rows, n, names, 64);
     double pct = rows[0].c.level * 100;
     sbuf_printf(o, "# Scaling: B - A by model size\n\nEach row pairs two results files; cells are B - A in points "
-                         "(* : the %g%% paired bootstrap interval excludes 0 and McNemar's p < %g). The average is over "
+                         "(* : the %g%% paired bootstrap interval excludes 0 and McNemar's p, Holm-adjusted over the "
+                         "row's tasks, is < %g). The average is over "
                          "the XSA paper's eight tasks where present, else over all compared tasks; it is *real* "
                          "when its interval excludes 0 (N/A: every task of one document, which has no interval).\n\n",
                       pct, rows[0].c.alpha);

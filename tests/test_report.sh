@@ -38,6 +38,20 @@ expect_exit compare_forced 0 "FORCED: inputs not comparable: winogrande data dif
 expect_exit compare_forced_subset 0 "\*\*all \(3 tasks\)\*\*" -- "$XSA_BIN" compare $F/sa.json $F/xsa_three_tasks.json --force --iters 200
 expect_exit compare_lm_eval_file 2 "per-document data needed" -- "$XSA_BIN" compare $F/lm_eval_plain.json $F/xsa.json
 expect_exit compare_missing 2 "nope.json: cannot open" -- "$XSA_BIN" compare $F/sa.json $F/nope.json
+
+# --json: every number, McNemar p raw and Holm-adjusted over the nine tasks (docs/results-format.md);
+# with "-" stdout holds the JSON alone.
+expect_exit compare_json_holm 0 '"task": "lambada_openai".*"mcnemar_p": 0.0003881309029, "mcnemar_p_holm": 0.003493178126, "real": true' -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --json - --iters 200
+expect_exit compare_json_family 0 '^  "family_tasks": 9,$' -- "$XSA_BIN" compare $F/sa.json $F/xsa.json --json - --iters 200
+out=$("$XSA_BIN" compare $F/sa.json $F/xsa.json --json - --iters 200 2>/dev/null)
+if [ "${out:0:1}" = "{" ] && ! grep -q "^| task" <<<"$out"; then pass compare_json_stdout_alone; else fail compare_json_stdout_alone "Markdown mixed into the JSON"; fi
+"$XSA_BIN" compare $F/xsa.json $F/xsa_marginal_drop.json --iters 200 -o "$TMP/m.md" --json "$TMP/m.json" >/dev/null 2>&1; rc=$?
+# piqa's drop: p 0.024 alone, not real over nine tasks (Holm), in both outputs
+if [ $rc -eq 0 ] && grep -qE '"task": "piqa".*"mcnemar_p": 0.02[0-9]*, "mcnemar_p_holm": 0.[2-9][0-9]*, "real": false' "$TMP/m.json" &&
+   grep -qE '^\| piqa \| acc_norm \|.*\| 0.024 \| 0.[2-9][0-9]* \| no \|$' "$TMP/m.md" && [ -f "$TMP/m_delta.svg" ]; then pass compare_json_and_report
+else fail compare_json_and_report "exit $rc, or piqa's Holm p / real missing"; fi
+expect_exit compare_json_one_pair 2 "--json writes one pair" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json $F/sa.json $F/xsa.json --json "$TMP/x.json"
+expect_exit compare_json_same_as_o 2 "name the same file" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json -o "$TMP/same.md" --json "$TMP/same.md"
 expect_exit compare_one_file 2 "expected results files in pairs, A.json B.json .*\(got 1\)" -- "$XSA_BIN" compare $F/sa.json
 expect_exit compare_three_files 2 "in pairs.*got 3" -- "$XSA_BIN" compare $F/sa.json $F/xsa.json $F/xsa.json
 expect_exit compare_too_many_pairs 2 "130 results files: at most 64 pairs \(128 files\)" -- "$XSA_BIN" compare $(for i in $(seq 65); do echo $F/sa.json $F/xsa.json; done)
