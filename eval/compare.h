@@ -7,8 +7,9 @@
 //
 // Entry points:
 //   compare_results()        numbers only (check and the tests use it);
-//   compare_write_report()   numbers + Markdown report + two SVG charts beside it
-//                            (`run` with two models and `compare -o` call it).
+//   compare_write_report()   numbers + Markdown report + two SVG charts beside it, and
+//                            optionally the JSON (`run` with two models and `compare -o`
+//                            / `--json` call it).
 #ifndef XSA_EVAL_COMPARE_H
 #define XSA_EVAL_COMPARE_H
 
