@@ -93,10 +93,24 @@ int journal_mark_done(const char *dir, const char run_scope[65], const char *lau
     char p[4200], line[4300], dig[65];
     const char *base = strrchr(results_path, '/') ? strrchr(results_path, '/') + 1 : results_path;
     if (launch_digest(launch, dig)) return xsa_fail(err, XSA_ERUNTIME, "%s: cannot hash the command line", dir);
-    int len = snprintf(line, sizeof line, "%s\n%s\n%ld\n", base, dig, (long)getpid());
+    char id[128] = "";  // (none where /proc does not say: the pid alone then)
+    if (outdir_pid_identity((long)getpid(), id + 1, sizeof id - 1) == 0) id[0] = ' ';
+    int len = snprintf(line, sizeof line, "%s\n%s\n%ld%s\n", base, dig, (long)getpid(), id);
     if (done_path(dir, run_scope, p, sizeof p) || len >= (int)sizeof line)
         return xsa_fail(err, XSA_EBADINPUT, "%s: output path too long", dir);
     return file_write_atomic(p, line, (size_t)len, err);
+}
+
+// 1 while the writer of a mark may still run: its pid is a live process, not this one, and,
+// where the mark records them (" <start> <boot id>" after the pid), with the writer's start
+// time and boot: an unrelated process given the pid later is not the writer. (Pids are this
+// host's, or pid namespace's: a writer on another host or container sharing the folder counts as gone.)
+static int writer_running(long pid, const char *id) {
+    if (pid == (long)getpid() || outdir_pid_gone(pid)) return 0;
+    size_t k = strcspn(id, "\n");
+    char now[128];
+    if (id[0] != ' ' || k < 2) return 1;
+    return outdir_pid_identity(pid, now, sizeof now) != 0 || (strlen(now) == k - 1 && !strncmp(now, id + 1, k - 1));
 }
 
 int journal_done_results(const char *dir, const char run_scope[65], const char *launch, char *out, size_t n) {
@@ -106,15 +120,15 @@ int journal_done_results(const char *dir, const char run_scope[65], const char *
     if (done_path(dir, run_scope, p, sizeof p) || !file_exists(p) || launch_digest(launch, dig) ||
         file_read_all(p, 4096, &text, &len, &e))
         return 0;
-    // "<results file name>\n<launch digest>\n<pid>\n": only a results file of this folder, by the
-    // name run gives it, written by a launch of this very command that is no longer running (a
-    // live one, such as the same command started twice at once, is not a stopped launch: its
-    // results are its own, and this launch scores its own).
-    char *nl = strchr(text, '\n');
+    // "<results file name>\n<launch digest>\n<pid>[ <start> <boot id>]\n": only a results file of
+    // this folder, by the name run gives it, written by a launch of this very command that is no
+    // longer running (a live one, such as the same command started twice at once, is not a
+    // stopped launch: its results are its own, and this launch scores its own).
+    char *nl = strchr(text, '\n'), *id = NULL;
     int ok = nl && (size_t)(nl - text) > 13 && !strncmp(text, "results_", 8) && !strncmp(nl - 5, ".json", 5) &&
              !memchr(text, '/', (size_t)(nl - text)) && !strncmp(nl + 1, dig, 64) && nl[65] == '\n';
-    long pid = ok ? strtol(nl + 66, NULL, 10) : 0;
-    if (pid > 0 && pid != (long)getpid() && !outdir_pid_gone(pid)) ok = 0;
+    long pid = ok ? strtol(nl + 66, &id, 10) : 0;
+    if (pid > 0 && writer_running(pid, id)) ok = 0;
     if (ok) {
         *nl = '\0';
         ok = snprintf(out, n, "%s/%s", dir, text) < (int)n && file_exists(out);

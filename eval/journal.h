@@ -44,13 +44,15 @@ int journal_remove_ranks(const char *dir, const char run_scope[65]);
 
 // A run keeps, beside each model's results, a mark that they are written:
 // `journal_<scope>.done` names the results file, the launch (`launch`: the version and the
-// command line) and the writer's pid. A rerun of the same command after a later model failed or was interrupted, or
-// after a kill between a results file and the run's end, takes the model's results from that
-// file instead of scoring it again; the marks go once the whole run (a comparison too) is written.
+// command line) and the writer's process (pid, start time, boot: outdir_pid_identity). A rerun
+// of the same command after a later model failed or was interrupted, or after a kill between a
+// results file and the run's end, takes the model's results from that file instead of scoring
+// it again; the marks go once the whole run (a comparison too) is written.
 int journal_mark_done(const char *dir, const char run_scope[65], const char *launch, const char *results_path,
                       xsa_error *err);
 // 1 and the results file's path in out when a mark of run_scope, written by the same launch
-// in a process no longer running, names a results file in dir.
+// in a process no longer running (on this host: another host's counts as gone), names a
+// results file in dir.
 int journal_done_results(const char *dir, const char run_scope[65], const char *launch, char *out, size_t n);
 void journal_forget_done(const char *dir, const char run_scope[65]);
 // Removes the journals of run_scope in `dir` (rank 0's unless a live run holds it, and those of

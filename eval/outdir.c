@@ -240,6 +240,26 @@ int outdir_pid_gone(long pid) {
     return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
+int outdir_pid_identity(long pid, char *out, size_t n) {
+    char p[64], buf[1024], boot[64] = "";
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[len] = '\0';
+    f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f && !fgets(boot, sizeof boot, f)) boot[0] = '\0';
+    if (f) fclose(f);
+    boot[strcspn(boot, "\n")] = '\0';
+    // "pid (comm) state ...": the fields after the last ')' (comm may hold any byte), of which
+    // starttime is the 20th (field 22).
+    char *s = strrchr(buf, ')');
+    for (int i = 0; s && i < 20; i++) s = strchr(s + 1, ' ');
+    unsigned long long start = 0;
+    if (!s || !boot[0] || sscanf(s + 1, "%llu", &start) != 1) return -1;
+    return snprintf(out, n, "%llu %s", start, boot) < (int)n ? 0 : -1;
+}
+
 // Untouched for OUTDIR_STALE_S: with a dead pid, a leftover. (A pid says nothing of a run on
 // another host sharing the folder; a live one renames these away within seconds.)
 #define OUTDIR_STALE_S 600

@@ -64,6 +64,10 @@ int outdir_write_set(int n, const char *const *paths, const char *const *data, c
 
 // 1 when process pid has ended (on this host); 0 for this process, pid <= 0, or a live one.
 int outdir_pid_gone(long pid);
+// What tells process pid from a later one given the same pid: its start time (clock ticks after
+// boot, field 22 of /proc/<pid>/stat) and the boot's id, as "<start> <boot id>". 0, or -1 where
+// /proc does not say (no such process, another user's hidden by hidepid, no /proc).
+int outdir_pid_identity(long pid, char *out, size_t n);
 
 // Removes, in `dir`, the pending and temporary files ("*.pending.<pid>", "*.tmp.<pid>") of
 // results_*, samples_*, journal_* (a done mark's), and report folders ".xsa-report.tmp.<pid>" whose process is gone, and

@@ -244,14 +244,39 @@ if [ $rc = 0 ] && [ -n "$mark" ] && [ -n "$dead" ] && [ "$(echo "$res" | grep -c
     cmp -s "$TMP/km/sa/samples_piqa_$stamp.jsonl" "$(ls "$TMP"/ref/sa/samples_piqa_*.jsonl)" &&
     ! grep -q "wrote its results" "$TMP/km.log"; then pass kill_after_mark_scores_again
 else fail kill_after_mark_scores_again "rc=$rc mark=$mark dead=$dead results: $res left: $left"; fi
+# killed_mark_rerun DIR SED: a one-model run killed right after its results commit, its mark's
+# third line (the writer's pid, start time and boot id) edited by SED, then the same command
+# again: $rc, $mark and $first (the killed run's results file) for the checks.
+killed_mark_rerun() {
+    { XSA_TEST_KILL_AT=results-committed "$XSA_BIN" "${LOUD[@]}" --output "$TMP/$1" >/dev/null 2>&1; } 2>/dev/null
+    first=$(ls "$TMP/$1"/sa/results_*.json 2>/dev/null)
+    mark=$(ls "$TMP/$1"/sa/journal_*.done 2>/dev/null)
+    [ -n "$mark" ] && sed -i "$2" "$mark"
+    "$XSA_BIN" "${LOUD[@]}" --output "$TMP/$1" >/dev/null 2>"$TMP/$1.log"; rc=$?
+}
 # The mark of a launch that is still running (the same command started twice at once) is not a
 # stopped launch's: a rerun scores on its own. Here a mark left by a kill after the commit is
-# given a live pid (this shell's): two results files, nothing read back.
-{ XSA_TEST_KILL_AT=results-committed "$XSA_BIN" "${LOUD[@]}" --output "$TMP/kl" >/dev/null 2>&1; } 2>/dev/null
-mark=$(ls "$TMP"/kl/sa/journal_*.done 2>/dev/null)
-[ -n "$mark" ] && sed -i "3s/.*/$$/" "$mark"
-"$XSA_BIN" "${LOUD[@]}" --output "$TMP/kl" >/dev/null 2>"$TMP/kl.log"; rc=$?
-if [ $rc = 0 ] && [ -n "$mark" ] && [ "$(ls "$TMP"/kl/sa/results_*.json | wc -l)" = 2 ] &&
-    ! grep -q "wrote its results" "$TMP/kl.log"; then pass live_launch_mark_not_read_back
-else fail live_launch_mark_not_read_back "rc=$rc mark=$mark $(ls "$TMP"/kl/sa) $(grep -m1 'wrote its' "$TMP/kl.log")"; fi
+# given a live pid (this shell's), first alone (a writer that could not read /proc), then with
+# this shell's start time and boot id: two results files, nothing read back.
+me="$$ $(sed 's/.*) //' /proc/$$/stat | cut -d' ' -f20) $(cat /proc/sys/kernel/random/boot_id)"
+for live in "$$" "$me"; do
+    name=live_launch_mark_not_read_back$([ "$live" = "$$" ] && echo _pid_only)
+    killed_mark_rerun kl "3s/.*/$live/"
+    if [ $rc = 0 ] && [ -n "$mark" ] && [ "$(ls "$TMP"/kl/sa/results_*.json | wc -l)" = 2 ] &&
+        ! grep -q "wrote its results" "$TMP/kl.log"; then pass $name
+    else fail $name "rc=$rc mark=$mark $(ls "$TMP"/kl/sa) $(grep -m1 'wrote its' "$TMP/kl.log")"; fi
+    rm -rf "$TMP/kl"
+done
+# A killed launch's pid that an unrelated process has taken since (pids are reused: a busy host,
+# a container's next run) does not make its mark a live launch's: the mark's start time is the
+# killed writer's. Here the mark is given this shell's live pid and keeps the rest: the rerun
+# reads the results back (one results file, not scored twice) and leaves no journal or mark.
+if [ ! -r /proc/sys/kernel/random/boot_id ]; then skip reused_pid_mark_read_back "no boot id here: a mark carries its pid alone"
+else
+    killed_mark_rerun kr "3s/^[0-9]*/$$/"
+    if [ $rc = 0 ] && [ -n "$mark" ] && [ -n "$first" ] && [ "$(ls "$TMP"/kr/sa/results_*.json)" = "$first" ] &&
+        grep -q "wrote its results" "$TMP/kr.log" && [ -z "$(ls -a "$TMP"/kr/sa | grep -E '^journal_')" ]; then
+        pass reused_pid_mark_read_back
+    else fail reused_pid_mark_read_back "rc=$rc mark=$mark $(ls "$TMP"/kr/sa)"; fi
+fi
 finish
