@@ -69,9 +69,9 @@ int cli_stats_flag(const struct cli_command *c, struct cli_stats *st, int key, c
 
 int cli_stats_check(const struct cli_command *c, const struct cli_stats *st) {
     if (c->stats_flags != CLI_STATS_ALL) return 0;  // (no resamples: ppl, probe)
-    double need = ceil(2 / st->alpha);  // in double: a tiny alpha would overflow an int
+    double need = compare_min_iters(1, st->alpha);
     if (st->iters < need)
-        return cli_fail(c, "--iters %d: too few resamples for a 1 - %g interval; give at least %.0f (2 / alpha)%s",
+        return cli_fail(c, "--iters %d: too few resamples for a 1 - %g interval; give at least %.15g (2 / alpha)%s",
                         st->iters, st->alpha, need, need > 10000000 ? ", above the most --iters takes: raise --alpha" : "");
     return 0;
 }

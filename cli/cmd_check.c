@@ -52,8 +52,7 @@ int cmd_check(int argc, char **argv) {
     struct check_args a = {.opt = {.max_drop = CHECK_DEFAULT_MAX_DROP},
                            .st = {"auto", CHECK_DEFAULT_ALPHA, COMPARE_DEFAULT_ITERS, COMPARE_DEFAULT_SEED}};
     int n_pos, rc = cli_parse(&cmd, argc, argv, on_flag, &a, NULL, 0, &n_pos);
-    if (!rc) rc = cli_stats_check(&cmd, &a.st);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc) return rc < 0 ? 0 : rc;  // (--iters against --alpha: check_evaluate, which knows the gate's m tests)
     struct check_options opt = a.opt;
     opt.metric = a.st.metric, opt.alpha = a.st.alpha, opt.iters = a.st.iters, opt.seed = a.st.seed;
     const char *verdict_path = a.verdict_path;

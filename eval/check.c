@@ -20,16 +20,20 @@ int check_evaluate(const struct results *base, const struct results *cand, const
     // (the task sets must match, else compare_results refuses: the baseline's count is the gate's)
     v->n_tests = check_n_tests(base->n_tasks);
     v->test_alpha = opt->alpha / v->n_tests;
-    // Each test's interval needs 2 m / alpha resamples (as compare's 2 / alpha); inputs that are
-    // not comparable are refused for that first, by compare_results.
+    // Each test's interval needs 2 m / alpha resamples (as compare's 2 / alpha; cmd_check leaves
+    // this to the gate, which knows m); inputs that are not comparable are refused for that
+    // first, by compare_results.
     int iters = opt->iters > 0 ? opt->iters : COMPARE_DEFAULT_ITERS;
-    double need = ceil(2.0 / v->test_alpha);
+    double need = compare_min_iters(v->n_tests, opt->alpha);
+    const char *most = need > 10000000 ? ", above the most --iters takes: raise --alpha" : "";
     char why[8];
-    if (v->n_tests > 1 && iters < need && !compare_inputs_differ(base, cand, why, sizeof why))
-        return xsa_fail(err, XSA_EBADINPUT, "--iters %d: too few resamples for the gate's %d tests at %g / %d each "
-                        "(1 - %g intervals); give at least %.0f (2 * %d / alpha)%s", iters, v->n_tests, opt->alpha,
-                        v->n_tests, v->test_alpha, need, v->n_tests,
-                        need > 10000000 ? ", above the most --iters takes: raise --alpha" : "");
+    if (iters < need && !compare_inputs_differ(base, cand, why, sizeof why))
+        return v->n_tests == 1
+                   ? xsa_fail(err, XSA_EBADINPUT, "--iters %d: too few resamples for a 1 - %g interval; give at least "
+                              "%.15g (2 / alpha)%s", iters, opt->alpha, need, most)
+                   : xsa_fail(err, XSA_EBADINPUT, "--iters %d: too few resamples for the gate's %d tests at %g / %d "
+                              "each (1 - %g intervals); give at least %.15g (2 * %d / alpha)%s", iters, v->n_tests,
+                              opt->alpha, v->n_tests, v->test_alpha, need, v->n_tests, most);
     struct compare_options co = {.metric = opt->metric, .iters = opt->iters, .seed = opt->seed,
                                  .alpha = v->test_alpha, .path_a = opt->baseline_path, .path_b = opt->results_path};
     int rc = compare_results(base, cand, &co, &v->cmp, err);

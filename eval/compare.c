@@ -28,6 +28,11 @@ static void join_name(char *buf, size_t cap, const char *name) {
     snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
 }
 
+double compare_min_iters(int n, double alpha) {
+    double x = 2.0 * n / alpha, r = nearbyint(x);  // (alpha is a decimal, rarely exact: a few ulps either way)
+    return fabs(x - r) <= x * 1e-14 ? r : ceil(x);
+}
+
 int compare_inputs_differ(const struct results *a, const struct results *b, char *why, size_t cap) {
     why[0] = '\0';
     char only_a[512] = "", only_b[512] = "";

@@ -77,6 +77,11 @@ struct comparison {
     uint64_t seed;
 };
 
+// The fewest bootstrap resamples for n tests' 1 - alpha / n intervals: 2 n / alpha, rounded up
+// (a double: a tiny alpha would overflow an int). Exact where that is a whole number, such as
+// 1875 for 9 tests at 0.0096, which alpha / n then 2 / that rounded up to 1876.
+double compare_min_iters(int n, double alpha);
+
 // Why `a` and `b` are not comparable ("" when they are): task sets, limits, num_fewshot,
 // data digests. Returns 1 when not comparable.
 int compare_inputs_differ(const struct results *a, const struct results *b, char *why, size_t cap);

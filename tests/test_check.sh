@@ -15,9 +15,29 @@ expect_exit average_regression 1 "regression of the average" -- check --baseline
 expect_exit larger_allowed_drop 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --max-drop 7
 # (hellaswag's p ~ 7e-5 is above 0.0005 / 10)
 expect_exit stricter_alpha 0 "PASS" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.0005 --iters 40000
-expect_exit too_few_iters 2 "--iters 10000: too few resamples for a 1 - 1e-05 interval; give at least 200000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+# One refusal naming what the gate's m tests need (it said 2 / alpha first, 200000, and then,
+# given those, 2 m / alpha), and a need beyond --iters' range in a few digits, not 302.
+expect_exit too_few_iters 2 "--iters 10000: too few resamples for the gate's 10 tests at 1e-05 / 10 each \(1 - 1e-06 intervals\); give at least 2000000 \(2 \* 10 / alpha\)" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.00001
+expect_exit too_few_iters_tiny_alpha 2 "give at least 2e\+301 \(2 \* 10 / alpha\), above the most --iters takes" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 1e-300
 # Each of the gate's 10 tests (9 tasks, the average) is at alpha / 10: its intervals need 20 / alpha resamples.
 expect_exit too_few_iters_per_test 2 "--iters 10000: too few resamples for the gate's 10 tests at 0.001 / 10 each \(1 - 0.0001 intervals\); give at least 20000" -- check --baseline $F/xsa.json --results $F/xsa_regressed.json --alpha 0.001
+# Exactly 2 m / alpha is enough, also where alpha / m and 2 / that round above it in floating
+# point: 8 tasks (m = 9) at 0.0096 need 1875, not 1876. One task: m = 1, 2 / alpha.
+python3 - "$F/xsa.json" "$F/xsa_regressed.json" "$TMP" <<'PY'
+import json, sys
+def drop(o, ts):  # the results without the tasks ts
+    if isinstance(o, dict):
+        return {k: drop(v, ts) for k, v in o.items() if k not in ts}
+    return [drop(v, ts) for v in o if v not in ts and not (isinstance(v, dict) and v.get("task") in ts)] if isinstance(o, list) else o
+base, cand = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+json.dump(drop(base, ["winogrande"]), open(sys.argv[3] + "/eight.json", "w"))
+json.dump(drop(cand, ["winogrande"]), open(sys.argv[3] + "/eight_regressed.json", "w"))
+json.dump(drop(base, [t for t in base["results"] if t != "piqa"]), open(sys.argv[3] + "/one.json", "w"))
+PY
+expect_exit too_few_iters_one_task 2 "--iters 39: too few resamples for a 1 - 0.05 interval; give at least 40 \(2 / alpha\)" -- check --baseline "$TMP/one.json" --results "$TMP/one.json" --iters 39
+expect_exit iters_one_task_2_over_alpha 0 "PASS" -- check --baseline "$TMP/one.json" --results "$TMP/one.json" --iters 40
+expect_exit iters_exactly_2m_over_alpha 1 "hellaswag .*\*\*regressed\*\*" -- check --baseline "$TMP/eight.json" --results "$TMP/eight_regressed.json" --alpha 0.0096 --iters 1875
+expect_exit iters_below_2m_over_alpha 2 "give at least 1875 \(2 \* 9 / alpha\)" -- check --baseline "$TMP/eight.json" --results "$TMP/eight_regressed.json" --alpha 0.0096 --iters 1874
 # A drop significant for piqa tested alone (p ~ 0.024, 95% interval below 0) is not significant
 # among the gate's 10 tests at 0.05 / 10 (Bonferroni): without the correction a candidate no
 # different from its baseline failed about 16% of the time at --limit 400, not 5%
