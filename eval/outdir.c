@@ -235,28 +235,41 @@ void outdir_discard(const char *final) {
 static void remove_tree(const char *path);
 static long leftover_pid(const char *name);
 
-// 1 when pid names a process that is gone (not this one; one that exists or may, is not).
+// The fields of /proc/<pid>/stat after "pid (comm) " (comm may hold any byte, ')' too), in buf;
+// NULL where it cannot be read.
+static const char *proc_stat(long pid, char *buf, size_t n) {
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    size_t len = f ? fread(buf, 1, n - 1, f) : 0;
+    if (f) fclose(f);
+    buf[len] = '\0';
+    const char *s = strrchr(buf, ')');
+    return s && s[1] == ' ' ? s + 2 : NULL;
+}
+
+// 1 when pid names a process that is gone (not this one; one that exists or may, is not). A
+// zombie has ended: a killed writer whose parent has not reaped it yet (a script that kills and
+// reruns) is not a live one.
 int outdir_pid_gone(long pid) {
-    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0 || pid == (long)getpid()) return 0;
+    if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+    char buf[1024];
+    const char *s = proc_stat(pid, buf, sizeof buf);
+    return s && s[0] == 'Z';
 }
 
 int outdir_pid_identity(long pid, char *out, size_t n) {
-    char p[64], buf[1024], boot[64] = "";
-    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
-    FILE *f = fopen(p, "r");
-    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[len] = '\0';
-    f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    char buf[1024], boot[64] = "";
+    const char *s = proc_stat(pid, buf, sizeof buf);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f && !fgets(boot, sizeof boot, f)) boot[0] = '\0';
     if (f) fclose(f);
     boot[strcspn(boot, "\n")] = '\0';
-    // "pid (comm) state ...": the fields after the last ')' (comm may hold any byte), of which
-    // starttime is the 20th (field 22).
-    char *s = strrchr(buf, ')');
-    for (int i = 0; s && i < 20; i++) s = strchr(s + 1, ' ');
+    // starttime is field 22: the 20th after comm
+    for (int i = 0; s && i < 19; i++) s = strchr(s, ' ') ? strchr(s, ' ') + 1 : NULL;
     unsigned long long start = 0;
-    if (!s || !boot[0] || sscanf(s + 1, "%llu", &start) != 1) return -1;
+    if (!s || !boot[0] || sscanf(s, "%llu", &start) != 1) return -1;
     return snprintf(out, n, "%llu %s", start, boot) < (int)n ? 0 : -1;
 }
 

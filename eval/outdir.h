@@ -62,7 +62,8 @@ void outdir_discard(const char *final);
 // Temporary folders of killed writers (their pid gone) in a target folder are removed first.
 int outdir_write_set(int n, const char *const *paths, const char *const *data, const size_t *lens, xsa_error *err);
 
-// 1 when process pid has ended (on this host); 0 for this process, pid <= 0, or a live one.
+// 1 when process pid has ended (on this host; a zombie has); 0 for this process, pid <= 0, or a
+// live one.
 int outdir_pid_gone(long pid);
 // What tells process pid from a later one given the same pid: its start time (clock ticks after
 // boot, field 22 of /proc/<pid>/stat) and the boot's id, as "<start> <boot id>". 0, or -1 where

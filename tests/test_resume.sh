@@ -279,4 +279,20 @@ else
         pass reused_pid_mark_read_back
     else fail reused_pid_mark_read_back "rc=$rc mark=$mark $(ls "$TMP"/kr/sa)"; fi
 fi
+# A launch killed after its commit whose parent has not reaped it yet (a zombie: a script that
+# kills and reruns without waiting) has ended: the rerun, started while it is a zombie, reads its
+# results back (one results file).
+res=$(XSA_BIN="$XSA_BIN" python3 - "$TMP/kz" "${LOUD[@]}" <<'PY'
+import os, subprocess, sys, time
+out, args = sys.argv[1], sys.argv[2:] + ["--output", sys.argv[1]]
+quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+p = subprocess.Popen([os.environ["XSA_BIN"]] + args, env=dict(os.environ, XSA_TEST_KILL_AT="results-committed"), **quiet)
+state = lambda: open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0]
+while state() != "Z":
+    time.sleep(0.01)
+rc = subprocess.run([os.environ["XSA_BIN"]] + args, **quiet).returncode
+print(rc, state(), len([f for f in os.listdir(out + "/sa") if f.startswith("results_")]))
+PY
+)
+[ "$res" = "0 Z 1" ] && pass zombie_writer_mark_read_back || fail zombie_writer_mark_read_back "rc, writer state, results files: $res"
 finish
