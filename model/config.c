@@ -1,7 +1,7 @@
 // config.c: config.json -> struct model_config, with every field range-checked. gpt2 has its
-// own keys; llama, mistral, qwen2, qwen3, olmo, olmo2 and phi3 share llama's and differ in fixed
-// choices (biases, q/k norms, norm kind and placement, sliding windows, fused projections; olmo's
-// clip_qkv); gpt_neox
+// own keys; llama, mistral, qwen2, qwen3, olmo, olmo2, phi3, gemma and gemma3_text share llama's
+// and differ in fixed choices (biases, q/k norms, norm kind and placement, sliding windows, fused
+// projections; olmo's clip_qkv; the Gemma families' own keys, parse_gemma); gpt_neox
 // has its own keys over the same RoPE decoder.
 #include "model/config.h"
 
@@ -240,26 +240,31 @@ struct family {
     int window_def;     // sliding_window when the key is absent (null: none)
     int layer_norm;     // olmo: LayerNorm without weight or bias, eps 1e-5 fixed (OlmoLayerNorm reads no
                         // eps key); reads clip_qkv
+    int gemma;          // 1: gemma's fixed choices ((1 + w) norms, scaled embedding, GeGLU MLP, head_dim
+                        // 256 by default); 3: gemma3_text's besides (parse_gemma3)
 };
 
 static const struct family families[] = {
-    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0, 0},
-    {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0},
+    {"llama", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0, 0, 0},
+    {"mistral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0, 0},
     // MinistralConfig: MistralConfig's defaults, every layer windowed unless layer_types says
     // otherwise (transformers 5 saves a mistral config with layer_types under this name)
-    {"ministral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0},
-    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096, 0},
-    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096, 0},
-    {"olmo", 2, 0, QK_NORM_NONE, 0, 0, 0, 1e-5f, 2048, 0, 1},
-    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0, 0},
-    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0, 0},
+    {"ministral", 0, 0, QK_NORM_NONE, 0, 3, 0, 1e-6f, 4096 * 32, 4096, 0, 0},
+    {"qwen2", 0, 1, QK_NORM_NONE, 0, 2, 0, 1e-6f, 32768, 4096, 0, 0},
+    {"qwen3", 2, 0, QK_NORM_HEAD, 0, 2, 0, 1e-6f, 32768, 4096, 0, 0},
+    {"olmo", 2, 0, QK_NORM_NONE, 0, 0, 0, 1e-5f, 2048, 0, 1, 0},
+    {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0, 0, 0},
+    {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0, 0, 0},
+    {"gemma", 2, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 8192, 0, 0, 1},
+    // Gemma3TextConfig: every sixth layer full attention unless layer_types says otherwise
+    {"gemma3_text", 2, 0, QK_NORM_HEAD, 0, 4, 0, 1e-6f, 131072, 4096, 0, 3},
 };
 
 // sliding_window of every layer (window 1), or qwen's use_sliding_window + max_window_layers /
 // layer_types, as the families' configuration classes resolve them.
 static int parse_window(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
-    int kind = fm->window, use = kind == 1 || kind == 3, maxwin = 0, rc = 0;
+    int kind = fm->window, use = kind == 1 || kind >= 3, maxwin = 0, rc = 0, pattern = 6;
     if (kind == 2) {  // (Qwen2Config / Qwen3Config: max_window_layers 28)
         rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
         if (!rc) rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
@@ -267,6 +272,8 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
     // An absent sliding_window is the config class's default (4096 for mistral and qwen); null is none.
     int def = json_last_item(r, "sliding_window") ? 0 : fm->window_def;
     if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
+    // (gemma3_text without layer_types: sliding_window_pattern, as Gemma3TextConfig reads it)
+    if (!rc && kind == 4) rc = get_int(r, "sliding_window_pattern", 6, 1, MODEL_MAX_LAYERS, &pattern, path, err);
     if (rc) return rc;
     if (!use) c->sliding_window = 0;
     const cJSON *lt = kind >= 2 ? json_last_item(r, "layer_types") : NULL;
@@ -285,7 +292,7 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
         }
         return 0;
     }
-    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind != 2 || l >= maxwin;
+    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind == 4 ? (l + 1) % pattern != 0 : kind != 2 || l >= maxwin;
     return 0;
 }
 
@@ -327,6 +334,90 @@ static int parse_clip_qkv(struct model_config *c, const cJSON *r, const char *pa
     return 0;
 }
 
+// gemma3_text's two rotaries (Gemma3TextConfig.convert_rope_params_to_dict): full-attention layers
+// rope_parameters["full_attention"] (rope_theta 1e6 unless set; any scaling parse_rope takes),
+// sliding-window layers rope_parameters["sliding_attention"] (default RoPE, rope_theta 1e4 unless
+// set). A config written by transformers 4 has rope_theta and rope_scaling (the full layers') and
+// rope_local_base_freq (the sliding layers') at the top level instead.
+static int parse_gemma3_rope(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    const cJSON *rp = json_last_item(r, "rope_parameters");
+    if (rp && !cJSON_IsNull(rp) && !cJSON_IsObject(rp))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: \"rope_parameters\" must be an object or null", path);
+    const cJSON *full = cJSON_IsObject(rp) ? json_last_item(rp, "full_attention") : NULL;
+    const cJSON *local = cJSON_IsObject(rp) ? json_last_item(rp, "sliding_attention") : NULL;
+    if (cJSON_IsObject(rp) && !full && !local)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: gemma3_text's \"rope_parameters\" must name \"full_attention\" and "
+                        "\"sliding_attention\" (one rotary per layer type)", path);
+    if ((full && !cJSON_IsNull(full) && !cJSON_IsObject(full)) || (local && !cJSON_IsNull(local) && !cJSON_IsObject(local)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: \"rope_parameters\" entries must be objects or null", path);
+    // The full layers' rotary through parse_rope, on a copy of the config whose rope object is theirs.
+    cJSON *dup = cJSON_Duplicate(r, 1);
+    if (!dup) return xsa_fail(err, XSA_ERUNTIME, "%s: out of memory", path);
+    if (cJSON_IsObject(rp)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(dup, "rope_scaling");
+        cJSON_DeleteItemFromObjectCaseSensitive(dup, "rope_parameters");
+        if (cJSON_IsObject(full)) cJSON_AddItemToObject(dup, "rope_parameters", cJSON_Duplicate(full, 1));
+    }
+    const cJSON *theta = json_last_item(dup, "rope_theta");  // (the rope object's own, read after it, wins)
+    if (!theta || cJSON_IsNull(theta)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(dup, "rope_theta");
+        cJSON_AddNumberToObject(dup, "rope_theta", 1e6);
+    }
+    int rc = parse_rope(hc, dup, 1.0, path, err);
+    cJSON_Delete(dup);
+    if (rc) return rc;
+    const char *type = "default";
+    if (cJSON_IsObject(local)) {
+        rc = get_string(local, "rope_type", NULL, &type, path, err);
+        if (!rc && !type) rc = get_string(local, "type", "default", &type, path, err);
+        if (!rc) rc = get_float(local, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_local_theta, path, err);
+    } else if (!cJSON_IsObject(rp)) {
+        rc = get_float(r, "rope_local_base_freq", 10000.0, 1.0, 1e12, &c->rope_local_theta, path, err);
+    } else {
+        c->rope_local_theta = 10000.0f;
+    }
+    if (!rc && strcmp(type, "default"))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: rope_parameters[\"sliding_attention\"] type \"%.32s\" is not supported "
+                      "(xsa-eval implements default RoPE on the sliding-window layers)", path, type);
+    return rc;
+}
+
+// The Gemma families' fixed choices and own keys: (1 + w) RMSNorms, the embedding times
+// sqrt(hidden_size), a GeGLU MLP; gemma3_text: norms after attention and MLP too, the
+// attention scaled by query_pre_attn_scalar^-1/2, final_logit_softcapping. What transformers
+// runs but xsa-eval does not (bidirectional attention, gemma2's attention-logit soft-capping)
+// is refused.
+static int parse_gemma(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    int bidir = 0;
+    double qpas = 256, cap = 0;
+    int rc = get_bool(r, "use_bidirectional_attention", 0, &bidir, path, err);
+    if (!rc && bidir)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"use_bidirectional_attention\" true (an encoder, not a causal LM) is not "
+                      "supported", path);
+    if (rc) return rc;
+    // transformers multiplies the embedding by this float32 tensor (in the weights' dtype: xsa-eval
+    // computes in float32 as transformers does at dtype float32)
+    c->embed_scale = (float)sqrt((double)c->d_model);
+    c->mlp_gelu_gate = 1;
+    hc->ws.norm_plus_one = c->norm_plus_one = 1;
+    if (fm->gemma != 3) return 0;
+    rc = get_double(r, "query_pre_attn_scalar", 256, 1e-6, 1e12, &qpas, path, err);
+    if (!rc) rc = get_double(r, "final_logit_softcapping", 0, 1e-6, 1e12, &cap, path, err);
+    if (!rc && json_last_item(r, "attn_logit_softcapping") && !cJSON_IsNull(json_last_item(r, "attn_logit_softcapping")))
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"attn_logit_softcapping\" is not supported (xsa-eval's attention kernels "
+                      "do not soft-cap scores); set it to null only if the model was trained without it", path);
+    if (!rc && c->d_model % c->n_head)  // (Gemma3TextConfig.validate_architecture)
+        rc = xsa_fail(err, XSA_EBADINPUT, "%s: hidden_size %d is not a multiple of num_attention_heads %d (transformers "
+                      "refuses this gemma3_text config)", path, c->d_model, c->n_head);
+    if (rc) return rc;
+    c->attn_scale = (float)pow(qpas, -0.5);
+    c->logit_softcap = (float)cap;
+    hc->ws.post_norm = 1;
+    return 0;
+}
+
 // One of the llama-like families: llama's keys, the family's fixed choices.
 static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
@@ -343,21 +434,31 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
     // Qwen3Config's head_dim defaults to 128 (the others' to hidden_size / heads): a file without
     // one is read as transformers reads it, and refused by the shape check where that misfits.
-    if (!rc) rc = get_int(r, "head_dim", !strcmp(fm->name, "qwen3") ? 128 : 0, 2, 1 << 12, &c->head_dim, path, err);
+    // GemmaConfig's and Gemma3TextConfig's to 256.
+    int hd_def = !strcmp(fm->name, "qwen3") ? 128 : fm->gemma ? 256 : 0;
+    const cJSON *hd_key = json_last_item(r, "head_dim");
+    hc->head_dim_default = hd_def && (!hd_key || cJSON_IsNull(hd_key));
+    if (!rc) rc = get_int(r, "head_dim", hd_def, 2, 1 << 12, &c->head_dim, path, err);
     if (!rc) rc = get_int(r, "max_position_embeddings", fm->maxpos, 1, 1 << 22, &c->max_seq_len, path, err);
     if (!rc && fm->layer_norm) c->norm_eps = fm->eps;
     else if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
     if (!rc && fm->layer_norm) rc = parse_clip_qkv(c, r, path, err);
-    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", fm->gemma != 0, &c->tied_head, path, err);
     if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
     if (!rc && fm->bias_keys == 1) rc = get_bool(r, "mlp_bias", 0, &mb, path, err);
-    if (!rc) rc = get_string(r, "hidden_act", "silu", &act, path, err);
+    // (Gemma3TextConfig names it hidden_activation)
+    const char *act_key = fm->gemma == 3 ? "hidden_activation" : "hidden_act";
+    if (!rc) rc = get_string(r, act_key, fm->gemma ? "gelu_pytorch_tanh" : "silu", &act, path, err);
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
-    if (!rc) rc = parse_rope(hc, r, 1.0f, path, err);
+    if (!rc) rc = fm->gemma == 3 ? parse_gemma3_rope(hc, r, path, err) : parse_rope(hc, r, 1.0f, path, err);
     if (!rc) rc = parse_window(hc, r, fm, path, err);
     if (rc) return rc;
-    if (strcmp(act, "silu"))
+    // GemmaConfig reads "gelu" as the tanh approximation its releases meant (its __post_init__).
+    if (fm->gemma && strcmp(act, "gelu_pytorch_tanh") && (fm->gemma == 3 || strcmp(act, "gelu")))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: %s \"%.64s\" is not supported for %s (xsa-eval implements gelu_pytorch_tanh%s)",
+                        path, act_key, act, fm->name, fm->gemma == 3 ? "" : ", and gelu read as it");
+    if (!fm->gemma && strcmp(act, "silu"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
     // Only phi3's rotary reads partial_rotary_factor: the others' rotate whole heads under default
     // RoPE and fail on the shapes (frequencies for part of a head) under a scaling.
@@ -377,6 +478,7 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     c->norm_unit = fm->layer_norm;
     c->qk_norm = fm->qk_norm;
     if (fm->fused) c->fused = MODEL_FUSED_QKV | MODEL_FUSED_GATE_UP;
+    if (fm->gemma && (rc = parse_gemma(hc, r, fm, path, err))) return rc;
     return finish_rope_decoder(hc, path, err);
 }
 
@@ -433,7 +535,7 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     return finish_rope_decoder(hc, path, err);
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3"
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
@@ -458,6 +560,9 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
         else if (!strcmp(type, "hf_olmo"))  // (the ai2-olmo package's own format: allenai/OLMo-1B, OLMo-7B)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"hf_olmo\" (the ai2-olmo package's format) is not supported; "
                           "use the transformers twin of the repo (model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B)", path);
+        else if (!strcmp(type, "gemma2"))  // (its attention-logit soft-capping runs inside the attention kernels)
+            rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"gemma2\" is not supported: its attention-logit soft-capping "
+                          "(attn_logit_softcapping) is not implemented in xsa-eval's attention kernels (supported: " SUPPORTED_TYPES ")", path);
         else rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"%.64s\" is not supported (supported: " SUPPORTED_TYPES ")", path, type);
     }
     if (!rc) rc = parse_xsa_layers(hc, r, path, err);

@@ -1,5 +1,5 @@
 // config.h: Hugging Face config.json -> struct model_config, for model_type gpt2, llama,
-// mistral, qwen2, qwen3, olmo, olmo2, gpt_neox and phi3: each family's keys and fixed choices become
+// mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma and gemma3_text: each family's keys and fixed choices become
 // the one decoder's feature flags.
 // Settings that would change the forward pass in ways xsa-eval does not implement (another
 // activation, rope_scaling) are refused with a message naming them, never ignored.
@@ -13,6 +13,7 @@
 struct hf_config {
     struct model_config cfg;
     struct weight_spec ws;  // the optional weights the family and its keys imply
+    int head_dim_default;  // config.json has no head_dim and the family's config class gives one (qwen3, gemma)
     int has_xsa;    // config.json declared "xsa_layers"
     double partial_rotary;  // partial_rotary_factor / rotary_pct (1: every dim rotates), in double as
                             // transformers reads it

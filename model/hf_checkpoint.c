@@ -277,39 +277,56 @@ static int load_split(struct hf_loader *ld, const char *name, int n, const int64
 // Tensor names of a RoPE decoder family (llama's unless said otherwise).
 struct family_names {
     const char *embed, *layer, *final_norm, *head;
-    const char *attn_norm, *mlp_norm;    // pre-norms (olmo2: the post-norms)
+    const char *attn_norm, *mlp_norm;    // pre-norms
+    const char *post_attn, *post_mlp;    // post-norms (olmo2, gemma3_text)
     const char *q, *k, *v, *qkv, *o;     // qkv: fused (phi3, gpt_neox) instead of q, k, v
     const char *gate, *up, *gate_up, *down;
 };
 
 static const struct family_names llama_names = {
     "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
-    "input_layernorm", "post_attention_layernorm",
+    "input_layernorm", "post_attention_layernorm", NULL, NULL,
     "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
     "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
 };
 static const struct family_names olmo2_names = {
     "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
-    "post_attention_layernorm", "post_feedforward_layernorm",
+    NULL, NULL, "post_attention_layernorm", "post_feedforward_layernorm",
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
+    "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
+};
+static const struct family_names gemma3_names = {
+    "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
+    "input_layernorm", "pre_feedforward_layernorm", "post_attention_layernorm", "post_feedforward_layernorm",
     "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
     "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
 };
 static const struct family_names phi3_names = {
     "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
-    "input_layernorm", "post_attention_layernorm",
+    "input_layernorm", "post_attention_layernorm", NULL, NULL,
     NULL, NULL, NULL, "self_attn.qkv_proj", "self_attn.o_proj",
     NULL, NULL, "mlp.gate_up_proj", "mlp.down_proj",
 };
 static const struct family_names neox_names = {
     "gpt_neox.embed_in", "gpt_neox.layers.%d.", "gpt_neox.final_layer_norm", "embed_out",
-    "input_layernorm", "post_attention_layernorm",
+    "input_layernorm", "post_attention_layernorm", NULL, NULL,
     NULL, NULL, NULL, "attention.query_key_value", "attention.dense",
     NULL, "mlp.dense_h_to_4h", NULL, "mlp.dense_4h_to_h",
 };
 
 static const struct family_names *names_of(const struct model_config *c) {
     const char *f = model_family(c);
-    return !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names : &llama_names;
+    return !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names
+         : !strcmp(f, "gemma3_text") ? &gemma3_names : &llama_names;
+}
+
+// An RMSNorm gain (load_w), or with plus_one (gemma's (1 + w)) read into its arena slot and 1 added
+// there, in float32 as transformers adds it.
+static int load_norm(struct hf_loader *ld, const char *name, int64_t d0, float **dstp, int plus_one, xsa_error *err) {
+    if (!plus_one) return load_w(ld, name, d0, 0, dstp, err);
+    int rc = load(ld, name, d0, 0, *dstp, err);
+    for (int64_t i = 0; !rc && !ld->dry && i < d0; i++) (*dstp)[i] += 1.0f;
+    return rc;
 }
 
 static int load_llama(struct hf_loader *ld, struct model *m, const struct weight_spec *ws, xsa_error *err) {
@@ -332,6 +349,12 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
         NAME(part, suffix);                                        \
         rc = load_w(ld, n, d0, d1, &(dst), err);                   \
     } while (0)
+#define NORM(part, d0, dst)                                        \
+    do {                                                           \
+        if (rc) break;                                             \
+        NAME(part, "weight");                                      \
+        rc = load_norm(ld, n, d0, &(dst), ws->norm_plus_one, err); \
+    } while (0)
 #define SPLIT(part, suffix, np, rows, d1, per_, ...)               \
     do {                                                           \
         if (rc) break;                                             \
@@ -340,7 +363,7 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
         rc = load_split(ld, n, np, rows, d1, per_, dst_, err);     \
     } while (0)
         int read_pre = !ws->no_pre_norm && !ws->norm_unit;  // (olmo's norms have no tensors)
-        if (read_pre) LOAD(fn->attn_norm, "weight", C, 0, w->attn_norm_w);
+        if (read_pre) NORM(fn->attn_norm, C, w->attn_norm_w);
         if (read_pre && ws->norm_bias) LOAD(fn->attn_norm, "bias", C, 0, w->attn_norm_b);
         if (fn->qkv) {
             SPLIT(fn->qkv, "weight", 3, qkv_rows, C, per, &w->wq, &w->wk, &w->wv);
@@ -356,13 +379,13 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
             }
         }
         if (c->qk_norm) {
-            LOAD("self_attn.q_norm", "weight", nq, 0, w->q_norm_w);
-            LOAD("self_attn.k_norm", "weight", nk, 0, w->k_norm_w);
+            NORM("self_attn.q_norm", nq, w->q_norm_w);
+            NORM("self_attn.k_norm", nk, w->k_norm_w);
         }
         LOAD(fn->o, "weight", C, Q, w->wo);
         if (ws->o_bias) LOAD(fn->o, "bias", C, 0, w->bo);
-        if (ws->post_norm) LOAD(fn->attn_norm, "weight", C, 0, w->post_attn_norm_w);
-        if (read_pre) LOAD(fn->mlp_norm, "weight", C, 0, w->mlp_norm_w);
+        if (ws->post_norm) NORM(fn->post_attn, C, w->post_attn_norm_w);
+        if (read_pre) NORM(fn->mlp_norm, C, w->mlp_norm_w);
         if (read_pre && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
         if (fn->gate_up) {
             SPLIT(fn->gate_up, "weight", 2, gu_rows, C, 0, &w->w_gate, &w->w_up);
@@ -376,13 +399,14 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
             LOAD(fn->up, "bias", F, 0, w->b_up);
             LOAD(fn->down, "bias", C, 0, w->b_down);
         }
-        if (ws->post_norm) LOAD(fn->mlp_norm, "weight", C, 0, w->post_mlp_norm_w);
+        if (ws->post_norm) NORM(fn->post_mlp, C, w->post_mlp_norm_w);
+#undef NORM
 #undef SPLIT
 #undef LOAD
 #undef NAME
     }
     snprintf(n, sizeof n, "%s.weight", fn->final_norm);
-    if (!rc && !ws->norm_unit) rc = load_w(ld, n, C, 0, &m->final_norm_w, err);
+    if (!rc && !ws->norm_unit) rc = load_norm(ld, n, C, &m->final_norm_w, ws->norm_plus_one, err);
     snprintf(n, sizeof n, "%s.bias", fn->final_norm);
     if (!rc && ws->norm_bias && !ws->norm_unit) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
     if (rc) return rc;
@@ -411,6 +435,19 @@ static int ignorable(const char *name) {
     return 0;
 }
 
+// A config.json without head_dim whose family's default (qwen3 128, gemma 256: their config
+// classes', as transformers reads them) misfits the query projection: refused naming the key,
+// rather than a tensor's shape.
+static int check_default_head_dim(struct hf_loader *ld, const struct hf_config *hc, xsa_error *err) {
+    const struct model_config *c = &hc->cfg;
+    const struct st_tensor *q = safetensors_find(&ld->st, "model.layers.0.self_attn.q_proj.weight");
+    if (!hc->head_dim_default || !q || q->ndim != 2 || q->shape[0] == (int64_t)c->n_head * c->head_dim) return 0;
+    long long rows = (long long)q->shape[0];
+    return xsa_fail(err, XSA_EBADINPUT, "%s: config.json has no \"head_dim\", so %s's default %d applies (as transformers "
+                    "reads it), but q_proj has %lld rows for %d heads; set \"head_dim\" in config.json", ld->dir,
+                    model_family(c), c->head_dim, rows, c->n_head);
+}
+
 static void release_mapping(void *p) {
     safetensors_close(p);
     free(p);
@@ -432,6 +469,7 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
     int rc = weights_drop_prefix(&ld.st, gpt ? gpt2 : own, gpt ? 2 : 1, where, model_family(&m->cfg), m->weights_prefix,
                                  sizeof m->weights_prefix, err);
     m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
+    if (!rc) rc = check_default_head_dim(&ld, hc, err);
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     free(m->layers);
     m->layers = NULL;

@@ -327,7 +327,7 @@ int model_has_family_features(const struct model *m) {
     if (m->mng) return 1;
     // Partial rotary and q/k norms (gain or none) are decoder features both backends have.
     if (c->norm_weightless || c->rope == ROPE_HALF_NEG || c->mlp_relu2 ||
-        c->embed_norm || c->unet_skips || c->logit_softcap > 0 || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
+        c->embed_norm || c->unet_skips || (c->logit_softcap > 0 && !c->family[0]) || c->bigram_vocab || c->smear || m->smear_gate || c->ln_scale ||
         c->mlp_leaky_slope != 0 || c->ve_dim || m->ve_emb || c->trigram || c->value_residual || c->lanes_from || c->n_physical || m->skip_gates || m->smear_fwd_w)
         return 1;
     for (int l = 0; l < c->n_layer; l++) {
@@ -378,7 +378,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
          : m->mng && m->mng->mudd_w1  ? "MUDD connections at the last layer and after it"
                                       : "backout",
          mng_gated ? ", the layer-10 DC correction" : "");
-    FEAT(w->attn_norm_w, "%s pre-norms", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm" : "RMSNorm");
+    FEAT(w->attn_norm_w, "%s pre-norms", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm"
+                                       : c->norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm");
+    FEAT(c->embed_scale != 0, "embedding times sqrt(%d)", c->d_model);
     FEAT(c->clip_qkv > 0, "q/k/v clipped to +-%g", (double)c->clip_qkv);
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq && !m->zero_biases, "q/k/v biases");
@@ -391,6 +393,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->rope_dims, "partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
     FEAT(c->sliding_window, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
     FEAT(c->parallel_residual, "parallel attention + MLP residual");
+    FEAT(c->mlp_gelu_gate, "GeGLU MLP (gelu_pytorch_tanh gate)");
+    FEAT(c->attn_scale != 0, "attention scale %g (query_pre_attn_scalar)", (double)c->attn_scale);
+    FEAT(c->rope_local_theta != 0, "sliding-window layers' RoPE theta %g (unscaled)", (double)c->rope_local_theta);
     FEAT(c->fused & MODEL_FUSED_QKV, "fused qkv_proj (split at load)");
     FEAT(c->fused & MODEL_FUSED_QKV_HEADS, "fused per-head query_key_value (split at load)");
     FEAT(c->fused & MODEL_FUSED_GATE_UP, "fused gate_up_proj (split at load)");

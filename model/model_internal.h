@@ -13,6 +13,7 @@ struct weight_spec {
     int post_norm;          // RMSNorm on the attention and MLP outputs (olmo2)
     int norm_unit;          // LayerNorms without weight or bias (olmo): their gains (ones) and biases
                             // (zeros) are made at load, not read, and not counted as parameters
+    int norm_plus_one;      // RMSNorm gains stored as w and applied as (1 + w) (gemma): 1 is added at load
 };
 
 // Lays out every weight that m->cfg and ws imply in one 64-byte-aligned arena and points the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3) and RoPE scalings
+# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text) and RoPE scalings
 # (dynamic, yarn) through the command line: `info` names the family and every feature that is
 # on, XSA runs in each, and what xsa-eval does not implement (another model_type, a layer type,
 # an activation, a tensor the family does not have or lacks) is one line naming the file and
@@ -38,8 +38,14 @@ expect_exit dynamic_info 0 "dynamic scaling x4 \(positions below 256\)" -- "$XSA
 expect_exit features_json 0 '"features":[[:space:]]*"RMSNorm pre-norms, per-head q/k RMSNorm' -- "$XSA_BIN" info --model $F/qwen3_sharded --json
 expect_exit window_json 0 '"sliding_window":[[:space:]]*7' -- "$XSA_BIN" info --model $F/mistral_swa --json
 
+expect_exit gemma_features 0 "features +RMSNorm \(1 \+ w\) pre-norms, embedding times sqrt\(32\), GeGLU MLP \(gelu_pytorch_tanh gate\), grouped-query attention$" -- "$XSA_BIN" info --model $F/gemma
+expect_exit gemma_arch 0 "architecture +gemma$" -- "$XSA_BIN" info --model $F/gemma
+expect_exit gemma3_features 0 "features +RMSNorm \(1 \+ w\) pre-norms, embedding times sqrt\(32\), RMSNorm on the attention and MLP outputs \(post-norms\), per-head q/k RMSNorm, sliding window 6 \(1 of 2 layers\), GeGLU MLP \(gelu_pytorch_tanh gate\), attention scale 0.204124 \(query_pre_attn_scalar\), sliding-window layers' RoPE theta 10000 \(unscaled\), logit soft-cap 3, grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/gemma3_text
+expect_exit gemma3_arch 0 "architecture +gemma3_text$" -- "$XSA_BIN" info --model $F/gemma3_text
+expect_exit gemma3_rope 0 "rope +half \(rotate_half\), theta 1e\+06, linear scaling x2" -- "$XSA_BIN" info --model $F/gemma3_text
+
 # XSA in each family (its numbers: test_model_exact.c).
-for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 olmo olmo_clip pythia phi3_sharded_bin; do
+for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 olmo olmo_clip pythia phi3_sharded_bin gemma gemma_bf16 gemma3_text; do
     expect_exit "xsa_$m" 0 "^2	" -- "$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9,10,11,12 --xsa all
 done
 
@@ -93,9 +99,48 @@ cp -r $F/olmo_clip "$TMP/olmo_noclip"; sed -i 's/"clip_qkv": 0.5/"clip_qkv": nul
 c=$("$XSA_BIN" logprobs --device cpu --model "$TMP/olmo_noclip" --tokens 5,6,7,8,9 2>/dev/null)
 [ -n "$c" ] && [ "$b" != "$c" ] && pass olmo_clip_changes_scores || fail olmo_clip_changes_scores "clip_qkv 0.5 and null score alike"
 
+# The Gemma families run on the CPU backend alone, as olmo's clip_qkv.
+expect_one_line gemma_cuda_refused 2 "--device cuda: the CUDA backend does not implement the Gemma families' operations" -- "$XSA_BIN" logprobs --model $F/gemma --tokens 5,6,7 --device cuda
+for m in gemma gemma3_text; do
+    a=$("$XSA_BIN" logprobs --device auto --model $F/$m --tokens 5,6,7,8,9 2>"$TMP/auto.err")
+    b=$("$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9 2>/dev/null)
+    [ -n "$a" ] && [ "$a" = "$b" ] && grep -q "Gemma families.*using the CPU backend" "$TMP/auto.err" && pass "${m}_auto_cpu" || fail "${m}_auto_cpu" "auto did not score $m on the CPU saying why: $(head -c 200 "$TMP/auto.err")"
+done
+# GemmaConfig reads hidden_act "gelu" (the official releases' value) as gelu_pytorch_tanh: the same scores.
+cp -r $F/gemma "$TMP/gemma_gelu"; sed -i 's/"hidden_act": "gelu_pytorch_tanh"/"hidden_act": "gelu"/' "$TMP/gemma_gelu/config.json"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/gemma_gelu" --tokens 5,6,7,8,9,10 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/gemma --tokens 5,6,7,8,9,10 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass gemma_gelu_is_tanh || fail gemma_gelu_is_tanh "hidden_act gelu scored unlike gelu_pytorch_tanh"
+# gemma3_text as transformers 4 saved it (rope_theta, rope_scaling for the full layers and
+# rope_local_base_freq at the top level; sliding_window_pattern instead of layer_types): the same scores.
+python3 - "$F/gemma3_text/config.json" "$TMP/gemma3_v4" <<'PY'
+import json, os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+shutil.copytree(os.path.dirname(src), dst)
+c = json.load(open(src))
+rp = c.pop("rope_parameters"); c.pop("layer_types")
+c["rope_theta"] = rp["full_attention"]["rope_theta"]
+c["rope_scaling"] = {"rope_type": "linear", "factor": rp["full_attention"]["factor"]}
+c["rope_local_base_freq"] = rp["sliding_attention"]["rope_theta"]
+c["sliding_window_pattern"] = 2
+json.dump(c, open(os.path.join(dst, "config.json"), "w"))
+PY
+toks=5,6,7,8,9,10,11,12,13,14,15,16,17,18
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/gemma3_v4" --tokens $toks 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/gemma3_text --tokens $toks 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass gemma3_v4_config || fail gemma3_v4_config "the transformers 4 form of the config scored otherwise"
+# Each gemma3_text feature changes the scores (so the fixture's match tests it): the sliding
+# layers' base, the attention scale, the soft-cap, the window.
+for edit in 's/"rope_theta": 10000\.0,/"rope_theta": 500.0,/' 's/"query_pre_attn_scalar": 24/"query_pre_attn_scalar": 16/' \
+            's/"final_logit_softcapping": 3.0/"final_logit_softcapping": null/' 's/"sliding_window": 6/"sliding_window": 3/'; do
+    rm -rf "$TMP/g3e"; cp -r $F/gemma3_text "$TMP/g3e"; sed -i "$edit" "$TMP/g3e/config.json"
+    c=$("$XSA_BIN" logprobs --device cpu --model "$TMP/g3e" --tokens $toks 2>/dev/null)
+    [ -n "$c" ] && [ "$c" != "$b" ] && pass "gemma3_edit_changes_scores" || fail "gemma3_edit_changes_scores" "$edit left the scores as they were, or the edited folder did not load"
+done
+
 # Bad input: one line naming the file and the problem, exit 2.
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
-expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text\)" -- "$XSA_BIN" info --model "$TMP/falcon"
 cp -r $F/olmo "$TMP/hf_olmo"; sed -i 's/"model_type": "olmo"/"model_type": "hf_olmo"/' "$TMP/hf_olmo/config.json"
 expect_one_line hf_olmo_points_to_hf_twin 2 "hf_olmo/config.json: model_type \"hf_olmo\" \(the ai2-olmo package's format\) is not supported; use the transformers twin of the repo \(model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B\)" -- "$XSA_BIN" info --model "$TMP/hf_olmo"
 cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"
@@ -121,4 +166,28 @@ cp -r $F/mistral_swa "$TMP/mistral_as_qwen3"; sed -i 's/"model_type": "mistral"/
 expect_one_line family_tensor_missing_norm 2 "mistral_as_qwen3: tensor 'model.layers.0.self_attn.q_norm.weight' is missing from the checkpoint" -- "$XSA_BIN" info --model "$TMP/mistral_as_qwen3"
 cp -r $F/qwen3_sharded "$TMP/qwen3_as_mistral"; sed -i 's/"model_type": "qwen3"/"model_type": "mistral"/' "$TMP/qwen3_as_mistral/config.json"
 expect_one_line family_tensor_unexpected 2 "unexpected tensor 'model.layers.0.self_attn.[qk]_norm.weight' for a mistral checkpoint; xsa-eval would ignore it, so it refuses the file" -- "$XSA_BIN" info --model "$TMP/qwen3_as_mistral"
+# Gemma: what xsa-eval does not run is refused by name.
+cp -r $F/gemma3_text "$TMP/gemma2"; sed -i 's/"model_type": "gemma3_text"/"model_type": "gemma2"/' "$TMP/gemma2/config.json"
+expect_one_line gemma2_refused 2 "gemma2/config.json: model_type \"gemma2\" is not supported: its attention-logit soft-capping \(attn_logit_softcapping\) is not implemented" -- "$XSA_BIN" info --model "$TMP/gemma2"
+cp -r $F/gemma3_text "$TMP/g3_cap"; sed -i 's/"attn_logit_softcapping": null/"attn_logit_softcapping": 50.0/' "$TMP/g3_cap/config.json"
+expect_one_line gemma3_attn_softcap 2 "g3_cap/config.json: \"attn_logit_softcapping\" is not supported" -- "$XSA_BIN" info --model "$TMP/g3_cap"
+cp -r $F/gemma3_text "$TMP/g3_bidir"; sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' "$TMP/g3_bidir/config.json"
+expect_one_line gemma3_bidirectional 2 "g3_bidir/config.json: \"use_bidirectional_attention\" true" -- "$XSA_BIN" info --model "$TMP/g3_bidir"
+cp -r $F/gemma3_text "$TMP/g3_lt"
+python3 - "$TMP/g3_lt/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["layer_types"].append("full_attention"); json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_one_line gemma3_layer_types_length 2 "g3_lt/config.json: \"layer_types\" must list one type per layer \(2\)" -- "$XSA_BIN" info --model "$TMP/g3_lt"
+cp -r $F/gemma3_text "$TMP/g3_act"; sed -i 's/"hidden_activation": "gelu_pytorch_tanh"/"hidden_activation": "gelu"/' "$TMP/g3_act/config.json"
+expect_one_line gemma3_activation 2 "g3_act/config.json: hidden_activation \"gelu\" is not supported for gemma3_text" -- "$XSA_BIN" info --model "$TMP/g3_act"
+cp -r $F/gemma3_text "$TMP/g3_rope"; sed -i 's/"rope_type": "default"/"rope_type": "linear", "factor": 2.0/' "$TMP/g3_rope/config.json"
+expect_one_line gemma3_local_rope_scaled 2 "g3_rope/config.json: rope_parameters\[\"sliding_attention\"\] type \"linear\" is not supported" -- "$XSA_BIN" info --model "$TMP/g3_rope"
+# head_dim absent: GemmaConfig's 256 is what transformers reads; weights of another are refused naming the key.
+python3 - "$F/gemma/config.json" "$TMP/gemma_nohd" <<'PY'
+import json, os, shutil, sys
+shutil.copytree(os.path.dirname(sys.argv[1]), sys.argv[2])
+c = json.load(open(sys.argv[1])); c.pop("head_dim"); json.dump(c, open(os.path.join(sys.argv[2], "config.json"), "w"))
+PY
+expect_one_line gemma_missing_head_dim 2 "gemma_nohd: config.json has no \"head_dim\", so gemma's default 256 applies \(as transformers reads it\), but q_proj has 64 rows for 4 heads; set \"head_dim\" in config.json" -- "$XSA_BIN" info --model "$TMP/gemma_nohd"
 finish

@@ -24,7 +24,8 @@
 #   (5b, between 5 and 6: two MPI ranks on the one GPU against one process, when mpirun is there;
 #    5c: `ppl --kl` and `ppl --split-docs` on the GPU against the CPU, the backend's distribution
 #    chunks and rows after a cut; 5d: the models, statistics and test-time training the CUDA
-#    backend does not run yet (olmo's clip_qkv among them: its fixture is skipped in 4), refused
+#    backend does not run yet (olmo's clip_qkv and the Gemma families among them: their fixtures
+#    are skipped in 4), refused
 #    on --device cuda, on the CPU by auto; 5e: the CUDA
 #    backend's probe statistics, XSA_CUDA_PROBE=1, against the CPU's)
 # A GPU command that fails is run again with CUDA_LAUNCH_BLOCKING=1, so the error names the
@@ -251,6 +252,10 @@ if gpu_ok "model fixtures"; then
         if [ -f "$M/config.json" ] && grep -Eq '"clip_qkv": *[0-9]' "$M/config.json"; then
             info "$M: skipped here (clip_qkv: the CUDA backend refuses it; see 5d)"; continue
         fi
+        # The Gemma families run on the CPU alone too (checked as refused in 5d).
+        if [ -f "$M/config.json" ] && grep -Eq '"model_type": *"gemma' "$M/config.json"; then
+            info "$M: skipped here (a Gemma family: the CUDA backend refuses it; see 5d)"; continue
+        fi
         REF="$M/reference.json"
         [ -f "$M" ] && REF=tests/fixtures/stories260K_reference.json
         case "$M" in */llmc/model_*.bin) REF=$(dirname "$M")/reference_$(basename "$M" .bin | sed 's/^model_//').json ;; esac
@@ -411,7 +416,8 @@ fi
 # depth recurrence, a looped 2026-04-05 record and the non-record 2026-03-21 RecurrentGPT among them) and modded-nanogpt models (the
 # 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction, the 05-24 root's
 # MUDD before the sign trick, 05-27's this_pr_v1 gates and 04-22 MuddFormer's dense connections) and
-# olmo's clip_qkv (tests/fixtures/models/olmo_clip) and
+# olmo's clip_qkv (tests/fixtures/models/olmo_clip), the Gemma families (tests/fixtures/models/gemma,
+# gemma3_text) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
 # The per-group (PGRP) container of 2026-04-27 9Hp is among them where the lrzip program is.
@@ -424,7 +430,7 @@ if gpu_ok "CPU-only models"; then
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt tests/fixtures/mnanogpt/mudd/state_step000000.pt \
              tests/fixtures/mnanogpt/gates/state_step000000.pt tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt \
              tests/fixtures/mnanogpt/gates_v1/state_step000000.pt tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt \
-             tests/fixtures/models/olmo_clip; do
+             tests/fixtures/models/olmo_clip tests/fixtures/models/gemma tests/fixtures/models/gemma3_text; do
         NAME=$(basename "$(dirname "$M")")
         [ -d "$M" ] && NAME=$(basename "$M")  # (a checkpoint folder names itself)
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?

@@ -60,6 +60,7 @@ struct cpu_attention_args {
     float *probe;
     long probe_stride;
     const int32_t *probe_row;  // (T)
+    float scale;           // the scores' scale (gemma3_text's query_pre_attn_scalar^-1/2); 0: hd^-1/2
 };
 
 // One query token's heads that share a kv head (the kernel's unit of work).

@@ -59,6 +59,10 @@ static void cpu_state_reserve(struct cpu_state *st, int T, int S) {
         replace_zeroed((void **)&st->ff2, n * F, sizeof(float));
         replace_zeroed((void **)&st->rope_cos, n * (h2 ? h2 : 1), sizeof(float));
         replace_zeroed((void **)&st->rope_sin, n * (h2 ? h2 : 1), sizeof(float));
+        if (c->rope_local_theta != 0) {
+            replace_zeroed((void **)&st->rope_cos_local, n * (h2 ? h2 : 1), sizeof(float));
+            replace_zeroed((void **)&st->rope_sin_local, n * (h2 ? h2 : 1), sizeof(float));
+        }
         replace_zeroed((void **)&st->att_p, (size_t)st->n_threads * CPU_ATTN_SCRATCH(G, n), sizeof(float));
         replace_zeroed((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
         replace_zeroed((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
@@ -88,7 +92,7 @@ static void cpu_state_reserve(struct cpu_state *st, int T, int S) {
 // Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
 static void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
-                    st->rope_cos, st->rope_sin, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
+                    st->rope_cos, st->rope_sin, st->rope_cos_local, st->rope_sin_local, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
                     st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in, st->lane1};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.

@@ -169,6 +169,8 @@ static void rows_task(void *ctx, int i, int w) {
         for (int t = r0; t < r0 + n; t++) {
             float *x = j->out + (long)t * C;
             memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
+            if (c->embed_scale != 0)  // (gemma: the embedding times sqrt(C), before anything is added)
+                for (int i = 0; i < C; i++) x[i] *= c->embed_scale;
             if (j->m->pos_emb) cpu_add_inplace(x, j->m->pos_emb + (long)j->b->pos[t] * C, C);
             if (j->m->bigram_emb) add_bigram(j->m, j->b, t, x);
             if (j->m->smear_fwd_w) add_token_smear(j->m, j->b, t, x);
@@ -356,6 +358,17 @@ static void swiglu_into_gate(void *ctx, float *out, int ldo, int r0, int c0, int
         cpu_swiglu(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
 }
 
+// dst = gelu_tanh(dst) * tile: GeGLU on the up projection's tile (gemma; dst holds the gate's output).
+static void geglu_into_gate(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) {
+        float *g = s->dst + (long)r * s->ld + c0;
+        const float *u = out + (long)(r - r0) * ldo;
+        cpu_gelu_tanh(g, nc);
+        for (int i = 0; i < nc; i++) g[i] *= u[i];
+    }
+}
+
 // GELU on the tile in place (gpt2's up projection), exact or tanh as the config says.
 static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
@@ -431,21 +444,24 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
     if (c->clip_qkv > 0) cpu_clamp(st->q, (long)N * Q, c->clip_qkv);
     if (w->lora_q_down) add_lora(xin, N, C, w->lora_q_down, w->lora_q_up, c->depth_lora_rank, Q, st->q);
     if (c->qk_norm) qk_norm(st, b, w, N);
+    // (gemma3_text: the sliding-window layers' own rotary)
+    int local = c->rope_local_theta != 0 && c->swa[l];
+    const float *rcos = local ? st->rope_cos_local : st->rope_cos, *rsin = local ? st->rope_sin_local : st->rope_sin;
     if (c->rope != ROPE_NONE || w->q_gain) {
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
-                              .cos_t = st->rope_cos, .sin_t = st->rope_sin, .lw = w};
+                              .cos_t = rcos, .sin_t = rsin, .lw = w};
         if (!rows) j.out = st->q;
         run_rows(st, &j);
         if (rows) {
             j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = R, .out = st->q, .idx = st->row_tok,
-                                  .cos_t = st->rope_cos, .sin_t = st->rope_sin, .lw = w};
+                                  .cos_t = rcos, .sin_t = rsin, .lw = w};
             run_rows(st, &j);
         }
     }
     struct cpu_attention_args a = {.q = st->q, .k = st->k, .v = st->v, .out = st->att,
                                    .span0_lo = b->span0_lo, .span0_hi = b->span0_hi,
                                    .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
-                                   .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim,
+                                   .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim, .scale = c->attn_scale,
                                    .xsa = c->xsa[l], .xsa_gate = w->xsa_gate, .kind = st->attn, .kt = st->kt, .vt = st->vt,
                                    .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
                                    .scratch = st->att_p, .scratch_stride = st->att_stride,
@@ -545,7 +561,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     } else {
         cpu_gemm_linear(st->pool, st->gemm, xin, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Np, C, F);
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
-                             swiglu_into_gate, &ff);
+                             c->mlp_gelu_gate ? geglu_into_gate : swiglu_into_gate, &ff);
     }
     if (split) {  // lane 1 += mlp_scale * MLP, as a sequential block's residual add
         project_into_residual(st, b, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, NULL, w->mlp_scale, st->lane1, N, Np, F);
@@ -613,6 +629,12 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     }
     if (st->x0) memcpy(st->x0, st->x, (size_t)T * C * sizeof(float));
     if (c->rope != ROPE_NONE) cpu_rope_table(b->pos, T, c, st->rope_cos, st->rope_sin);
+    if (c->rope != ROPE_NONE && c->rope_local_theta != 0) {  // gemma3_text's sliding-window layers: default RoPE at their base
+        struct model_config lc = *c;
+        lc.rope_theta = c->rope_local_theta;
+        lc.rope_scaling = ROPE_SCALE_NONE;
+        cpu_rope_table(b->pos, T, &lc, st->rope_cos_local, st->rope_sin_local);
+    }
     // The last block runs on the scored tokens only, unless a probe wants all of its rows.
     int gather = b->n_entries > 0 && !(probe && probe->layer == L - 1) && !c->lanes_from && !c->attn_off[L - 1];
     int R = b->n_entries > 0 ? group_entries(st, b) : 0, Rp = cpu_gemm_pad_rows(R);

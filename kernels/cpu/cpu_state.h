@@ -37,6 +37,7 @@ struct cpu_state {
     float *o2;         // (t_cap, C) attention output waiting for the MLP's (parallel residual)
     float *ff, *ff2;   // (t_cap, F) MLP hidden (ff2: llama's up projection)
     float *rope_cos, *rope_sin;  // (t_cap, rope_dims/2)
+    float *rope_cos_local, *rope_sin_local;  // the same for sliding-window layers with their own base (rope_local_theta), or NULL
     float *x0;         // (t_cap, C) the embedding the blocks mix back in (resid_mix), else NULL
     float *skip;       // (n_layer/2, t_cap, C) U-Net encoder outputs (unet_skips), else NULL
     float *v0;         // (t_cap, Hkv*hd) layer 0's v (value_residual), else NULL

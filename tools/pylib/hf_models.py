@@ -12,12 +12,14 @@ def randomize(model, seed):
     """Re-draws every parameter so logits are far from uniform and biases/norm gains matter.
     Linear weights are scaled by fan-in: (OUT, IN) for nn.Linear, (IN, OUT) for GPT-2's Conv1D."""
     conv1d = {mn + ".weight" for mn, mod in model.named_modules() if type(mod).__name__ == "Conv1D"}
+    # Gemma's RMSNorms scale by (1 + weight): gains around 1 as the other families' are
+    gain0 = 0.0 if getattr(model.config, "model_type", "").startswith("gemma") else 1.0
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name or ".ln_" in name or name.startswith("ln_f") or ".ln_f" in name:
                 if name.endswith("weight"):
-                    p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=g))
+                    p.copy_(gain0 + 0.2 * torch.randn(p.shape, generator=g))
                 else:
                     p.copy_(0.1 * torch.randn(p.shape, generator=g))
             elif name.endswith("bias"):
