@@ -20,13 +20,14 @@
 // The defaults of the tokenizer classes transformers 5 names most (their __init__ signatures; the
 // class as effective_class finds it); a class not listed here has none that xsa-eval knows of.
 static const struct {
-    const char *cls, *bos, *eos, *unk, *pad;
+    const char *cls, *bos, *eos, *unk, *pad, *mask;
 } class_defaults[] = {
-    {"GPT2Tokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL},
-    {"GPTNeoXTokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|padding|>"},
-    {"LlamaTokenizer", "<s>", "</s>", "<unk>", NULL},
-    {"Qwen2Tokenizer", NULL, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>"},
-    {"TokenizersBackend", NULL, NULL, NULL, NULL},
+    {"GPT2Tokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL, NULL},
+    {"GPTNeoXTokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|padding|>", NULL},
+    {"LlamaTokenizer", "<s>", "</s>", "<unk>", NULL, NULL},
+    {"Qwen2Tokenizer", NULL, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL},
+    {"GemmaTokenizer", "<bos>", "<eos>", "<unk>", "<pad>", "<mask>"},
+    {"TokenizersBackend", NULL, NULL, NULL, NULL, NULL},
 };
 
 // What a special-token value says: 1 a token (*out), 2 null; -1 with err when it is neither a
@@ -80,7 +81,7 @@ static const char *effective_class(const char *hub, const char *model_type, int 
         const char *type, *cls;
     } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
                       {"gpt_neox", "GPTNeoXTokenizer"}, {"olmo", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"ministral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
-                      {"phi3", "TokenizersBackend"}};
+                      {"phi3", "TokenizersBackend"}, {"gemma", "GemmaTokenizer"}, {"gemma3_text", "GemmaTokenizer"}};
     const char *reg = NULL;
     for (size_t i = 0; model_type && i < sizeof registered / sizeof *registered; i++)
         if (!strcmp(model_type, registered[i].type)) reg = registered[i].cls;
@@ -220,7 +221,7 @@ static int add_named_specials(struct tokenizer *t, cJSON *root, const cJSON *cfg
     for (size_t i = 0; i < sizeof class_defaults / sizeof *class_defaults; i++)
         if (!strcmp(t->tf_class, class_defaults[i].cls))
             has_dflt = 1, dflt[0] = class_defaults[i].bos, dflt[1] = class_defaults[i].eos, dflt[2] = class_defaults[i].unk,
-            dflt[4] = class_defaults[i].pad;
+            dflt[4] = class_defaults[i].pad, dflt[6] = class_defaults[i].mask;
     for (size_t k = 0; k < 7; k++) {
         const char *name = NULL;
         int fresh = 0;
@@ -237,6 +238,43 @@ static int add_named_specials(struct tokenizer *t, cJSON *root, const cJSON *cfg
     return 0;
 }
 
+// What a class's __init__ sets, as a note when it changes the file's pipeline.
+static void class_note(char *note, size_t note_n, int changed, const char *cls, int by_type) {
+    if (changed)
+        snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s (%s), which replaces its "
+                 "pre-tokenizer and normalizer with its own; xsa-eval tokenizes as that class does", cls,
+                 by_type ? "for config.json's model_type" : "as tokenizer_config.json's tokenizer_class says");
+}
+
+// GemmaTokenizer's __init__ (transformers 5.25): a BPE of the file's vocabulary and merges (byte
+// fallback, unk the config's unk_token or <unk>), spaces normalized to U+2581 and nothing
+// prepended, a Split on " " (which then finds none), the SentencePiece decoder without a strip.
+static void rebuild_gemma(cJSON *root, cJSON *model, const cJSON *cfg, char *note, size_t note_n, int by_type) {
+    const cJSON *unk = json_last_item(cfg, "unk_token");
+    if (cJSON_IsObject(unk)) unk = cJSON_GetObjectItemCaseSensitive(unk, "content");  // (an AddedToken)
+    int changed = 0;
+    replace_item(root, "normalizer", json_const("{\"type\": \"Replace\", \"pattern\": {\"String\": \" \"}, \"content\": \"\\u2581\"}"),
+                 &changed);
+    // (the Split finds no space after the normalizer: a file without a pre-tokenizer tokenizes alike, so
+    // that is no change to report)
+    int split_new = 0, had_none = cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer")) ||
+                                  !cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+    replace_item(root, "pre_tokenizer", json_const("{\"type\": \"Split\", \"pattern\": {\"String\": \" \"}, \"behavior\": "
+                                                   "\"MergedWithPrevious\", \"invert\": false}"), &split_new);
+    changed |= split_new && !had_none;
+    replace_item(root, "decoder", json_const("{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"Replace\", \"pattern\": "
+                                             "{\"String\": \"\\u2581\"}, \"content\": \" \"}, {\"type\": \"ByteFallback\"}, {\"type\": \"Fuse\"}]}"),
+                 &changed);
+    replace_item(model, "dropout", cJSON_CreateNull(), &changed);
+    replace_item(model, "unk_token", cJSON_CreateString(cJSON_IsString(unk) ? unk->valuestring : "<unk>"), &changed);
+    replace_item(model, "continuing_subword_prefix", cJSON_CreateNull(), &changed);
+    replace_item(model, "end_of_word_suffix", cJSON_CreateNull(), &changed);
+    replace_item(model, "fuse_unk", cJSON_CreateTrue(), &changed);
+    replace_item(model, "byte_fallback", cJSON_CreateTrue(), &changed);
+    replace_item(model, "ignore_merges", cJSON_CreateFalse(), &changed);
+    class_note(note, note_n, changed, "GemmaTokenizer", by_type);
+}
+
 int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, int byte_level, xsa_error *err) {
     char *note = t->class_note;
     size_t note_n = sizeof t->class_note;
@@ -248,10 +286,12 @@ int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, 
     int by_type = 0;
     const char *cls = class_of(path, cfg, byte_level, t->tf_class, sizeof t->tf_class, &by_type);
     int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer"),
-        llama = !strcmp(cls, "LlamaTokenizer");
+        llama = !strcmp(cls, "LlamaTokenizer"), gemma = !strcmp(cls, "GemmaTokenizer");
     cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-    if ((qwen2 || gpt2 || neox || llama) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
+    if (gemma && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
+        rebuild_gemma(root, model, cfg, note, note_n, by_type);
+    } else if ((qwen2 || gpt2 || neox || llama) && cJSON_IsObject(model) && cJSON_IsString(type) && !strcmp(type->valuestring, "BPE")) {
         // The class's __init__: a BPE of the file's vocabulary and merges under its own normalizer,
         // pre-tokenizer and decoder (and, for GPT-NeoX, a post-processor adding nothing by default).
         const cJSON *aps = json_last_item(cfg, "add_prefix_space");
@@ -286,11 +326,8 @@ int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, 
         replace_item(model, "fuse_unk", llama ? cJSON_CreateTrue() : cJSON_CreateFalse(), &changed);
         replace_item(model, "byte_fallback", llama ? cJSON_CreateTrue() : cJSON_CreateFalse(), &changed);
         replace_item(model, "ignore_merges", cJSON_CreateFalse(), &changed);
-        if (changed)
-            snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s (%s), which replaces its "
-                     "pre-tokenizer and normalizer with its own; xsa-eval tokenizes as that class does", cls,
-                     by_type ? "for config.json's model_type" : "as tokenizer_config.json's tokenizer_class says");
-    } else if (strcmp(cls, "TokenizersBackend") && !qwen2 && !gpt2 && !neox && !llama) {
+        class_note(note, note_n, changed, cls, by_type);
+    } else if (strcmp(cls, "TokenizersBackend") && !qwen2 && !gpt2 && !neox && !llama && !gemma) {
         snprintf(note, note_n, "transformers 5 (and so lm-eval) loads this tokenizer.json as %s, which rebuilds it from "
                  "its own code; xsa-eval reads the file as written, so lm-eval's token ids may differ", cls);
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end lm-evaluation-harness parity of the olmo and ministral families: tiny random
+"""End-to-end lm-evaluation-harness parity of the olmo, ministral and Gemma families: tiny random
 transformers checkpoints with a fixture tokenizer, scored by real lm-eval (HFLM from the folder,
 so AutoTokenizer picks the tokenizer class as it would for a Hub model; float32, batch size 8)
 and by `xsa-eval run` on the same rows (tests/fixtures/data, --limit 10); prints each task's
@@ -10,6 +10,11 @@ into the repository: the checkpoints and results go to a temporary folder (--kee
              byte-level BPE fixture (no tokenizer_class: AutoTokenizer takes GPTNeoXTokenizer)
   ministral  MinistralForCausalLM (layer_types sliding/full/sliding, sliding_window 6, head_dim 8)
              with the SentencePiece-style tokenizer.json and a tokenizer_config.json naming <s>, </s>
+  gemma      GemmaForCausalLM (head_dim 16, GQA 4/2, tied head) with Gemma's tokenizer layout
+             (tests/fixtures/tokenizers/class/gemma_layout: GemmaTokenizer, <bos> added)
+  gemma3     Gemma3ForCausalLM (gemma3_text: layer_types sliding/full/sliding, sliding_window 6,
+             query_pre_attn_scalar 24, final_logit_softcapping 5) with the same tokenizer, chosen by
+             model_type (no tokenizer_config.json)
 
 Exit 1 when a request differs by more than 1e-4 or a greedy flag or an accuracy differs.
 
@@ -20,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -37,7 +43,26 @@ LIMIT = 10
 
 
 def build(which, d):
-    from transformers import MinistralConfig, MinistralForCausalLM, OlmoConfig, OlmoForCausalLM
+    from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, MinistralConfig,
+                              MinistralForCausalLM, OlmoConfig, OlmoForCausalLM)
+    if which.startswith("gemma"):
+        gdir = os.path.join(TOKS, "class", "gemma_layout")
+        tok = os.path.join(gdir, "tokenizer.json")
+        small = dict(vocab_size=vocab_size_of(tok), hidden_size=32, intermediate_size=64, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=16, max_position_embeddings=256, bos_token_id=2, eos_token_id=1,
+                     pad_token_id=0)
+        torch.manual_seed(8)
+        if which == "gemma":
+            m = GemmaForCausalLM(GemmaConfig(**small, num_hidden_layers=2))
+        else:
+            m = Gemma3ForCausalLM(Gemma3TextConfig(**small, num_hidden_layers=3, sliding_window=6, query_pre_attn_scalar=24,
+                                                   layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                                   final_logit_softcapping=5.0))
+        randomize(m, 9)
+        save_with_tokenizer(m, d, tok)
+        if which == "gemma":  # (as Gemma's own; gemma3 picks GemmaTokenizer by model_type)
+            shutil.copy(os.path.join(gdir, "tokenizer_config.json"), d)
+        return
     if which == "olmo":
         tok = os.path.join(TOKS, "gpt2", "tokenizer.json")
         cfg = OlmoConfig(vocab_size=vocab_size_of(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -105,7 +130,7 @@ def main():
     tmp = None if args.keep else tempfile.TemporaryDirectory()
     base = args.keep or tmp.name
     bad = 0
-    for which in ("olmo", "ministral"):
+    for which in ("olmo", "ministral", "gemma", "gemma3"):
         d = os.path.join(base, which)
         build(which, d)
         ref, got = lm_eval_requests(d), xsa_eval_requests(d, os.path.join(base, "out_" + which))
