@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
                 if (kind == 2 && !have_avx2) continue;
                 struct cpu_attention_args a = {q, k, v, out[kind], sp, sp + T, sp + 2 * T, sp + 3 * T, T, H, Hkv, hd,
                                                0, kind == 2 ? CPU_ATTN_AVX2 : CPU_ATTN_SCALAR, kt, vt, T,
-                                               NULL, 0, scratch, stride, NULL, 0, NULL, 0, NULL, 0};
+                                               NULL, 0, scratch, stride, NULL, 0, NULL, 0, NULL, 0, 0};
                 int it = 0;
                 double t0 = timing_now_s(), el;
                 do {

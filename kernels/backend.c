@@ -217,7 +217,7 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
         family = "the CUDA backend does not implement olmo's clip_qkv (q, k and v clamped after their projections)";
     if (!family && model_has_gemma_features(&m->cfg))  // (the same: kernels/cpu/cpu_forward.c alone)
         family = "the CUDA backend does not implement the Gemma families' operations ((1 + w) RMSNorm, scaled embedding, "
-                 "GeGLU MLP, query_pre_attn_scalar, per-layer-type RoPE)";
+                 "GeGLU MLP, query_pre_attn_scalar, soft-capped attention scores, per-layer-type RoPE)";
     if (!strcmp(device, "auto") && family) {
         if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
         return cpu_backend_open(be, m, opt, err);

@@ -1,5 +1,5 @@
 // config.c: config.json -> struct model_config, with every field range-checked. gpt2 has its
-// own keys; llama, mistral, qwen2, qwen3, olmo, olmo2, phi3, gemma and gemma3_text share llama's
+// own keys; llama, mistral, qwen2, qwen3, olmo, olmo2, phi3, gemma, gemma2 and gemma3_text share llama's
 // and differ in fixed choices (biases, q/k norms, norm kind and placement, sliding windows, fused
 // projections; olmo's clip_qkv; the Gemma families' own keys, parse_gemma); gpt_neox
 // has its own keys over the same RoPE decoder.
@@ -241,7 +241,7 @@ struct family {
     int layer_norm;     // olmo: LayerNorm without weight or bias, eps 1e-5 fixed (OlmoLayerNorm reads no
                         // eps key); reads clip_qkv
     int gemma;          // 1: gemma's fixed choices ((1 + w) norms, scaled embedding, GeGLU MLP, head_dim
-                        // 256 by default); 3: gemma3_text's besides (parse_gemma3)
+                        // 256 by default); 2: gemma2's, 3: gemma3_text's besides (parse_gemma)
 };
 
 static const struct family families[] = {
@@ -256,6 +256,8 @@ static const struct family families[] = {
     {"olmo2", 2, 0, QK_NORM_FULL, 1, 0, 0, 1e-5f, 2048, 0, 0, 0},
     {"phi3", 0, 0, QK_NORM_NONE, 0, 1, 1, 1e-5f, 4096, 0, 0, 0},
     {"gemma", 2, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 8192, 0, 0, 1},
+    // Gemma2Config: layers alternate sliding and full unless layer_types says otherwise
+    {"gemma2", 2, 0, QK_NORM_NONE, 0, 4, 0, 1e-6f, 8192, 4096, 0, 2},
     // Gemma3TextConfig: every sixth layer full attention unless layer_types says otherwise
     {"gemma3_text", 2, 0, QK_NORM_HEAD, 0, 4, 0, 1e-6f, 131072, 4096, 0, 3},
 };
@@ -273,7 +275,8 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
     int def = json_last_item(r, "sliding_window") ? 0 : fm->window_def;
     if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
     // (gemma3_text without layer_types: sliding_window_pattern, as Gemma3TextConfig reads it)
-    if (!rc && kind == 4) rc = get_int(r, "sliding_window_pattern", 6, 1, MODEL_MAX_LAYERS, &pattern, path, err);
+    if (!rc && kind == 4 && fm->gemma == 2) pattern = 2;  // (Gemma2Config's, fixed)
+    else if (!rc && kind == 4) rc = get_int(r, "sliding_window_pattern", 6, 1, MODEL_MAX_LAYERS, &pattern, path, err);
     if (rc) return rc;
     if (!use) c->sliding_window = 0;
     const cJSON *lt = kind >= 2 ? json_last_item(r, "layer_types") : NULL;
@@ -383,15 +386,23 @@ static int parse_gemma3_rope(struct hf_config *hc, const cJSON *r, const char *p
     return rc;
 }
 
+// A soft-cap key: absent, the config class's default `def`; null, none (0); else a positive number.
+static int get_softcap(const cJSON *r, const char *key, double def, double *out, const char *path, xsa_error *err) {
+    const cJSON *j = json_last_item(r, key);
+    *out = !j ? def : 0;
+    if (!j || cJSON_IsNull(j)) return 0;
+    return get_double(r, key, 0, 1e-6, 1e12, out, path, err);
+}
+
 // The Gemma families' fixed choices and own keys: (1 + w) RMSNorms, the embedding times
-// sqrt(hidden_size), a GeGLU MLP; gemma3_text: norms after attention and MLP too, the
-// attention scaled by query_pre_attn_scalar^-1/2, final_logit_softcapping. What transformers
-// runs but xsa-eval does not (bidirectional attention, gemma2's attention-logit soft-capping)
-// is refused.
+// sqrt(hidden_size), a GeGLU MLP; gemma2 and gemma3_text: norms after attention and MLP too, the
+// attention scaled by query_pre_attn_scalar^-1/2, attn_logit_softcapping on the scores and
+// final_logit_softcapping on the logits (gemma2's default 50 and 30, gemma3_text's none).
+// Bidirectional attention (an encoder) is refused.
 static int parse_gemma(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
     int bidir = 0;
-    double qpas = 256, cap = 0;
+    double qpas = 256, cap = 0, attn_cap = 0;
     int rc = get_bool(r, "use_bidirectional_attention", 0, &bidir, path, err);
     if (!rc && bidir)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"use_bidirectional_attention\" true (an encoder, not a causal LM) is not "
@@ -402,18 +413,17 @@ static int parse_gemma(struct hf_config *hc, const cJSON *r, const struct family
     c->embed_scale = (float)sqrt((double)c->d_model);
     c->mlp_gelu_gate = 1;
     hc->ws.norm_plus_one = c->norm_plus_one = 1;
-    if (fm->gemma != 3) return 0;
+    if (fm->gemma == 1) return 0;
     rc = get_double(r, "query_pre_attn_scalar", 256, 1e-6, 1e12, &qpas, path, err);
-    if (!rc) rc = get_double(r, "final_logit_softcapping", 0, 1e-6, 1e12, &cap, path, err);
-    if (!rc && json_last_item(r, "attn_logit_softcapping") && !cJSON_IsNull(json_last_item(r, "attn_logit_softcapping")))
-        rc = xsa_fail(err, XSA_EBADINPUT, "%s: \"attn_logit_softcapping\" is not supported (xsa-eval's attention kernels "
-                      "do not soft-cap scores); set it to null only if the model was trained without it", path);
-    if (!rc && c->d_model % c->n_head)  // (Gemma3TextConfig.validate_architecture)
+    if (!rc) rc = get_softcap(r, "final_logit_softcapping", fm->gemma == 2 ? 30 : 0, &cap, path, err);
+    if (!rc) rc = get_softcap(r, "attn_logit_softcapping", fm->gemma == 2 ? 50 : 0, &attn_cap, path, err);
+    if (!rc && c->d_model % c->n_head)  // (Gemma2Config's and Gemma3TextConfig's validate_architecture)
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: hidden_size %d is not a multiple of num_attention_heads %d (transformers "
-                      "refuses this gemma3_text config)", path, c->d_model, c->n_head);
+                      "refuses this %s config)", path, c->d_model, c->n_head, fm->name);
     if (rc) return rc;
     c->attn_scale = (float)pow(qpas, -0.5);
     c->logit_softcap = (float)cap;
+    c->attn_softcap = (float)attn_cap;
     hc->ws.post_norm = 1;
     return 0;
 }
@@ -447,7 +457,7 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
     if (!rc && fm->bias_keys == 1) rc = get_bool(r, "mlp_bias", 0, &mb, path, err);
     // (Gemma3TextConfig names it hidden_activation)
-    const char *act_key = fm->gemma == 3 ? "hidden_activation" : "hidden_act";
+    const char *act_key = fm->gemma >= 2 ? "hidden_activation" : "hidden_act";
     if (!rc) rc = get_string(r, act_key, fm->gemma ? "gelu_pytorch_tanh" : "silu", &act, path, err);
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
@@ -455,9 +465,9 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = parse_window(hc, r, fm, path, err);
     if (rc) return rc;
     // GemmaConfig reads "gelu" as the tanh approximation its releases meant (its __post_init__).
-    if (fm->gemma && strcmp(act, "gelu_pytorch_tanh") && (fm->gemma == 3 || strcmp(act, "gelu")))
+    if (fm->gemma && strcmp(act, "gelu_pytorch_tanh") && (fm->gemma >= 2 || strcmp(act, "gelu")))
         return xsa_fail(err, XSA_EBADINPUT, "%s: %s \"%.64s\" is not supported for %s (xsa-eval implements gelu_pytorch_tanh%s)",
-                        path, act_key, act, fm->name, fm->gemma == 3 ? "" : ", and gelu read as it");
+                        path, act_key, act, fm->name, fm->gemma >= 2 ? "" : ", and gelu read as it");
     if (!fm->gemma && strcmp(act, "silu"))
         return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported (xsa-eval implements silu)", path, act);
     // Only phi3's rotary reads partial_rotary_factor: the others' rotate whole heads under default
@@ -535,7 +545,7 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     return finish_rope_decoder(hc, path, err);
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text"
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
@@ -560,9 +570,6 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
         else if (!strcmp(type, "hf_olmo"))  // (the ai2-olmo package's own format: allenai/OLMo-1B, OLMo-7B)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"hf_olmo\" (the ai2-olmo package's format) is not supported; "
                           "use the transformers twin of the repo (model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B)", path);
-        else if (!strcmp(type, "gemma2"))  // (its attention-logit soft-capping runs inside the attention kernels)
-            rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"gemma2\" is not supported: its attention-logit soft-capping "
-                          "(attn_logit_softcapping) is not implemented in xsa-eval's attention kernels (supported: " SUPPORTED_TYPES ")", path);
         else rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"%.64s\" is not supported (supported: " SUPPORTED_TYPES ")", path, type);
     }
     if (!rc) rc = parse_xsa_layers(hc, r, path, err);

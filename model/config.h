@@ -1,5 +1,5 @@
 // config.h: Hugging Face config.json -> struct model_config, for model_type gpt2, llama,
-// mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma and gemma3_text: each family's keys and fixed choices become
+// mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2 and gemma3_text: each family's keys and fixed choices become
 // the one decoder's feature flags.
 // Settings that would change the forward pass in ways xsa-eval does not implement (another
 // activation, rope_scaling) are refused with a message naming them, never ignored.

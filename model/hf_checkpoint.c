@@ -295,7 +295,7 @@ static const struct family_names olmo2_names = {
     "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
     "mlp.gate_proj", "mlp.up_proj", NULL, "mlp.down_proj",
 };
-static const struct family_names gemma3_names = {
+static const struct family_names gemma_post_names = {  // (gemma2, gemma3_text)
     "model.embed_tokens", "model.layers.%d.", "model.norm", "lm_head",
     "input_layernorm", "pre_feedforward_layernorm", "post_attention_layernorm", "post_feedforward_layernorm",
     "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.o_proj",
@@ -317,7 +317,7 @@ static const struct family_names neox_names = {
 static const struct family_names *names_of(const struct model_config *c) {
     const char *f = model_family(c);
     return !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names
-         : !strcmp(f, "gemma3_text") ? &gemma3_names : &llama_names;
+         : !strcmp(f, "gemma3_text") || !strcmp(f, "gemma2") ? &gemma_post_names : &llama_names;
 }
 
 // An RMSNorm gain (load_w), or with plus_one (gemma's (1 + w)) read into its arena slot and 1 added

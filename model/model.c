@@ -395,6 +395,7 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->parallel_residual, "parallel attention + MLP residual");
     FEAT(c->mlp_gelu_gate, "GeGLU MLP (gelu_pytorch_tanh gate)");
     FEAT(c->attn_scale != 0, "attention scale %g (query_pre_attn_scalar)", (double)c->attn_scale);
+    FEAT(c->attn_softcap != 0, "attention-logit soft-cap %g", (double)c->attn_softcap);
     FEAT(c->rope_local_theta != 0, "sliding-window layers' RoPE theta %g (unscaled)", (double)c->rope_local_theta);
     FEAT(c->fused & MODEL_FUSED_QKV, "fused qkv_proj (split at load)");
     FEAT(c->fused & MODEL_FUSED_QKV_HEADS, "fused per-head query_key_value (split at load)");

@@ -130,12 +130,13 @@ struct model_config {
     int layer_loops;     // ... by NUM_LOOPS (LOOP_START .. LOOP_END run again in place, 2026-04-05 on), not RECUR_LAYERS
     unsigned char mlp_reads_input[MODEL_MAX_LAYERS];  // GPT-J block: x + a attn(n(x)) + m mlp(n(x)) (PARALLEL_RESIDUAL_START)
     short ln_layer[MODEL_MAX_LAYERS];  // LN_SCALE's i in 1 / sqrt(i + 1) for layer l (a looped model: its block's)
-    // The Gemma families (gemma, gemma3_text); all zero for every other model. Their RMSNorms'
+    // The Gemma families (gemma, gemma2, gemma3_text); all zero for every other model. Their RMSNorms'
     // (1 + w) gains are added up at load (model_internal.h's weight_spec.norm_plus_one).
     int norm_plus_one;   // the RMSNorm gains in memory are 1 + the file's (for `info`)
     float embed_scale;   // the embedding rows times it (sqrt(hidden_size) in float32); 0: none
     int mlp_gelu_gate;   // gated MLP gelu_tanh(gate) * up (GeGLU) in place of SwiGLU
-    float attn_scale;    // the attention's score scale (gemma3: query_pre_attn_scalar^-1/2); 0: head_dim^-1/2
+    float attn_scale;    // the attention's score scale (gemma2, gemma3: query_pre_attn_scalar^-1/2); 0: head_dim^-1/2
+    float attn_softcap;  // scores c tanh(s / c) after that scale (gemma2's attn_logit_softcapping); 0: none
     float rope_local_theta;  // sliding-window layers' RoPE base, unscaled (gemma3's rope_local_base_freq);
                              // 0: every layer rotates as the others
 };
@@ -314,7 +315,8 @@ int model_has_family_features(const struct model *m);
 
 // 1 when the model uses a feature of the Gemma families (which the CUDA backend lacks).
 static inline int model_has_gemma_features(const struct model_config *c) {
-    return c->norm_plus_one || c->embed_scale != 0 || c->mlp_gelu_gate || c->attn_scale != 0 || c->rope_local_theta != 0;
+    return c->norm_plus_one || c->embed_scale != 0 || c->mlp_gelu_gate || c->attn_scale != 0 || c->rope_local_theta != 0 ||
+           c->attn_softcap != 0;
 }
 
 // The architecture's name for `info` and results: "gpt2", "llama", or "pgolf" for a model with

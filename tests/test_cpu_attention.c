@@ -48,7 +48,7 @@ static void prob_run(struct prob *p, enum cpu_attn_kind kind, int threads, int x
     struct cpu_pool *pool = cpu_pool_create(threads);
     struct cpu_attention_args a = {p->q, p->k, p->v, p->out, p->sp, p->sp + p->T, p->sp + 2 * p->T,
                                    p->sp + 3 * p->T, p->T, p->H, p->Hkv, p->hd, xsa, kind, p->kt, p->vt,
-                                   p->T, NULL, 0, p->scratch, p->stride, NULL, p->window, NULL, 0, NULL, 0};
+                                   p->T, NULL, 0, p->scratch, p->stride, NULL, p->window, NULL, 0, NULL, 0, 0};
     cpu_attention(pool, &a);
     cpu_pool_destroy(pool);
 }

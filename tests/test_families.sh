@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text) and RoPE scalings
+# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text) and RoPE scalings
 # (dynamic, yarn) through the command line: `info` names the family and every feature that is
 # on, XSA runs in each, and what xsa-eval does not implement (another model_type, a layer type,
 # an activation, a tensor the family does not have or lacks) is one line naming the file and
@@ -45,7 +45,7 @@ expect_exit gemma3_arch 0 "architecture +gemma3_text$" -- "$XSA_BIN" info --mode
 expect_exit gemma3_rope 0 "rope +half \(rotate_half\), theta 1e\+06, linear scaling x2" -- "$XSA_BIN" info --model $F/gemma3_text
 
 # XSA in each family (its numbers: test_model_exact.c).
-for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 olmo olmo_clip pythia phi3_sharded_bin gemma gemma_bf16 gemma3_text; do
+for m in mistral_swa qwen2_bin qwen3_sharded olmo2_bf16 olmo olmo_clip pythia phi3_sharded_bin gemma gemma_bf16 gemma2 gemma3_text; do
     expect_exit "xsa_$m" 0 "^2	" -- "$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9,10,11,12 --xsa all
 done
 
@@ -101,7 +101,7 @@ c=$("$XSA_BIN" logprobs --device cpu --model "$TMP/olmo_noclip" --tokens 5,6,7,8
 
 # The Gemma families run on the CPU backend alone, as olmo's clip_qkv.
 expect_one_line gemma_cuda_refused 2 "--device cuda: the CUDA backend does not implement the Gemma families' operations" -- "$XSA_BIN" logprobs --model $F/gemma --tokens 5,6,7 --device cuda
-for m in gemma gemma3_text; do
+for m in gemma gemma2 gemma3_text; do
     a=$("$XSA_BIN" logprobs --device auto --model $F/$m --tokens 5,6,7,8,9 2>"$TMP/auto.err")
     b=$("$XSA_BIN" logprobs --device cpu --model $F/$m --tokens 5,6,7,8,9 2>/dev/null)
     [ -n "$a" ] && [ "$a" = "$b" ] && grep -q "Gemma families.*using the CPU backend" "$TMP/auto.err" && pass "${m}_auto_cpu" || fail "${m}_auto_cpu" "auto did not score $m on the CPU saying why: $(head -c 200 "$TMP/auto.err")"
@@ -140,7 +140,7 @@ done
 
 # Bad input: one line naming the file and the problem, exit 2.
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
-expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma3_text\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text\)" -- "$XSA_BIN" info --model "$TMP/falcon"
 cp -r $F/olmo "$TMP/hf_olmo"; sed -i 's/"model_type": "olmo"/"model_type": "hf_olmo"/' "$TMP/hf_olmo/config.json"
 expect_one_line hf_olmo_points_to_hf_twin 2 "hf_olmo/config.json: model_type \"hf_olmo\" \(the ai2-olmo package's format\) is not supported; use the transformers twin of the repo \(model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B\)" -- "$XSA_BIN" info --model "$TMP/hf_olmo"
 cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"
@@ -166,11 +166,29 @@ cp -r $F/mistral_swa "$TMP/mistral_as_qwen3"; sed -i 's/"model_type": "mistral"/
 expect_one_line family_tensor_missing_norm 2 "mistral_as_qwen3: tensor 'model.layers.0.self_attn.q_norm.weight' is missing from the checkpoint" -- "$XSA_BIN" info --model "$TMP/mistral_as_qwen3"
 cp -r $F/qwen3_sharded "$TMP/qwen3_as_mistral"; sed -i 's/"model_type": "qwen3"/"model_type": "mistral"/' "$TMP/qwen3_as_mistral/config.json"
 expect_one_line family_tensor_unexpected 2 "unexpected tensor 'model.layers.0.self_attn.[qk]_norm.weight' for a mistral checkpoint; xsa-eval would ignore it, so it refuses the file" -- "$XSA_BIN" info --model "$TMP/qwen3_as_mistral"
+# gemma2: attn_logit_softcapping (scores soft-capped inside the attention kernels) and
+# final_logit_softcapping; absent, Gemma2Config's 50 and 30 apply, null is none.
+expect_exit gemma2_features 0 "features +RMSNorm \(1 \+ w\) pre-norms, embedding times sqrt\(32\), RMSNorm on the attention and MLP outputs \(post-norms\), sliding window 6 \(1 of 2 layers\), GeGLU MLP \(gelu_pytorch_tanh gate\), attention scale 0.204124 \(query_pre_attn_scalar\), attention-logit soft-cap 2, logit soft-cap 5, grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/gemma2
+python3 - "$F/gemma2/config.json" "$TMP/g2_default" <<'PY'
+import json, os, shutil, sys
+shutil.copytree(os.path.dirname(sys.argv[1]), sys.argv[2])
+c = json.load(open(sys.argv[1])); c.pop("attn_logit_softcapping"); c.pop("final_logit_softcapping"); c.pop("layer_types")
+json.dump(c, open(os.path.join(sys.argv[2], "config.json"), "w"))
+PY
+expect_exit gemma2_default_caps 0 "sliding window 6 \(1 of 2 layers\), .*attention-logit soft-cap 50, logit soft-cap 30" -- "$XSA_BIN" info --model "$TMP/g2_default"
+cp -r $F/gemma2 "$TMP/g2_null"; sed -i 's/"attn_logit_softcapping": 2.0/"attn_logit_softcapping": null/' "$TMP/g2_null/config.json"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/g2_null" --tokens $toks 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/gemma2 --tokens $toks 2>/dev/null)
+[ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ] && pass gemma2_attn_softcap_changes_scores || fail gemma2_attn_softcap_changes_scores "attn_logit_softcapping 2 and null score alike"
+"$XSA_BIN" info --model "$TMP/g2_null" | grep -q "attention-logit soft-cap" && fail gemma2_null_cap "null still soft-caps" || pass gemma2_null_cap
+# gemma3_text runs attn_logit_softcapping too (Gemma3Attention passes it to the same eager attention).
+cp -r $F/gemma3_text "$TMP/g3_cap"; sed -i 's/"attn_logit_softcapping": null/"attn_logit_softcapping": 1.0/' "$TMP/g3_cap/config.json"
+expect_exit gemma3_attn_softcap 0 "attention-logit soft-cap 1" -- "$XSA_BIN" info --model "$TMP/g3_cap"
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/g3_cap" --tokens $toks 2>/dev/null)
+b=$("$XSA_BIN" logprobs --device cpu --model $F/gemma3_text --tokens $toks 2>/dev/null)
+[ -n "$a" ] && [ "$a" != "$b" ] && pass gemma3_attn_softcap_changes_scores || fail gemma3_attn_softcap_changes_scores "attn_logit_softcapping 1 and null score alike"
+
 # Gemma: what xsa-eval does not run is refused by name.
-cp -r $F/gemma3_text "$TMP/gemma2"; sed -i 's/"model_type": "gemma3_text"/"model_type": "gemma2"/' "$TMP/gemma2/config.json"
-expect_one_line gemma2_refused 2 "gemma2/config.json: model_type \"gemma2\" is not supported: its attention-logit soft-capping \(attn_logit_softcapping\) is not implemented" -- "$XSA_BIN" info --model "$TMP/gemma2"
-cp -r $F/gemma3_text "$TMP/g3_cap"; sed -i 's/"attn_logit_softcapping": null/"attn_logit_softcapping": 50.0/' "$TMP/g3_cap/config.json"
-expect_one_line gemma3_attn_softcap 2 "g3_cap/config.json: \"attn_logit_softcapping\" is not supported" -- "$XSA_BIN" info --model "$TMP/g3_cap"
 cp -r $F/gemma3_text "$TMP/g3_bidir"; sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' "$TMP/g3_bidir/config.json"
 expect_one_line gemma3_bidirectional 2 "g3_bidir/config.json: \"use_bidirectional_attention\" true" -- "$XSA_BIN" info --model "$TMP/g3_bidir"
 cp -r $F/gemma3_text "$TMP/g3_lt"

@@ -1,8 +1,8 @@
 // test_family_batches.c: the decoder families' features keep the scheduler's exactness. For
 // each family fixture (sliding windows shorter than the rows, per-layer windows, q/k norms,
 // post-norms, parallel residual, partial rotary, fused projections, yarn, olmo's weightless
-// LayerNorm and clip_qkv, the Gemma families' scaled embedding, GeGLU, query_pre_attn_scalar and
-// per-layer-type RoPE), a prefix with three
+// LayerNorm and clip_qkv, the Gemma families' scaled embedding, GeGLU, query_pre_attn_scalar,
+// gemma2's soft-capped scores and per-layer-type RoPE), a prefix with three
 // branches scored as one tree gives, bit for bit, what the three plain rows give alone, with
 // and without XSA, under both CPU attention kernels (the environment's GEMM kernel, as the
 // other batch-invariance tests).
@@ -20,7 +20,7 @@ static const int blen[3] = {4, 9, 6};
 
 static const char *const models[] = {"mistral_swa", "qwen2_bin", "qwen3_sharded", "olmo2_bf16", "pythia",
                                      "pythia_sequential", "phi3_sharded_bin", "llama_rope_yarn", "olmo", "olmo_clip",
-                                     "gemma", "gemma3_text"};
+                                     "gemma", "gemma2", "gemma3_text"};
 
 // Scores the three rows (prefix + branch i) as one tree (tree = 1) or as plain rows; every
 // position after the first is an entry. lp receives them in row order.

@@ -417,7 +417,7 @@ fi
 # 2026-05-07 record's, 07-17's MUDD, the root's MUDD gates with the DC correction, the 05-24 root's
 # MUDD before the sign trick, 05-27's this_pr_v1 gates and 04-22 MuddFormer's dense connections) and
 # olmo's clip_qkv (tests/fixtures/models/olmo_clip), the Gemma families (tests/fixtures/models/gemma,
-# gemma3_text) and
+# gemma2, gemma3_text) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
 # The per-group (PGRP) container of 2026-04-27 9Hp is among them where the lrzip program is.
@@ -430,7 +430,7 @@ if gpu_ok "CPU-only models"; then
              tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt tests/fixtures/mnanogpt/mudd/state_step000000.pt \
              tests/fixtures/mnanogpt/gates/state_step000000.pt tests/fixtures/mnanogpt/mudd_0524/state_step000000.pt \
              tests/fixtures/mnanogpt/gates_v1/state_step000000.pt tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt \
-             tests/fixtures/models/olmo_clip tests/fixtures/models/gemma tests/fixtures/models/gemma3_text; do
+             tests/fixtures/models/olmo_clip tests/fixtures/models/gemma tests/fixtures/models/gemma2 tests/fixtures/models/gemma3_text; do
         NAME=$(basename "$(dirname "$M")")
         [ -d "$M" ] && NAME=$(basename "$M")  # (a checkpoint folder names itself)
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?

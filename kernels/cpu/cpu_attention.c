@@ -142,7 +142,7 @@ static void attention_task(void *ctx, int i, int w) {
         tk[j] = (struct cpu_attn_token){
             .kt = a->kt + plane, .vt = a->vt + plane, .ld = a->ldt,
             .k = a->k + (long)kvh * hd, .v = a->v + (long)kvh * hd, .ks = ks, .G = G, .hd = hd,
-            .scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)hd), .p = a->scratch + (long)w * a->scratch_stride + j * G * pstride,
+            .scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)hd), .softcap = a->softcap, .p = a->scratch + (long)w * a->scratch_stride + j * G * pstride,
             .pstride = pstride, .sum_stride = BACKEND_PROBE_STATS,
         };
     int i1 = (chunk + 1) * CPU_ATTN_TOKENS < nq ? (chunk + 1) * CPU_ATTN_TOKENS : nq;

@@ -16,6 +16,7 @@
 #ifndef XSA_KERNELS_CPU_ATTENTION_H
 #define XSA_KERNELS_CPU_ATTENTION_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "kernels/backend.h"
@@ -61,6 +62,7 @@ struct cpu_attention_args {
     long probe_stride;
     const int32_t *probe_row;  // (T)
     float scale;           // the scores' scale (gemma3_text's query_pre_attn_scalar^-1/2); 0: hd^-1/2
+    float softcap;         // scores c tanh(s / c) after the scale (gemma2's attn_logit_softcapping); 0: none
 };
 
 // One query token's heads that share a kv head (the kernel's unit of work).
@@ -73,6 +75,7 @@ struct cpu_attn_token {
     int lo[2], hi[2];      // key spans, visited span 0 then span 1
     int G, hd;
     float scale;           // hd^-1/2
+    float softcap;         // c tanh(s / c) on the scaled scores (cpu_attn_softcap); 0: none
     float *p;              // (G, pstride) scratch
     long pstride;          // >= span lengths + CPU_ATTN_PAD
     float *y;              // (G, hd) out: softmax(q.k * scale) @ v
@@ -87,6 +90,18 @@ int cpu_attention_pick(const char *force);
 const char *cpu_attention_kind_name(enum cpu_attn_kind kind);
 
 void cpu_attention(struct cpu_pool *pool, const struct cpu_attention_args *a);
+
+// Scores p[0..n) soft-capped in place, c tanh(p / c) in float32 as transformers' eager attention
+// computes it (divide, tanh, multiply), element by element so every kernel gets the same bits
+// from the same scores; returns their max. The lanes past n (-inf) are left as they are.
+static inline float cpu_attn_softcap(float *p, int n, float c) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        p[i] = c * tanhf(p[i] / c);
+        if (p[i] > mx) mx = p[i];
+    }
+    return mx;
+}
 
 // Kernels (cpu_attention_ref.c: the plain reference; cpu_attention_avx2.c); exposed for tests
 // and benchmarks.

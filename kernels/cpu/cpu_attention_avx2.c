@@ -261,7 +261,11 @@ AVX2 void cpu_attn_token_avx2(const struct cpu_attn_token *t) {
     int n0 = t->hi[0] - t->lo[0], n1 = t->hi[1] - t->lo[1], n = n0 + n1;
     struct key_segs ks;
     key_segs_init(&ks, t->lo[0], (n1 ? t->lo[1] : t->hi[0]) - (long)n0, n0, n);
-    for (int g = 0; g < t->G; g++) head_values_hd(t, &ks, g, n, head_scores_hd(t, &ks, g, n));
+    for (int g = 0; g < t->G; g++) {
+        float mx = head_scores_hd(t, &ks, g, n);
+        if (t->softcap > 0) mx = cpu_attn_softcap(t->p + (long)g * t->pstride, n, t->softcap);
+        head_values_hd(t, &ks, g, n, mx);
+    }
 }
 
 // ---- several queries at once ----------------------------------------------------------------
@@ -498,6 +502,7 @@ AVX2 void cpu_attn_tokens_avx2(const struct cpu_attn_token *t, int n_tok) {
             float *ps[3], *ys[3], sums[3];
             for (int j = 0; j < M; j++) {
                 ps[j] = ti->p + (long)(g0 + j) * ti->pstride, ys[j] = ti->y + (long)(g0 + j) * ti->hd;
+                if (ti->softcap > 0) cpu_attn_softcap(ps[j], nt[i], ti->softcap);  // (softmax_exp takes the max again)
                 sums[j] = softmax_exp(ps[j], nt[i]);
                 if (ti->sum) ti->sum[(g0 + j) * ti->sum_stride] = sums[j];
             }

@@ -64,6 +64,7 @@ static void head_scalar(const struct cpu_attn_token *t, int g, int n0, int n, lo
         p[i] = acc * t->scale;
         if (p[i] > mx) mx = p[i];
     }
+    if (t->softcap > 0) mx = cpu_attn_softcap(p, n, t->softcap);
     float lane[8] = {0};
     for (int i = 0; i < n; i++) {
         p[i] = exp_one(p[i] - mx);

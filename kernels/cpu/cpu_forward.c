@@ -461,7 +461,7 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
     struct cpu_attention_args a = {.q = st->q, .k = st->k, .v = st->v, .out = st->att,
                                    .span0_lo = b->span0_lo, .span0_hi = b->span0_hi,
                                    .span1_lo = b->span1_lo, .span1_hi = b->span1_hi, .T = T,
-                                   .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim, .scale = c->attn_scale,
+                                   .H = c->n_head, .Hkv = c->n_kv_head, .hd = c->head_dim, .scale = c->attn_scale, .softcap = c->attn_softcap,
                                    .xsa = c->xsa[l], .xsa_gate = w->xsa_gate, .kind = st->attn, .kt = st->kt, .vt = st->vt,
                                    .ldt = st->t_ld, .rows = rows ? st->row_tok : NULL, .n_rows = R,
                                    .scratch = st->att_p, .scratch_stride = st->att_stride,

@@ -15,6 +15,8 @@ into the repository: the checkpoints and results go to a temporary folder (--kee
   gemma3     Gemma3ForCausalLM (gemma3_text: layer_types sliding/full/sliding, sliding_window 6,
              query_pre_attn_scalar 24, final_logit_softcapping 5) with the same tokenizer, chosen by
              model_type (no tokenizer_config.json)
+  gemma2     Gemma2ForCausalLM (sliding/full/sliding, window 6, query_pre_attn_scalar 24,
+             attn_logit_softcapping 3, final_logit_softcapping 5) with the same tokenizer by model_type
 
 Exit 1 when a request differs by more than 1e-4 or a greedy flag or an accuracy differs.
 
@@ -43,7 +45,7 @@ LIMIT = 10
 
 
 def build(which, d):
-    from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, MinistralConfig,
+    from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, MinistralConfig,
                               MinistralForCausalLM, OlmoConfig, OlmoForCausalLM)
     if which.startswith("gemma"):
         gdir = os.path.join(TOKS, "class", "gemma_layout")
@@ -54,13 +56,16 @@ def build(which, d):
         torch.manual_seed(8)
         if which == "gemma":
             m = GemmaForCausalLM(GemmaConfig(**small, num_hidden_layers=2))
+        elif which == "gemma2":
+            m = Gemma2ForCausalLM(Gemma2Config(**small, num_hidden_layers=3, sliding_window=6, query_pre_attn_scalar=24,
+                                               attn_logit_softcapping=3.0, final_logit_softcapping=5.0))
         else:
             m = Gemma3ForCausalLM(Gemma3TextConfig(**small, num_hidden_layers=3, sliding_window=6, query_pre_attn_scalar=24,
                                                    layer_types=["sliding_attention", "full_attention", "sliding_attention"],
                                                    final_logit_softcapping=5.0))
         randomize(m, 9)
         save_with_tokenizer(m, d, tok)
-        if which == "gemma":  # (as Gemma's own; gemma3 picks GemmaTokenizer by model_type)
+        if which == "gemma":  # (as Gemma's own; gemma2 and gemma3 pick GemmaTokenizer by model_type)
             shutil.copy(os.path.join(gdir, "tokenizer_config.json"), d)
         return
     if which == "olmo":
@@ -130,7 +135,7 @@ def main():
     tmp = None if args.keep else tempfile.TemporaryDirectory()
     base = args.keep or tmp.name
     bad = 0
-    for which in ("olmo", "ministral", "gemma", "gemma3"):
+    for which in ("olmo", "ministral", "gemma", "gemma2", "gemma3"):
         d = os.path.join(base, which)
         build(which, d)
         ref, got = lm_eval_requests(d), xsa_eval_requests(d, os.path.join(base, "out_" + which))
