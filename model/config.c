@@ -339,9 +339,9 @@ static int parse_clip_qkv(struct model_config *c, const cJSON *r, const char *pa
 
 // gemma3_text's two rotaries (Gemma3TextConfig.convert_rope_params_to_dict): full-attention layers
 // rope_parameters["full_attention"] (rope_theta 1e6 unless set; any scaling parse_rope takes),
-// sliding-window layers rope_parameters["sliding_attention"] (default RoPE, rope_theta 1e4 unless
-// set). A config written by transformers 4 has rope_theta and rope_scaling (the full layers') and
-// rope_local_base_freq (the sliding layers') at the top level instead.
+// sliding-window layers rope_parameters["sliding_attention"] (default RoPE, rope_theta
+// rope_local_base_freq or 1e4 unless set). A config written by transformers 4 has rope_theta and
+// rope_scaling (the full layers') and rope_local_base_freq (the sliding layers') at the top level instead.
 static int parse_gemma3_rope(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
     const cJSON *rp = json_last_item(r, "rope_parameters");
@@ -370,15 +370,14 @@ static int parse_gemma3_rope(struct hf_config *hc, const cJSON *r, const char *p
     int rc = parse_rope(hc, dup, 1.0, path, err);
     cJSON_Delete(dup);
     if (rc) return rc;
+    // The top-level rope_local_base_freq is the sliding layers' theta whenever their entry names none
+    // (convert_rope_params_to_dict's setdefault), with rope_parameters or without.
     const char *type = "default";
-    if (cJSON_IsObject(local)) {
+    rc = get_float(r, "rope_local_base_freq", 10000.0, 1.0, 1e12, &c->rope_local_theta, path, err);
+    if (!rc && cJSON_IsObject(local)) {
         rc = get_string(local, "rope_type", NULL, &type, path, err);
         if (!rc && !type) rc = get_string(local, "type", "default", &type, path, err);
-        if (!rc) rc = get_float(local, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_local_theta, path, err);
-    } else if (!cJSON_IsObject(rp)) {
-        rc = get_float(r, "rope_local_base_freq", 10000.0, 1.0, 1e12, &c->rope_local_theta, path, err);
-    } else {
-        c->rope_local_theta = 10000.0f;
+        if (!rc) rc = get_float(local, "rope_theta", c->rope_local_theta, 1.0, 1e12, &c->rope_local_theta, path, err);
     }
     if (!rc && strcmp(type, "default"))
         rc = xsa_fail(err, XSA_EBADINPUT, "%s: rope_parameters[\"sliding_attention\"] type \"%.32s\" is not supported "

@@ -129,6 +129,27 @@ toks=5,6,7,8,9,10,11,12,13,14,15,16,17,18
 a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/gemma3_v4" --tokens $toks 2>/dev/null)
 b=$("$XSA_BIN" logprobs --device cpu --model $F/gemma3_text --tokens $toks 2>/dev/null)
 [ -n "$a" ] && [ "$a" = "$b" ] && pass gemma3_v4_config || fail gemma3_v4_config "the transformers 4 form of the config scored otherwise"
+# rope_parameters whose sliding_attention entry is absent, null or without rope_theta: the sliding
+# layers take the top-level rope_local_base_freq, as Gemma3TextConfig's setdefault does (it
+# resolves all three to {"rope_type": "default", "rope_theta": 500.0}), not 1e4.
+python3 - "$F/gemma3_text/config.json" "$TMP/g3_local" <<'PY'
+import copy, json, os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+c = json.load(open(src))
+for name, local in (("set", {"rope_type": "default", "rope_theta": 500.0}), ("absent", ...), ("null", None),
+                    ("no_theta", {"rope_type": "default"})):
+    shutil.copytree(os.path.dirname(src), dst + "_" + name)
+    e = copy.deepcopy(c)
+    if local is ...: del e["rope_parameters"]["sliding_attention"]
+    else: e["rope_parameters"]["sliding_attention"] = local
+    if name != "set": e["rope_local_base_freq"] = 500.0
+    json.dump(e, open(os.path.join(dst + "_" + name, "config.json"), "w"))
+PY
+a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/g3_local_set" --tokens $toks 2>/dev/null)
+for v in absent null no_theta; do
+    c=$("$XSA_BIN" logprobs --device cpu --model "$TMP/g3_local_$v" --tokens $toks 2>/dev/null)
+    [ -n "$a" ] && [ "$a" != "$b" ] && [ "$c" = "$a" ] && pass gemma3_local_base_freq || fail gemma3_local_base_freq "sliding_attention $v with rope_local_base_freq 500 scored unlike rope_theta 500"
+done
 # Each gemma3_text feature changes the scores (so the fixture's match tests it): the sliding
 # layers' base, the attention scale, the soft-cap, the window.
 for edit in 's/"rope_theta": 10000\.0,/"rope_theta": 500.0,/' 's/"query_pre_attn_scalar": 24/"query_pre_attn_scalar": 16/' \
