@@ -295,6 +295,11 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
         }
         return 0;
     }
+    // (Gemma2Config / Gemma3TextConfig: their default layer_types name sliding layers whatever
+    // sliding_window is, and transformers cannot run one without a window)
+    for (int l = 0; l < c->n_layer && kind == 4 && !c->sliding_window; l++)
+        if ((l + 1) % pattern)
+            return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is sliding_attention by %s's default layer_types but \"sliding_window\" is null; set sliding_window, or layer_types", path, l, fm->name);
     for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind == 4 ? (l + 1) % pattern != 0 : kind != 2 || l >= maxwin;
     return 0;
 }

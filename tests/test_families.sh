@@ -160,6 +160,14 @@ for edit in 's/"rope_theta": 10000\.0,/"rope_theta": 500.0,/' 's/"query_pre_attn
 done
 
 # Bad input: one line naming the file and the problem, exit 2.
+# gemma2 / gemma3_text without layer_types and with sliding_window null: the default layer_types still
+# name sliding layers, which transformers cannot run (it fails in the forward); refused, not scored
+# as full attention everywhere.
+for m in gemma2 gemma3_text; do
+    rm -rf "$TMP/${m}_nowin"; cp -r $F/$m "$TMP/${m}_nowin"
+    python3 -c 'import json, sys; p = sys.argv[1]; c = json.load(open(p)); c.pop("layer_types"); c["sliding_window"] = None; json.dump(c, open(p, "w"))' "$TMP/${m}_nowin/config.json"
+    expect_one_line ${m}_null_window_refused 2 "${m}_nowin/config.json: layer 0 is sliding_attention by $m's default layer_types but \"sliding_window\" is null; set sliding_window, or layer_types" -- "$XSA_BIN" info --model "$TMP/${m}_nowin"
+done
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
 expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text\)" -- "$XSA_BIN" info --model "$TMP/falcon"
 cp -r $F/olmo "$TMP/hf_olmo"; sed -i 's/"model_type": "olmo"/"model_type": "hf_olmo"/' "$TMP/hf_olmo/config.json"
