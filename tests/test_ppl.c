@@ -1,6 +1,7 @@
 // test_ppl.c: `ppl`'s engine against PyTorch and parameter-golf (tests/fixtures/ppl, made by
 // tools/fixtures/make_ppl_fixtures.py): per-target NLL and KL of the demo SA and XSA checkpoints in
-// sliding windows, bit-identical across batch sizes; bits per byte of a token shard as
+// sliding windows (and of the Gemma fixtures, tools/fixtures/make_gemma_probe_fixtures.py),
+// bit-identical across batch sizes; bits per byte of a token shard as
 // parameter-golf's eval_val computes it; the shard reader's refusals.
 #include <cJSON.h>
 #include <math.h>
@@ -22,6 +23,7 @@
 #include "kernels/batch.h"
 
 #define REF "tests/fixtures/ppl/reference.json"
+#define GEMMA_REF "tests/fixtures/ppl/gemma_reference.json"  // tools/fixtures/make_gemma_probe_fixtures.py
 
 static int rel_close(double a, double b, double rel, double abs_floor) {
     return fabs(a - b) <= rel * fmax(fabs(b), abs_floor);
@@ -122,6 +124,64 @@ TEST(windows_match_pytorch_nll_and_kl) {
     ppl_kl_free(&kl);
     close_two(&t);
     ppl_docs_free(&d);
+    cJSON_Delete(ref);
+}
+
+// The Gemma fixtures (attention-logit soft-cap, a sliding-window layer, query_pre_attn_scalar,
+// q/k norms, the final soft-cap) under --xsa specs, against transformers' own Gemma classes in
+// float64 (tools/fixtures/make_gemma_probe_fixtures.py): per-target NLL, KL(A || B), top-1.
+TEST(gemma_windows_match_transformers) {
+    cJSON *ref = fixture_read_json(GEMMA_REF);
+    CHECK(ref != NULL);
+    const cJSON *win = cJSON_GetObjectItem(ref, "ppl"), *pair;
+    int context = cJSON_GetObjectItem(win, "context")->valueint, stride = cJSON_GetObjectItem(win, "stride")->valueint;
+    double worst = 0, worst_kl = 0;
+    cJSON_ArrayForEach(pair, cJSON_GetObjectItem(win, "pairs")) {
+        struct two t;
+        struct backend_options o = {0};
+        xsa_error err = {0};
+        for (int i = 0; i < 2; i++) {
+            const cJSON *side = cJSON_GetObjectItem(pair, i ? "b" : "a");
+            CHECK(model_load(&t.m[i], cJSON_GetObjectItem(side, "model")->valuestring, &err) == 0);
+            CHECK(model_apply_xsa_spec(&t.m[i].cfg, cJSON_GetObjectItem(side, "xsa")->valuestring, &err) == 0);
+            CHECK(backend_open_batch_invariant(&t.be[i], &t.m[i], &o, &err) == 0);
+        }
+        struct ppl_docs d = {0};
+        const cJSON *doc;
+        cJSON_ArrayForEach(doc, cJSON_GetObjectItem(pair, "docs")) {
+            struct ivec tok = {0};
+            ids_of(cJSON_GetObjectItem(doc, "tokens"), &tok);
+            CHECK(ppl_docs_add(&d, tok.v, tok.n, &err) == 0);
+            ivec_free(&tok);
+        }
+        struct backend *be[2] = {&t.be[0], &t.be[1]};
+        struct ppl_scores s[2];
+        struct ppl_kl kl = {0};
+        CHECK(ppl_score(be, 2, &d, context, stride, s, &kl, NULL, &err) == 0);
+        size_t k = 0;
+        cJSON_ArrayForEach(doc, cJSON_GetObjectItem(pair, "docs")) {
+            const char *keys[] = {"nll_a", "nll_b", "kl", "ctx", "top_a", "top_b"};
+            const cJSON *arr[6];
+            for (int i = 0; i < 6; i++) arr[i] = cJSON_GetObjectItem(doc, keys[i]);
+            for (int i = 0; i < cJSON_GetArraySize(arr[0]); i++, k++) {
+                CHECK(k < s[0].n);
+                for (int m = 0; m < 2; m++)
+                    worst = fmax(worst, fabs(s[m].nll[k] - cJSON_GetArrayItem(arr[m], i)->valuedouble));
+                worst_kl = fmax(worst_kl, fabs(kl.kl[k] - cJSON_GetArrayItem(arr[2], i)->valuedouble));
+                CHECK_EQ_INT(s[0].ctx[k], cJSON_GetArrayItem(arr[3], i)->valueint);
+                CHECK_EQ_INT(kl.top_a[k], cJSON_GetArrayItem(arr[4], i)->valueint);
+                CHECK_EQ_INT(kl.top_b[k], cJSON_GetArrayItem(arr[5], i)->valueint);
+            }
+        }
+        CHECK_EQ_INT((long)k, (long)s[0].n);
+        for (int m = 0; m < 2; m++) ppl_scores_free(&s[m]);
+        ppl_kl_free(&kl);
+        close_two(&t);
+        ppl_docs_free(&d);
+    }
+    printf("    max absolute difference to transformers: NLL %.2e, KL %.2e\n", worst, worst_kl);
+    CHECK(worst < 1e-5);
+    CHECK(worst_kl < 1e-5);
     cJSON_Delete(ref);
 }
 
@@ -467,14 +527,14 @@ TEST(backend_distribution_mnanogpt) {
 }
 
 // Scores every position of `tok` (after `pad` tokens of another row, when pad > 0) with the
-// attention statistics on; out (n, L, H, 3).
-static void probe_row_stats(struct backend *be, const int32_t *tok, int n, int pad, float *out, float *lp) {
+// attention statistics on; out (n, L, H, 3). The other row's ids are below `vocab`.
+static void probe_row_stats(struct backend *be, const int32_t *tok, int n, int pad, int vocab, float *out, float *lp) {
     struct batch_builder bb;
     batch_init(&bb);
     xsa_error err = {0};
     int first, first_pad;
     int32_t other[40];
-    for (int i = 0; i < 40; i++) other[i] = (i * 37 + 5) % 1000;
+    for (int i = 0; i < 40; i++) other[i] = (i * 37 + 5) % 1000 % vocab;
     if (pad) CHECK(batch_add_row(&bb, other, pad, &first_pad, &err) == 0);
     CHECK(batch_add_row(&bb, tok, n, &first, &err) == 0);
     for (int i = 0; i < n; i++) CHECK(batch_add_entry(&bb, first + i, tok[(i + 1) % n], &err) == 0);
@@ -487,26 +547,30 @@ static void probe_row_stats(struct backend *be, const int32_t *tok, int n, int p
 
 // cos(y, v), cos(z, v) and a_ii of every case of the reference file at `path` against PyTorch
 // (float64); the same bits whatever else is in the batch; the log-probabilities as without the
-// probe. Returns the largest difference.
-static double check_probe_reference(const char *path) {
+// probe. A case's "xsa" is the --xsa spec its model runs under. Returns the largest difference,
+// and each statistic's in by[3] (cos_y, cos_z, a_ii).
+static double check_probe_reference(const char *path, double by[3]) {
     cJSON *ref = fixture_read_json(path);
     CHECK(ref != NULL);
     const cJSON *c;
     double worst = 0;
+    by[0] = by[1] = by[2] = 0;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(ref, "cases")) {
         struct model m;
         struct backend be;
         struct backend_options o = {0};
         xsa_error err = {0};
         CHECK(model_load(&m, cJSON_GetObjectItem(c, "model")->valuestring, &err) == 0);
+        const cJSON *spec = cJSON_GetObjectItem(c, "xsa");
+        if (spec) CHECK(model_apply_xsa_spec(&m.cfg, spec->valuestring, &err) == 0);
         CHECK(backend_open_batch_invariant(&be, &m, &o, &err) == 0);
         struct ivec tok = {0};
         ids_of(cJSON_GetObjectItem(c, "tokens"), &tok);
         int n = (int)tok.n, L = m.cfg.n_layer, H = m.cfg.n_head;
         size_t per = (size_t)L * H * BACKEND_PROBE_STATS;
         float *st = xsa_malloc(n * per * sizeof *st), *st2 = xsa_malloc(n * per * sizeof *st2), lp[64], lp2[64];
-        probe_row_stats(&be, tok.v, n, 0, st, lp);
-        probe_row_stats(&be, tok.v, n, 13, st2, lp2);
+        probe_row_stats(&be, tok.v, n, 0, m.cfg.vocab_size, st, lp);
+        probe_row_stats(&be, tok.v, n, 13, m.cfg.vocab_size, st2, lp2);
         CHECK(!memcmp(st, st2, n * per * sizeof *st) && !memcmp(lp, lp2, (size_t)n * sizeof *lp));
         struct batch_builder bb;
         batch_init(&bb);
@@ -525,9 +589,10 @@ static double check_probe_reference(const char *path) {
                     for (int h = 0; h < H; h++) {
                         double want = cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetArrayItem(arr, p), l), h)->valuedouble;
                         double got = st[(size_t)p * per + ((size_t)l * H + h) * BACKEND_PROBE_STATS + k];
-                        worst = fmax(worst, fabs(got - want));
+                        by[k] = fmax(by[k], fabs(got - want));
                     }
         }
+        worst = fmax(worst, fmax(by[0], fmax(by[1], by[2])));
         batch_free(&bb);
         free(st);
         free(st2);
@@ -542,12 +607,16 @@ static double check_probe_reference(const char *path) {
 // transformers' eager attention on the demo SA and XSA llamas; the 2026-03-20 XSA record's own
 // GPT (parameter-golf, 4 query heads on 2 KV heads, XSA in the last layer) trained for 600 steps
 // (tools/fixtures/make_pgolf_trained_probe.py), whose SA layers have a similarity bias of 0.9
-// where the demo's have 0.2 and random weights none: a statistic of the wrong KV head or row shows.
+// where the demo's have 0.2 and random weights none: a statistic of the wrong KV head or row shows;
+// transformers' Gemma2 and Gemma3 (tools/fixtures/make_gemma_probe_fixtures.py) under --xsa none, all
+// and last:1: a_ii is the softmax after the attention-logit soft-cap, within the sliding window.
 TEST(probe_statistics_match_pytorch) {
-    const char *refs[] = {"tests/fixtures/ppl/probe_reference.json", "tests/fixtures/pgolf/trained_xsa1/probe_reference.json"};
-    for (int i = 0; i < 2; i++) {
-        double worst = check_probe_reference(refs[i]);
-        printf("    %s: largest difference to PyTorch: %.2e\n", refs[i], worst);
+    const char *refs[] = {"tests/fixtures/ppl/probe_reference.json", "tests/fixtures/pgolf/trained_xsa1/probe_reference.json",
+                          GEMMA_REF};
+    for (int i = 0; i < 3; i++) {
+        double by[3], worst = check_probe_reference(refs[i], by);
+        printf("    %s: largest difference to PyTorch: %.2e (cos_y %.2e, cos_z %.2e, a_ii %.2e)\n", refs[i], worst, by[0],
+               by[1], by[2]);
         CHECK(worst < 1e-5);
     }
 }
@@ -695,7 +764,7 @@ TEST(decoded_bytes_match_tokenizers_decode) {
     cJSON_Delete(ref);
 }
 
-RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(backend_distribution_mnanogpt), T(windows_match_pytorch_nll_and_kl), T(scores_do_not_depend_on_batching),
+RUN_TESTS(T(decoded_bytes_match_tokenizers_decode), T(probe_statistics_match_pytorch), T(backend_distribution_chunks), T(backend_distribution_mnanogpt), T(windows_match_pytorch_nll_and_kl), T(gemma_windows_match_transformers), T(scores_do_not_depend_on_batching),
           T(shard_bits_per_byte_match_parameter_golf), T(shard_bits_per_byte_real_fineweb_tokenizer),
           T(shard_reader_refuses_malformed_files), T(windows_cover_each_target_once),
           T(kl_with_a_zero_probability), T(kl_refuses_distributions_not_handed_over),
