@@ -267,7 +267,8 @@ int outdir_pid_identity(long pid, char *out, size_t n) {
     if (f) fclose(f);
     boot[strcspn(boot, "\n")] = '\0';
     // starttime is field 22: the 20th after comm
-    for (int i = 0; s && i < 19; i++) s = strchr(s, ' ') ? strchr(s, ' ') + 1 : NULL;
+    for (int i = 0; s && i < 19; i++)
+        if ((s = strchr(s, ' '))) s++;
     unsigned long long start = 0;
     if (!s || !boot[0] || sscanf(s, "%llu", &start) != 1) return -1;
     return snprintf(out, n, "%llu %s", start, boot) < (int)n ? 0 : -1;
