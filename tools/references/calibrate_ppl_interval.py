@@ -26,8 +26,20 @@ excludes 0 (`ppl`'s *real*; under the null, a false alarm), for a few numbers of
 
     python3 -m tools.references.calibrate_ppl_interval [--reps N] [--units 3,5,10,30,100,400]
 
+With --stream, a token shard instead (`ppl --tokens-file`): documents of log-normal length
+(median 400 tokens, sd of the log 1.0: mean 660, one in 100 over 4,100), each starting with its
+BOS, laid end to end in a stream of --tokens tokens and cut into eval_val's windows of --context
+targets advancing by --stride (targets past the last whole window dropped, as ppl's plan_windows
+does). Each document has its own per-token difference B - A, delta0 + u (u ~ N(0, tau)), and
+each token noise (sd sigma). ppl's interval (the C function) is computed twice on each stream:
+over windows (ppl's units for shards before 2026-12) and over documents (each target counted in
+the document it lies in, whichever window scored it); the rows count how often each covers the
+true delta0 and how often it excludes 0 (*real*).
+
+    python3 -m tools.references.calibrate_ppl_interval --stream [--reps N]
+
 Writes nothing into the repository. Needs numpy, scipy, statsmodels and a C compiler (cc); about
-ten minutes at the defaults.
+ten minutes at the defaults (--stream: a few minutes).
 """
 import argparse
 import ctypes
@@ -141,16 +153,72 @@ def truth(delta0, gamma):
     return float((b - a).sum() / w.sum())
 
 
+def stream_units(rng, n_tokens, context, stride, delta0, tau, sigma):
+    """One stream's per-unit summed differences and target counts, by window and by document."""
+    k = int(n_tokens / 600) + 64
+    lens = np.maximum(2, np.round(np.exp(rng.normal(math.log(400), 1.0, k)))).astype(np.int64)
+    while lens.sum() < n_tokens:
+        lens = np.concatenate([lens, lens])  # (never at these sizes: k documents hold ~1.1 n_tokens)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    starts = starts[starts < n_tokens]  # documents' BOS positions in the stream
+    u = delta0 + rng.normal(0, tau, len(starts))
+    usable = (n_tokens - 1) // context * context  # targets 1 .. usable (ppl.c's doc_last_target)
+    # window starts (first target of each window): 1, then every stride targets after the first context
+    wstart = np.concatenate([[1], np.arange(context + 1, usable + 1, stride)])
+    cuts = np.union1d(wstart, starts[(starts >= 1) & (starts <= usable)])
+    seg_n = np.diff(np.append(cuts, usable + 1))
+    doc = np.searchsorted(starts, cuts, side="right") - 1  # the document a target lies in: last BOS at or before it
+    win = np.searchsorted(wstart, cuts, side="right") - 1
+    seg_d = seg_n * u[doc] + sigma * np.sqrt(seg_n) * rng.normal(0, 1, len(seg_n))
+    out = {}
+    for name, g in (("windows", win), ("documents", doc)):
+        w = np.bincount(g, weights=seg_n)
+        d = np.bincount(g, weights=seg_d)
+        keep = w > 0
+        out[name] = (d[keep], w[keep])
+    return out
+
+
+def main_stream(args, f):
+    level = 0.95
+    print("stream simulation: documents log-normal (median 400 tokens, sdlog 1.0), %d replicates per row, seed "
+          "20261208 + row" % args.reps)
+    rows = []
+    for n_tokens in (16384, 65536, 262144, 1048576):
+        for context, stride in ((1024, 1024), (1024, 128)):
+            for delta0, tau in ((0.0, 0.05), (0.0, 0.0), (-0.01, 0.05)):
+                rows.append((n_tokens, context, stride, delta0, tau))
+    for i, (n_tokens, context, stride, delta0, tau) in enumerate(rows):
+        rng = np.random.default_rng(20261208 + i)
+        cover = {"windows": 0, "documents": 0}
+        real = dict(cover)
+        units = {k: [] for k in cover}
+        for _ in range(args.reps):
+            for k, (d, w) in stream_units(rng, n_tokens, context, stride, delta0, tau, 1.0).items():
+                lo, hi = new_ci(f, np.zeros_like(d), d, w, level)
+                cover[k] += lo <= delta0 <= hi
+                real[k] += lo > 0 or hi < 0
+                units[k].append(len(d))
+        print("tokens %7d context %d stride %4d delta0 %+.2f tau %.2f: units windows %d documents %.0f | covers "
+              "windows %.3f documents %.3f | real windows %.3f documents %.3f"
+              % (n_tokens, context, stride, delta0, tau, np.mean(units["windows"]), np.mean(units["documents"]),
+                 cover["windows"] / args.reps, cover["documents"] / args.reps, real["windows"] / args.reps,
+                 real["documents"] / args.reps), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--iters", type=int, default=2000, help="the old bootstrap's resamples per interval")
     ap.add_argument("--units", default="2,3,5,10,30,100,400")
     ap.add_argument("--candidates", action="store_true", help="also the other intervals considered")
+    ap.add_argument("--stream", action="store_true", help="a token shard's windows vs its documents as units")
     args = ap.parse_args()
     level = 0.95
     with tempfile.TemporaryDirectory() as tmp:
         f = load_stats(tmp)
+        if args.stream:
+            return main_stream(args, f)
         for name, delta0, gamma, windows in (("null", 0.0, 0.0, False), ("length-dependent", -0.02, 0.01, False),
                                              ("null, windows", 0.0, 0.0, True)):
             t = truth(delta0, gamma)
