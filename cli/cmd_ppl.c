@@ -100,8 +100,9 @@ static const struct cli_command cmd = {
     "ppl", "--model A [--model B] (--text FILE | --jsonl FILE | --tokens-file SHARD... | --tasks LIST) [flags]",
     "Per-token negative log-likelihood: nats and bits per token, bits per byte, by position of\n"
     "context; with two models the delta B - A per position bucket with a cluster-robust t interval\n"
-    "over documents (windows for shards; see docs/statistics.md). Text documents start with the tokenizer's BOS\n"
-    "(else EOS) so that every text token is scored; bits per byte count the text's UTF-8 bytes.\n"
+    "over documents (a shard's, from its BOS; else its windows: docs/statistics.md). Text\n"
+    "documents start with the tokenizer's BOS (else EOS) so that every text token is scored; bits\n"
+    "per byte count the text's UTF-8 bytes.\n"
     "Shards are one stream scored as parameter-golf's eval_val (--stride = --context, targets past\n"
     "the last whole window dropped; smaller strides: its eval_val_sliding) and count bytes as it does\n"
     "with a SentencePiece tokenizer, or from a CaseOps byte sidecar (--bytes-file); with a\n"
@@ -327,7 +328,8 @@ static int pick_top(const struct ppl_scores *s, const struct ppl_kl *kl, const s
         if (!(kl->kl[t] > 0) || (k == n && kl->kl[t] <= top[n - 1].kl)) continue;  // where they differ at all
         int i = k < n ? k++ : n - 1;
         while (i > 0 && kl->kl[t] > top[i - 1].kl) top[i] = top[i - 1], i--;
-        // A document by its place among those given (one too short to score still counts), a window by its own.
+        // A document by its place among those given (one too short to score still counts), a stream's
+        // document or window by its own number in the stream.
         int unit = d->stream ? s[0].unit[t] : d->input[s[0].unit[t]];
         top[i] = (struct ppl_top){.target = (long)t, .unit = unit, .ctx = s[0].ctx[t], .kl = kl->kl[t],
                                   .nll_a = s[0].nll[t], .nll_b = s[1].nll[t]};
@@ -556,6 +558,23 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
         rc = ppl_score(bes, a->n_models, &r->docs, context, stride, r->sc, a->kl ? &r->kl : NULL,
                        a->probe ? r->probe : NULL, err);
     if (!rc && a->probe) return probe_execute(a, r, context, stride, argc, argv, err);
+    // The interval's units: a stream's documents where its BOS is known and in it (windows of one
+    // document are not independent draws), else its windows with a note; text: its documents.
+    int lora = a->ttt && ttt_is_lora(recipe);  // (scored document by document already)
+    const char *unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk" : a->n_shards && !lora ? "window" : "document";
+    int unit_bos = -1;
+    char unit_note[256] = "";
+    if (!rc && a->n_shards && !lora) {
+        if (ppl_units_documents(&r->docs, r->docs.bos, r->sc, a->n_models)) unit_name = "document", unit_bos = r->docs.bos;
+        else if (r->docs.bos < 0)
+            snprintf(unit_note, sizeof unit_note, "no BOS id is known to find the documents (give the --tokenizer the "
+                     "shards were written with), so the interval's units are %ss, which are not independent: it is "
+                     "too narrow", unit_name);
+        else
+            snprintf(unit_note, sizeof unit_note, "no token of the shards is the BOS id %d, so the interval's units are "
+                     "%ss, which are not independent: it is too narrow", (int)r->docs.bos, unit_name);
+        if (unit_note[0] && a->n_models == 2 && !a->quiet) fprintf(stderr, "xsa-eval ppl: note: %s\n", unit_note);
+    }
     // The most context a prediction saw: 2026-04-10's LoRA TTT scores in windows of TTT_EVAL_SEQ_LEN.
     int seen = a->ttt && ttt_is_lora(recipe) ? tts.eval_seq_len : context;
     int def_edges[PPL_MAX_BUCKETS], nd = 0;
@@ -578,8 +597,9 @@ static int ppl_execute(struct ppl_args *a, const int *edges, int n_edges, int ar
     input_desc(a, &r->docs, stride == context, input, sizeof input);
     struct ppl_report rep = {.sum = &sum, .label = {base_name(a->model[0]), a->n_models > 1 ? base_name(a->model[1]) : NULL},
                              .path = {a->model[0], a->model[1]}, .desc = {desc[0], desc[1]}, .xsa = {xsa[0], xsa[1]}, .input = input,
-                             .unit_name = r->docs.split == PPL_SPLIT_CHUNKS ? "chunk"
-                                          : a->n_shards && !(a->ttt && ttt_is_lora(recipe)) ? "window" : "document", .context = context, .stride = stride,
+                             .unit_name = unit_name, .unit_bos = unit_bos,
+                             .unit_note = a->n_models == 2 && unit_note[0] ? unit_note : NULL, .context = context,
+                             .stride = stride,
                              .level = level, .command = cmdline.s,
                              .bytes_rule = a->bytes_rule_out, .top = top, .n_top = n_top, .split = r->docs.split,
                              .doc_start = r->docs.doc_start,

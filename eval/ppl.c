@@ -345,6 +345,38 @@ static int score_batch_all(struct backend *const *be, int n_models, const struct
     return 0;
 }
 
+int ppl_units_documents(const struct ppl_docs *d, int32_t bos, struct ppl_scores *out, int n_models) {
+    if (bos < 0 || !d->tok.n) return 0;
+    // starts[k]: docs.tok index of document k's first token (a BOS, or the stream's start)
+    size_t *starts = NULL, n = 0, cap = 0;
+    for (size_t i = 0; i < d->tok.n; i++)
+        if (d->tok.v[i] == bos || (i == 0 && d->tok.v[0] != bos)) {
+            XSA_GROW(starts, cap, n + 1);
+            starts[n++] = i;
+        }
+    int has_bos = n > 1 || d->tok.v[0] == bos;
+    if (!has_bos || n > INT32_MAX) {
+        free(starts);
+        return 0;
+    }
+    size_t lo = 0;
+    for (size_t t = 0; t < out[0].n; t++) {
+        size_t w = out[0].where[t], hi = lo + 1;
+        // the last start <= w (starts[lo] <= w < starts[hi]): the previous target's document, as
+        // targets come in stream order, else by bisection
+        if (!(starts[lo] <= w && (hi == n || w < starts[hi]))) lo = 0, hi = n;
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (starts[mid] <= w) lo = mid;
+            else hi = mid;
+        }
+        for (int m = 0; m < n_models; m++) out[m].unit[t] = (int32_t)lo;
+    }
+    for (int m = 0; m < n_models; m++) out[m].n_units = (int)n;
+    free(starts);
+    return (int)n;
+}
+
 double ppl_target_bytes(const struct ppl_docs *d, size_t where) {
     if (d->target_bytes) return d->target_bytes[where];
     int32_t t = d->tok.v[where], prev = d->tok.v[where - 1];

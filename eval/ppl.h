@@ -37,7 +37,8 @@ struct ppl_docs {               // documents of token ids; target j of doc d is 
     double bytes;               // UTF-8 bytes the scored targets stand for (NAN: unknown)
     char bytes_why[1100];       // why a shard's bytes are unknown, for the report
     int stream;                 // 1: one token stream (shards): targets past the last whole stride
-                                // are dropped, as eval_val does, and windows are the interval's units
+                                // are dropped, as eval_val does; ppl_score's units are its windows
+    int32_t bos;                // a stream's BOS id, which starts each document (-1: none known)
     int16_t *base_bytes;        // (vocab) eval_val's byte tables (tokenizer_sp_byte_luts), a tokenizer.json's
     uint8_t *leading_space, *boundary;  // (tokenizer_hf_byte_luts), or NULL
     int lut_n;
@@ -87,10 +88,18 @@ struct ppl_scores {             // one model's scored targets, in document then 
     uint8_t *greedy;            // (n) target is the argmax
     int32_t *ctx;               // (n) tokens of context the prediction saw, 1 .. context
     int32_t *unit;              // (n) the interval's unit: the document, or the window of a stream
+                                // (ppl_units_documents makes it the stream's document)
     size_t *where;              // (n) index of the target in docs.tok
     int n_units;
     double bytes;               // eval_val's bytes of these targets (streams with tables), else docs.bytes
 };
+
+// A stream's documents as the interval's units (ppl_score gives its windows): each target of
+// out[0 .. n_models) is counted in the document it lies in, from the last token equal to `bos` at
+// or before it (targets before the stream's first BOS in one document of their own), whichever
+// window scored it; the units are numbered from 0 in stream order. Returns the number of
+// documents, or 0 (changing nothing) when bos < 0 or no token of the stream is bos.
+int ppl_units_documents(const struct ppl_docs *d, int32_t bos, struct ppl_scores *out, int n_models);
 
 struct ppl_kl {                 // per target (n as the scores), with two models
     double *kl;                 // (n) KL(A || B) in nats

@@ -164,6 +164,10 @@ int ppl_inputs_load(const struct ppl_inputs *a, const struct tokenizer *tk, cons
         }
         d->stream = 1;
         d->bytes = NAN;
+        // The BOS each document starts with, as --split-docs cuts at it: a modded-nanogpt record's
+        // BOS_ID, else the tokenizer's, else the checkpoint's (ppl's interval counts documents).
+        int bos = m->mng || !tk || tokenizer_bos_id(tk) < 0 ? m->cfg.bos_id : tokenizer_bos_id(tk);
+        d->bos = bos >= 0 && bos < vocab ? bos : -1;
         xsa_error why = {0};
         if (!rc && tk && tokenizer_kind(tk) == TOKENIZER_SENTENCEPIECE && !tokenizer_caseops(tk)) {
             rc = ppl_docs_sp_bytes(d, tk, vocab, err);

@@ -1,5 +1,5 @@
 // ppl_summary.c: overall and per-position-bucket numbers of scored targets (ppl.h), with the
-// cluster-robust t interval of eval/stats.h over units (documents, or windows of a stream).
+// cluster-robust t interval of eval/stats.h over units (documents, a stream's windows or chunks).
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>

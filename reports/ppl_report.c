@@ -56,7 +56,12 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
         sbuf_printf(o, "; %d %s%s.\n\nTest-time training: `%s` (SGD with momentum on the CPU, in float32). The scores "
                        "are the adapting model's; the checkpoint is not changed.\n\n",
                     s->n_units, r->unit_name, s->n_units == 1 ? "" : "s", r->ttt);
-    } else if (!strcmp(r->unit_name, "document"))  // (the input already counts the documents)
+    } else if (r->unit_bos >= 0)
+        sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d); %d %s%s "
+                       "(each from a BOS, token %d, to the next).\n\n",
+                    t1, r->input, r->context, r->stride, s->n_units, r->unit_name, s->n_units == 1 ? "" : "s",
+                    r->unit_bos);
+    else if (!strcmp(r->unit_name, "document"))  // (the input already counts the documents)
         sbuf_printf(o, "%s targets of %s, each scored once with up to %d tokens of context (stride %d).\n\n",
                     t1, r->input, r->context, r->stride);
     else
@@ -86,6 +91,7 @@ static void ppl_markdown(const struct ppl_report *r, const char *chart_rel, stru
     else if (two)
         sbuf_printf(o, "Delta B - A (nats/token): %+.5f; no interval: one %s, no spread between %ss to measure.\n\n",
                     s->delta, r->unit_name, r->unit_name);
+    if (r->unit_note) sbuf_printf(o, "Note: %s (docs/statistics.md).\n\n", r->unit_note);
     sbuf_printf(o, "## By position\n\nPosition: tokens of context the prediction saw.\n\n| positions | targets | %s",
                       two ? "" : "nats/token |\n|---|---:|---:|\n");
     if (two) {
@@ -199,6 +205,8 @@ static void ppl_json(const struct ppl_report *r, struct sbuf *out) {
     jsonw_int(&w, "targets", s->n);
     jsonw_str(&w, "unit", r->unit_name);
     jsonw_int(&w, "units", s->n_units);
+    if (r->unit_bos >= 0) jsonw_int(&w, "unit_bos", r->unit_bos);
+    if (r->unit_note) jsonw_str(&w, "unit_note", r->unit_note);
     jsonw_num(&w, "bytes", s->bytes);
     jsonw_str(&w, "bytes_rule", r->bytes_rule);
     if (r->ttt) {

@@ -19,7 +19,9 @@ struct ppl_report {
     const char *label[2], *path[2], *desc[2];  // model names, checkpoints, architecture lines
     const char *xsa[2];          // each model's XSA layers, as results files write xsa_layers
     const char *input;           // what was scored ("--text FILE", "2 shards")
-    const char *unit_name;       // "document" | "window"
+    const char *unit_name;       // "document" | "window" | "chunk": the interval's units
+    int unit_bos;                // >= 0: the units are a stream's documents, each from this BOS id
+    const char *unit_note;       // why a stream's units are not its documents, or NULL
     int context, stride;
     double level;                // the intervals' (1 - --alpha)
     const char *command;

@@ -277,6 +277,30 @@ else
     fail split_docs_caseops_bpb "exit $?: $(head -1 "$TMP/err")"
 fi
 
+# Two models on a shard: the interval's units are its documents (11 BOS-started documents in
+# docs_sp1024.bin, whichever of its 45 windows scores a target; the interval itself:
+# tests/test_ppl_units.c); a shard without the BOS, or with none known, keeps the windows and says so.
+if $P --model $G --model tests/fixtures/pgolf/lanes_0410/final_model.pt --tokens-file $DOCS --context 32 --device cpu \
+      --json "$TMP/du.json" -o "$TMP/du.md" 2>"$TMP/err" &&
+   tr -d ' \n' < "$TMP/du.json" | grep -q '"unit":"document","units":11,"unit_bos":1,' &&
+   grep -q "; 11 documents (each from a BOS, token 1, to the next)" "$TMP/du.md" &&
+   grep -q "95% interval .* over 11 documents, cluster-robust t" "$TMP/du.md" && ! grep -q "unit_note" "$TMP/du.json"
+then pass shard_units_documents; else fail shard_units_documents "$(head -1 "$TMP/err")"; fi
+if $P --model $G --model tests/fixtures/pgolf/lanes_0410/final_model.pt --tokens-file $SHARD --context 32 --device cpu \
+      --json "$TMP/nb.json" -o "$TMP/nb.md" 2>"$TMP/err" &&
+   grep -q "^xsa-eval ppl: note: no token of the shards is the BOS id 1, so the interval's units are windows" "$TMP/err" &&
+   tr -d ' \n' < "$TMP/nb.json" | grep -q '"unit":"window","units":81,"unit_note":"notokenoftheshardsistheBOSid1,' &&
+   grep -q "^Note: no token of the shards is the BOS id 1" "$TMP/nb.md"
+then pass shard_units_no_bos; else fail shard_units_no_bos "$(head -1 "$TMP/err")"; fi
+mkdir -p "$TMP/nobos" && cp tests/fixtures/models/llama_gqa/model.safetensors "$TMP/nobos/" &&
+    sed 's/"bos_token_id": [0-9]*/"bos_token_id": null/' tests/fixtures/models/llama_gqa/config.json > "$TMP/nobos/config.json"
+if $P --model "$TMP/nobos" --model "$TMP/nobos" --tokens-file "$TMP/s96.bin" --context 32 --device cpu --json "$TMP/nk.json" \
+      -o /dev/null 2>"$TMP/err" && grep -q "^xsa-eval ppl: note: no BOS id is known to find the documents" "$TMP/err" &&
+   tr -d ' \n' < "$TMP/nk.json" | grep -q '"unit":"window","units":9,"unit_note":"noBOSidisknown'
+then pass shard_units_no_bos_id; else fail shard_units_no_bos_id "$(head -1 "$TMP/err")"; fi
+$P --model $G --model tests/fixtures/pgolf/lanes_0410/final_model.pt --tokens-file $SHARD --context 32 --device cpu --quiet \
+    -o /dev/null 2>"$TMP/err" && [ ! -s "$TMP/err" ] && pass shard_units_note_quiet || fail shard_units_note_quiet "$(head -1 "$TMP/err")"
+
 # --split-docs on a modded-nanogpt checkpoint: its val loss (numbers: tests/test_ppl_chunks.c).
 MNG=tests/fixtures/mnanogpt/xsa_gated/state_step000000.pt
 MV=tests/fixtures/mnanogpt/val
@@ -302,7 +326,7 @@ if $P --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin --split-d
     got=$(grep -o '"nats_per_token": [0-9.]*' "$TMP/m.json" | head -1 | awk '{printf "%.6f", $2}')
     if [ "$got" = "8.239874" ] && grep -q "modded-nanogpt's val loss: 10240 tokens in chunks of 320" "$TMP/m.md" &&
        tr -d ' \n' < "$TMP/m.json" | grep -q '"split_docs":{"layout":"modded-nanogptval","doc_start":1,"chunk_tokens":320,"val_tokens":10240}' &&
-       tr -d ' \n' < "$TMP/m.json" | grep -q '"unit":"chunk","units":32'
+       tr -d ' \n' < "$TMP/m.json" | grep -q '"unit":"document","units":201,"unit_bos":1,'
     then pass mng_val_loss; else fail mng_val_loss "got $got"; fi
 else
     fail mng_val_loss "exit $?: $(head -1 "$TMP/err")"
@@ -311,7 +335,7 @@ fi
 # one's own validation loop gives 8.3522362709 and 8.2398746014 (tests/fixtures/mnanogpt/val).
 if $P --model tests/fixtures/mnanogpt/master/state_step000000.pt --model $MNG --arch $MV/xsa_eval.json --tokens-file $MV/docs.bin \
       --split-docs --val-batch-tokens 2560 --val-tokens 10240 --device cpu --json "$TMP/mp.json" -o "$TMP/mp.md" 2>"$TMP/err" &&
-   grep -q "95% interval .* over 32 chunks, cluster-robust t (CR2 standard error, Bell-McCaffrey df)" "$TMP/mp.md" &&
+   grep -q "95% interval .* over 201 documents, cluster-robust t (CR2 standard error, Bell-McCaffrey df)" "$TMP/mp.md" &&
    [ "$(grep -o '"nats_per_token": [0-9.]*' "$TMP/mp.json" | awk '{printf "%.6f ", $2}')" = "8.352236 8.239874 " ]
 then pass mng_master_pair; else fail mng_master_pair "$(head -1 "$TMP/err")"; fi
 # Two models are compared token by token: different tokenizers are refused even at one vocabulary size.
