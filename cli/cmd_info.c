@@ -60,7 +60,7 @@ static const char *rope_name(enum rope_style r) {
 
 // The MLP's activation, as config.json names it (gated: SwiGLU).
 static const char *act_name(const struct model_config *c) {
-    return c->mlp_relu2 ? (c->mlp_leaky_slope != 0 ? "leaky_relu2" : "relu2") : model_mlp_gated(c) ? "swiglu" : c->gelu_exact ? "gelu" : "gelu_new";
+    return c->mlp_relu2 ? (c->mlp_leaky_slope != 0 ? "leaky_relu2" : "relu2") : model_mlp_gated(c) ? "swiglu" : c->mlp_relu ? "relu" : c->gelu_exact ? "gelu" : "gelu_new";
 }
 
 static const char *rope_scaling_name(enum rope_scaling s) {

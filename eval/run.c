@@ -108,7 +108,7 @@ static int load_model_files(const struct run_options *opt, const char *path, str
     if (plim && opt->max_length > plim)
         return xsa_fail(err, XSA_EBADINPUT, "--max-length %d: %s encodes positions below %d only (%s); give --max-length "
                         "%d or less, or leave it out", opt->max_length, path, plim,
-                        m->cfg.arch == MODEL_ARCH_GPT2 ? "its learned position table" : "dynamic RoPE scaling", plim);
+                        m->cfg.arch == MODEL_ARCH_GPT2 || m->cfg.learned_pos ? "its learned position table" : "dynamic RoPE scaling", plim);
     if (opt->tokenizer)
         snprintf(tpath, tpath_n, "%s", opt->tokenizer);
     else if ((rc = tokenizer_find(path, tpath, tpath_n, err)))

@@ -94,8 +94,12 @@ int backend_check_model(const struct model *m, xsa_error *err) {
         return xsa_fail(err, XSA_EBADINPUT, "%s: a parallel residual is implemented for RoPE decoders with pre-norms only", m->path);
     if (c->sliding_window < 0 || (gpt2 && (c->qk_norm || c->rope_dims || c->parallel_residual)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: the gpt2 decoder takes none of the RoPE decoders' features", m->path);
-    if (!m->tok_emb || !m->lm_head || (!nw && !m->final_norm_w) || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
+    if (!m->tok_emb || !m->lm_head || (!nw && !c->no_final_norm && !m->final_norm_w) || !m->layers || (gpt2 && (!m->pos_emb || !m->final_norm_b || c->max_seq_len < 1)))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing embedding or head weights", m->path);
+    if ((c->learned_pos && (!m->pos_emb || gpt2 || c->rope != ROPE_NONE)) || (c->embed_dim && (!m->proj_in || !m->proj_out)) ||
+        (c->post_ln && (c->parallel_residual || nw || c->lanes_from)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: opt's learned positions, project_in/out or post-LN block without their weights "
+                        "or with features they do not combine with", m->path);
     if ((c->unet_skips && c->n_layer >= 2 && !m->skip_weights) || (c->smear && !m->smear_gate) ||
         (c->bigram_vocab && (c->bigram_vocab < 2 || !m->bigram_emb || (c->bigram_dim != c->d_model && !m->bigram_proj))))
         return xsa_fail(err, XSA_EBADINPUT, "%s: model is missing its skip, smear or bigram weights", m->path);
@@ -218,6 +222,11 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
     if (!family && model_has_gemma_features(&m->cfg))  // (the same: kernels/cpu/cpu_forward.c alone)
         family = "the CUDA backend does not implement the Gemma families' operations ((1 + w) RMSNorm, scaled embedding, "
                  "GeGLU MLP, query_pre_attn_scalar, soft-capped attention scores, per-layer-type RoPE)";
+    char lacks[256];
+    if (!family && model_cuda_lacks(m)) {  // (phi, opt: kernels/cpu/cpu_forward.c alone)
+        snprintf(lacks, sizeof lacks, "the CUDA backend does not implement %s", model_cuda_lacks(m));
+        family = lacks;
+    }
     if (!strcmp(device, "auto") && family) {
         if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
         return cpu_backend_open(be, m, opt, err);

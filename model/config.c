@@ -549,7 +549,109 @@ static int parse_gpt_neox(struct hf_config *hc, const cJSON *r, const char *path
     return finish_rope_decoder(hc, path, err);
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text"
+// phi (microsoft/phi-1, phi-1_5, phi-2; transformers' PhiForCausalLM): LayerNorm with biases, one
+// norm per layer feeding attention and MLP side by side (x + attn(n(x)) + mlp(n(x))), q/k/v/dense
+// and fc1/fc2 biases, partial rotary (partial_rotary_factor, 0.5 by default), optional per-head
+// q/k LayerNorms (qk_layernorm), a head with a bias, untied by default.
+static int parse_phi(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_HALF;
+    c->mlp_plain = 1;
+    c->parallel_residual = 1;
+    c->norm_shared = 1;
+    snprintf(c->family, sizeof c->family, "phi");
+    const char *act = NULL;
+    int qk_ln = 0;
+    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
+    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
+    if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
+    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
+    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
+    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_float(r, "layer_norm_eps", 1e-5, 0, 1, &c->norm_eps, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
+    if (!rc) rc = get_bool(r, "qk_layernorm", 0, &qk_ln, path, err);
+    if (!rc) rc = get_string(r, "hidden_act", "gelu_new", &act, path, err);
+    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
+    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
+    if (!rc) rc = parse_rope(hc, r, 0.5, path, err);
+    if (rc) return rc;
+    c->gelu_exact = !strcmp(act, "gelu");
+    if (!c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported for phi (xsa-eval implements gelu_new, "
+                        "gelu_pytorch_tanh and gelu)", path, act);
+    if (c->rope_scaling)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: phi with scaled RoPE (rope_scaling / rope_parameters of another type than "
+                        "default) is not supported; xsa-eval implements phi's default RoPE", path);
+    // PhiAttention sizes its heads by a head_dim key when there is one, its q/k LayerNorms by
+    // hidden_size / num_attention_heads always.
+    if (!rc) rc = get_int(r, "head_dim", 0, 2, 1 << 12, &c->head_dim, path, err);
+    if (rc) return rc;
+    if (qk_ln && (c->d_model % c->n_head || (c->head_dim && c->head_dim != c->d_model / c->n_head)))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: qk_layernorm with head_dim %d other than hidden_size / num_attention_heads "
+                        "(%d / %d): transformers' PhiAttention sizes its q/k LayerNorms by the latter; not supported", path,
+                        c->head_dim, c->d_model, c->n_head);
+    c->qk_norm = qk_ln ? QK_NORM_HEAD : QK_NORM_NONE;
+    hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = 1, .o_bias = 1, .mlp_bias = 1, .shared_norm = 1,
+                                  .qk_norm_bias = qk_ln, .head_bias = 1};
+    return finish_rope_decoder(hc, path, err);
+}
+
+// opt (facebook/opt-125m ... ; transformers' OPTForCausalLM): learned positions (a table with 2
+// offset rows first), LayerNorms (eps 1e-5, nn.LayerNorm's; without weight or bias when
+// layer_norm_elementwise_affine is false), ReLU MLP (activation_function), biases (enable_bias),
+// norms before each sublayer or, with do_layer_norm_before false (opt-350m), after each residual
+// add; a final norm only before the head of a pre-LN model without _remove_final_layer_norm;
+// word_embed_proj_dim other than hidden_size: project_in / project_out around the decoder. Tied
+// head by default.
+static int parse_opt(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_NONE;
+    c->mlp_plain = 1;
+    c->learned_pos = 1;
+    snprintf(c->family, sizeof c->family, "opt");
+    const char *act = NULL;
+    int pre = 1, remove_final = 0, bias = 1, affine = 1, E = 0;
+    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
+    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
+    if (!rc) rc = get_int(r, "ffn_dim", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
+    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
+    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", 2048, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_int(r, "word_embed_proj_dim", c->d_model, 1, 1 << 16, &E, path, err);
+    if (!rc) rc = get_bool(r, "do_layer_norm_before", 1, &pre, path, err);
+    if (!rc) rc = get_bool(r, "_remove_final_layer_norm", 0, &remove_final, path, err);
+    if (!rc) rc = get_bool(r, "enable_bias", 1, &bias, path, err);
+    if (!rc) rc = get_bool(r, "layer_norm_elementwise_affine", 1, &affine, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", 1, &c->tied_head, path, err);
+    if (!rc) rc = get_string(r, "activation_function", "relu", &act, path, err);
+    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
+    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
+    if (rc) return rc;
+    c->mlp_relu = !strcmp(act, "relu");
+    c->gelu_exact = !strcmp(act, "gelu");
+    if (!c->mlp_relu && !c->gelu_exact && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: activation_function \"%.64s\" is not supported for opt (xsa-eval implements "
+                        "relu, gelu, gelu_new and gelu_pytorch_tanh)", path, act);
+    if (c->d_model % c->n_head)  // (OPTAttention refuses it)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_size %d is not a multiple of num_attention_heads %d", path, c->d_model,
+                        c->n_head);
+    c->n_kv_head = c->n_head;
+    c->head_dim = c->d_model / c->n_head;
+    c->norm_eps = 1e-5f;
+    c->post_ln = !pre;
+    c->no_final_norm = !pre || remove_final;  // (OPTDecoder's final_layer_norm: pre-LN and not removed)
+    c->embed_dim = E != c->d_model ? E : 0;
+    c->norm_unit = !affine;
+    hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = bias, .o_bias = bias, .mlp_bias = bias,
+                                  .norm_unit = !affine, .no_final_norm = c->no_final_norm};
+    return 0;
+}
+
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
@@ -570,6 +672,8 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
     if (!rc) {
         if (!strcmp(type, "gpt2")) rc = parse_gpt2(hc, r, path, err);
         else if (!strcmp(type, "gpt_neox")) rc = parse_gpt_neox(hc, r, path, err);
+        else if (!strcmp(type, "phi")) rc = parse_phi(hc, r, path, err);
+        else if (!strcmp(type, "opt")) rc = parse_opt(hc, r, path, err);
         else if (fm) rc = parse_llama(hc, r, fm, path, err);
         else if (!strcmp(type, "hf_olmo"))  // (the ai2-olmo package's own format: allenai/OLMo-1B, OLMo-7B)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"hf_olmo\" (the ai2-olmo package's format) is not supported; "

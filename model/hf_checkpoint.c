@@ -26,6 +26,8 @@ struct hf_loader {
     float *scratch;      // Conv1D weights before transposition, fused tensors before their split
     size_t scratch_n;    // floats in scratch
     char dtype[8];       // "" until the first tensor; "mixed" when they differ
+    int bare_model;      // opt: the file names its decoder "decoder." (OPTModel's state dict, as the Hub's
+                         // facebook/opt-* files), the names here "model.decoder."
     int dry;             // 1: only check that each tensor is there with its shape; copy nothing
     int aliased;         // some weight points into the file mapping (the model then keeps it)
 };
@@ -59,6 +61,7 @@ static int find_tensor(struct hf_loader *ld, const char *name, int64_t d0, int64
     char full[256];
     snprintf(full, sizeof full, "%s%s", ld->prefix, name);
     struct st_tensor *t = safetensors_find(&ld->st, full);
+    if (!t && ld->bare_model && !strncmp(full, "model.", 6)) t = safetensors_find(&ld->st, full + 6);
     int rc = t ? 0 : refuse_reparametrized(ld, full, err);
     if (rc) return rc;
     if (!t) return xsa_fail(err, XSA_EBADINPUT, "%s: tensor '%s' is missing from the checkpoint", ld->dir, full);
@@ -314,9 +317,23 @@ static const struct family_names neox_names = {
     NULL, "mlp.dense_h_to_4h", NULL, "mlp.dense_4h_to_h",
 };
 
+static const struct family_names phi_names = {  // (one input_layernorm feeds attention and MLP)
+    "model.embed_tokens", "model.layers.%d.", "model.final_layernorm", "lm_head",
+    "input_layernorm", NULL, NULL, NULL,
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.dense",
+    NULL, "mlp.fc1", NULL, "mlp.fc2",
+};
+
+static const struct family_names opt_names = {  // (self_attn_layer_norm, final_layer_norm: before or after, do_layer_norm_before)
+    "model.decoder.embed_tokens", "model.decoder.layers.%d.", "model.decoder.final_layer_norm", "lm_head",
+    "self_attn_layer_norm", "final_layer_norm", NULL, NULL,
+    "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", NULL, "self_attn.out_proj",
+    NULL, "fc1", NULL, "fc2",
+};
+
 static const struct family_names *names_of(const struct model_config *c) {
     const char *f = model_family(c);
-    return !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names
+    return !strcmp(f, "opt") ? &opt_names : !strcmp(f, "phi") ? &phi_names : !strcmp(f, "olmo2") ? &olmo2_names : !strcmp(f, "phi3") ? &phi3_names : !strcmp(f, "gpt_neox") ? &neox_names
          : !strcmp(f, "gemma3_text") || !strcmp(f, "gemma2") ? &gemma_post_names : &llama_names;
 }
 
@@ -335,10 +352,17 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
     int64_t C = c->d_model, F = c->d_ff, Q = (int64_t)c->n_head * c->head_dim, KV = (int64_t)c->n_kv_head * c->head_dim;
     int64_t hd = c->head_dim, per = c->fused & MODEL_FUSED_QKV_HEADS ? hd : 0, nq = c->qk_norm == QK_NORM_HEAD ? hd : Q;
     int64_t nk = c->qk_norm == QK_NORM_HEAD ? hd : KV, qkv_rows[3] = {Q, KV, KV}, gu_rows[2] = {F, F};
+    int64_t E = c->embed_dim ? c->embed_dim : C;  // (opt's word_embed_proj_dim: the embedding's and head's width)
     ld->prefix = "";
     char n[192], pre[64];
     snprintf(n, sizeof n, "%s.weight", fn->embed);
-    int rc = load_w(ld, n, c->vocab_size, C, &m->tok_emb, err);
+    int rc = load_w(ld, n, c->vocab_size, E, &m->tok_emb, err);
+    if (!rc && c->learned_pos) {  // (opt: OPTLearnedPositionalEmbedding's table, position p at row p + 2)
+        rc = load_w(ld, "model.decoder.embed_positions.weight", c->max_seq_len + 2, C, &m->pos_emb, err);
+        if (!rc && !ld->dry) m->pos_emb += 2 * C;
+    }
+    if (!rc && c->embed_dim) rc = load_w(ld, "model.decoder.project_in.weight", C, E, &m->proj_in, err);
+    if (!rc && c->embed_dim) rc = load_w(ld, "model.decoder.project_out.weight", E, C, &m->proj_out, err);
     for (int l = 0; l < c->n_layer && !rc; l++) {
         struct layer_weights *w = &m->layers[l];
         snprintf(pre, sizeof pre, fn->layer, l);
@@ -365,6 +389,7 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
         int read_pre = !ws->no_pre_norm && !ws->norm_unit;  // (olmo's norms have no tensors)
         if (read_pre) NORM(fn->attn_norm, C, w->attn_norm_w);
         if (read_pre && ws->norm_bias) LOAD(fn->attn_norm, "bias", C, 0, w->attn_norm_b);
+        if (ws->shared_norm) w->mlp_norm_w = w->attn_norm_w, w->mlp_norm_b = w->attn_norm_b;  // (wherever they now live)
         if (fn->qkv) {
             SPLIT(fn->qkv, "weight", 3, qkv_rows, C, per, &w->wq, &w->wk, &w->wv);
             if (ws->qkv_bias) SPLIT(fn->qkv, "bias", 3, qkv_rows, 0, per, &w->bq, &w->bk, &w->bv);
@@ -378,15 +403,20 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
                 LOAD(fn->v, "bias", KV, 0, w->bv);
             }
         }
-        if (c->qk_norm) {
+        if (c->qk_norm && ws->qk_norm_bias) {  // (phi's qk_layernorm: LayerNorms)
+            LOAD("self_attn.q_layernorm", "weight", nq, 0, w->q_norm_w);
+            LOAD("self_attn.q_layernorm", "bias", nq, 0, w->q_norm_b);
+            LOAD("self_attn.k_layernorm", "weight", nk, 0, w->k_norm_w);
+            LOAD("self_attn.k_layernorm", "bias", nk, 0, w->k_norm_b);
+        } else if (c->qk_norm) {
             NORM("self_attn.q_norm", nq, w->q_norm_w);
             NORM("self_attn.k_norm", nk, w->k_norm_w);
         }
         LOAD(fn->o, "weight", C, Q, w->wo);
         if (ws->o_bias) LOAD(fn->o, "bias", C, 0, w->bo);
         if (ws->post_norm) NORM(fn->post_attn, C, w->post_attn_norm_w);
-        if (read_pre) NORM(fn->mlp_norm, C, w->mlp_norm_w);
-        if (read_pre && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
+        if (read_pre && !ws->shared_norm) NORM(fn->mlp_norm, C, w->mlp_norm_w);
+        if (read_pre && !ws->shared_norm && ws->norm_bias) LOAD(fn->mlp_norm, "bias", C, 0, w->mlp_norm_b);
         if (fn->gate_up) {
             SPLIT(fn->gate_up, "weight", 2, gu_rows, C, 0, &w->w_gate, &w->w_up);
         } else {
@@ -406,9 +436,10 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
 #undef NAME
     }
     snprintf(n, sizeof n, "%s.weight", fn->final_norm);
-    if (!rc && !ws->norm_unit) rc = load_norm(ld, n, C, &m->final_norm_w, ws->norm_plus_one, err);
+    int final = !ws->norm_unit && !ws->no_final_norm;
+    if (!rc && final) rc = load_norm(ld, n, C, &m->final_norm_w, ws->norm_plus_one, err);
     snprintf(n, sizeof n, "%s.bias", fn->final_norm);
-    if (!rc && ws->norm_bias && !ws->norm_unit) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
+    if (!rc && final && ws->norm_bias) rc = load_w(ld, n, C, 0, &m->final_norm_b, err);
     if (rc) return rc;
     snprintf(n, sizeof n, "%s.weight", fn->head);
     // transformers 5 names gpt_neox's head lm_head (its state_dict(), a model saved whole) and
@@ -416,10 +447,15 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
     if (fn == &neox_names && !safetensors_find(&ld->st, n) && safetensors_find(&ld->st, "lm_head.weight"))
         snprintf(n, sizeof n, "lm_head.weight");
     struct st_tensor *head = safetensors_find(&ld->st, n);
-    if (!c->tied_head) return load_w(ld, n, c->vocab_size, C, &m->lm_head, err);
+    if (ws->head_bias) {  // (phi's lm_head.bias, tied head or not)
+        char nb[192];
+        snprintf(nb, sizeof nb, "%s.bias", fn->head);
+        if ((rc = load_w(ld, nb, c->vocab_size, 0, &m->lm_head_b, err))) return rc;
+    }
+    if (!c->tied_head) return load_w(ld, n, c->vocab_size, E, &m->lm_head, err);
     if (head) head->used = 1;
     m->lm_head = m->tok_emb;  // tied: the embedding, wherever it now lives
-    snprintf(n, sizeof n, "%s.weight", fn->embed);
+    snprintf(n, sizeof n, "%s.weight", fn->embed + (ld->bare_model ? 6 : 0));  // (the name in the file)
     return head && ld->dry ? check_tied_head(ld, head, n, err) : 0;  // once, before anything is allocated
 }
 
@@ -470,6 +506,8 @@ int hf_checkpoint_build(struct model *m, const char *where, const struct hf_conf
                                  sizeof m->weights_prefix, err);
     m->layers = xsa_calloc((size_t)m->cfg.n_layer, sizeof *m->layers);
     if (!rc) rc = check_default_head_dim(&ld, hc, err);
+    ld.bare_model = !strcmp(model_family(&m->cfg), "opt") && !safetensors_find(&ld.st, emb) &&
+                    safetensors_find(&ld.st, emb + 6);  // (opt: "decoder.embed_tokens.weight")
     if (!rc) rc = m->cfg.arch == MODEL_ARCH_GPT2 ? load_gpt2(&ld, m, err) : load_llama(&ld, m, &hc->ws, err);
     free(m->layers);
     m->layers = NULL;

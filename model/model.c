@@ -118,8 +118,12 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
     size_t Q = (size_t)c->n_head * c->head_dim, KV = (size_t)c->n_kv_head * c->head_dim;
     int gpt2 = c->arch == MODEL_ARCH_GPT2, gated = model_mlp_gated(c), nb = gpt2 || ws->norm_bias;
     int qkvb = gpt2 || ws->qkv_bias, ob = gpt2 || ws->o_bias, mb = gpt2 || ws->mlp_bias, pre = !ws->no_pre_norm;
-    m->tok_emb = take(a, V * C);
-    m->pos_emb = gpt2 ? take(a, (size_t)c->max_seq_len * C) : NULL;
+    size_t E = c->embed_dim ? (size_t)c->embed_dim : C;  // (opt's word_embed_proj_dim)
+    m->tok_emb = take(a, V * E);
+    // (opt's table has OPTLearnedPositionalEmbedding's 2 offset rows first: the loader points past them)
+    m->pos_emb = gpt2 ? take(a, (size_t)c->max_seq_len * C) : c->learned_pos ? take(a, ((size_t)c->max_seq_len + 2) * C) : NULL;
+    m->proj_in = c->embed_dim ? take(a, C * E) : NULL;
+    m->proj_out = c->embed_dim ? take(a, E * C) : NULL;
     for (int l = 0; l < c->n_layer; l++) {
         struct layer_weights *w = &m->layers[l];
         w->attn_norm_w = pre ? take_norm(a, C, ws, 0) : NULL;
@@ -131,12 +135,14 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
         w->wv = take(a, KV * C);
         w->bv = qkvb ? take(a, KV) : NULL;
         w->q_norm_w = c->qk_norm ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : Q) : NULL;
+        w->q_norm_b = c->qk_norm && ws->qk_norm_bias ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : Q) : NULL;
         w->k_norm_w = c->qk_norm ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : KV) : NULL;
+        w->k_norm_b = c->qk_norm && ws->qk_norm_bias ? take(a, c->qk_norm == QK_NORM_HEAD ? hd : KV) : NULL;
         w->wo = take(a, C * Q);
         w->bo = ob ? take(a, C) : NULL;
         w->post_attn_norm_w = ws->post_norm ? take(a, C) : NULL;
-        w->mlp_norm_w = pre ? take_norm(a, C, ws, 0) : NULL;
-        w->mlp_norm_b = pre && nb ? take_norm(a, C, ws, 1) : NULL;
+        w->mlp_norm_w = !pre ? NULL : ws->shared_norm ? w->attn_norm_w : take_norm(a, C, ws, 0);  // (phi: the same norm)
+        w->mlp_norm_b = !pre || !nb ? NULL : ws->shared_norm ? w->attn_norm_b : take_norm(a, C, ws, 1);
         w->w_gate = gated ? take(a, F * C) : NULL;
         w->b_gate = gated && mb ? take(a, F) : NULL;
         w->w_up = take(a, F * C);
@@ -145,9 +151,10 @@ static void layout(struct model *m, struct arena_cursor *a, const struct weight_
         w->b_down = mb ? take(a, C) : NULL;
         w->post_mlp_norm_w = ws->post_norm ? take(a, C) : NULL;
     }
-    m->final_norm_w = take_norm(a, C, ws, 0);
-    m->final_norm_b = nb ? take_norm(a, C, ws, 1) : NULL;
-    m->lm_head = c->tied_head ? m->tok_emb : take(a, V * C);
+    m->final_norm_w = ws->no_final_norm ? NULL : take_norm(a, C, ws, 0);
+    m->final_norm_b = nb && !ws->no_final_norm ? take_norm(a, C, ws, 1) : NULL;
+    m->lm_head = c->tied_head ? m->tok_emb : take(a, V * E);
+    m->lm_head_b = ws->head_bias ? take(a, V) : NULL;
 }
 
 int model_alloc_weights(struct model *m, const struct weight_spec *ws, xsa_error *err) {
@@ -340,6 +347,19 @@ int model_has_family_features(const struct model *m) {
     return 0;
 }
 
+const char *model_cuda_lacks(const struct model *m) {
+    const struct model_config *c = &m->cfg;
+    if (m->lm_head_b) return "phi's head bias (lm_head.bias)";
+    if (c->norm_shared) return "phi's one LayerNorm shared by attention and MLP";
+    for (int l = 0; l < c->n_layer && m->layers; l++)
+        if (m->layers[l].q_norm_b) return "phi's LayerNorms on q and k (qk_layernorm)";
+    if (c->learned_pos) return "opt's learned positions with their offset";
+    if (c->mlp_relu) return "opt's ReLU MLP";
+    if (c->post_ln) return "opt's post-LN block (do_layer_norm_before false)";
+    if (c->embed_dim) return "opt's project_in / project_out (word_embed_proj_dim)";
+    return NULL;
+}
+
 const char *model_arch_name(const struct model *m) {
     if (m->mng) return "mnanogpt";
     if (model_has_family_features(m)) return "pgolf";
@@ -378,8 +398,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
          : m->mng && m->mng->mudd_w1  ? "MUDD connections at the last layer and after it"
                                       : "backout",
          mng_gated ? ", the layer-10 DC correction" : "");
-    FEAT(w->attn_norm_w, "%s pre-norms", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm"
-                                       : c->norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm");
+    FEAT(w->attn_norm_w, "%s %s", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm"
+                                       : c->norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm",
+         c->post_ln ? "after each residual add (post-LN)" : "pre-norms");
     FEAT(c->embed_scale != 0, "embedding times sqrt(%d)", c->d_model);
     FEAT(c->clip_qkv > 0, "q/k/v clipped to +-%g", (double)c->clip_qkv);
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
@@ -389,7 +410,14 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(m->zero_biases, "no biases (bias=False)");
     FEAT(c->norm_weightless, "weightless RMSNorm");
     FEAT(c->embed_norm, "normed embedding");
-    FEAT(c->qk_norm, "%s q/k RMSNorm%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_w ? "" : " (no gain)");
+    FEAT(c->qk_norm, "%s q/k %s%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_b ? "LayerNorm" : "RMSNorm",
+         w->q_norm_w ? "" : " (no gain)");
+    FEAT(c->norm_shared, "one LayerNorm for attention and MLP");
+    FEAT(c->learned_pos, "learned positions (offset 2)");
+    FEAT(c->mlp_relu, "ReLU MLP");
+    FEAT(c->no_final_norm, "no final norm");
+    FEAT(c->embed_dim, "project_in / project_out (embedding width %d)", c->embed_dim);
+    FEAT(m->lm_head_b, "head bias");
     FEAT(c->rope_dims, "partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
     FEAT(c->sliding_window, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
     FEAT(c->parallel_residual, "parallel attention + MLP residual");

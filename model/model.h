@@ -139,11 +139,20 @@ struct model_config {
     float attn_softcap;  // scores c tanh(s / c) after that scale (gemma2's attn_logit_softcapping); 0: none
     float rope_local_theta;  // sliding-window layers' RoPE base, unscaled (gemma3's rope_local_base_freq);
                              // 0: every layer rotates as the others
+    // phi and opt; all zero for every other model.
+    int norm_shared;     // phi: one LayerNorm feeds attention and MLP (layer_weights' mlp norm is the attention's)
+    int learned_pos;     // opt: learned positions (model.pos_emb) in a RoPE-less decoder of arch LLAMA
+    int mlp_relu;        // opt: up -> ReLU -> down (mlp_plain)
+    int post_ln;         // opt's do_layer_norm_before false: x = norm(x + sublayer(x)), the block's norms after its adds
+    int no_final_norm;   // opt: no norm before the head (post-LN, or _remove_final_layer_norm)
+    int embed_dim;       // opt's word_embed_proj_dim E when it differs from d_model: tok_emb and the head (V, E),
+                         //   model.proj_in (C, E) after the embedding, model.proj_out (E, C) before the head; 0: none
 };
 
 struct layer_weights {
     float *attn_norm_w, *attn_norm_b;  // (C), (C) ; bias NULL for RMSNorm; gain NULL: no pre-norm (olmo2)
     float *q_norm_w, *k_norm_w;        // qk_norm gains: (hd) each (HEAD) or (H*hd), (Hkv*hd) (FULL); NULL: no gain
+    float *q_norm_b, *k_norm_b;        // their biases: the q/k norms are LayerNorms (phi's qk_layernorm); NULL: RMSNorms
     float *post_attn_norm_w;           // (C) RMSNorm on the attention output before the residual add (olmo2)
     float *post_mlp_norm_w;            // (C) the same on the MLP output
     float *wq, *bq;                    // (H*hd, C), (H*hd) or NULL
@@ -265,6 +274,8 @@ struct model {
     struct layer_weights *layers;      // (n_layer)
     float *final_norm_w, *final_norm_b;  // (C), (C) ; bias NULL for llama
     float *lm_head;                    // (V, C) ; == tok_emb when tied_head
+    float *lm_head_b;                  // (V) the head's bias (phi), or NULL
+    float *proj_in, *proj_out;         // (C, E), (E, C) opt's project_in / project_out (model_config.embed_dim), or NULL
     float *skip_weights;               // (n_layer/2, C) U-Net skip gains, or NULL
     float *skip_gates;                 // (n_layer/2, C) x = lerp(w * skip, x, sigmoid(gate)) (2026-03-31), or NULL: x + w * skip
     float lane_merge;                  // lanes_split: the final norm reads m lane 0 + (1 - m) lane 1
@@ -307,7 +318,7 @@ static inline int model_rope_dims(const struct model_config *c) { return c->rope
 // The first position the model cannot encode, 0 when none: learned positions end at their table,
 // and dynamic RoPE's frequencies change past the context (not modelled here).
 static inline int model_position_limit(const struct model_config *c) {
-    return c->arch == MODEL_ARCH_GPT2 || c->rope_scaling == ROPE_SCALE_DYNAMIC ? c->max_seq_len : 0;
+    return c->arch == MODEL_ARCH_GPT2 || c->learned_pos || c->rope_scaling == ROPE_SCALE_DYNAMIC ? c->max_seq_len : 0;
 }
 
 // 1 when the model uses a feature of the parameter-golf family (which the CUDA backend lacks).
@@ -318,6 +329,10 @@ static inline int model_has_gemma_features(const struct model_config *c) {
     return c->norm_plus_one || c->embed_scale != 0 || c->mlp_gelu_gate || c->attn_scale != 0 || c->rope_local_theta != 0 ||
            c->attn_softcap != 0;
 }
+
+// The operation of m that the CUDA backend does not implement (phi's and opt's), named for
+// --device cuda's refusal; NULL when it has none of them.
+const char *model_cuda_lacks(const struct model *m);
 
 // The architecture's name for `info` and results: "gpt2", "llama", or "pgolf" for a model with
 // the parameter-golf family's features.

@@ -23,6 +23,7 @@ static const struct {
     const char *cls, *bos, *eos, *unk, *pad, *mask;
 } class_defaults[] = {
     {"GPT2Tokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL, NULL},
+    {"CodeGenTokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL, NULL},
     {"GPTNeoXTokenizer", "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", "<|padding|>", NULL},
     {"LlamaTokenizer", "<s>", "</s>", "<unk>", NULL, NULL},
     {"Qwen2Tokenizer", NULL, "<|endoftext|>", "<|endoftext|>", "<|endoftext|>", NULL},
@@ -82,7 +83,7 @@ static const char *effective_class(const char *hub, const char *model_type, int 
     } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
                       {"gpt_neox", "GPTNeoXTokenizer"}, {"olmo", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"ministral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
                       {"phi3", "TokenizersBackend"}, {"gemma", "GemmaTokenizer"}, {"gemma2", "GemmaTokenizer"},
-                      {"gemma3_text", "GemmaTokenizer"}};
+                      {"gemma3_text", "GemmaTokenizer"}, {"phi", "GPT2Tokenizer"}, {"opt", "GPT2Tokenizer"}};
     const char *reg = NULL;
     for (size_t i = 0; model_type && i < sizeof registered / sizeof *registered; i++)
         if (!strcmp(model_type, registered[i].type)) reg = registered[i].cls;
@@ -286,7 +287,10 @@ int tokenizer_class_rebuild(struct tokenizer *t, cJSON *root, const char *path, 
     if (read_configs(path, &cfg, &map, cfg_path, map_path, sizeof cfg_path, err)) return XSA_EBADINPUT;
     int by_type = 0;
     const char *cls = class_of(path, cfg, byte_level, t->tf_class, sizeof t->tf_class, &by_type);
-    int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer"), neox = !strcmp(cls, "GPTNeoXTokenizer"),
+    // (CodeGenTokenizer, which phi's tokenizer_config.json names, builds GPT-2's pipeline; its ByteLevel
+    // post-processor adds no token)
+    int qwen2 = !strcmp(cls, "Qwen2Tokenizer"), gpt2 = !strcmp(cls, "GPT2Tokenizer") || !strcmp(cls, "CodeGenTokenizer"),
+        neox = !strcmp(cls, "GPTNeoXTokenizer"),
         llama = !strcmp(cls, "LlamaTokenizer"), gemma = !strcmp(cls, "GemmaTokenizer");
     cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");

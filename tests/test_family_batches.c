@@ -20,7 +20,8 @@ static const int blen[3] = {4, 9, 6};
 
 static const char *const models[] = {"mistral_swa", "qwen2_bin", "qwen3_sharded", "olmo2_bf16", "pythia",
                                      "pythia_sequential", "phi3_sharded_bin", "llama_rope_yarn", "olmo", "olmo_clip",
-                                     "gemma", "gemma2", "gemma3_text"};
+                                     "gemma", "gemma2", "gemma3_text", "phi", "phi_qk_layernorm", "opt", "opt_350m_layout",
+                                     "opt_plain"};
 
 // Scores the three rows (prefix + branch i) as one tree (tree = 1) or as plain rows; every
 // position after the first is an entry. lp receives them in row order.

@@ -417,7 +417,7 @@ TEST(test_config_refusals) {
     struct hf_config hc;
     xsa_error err = {0};
     static const struct { const char *json, *want; } cases[] = {
-        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text)"},
+        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt)"},
         {"{\"vocab_size\":3}", "\"model_type\" is missing"},
         {"[1]", "not a JSON object"},
         {"{" GPT2_BASE ",\"activation_function\":\"relu\"}", "activation_function \"relu\""},
@@ -922,6 +922,70 @@ TEST(test_fused_projections_split) {
     model_free(&m);
 }
 
+// phi: one input_layernorm per layer (the MLP's norm is the same arrays, not a second copy: n_params
+// as transformers counts them), the head's bias, per-head q/k LayerNorms with biases; opt: the
+// positions past OPTLearnedPositionalEmbedding's 2 offset rows, project_in / project_out, no final
+// norm in a post-LN model, no biases and weightless LayerNorms (enable_bias, elementwise_affine false).
+TEST(test_phi_opt_layout) {
+    struct model m;
+    load_ok(&m, FIX "phi");
+    cJSON *ref = read_json(FIX "phi/reference.json");
+    const struct model_config *c = &m.cfg;
+    CHECK_STR(model_family(c), "phi");
+    CHECK(c->norm_shared && c->parallel_residual && c->mlp_plain && !c->gelu_exact && !c->qk_norm && !c->tied_head);
+    CHECK_EQ_INT(model_rope_dims(c), 6);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    for (int l = 0; l < c->n_layer; l++)
+        CHECK(m.layers[l].mlp_norm_w == m.layers[l].attn_norm_w && m.layers[l].mlp_norm_b == m.layers[l].attn_norm_b);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_wk_row1", m.layers[0].wk + 64);
+    check_sample(ref, "layer0_bo", m.layers[0].bo);
+    check_sample(ref, "layer0_w_up_row3", m.layers[0].w_up + 3 * 64);
+    check_sample(ref, "final_norm", m.final_norm_w);
+    check_sample(ref, "lm_head_bias", m.lm_head_b);
+    check_sample(ref, "lm_head_row7", m.lm_head + 7 * 64);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "phi_qk_layernorm");
+    ref = read_json(FIX "phi_qk_layernorm/reference.json");
+    CHECK(c->qk_norm == QK_NORM_HEAD && m.layers[1].q_norm_b && m.layers[1].k_norm_b && c->tied_head && m.lm_head == m.tok_emb);
+    CHECK_EQ_INT(model_rope_dims(c), 8);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "lm_head_bias", m.lm_head_b);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "opt");
+    ref = read_json(FIX "opt/reference.json");
+    CHECK_STR(model_family(c), "opt");
+    CHECK(c->learned_pos && c->mlp_relu && !c->post_ln && !c->no_final_norm && !c->embed_dim && c->rope == ROPE_NONE);
+    CHECK(m.final_norm_w && m.final_norm_b && m.layers[0].bq && m.layers[0].b_up && m.lm_head == m.tok_emb);
+    CHECK_EQ_INT(model_position_limit(c), 64);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "pos_emb_row5", m.pos_emb + 5 * 32);
+    check_sample(ref, "layer0_wq", m.layers[0].wq);
+    check_sample(ref, "layer0_w_up_row3", m.layers[0].w_up + 3 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "opt_350m_layout");
+    ref = read_json(FIX "opt_350m_layout/reference.json");
+    CHECK(c->post_ln && c->no_final_norm && !m.final_norm_w && c->embed_dim == 16);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "tok_emb", m.tok_emb);
+    check_sample(ref, "proj_in_row1", m.proj_in + 16);
+    check_sample(ref, "proj_out_row2", m.proj_out + 2 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+    load_ok(&m, FIX "opt_plain");
+    ref = read_json(FIX "opt_plain/reference.json");
+    CHECK(c->norm_unit && c->no_final_norm && !c->post_ln && !m.final_norm_w && !m.layers[0].bq && !m.layers[0].bo &&
+          !m.layers[0].b_up && !c->tied_head);
+    CHECK(m.layers[0].attn_norm_w && m.layers[0].attn_norm_w[3] == 1.0f && m.layers[0].mlp_norm_b[3] == 0.0f);
+    CHECK_EQ_INT(m.n_params, ref_n_params(ref));
+    check_sample(ref, "lm_head_row7", m.lm_head + 7 * 32);
+    cJSON_Delete(ref);
+    model_free(&m);
+}
+
 // olmo's LayerNorms have no tensors: their gains are ones and biases zeros, made at load and not
 // counted as parameters (n_params as transformers counts them); attention_bias's o bias is read.
 TEST(test_olmo_weightless_layernorm) {
@@ -1127,4 +1191,4 @@ RUN_TESTS(T(test_gpt2_tiny), T(test_gpt2_sharded_equals_unsharded), T(test_llama
           T(test_safetensors_reader), T(test_checkpoint_errors), T(test_sharded_index_errors),
           T(test_safetensors_hostile_headers), T(test_config_larger_than_weights), T(test_first_nonfinite),
           T(test_nonfinite_weights_refused), T(test_finite_extremes_load), T(test_config_duplicate_keys),
-          T(test_fused_projections_split), T(test_olmo_weightless_layernorm), T(test_neox_buffers_ignored), T(test_family_configs))
+          T(test_fused_projections_split), T(test_phi_opt_layout), T(test_olmo_weightless_layernorm), T(test_neox_buffers_ignored), T(test_family_configs))

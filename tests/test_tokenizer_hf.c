@@ -165,7 +165,8 @@ TEST(test_transformers_class) {
                                         "class/llama2_layout", "class/llama2_layout_legacy", "class/llama_metaspace_split",
                                         "class/llama3_llama_class", "class/gpt2_extra_specials", "class/gpt2_map_only",
                                         "class/gemma_layout", "class/gemma3_by_type", "class/gemma_class_llama2_file",
-                                        "class/gemma2_class_llama2_file"};
+                                        "class/gemma2_class_llama2_file", "class/phi_codegen_llama3", "class/phi_by_type",
+                                        "class/opt_add_bos"};
     struct cases cs = {0};
     CHECK(load_cases(&cs) == 0);
     for (size_t i = 0; cs.n && i < sizeof cases / sizeof *cases; i++) check_tokenizer(cases[i], &cs);

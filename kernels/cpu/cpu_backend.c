@@ -67,6 +67,7 @@ static void cpu_state_reserve(struct cpu_state *st, int T, int S) {
         replace_zeroed((void **)&st->kt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
         replace_zeroed((void **)&st->vt, (n + CPU_ATTN_LD_PAD) * KV, sizeof(float));
         replace_zeroed((void **)&st->hrows, n * C, sizeof(float));
+        if (c->embed_dim) replace_zeroed((void **)&st->erows, n * (size_t)c->embed_dim, sizeof(float));
         replace_zeroed((void **)&st->row_of, n, sizeof(int32_t));
         replace_zeroed((void **)&st->row_tok, n, sizeof(int32_t));
         replace_zeroed((void **)&st->row_first, n + 1, sizeof(int32_t));
@@ -92,7 +93,7 @@ static void cpu_state_reserve(struct cpu_state *st, int T, int S) {
 // Grows the buffers for T tokens and S entries (memory running out ends the run: xalloc.h).
 static void cpu_state_free_buffers(struct cpu_state *st) {
     void *bufs[] = {st->x, st->xn, st->q, st->k, st->v, st->att, st->o, st->o2, st->ff, st->ff2,
-                    st->rope_cos, st->rope_sin, st->rope_cos_local, st->rope_sin_local, st->att_p, st->kt, st->vt, st->hrows, st->row_of, st->row_tok,
+                    st->rope_cos, st->rope_sin, st->rope_cos_local, st->rope_sin_local, st->att_p, st->kt, st->vt, st->hrows, st->erows, st->row_of, st->row_tok,
                     st->row_first, st->row_lse, st->stats, st->row_entries, st->entry_logit, st->x0, st->skip, st->v0, st->dtg_in, st->lane1};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     // What lives for the backend's whole life survives; the batch buffers go.
@@ -161,7 +162,8 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
     size_t per_layer = cpu_gemm_packed_size(Q, C) + 2 * cpu_gemm_packed_size(KV, C) +
                        cpu_gemm_packed_size(C, Q) + (gated ? 2 : 1) * cpu_gemm_packed_size(F, C) +
                        cpu_gemm_packed_size(C, F);
-    size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, C);
+    int E = c->embed_dim ? c->embed_dim : C;  // (the head's width: opt's word_embed_proj_dim)
+    size_t total = per_layer * (size_t)c->n_layer + cpu_gemm_packed_size(c->vocab_size, E);
     if (pack == BACKEND_PACK_NEVER || m->mng) return;  // (cpu_mnanogpt.c runs its own products)
     if (pack != BACKEND_PACK_ALWAYS && total * sizeof(float) > available_bytes() / 2) return;
     st->pk_mem = aligned_alloc(64, (total * sizeof(float) + 63) / 64 * 64);
@@ -199,7 +201,7 @@ static void cpu_pack_weights(struct cpu_state *st, enum backend_pack pack) {
         PACK(d->w_down, w_down, C, F);
     }
 #undef PACK
-    cpu_gemm_pack(st->pool, m->lm_head, c->vocab_size, C, p);
+    cpu_gemm_pack(st->pool, m->lm_head, c->vocab_size, E, p);
     st->pk_head = p;
 }
 

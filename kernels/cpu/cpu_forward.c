@@ -22,7 +22,7 @@ struct rows_job {
     const struct score_batch *b;
     int T;
     float scale;                 // OP_NORM: the normed rows times it (LN_SCALE; 0: 1)
-    const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: a copy, no norm, unless norm_weightless), bias; OP_QK_NORM: gain;
+    const float *in, *w, *bias;  // OP_NORM: x, gain (NULL: a copy, no norm, unless norm_weightless), bias; OP_QK_NORM: gain, bias;
                                  //   OP_POST_NORM: the sublayer's rows (normed in place), gain
     float *out;                  // OP_QK_NORM: q or k rows, normed in place; OP_POST_NORM: residual rows (+=)
     int width;                   // OP_QK_NORM: floats per norm (head_dim, or the whole projection)
@@ -168,7 +168,8 @@ static void rows_task(void *ctx, int i, int w) {
     case OP_EMBED:
         for (int t = r0; t < r0 + n; t++) {
             float *x = j->out + (long)t * C;
-            memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
+            if (!j->m->proj_in)  // (opt's project_in: x holds the projected embedding already)
+                memcpy(x, j->m->tok_emb + (long)j->b->token[t] * C, (size_t)C * sizeof *x);
             if (c->embed_scale != 0)  // (gemma: the embedding times sqrt(C), before anything is added)
                 for (int i = 0; i < C; i++) x[i] *= c->embed_scale;
             if (j->m->pos_emb) cpu_add_inplace(x, j->m->pos_emb + (long)j->b->pos[t] * C, C);
@@ -190,8 +191,8 @@ static void rows_task(void *ctx, int i, int w) {
             add_value_embedding(j->m, j->lw, j->b->token[t], j->out + (long)t * c->n_kv_head * c->head_dim);
         break;
     case OP_QK_NORM:  // token rows [r0, r0 + n) of out: ld / width norm rows each (per head, or one)
-        cpu_norm_rows(j->out + r0 * j->ld, j->out + r0 * j->ld, (int)(n * (j->ld / j->width)), j->width, j->w, NULL,
-                      c->norm_eps);
+        cpu_norm_rows(j->out + r0 * j->ld, j->out + r0 * j->ld, (int)(n * (j->ld / j->width)), j->width, j->w, j->bias,
+                      c->norm_eps);  // (a bias: LayerNorm, phi's qk_layernorm)
         break;
     case OP_POST_NORM:
         for (int r = r0; r < r0 + n; r++) {
@@ -369,6 +370,16 @@ static void geglu_into_gate(void *ctx, float *out, int ldo, int r0, int c0, int 
     }
 }
 
+// ReLU on the tile in place (opt's up projection).
+static void relu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
+    const struct tile_step *s = ctx;
+    for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) {
+        float *row = out + (long)(r - r0) * ldo;
+        for (int i = 0; i < nc; i++) row[i] = row[i] > 0 ? row[i] : 0.0f;
+    }
+    (void)c0;
+}
+
 // GELU on the tile in place (gpt2's up projection), exact or tanh as the config says.
 static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
@@ -382,10 +393,10 @@ static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc
 static void qk_norm(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, int Nq) {
     const struct model_config *c = &st->m->cfg;
     int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, head = c->qk_norm == QK_NORM_HEAD;
-    struct rows_job j = {.op = OP_QK_NORM, .m = st->m, .b = b, .T = Nq, .w = w->q_norm_w, .out = st->q,
+    struct rows_job j = {.op = OP_QK_NORM, .m = st->m, .b = b, .T = Nq, .w = w->q_norm_w, .bias = w->q_norm_b, .out = st->q,
                          .width = head ? c->head_dim : Q, .ld = Q};
     run_rows(st, &j);
-    j = (struct rows_job){.op = OP_QK_NORM, .m = st->m, .b = b, .T = b->n_tokens, .w = w->k_norm_w, .out = st->k,
+    j = (struct rows_job){.op = OP_QK_NORM, .m = st->m, .b = b, .T = b->n_tokens, .w = w->k_norm_w, .bias = w->k_norm_b, .out = st->k,
                           .width = head ? c->head_dim : KV, .ld = KV};
     run_rows(st, &j);
 }
@@ -534,21 +545,26 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                 memcpy(d, st->x + (long)t * C, (size_t)C * sizeof(float));
                 d[C] = linear_gate(w->dtg_w, w->dtg_b[0], d, C, 1, 1);
             }
-        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = w->attn_norm_w,
-                              .bias = w->attn_norm_b, .out = st->xn, .scale = ln};
+        // (post-LN, opt's do_layer_norm_before false: the block reads x itself, its norms come after the adds)
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = T, .in = st->x, .w = c->post_ln ? NULL : w->attn_norm_w,
+                              .bias = c->post_ln ? NULL : w->attn_norm_b, .out = st->xn, .scale = ln};
         run_rows(st, &j);
     }
     if (!c->attn_off[l]) attention_sublayer(st, b, l, Tp, probe, R, lanes && !split);
     else if (rows)  // no attention (DISABLE_LAYER0_ATTN): the gathered rows go on as they are
         for (int r = 0; r < R; r++) memcpy(st->xn + (long)r * C, st->x + (long)st->row_tok[r] * C, (size_t)C * sizeof(float));
+    if (c->post_ln) {  // x = norm(x + attention)
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->attn_norm_w, .bias = w->attn_norm_b, .out = x};
+        run_rows(st, &j);
+    }
 
     if (lanes) {  // lane 1: mixed with x0 (2026-03-31), or as it is (side by side, split)
         lane_input(st, b, w, st->lane1, w->mlp_norm_w, ln, !c->lanes_together && !split);
     } else if (c->mlp_reads_input[l] && !c->attn_off[l]) {
         // GPT-J block: the MLP's input is the attention's (weightless norms: the same rows), in xin
     } else {
-        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w,
-                              .bias = w->mlp_norm_b, .out = xin, .scale = ln};
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = c->post_ln ? NULL : w->mlp_norm_w,
+                              .bias = c->post_ln ? NULL : w->mlp_norm_b, .out = xin, .scale = ln};
         run_rows(st, &j);
     }
     struct tile_step ff = {.dst = st->ff, .n = N, .ld = F, .exact = c->gelu_exact, .slope = c->mlp_leaky_slope};
@@ -557,7 +573,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
                              relu2_in_place, &ff);
     } else if (!model_mlp_gated(c)) {
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff, Np, C, F,
-                             gelu_in_place, &ff);
+                             c->mlp_relu ? relu_in_place : gelu_in_place, &ff);
     } else {
         cpu_gemm_linear(st->pool, st->gemm, xin, w->w_gate, pk ? pk->w_gate : NULL, w->b_gate, st->ff, Np, C, F);
         cpu_gemm_linear_then(st->pool, st->gemm, xin, w->w_up, pk ? pk->w_up : NULL, w->b_up, st->ff2, Np, C, F,
@@ -576,6 +592,10 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
     } else {
         project_into_residual(st, b, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, w->post_mlp_norm_w,
                               w->mlp_scale, x, N, Np, F);
+    }
+    if (c->post_ln) {  // x = norm(x + MLP)
+        j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = N, .in = x, .w = w->mlp_norm_w, .bias = w->mlp_norm_b, .out = x};
+        run_rows(st, &j);
     }
     if (w->dtg_w)  // x = x_in + gate (x - x_in)
         for (int r = 0; r < N; r++) {
@@ -620,6 +640,12 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     const struct model_config *c = &m->cfg;
     int T = b->n_tokens, C = c->d_model, Tp = cpu_gemm_pad_rows(T), L = c->n_layer;
 
+    if (m->proj_in) {  // opt's word_embed_proj_dim: the embedding rows (E wide) through project_in into x
+        int E = c->embed_dim;
+        for (int t = 0; t < T; t++)
+            memcpy(st->erows + (long)t * E, m->tok_emb + (long)b->token[t] * E, (size_t)E * sizeof(float));
+        cpu_gemm_linear(st->pool, st->gemm, st->erows, m->proj_in, NULL, NULL, st->x, Tp, E, C);
+    }
     struct rows_job j = {.op = OP_EMBED, .m = m, .b = b, .T = T, .out = st->x};
     run_rows(st, &j);
     if (m->smear_gate) {  // reads neighbours: a pass of its own into xn, then back
@@ -668,8 +694,14 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     j = (struct rows_job){.op = OP_NORM, .m = m, .b = b, .T = R, .in = st->xn, .w = m->final_norm_w,
                           .bias = m->final_norm_b, .out = st->hrows};
     run_rows(st, &j);
-    struct cpu_logits_args a = {st->gemm, st->hrows, m->lm_head, st->pk_head, R, Rp, C, c->vocab_size, st->row_first,
+    const float *h = st->hrows;
+    int hc = C;
+    if (m->proj_out) {  // opt's project_out: the head reads E-wide rows
+        cpu_gemm_linear(st->pool, st->gemm, st->hrows, m->proj_out, NULL, NULL, st->erows, Rp, C, c->embed_dim);
+        h = st->erows, hc = c->embed_dim;
+    }
+    struct cpu_logits_args a = {st->gemm, h, m->lm_head, st->pk_head, R, Rp, hc, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
-                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse};
+                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse, m->lm_head_b};
     cpu_logits(st->pool, &a);
 }

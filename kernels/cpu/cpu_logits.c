@@ -23,6 +23,10 @@ static float *tile_logits(const struct cpu_logits_args *a, int i, int w, int *r0
     for (int c0 = 0; c0 < *nv; c0 += CPU_GEMM_COLS)
         cpu_gemm_tile_w(a->gemm, a->h + (long)*r0 * a->C, a->lm_head, a->lm_head_packed, *v0 + c0, lg + c0, *nv,
                         *nv - c0 < CPU_GEMM_COLS ? *nv - c0 : CPU_GEMM_COLS, a->C);
+    for (int r = *r0; a->bias && r < *r0 + CPU_GEMM_ROWS && r < a->R; r++) {  // (as nn.Linear adds it)
+        float *x = lg + (long)(r - *r0) * *nv;
+        for (int j = 0; j < *nv; j++) x[j] += a->bias[*v0 + j];
+    }
     for (int r = *r0; a->softcap > 0 && r < *r0 + CPU_GEMM_ROWS && r < a->R; r++) {
         float *x = lg + (long)(r - *r0) * *nv;  // as the model's own head: c * tanh(logits / c), in float32
         for (int j = 0; j < *nv; j++) x[j] = a->softcap * tanhf(x[j] / a->softcap);

@@ -34,6 +34,7 @@ struct cpu_logits_args {
     float softcap;                   // logits c*tanh(logits/c) before everything else; 0: none
     const struct backend_dist_sink *dist;  // NULL, or where every entry's distribution goes
     double *row_lse;                 // (R) scratch when dist: each row's logsumexp
+    const float *bias;               // (V) added to the logits first (phi's head bias), or NULL
 };
 
 int cpu_logits_chunks(int V);

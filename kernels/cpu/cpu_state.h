@@ -49,6 +49,8 @@ struct cpu_state {
     long t_ld;         // t_cap + CPU_ATTN_LD_PAD
     // Logits at scored rows.
     float *hrows;      // (t_cap, C) final-normed hidden rows of distinct scored tokens
+    float *erows;      // (t_cap, E) opt's word_embed_proj_dim rows: the embeddings before project_in, the
+                       //   hidden rows after project_out (model_config.embed_dim; else NULL)
     int32_t *row_of;   // (t_cap) row of a token index, -1 when not scored
     int32_t *row_tok;  // (t_cap) token index of a row
     int32_t *row_first;  // (t_cap + 1)

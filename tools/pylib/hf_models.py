@@ -47,7 +47,7 @@ def install_xsa(model, layers):
     """Hooks XSA into the given layer indices; returns the hook handles. The value vectors are
     taken where each family's attention computes them: GPT-2's c_attn, phi3's qkv_proj (q | k |
     v), gpt_neox's query_key_value (q, k, v per head), else v_proj; z replaces the input of the
-    output projection (c_proj, dense, o_proj)."""
+    output projection (c_proj, dense, o_proj; phi's dense, opt's out_proj)."""
     handles = []
     cfg = model.config
     mt = cfg.model_type
@@ -59,6 +59,9 @@ def install_xsa(model, layers):
         blocks = model.gpt_neox.layers
         H = Hkv = cfg.num_attention_heads
         hd = cfg.hidden_size // H
+    elif mt == "opt":
+        blocks = model.model.decoder.layers
+        H = Hkv = cfg.num_attention_heads
     else:
         blocks = model.model.layers
         H = cfg.num_attention_heads
@@ -84,6 +87,11 @@ def install_xsa(model, layers):
             handles.append(attn.qkv_proj.register_forward_hook(
                 lambda mod, inp, out, store=store: store.__setitem__("v", out[..., (H + Hkv) * hd:])))
             proj = attn.o_proj
+        elif mt in ("phi", "opt"):  # (their output projections: dense, out_proj)
+            attn = blocks[li].self_attn
+            handles.append(attn.v_proj.register_forward_hook(
+                lambda mod, inp, out, store=store: store.__setitem__("v", out)))
+            proj = attn.dense if mt == "phi" else attn.out_proj
         else:
             attn = blocks[li].self_attn
             # (olmo's clip_qkv clamps this very tensor in place afterwards: XSA reads the clamped
