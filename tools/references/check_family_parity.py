@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end lm-evaluation-harness parity of the olmo, ministral and Gemma families: tiny random
+"""End-to-end lm-evaluation-harness parity of the olmo, ministral, Gemma, phi and opt families: tiny random
 transformers checkpoints with a fixture tokenizer, scored by real lm-eval (HFLM from the folder,
 so AutoTokenizer picks the tokenizer class as it would for a Hub model; float32, batch size 8)
 and by `xsa-eval run` on the same rows (tests/fixtures/data, --limit 10); prints each task's
@@ -17,11 +17,18 @@ into the repository: the checkpoints and results go to a temporary folder (--kee
              model_type (no tokenizer_config.json)
   gemma2     Gemma2ForCausalLM (sliding/full/sliding, window 6, query_pre_attn_scalar 24,
              attn_logit_softcapping 3, final_logit_softcapping 5) with the same tokenizer by model_type
+  phi        PhiForCausalLM (partial_rotary_factor 0.4 of 16-dim heads, GQA 4/2, qk_layernorm, head
+             bias) with the GPT-2 byte-level fixture under CodeGenTokenizer, as phi-1/phi-2 name it
+  opt        OPTForCausalLM (pre-LN, learned positions, ReLU, tied head) with the GPT-2 fixture as an
+             OPT tokenizer: </s> added, tokenizer_config.json as facebook/opt-*'s (add_bos_token
+             true, bos/eos/unk </s>), tokenizer.json's post-processor prepending </s> as transformers
+             saves it; lm-eval's HFLM (add_bos_token None) then encodes with </s> first
+  opt350     the same with opt-350m's layout: do_layer_norm_before false, word_embed_proj_dim 16
 
 Exit 1 when a request differs by more than 1e-4 or a greedy flag or an accuracy differs.
 
     pip install torch transformers "lm-eval[hf]" datasets
-    make && python3 -m tools.references.check_family_parity [--keep DIR]
+    make && python3 -m tools.references.check_family_parity [--keep DIR] [--only phi,opt]
 """
 import argparse
 import glob
@@ -68,6 +75,41 @@ def build(which, d):
         if which == "gemma":  # (as Gemma's own; gemma2 and gemma3 pick GemmaTokenizer by model_type)
             shutil.copy(os.path.join(gdir, "tokenizer_config.json"), d)
         return
+    if which == "phi":
+        from transformers import PhiConfig, PhiForCausalLM
+        tok = os.path.join(TOKS, "gpt2", "tokenizer.json")
+        cfg = PhiConfig(vocab_size=vocab_size_of(tok), hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, partial_rotary_factor=0.4, qk_layernorm=True,
+                        max_position_embeddings=256, bos_token_id=0, eos_token_id=0)
+        torch.manual_seed(10)
+        m = PhiForCausalLM(cfg)
+        randomize(m, 11)
+        save_with_tokenizer(m, d, tok)
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"tokenizer_class": "CodeGenTokenizer", "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>",
+                       "unk_token": "<|endoftext|>", "add_prefix_space": False}, f)
+        return
+    if which.startswith("opt"):
+        from tokenizers import Tokenizer, processors
+        from transformers import OPTConfig, OPTForCausalLM
+        t = Tokenizer.from_file(os.path.join(TOKS, "gpt2", "tokenizer.json"))
+        t.add_special_tokens(["</s>"])
+        eos = t.token_to_id("</s>")
+        t.post_processor = processors.TemplateProcessing(single="</s> $A", pair="</s> $A </s> $B", special_tokens=[("</s>", eos)])
+        tok = os.path.join(os.path.dirname(d), which + "_tokenizer.json")
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        t.save(tok)
+        extra = dict(do_layer_norm_before=False, word_embed_proj_dim=16) if which == "opt350" else {}
+        cfg = OPTConfig(vocab_size=vocab_size_of(tok), hidden_size=32, ffn_dim=64, num_hidden_layers=2, num_attention_heads=4,
+                        max_position_embeddings=256, bos_token_id=eos, eos_token_id=eos, pad_token_id=1, **extra)
+        torch.manual_seed(12)
+        m = OPTForCausalLM(cfg)
+        randomize(m, 13)
+        save_with_tokenizer(m, d, tok)
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"tokenizer_class": "GPT2Tokenizer", "add_bos_token": True, "bos_token": "</s>", "eos_token": "</s>",
+                       "unk_token": "</s>", "errors": "replace", "add_prefix_space": False}, f)
+        return
     if which == "olmo":
         tok = os.path.join(TOKS, "gpt2", "tokenizer.json")
         cfg = OlmoConfig(vocab_size=vocab_size_of(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -94,6 +136,8 @@ def lm_eval_requests(d):
     import lm_eval
     from lm_eval.models.huggingface import HFLM
     lm = HFLM(pretrained=d, batch_size=8, device="cpu", dtype="float32")
+    print("%s: lm-eval encodes \"The cat\" as %s (prefix token %d)" % (os.path.basename(d), lm.tok_encode("The cat"),
+                                                                       lm.prefix_token_id))
     out = lm_eval.simple_evaluate(model=lm, tasks=list(SPLIT), limit=LIMIT, log_samples=True, bootstrap_iters=0,
                                   random_seed=0, numpy_random_seed=1234, torch_random_seed=1234, fewshot_random_seed=1234)
     rec = {}
@@ -125,6 +169,7 @@ def xsa_eval_requests(d, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keep", help="folder for the checkpoints and results (default: a temporary one, removed)")
+    ap.add_argument("--only", help="comma-separated families (default: all)")
     args = ap.parse_args()
 
     def splits(path, name):
@@ -135,7 +180,8 @@ def main():
     tmp = None if args.keep else tempfile.TemporaryDirectory()
     base = args.keep or tmp.name
     bad = 0
-    for which in ("olmo", "ministral", "gemma", "gemma2", "gemma3"):
+    families = ("olmo", "ministral", "gemma", "gemma2", "gemma3", "phi", "opt", "opt350")
+    for which in args.only.split(",") if args.only else families:
         d = os.path.join(base, which)
         build(which, d)
         ref, got = lm_eval_requests(d), xsa_eval_requests(d, os.path.join(base, "out_" + which))
