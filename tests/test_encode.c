@@ -188,7 +188,7 @@ TEST(test_lm_eval_edge_pairs_llama_sp) { check_lm_eval_pairs("llama_sp_xsa"); }
 // tokenizer_config.json as transformers 5 reads it: lm-eval's prefix token and --add-bos's BOS.
 TEST(test_lm_eval_config_bos) {
     static const char *const cases[] = {"gpt2_config", "gpt2_class_default", "gpt2_special_map", "sp_eos_as_bos",
-                                        "sp_eos_as_bos_default", "sp_null_bos", "gpt2_unknown_class",
+                                        "sp_eos_as_bos_default", "sp_null_bos", "gpt2_codegen_class", "gpt2_unknown_class",
                                         "gpt2_bos_not_in_vocab", "gpt2_model_type_only"};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) check_lm_eval_pairs(cases[i]);
 }

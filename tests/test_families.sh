@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt) and RoPE scalings
+# The decoder families (mistral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi3, gemma, gemma2, gemma3_text; phi and opt in
+# tests/test_phi_opt.sh) and RoPE scalings
 # (dynamic, yarn) through the command line: `info` names the family and every feature that is
 # on, XSA runs in each, and what xsa-eval does not implement (another model_type, a layer type,
 # an activation, a tensor the family does not have or lacks) is one line naming the file and
