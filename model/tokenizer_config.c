@@ -83,7 +83,8 @@ static const char *effective_class(const char *hub, const char *model_type, int 
     } registered[] = {{"qwen2", "Qwen2Tokenizer"}, {"qwen3", "Qwen2Tokenizer"}, {"gpt2", "GPT2Tokenizer"},
                       {"gpt_neox", "GPTNeoXTokenizer"}, {"olmo", "GPTNeoXTokenizer"}, {"mistral", "TokenizersBackend"}, {"ministral", "TokenizersBackend"}, {"olmo2", "TokenizersBackend"},
                       {"phi3", "TokenizersBackend"}, {"gemma", "GemmaTokenizer"}, {"gemma2", "GemmaTokenizer"},
-                      {"gemma3_text", "GemmaTokenizer"}, {"phi", "GPT2Tokenizer"}, {"opt", "GPT2Tokenizer"}};
+                      {"gemma3_text", "GemmaTokenizer"}, {"phi", "GPT2Tokenizer"}, {"opt", "GPT2Tokenizer"},
+                      {"stablelm", "TokenizersBackend"}, {"granite", "TokenizersBackend"}};
     const char *reg = NULL;
     for (size_t i = 0; model_type && i < sizeof registered / sizeof *registered; i++)
         if (!strcmp(model_type, registered[i].type)) reg = registered[i].cls;

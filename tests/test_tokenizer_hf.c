@@ -166,7 +166,9 @@ TEST(test_transformers_class) {
                                         "class/llama3_llama_class", "class/gpt2_extra_specials", "class/gpt2_map_only",
                                         "class/gemma_layout", "class/gemma3_by_type", "class/gemma_class_llama2_file",
                                         "class/gemma2_class_llama2_file", "class/phi_codegen_llama3", "class/phi_by_type",
-                                        "class/opt_add_bos"};
+                                        "class/opt_add_bos",
+                                        "class/stablelm2_gpt2_class", "class/stablelm3b_neox_class", "class/stablelm_by_type",
+                                        "class/smollm3_backend_class", "class/granite_gpt2_class"};
     struct cases cs = {0};
     CHECK(load_cases(&cs) == 0);
     for (size_t i = 0; cs.n && i < sizeof cases / sizeof *cases; i++) check_tokenizer(cases[i], &cs);
