@@ -223,7 +223,7 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
         family = "the CUDA backend does not implement the Gemma families' operations ((1 + w) RMSNorm, scaled embedding, "
                  "GeGLU MLP, query_pre_attn_scalar, soft-capped attention scores, per-layer-type RoPE)";
     char lacks[256];
-    if (!family && model_cuda_lacks(m)) {  // (phi, opt: kernels/cpu/cpu_forward.c alone)
+    if (!family && model_cuda_lacks(m)) {  // (phi, opt, stablelm's qk_layernorm, smollm3, granite: the CPU alone)
         snprintf(lacks, sizeof lacks, "the CUDA backend does not implement %s", model_cuda_lacks(m));
         family = lacks;
     }

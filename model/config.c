@@ -2,7 +2,7 @@
 // own keys; llama, mistral, qwen2, qwen3, olmo, olmo2, phi3, gemma, gemma2 and gemma3_text share llama's
 // and differ in fixed choices (biases, q/k norms, norm kind and placement, sliding windows, fused
 // projections; olmo's clip_qkv; the Gemma families' own keys, parse_gemma); gpt_neox
-// has its own keys over the same RoPE decoder.
+// has its own keys over the same RoPE decoder, and so has stablelm (parse_stablelm).
 #include "model/config.h"
 
 #include <cJSON.h>
@@ -158,7 +158,8 @@ static int rope_orig_ctx(struct model_config *c, const cJSON *j, const cJSON *r,
 static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, const char *path, xsa_error *err) {
     static const char *keys[] = {"rope_parameters", "rope_scaling"};
     struct model_config *c = &hc->cfg;
-    int rc = get_float(r, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
+    double theta = !strcmp(c->family, "smollm3") ? 2e6 : 10000.0;  // (SmolLM3Config.default_theta)
+    int rc = get_float(r, "rope_theta", theta, 1.0, 1e12, &c->rope_theta, path, err);
     if (!rc) rc = get_double(r, "partial_rotary_factor", partial_def, 1e-6, 1, &hc->partial_rotary, path, err);
     for (int k = 0; k < 2 && !rc; k++) {
         const cJSON *j = json_last_item(r, keys[k]);
@@ -194,7 +195,7 @@ static int parse_rope(struct hf_config *hc, const cJSON *r, double partial_def, 
         if (!rc && c->rope_scaling && c->rope_factor < 0)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: %s of type %s needs a \"factor\"", path, keys[k], type);
         if (!rc && json_last_item(j, "rope_theta"))
-            rc = get_float(j, "rope_theta", 10000.0, 1.0, 1e12, &c->rope_theta, path, err);
+            rc = get_float(j, "rope_theta", theta, 1.0, 1e12, &c->rope_theta, path, err);
     }
     return rc;
 }
@@ -233,7 +234,8 @@ struct family {
     enum qk_norm qk_norm;
     int post_norm;      // olmo2: norms after attention and MLP, none before
     int window;         // 1: sliding_window on every layer (phi3); 2: qwen's use_sliding_window;
-                        // 3: every layer, or per layer_types (mistral: transformers reads that as Ministral)
+                        // 3: every layer, or per layer_types (mistral: transformers reads that as Ministral);
+                        // 4: the Gemma families' patterns; 5: use_sliding_window on the NoPE layers (smollm3)
     int fused;          // phi3: qkv_proj and gate_up_proj
     float eps;          // rms_norm_eps default
     int maxpos;         // max_position_embeddings default (the config class's)
@@ -260,17 +262,20 @@ static const struct family families[] = {
     {"gemma2", 2, 0, QK_NORM_NONE, 0, 4, 0, 1e-6f, 8192, 4096, 0, 2},
     // Gemma3TextConfig: every sixth layer full attention unless layer_types says otherwise
     {"gemma3_text", 2, 0, QK_NORM_HEAD, 0, 4, 0, 1e-6f, 131072, 4096, 0, 3},
+    // SmolLM3Config: qwen's use_sliding_window, on the NoPE layers only unless layer_types says otherwise
+    {"smollm3", 1, 0, QK_NORM_NONE, 0, 5, 0, 1e-6f, 32768, 0, 0, 0},
+    // GraniteConfig: llama's, and its multipliers (parse_granite)
+    {"granite", 1, 0, QK_NORM_NONE, 0, 0, 0, 1e-6f, 2048, 0, 0, 0},
 };
 
 // sliding_window of every layer (window 1), or qwen's use_sliding_window + max_window_layers /
 // layer_types, as the families' configuration classes resolve them.
 static int parse_window(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
-    int kind = fm->window, use = kind == 1 || kind >= 3, maxwin = 0, rc = 0, pattern = 6;
-    if (kind == 2) {  // (Qwen2Config / Qwen3Config: max_window_layers 28)
-        rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
-        if (!rc) rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
-    }
+    int kind = fm->window, use = kind == 1 || kind == 3 || kind == 4, maxwin = 0, rc = 0, pattern = 6;
+    if (kind == 2 || kind == 5) rc = get_bool(r, "use_sliding_window", 0, &use, path, err);
+    if (!rc && kind == 2)  // (Qwen2Config / Qwen3Config: max_window_layers 28)
+        rc = get_int(r, "max_window_layers", 28, 0, MODEL_MAX_LAYERS, &maxwin, path, err);
     // An absent sliding_window is the config class's default (4096 for mistral and qwen); null is none.
     int def = json_last_item(r, "sliding_window") ? 0 : fm->window_def;
     if (!rc && use) rc = get_int(r, "sliding_window", def, 1, 1 << 24, &c->sliding_window, path, err);
@@ -300,7 +305,9 @@ static int parse_window(struct hf_config *hc, const cJSON *r, const struct famil
     for (int l = 0; l < c->n_layer && kind == 4 && !c->sliding_window; l++)
         if ((l + 1) % pattern)
             return xsa_fail(err, XSA_EBADINPUT, "%s: layer %d is sliding_attention by %s's default layer_types but \"sliding_window\" is null; set sliding_window, or layer_types", path, l, fm->name);
-    for (int l = 0; l < c->n_layer && c->sliding_window; l++) c->swa[l] = kind == 4 ? (l + 1) % pattern != 0 : kind != 2 || l >= maxwin;
+    // (SmolLM3Config's default layer_types: sliding_attention on the NoPE layers)
+    for (int l = 0; l < c->n_layer && c->sliding_window; l++)
+        c->swa[l] = kind == 4 ? (l + 1) % pattern != 0 : kind == 5 ? c->no_rope[l] : kind != 2 || l >= maxwin;
     return 0;
 }
 
@@ -432,6 +439,47 @@ static int parse_gemma(struct hf_config *hc, const cJSON *r, const struct family
     return 0;
 }
 
+// smollm3's NoPE layers (SmolLM3Config): no_rope_layers, one entry per layer (more are ignored),
+// 1 a layer with RoPE and 0 one without; absent or null, every no_rope_layer_interval-th layer
+// (4 by default) is NoPE.
+static int parse_nope(struct model_config *c, const cJSON *r, const char *path, xsa_error *err) {
+    const cJSON *j = json_last_item(r, "no_rope_layers");
+    int interval = 4;
+    if (!j || cJSON_IsNull(j)) {
+        int rc = get_int(r, "no_rope_layer_interval", 4, 1, MODEL_MAX_LAYERS, &interval, path, err);
+        for (int l = 0; !rc && l < c->n_layer; l++) c->no_rope[l] = (l + 1) % interval == 0;
+        return rc;
+    }
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) < c->n_layer)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: \"no_rope_layers\" must list 1 (RoPE) or 0 (NoPE) for each of the %d "
+                        "layers", path, c->n_layer);
+    for (int l = 0; l < c->n_layer; l++) {
+        const cJSON *e = cJSON_GetArrayItem(j, l);
+        if (!cJSON_IsNumber(e) || (e->valuedouble != 0 && e->valuedouble != 1))
+            return xsa_fail(err, XSA_EBADINPUT, "%s: no_rope_layers[%d] must be 1 (RoPE) or 0 (NoPE)", path, l);
+        c->no_rope[l] = e->valuedouble == 0;
+    }
+    return 0;
+}
+
+// granite's multipliers (GraniteConfig, each 1.0 by default): embedding_multiplier on the
+// embedding, attention_multiplier as the score scale in place of head_dim^-1/2,
+// residual_multiplier on each sublayer's output before its residual add, the logits divided by
+// logits_scaling.
+static int parse_granite(struct model_config *c, const cJSON *r, const char *path, xsa_error *err) {
+    double em = 1, am = 1, rm = 1, ls = 1;
+    int rc = get_double(r, "embedding_multiplier", 1.0, 1e-12, 1e12, &em, path, err);
+    if (!rc) rc = get_double(r, "attention_multiplier", 1.0, 1e-12, 1e12, &am, path, err);
+    if (!rc) rc = get_double(r, "residual_multiplier", 1.0, 1e-12, 1e12, &rm, path, err);
+    if (!rc) rc = get_double(r, "logits_scaling", 1.0, 1e-12, 1e12, &ls, path, err);
+    if (rc) return rc;
+    c->embed_scale = (float)em;
+    c->attn_scale = (float)am;
+    c->residual_scale = (float)rm;
+    c->logit_divisor = (float)ls;
+    return 0;
+}
+
 // One of the llama-like families: llama's keys, the family's fixed choices.
 static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family *fm, const char *path, xsa_error *err) {
     struct model_config *c = &hc->cfg;
@@ -457,7 +505,8 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc && fm->layer_norm) c->norm_eps = fm->eps;
     else if (!rc) rc = get_float(r, "rms_norm_eps", fm->eps, 0, 1, &c->norm_eps, path, err);
     if (!rc && fm->layer_norm) rc = parse_clip_qkv(c, r, path, err);
-    if (!rc) rc = get_bool(r, "tie_word_embeddings", fm->gemma != 0, &c->tied_head, path, err);
+    int smollm3 = !strcmp(fm->name, "smollm3"), granite = !strcmp(fm->name, "granite");
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", fm->gemma != 0 || smollm3, &c->tied_head, path, err);
     if (!rc && fm->bias_keys) rc = get_bool(r, "attention_bias", 0, &ab, path, err);
     if (!rc && fm->bias_keys == 1) rc = get_bool(r, "mlp_bias", 0, &mb, path, err);
     // (Gemma3TextConfig names it hidden_activation)
@@ -466,6 +515,8 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
     if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
     if (!rc) rc = fm->gemma == 3 ? parse_gemma3_rope(hc, r, path, err) : parse_rope(hc, r, 1.0f, path, err);
+    if (!rc && smollm3) rc = parse_nope(c, r, path, err);
+    if (!rc && granite) rc = parse_granite(c, r, path, err);
     if (!rc) rc = parse_window(hc, r, fm, path, err);
     if (rc) return rc;
     // GemmaConfig reads "gelu" as the tanh approximation its releases meant (its __post_init__).
@@ -651,7 +702,58 @@ static int parse_opt(struct hf_config *hc, const cJSON *r, const char *path, xsa
     return 0;
 }
 
-#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt"
+// stablelm (StableLmConfig): llama's shapes and SwiGLU MLP under its own keys: LayerNorms with
+// bias (layer_norm_eps), partial rotary (partial_rotary_factor, 0.25 by default), use_qkv_bias,
+// qk_layernorm (a LayerNorm without bias per head, each head its own gain), use_parallel_residual
+// (x + attn(n(x)) + mlp(n(x)) with the one input_layernorm), an untied head by default. head_dim
+// is hidden_size / num_attention_heads (StableLmAttention reads no head_dim key).
+static int parse_stablelm(struct hf_config *hc, const cJSON *r, const char *path, xsa_error *err) {
+    struct model_config *c = &hc->cfg;
+    c->arch = MODEL_ARCH_LLAMA;
+    c->rope = ROPE_HALF;
+    snprintf(c->family, sizeof c->family, "stablelm");
+    const char *act = NULL;
+    int qkv_bias = 0, qk_ln = 0, par = 0;
+    int rc = get_int(r, "vocab_size", REQUIRED, 1, 1 << 22, &c->vocab_size, path, err);
+    if (!rc) rc = get_int(r, "hidden_size", REQUIRED, 1, 1 << 16, &c->d_model, path, err);
+    if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
+    if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
+    if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
+    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
+    if (!rc) rc = get_int(r, "max_position_embeddings", 4096, 1, 1 << 22, &c->max_seq_len, path, err);
+    if (!rc) rc = get_float(r, "layer_norm_eps", 1e-5, 0, 1, &c->norm_eps, path, err);
+    if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);
+    if (!rc) rc = get_bool(r, "use_qkv_bias", 0, &qkv_bias, path, err);
+    if (!rc) rc = get_bool(r, "qk_layernorm", 0, &qk_ln, path, err);
+    if (!rc) rc = get_bool(r, "use_parallel_residual", 0, &par, path, err);
+    if (!rc) rc = get_string(r, "hidden_act", "silu", &act, path, err);
+    if (!rc) rc = get_token_id(r, "bos_token_id", &c->bos_id, path, err);
+    if (!rc) rc = get_token_id(r, "eos_token_id", &c->eos_id, path, err);
+    if (!rc) rc = parse_rope(hc, r, 0.25, path, err);
+    if (rc) return rc;
+    if (strcmp(act, "silu"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_act \"%.64s\" is not supported for stablelm (xsa-eval implements silu)", path, act);
+    if (c->rope_scaling)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: stablelm with scaled RoPE (rope_scaling / rope_parameters type) is not "
+                        "supported; xsa-eval implements stablelm's default partial rotary", path);
+    if (c->d_model % c->n_head)  // (StableLmAttention raises on it)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: hidden_size %d is not a multiple of num_attention_heads %d (transformers "
+                        "refuses this stablelm config)", path, c->d_model, c->n_head);
+    int hd = 0;  // (StableLmRotaryEmbedding sizes its frequencies by a head_dim key, the attention splits by the width)
+    rc = get_int(r, "head_dim", 0, 1, 1 << 12, &hd, path, err);
+    if (rc) return rc;
+    if (hd && (long long)hd * c->n_head != c->d_model)
+        return xsa_fail(err, XSA_EBADINPUT, "%s: stablelm head_dim %d is not hidden_size / num_attention_heads (%d / %d): "
+                        "transformers would rotate by it but split heads by the width; not supported (remove head_dim)",
+                        path, hd, c->d_model, c->n_head);
+    c->qk_norm = qk_ln ? QK_NORM_HEAD_LN : QK_NORM_NONE;
+    c->parallel_residual = par ? 2 : 0;
+    hc->ws = (struct weight_spec){.norm_bias = 1, .qkv_bias = qkv_bias, .shared_norm = par};
+    return finish_rope_decoder(hc, path, err);
+}
+
+#define SUPPORTED_TYPES "gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt" \
+    ", stablelm, smollm3, granite"
 
 int hf_config_parse_text(struct hf_config *hc, const char *text, const char *path, xsa_error *err) {
     memset(hc, 0, sizeof *hc);
@@ -674,6 +776,7 @@ int hf_config_parse_text(struct hf_config *hc, const char *text, const char *pat
         else if (!strcmp(type, "gpt_neox")) rc = parse_gpt_neox(hc, r, path, err);
         else if (!strcmp(type, "phi")) rc = parse_phi(hc, r, path, err);
         else if (!strcmp(type, "opt")) rc = parse_opt(hc, r, path, err);
+        else if (!strcmp(type, "stablelm")) rc = parse_stablelm(hc, r, path, err);
         else if (fm) rc = parse_llama(hc, r, fm, path, err);
         else if (!strcmp(type, "hf_olmo"))  // (the ai2-olmo package's own format: allenai/OLMo-1B, OLMo-7B)
             rc = xsa_fail(err, XSA_EBADINPUT, "%s: model_type \"hf_olmo\" (the ai2-olmo package's format) is not supported; "

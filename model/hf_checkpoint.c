@@ -403,7 +403,16 @@ static int load_llama(struct hf_loader *ld, struct model *m, const struct weight
                 LOAD(fn->v, "bias", KV, 0, w->bv);
             }
         }
-        if (c->qk_norm && ws->qk_norm_bias) {  // (phi's qk_layernorm: LayerNorms)
+        if (c->qk_norm == QK_NORM_HEAD_LN) {  // (stablelm: one nn.LayerNorm per head, no bias)
+            for (int h = 0; h < c->n_head && !rc; h++) {
+                snprintf(n, sizeof n, "%sself_attn.q_layernorm.norms.%d.weight", pre, h);
+                rc = load(ld, n, hd, 0, ld->dry ? NULL : w->q_norm_w + h * hd, err);
+            }
+            for (int h = 0; h < c->n_kv_head && !rc; h++) {
+                snprintf(n, sizeof n, "%sself_attn.k_layernorm.norms.%d.weight", pre, h);
+                rc = load(ld, n, hd, 0, ld->dry ? NULL : w->k_norm_w + h * hd, err);
+            }
+        } else if (c->qk_norm && ws->qk_norm_bias) {  // (phi's qk_layernorm: LayerNorms)
             LOAD("self_attn.q_layernorm", "weight", nq, 0, w->q_norm_w);
             LOAD("self_attn.q_layernorm", "bias", nq, 0, w->q_norm_b);
             LOAD("self_attn.k_layernorm", "weight", nk, 0, w->k_norm_w);

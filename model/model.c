@@ -357,6 +357,10 @@ const char *model_cuda_lacks(const struct model *m) {
     if (c->mlp_relu) return "opt's ReLU MLP";
     if (c->post_ln) return "opt's post-LN block (do_layer_norm_before false)";
     if (c->embed_dim) return "opt's project_in / project_out (word_embed_proj_dim)";
+    if (c->residual_scale != 0 || c->logit_divisor != 0)
+        return "granite's multipliers (embedding_multiplier, attention_multiplier, residual_multiplier, logits_scaling)";
+    if (memchr(c->no_rope, 1, (size_t)c->n_layer)) return "smollm3's NoPE layers (no_rope_layers: layers that do not rotate q and k)";
+    if (c->qk_norm == QK_NORM_HEAD_LN) return "stablelm's qk_layernorm (a LayerNorm per head on q and k)";
     return NULL;
 }
 
@@ -401,7 +405,8 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(w->attn_norm_w, "%s %s", c->norm_unit ? "LayerNorm (no weight or bias)" : w->attn_norm_b ? "LayerNorm"
                                        : c->norm_plus_one ? "RMSNorm (1 + w)" : "RMSNorm",
          c->post_ln ? "after each residual add (post-LN)" : "pre-norms");
-    FEAT(c->embed_scale != 0, "embedding times sqrt(%d)", c->d_model);
+    FEAT(c->embed_scale != 0 && c->norm_plus_one, "embedding times sqrt(%d)", c->d_model);
+    FEAT(c->embed_scale != 0 && !c->norm_plus_one, "embedding times %g", (double)c->embed_scale);
     FEAT(c->clip_qkv > 0, "q/k/v clipped to +-%g", (double)c->clip_qkv);
     FEAT(w->post_attn_norm_w, "RMSNorm on the attention and MLP outputs (post-norms)");
     FEAT(w->bq && !m->zero_biases, "q/k/v biases");
@@ -410,8 +415,9 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(m->zero_biases, "no biases (bias=False)");
     FEAT(c->norm_weightless, "weightless RMSNorm");
     FEAT(c->embed_norm, "normed embedding");
-    FEAT(c->qk_norm, "%s q/k %s%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width", w->q_norm_b ? "LayerNorm" : "RMSNorm",
-         w->q_norm_w ? "" : " (no gain)");
+    FEAT(c->qk_norm == QK_NORM_HEAD_LN, "per-head q/k LayerNorm (a gain per head, no bias)");
+    FEAT(c->qk_norm && c->qk_norm != QK_NORM_HEAD_LN, "%s q/k %s%s", c->qk_norm == QK_NORM_HEAD ? "per-head" : "full-width",
+         w->q_norm_b ? "LayerNorm" : "RMSNorm", w->q_norm_w ? "" : " (no gain)");
     FEAT(c->norm_shared, "one LayerNorm for attention and MLP");
     FEAT(c->learned_pos, "learned positions (offset 2)");
     FEAT(c->mlp_relu, "ReLU MLP");
@@ -420,11 +426,16 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(m->lm_head_b, "head bias");
     FEAT(c->rope_dims, "partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
     FEAT(c->sliding_window, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
-    FEAT(c->parallel_residual, "parallel attention + MLP residual");
+    FEAT(c->parallel_residual, "parallel attention + MLP residual%s", c->parallel_residual == 2 ? " (one norm)" : "");
     FEAT(c->mlp_gelu_gate, "GeGLU MLP (gelu_pytorch_tanh gate)");
-    FEAT(c->attn_scale != 0, "attention scale %g (query_pre_attn_scalar)", (double)c->attn_scale);
+    FEAT(c->attn_scale != 0, "attention scale %g (%s)", (double)c->attn_scale, c->norm_plus_one ? "query_pre_attn_scalar" : "attention_multiplier");
     FEAT(c->attn_softcap != 0, "attention-logit soft-cap %g", (double)c->attn_softcap);
     FEAT(c->rope_local_theta != 0, "sliding-window layers' RoPE theta %g (unscaled)", (double)c->rope_local_theta);
+    int n_nope = 0;
+    for (int l = 0; l < c->n_layer; l++) n_nope += c->no_rope[l];
+    FEAT(n_nope, "NoPE (no RoPE) in %d of %d layers", n_nope, c->n_layer);
+    FEAT(c->residual_scale != 0, "residual multiplier %g", (double)c->residual_scale);
+    FEAT(c->logit_divisor != 0, "logits divided by %g", (double)c->logit_divisor);
     FEAT(c->fused & MODEL_FUSED_QKV, "fused qkv_proj (split at load)");
     FEAT(c->fused & MODEL_FUSED_QKV_HEADS, "fused per-head query_key_value (split at load)");
     FEAT(c->fused & MODEL_FUSED_GATE_UP, "fused gate_up_proj (split at load)");

@@ -37,6 +37,8 @@ enum qk_norm {          // RMSNorm on the query and key projections, before RoPE
     QK_NORM_NONE = 0,
     QK_NORM_HEAD,         // per head over hd (qwen3); gains (hd) each, or NULL: no gain
     QK_NORM_FULL,         // over the whole projection (olmo2); gains (H*hd) and (Hkv*hd)
+    QK_NORM_HEAD_LN,      // LayerNorm (no bias) per head, each head its own gain (stablelm's
+                          // qk_layernorm); gains (H*hd) and (Hkv*hd), head after head
 };
 
 // How fused projections were stored (split at load; printed by `info`).
@@ -72,7 +74,8 @@ struct model_config {
     // Decoder features beyond gpt2 / llama (all 0: the plain decoder of `arch`).
     char family[16];  // config.json model_type ("" = the arch's own name)
     int mlp_plain;    // RoPE decoders: 1 = up -> GELU -> down without a gate (gpt_neox)
-    int parallel_residual;  // x + attn(norm1(x)) + mlp(norm2(x)) (gpt_neox)
+    int parallel_residual;  // 1: x + (mlp(norm2(x)) + attn(norm1(x))) (gpt_neox); 2: (x + attn(n(x))) + mlp(n(x)),
+                            // one norm (stablelm: mlp_norm_w / _b alias attn_norm_w / _b)
     enum qk_norm qk_norm;
     int norm_unit;    // LayerNorms without weight or bias (olmo's OlmoLayerNorm): the norm weights are
                       // ones and zeros made at load, so every backend's LayerNorm runs them
@@ -147,6 +150,12 @@ struct model_config {
     int no_final_norm;   // opt: no norm before the head (post-LN, or _remove_final_layer_norm)
     int embed_dim;       // opt's word_embed_proj_dim E when it differs from d_model: tok_emb and the head (V, E),
                          //   model.proj_in (C, E) after the embedding, model.proj_out (E, C) before the head; 0: none
+    unsigned char no_rope[MODEL_MAX_LAYERS];  // no_rope[l] = 1: layer l's q and k are not rotated (smollm3's NoPE layers)
+    // granite's multipliers (0: none): the embedding times embed_scale and the scores times
+    // attn_scale (above), each sublayer's output times residual_scale before its residual add, the
+    // logits divided by logit_divisor
+    float residual_scale;
+    float logit_divisor;
 };
 
 struct layer_weights {

@@ -14,7 +14,8 @@ struct weight_spec {
     int norm_unit;          // LayerNorms without weight or bias (olmo): their gains (ones) and biases
                             // (zeros) are made at load, not read, and not counted as parameters
     int norm_plus_one;      // RMSNorm gains stored as w and applied as (1 + w) (gemma): 1 is added at load
-    int shared_norm;        // one pre-norm per layer, feeding attention and MLP both (phi)
+    int shared_norm;        // one pre-norm per layer, feeding attention and MLP both (phi, stablelm's parallel residual):
+                            // the MLP's norm pointers alias the attention's, nothing is laid out for them
     int qk_norm_bias;       // the q/k norms are LayerNorms with biases (phi's qk_layernorm)
     int head_bias;          // the head has a bias (phi's lm_head)
     int no_final_norm;      // no norm before the head (opt post-LN, _remove_final_layer_norm)

@@ -170,7 +170,7 @@ for m in gemma2 gemma3_text; do
     expect_one_line ${m}_null_window_refused 2 "${m}_nowin/config.json: layer 0 is sliding_attention by $m's default layer_types but \"sliding_window\" is null; set sliding_window, or layer_types" -- "$XSA_BIN" info --model "$TMP/${m}_nowin"
 done
 cp -r $F/qwen2_bin "$TMP/falcon"; sed -i 's/"model_type": "qwen2"/"model_type": "falcon"/' "$TMP/falcon/config.json"
-expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt\)" -- "$XSA_BIN" info --model "$TMP/falcon"
+expect_one_line unknown_model_type 2 "falcon/config.json: model_type \"falcon\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt, stablelm, smollm3, granite\)" -- "$XSA_BIN" info --model "$TMP/falcon"
 cp -r $F/olmo "$TMP/hf_olmo"; sed -i 's/"model_type": "olmo"/"model_type": "hf_olmo"/' "$TMP/hf_olmo/config.json"
 expect_one_line hf_olmo_points_to_hf_twin 2 "hf_olmo/config.json: model_type \"hf_olmo\" \(the ai2-olmo package's format\) is not supported; use the transformers twin of the repo \(model_type olmo: allenai/OLMo-1B-hf for allenai/OLMo-1B\)" -- "$XSA_BIN" info --model "$TMP/hf_olmo"
 cp -r $F/qwen2_bin "$TMP/chunked"; sed -i 's/"sliding_attention"/"chunked_attention"/' "$TMP/chunked/config.json"

@@ -2,7 +2,8 @@
 // each family fixture (sliding windows shorter than the rows, per-layer windows, q/k norms,
 // post-norms, parallel residual, partial rotary, fused projections, yarn, olmo's weightless
 // LayerNorm and clip_qkv, the Gemma families' scaled embedding, GeGLU, query_pre_attn_scalar,
-// gemma2's soft-capped scores and per-layer-type RoPE), a prefix with three
+// gemma2's soft-capped scores and per-layer-type RoPE, stablelm's per-head q/k LayerNorm and
+// one-norm parallel residual, smollm3's NoPE layers, granite's multipliers), a prefix with three
 // branches scored as one tree gives, bit for bit, what the three plain rows give alone, with
 // and without XSA, under both CPU attention kernels (the environment's GEMM kernel, as the
 // other batch-invariance tests).
@@ -21,7 +22,8 @@ static const int blen[3] = {4, 9, 6};
 static const char *const models[] = {"mistral_swa", "qwen2_bin", "qwen3_sharded", "olmo2_bf16", "pythia",
                                      "pythia_sequential", "phi3_sharded_bin", "llama_rope_yarn", "olmo", "olmo_clip",
                                      "gemma", "gemma2", "gemma3_text", "phi", "phi_qk_layernorm", "opt", "opt_350m_layout",
-                                     "opt_plain"};
+                                     "opt_plain",
+                                     "stablelm", "stablelm_qk_parallel", "smollm3", "granite"};
 
 // Scores the three rows (prefix + branch i) as one tree (tree = 1) or as plain rows; every
 // position after the first is an entry. lp receives them in row order.

@@ -76,7 +76,7 @@ expect_exit shape_mismatch 2 "shape/model.safetensors: tensor 'transformer.wpe.w
 mk trailing; printf '\n{"model_type": "gpt2"}\n' >> "$TMP/trailing/config.json"
 expect_exit config_trailing_text 2 "trailing/config.json: text after the JSON object, at byte" -- "$XSA_BIN" info --model "$TMP/trailing"
 mk mtype; sed -i 's/"model_type": "gpt2"/"model_type": "bert"/' "$TMP/mtype/config.json"
-expect_exit unknown_model_type 2 "mtype/config.json: model_type \"bert\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt\)" -- "$XSA_BIN" info --model "$TMP/mtype"
+expect_exit unknown_model_type 2 "mtype/config.json: model_type \"bert\" is not supported \(supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt, stablelm, smollm3, granite\)" -- "$XSA_BIN" info --model "$TMP/mtype"
 
 mk act; sed -i 's/"gelu_new"/"relu"/' "$TMP/act/config.json"
 expect_exit bad_activation 2 "act/config.json: activation_function \"relu\" is not supported" -- "$XSA_BIN" info --model "$TMP/act"

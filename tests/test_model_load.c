@@ -417,7 +417,7 @@ TEST(test_config_refusals) {
     struct hf_config hc;
     xsa_error err = {0};
     static const struct { const char *json, *want; } cases[] = {
-        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt)"},
+        {"{\"model_type\":\"bert\"}", "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, ministral, qwen2, qwen3, olmo, olmo2, gpt_neox, phi, phi3, gemma, gemma2, gemma3_text, opt, stablelm, smollm3, granite)"},
         {"{\"vocab_size\":3}", "\"model_type\" is missing"},
         {"[1]", "not a JSON object"},
         {"{" GPT2_BASE ",\"activation_function\":\"relu\"}", "activation_function \"relu\""},

@@ -261,6 +261,10 @@ if gpu_ok "model fixtures"; then
         if [ -f "$M/config.json" ] && grep -Eq '"model_type": *"(phi|opt)"' "$M/config.json"; then
             info "$M: skipped here (phi / opt: the CUDA backend refuses it; see 5d)"; continue
         fi
+        # So do stablelm's qk_layernorm, smollm3's NoPE layers and granite's multipliers (see 5d).
+        if [ -f "$M/config.json" ] && grep -Eq '"qk_layernorm": *true|"model_type": *"(smollm3|granite)"' "$M/config.json"; then
+            info "$M: skipped here (qk_layernorm, NoPE layers or granite's multipliers: the CUDA backend refuses them; see 5d)"; continue
+        fi
         REF="$M/reference.json"
         [ -f "$M" ] && REF=tests/fixtures/stories260K_reference.json
         case "$M" in */llmc/model_*.bin) REF=$(dirname "$M")/reference_$(basename "$M" .bin | sed 's/^model_//').json ;; esac
@@ -423,7 +427,8 @@ fi
 # MUDD before the sign trick, 05-27's this_pr_v1 gates and 04-22 MuddFormer's dense connections) and
 # olmo's clip_qkv (tests/fixtures/models/olmo_clip), the Gemma families (tests/fixtures/models/gemma,
 # gemma2, gemma3_text), phi and opt (tests/fixtures/models/phi, phi_qk_layernorm, opt, opt_350m_layout,
-# opt_plain) and
+# opt_plain), stablelm's qk_layernorm, smollm3's NoPE layers, granite's multipliers
+# (tests/fixtures/models/stablelm_qk_parallel, smollm3, granite) and
 # probe's statistics run on the CPU only: with a device present, --device cuda must refuse them
 # (exit 2, naming what is missing) and --device auto must say so and score on the CPU exactly.
 # The per-group (PGRP) container of 2026-04-27 9Hp is among them where the lrzip program is.
@@ -438,7 +443,8 @@ if gpu_ok "CPU-only models"; then
              tests/fixtures/mnanogpt/gates_v1/state_step000000.pt tests/fixtures/mnanogpt/muddformer_0422/state_step000000.pt \
              tests/fixtures/models/olmo_clip tests/fixtures/models/gemma tests/fixtures/models/gemma2 tests/fixtures/models/gemma3_text \
              tests/fixtures/models/phi tests/fixtures/models/phi_qk_layernorm tests/fixtures/models/opt \
-             tests/fixtures/models/opt_350m_layout tests/fixtures/models/opt_plain; do
+             tests/fixtures/models/opt_350m_layout tests/fixtures/models/opt_plain \
+             tests/fixtures/models/stablelm_qk_parallel tests/fixtures/models/smollm3 tests/fixtures/models/granite; do
         NAME=$(basename "$(dirname "$M")")
         [ -d "$M" ] && NAME=$(basename "$M")  # (a checkpoint folder names itself)
         tmo 10 "$XSA" logprobs --model "$M" --tokens 1,2,3,4 --device cuda >/dev/null 2>"$W/only.err"; rc=$?

@@ -191,6 +191,13 @@ static void rows_task(void *ctx, int i, int w) {
             add_value_embedding(j->m, j->lw, j->b->token[t], j->out + (long)t * c->n_kv_head * c->head_dim);
         break;
     case OP_QK_NORM:  // token rows [r0, r0 + n) of out: ld / width norm rows each (per head, or one)
+        if (c->qk_norm == QK_NORM_HEAD_LN) {  // (stablelm: a LayerNorm per head, head h's gain w[h hd ..])
+            for (int r = r0; r < r0 + n; r++)
+                for (int h = 0; h < j->ld / j->width; h++)
+                    cpu_layer_norm_rows(j->out + r * j->ld + (long)h * j->width, j->out + r * j->ld + (long)h * j->width, 1,
+                                        j->width, j->w + (long)h * j->width, NULL, c->norm_eps);
+            break;
+        }
         cpu_norm_rows(j->out + r0 * j->ld, j->out + r0 * j->ld, (int)(n * (j->ld / j->width)), j->width, j->w, j->bias,
                       c->norm_eps);  // (a bias: LayerNorm, phi's qk_layernorm)
         break;
@@ -250,8 +257,9 @@ struct tile_step {
     float *dst;  // residual rows (add_to_residual), gate rows (swiglu_into_gate)
     const float *other;  // add_parallel_residual: the attention output rows
     const float *scale;  // add_to_residual: dst += scale * tile (attn_scale, mlp_scale); NULL: dst += tile
+    float rscale;        // add_to_residual: dst += tile * rscale (granite's residual_multiplier); 0: none
     int n, ld;   // real rows; floats per row of dst
-    int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact)
+    int exact;   // gelu_in_place: the erf GELU (model_config.gelu_exact); add_parallel_residual: stablelm's order
     float slope; // relu2_in_place: leaky_relu's negative slope (model_config.mlp_leaky_slope)
 };
 
@@ -261,6 +269,8 @@ static void add_to_residual(void *ctx, float *out, int ldo, int r0, int c0, int 
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++)
         if (s->scale)
             cpu_add_scaled(s->dst + (long)r * s->ld + c0, s->scale + c0, out + (long)(r - r0) * ldo, nc);
+        else if (s->rscale != 0)  // residual + output * multiplier, as granite's layer
+            for (int i = 0; i < nc; i++) s->dst[(long)r * s->ld + c0 + i] += out[(long)(r - r0) * ldo + i] * s->rscale;
         else
             cpu_add_inplace(s->dst + (long)r * s->ld + c0, out + (long)(r - r0) * ldo, nc);
 }
@@ -342,13 +352,19 @@ static void lane_input(struct cpu_state *st, const struct score_batch *b, const 
 }
 
 // dst += tile + other: gpt_neox's parallel residual, x + (mlp + attn) added as transformers
-// orders it (mlp_output + attn_output + hidden_states).
+// orders it (mlp_output + attn_output + hidden_states); stablelm's (exact) as (x + attn) + mlp
+// (residual + self_attn_output + mlp_output).
 static void add_parallel_residual(void *ctx, float *out, int ldo, int r0, int c0, int nc) {
     const struct tile_step *s = ctx;
     for (int r = r0; r < r0 + CPU_GEMM_ROWS && r < s->n; r++) {
-        float *o = out + (long)(r - r0) * ldo;
+        float *o = out + (long)(r - r0) * ldo, *d = s->dst + (long)r * s->ld + c0;
+        if (s->exact) {
+            cpu_add_inplace(d, s->other + (long)r * s->ld + c0, nc);
+            cpu_add_inplace(d, o, nc);
+            continue;
+        }
         cpu_add_inplace(o, s->other + (long)r * s->ld + c0, nc);
-        cpu_add_inplace(s->dst + (long)r * s->ld + c0, o, nc);
+        cpu_add_inplace(d, o, nc);
     }
 }
 
@@ -388,11 +404,11 @@ static void gelu_in_place(void *ctx, float *out, int ldo, int r0, int c0, int nc
     (void)c0;
 }
 
-// RMSNorm of the q (Nq rows) and k (T rows) projections in place, per head or whole
-// (model_config.qk_norm), before RoPE.
+// RMSNorm of the q (Nq rows) and k (T rows) projections in place, per head or whole, or
+// stablelm's per-head LayerNorm (model_config.qk_norm), before RoPE.
 static void qk_norm(struct cpu_state *st, const struct score_batch *b, const struct layer_weights *w, int Nq) {
     const struct model_config *c = &st->m->cfg;
-    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, head = c->qk_norm == QK_NORM_HEAD;
+    int Q = c->n_head * c->head_dim, KV = c->n_kv_head * c->head_dim, head = c->qk_norm == QK_NORM_HEAD || c->qk_norm == QK_NORM_HEAD_LN;
     struct rows_job j = {.op = OP_QK_NORM, .m = st->m, .b = b, .T = Nq, .w = w->q_norm_w, .bias = w->q_norm_b, .out = st->q,
                          .width = head ? c->head_dim : Q, .ld = Q};
     run_rows(st, &j);
@@ -409,7 +425,7 @@ static void project_into_residual(struct cpu_state *st, const struct score_batch
     const struct model_config *c = &st->m->cfg;
     int C = c->d_model;
     if (!post_norm) {  // (scale: parameter-golf's attn_scale / mlp_scale; backend_check_model keeps it off post-norms)
-        struct tile_step res = {.dst = x, .scale = scale, .n = N, .ld = C};
+        struct tile_step res = {.dst = x, .scale = scale, .rscale = c->residual_scale, .n = N, .ld = C};
         cpu_gemm_linear_then(st->pool, st->gemm, in, wt, packed, bias, st->o, Np, K, C, add_to_residual, &res);
         return;
     }
@@ -458,7 +474,7 @@ static void attention_sublayer(struct cpu_state *st, const struct score_batch *b
     // (gemma3_text: the sliding-window layers' own rotary)
     int local = c->rope_local_theta != 0 && c->swa[l];
     const float *rcos = local ? st->rope_cos_local : st->rope_cos, *rsin = local ? st->rope_sin_local : st->rope_sin;
-    if (c->rope != ROPE_NONE || w->q_gain) {
+    if ((c->rope != ROPE_NONE && !c->no_rope[l]) || w->q_gain) {  // (smollm3: NoPE layers rotate nothing)
         j = (struct rows_job){.op = OP_ROPE, .m = m, .b = b, .T = T, .p2 = st->k,
                               .cos_t = rcos, .sin_t = rsin, .lw = w};
         if (!rows) j.out = st->q;
@@ -586,7 +602,7 @@ static void forward_layer(struct cpu_state *st, const struct score_batch *b, int
         if (c->lanes_together) add_to_lanes_together(st, T, w);
         else add_to_lanes(st, T, st->o, w->mlp_scale, w->lane_resid[1], w->lane_post + 2);
     } else if (c->parallel_residual) {
-        struct tile_step res = {.dst = x, .other = st->o2, .n = N, .ld = C};
+        struct tile_step res = {.dst = x, .other = st->o2, .n = N, .ld = C, .exact = c->parallel_residual == 2};
         cpu_gemm_linear_then(st->pool, st->gemm, st->ff, w->w_down, pk ? pk->w_down : NULL, w->b_down, st->o, Np, F, C,
                              add_parallel_residual, &res);
     } else {
@@ -702,6 +718,6 @@ void cpu_forward(struct cpu_state *st, const struct score_batch *b, float *logpr
     }
     struct cpu_logits_args a = {st->gemm, h, m->lm_head, st->pk_head, R, Rp, hc, c->vocab_size, st->row_first,
                                 st->row_entries, b->entry_target, st->entry_logit, st->stats,
-                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse, m->lm_head_b};
+                                st->lg, logprob, greedy, c->logit_softcap, b->dist, st->row_lse, m->lm_head_b, c->logit_divisor};
     cpu_logits(st->pool, &a);
 }

@@ -27,6 +27,10 @@ static float *tile_logits(const struct cpu_logits_args *a, int i, int w, int *r0
         float *x = lg + (long)(r - *r0) * *nv;
         for (int j = 0; j < *nv; j++) x[j] += a->bias[*v0 + j];
     }
+    for (int r = *r0; a->divisor != 0 && r < *r0 + CPU_GEMM_ROWS && r < a->R; r++) {
+        float *x = lg + (long)(r - *r0) * *nv;  // (granite: logits / logits_scaling, in float32 as its head)
+        for (int j = 0; j < *nv; j++) x[j] /= a->divisor;
+    }
     for (int r = *r0; a->softcap > 0 && r < *r0 + CPU_GEMM_ROWS && r < a->R; r++) {
         float *x = lg + (long)(r - *r0) * *nv;  // as the model's own head: c * tanh(logits / c), in float32
         for (int j = 0; j < *nv; j++) x[j] = a->softcap * tanhf(x[j] / a->softcap);

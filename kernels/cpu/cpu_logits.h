@@ -35,6 +35,7 @@ struct cpu_logits_args {
     const struct backend_dist_sink *dist;  // NULL, or where every entry's distribution goes
     double *row_lse;                 // (R) scratch when dist: each row's logsumexp
     const float *bias;               // (V) added to the logits first (phi's head bias), or NULL
+    float divisor;                   // logits / divisor before the soft-cap (granite's logits_scaling); 0: none
 };
 
 int cpu_logits_chunks(int V);

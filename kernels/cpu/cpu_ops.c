@@ -47,6 +47,23 @@ __attribute__((target("avx2,fma"))) static void rms_norm4(const float *x, float 
     }
 }
 
+void cpu_layer_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b, float eps) {
+    for (int r = 0; r < n; r++) {
+        const float *xr = x + (long)r * C;
+        float *o = out + (long)r * C;
+        double mean = 0, var = 0;
+        for (int i = 0; i < C; i++) mean += xr[i];
+        mean /= C;
+        for (int i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= C;
+        float m = (float)mean, rstd = (float)(1.0 / sqrt(var + eps));
+        if (b)
+            for (int i = 0; i < C; i++) o[i] = (xr[i] - m) * rstd * w[i] + b[i];
+        else
+            for (int i = 0; i < C; i++) o[i] = (xr[i] - m) * rstd * w[i];
+    }
+}
+
 void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b,
                    float eps) {
     int r = 0;
@@ -56,13 +73,7 @@ void cpu_norm_rows(const float *x, float *out, int n, int C, const float *w, con
         const float *xr = x + (long)r * C;
         float *o = out + (long)r * C;
         if (b) {
-            double mean = 0, var = 0;
-            for (int i = 0; i < C; i++) mean += xr[i];
-            mean /= C;
-            for (int i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
-            var /= C;
-            float m = (float)mean, rstd = (float)(1.0 / sqrt(var + eps));
-            for (int i = 0; i < C; i++) o[i] = (xr[i] - m) * rstd * w[i] + b[i];
+            cpu_layer_norm_rows(xr, o, 1, C, w, b, eps);
         } else {
             double ss = 0;
             for (int i = 0; i < C; i++) ss += (double)xr[i] * xr[i];

@@ -6,6 +6,10 @@
 
 #include "model/model.h"
 
+// LayerNorm (biased variance) with gain w and bias b (NULL: none, nn.LayerNorm(bias=False)):
+// out[r] = (x[r] - mean) * rstd * w (+ b); out may be x.
+void cpu_layer_norm_rows(const float *x, float *out, int n, int C, const float *w, const float *b, float eps);
+
 // LayerNorm (b != NULL, biased variance) or RMSNorm as HF LlamaRMSNorm (b == NULL):
 // out[r] = norm(x[r]) * w (+ b); x, out (n, C); out may be x. RMSNorm with w == NULL has no
 // gain (x * rstd).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end lm-evaluation-harness parity of the olmo, ministral, Gemma, phi and opt families: tiny random
+"""End-to-end lm-evaluation-harness parity of the olmo, ministral, Gemma, phi, opt, stablelm, smollm3 and granite families: tiny random
 transformers checkpoints with a fixture tokenizer, scored by real lm-eval (HFLM from the folder,
 so AutoTokenizer picks the tokenizer class as it would for a Hub model; float32, batch size 8)
 and by `xsa-eval run` on the same rows (tests/fixtures/data, --limit 10); prints each task's
@@ -24,6 +24,14 @@ into the repository: the checkpoints and results go to a temporary folder (--kee
              true, bos/eos/unk </s>), tokenizer.json's post-processor prepending </s> as transformers
              saves it; lm-eval's HFLM (add_bos_token None) then encodes with </s> first
   opt350     the same with opt-350m's layout: do_layer_norm_before false, word_embed_proj_dim 16
+  stablelm   StableLmForCausalLM as stablelm-2-1_6b (q/k/v biases, a quarter of each head rotated)
+             with stablelm-2's tokenizer layout (class/stablelm2_gpt2_class: GPT2TokenizerFast named)
+  stablelm_qk  StableLmForCausalLM with qk_layernorm and use_parallel_residual (GQA 4/2) with
+             stablelm-3b's (class/stablelm3b_neox_class: GPTNeoXTokenizer named over GPT-2's file)
+  smollm3    SmolLM3ForCausalLM (layer 1 NoPE with a 6-key window) with SmolLM3's layout
+             (class/smollm3_backend_class)
+  granite    GraniteForCausalLM (embedding 4, attention 0.2, residual 0.5, logits / 2.5) with
+             granite-3's (class/granite_gpt2_class: GPT2Tokenizer, <|end_of_text|>)
 
 Exit 1 when a request differs by more than 1e-4 or a greedy flag or an accuracy differs.
 
@@ -51,7 +59,39 @@ SPLIT = {"arc_easy": "test", "piqa": "validation", "lambada_openai": "test"}
 LIMIT = 10
 
 
+def build_small_baseline(which, d):
+    """stablelm (stablelm-2-1_6b's layout, and stablelm-2-12b's qk_layernorm + parallel residual),
+    smollm3 (NoPE layers, a window on them) and granite (its four multipliers), each with a
+    tokenizer folder of its family's layout (tests/fixtures/tokenizers/class)."""
+    from transformers import (AutoTokenizer, GraniteConfig, GraniteForCausalLM, SmolLM3Config, SmolLM3ForCausalLM,
+                              StableLmConfig, StableLmForCausalLM)
+    kdir = os.path.join(TOKS, "class", {"stablelm": "stablelm2_gpt2_class", "stablelm_qk": "stablelm3b_neox_class",
+                                        "smollm3": "smollm3_backend_class", "granite": "granite_gpt2_class"}[which])
+    small = dict(vocab_size=len(AutoTokenizer.from_pretrained(kdir)), hidden_size=32, intermediate_size=64,
+                 num_hidden_layers=3, max_position_embeddings=256, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    torch.manual_seed(10)
+    if which == "stablelm":
+        m = StableLmForCausalLM(StableLmConfig(**small, num_attention_heads=2, num_key_value_heads=2, use_qkv_bias=True,
+                                               partial_rotary_factor=0.25, tie_word_embeddings=False))
+    elif which == "stablelm_qk":
+        m = StableLmForCausalLM(StableLmConfig(**small, num_attention_heads=4, num_key_value_heads=2, qk_layernorm=True,
+                                               use_parallel_residual=True, partial_rotary_factor=0.5))
+    elif which == "smollm3":
+        m = SmolLM3ForCausalLM(SmolLM3Config(**small, num_attention_heads=4, num_key_value_heads=2,
+                                             no_rope_layers=[1, 0, 1], use_sliding_window=True, sliding_window=6))
+    else:
+        m = GraniteForCausalLM(GraniteConfig(**small, num_attention_heads=4, num_key_value_heads=2, embedding_multiplier=4.0,
+                                             attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5,
+                                             tie_word_embeddings=True))
+    randomize(m, 11)
+    save_with_tokenizer(m, d, os.path.join(kdir, "tokenizer.json"))
+    if os.path.exists(os.path.join(kdir, "tokenizer_config.json")):
+        shutil.copy(os.path.join(kdir, "tokenizer_config.json"), d)
+
+
 def build(which, d):
+    if which in ("stablelm", "stablelm_qk", "smollm3", "granite"):
+        return build_small_baseline(which, d)
     from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig, GemmaForCausalLM, MinistralConfig,
                               MinistralForCausalLM, OlmoConfig, OlmoForCausalLM)
     if which.startswith("gemma"):
@@ -180,7 +220,8 @@ def main():
     tmp = None if args.keep else tempfile.TemporaryDirectory()
     base = args.keep or tmp.name
     bad = 0
-    families = ("olmo", "ministral", "gemma", "gemma2", "gemma3", "phi", "opt", "opt350")
+    families = ("olmo", "ministral", "gemma", "gemma2", "gemma3", "phi", "opt", "opt350", "stablelm", "stablelm_qk", "smollm3",
+                "granite")
     for which in args.only.split(",") if args.only else families:
         d = os.path.join(base, which)
         build(which, d)
