@@ -219,14 +219,14 @@ static int open_device(struct backend *be, const char *device, int fp32, const s
     const char *family = model_has_family_features(m) ? m->mng ? "the CUDA backend does not implement modded-nanogpt's GPT (paired heads, value embeddings, gates)" : "the CUDA backend does not implement this parameter-golf model's operations (weightless norms, q_gain, relu^2, resid_mix, U-Net skips, soft-cap)" : NULL;
     if (!family && m->cfg.clip_qkv > 0)  // (run by the CPU backend alone: kernels/cpu/cpu_forward.c)
         family = "the CUDA backend does not implement olmo's clip_qkv (q, k and v clamped after their projections)";
-    if (!family && model_has_gemma_features(&m->cfg))  // (the same: kernels/cpu/cpu_forward.c alone)
-        family = "the CUDA backend does not implement the Gemma families' operations ((1 + w) RMSNorm, scaled embedding, "
-                 "GeGLU MLP, query_pre_attn_scalar, soft-capped attention scores, per-layer-type RoPE)";
     char lacks[256];
     if (!family && model_cuda_lacks(m)) {  // (phi, opt, stablelm's qk_layernorm, smollm3, granite: the CPU alone)
         snprintf(lacks, sizeof lacks, "the CUDA backend does not implement %s", model_cuda_lacks(m));
         family = lacks;
     }
+    if (!family && model_has_gemma_features(&m->cfg))  // (the same: kernels/cpu/cpu_forward.c alone)
+        family = "the CUDA backend does not implement the Gemma families' operations ((1 + w) RMSNorm, scaled embedding, "
+                 "GeGLU MLP, query_pre_attn_scalar, soft-capped attention scores, per-layer-type RoPE)";
     if (!strcmp(device, "auto") && family) {
         if (!(opt && opt->quiet)) fprintf(stderr, "xsa-eval: %s; using the CPU backend\n", family);
         return cpu_backend_open(be, m, opt, err);

@@ -339,7 +339,8 @@ static inline int model_has_gemma_features(const struct model_config *c) {
            c->attn_softcap != 0;
 }
 
-// The operation of m that the CUDA backend does not implement (phi's and opt's), named for
+// The operation of m that the CUDA backend does not implement (phi's, opt's, stablelm's qk_layernorm,
+// smollm3's NoPE layers, granite's multipliers), named for
 // --device cuda's refusal; NULL when it has none of them.
 const char *model_cuda_lacks(const struct model *m);
 
