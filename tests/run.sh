@@ -2,17 +2,22 @@
 # Runs every C test program (build/tests/test_*) and shell test (tests/test_*.sh), adds up
 # their "N passed, N failed, N skipped" lines and ends with the total on its own line.
 # Usage: XSA_BIN=./xsa-eval BUILD=build bash tests/run.sh [name-filter]
-#        TESTS_C_ONLY=1 ...: the C test programs only (CI runs them again under forced kernels)
+#        TESTS_C_ONLY=1 ...: the C test programs only
+#        TESTS_KERNELS=1 ...: the C test programs but those of tests/kernel_free.txt (CI runs
+#                             these again under each forced kernel)
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 export XSA_BIN=${XSA_BIN:-./xsa-eval}
 filter=${1:-}
 passed=0 failed=0 skipped=0 broken=""
+kernel_free=" "
+[ -n "${TESTS_KERNELS:-}" ] && kernel_free=" $(sed -e 's/#.*//' tests/kernel_free.txt | tr -s ' \n' ' ')"
 for t in "$BUILD"/tests/test_* tests/test_*.sh; do
     [ -e "$t" ] || continue
     case "$t" in *.d|*.o) continue ;; esac
-    [ -n "${TESTS_C_ONLY:-}" ] && [[ "$t" == *.sh ]] && continue
+    [ -n "${TESTS_C_ONLY:-}${TESTS_KERNELS:-}" ] && [[ "$t" == *.sh ]] && continue
+    [[ "$kernel_free" == *" $(basename "$t") "* ]] && continue
     [ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
     name=$(basename "$t")
     echo "== $name"
