@@ -442,7 +442,7 @@ static int check_same_tokenizer(const struct ppl_args *a, xsa_error *err) {
         if (tokenizer_find(a->model[i], path[i], sizeof path[i], &none)) return 0;  // one has none: nothing to compare
     }
     for (int i = 0; i < 2; i++) {
-        int rc = sha256_file_hex(path[i], hex[i], err);
+        int rc = tokenizer_files_sha256(path[i], hex[i], err);
         if (rc) return rc;
     }
     if (strcmp(hex[0], hex[1]) && !same_tokenizer_json(path[0], path[1]))

@@ -22,7 +22,7 @@ static const struct cli_flag flags[] = {
     {"device", 'd', "D", "auto | cpu | cuda[:N] (default auto)"},
     {"dtype", F_DTYPE, "T", "GPU weights: bfloat16 (default) | float32 (for parity runs); the CPU is float32"},
     {"xsa", F_XSA, "SPEC", "all | none | last:N | i,j,..  (overrides the xsa_layers of every model given)"},
-    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, vocab.json (merges.txt beside it), SentencePiece .model or llama2.c tokenizer.bin"},
     {"config", F_CONFIG, "FILE", "config.json of a bare state-dict .pt or of a folder of weights without one (default: the one beside it)"},
     {"step", F_STEP, "N", "training step of the checkpoint, recorded in the results (for report --trend)"},
     {"arch", F_ARCH | CLI_ONCE, "FILE", "architecture of parameter-golf artifacts, for every model (default: "

@@ -17,7 +17,7 @@
 enum { F_TOKENIZER = 256, F_JSONL, F_ADD_SPECIAL };
 
 static const struct cli_flag flags[] = {
-    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, SentencePiece .model or llama2.c tokenizer.bin (required)"},
+    {"tokenizer", F_TOKENIZER, "FILE", "tokenizer.json, vocab.json (merges.txt beside it), SentencePiece .model or llama2.c tokenizer.bin (required)"},
     {"jsonl", F_JSONL, NULL, "each input line is a JSON string; each output line a JSON array"},
     {"add-special", F_ADD_SPECIAL, NULL, "add the tokenizer's special tokens (e.g. BOS), as add_special_tokens=True"},
 };

@@ -14,6 +14,7 @@
 #include "common/xalloc.h"
 #include "common/jsonw.h"
 #include "eval/metrics.h"
+#include "model/tokenizer.h"
 #include "tasks/task.h"
 
 #define RESULTS_MAX_FILE (1u << 30)   // 1 GiB: far above nine full tasks' per-doc arrays
@@ -139,7 +140,7 @@ int results_set_model(struct results *r, const struct model *m, const char *path
     snprintf(mi->weights_sha256, sizeof mi->weights_sha256, "%s", m->weights_sha256);
     snprintf(mi->weights_prefix, sizeof mi->weights_prefix, "%s", m->weights_prefix);
     snprintf(mi->tokenizer, sizeof mi->tokenizer, "%s", tokenizer_path);
-    int rc = sha256_file_hex(tokenizer_path, mi->tokenizer_sha256, err);
+    int rc = tokenizer_files_sha256(tokenizer_path, mi->tokenizer_sha256, err);
     if (rc) return rc;
     model_xsa_describe(c, mi->xsa_layers, sizeof mi->xsa_layers);
     snprintf(mi->xsa_source, sizeof mi->xsa_source, "%s", m->xsa_source);

@@ -100,7 +100,8 @@ const char *hub_pick_weights(hub_has_fn has, void *ctx) {
 }
 
 const char *hub_pick_tokenizer(hub_has_fn has, void *ctx) {
-    return has(ctx, "tokenizer.json") ? "tokenizer.json" : has(ctx, "tokenizer.model") ? "tokenizer.model" : NULL;
+    return has(ctx, "tokenizer.json") ? "tokenizer.json" : has(ctx, "tokenizer.model") ? "tokenizer.model"
+           : has(ctx, "vocab.json") && has(ctx, "merges.txt") ? "vocab.json" : NULL;  // facebook/opt-*
 }
 
 int hub_is_index(const char *name) {
@@ -196,7 +197,7 @@ int hub_snapshot_missing(const char *snapshot, char *missing, size_t n) {
     missing[0] = '\0';
     void *ctx = (void *)snapshot;
     if (!snapshot_has(ctx, "config.json")) add_missing(missing, n, "config.json"), essential++;
-    if (!hub_pick_tokenizer(snapshot_has, ctx)) add_missing(missing, n, "tokenizer.json or tokenizer.model");
+    if (!hub_pick_tokenizer(snapshot_has, ctx)) add_missing(missing, n, "tokenizer.json, tokenizer.model or vocab.json + merges.txt");
     const char *w = hub_pick_weights(snapshot_has, ctx);
     if (!w) {
         add_missing(missing, n, "the weights (model.safetensors or pytorch_model.bin, or a sharded index)");

@@ -39,7 +39,8 @@ int hub_is_commit(const char *s);
 int hub_resolve(const char *arg, const char *how, struct hub_model *out, xsa_error *err);
 
 // The files the model loader needs that `snapshot` lacks, as one comma-separated list in
-// missing[n] ("" when complete): config.json; tokenizer.json or tokenizer.model; the weights
+// missing[n] ("" when complete): config.json; tokenizer.json, tokenizer.model or vocab.json +
+// merges.txt; the weights
 // (model.safetensors, or the index and every shard it names; else the same for pytorch_model.bin).
 // Returns how many of them are not the tokenizer (which --tokenizer may give instead).
 int hub_snapshot_missing(const char *snapshot, char *missing, size_t n);
@@ -50,7 +51,8 @@ int hub_good_filename(const char *name);
 
 // The weights the loader reads, among the files `has` says exist: model.safetensors, else
 // model.safetensors.index.json, else pytorch_model.bin, else pytorch_model.bin.index.json
-// (NULL when none); and the tokenizer: tokenizer.json, else tokenizer.model (NULL when none).
+// (NULL when none); and the tokenizer: tokenizer.json, else tokenizer.model, else vocab.json when
+// merges.txt is there too (NULL when none).
 typedef int (*hub_has_fn)(void *ctx, const char *name);
 const char *hub_pick_weights(hub_has_fn has, void *ctx);
 const char *hub_pick_tokenizer(hub_has_fn has, void *ctx);

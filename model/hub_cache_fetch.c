@@ -435,9 +435,12 @@ static int fetch_snapshot(struct fetch *f, xsa_error *err) {
                         "pytorch_model.bin, pytorch_model.bin.index.json", f->m->repo, f->m->revision);
     int rc = fetch_file(f, "config.json", err);
     if (!rc && tok) rc = fetch_file(f, tok, err);
-    // transformers reads a tokenizer.json's BOS and EOS from these (model/tokenizer_config.c).
+    // vocab.json's merges (a repo without tokenizer.json: facebook/opt-*); transformers reads a
+    // tokenizer.json's or vocab.json's BOS and EOS from the other two (model/tokenizer_config.c).
+    int vocab_files = tok && !strcmp(tok, "vocab.json");
+    if (!rc && vocab_files) rc = fetch_file(f, "merges.txt", err);
     static const char *const tok_side[] = {"tokenizer_config.json", "special_tokens_map.json"};
-    for (int i = 0; i < 2 && !rc && tok && !strcmp(tok, "tokenizer.json"); i++)
+    for (int i = 0; i < 2 && !rc && tok && (vocab_files || !strcmp(tok, "tokenizer.json")); i++)
         if (sibling(f, tok_side[i])) rc = fetch_file(f, tok_side[i], err);
     if (!rc) rc = fetch_file(f, weights, err);
     if (!rc && hub_is_index(weights)) {

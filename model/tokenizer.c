@@ -17,14 +17,15 @@ static int present(const char *path) { return access(path, F_OK) == 0; }
 
 int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err) {
     if (dir_exists(model_path)) {
-        static const char *names[] = {"tokenizer.json", "tokenizer.model"};
-        for (size_t i = 0; i < 2; i++) {
+        // vocab.json (with merges.txt beside it): GPT-2-style repos without a tokenizer.json (facebook/opt-*)
+        static const char *names[] = {"tokenizer.json", "tokenizer.model", "vocab.json"};
+        for (size_t i = 0; i < 3; i++) {
             snprintf(out, n, "%s/%s", model_path, names[i]);
             if (present(out)) return 0;
         }
         return xsa_fail(err, XSA_EBADINPUT,
-                        "%s: no tokenizer.json or tokenizer.model in the checkpoint directory; pass --tokenizer FILE",
-                        model_path);
+                        "%s: no tokenizer.json, tokenizer.model or vocab.json + merges.txt in the checkpoint directory; "
+                        "pass --tokenizer FILE", model_path);
     }
     const char *slash = strrchr(model_path, '/');
     int dirlen = slash ? (int)(slash - model_path) : 1;
@@ -75,11 +76,19 @@ int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err) {
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    int rc = file_read_regular(path, TOKENIZER_MAX_BYTES, &data, &len, err);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    int rc = strcmp(base, "vocab.json") ? file_read_regular(path, TOKENIZER_MAX_BYTES, &data, &len, err) : 0;
     if (rc) return rc;
     struct tokenizer *t = xsa_calloc(1, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     t->bos_id = t->eos_id = -1;
+    if (!data) {  // a GPT-2-style vocab.json, merges.txt beside it
+        rc = tokenizer_vocab_files_load(t, path, err);
+        if (!rc) tokenizer_config_ids(t);
+        if (rc) free(t);
+        else *out = t;
+        return rc;
+    }
     size_t i = 0;
     while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) i++;
     const char *dot = strrchr(path, '.');
@@ -124,6 +133,24 @@ int tokenizer_decode(const struct tokenizer *t, const int32_t *ids, size_t n, st
             return xsa_fail(err, XSA_EBADINPUT, "%s: token id %d out of range (vocabulary size %d)", t->path,
                             (int)ids[i], t->vocab_size);
     return t->ops->decode(t->impl, ids, n, out, err);
+}
+
+int tokenizer_files_sha256(const char *path, char out[65], xsa_error *err) {
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strcmp(base, "vocab.json")) return sha256_file_hex(path, out, err);
+    char merges[4200], *v = NULL, *m = NULL;
+    size_t vn = 0, mn = 0;
+    snprintf(merges, sizeof merges, "%.*s/merges.txt", base > path ? (int)(base - path - 1) : 1, base > path ? path : ".");
+    int rc = file_read_regular(path, TOKENIZER_MAX_BYTES, &v, &vn, err);
+    if (!rc) rc = file_read_regular(merges, TOKENIZER_MAX_BYTES, &m, &mn, err);
+    if (!rc) {
+        v = xsa_realloc(v, vn + mn + 1);
+        memcpy(v + vn, m, mn);
+        rc = sha256_hex(v, vn + mn, out, err);
+    }
+    free(v);
+    free(m);
+    return rc;
 }
 
 enum tokenizer_kind tokenizer_kind(const struct tokenizer *t) { return t->kind; }

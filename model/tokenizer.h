@@ -1,5 +1,6 @@
 // tokenizer.h: text <-> token ids, equal to the reference libraries id for id.
-// Kinds: Hugging Face tokenizer.json (BPE), SentencePiece .model (BPE), llama2.c tokenizer.bin.
+// Kinds: Hugging Face tokenizer.json (BPE; also a GPT-2-style vocab.json + merges.txt, built as
+// transformers builds them into one), SentencePiece .model (BPE), llama2.c tokenizer.bin.
 #ifndef XSA_MODEL_TOKENIZER_H
 #define XSA_MODEL_TOKENIZER_H
 
@@ -16,7 +17,7 @@ enum tokenizer_kind { TOKENIZER_HF_JSON = 1, TOKENIZER_SENTENCEPIECE = 2, TOKENI
 // Loads a tokenizer file, the kind found from its content.
 int tokenizer_load(struct tokenizer **out, const char *path, xsa_error *err);
 
-// Finds the tokenizer of a checkpoint: for a directory, tokenizer.json then tokenizer.model;
+// Finds the tokenizer of a checkpoint: for a directory, tokenizer.json, tokenizer.model, then vocab.json;
 // for a llama2.c .bin file, tokenizer.bin beside it. Returns 0 and fills `out`, or an error.
 int tokenizer_find(const char *model_path, char *out, size_t n, xsa_error *err);
 
@@ -38,6 +39,10 @@ int tokenizer_encode(const struct tokenizer *t, const char *text, size_t len, in
 // Appends the decoded text of ids to `out` (as the reference decode with special tokens kept).
 int tokenizer_decode(const struct tokenizer *t, const int32_t *ids, size_t n, struct sbuf *out,
                      xsa_error *err);
+
+// The SHA-256 (64 hex digits) that identifies the tokenizer file at `path` in results and journals:
+// the file's, or for a vocab.json, that of vocab.json's bytes followed by the merges.txt beside it.
+int tokenizer_files_sha256(const char *path, char out[65], xsa_error *err);
 
 enum tokenizer_kind tokenizer_kind(const struct tokenizer *t);
 int tokenizer_vocab_size(const struct tokenizer *t);

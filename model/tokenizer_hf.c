@@ -578,14 +578,16 @@ int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, s
     cJSON *root = json_read_whole(data, len, JSON_KEYS_UNIQUE, path, err);
     if (!root) return XSA_EBADINPUT;
     static const char byte_level[] = "\"ByteLevel\"";  // transformers' test: the text holds it
-    if (tokenizer_class_rebuild(t, root, path, memmem(data, len, byte_level, sizeof byte_level - 1) != NULL, err)) {
-        cJSON_Delete(root);
-        return XSA_EBADINPUT;
-    }
+    int rc = tokenizer_class_rebuild(t, root, path, memmem(data, len, byte_level, sizeof byte_level - 1) != NULL, err);
+    if (!rc) rc = tokenizer_hf_load_root(t, root, path, err);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int tokenizer_hf_load_root(struct tokenizer *t, const cJSON *root, const char *path, xsa_error *err) {
     struct hft_tok *h = xsa_calloc(1, sizeof *h);
     snprintf(h->path, sizeof h->path, "%s", path);
     int rc = hft_build(h, root, path, err);
-    cJSON_Delete(root);
     if (rc) {
         hft_destroy(h);
         return rc;

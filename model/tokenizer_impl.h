@@ -36,6 +36,15 @@ struct tokenizer {
 // Each loader fills t->ops, t->impl, vocab_size, bos_id, eos_id, adds_bos from `data`
 // (the whole file, NUL-terminated) and returns 0, or an error naming `path`.
 int tokenizer_hf_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err);
+// The tokenizer.json `root` (once tokenizer_class_rebuild has run) built as tokenizer_hf_load does;
+// root is left to the caller.
+int tokenizer_hf_load_root(struct tokenizer *t, const cJSON *root, const char *path, xsa_error *err);
+// A folder's GPT-2-style vocab.json (at vocab_path) and the merges.txt beside it, as transformers 5
+// builds them (tokenizer_vocab_files.c): loaded as a tokenizer.json of kind TOKENIZER_HF_JSON.
+int tokenizer_vocab_files_load(struct tokenizer *t, const char *vocab_path, xsa_error *err);
+// merges.txt's bytes as the `tokenizers` library reads them (lines, "#version" skipped, each "a b"):
+// a JSON array of [a, b] pairs in *out, or XSA_EBADINPUT naming path and the line.
+int tokenizer_merges_txt_parse(const char *data, size_t len, cJSON **out, const char *path, xsa_error *err);
 int tokenizer_sp_load(struct tokenizer *t, const char *path, const char *data, size_t len, xsa_error *err);
 // The id of a token string of a tokenizer.json (an added token, else the model's vocabulary), -1 when none.
 int32_t tokenizer_hf_token_id(const struct tokenizer *t, const char *s, size_t len);

@@ -62,6 +62,8 @@ TEST(test_pick_weights_and_tokenizer) {
     const char *torch[] = {"pytorch_model.bin.index.json", "pytorch_model.bin", NULL};
     const char *torch_sharded[] = {"pytorch_model.bin.index.json", NULL};
     const char *none[] = {"flax_model.msgpack", NULL};
+    const char *vocab_files[] = {"merges.txt", "model.safetensors", "vocab.json", NULL};  // facebook/opt-*
+    const char *vocab_only[] = {"vocab.json", NULL};
     CHECK_STR(hub_pick_weights(has_list, both), "model.safetensors");
     CHECK_STR(hub_pick_tokenizer(has_list, both), "tokenizer.json");
     CHECK_STR(hub_pick_weights(has_list, sharded), "model.safetensors.index.json");
@@ -69,6 +71,8 @@ TEST(test_pick_weights_and_tokenizer) {
     CHECK_STR(hub_pick_weights(has_list, torch), "pytorch_model.bin");
     CHECK_STR(hub_pick_weights(has_list, torch_sharded), "pytorch_model.bin.index.json");
     CHECK(hub_pick_weights(has_list, none) == NULL && hub_pick_tokenizer(has_list, none) == NULL);
+    CHECK_STR(hub_pick_tokenizer(has_list, vocab_files), "vocab.json");
+    CHECK(hub_pick_tokenizer(has_list, vocab_only) == NULL);
     CHECK(hub_is_index("model.safetensors.index.json") && !hub_is_index("model.safetensors"));
 }
 
@@ -93,12 +97,15 @@ TEST(test_index_shards_and_missing) {
     hub_names_free(names, n);
     // No config, no tokenizer, no shards: all named; the tokenizer does not count as essential.
     CHECK_EQ_INT(hub_snapshot_missing(dir, missing, sizeof missing), 3);
-    CHECK_STR(missing, "config.json, tokenizer.json or tokenizer.model, s1.safetensors, s2.safetensors");
+    CHECK_STR(missing, "config.json, tokenizer.json, tokenizer.model or vocab.json + merges.txt, s1.safetensors, s2.safetensors");
     put(dir, "config.json", "{}");
     put(dir, "s1.safetensors", "x");
     put(dir, "s2.safetensors", "x");
     CHECK_EQ_INT(hub_snapshot_missing(dir, missing, sizeof missing), 0);
-    CHECK_STR(missing, "tokenizer.json or tokenizer.model");
+    CHECK_STR(missing, "tokenizer.json, tokenizer.model or vocab.json + merges.txt");
+    put(dir, "vocab.json", "{}");  // without merges.txt: still missing
+    CHECK_EQ_INT(hub_snapshot_missing(dir, missing, sizeof missing), 0);
+    CHECK_STR(missing, "tokenizer.json, tokenizer.model or vocab.json + merges.txt");
     put(dir, "tokenizer.model", "x");
     CHECK_EQ_INT(hub_snapshot_missing(dir, missing, sizeof missing), 0);
     CHECK_STR(missing, "");

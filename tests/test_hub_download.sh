@@ -23,11 +23,14 @@ T=tests/fixtures/torch/gpt2_sharded_bin
 mkdir -p "$TMP/extra/sub" "$TMP/evil"
 cp $P/* "$TMP/extra/" && cp tests/fixtures/torch/gpt2_bin/pytorch_model.bin "$TMP/extra/"
 echo "# card" >"$TMP/extra/README.md" && echo '{}' >"$TMP/extra/tokenizer_config.json" && echo x >"$TMP/extra/sub/notes.txt"
+# A repo with vocab.json + merges.txt and no tokenizer.json, as facebook/opt-* (and a README the loader does not read).
+mkdir -p "$TMP/optv" && cp tests/fixtures/models/opt/* "$TMP/optv/" && echo "# card" >"$TMP/optv/README.md"
+V=tests/fixtures/tokenizers/vocab_files/opt_tiny && cp $V/vocab.json $V/merges.txt $V/tokenizer_config.json $V/special_tokens_map.json "$TMP/optv/"
 cp $S/config.json "$TMP/evil/" && echo '{"weight_map": {"w": "../../../evil.safetensors"}}' >"$TMP/evil/model.safetensors.index.json"
 python3 "$HERE/http_server.py" --port-file "$TMP/port" --log "$TMP/log" --lifetime 120 \
     --model-repo "xsa-eval/tiny-llama=$P@$C" --model-repo "xsa-eval/gated-llama=$P" \
     --model-repo "xsa-eval/sharded=$S" --model-repo "xsa-eval/torch-sharded=$T" \
-    --model-repo "xsa-eval/extra=$TMP/extra" --model-repo "xsa-eval/evil=$TMP/evil" 2>"$TMP/err" &
+    --model-repo "xsa-eval/extra=$TMP/extra" --model-repo "xsa-eval/evil=$TMP/evil" --model-repo "xsa-eval/opt-vocab=$TMP/optv" 2>"$TMP/err" &
 SERVER_PIDS=$!
 for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.05; done
 [ -s "$TMP/port" ] || { fail server "did not start: $(cat "$TMP/err")"; finish; exit; }
@@ -151,6 +154,12 @@ expect_exit only_what_the_loader_reads 0 "^weights sha256 $sha" -- X m/ok/0 info
 got=$(ls "$TMP/hub/models--xsa-eval--extra/snapshots/"*/ | tr '\n' ' ')
 [ "$got" = "config.json model.safetensors tokenizer.json tokenizer_config.json " ] && [ "$(n_log '"hub": "xsa-eval/extra/resolve/.*pytorch_model.bin')" -eq 0 ] \
     && pass safetensors_preferred || fail safetensors_preferred "snapshot holds: $got"
+# No tokenizer.json: vocab.json, merges.txt and the two configs beside them, scored as the folder.
+a=$(X m/ok/0 logprobs --model xsa-eval/opt-vocab --text "the cat sat" --device cpu --quiet 2>&1)
+b=$("$XSA_BIN" logprobs --model "$TMP/optv" --text "the cat sat" --device cpu --quiet 2>&1)
+got=$(ls "$TMP/hub/models--xsa-eval--opt-vocab/snapshots/"*/ | tr '\n' ' ')
+[ -n "$a" ] && [ "$a" = "$b" ] && [ "$got" = "config.json merges.txt model.safetensors special_tokens_map.json tokenizer_config.json vocab.json " ] \
+    && pass vocab_merges_downloaded || fail vocab_merges_downloaded "snapshot holds: $got; scores: $(echo "$a" | head -c 200)"
 expect_exit shard_outside_snapshot 2 "weight_map\['w'\] is not a plain file name" -- X m/ok/0 info --model xsa-eval/evil
 [ ! -e "$TMP/evil.safetensors" ] && [ ! -e "$TMP/hub/evil.safetensors" ] && pass shard_outside_nothing_written \
     || fail shard_outside_nothing_written "a file was written outside the snapshot"

@@ -83,10 +83,10 @@ static void print_ids(const char *what, const struct ivec *v) {
     fprintf(stderr, "%s\n", v->n > 40 ? " ..." : "");
 }
 
-// Compares every case of one tokenizer: ids, ids with special tokens, both decodings.
-static void check_tokenizer(const char *name, const struct cases *c) {
+// Compares every case of one tokenizer (its file `file`): ids, ids with special tokens, both decodings.
+static void check_tokenizer_file(const char *name, const char *file, const struct cases *c) {
     char path[256], epath[256];
-    snprintf(path, sizeof path, FIX "%s/tokenizer.json", name);
+    snprintf(path, sizeof path, FIX "%s/%s", name, file);
     snprintf(epath, sizeof epath, FIX "%s/expected.jsonl", name);
     struct tokenizer *t = NULL;
     xsa_error err = {0};
@@ -143,6 +143,8 @@ static void check_tokenizer(const char *name, const struct cases *c) {
     tokenizer_free(t);
 }
 
+static void check_tokenizer(const char *name, const struct cases *c) { check_tokenizer_file(name, "tokenizer.json", c); }
+
 #define TOKENIZER_TEST(name)                 \
     TEST(test_##name) {                      \
         struct cases cs = {0};               \
@@ -173,6 +175,32 @@ TEST(test_transformers_class) {
     CHECK(load_cases(&cs) == 0);
     for (size_t i = 0; cs.n && i < sizeof cases / sizeof *cases; i++) check_tokenizer(cases[i], &cs);
     free_cases(&cs);
+}
+
+// A GPT-2-style folder without tokenizer.json (vocab.json + merges.txt, as facebook/opt-* ship) as
+// transformers 5 builds it: OPT's </s> BOS, GPT-2's layout, added_tokens_decoder, add_prefix_space
+// and add_eos_token (tools/fixtures/make_vocab_files_fixtures.py).
+TEST(test_vocab_files) {
+    static const char *const cases[] = {"vocab_files/opt", "vocab_files/opt_tiny", "vocab_files/gpt2", "vocab_files/gpt2_added"};
+    struct cases cs = {0};
+    CHECK(load_cases(&cs) == 0);
+    for (size_t i = 0; cs.n && i < sizeof cases / sizeof *cases; i++) check_tokenizer_file(cases[i], "vocab.json", &cs);
+    free_cases(&cs);
+    // The folder is found by tokenizer_find; OPT's BOS </s> (id 2) is what encode prepends.
+    char found[512];
+    xsa_error err = {0};
+    CHECK_EQ_INT(tokenizer_find(FIX "vocab_files/opt", found, sizeof found, &err), 0);
+    CHECK_STR(found, FIX "vocab_files/opt/vocab.json");
+    struct tokenizer *t = NULL;
+    CHECK_EQ_INT(tokenizer_load(&t, found, &err), 0);
+    if (!t) return;
+    CHECK_EQ_INT(tokenizer_adds_bos(t), 1);
+    CHECK_EQ_INT(tokenizer_bos_id(t), 2);
+    CHECK_EQ_INT(tokenizer_config_bos_id(t), 2);
+    CHECK_EQ_INT(tokenizer_config_eos_id(t), 2);
+    CHECK_EQ_INT(tokenizer_vocab_size(t), 400);
+    CHECK(tokenizer_class_note(t) == NULL);
+    tokenizer_free(t);
 }
 
 static struct tokenizer *load(const char *name) {
@@ -507,5 +535,5 @@ TEST(test_decoded_byte_counts) {
     }
 }
 
-RUN_TESTS(T(test_decoded_byte_counts), T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix), T(test_transformers_class),
+RUN_TESTS(T(test_decoded_byte_counts), T(test_out_of_range_numbers), T(test_many_added_tokens), T(test_gpt2), T(test_llama3), T(test_hf_sp), T(test_hf_metaspace), T(test_norm_mix), T(test_split_mix), T(test_transformers_class), T(test_vocab_files),
           T(test_special_ids), T(test_errors), T(test_small_model), T(test_shared_benchdata))

@@ -20,7 +20,7 @@ for src in common/*.c model/*.c data/thrift.c data/parquet*.c data/zip_range.c d
     objs+=("$obj")
 done
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c llmc torch unpickle tok_hf tok_sp tok_l2c tok_config encode parquet zip_range pgolf shard caseops results tasks reqstore)
+[ ${#names[@]} -gt 0 ] || names=(safetensors checkpoint config llama2c llmc torch unpickle tok_hf tok_sp tok_l2c tok_config vocab_files encode parquet zip_range pgolf shard caseops results tasks reqstore)
 for n in "${names[@]}"; do
     case $n in
     tok_hf) src=tests/fuzz/fuzz_tokenizer.c; def=-DFUZZ_KIND=1 ;;

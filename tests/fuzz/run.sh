@@ -23,6 +23,7 @@ unpickle) seeds=(build/fuzz/seeds/unpickle) ;;
 pgolf) seeds=(build/fuzz/seeds/pgolf) ;;
 tok_hf) seeds=($F/tokenizers/*/tokenizer.json $F/ppl/decoded_bpb/*/tokenizer.json) ;;
 tok_config) seeds=($F/encode/add_bos/*/tokenizer_config.json) ;;
+vocab_files) seeds=($F/tokenizers/vocab_files/*/merges.txt) ;;
 tok_sp) seeds=($F/tokenizers/sp_bpe_*/tokenizer.model) ;;
 tok_l2c) seeds=($F/tokenizers/llama2c_synth/tokenizer.bin) ;;
 parquet) seeds=($F/parquet/*.parquet) ;;
