@@ -26,6 +26,16 @@ expect_exit() {
     echo "ok   $name"; _p=$((_p + 1))
 }
 
+# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
+expect_one_line() {
+    local name=$1; shift
+    expect_exit "$name" "$@"
+    shift 3
+    local n
+    n=$("$@" 2>&1 | wc -l)
+    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
+}
+
 # json_with SRC DST KEY [VALUE]: the one-key-per-line JSON object SRC (an xsa_eval.json) written
 # to DST with KEY set to VALUE (JSON text), or left out without one.
 json_with() {

@@ -8,16 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 F=tests/fixtures/models
 
-# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
-expect_one_line() {
-    local name=$1; shift
-    expect_exit "$name" "$@"
-    shift 3
-    local n
-    n=$("$@" 2>&1 | wc -l)
-    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
-}
-
 # info: the family and its features.
 expect_exit mistral_features 0 "features +RMSNorm pre-norms, sliding window 7 \(2 of 2 layers\), grouped-query attention, untied head" -- "$XSA_BIN" info --model $F/mistral_swa
 expect_exit mistral_arch 0 "architecture +mistral" -- "$XSA_BIN" info --model $F/mistral_swa

@@ -8,15 +8,6 @@
 F=tests/fixtures/models
 toks=5,6,7,8,9,10,11,12,13,14,15,16,17
 
-# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
-expect_one_line() {
-    local name=$1; shift
-    expect_exit "$name" "$@"
-    shift 3
-    local n
-    n=$("$@" 2>&1 | wc -l)
-    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
-}
 # same NAME DIR_A DIR_B: both folders score the tokens alike (and score at all).
 same() {
     local a b

@@ -8,15 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 F=tests/fixtures/models
 
-# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
-expect_one_line() {
-    local name=$1; shift
-    expect_exit "$name" "$@"
-    shift 3
-    local n
-    n=$("$@" 2>&1 | wc -l)
-    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
-}
 # with_config SRC DST PYTHON: a copy of fixture SRC as DST whose config.json dict `c` PYTHON edits.
 with_config() {
     rm -rf "$2"; cp -r "$F/$1" "$2"

@@ -31,7 +31,7 @@ struct cpu_logits_args {
     float *scratch;                  // (n_threads, CPU_GEMM_ROWS * CPU_VOCAB_CHUNK)
     float *out_logprob;              // (S) out
     uint8_t *out_greedy;             // (S) out
-    float softcap;                   // logits c*tanh(logits/c) before everything else; 0: none
+    float softcap;                   // logits c*tanh(logits/c) after bias and divisor, before the rest; 0: none
     const struct backend_dist_sink *dist;  // NULL, or where every entry's distribution goes
     double *row_lse;                 // (R) scratch when dist: each row's logsumexp
     const float *bias;               // (V) added to the logits first (phi's head bias), or NULL

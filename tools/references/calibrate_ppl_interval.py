@@ -28,9 +28,9 @@ excludes 0 (`ppl`'s *real*; under the null, a false alarm), for a few numbers of
 
 With --stream, a token shard instead (`ppl --tokens-file`): documents of log-normal length
 (median 400 tokens, sd of the log 1.0: mean 660, one in 100 over 4,100), each starting with its
-BOS, laid end to end in a stream of --tokens tokens and cut into eval_val's windows of --context
-targets advancing by --stride (targets past the last whole window dropped, as ppl's plan_windows
-does). Each document has its own per-token difference B - A, delta0 + u (u ~ N(0, tau)), and
+BOS, laid end to end in a stream of 16,384 to 1,048,576 tokens and cut into eval_val's windows of
+1024 targets advancing by 1024 or 128 (targets past the last whole window dropped, as ppl's
+plan_windows does). Each document has its own per-token difference B - A, delta0 + u (u ~ N(0, tau)), and
 each token noise (sd sigma). ppl's interval (the C function) is computed twice on each stream:
 over windows (ppl's units for shards before 2026-12) and over documents (each target counted in
 the document it lies in, whichever window scored it); the rows count how often each covers the
