@@ -425,7 +425,7 @@ void model_describe_features(const struct model *m, char *out, size_t n) {
     FEAT(c->embed_dim, "project_in / project_out (embedding width %d)", c->embed_dim);
     FEAT(m->lm_head_b, "head bias");
     FEAT(c->rope_dims, "partial rotary (%d of %d dims)", c->rope_dims, c->head_dim);
-    FEAT(c->sliding_window, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
+    FEAT(c->sliding_window && n_swa, "sliding window %d (%d of %d layers)", c->sliding_window, n_swa, c->n_layer);
     FEAT(c->parallel_residual, "parallel attention + MLP residual%s", c->parallel_residual == 2 ? " (one norm)" : "");
     FEAT(c->mlp_gelu_gate, "GeGLU MLP (gelu_pytorch_tanh gate)");
     FEAT(c->attn_scale != 0, "attention scale %g (%s)", (double)c->attn_scale, c->norm_plus_one ? "query_pre_attn_scalar" : "attention_multiplier");

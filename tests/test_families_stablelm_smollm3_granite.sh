@@ -76,6 +76,9 @@ edit smollm3 sm_default 'c.pop("layer_types"); c.pop("no_rope_layers"); c["no_ro
 same smollm3_defaults $F/smollm3 "$TMP/sm_default"
 edit smollm3 sm_nowin 'c.pop("layer_types"); c["use_sliding_window"] = False'
 expect_exit smollm3_no_window 0 "features +RMSNorm pre-norms, NoPE \(no RoPE\) in 1 of 3 layers, grouped-query attention$" -- "$XSA_BIN" info --model "$TMP/sm_nowin"
+# use_sliding_window with no NoPE layer: no layer slides (SmolLM3Config's layer_types), and info says no window
+edit smollm3 sm_allrope 'c.pop("layer_types"); c["no_rope_layers"] = [1, 1, 1]'
+expect_exit smollm3_window_no_layer 0 "features +RMSNorm pre-norms, grouped-query attention$" -- "$XSA_BIN" info --model "$TMP/sm_allrope"
 edit granite granite_ones 'c.update(embedding_multiplier=1.0, attention_multiplier=0.35355339059327373, residual_multiplier=1.0, logits_scaling=1.0)'
 edit granite granite_as_llama 'c.update(model_type="llama"); [c.pop(k) for k in ("embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling")]'
 a=$("$XSA_BIN" logprobs --device cpu --model "$TMP/granite_ones" --tokens $toks 2>/dev/null | tail -n +2 | cut -f3)
