@@ -29,15 +29,6 @@ grep -q "\"tokenizer_sha256\": *\"$want\"" "$TMP/out_vocab/vocab"/results_*.json
 printf 'the cat\n' | "$XSA_BIN" tokenize --tokenizer "$TMP/vocab/vocab.json" --add-special >"$TMP/ids"
 [ "$(cut -d' ' -f1 "$TMP/ids" | tr -d '[,')" = 2 ] && pass opt_bos_prepended || fail opt_bos_prepended "$(cat "$TMP/ids")"
 
-# expect_one_line NAME CODE PATTERN -- CMD...: expect_exit, and the output is a single line.
-expect_one_line() {
-    local name=$1; shift
-    expect_exit "$name" "$@"
-    shift 3
-    local n
-    n=$("$@" 2>&1 | wc -l)
-    [ "$n" -eq 1 ] && pass "$name.one_line" || fail "$name.one_line" "$n lines of output"
-}
 bad() { rm -rf "$TMP/bad"; cp -r "$TMP/vocab" "$TMP/bad"; }
 run_bad() { "$XSA_BIN" logprobs --device cpu --model "$TMP/bad" --text "the cat"; }
 bad; echo '["not", "an", "object"]' >"$TMP/bad/vocab.json"
