@@ -493,7 +493,11 @@ static int parse_llama(struct hf_config *hc, const cJSON *r, const struct family
     if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
     if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
     if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
-    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
+    // SmolLM3Config's num_key_value_heads defaults to 4 where the key is absent; null, as the
+    // others' absent or null, means num_attention_heads.
+    const cJSON *kv_key = json_last_item(r, "num_key_value_heads");
+    int kv_def = !strcmp(fm->name, "smollm3") && !kv_key ? 4 : c->n_head;
+    if (!rc) rc = get_int(r, "num_key_value_heads", kv_def, 1, 4096, &c->n_kv_head, path, err);
     // Qwen3Config's head_dim defaults to 128 (the others' to hidden_size / heads): a file without
     // one is read as transformers reads it, and refused by the shape check where that misfits.
     // GemmaConfig's and Gemma3TextConfig's to 256.
@@ -719,7 +723,12 @@ static int parse_stablelm(struct hf_config *hc, const cJSON *r, const char *path
     if (!rc) rc = get_int(r, "intermediate_size", REQUIRED, 1, 1 << 20, &c->d_ff, path, err);
     if (!rc) rc = get_int(r, "num_hidden_layers", REQUIRED, 1, MODEL_MAX_LAYERS, &c->n_layer, path, err);
     if (!rc) rc = get_int(r, "num_attention_heads", REQUIRED, 1, 4096, &c->n_head, path, err);
-    if (!rc) rc = get_int(r, "num_key_value_heads", c->n_head, 1, 4096, &c->n_kv_head, path, err);
+    // StableLmConfig's num_key_value_heads is 32 where the file leaves it out, whatever the heads.
+    if (!rc) rc = get_int(r, "num_key_value_heads", 32, 1, 4096, &c->n_kv_head, path, err);
+    if (!rc && c->n_head % c->n_kv_head && !json_last_item(r, "num_key_value_heads"))
+        return xsa_fail(err, XSA_EBADINPUT, "%s: \"num_key_value_heads\" is missing and StableLmConfig's default 32 does "
+                        "not divide num_attention_heads %d (transformers fails on this config); add num_key_value_heads",
+                        path, c->n_head);
     if (!rc) rc = get_int(r, "max_position_embeddings", 4096, 1, 1 << 22, &c->max_seq_len, path, err);
     if (!rc) rc = get_float(r, "layer_norm_eps", 1e-5, 0, 1, &c->norm_eps, path, err);
     if (!rc) rc = get_bool(r, "tie_word_embeddings", 0, &c->tied_head, path, err);

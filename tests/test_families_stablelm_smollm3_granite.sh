@@ -86,6 +86,17 @@ b=$("$XSA_BIN" logprobs --device cpu --model "$TMP/granite_as_llama" --tokens $t
 python3 -c 'import sys; a, b = ([float(x) for x in s.split()] for s in sys.argv[1:]); assert a and len(a) == len(b) and max(abs(x - y) for x, y in zip(a, b)) < 1e-5' "$a" "$b" \
     && pass granite_unit_multipliers_are_llama || fail granite_unit_multipliers_are_llama "granite with multipliers 1 (and 8^-1/2) scores unlike llama"
 
+# num_key_value_heads left out: SmolLM3Config's default is 4 (null: the heads), StableLmConfig's
+# 32 (published configs carry the key; hand-written ones may not). smollm3 with 8 heads of 4 dims
+# fits the fixture's tensors with 4 KV heads only.
+edit smollm3 sm_kv4 'c["num_attention_heads"] = 8; c["num_key_value_heads"] = 4'
+edit smollm3 sm_kv_absent 'c["num_attention_heads"] = 8; c.pop("num_key_value_heads")'
+same smollm3_kv_default_4 "$TMP/sm_kv4" "$TMP/sm_kv_absent"
+edit smollm3 sm_kv_null 'c["num_attention_heads"] = 8; c["num_key_value_heads"] = None'
+expect_one_line smollm3_kv_null_is_heads 2 "sm_kv_null/model.safetensors: tensor 'model.layers.0.self_attn.k_proj.weight' has shape \[16, 32\] but config.json implies \[32, 32\]" -- "$XSA_BIN" info --model "$TMP/sm_kv_null"
+edit stablelm sl_kv_absent 'c.pop("num_key_value_heads")'
+expect_one_line stablelm_kv_default_32 2 "sl_kv_absent/config.json: \"num_key_value_heads\" is missing and StableLmConfig's default 32 does not divide num_attention_heads 2" -- "$XSA_BIN" info --model "$TMP/sl_kv_absent"
+
 # Bad configs: one line naming the key, exit 2.
 edit stablelm sl_act 'c["hidden_act"] = "gelu"'
 expect_one_line stablelm_activation 2 "sl_act/config.json: hidden_act \"gelu\" is not supported for stablelm \(xsa-eval implements silu\)" -- "$XSA_BIN" info --model "$TMP/sl_act"
